@@ -1,0 +1,63 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Isthmus: an XMPP MUC ↔ Matrix room bridge (XEP-0114 component + Matrix application service).
+///
+/// Layout — one target per concern:
+/// - `C*` targets wrap Debian C libraries (one Swift wrapper file per library lives in the target that uses it).
+/// - `IsthmusCommon`: logging, clock, shared small types.
+/// - `IsthmusConfig`: YAML config decoding and validation.
+/// - `IsthmusStore`: the SQLite store (one actor), migrations, one file per table.
+/// - `XMLStream`: libxml2 push parser and serializer (no sockets).
+/// - `XMPP`: stanza model, JIDs, namespaces, socket-free state machines for the component and MUC.
+/// - `Network`: POSIX TCP sockets with a poll thread, feeding async streams.
+/// - `XMPPComponent`: the component connection actor and MUC/MAM operations (drives `XMPP` over `Network`).
+/// - `Matrix`: ids, event models, ghost-id encoding, appservice routing (no sockets).
+/// - `MatrixAppService`: the libmicrohttpd listener and transaction handling.
+/// - `MatrixClient`: the client-server API on URLSession.
+/// - `Bridge`: portals, link management, the bridge service.
+/// - `IsthmusCLI`: the command-line interface; `isthmus` is a thin executable over it.
+let package = Package(
+    name: "Isthmus",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "isthmus", targets: ["isthmus"]),
+    ],
+    targets: [
+        // MARK: C libraries (Debian packages)
+        .systemLibrary(name: "CLibXML2", path: "Sources/CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
+
+        // MARK: Libraries
+        .target(name: "IsthmusCommon", dependencies: ["COpenSSL"]),
+        .target(name: "IsthmusConfig", dependencies: ["IsthmusCommon", "CYAML"]),
+        .target(name: "IsthmusStore", dependencies: ["IsthmusCommon", "CSQLite"]),
+        .target(name: "XMLStream", dependencies: ["CLibXML2"]),
+        .target(name: "XMPP", dependencies: ["XMLStream", "IsthmusCommon"]),
+        .target(name: "Network", dependencies: ["IsthmusCommon"]),
+        .target(name: "XMPPComponent", dependencies: ["XMPP", "Network", "IsthmusCommon"]),
+        .target(name: "Matrix", dependencies: ["IsthmusCommon"]),
+        .target(name: "MatrixAppService", dependencies: ["Matrix", "IsthmusCommon", "IsthmusStore", "CMicroHTTPD"]),
+        .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon"]),
+        .target(name: "Bridge", dependencies: [
+            "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMPP", "XMPPComponent",
+            "Matrix", "MatrixAppService", "MatrixClient",
+        ]),
+        .target(name: "IsthmusCLI", dependencies: [
+            "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMPP", "XMPPComponent",
+            "Matrix", "MatrixAppService", "MatrixClient", "Bridge",
+        ]),
+        .executableTarget(name: "isthmus", dependencies: ["IsthmusCLI"]),
+
+        // MARK: Tests
+        .target(name: "TestSupport", dependencies: ["IsthmusCommon", "IsthmusConfig"], path: "Tests/TestSupport"),
+        .testTarget(name: "IsthmusCommonTests", dependencies: ["IsthmusCommon", "TestSupport"]),
+        .testTarget(name: "IsthmusConfigTests", dependencies: ["IsthmusConfig", "TestSupport"]),
+        .testTarget(name: "IsthmusStoreTests", dependencies: ["IsthmusStore", "TestSupport"]),
+        .testTarget(name: "IsthmusCLITests", dependencies: ["IsthmusCLI", "TestSupport"]),
+        .testTarget(name: "TestBedTests", dependencies: ["TestSupport"]),
+    ]
+)

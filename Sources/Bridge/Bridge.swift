@@ -1,0 +1,1 @@
+// Bridge module (being built).

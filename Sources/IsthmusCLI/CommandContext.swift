@@ -1,0 +1,32 @@
+import Foundation
+import IsthmusCommon
+import IsthmusConfig
+
+/// What a running subcommand may use: output streams, the environment, the config location and log level.
+public struct CommandContext: Sendable {
+    /// Writes to standard output (a trailing newline is added).
+    public var print: @Sendable (String) -> Void
+    /// Writes to standard error (a trailing newline is added).
+    public var printError: @Sendable (String) -> Void
+    public var environment: [String: String]
+    /// `-c/--config`, else `$ISTHMUS_CONFIG`, else `config/isthmus.yaml`.
+    public var configPath: String
+    /// `--log-level`, overriding `logging.level`.
+    public var logLevelOverride: Logger.Level?
+    /// Where log lines go (stderr in production, memory in tests).
+    public var logSink: LogSink
+
+    /// Loads and validates the config; a failure becomes a one-line ``CommandFailure``.
+    public func loadConfig() throws(CommandFailure) -> Config {
+        do {
+            return try Config.load(path: configPath, environment: environment)
+        } catch {
+            throw CommandFailure(error.description)
+        }
+    }
+
+    /// The process logger for `config` (level from `--log-level`, else the config).
+    public func logger(_ config: Config, label: String = "isthmus") -> Logger {
+        Logger(label: label, level: logLevelOverride ?? config.logging.level, sink: logSink)
+    }
+}

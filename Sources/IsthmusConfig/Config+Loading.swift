@@ -1,0 +1,181 @@
+import Foundation
+import IsthmusCommon
+
+extension Config {
+    /// Environment variables that may supply secrets instead of the file (they win over the file).
+    public enum SecretVariable {
+        public static let asToken = "ISTHMUS_AS_TOKEN"
+        public static let hsToken = "ISTHMUS_HS_TOKEN"
+        public static let componentSecret = "ISTHMUS_COMPONENT_SECRET"
+    }
+
+    /// Reads and validates the config file at `path`. Does file I/O.
+    ///
+    /// - Parameter environment: where secrets may come from (`ProcessInfo.processInfo.environment` in production).
+    public static func load(path: String, environment: [String: String]) throws(ConfigError) -> Config {
+        let url = URL(fileURLWithPath: path)
+        let text: String
+        do {
+            let data = try Data(contentsOf: url)
+            guard let decoded = String(data: data, encoding: .utf8) else {
+                throw ConfigError(.unreadable(path: path, reason: "not UTF-8 text"))
+            }
+            text = decoded
+        } catch let error as ConfigError {
+            throw error
+        } catch {
+            let reason = FileManager.default.fileExists(atPath: path) ? "permission denied or not a file" : "no such file"
+            throw ConfigError(.unreadable(path: path, reason: reason))
+        }
+        let folder = url.deletingLastPathComponent().path
+        do {
+            return try parse(text, baseDirectory: folder, environment: environment)
+        } catch {
+            var located = error
+            located.file = path
+            throw located
+        }
+    }
+
+    /// Parses and validates config text. Relative paths resolve against `baseDirectory`. Pure.
+    public static func parse(_ text: String, baseDirectory: String, environment: [String: String]) throws(ConfigError) -> Config {
+        let root: YAMLNode
+        do {
+            root = try YAMLNode.parse(text)
+        } catch {
+            throw ConfigError(.syntax(problem: error.problem), mark: error.mark)
+        }
+        if case .null = root { throw ConfigError(.missingKey, key: "matrix") }
+        var top = try ConfigReader(root, path: "")
+        for required in ["matrix", "appservice", "xmpp"] where !top.has(required) {
+            throw ConfigError(.missingKey, key: required, mark: top.mark)
+        }
+        var warnings: [ConfigError] = []
+
+        var matrixReader = try top.section("matrix")
+        let matrix = try decodeMatrix(&matrixReader)
+        warnings += matrixReader.unknownKeys()
+
+        var asReader = try top.section("appservice")
+        let appservice = try decodeAppService(&asReader, environment: environment)
+        warnings += asReader.unknownKeys()
+
+        var xmppReader = try top.section("xmpp")
+        let xmpp = try decodeXMPP(&xmppReader, environment: environment)
+        warnings += xmppReader.unknownKeys()
+
+        var dbReader = try top.section("database")
+        let rawPath = try dbReader.optionalString("path") ?? "isthmus.sqlite"
+        let path = rawPath.hasPrefix("/") ? rawPath : URL(fileURLWithPath: baseDirectory).appendingPathComponent(rawPath).standardizedFileURL.path
+        warnings += dbReader.unknownKeys()
+
+        var logReader = try top.section("logging")
+        let levelName = try logReader.optionalString("level") ?? "info"
+        guard let level = Logger.Level(name: levelName) else {
+            let names = Logger.Level.allCases.map(\.description).joined(separator: ", ")
+            throw logReader.invalid("level", "unknown level '\(levelName)' (one of \(names))")
+        }
+        warnings += logReader.unknownKeys()
+        warnings += top.unknownKeys()
+
+        var config = Config(
+            matrix: matrix, appservice: appservice, xmpp: xmpp,
+            database: Database(path: path), logging: Logging(level: level))
+        config.warnings = warnings
+        return config
+    }
+
+    private static func decodeMatrix(_ reader: inout ConfigReader) throws(ConfigError) -> Matrix {
+        let urlText = try reader.string("homeserver_url")
+        guard let url = httpURL(urlText) else {
+            throw reader.invalid("homeserver_url", "expected an http:// or https:// URL, got '\(urlText)'")
+        }
+        let serverName = try reader.string("server_name")
+        guard isValidServerName(serverName) else {
+            throw reader.invalid("server_name", "'\(serverName)' is not a valid server name")
+        }
+        return Matrix(homeserverURL: url, serverName: serverName)
+    }
+
+    private static func decodeAppService(_ reader: inout ConfigReader, environment: [String: String]) throws(ConfigError) -> AppService {
+        let id = try reader.string("id")
+        let urlText = try reader.string("url")
+        guard let url = httpURL(urlText), let host = url.host else {
+            throw reader.invalid("url", "expected an http:// or https:// URL, got '\(urlText)'")
+        }
+        let listen: HostPort
+        if let listenText = try reader.optionalString("listen") {
+            guard let parsed = HostPort(listenText) else {
+                throw reader.invalid("listen", "expected host:port, got '\(listenText)'")
+            }
+            listen = parsed
+        } else {
+            listen = HostPort(host: host, port: url.port ?? (url.scheme == "https" ? 443 : 80))
+        }
+        let asToken = try secret(&reader, "as_token", variable: SecretVariable.asToken, environment: environment)
+        let hsToken = try secret(&reader, "hs_token", variable: SecretVariable.hsToken, environment: environment)
+        if asToken == hsToken {
+            throw reader.invalid("hs_token", "must differ from as_token (each side must prove itself with its own secret)")
+        }
+        let bot = try reader.optionalString("bot_localpart") ?? "isthmus"
+        guard isValidLocalpart(bot) else {
+            throw reader.invalid("bot_localpart", "'\(bot)' is not a valid Matrix localpart (a-z, 0-9, . _ = - /)")
+        }
+        let prefix = try reader.optionalString("ghost_prefix") ?? "_xmpp_"
+        guard !prefix.isEmpty, isValidLocalpart(prefix) else {
+            throw reader.invalid("ghost_prefix", "'\(prefix)' is not a valid Matrix localpart prefix")
+        }
+        if bot.hasPrefix(prefix) {
+            throw reader.invalid("bot_localpart", "must not start with ghost_prefix '\(prefix)'")
+        }
+        return AppService(id: id, url: url, listen: listen, asToken: asToken, hsToken: hsToken,
+                          botLocalpart: bot, ghostPrefix: prefix)
+    }
+
+    private static func decodeXMPP(_ reader: inout ConfigReader, environment: [String: String]) throws(ConfigError) -> XMPP {
+        let domain = try reader.string("component_domain")
+        guard isValidServerName(domain), !domain.contains(":") else {
+            throw reader.invalid("component_domain", "'\(domain)' is not a valid domain")
+        }
+        let host = try reader.optionalString("server_host") ?? "127.0.0.1"
+        let port = try reader.optionalInt("server_port") ?? 5347
+        guard (1...65535).contains(port) else {
+            throw reader.invalid("server_port", "\(port) is not a TCP port (1–65535)")
+        }
+        let secret = try secret(&reader, "component_secret", variable: SecretVariable.componentSecret, environment: environment)
+        let nick = try reader.optionalString("bot_nick") ?? "Matrix"
+        guard !nick.allSatisfy(\.isWhitespace) else {
+            throw reader.invalid("bot_nick", "must not be blank")
+        }
+        return XMPP(componentDomain: domain, serverHost: host, serverPort: port, componentSecret: secret, botNick: nick)
+    }
+
+    private static func secret(_ reader: inout ConfigReader, _ key: String, variable: String,
+                               environment: [String: String]) throws(ConfigError) -> String {
+        let fromFile = try reader.optionalString(key)
+        if let value = environment[variable], !value.isEmpty { return value }
+        guard let fromFile, !fromFile.isEmpty else {
+            throw ConfigError(.missingSecret(variable: variable), key: "\(reader.path).\(key)", mark: reader.mark)
+        }
+        return fromFile
+    }
+
+    private static func httpURL(_ text: String) -> URL? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", url.host?.isEmpty == false else { return nil }
+        return url
+    }
+
+    static func isValidLocalpart(_ text: String) -> Bool {
+        !text.isEmpty && text.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("0"..."9").contains($0) || "._=-/+".unicodeScalars.contains($0)
+        }
+    }
+
+    static func isValidServerName(_ text: String) -> Bool {
+        !text.isEmpty && text.count <= 255 && text.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+                || "-.:[]".unicodeScalars.contains($0)
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import IsthmusCommon
+
+/// The bridge's configuration, decoded from YAML and validated at load.
+///
+/// The key names are a contract (tools outside the project write these files); see `config/isthmus.example.yaml`.
+public struct Config: Sendable, Equatable {
+    /// `matrix:` — the homeserver.
+    public struct Matrix: Sendable, Equatable {
+        /// Client-server API base URL, e.g. `http://127.0.0.1:8008`.
+        public var homeserverURL: URL
+        /// The homeserver's domain (the part after `:` in user ids).
+        public var serverName: String
+    }
+
+    /// `appservice:` — how Isthmus is registered with the homeserver.
+    public struct AppService: Sendable, Equatable {
+        public var id: String
+        /// How the homeserver reaches the bridge (goes into the registration).
+        public var url: URL
+        /// Where `serve` accepts homeserver requests.
+        public var listen: HostPort
+        public var asToken: String
+        public var hsToken: String
+        /// Localpart of the bridge's own Matrix user.
+        public var botLocalpart: String
+        /// XMPP occupants appear as `@<ghostPrefix>…:<serverName>`.
+        public var ghostPrefix: String
+    }
+
+    /// `xmpp:` — the XEP-0114 component connection.
+    public struct XMPP: Sendable, Equatable {
+        public var componentDomain: String
+        public var serverHost: String
+        public var serverPort: Int
+        public var componentSecret: String
+        /// Nick of the bridge's own occupant in linked rooms.
+        public var botNick: String
+    }
+
+    /// `database:` — the SQLite store.
+    public struct Database: Sendable, Equatable {
+        /// Absolute path (relative paths in the file resolve against the config file's folder).
+        public var path: String
+    }
+
+    /// `logging:` — log output.
+    public struct Logging: Sendable, Equatable {
+        public var level: Logger.Level
+    }
+
+    public var matrix: Matrix
+    public var appservice: AppService
+    public var xmpp: XMPP
+    public var database: Database
+    public var logging: Logging
+    /// Non-fatal findings (unknown keys), to be shown by `check-config` and logged by `serve`.
+    public var warnings: [ConfigError] = []
+
+    public static func == (lhs: Config, rhs: Config) -> Bool {
+        lhs.matrix == rhs.matrix && lhs.appservice == rhs.appservice && lhs.xmpp == rhs.xmpp
+            && lhs.database == rhs.database && lhs.logging == rhs.logging
+    }
+
+    /// The bridge bot's full Matrix user id, e.g. `@isthmus:localhost`.
+    public var botUserID: String { "@\(appservice.botLocalpart):\(matrix.serverName)" }
+}
+
+/// A `host:port` pair, as in `appservice.listen`.
+public struct HostPort: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `host:port` or `[v6]:port`.
+    public init?(_ text: String) {
+        let host: Substring, portText: Substring
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            host = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            guard rest.hasPrefix(":") else { return nil }
+            portText = rest.dropFirst()
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty, let port = Int(portText), (1...65535).contains(port) else { return nil }
+        self.host = String(host)
+        self.port = port
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}

@@ -1,0 +1,104 @@
+/// Typed, path-tracking access to a YAML mapping, producing ``ConfigError``s that name the key and position.
+///
+/// Every key read is remembered so that ``finish()`` can reject unknown (misspelt) keys.
+struct ConfigReader {
+    let path: String
+    let entries: [(key: String, keyMark: YAMLNode.Mark, value: YAMLNode)]
+    let mark: YAMLNode.Mark
+    private var consumed: Set<String> = []
+
+    init(_ node: YAMLNode, path: String) throws(ConfigError) {
+        self.path = path
+        switch node {
+        case .mapping(let entries, let mark):
+            self.entries = entries
+            self.mark = mark
+        case .null(let mark):
+            self.entries = []
+            self.mark = mark
+        default:
+            throw ConfigError(.wrongType(expected: "a mapping"), key: path.isEmpty ? "(top level)" : path, mark: node.mark)
+        }
+    }
+
+    private func keyPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    private mutating func node(_ key: String) -> YAMLNode? {
+        consumed.insert(key)
+        guard let value = entries.first(where: { $0.key == key })?.value else { return nil }
+        if case .null = value { return nil }
+        if case .scalar(let text, true, _) = value, text.isEmpty || text == "~" || text == "null" { return nil }
+        return value
+    }
+
+    /// Where `key`'s value starts (or the mapping, when absent).
+    func mark(of key: String) -> YAMLNode.Mark {
+        entries.first(where: { $0.key == key })?.value.mark ?? mark
+    }
+
+    /// A nested mapping; absent → an empty one at this mapping's position.
+    mutating func section(_ key: String) throws(ConfigError) -> ConfigReader {
+        guard let value = node(key) else {
+            return try ConfigReader(.null(mark), path: keyPath(key))
+        }
+        return try ConfigReader(value, path: keyPath(key))
+    }
+
+    /// Whether `key` is present with a non-null value.
+    func has(_ key: String) -> Bool {
+        guard let value = entries.first(where: { $0.key == key })?.value else { return false }
+        if case .null = value { return false }
+        return true
+    }
+
+    mutating func optionalString(_ key: String) throws(ConfigError) -> String? {
+        guard let value = node(key) else { return nil }
+        guard case .scalar(let text, _, _) = value else {
+            throw ConfigError(.wrongType(expected: "a string"), key: keyPath(key), mark: value.mark)
+        }
+        return text
+    }
+
+    mutating func string(_ key: String) throws(ConfigError) -> String {
+        guard let text = try optionalString(key) else {
+            throw ConfigError(.missingKey, key: keyPath(key), mark: mark)
+        }
+        guard !text.isEmpty else {
+            throw ConfigError(.invalidValue(reason: "must not be empty"), key: keyPath(key), mark: self.mark(of: key))
+        }
+        return text
+    }
+
+    mutating func optionalInt(_ key: String) throws(ConfigError) -> Int? {
+        guard let value = node(key) else { return nil }
+        guard case .scalar(let text, true, _) = value, let number = Int(text) else {
+            throw ConfigError(.wrongType(expected: "an integer"), key: keyPath(key), mark: value.mark)
+        }
+        return number
+    }
+
+    mutating func optionalBool(_ key: String) throws(ConfigError) -> Bool? {
+        guard let value = node(key) else { return nil }
+        guard case .scalar(let text, true, _) = value else {
+            throw ConfigError(.wrongType(expected: "true or false"), key: keyPath(key), mark: value.mark)
+        }
+        switch text.lowercased() {
+        case "true", "yes", "on": return true
+        case "false", "no", "off": return false
+        default: throw ConfigError(.wrongType(expected: "true or false"), key: keyPath(key), mark: value.mark)
+        }
+    }
+
+    /// An error about `key`'s value, positioned at it.
+    func invalid(_ key: String, _ reason: String) -> ConfigError {
+        ConfigError(.invalidValue(reason: reason), key: keyPath(key), mark: mark(of: key))
+    }
+
+    /// Keys that were never read: typos, or keys of another version. Reported as warnings, not errors,
+    /// so files written by newer tools still load.
+    func unknownKeys() -> [ConfigError] {
+        entries.filter { !consumed.contains($0.key) }.map {
+            ConfigError(.unknownKey, key: keyPath($0.key), mark: $0.keyMark)
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import IsthmusCommon
+
+/// `appservice_transactions`: homeserver transaction ids already processed, so a repeat is answered 200 and ignored.
+enum AppServiceTransactionTable {
+    static let schema = """
+        CREATE TABLE appservice_transactions (
+            txn_id       TEXT PRIMARY KEY,
+            processed_at INTEGER NOT NULL DEFAULT (strftime('%s','now'))
+        );
+        """
+}
+
+extension Store {
+    /// Whether the homeserver transaction `id` was already processed.
+    public func isTransactionProcessed(_ id: TransactionID) throws -> Bool {
+        try read { db in
+            try !db.query("SELECT 1 FROM appservice_transactions WHERE txn_id = ?", id) { _ in true }.isEmpty
+        }
+    }
+
+    /// Records `id` as processed (idempotent). Durable when this returns.
+    public func markTransactionProcessed(_ id: TransactionID) throws {
+        try write { db in
+            _ = try db.run("INSERT OR IGNORE INTO appservice_transactions (txn_id) VALUES (?)", id)
+        }
+    }
+
+    /// Forgets processed ids older than `seconds` (the homeserver stops retrying long before).
+    public func pruneProcessedTransactions(olderThan seconds: Int) throws {
+        try write { db in
+            _ = try db.run("DELETE FROM appservice_transactions WHERE processed_at < strftime('%s','now') - ?", seconds)
+        }
+    }
+}

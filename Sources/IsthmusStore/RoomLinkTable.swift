@@ -1,0 +1,116 @@
+import IsthmusCommon
+
+/// `room_links`: which Matrix room is linked with which MUC, and how far `serve` has got with it.
+enum RoomLinkTable {
+    static let schema = """
+        CREATE TABLE room_links (
+            matrix_room   TEXT PRIMARY KEY,
+            matrix_alias  TEXT,
+            muc           TEXT NOT NULL UNIQUE,
+            status        TEXT NOT NULL DEFAULT 'pending',
+            detail        TEXT,
+            unlinking     INTEGER NOT NULL DEFAULT 0,
+            created_at    INTEGER NOT NULL DEFAULT (strftime('%s','now'))
+        );
+        """
+    static let columns = "matrix_room, matrix_alias, muc, status, detail, unlinking"
+}
+
+/// One linked pair of rooms.
+public struct RoomLink: Sendable, Equatable {
+    /// Lifecycle of a link as shown by `isthmus links`.
+    public enum Status: String, Sendable, Equatable {
+        /// Recorded; `serve` has not yet joined both sides.
+        case pending
+        /// Both sides joined; bridging.
+        case active
+        /// Something failed; `detail` says what.
+        case error
+    }
+
+    public var matrixRoom: RoomID
+    public var matrixAlias: RoomAlias?
+    public var muc: JID
+    public var status: Status
+    public var detail: String?
+    /// Set by `unlink`; `serve` cleans up both sides, then deletes the row.
+    public var unlinking: Bool
+
+    public init(matrixRoom: RoomID, matrixAlias: RoomAlias?, muc: JID, status: Status = .pending, detail: String? = nil,
+                unlinking: Bool = false) {
+        self.matrixRoom = matrixRoom
+        self.matrixAlias = matrixAlias
+        self.muc = muc
+        self.status = status
+        self.detail = detail
+        self.unlinking = unlinking
+    }
+}
+
+/// Why a link could not be recorded.
+public enum RoomLinkConflict: Error, Sendable, Equatable {
+    case matrixRoomAlreadyLinked(RoomLink)
+    case mucAlreadyLinked(RoomLink)
+}
+
+extension Store {
+    /// All links, oldest first (including ones being unlinked).
+    public func roomLinks() throws -> [RoomLink] {
+        try read { db in
+            try db.query("SELECT \(RoomLinkTable.columns) FROM room_links ORDER BY created_at, rowid", map: RoomLinkTable.decode)
+                .compactMap { $0 }
+        }
+    }
+
+    /// Records a new pending link; throws ``RoomLinkConflict`` when either side is already linked.
+    public func insertRoomLink(_ link: RoomLink) throws {
+        try write { db in
+            let existing = try db.query(
+                "SELECT \(RoomLinkTable.columns) FROM room_links WHERE matrix_room = ? OR muc = ?",
+                link.matrixRoom, link.muc.bare.description, map: RoomLinkTable.decode
+            ).compactMap { $0 }
+            if let other = existing.first(where: { $0.matrixRoom == link.matrixRoom }) {
+                throw RoomLinkConflict.matrixRoomAlreadyLinked(other)
+            }
+            if let other = existing.first { throw RoomLinkConflict.mucAlreadyLinked(other) }
+            try db.run(
+                "INSERT INTO room_links (matrix_room, matrix_alias, muc, status, detail, unlinking) VALUES (?, ?, ?, ?, ?, ?)",
+                link.matrixRoom, link.matrixAlias?.description, link.muc.bare.description, link.status.rawValue, link.detail,
+                link.unlinking)
+        }
+    }
+
+    /// Sets a link's status and detail (no-op for unknown rooms).
+    public func updateRoomLinkStatus(_ room: RoomID, status: RoomLink.Status, detail: String?) throws {
+        try write { db in
+            try db.run("UPDATE room_links SET status = ?, detail = ? WHERE matrix_room = ?", status.rawValue, detail, room)
+        }
+    }
+
+    /// Marks a link for clean-up by `serve`; returns the link, or nil when nothing matches.
+    public func markUnlinking(matrixRoom: RoomID? = nil, muc: JID? = nil) throws -> RoomLink? {
+        try write { db in
+            let rows: [RoomLink?] = try db.query(
+                "SELECT \(RoomLinkTable.columns) FROM room_links WHERE matrix_room = ? OR muc = ?",
+                matrixRoom?.description, muc?.bare.description, map: RoomLinkTable.decode)
+            guard var link = rows.compactMap({ $0 }).first else { return nil }
+            try db.run("UPDATE room_links SET unlinking = 1 WHERE matrix_room = ?", link.matrixRoom)
+            link.unlinking = true
+            return link
+        }
+    }
+
+    /// Deletes a link once both sides are cleaned up.
+    public func deleteRoomLink(_ room: RoomID) throws {
+        try write { db in _ = try db.run("DELETE FROM room_links WHERE matrix_room = ?", room) }
+    }
+}
+
+extension RoomLinkTable {
+    static func decode(_ row: SQLiteConnection.Row) -> RoomLink? {
+        guard let room: RoomID = row.id(0), let muc: JID = row.id(2),
+              let status = RoomLink.Status(rawValue: row.string(3) ?? "") else { return nil }
+        return RoomLink(matrixRoom: room, matrixAlias: row.id(1), muc: muc, status: status, detail: row.string(4),
+                        unlinking: (row.int(5) ?? 0) != 0)
+    }
+}

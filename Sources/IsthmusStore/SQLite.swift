@@ -1,0 +1,215 @@
+private import CSQLite
+
+/// A SQLite result code (`SQLITE_BUSY`, `SQLITE_CONSTRAINT`, …).
+public struct SQLiteResultCode: RawRepresentable, Sendable, Hashable {
+    public let rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+    public static let ok = SQLiteResultCode(rawValue: 0)
+    public static let busy = SQLiteResultCode(rawValue: 5)
+    public static let constraint = SQLiteResultCode(rawValue: 19)
+    public static let row = SQLiteResultCode(rawValue: 100)
+    public static let done = SQLiteResultCode(rawValue: 101)
+    /// The primary code (extended codes carry extra detail in the upper bits).
+    public var primary: SQLiteResultCode { SQLiteResultCode(rawValue: rawValue & 0xff) }
+}
+
+/// A failed SQLite call, with the statement that failed.
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    public var code: SQLiteResultCode
+    public var message: String
+    public var sql: String?
+    public var description: String {
+        "SQLite error \(code.rawValue): \(message)" + (sql.map { " (in: \($0.prefix(120)))" } ?? "")
+    }
+}
+
+/// A value bound to or read from a statement.
+public enum SQLiteValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+}
+
+/// Converts Swift values to statement parameters.
+public protocol SQLiteBindable {
+    var sqliteValue: SQLiteValue { get }
+}
+extension String: SQLiteBindable { public var sqliteValue: SQLiteValue { .text(self) } }
+extension Int: SQLiteBindable { public var sqliteValue: SQLiteValue { .integer(Int64(self)) } }
+extension Int64: SQLiteBindable { public var sqliteValue: SQLiteValue { .integer(self) } }
+extension Double: SQLiteBindable { public var sqliteValue: SQLiteValue { .real(self) } }
+extension Bool: SQLiteBindable { public var sqliteValue: SQLiteValue { .integer(self ? 1 : 0) } }
+extension SQLiteValue: SQLiteBindable { public var sqliteValue: SQLiteValue { self } }
+extension Optional: SQLiteBindable where Wrapped: SQLiteBindable {
+    public var sqliteValue: SQLiteValue { self?.sqliteValue ?? .null }
+}
+extension LosslessStringConvertible where Self: SQLiteBindable {
+    public var sqliteValue: SQLiteValue { .text(description) }
+}
+
+/// One open SQLite database. Not thread-safe: owned by exactly one actor (``Store``).
+public final class SQLiteConnection {
+    private let handle: OpaquePointer
+    private var statements: [String: Statement] = [:]
+
+    /// Opens (creating if needed) the database at `path`. Does file I/O.
+    public init(path: String) throws(SQLiteError) {
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(code: SQLiteResultCode(rawValue: rc), message: "\(message): \(path)", sql: nil)
+        }
+        handle = db
+        sqlite3_busy_timeout(db, 5000)
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements without parameters (schema, pragmas).
+    public func execute(_ sql: String) throws(SQLiteError) {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? "error"
+            sqlite3_free(errorMessage)
+            throw SQLiteError(code: SQLiteResultCode(rawValue: rc), message: message, sql: sql)
+        }
+    }
+
+    /// Runs a statement that returns no rows; returns the number of rows changed.
+    @discardableResult
+    public func run(_ sql: String, _ parameters: any SQLiteBindable...) throws(SQLiteError) -> Int {
+        let statement = try prepare(sql)
+        try statement.bind(parameters)
+        defer { statement.reset() }
+        while try statement.step() {}
+        return Int(sqlite3_changes(handle))
+    }
+
+    /// Runs a query and maps each row.
+    public func query<T>(_ sql: String, _ parameters: any SQLiteBindable..., map: (Row) throws -> T) throws -> [T] {
+        let statement = try prepare(sql)
+        try statement.bind(parameters)
+        defer { statement.reset() }
+        var rows: [T] = []
+        while try statement.step() { rows.append(try map(Row(statement: statement))) }
+        return rows
+    }
+
+    /// The rowid of the last insert.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Runs `body` in a transaction (`BEGIN IMMEDIATE` … `COMMIT`, rolled back when it throws).
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    private func prepare(_ sql: String) throws(SQLiteError) -> Statement {
+        if let cached = statements[sql] { return cached }
+        var raw: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
+        guard rc == SQLITE_OK, let raw else {
+            throw SQLiteError(code: SQLiteResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        }
+        let statement = Statement(raw, connection: handle, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// A prepared statement, finalized in `deinit`.
+    final class Statement {
+        let raw: OpaquePointer
+        let connection: OpaquePointer
+        let sql: String
+
+        init(_ raw: OpaquePointer, connection: OpaquePointer, sql: String) {
+            self.raw = raw
+            self.connection = connection
+            self.sql = sql
+        }
+
+        deinit { sqlite3_finalize(raw) }
+
+        func bind(_ parameters: [any SQLiteBindable]) throws(SQLiteError) {
+            for (offset, parameter) in parameters.enumerated() {
+                let index = Int32(offset + 1)
+                let rc: Int32
+                switch parameter.sqliteValue {
+                case .null: rc = sqlite3_bind_null(raw, index)
+                case .integer(let value): rc = sqlite3_bind_int64(raw, index, value)
+                case .real(let value): rc = sqlite3_bind_double(raw, index, value)
+                case .text(let value): rc = sqlite3_bind_text(raw, index, value, -1, isthmus_sqlite_transient())
+                case .blob(let bytes):
+                    rc = bytes.withUnsafeBytes {
+                        sqlite3_bind_blob(raw, index, $0.baseAddress, Int32($0.count), isthmus_sqlite_transient())
+                    }
+                }
+                guard rc == SQLITE_OK else { throw error(rc) }
+            }
+        }
+
+        /// Advances; true while a row is available.
+        func step() throws(SQLiteError) -> Bool {
+            let rc = sqlite3_step(raw)
+            switch rc {
+            case SQLITE_ROW: return true
+            case SQLITE_DONE: return false
+            default:
+                let failure = error(rc)
+                sqlite3_reset(raw)
+                throw failure
+            }
+        }
+
+        func reset() {
+            sqlite3_reset(raw)
+            sqlite3_clear_bindings(raw)
+        }
+
+        private func error(_ rc: Int32) -> SQLiteError {
+            SQLiteError(code: SQLiteResultCode(rawValue: sqlite3_extended_errcode(connection)),
+                        message: String(cString: sqlite3_errmsg(connection)), sql: sql)
+        }
+    }
+
+    /// The current row of a query, read by column index.
+    public struct Row {
+        let statement: Statement
+
+        public func string(_ column: Int32) -> String? {
+            guard sqlite3_column_type(statement.raw, column) != SQLITE_NULL,
+                  let text = sqlite3_column_text(statement.raw, column) else { return nil }
+            let count = Int(sqlite3_column_bytes(statement.raw, column))
+            return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+        }
+
+        public func int(_ column: Int32) -> Int? {
+            sqlite3_column_type(statement.raw, column) == SQLITE_NULL ? nil : Int(sqlite3_column_int64(statement.raw, column))
+        }
+
+        public func double(_ column: Int32) -> Double? {
+            sqlite3_column_type(statement.raw, column) == SQLITE_NULL ? nil : sqlite3_column_double(statement.raw, column)
+        }
+
+        /// Parses a text column into a typed id; nil when NULL or unparsable.
+        public func id<T: LosslessStringConvertible>(_ column: Int32, as type: T.Type = T.self) -> T? {
+            string(column).flatMap(T.init)
+        }
+    }
+}

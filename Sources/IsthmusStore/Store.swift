@@ -1,0 +1,51 @@
+import IsthmusCommon
+
+/// The bridge's durable state: one SQLite database (WAL mode) owned by this actor.
+///
+/// Every read and write goes through this actor, so the connection is never used from two threads. Tables live in
+/// `Store+<Table>.swift` files with their SQL at the top; schema changes are numbered ``Migration``s.
+/// Several processes may open the same file (the CLI beside `serve`): SQLite's locking and a busy timeout serialise them.
+public actor Store {
+    private let connection: SQLiteConnection
+    /// Where the database lives (`:memory:` for tests).
+    public nonisolated let path: String
+    private let logger: Logger
+
+    /// Opens the database at `path` and applies pending migrations. Does file I/O.
+    public init(path: String, logger: Logger) throws {
+        self.path = path
+        self.logger = logger
+        connection = try SQLiteConnection(path: path)
+        try connection.execute("""
+            PRAGMA journal_mode = WAL;
+            PRAGMA synchronous = NORMAL;
+            PRAGMA foreign_keys = ON;
+            """)
+        let applied = try Migrations.apply(Migrations.all, to: connection)
+        if !applied.isEmpty {
+            logger.info("Applied store migrations", metadata: [
+                "store.path": path, "store.migrations": applied.map(String.init).joined(separator: ","),
+            ])
+        }
+    }
+
+    /// Runs `body` with the connection on this actor (no transaction).
+    public func read<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try body(connection)
+    }
+
+    /// Runs `body` in one write transaction on this actor; everything in it is durable when this returns.
+    public func write<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try connection.transaction { try body(connection) }
+    }
+
+    /// Numbers of the migrations applied to this database, in order.
+    public func appliedMigrations() throws -> [Int] {
+        try connection.query("SELECT version FROM schema_migrations ORDER BY version") { $0.int(0) ?? 0 }
+    }
+
+    /// SQLite's `data_version`: changes whenever another connection (e.g. the CLI) commits.
+    public func dataVersion() throws -> Int {
+        try connection.query("PRAGMA data_version") { $0.int(0) ?? 0 }.first ?? 0
+    }
+}

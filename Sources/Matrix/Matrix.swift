@@ -1,0 +1,1 @@
+// Matrix module (being built).

@@ -1,0 +1,1 @@
+// MatrixAppService module (being built).

@@ -1,0 +1,1 @@
+// MatrixClient module (being built).

@@ -1,0 +1,1 @@
+// Network module (being built).

@@ -1,0 +1,1 @@
+// XMLStream module (being built).

@@ -1,0 +1,1 @@
+// XMPP module (being built).

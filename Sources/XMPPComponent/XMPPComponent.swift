@@ -1,0 +1,1 @@
+// XMPPComponent module (being built).

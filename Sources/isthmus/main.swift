@@ -1,0 +1,2 @@
+import IsthmusCLI
+await IsthmusCommandLine.main()
