@@ -51,13 +51,32 @@ let package = Package(
             "Matrix", "MatrixAppService", "MatrixClient", "Bridge",
         ]),
         .executableTarget(name: "isthmus", dependencies: ["IsthmusCLI"]),
+        /// `swift run -c release isthmus-bench …`: benchmark commands that print figures (never timed assertions).
+        .executableTarget(name: "isthmus-bench", dependencies: [
+            "IsthmusCommon", "IsthmusStore", "XMLStream", "XMPP", "XMPPComponent", "Network",
+            "Matrix", "MatrixAppService", "MatrixClient", "Bridge",
+        ], path: "Sources/IsthmusBenchmarks"),
 
         // MARK: Tests
-        .target(name: "TestSupport", dependencies: ["IsthmusCommon", "IsthmusConfig"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: [
+            "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMLStream", "XMPP", "Network", "Matrix",
+        ], path: "Tests/TestSupport"),
         .testTarget(name: "IsthmusCommonTests", dependencies: ["IsthmusCommon", "TestSupport"]),
         .testTarget(name: "IsthmusConfigTests", dependencies: ["IsthmusConfig", "TestSupport"]),
         .testTarget(name: "IsthmusStoreTests", dependencies: ["IsthmusStore", "TestSupport"]),
         .testTarget(name: "IsthmusCLITests", dependencies: ["IsthmusCLI", "TestSupport"]),
         .testTarget(name: "TestBedTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream", "TestSupport"]),
+        .testTarget(name: "XMPPTests", dependencies: ["XMPP", "XMPPComponent", "Network", "TestSupport"]),
+        /// Real Prosody from the test bed (XCTest: runs sequentially).
+        .testTarget(name: "XMPPRealServerTests", dependencies: ["XMPP", "XMPPComponent", "Network", "IsthmusCLI", "TestSupport"]),
+        .testTarget(name: "MatrixTests", dependencies: ["Matrix", "MatrixAppService", "MatrixClient", "IsthmusStore", "TestSupport"]),
+        /// Real Synapse from the test bed (XCTest: runs sequentially).
+        .testTarget(name: "MatrixRealServerTests", dependencies: [
+            "Matrix", "MatrixAppService", "MatrixClient", "IsthmusStore", "IsthmusCLI", "TestSupport",
+        ]),
+        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "TestSupport"]),
+        /// The whole bridge against real Prosody and Synapse, driven through the CLI (XCTest: runs sequentially).
+        .testTarget(name: "EndToEndTests", dependencies: ["Bridge", "IsthmusCLI", "TestSupport"]),
     ]
 )

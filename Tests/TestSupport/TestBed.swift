@@ -1,0 +1,164 @@
+import Foundation
+
+/// The real Prosody + Synapse test bed started by `scripts/testbed start --dir DIR`, as described by the
+/// `export` lines of `DIR/env` (which `scripts/test` sources before `swift test`).
+///
+/// A plain value: reading it does no I/O beyond the environment. Only ``restart(_:)``, ``kill(_:)`` and
+/// ``startOne(_:)`` do I/O: they run `scripts/testbed` synchronously on the calling thread and return once the
+/// server is stopped or ready (Prosody ≈ 0.1 s, Synapse ≈ 1 s).
+public struct TestBed: Sendable {
+    /// One of the two servers of the test bed.
+    public enum Server: String, Sendable, CaseIterable {
+        /// The XMPP server (c2s for test clients, the XEP-0114 component port for the bridge, the MUC service).
+        case prosody
+        /// The Matrix homeserver, with the bridge's appservice registration loaded.
+        case synapse
+    }
+
+    /// The test bed's directory (`ISTHMUS_TESTBED_DIR`): configs, logs and databases.
+    public let directory: URL
+    /// The `scripts/testbed` that started the bed (`ISTHMUS_TESTBED_SCRIPT`).
+    public let script: URL
+    /// The bridge config written for the tests (`ISTHMUS_TEST_CONFIG`, `DIR/isthmus.yaml`).
+    public let configFile: URL
+    /// The loopback address every server listens on.
+    public let host: String
+    /// The XMPP domain of the test users, `localhost` (`ISTHMUS_TEST_XMPP_DOMAIN`).
+    public let xmppDomain: String
+    /// The MUC service, `conference.localhost` (`ISTHMUS_TEST_MUC_DOMAIN`).
+    public let mucDomain: String
+    /// Prosody's client-to-server port, plain text (`ISTHMUS_TEST_C2S_PORT`).
+    public let c2sPort: Int
+    /// Prosody's XEP-0114 component port (`ISTHMUS_TEST_COMPONENT_PORT`).
+    public let componentPort: Int
+    /// The bridge component's domain, `bridge.localhost` (`ISTHMUS_TEST_COMPONENT_DOMAIN`).
+    public let componentDomain: String
+    /// The XEP-0114 handshake secret of the bridge component (`ISTHMUS_TEST_COMPONENT_SECRET`).
+    public let componentSecret: String
+    /// Synapse's client-server API base URL (`ISTHMUS_TEST_SYNAPSE_URL`).
+    public let synapseURL: URL
+    /// The port the bridge's appservice listener must use; Synapse pushes transactions there (`ISTHMUS_TEST_AS_PORT`).
+    public let appServicePort: Int
+    /// The token the bridge presents to Synapse (`ISTHMUS_TEST_AS_TOKEN`).
+    public let asToken: String
+    /// The token Synapse presents to the bridge (`ISTHMUS_TEST_HS_TOKEN`).
+    public let hsToken: String
+    /// Synapse's log file (`ISTHMUS_TEST_SYNAPSE_LOG`).
+    public let synapseLog: URL
+    /// Prosody's log file (`ISTHMUS_TEST_PROSODY_LOG`).
+    public let prosodyLog: URL
+    /// Synapse's `registration_shared_secret`, for creating more Matrix users (`ISTHMUS_TEST_REGISTRATION_SECRET`).
+    public let registrationSecret: String
+    /// The password of every test user (`ISTHMUS_TEST_PASSWORD`).
+    public let password: String
+    /// The users that exist on both sides: `alice`, `bob` and `carol` (`@localhost` and `@…:localhost`).
+    public let users: [String] = ["alice", "bob", "carol"]
+
+    /// Reads the test bed from environment variables (by default the process's own).
+    ///
+    /// - Throws: ``TestBedError/notConfigured`` when `ISTHMUS_TEST_CONFIG` is unset (the tests were not started
+    ///   through `scripts/test`), ``TestBedError/missingVariable(_:)`` or ``TestBedError/invalidValue(variable:value:)``.
+    public static func fromEnvironment(
+        _ environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> TestBed {
+        guard let config = environment["ISTHMUS_TEST_CONFIG"], !config.isEmpty else {
+            throw TestBedError.notConfigured
+        }
+        let reader = EnvironmentReader(environment: environment)
+        return TestBed(
+            directory: try reader.file("ISTHMUS_TESTBED_DIR"),
+            script: try reader.file("ISTHMUS_TESTBED_SCRIPT"),
+            configFile: URL(fileURLWithPath: config),
+            host: "127.0.0.1",
+            xmppDomain: try reader.string("ISTHMUS_TEST_XMPP_DOMAIN"),
+            mucDomain: try reader.string("ISTHMUS_TEST_MUC_DOMAIN"),
+            c2sPort: try reader.port("ISTHMUS_TEST_C2S_PORT"),
+            componentPort: try reader.port("ISTHMUS_TEST_COMPONENT_PORT"),
+            componentDomain: try reader.string("ISTHMUS_TEST_COMPONENT_DOMAIN"),
+            componentSecret: try reader.string("ISTHMUS_TEST_COMPONENT_SECRET"),
+            synapseURL: try reader.url("ISTHMUS_TEST_SYNAPSE_URL"),
+            appServicePort: try reader.port("ISTHMUS_TEST_AS_PORT"),
+            asToken: try reader.string("ISTHMUS_TEST_AS_TOKEN"),
+            hsToken: try reader.string("ISTHMUS_TEST_HS_TOKEN"),
+            synapseLog: try reader.file("ISTHMUS_TEST_SYNAPSE_LOG"),
+            prosodyLog: try reader.file("ISTHMUS_TEST_PROSODY_LOG"),
+            registrationSecret: try reader.string("ISTHMUS_TEST_REGISTRATION_SECRET"),
+            password: try reader.string("ISTHMUS_TEST_PASSWORD")
+        )
+    }
+
+    /// Stops `server` and starts it again with the same config; returns once it is ready. Blocks; does I/O.
+    public func restart(_ server: Server) throws {
+        try run(["restart", server.rawValue])
+    }
+
+    /// Stops `server` (TERM, then KILL after a deadline) and leaves it stopped. Blocks; does I/O.
+    public func kill(_ server: Server) throws {
+        try run(["kill", server.rawValue])
+    }
+
+    /// Starts `server` after ``kill(_:)``; returns once it is ready. Blocks; does I/O.
+    public func startOne(_ server: Server) throws {
+        try run(["start-one", server.rawValue])
+    }
+
+    /// Runs `scripts/testbed ARGS --dir DIR` and waits for it. Its output goes to a file, not a pipe, so
+    /// servers it starts in the background cannot hold our read end open.
+    private func run(_ arguments: [String]) throws {
+        let arguments = arguments + ["--dir", directory.path]
+        let outputFile = FileManager.default.temporaryDirectory
+            .appendingPathComponent("isthmus-testbed-\(UUID().uuidString).log")
+        guard FileManager.default.createFile(atPath: outputFile.path, contents: nil) else {
+            throw TestBedError.commandFailed(arguments: arguments, status: -1, output: "cannot create \(outputFile.path)")
+        }
+        defer { try? FileManager.default.removeItem(at: outputFile) }
+        let output = try FileHandle(forWritingTo: outputFile)
+        defer { try? output.close() }
+
+        let process = Process()
+        process.executableURL = script
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        process.waitUntilExit()
+
+        let text = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
+        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+            throw TestBedError.commandFailed(arguments: arguments, status: process.terminationStatus, output: text)
+        }
+    }
+}
+
+/// Typed reads of environment variables, failing with the variable's name.
+private struct EnvironmentReader {
+    let environment: [String: String]
+
+    func string(_ name: String) throws -> String {
+        guard let value = environment[name], !value.isEmpty else { throw TestBedError.missingVariable(name) }
+        return value
+    }
+
+    func port(_ name: String) throws -> Int {
+        let value = try string(name)
+        guard let port = Int(value), (1...65535).contains(port) else {
+            throw TestBedError.invalidValue(variable: name, value: value)
+        }
+        return port
+    }
+
+    func url(_ name: String) throws -> URL {
+        let value = try string(name)
+        guard let url = URL(string: value), url.scheme != nil, url.host != nil else {
+            throw TestBedError.invalidValue(variable: name, value: value)
+        }
+        return url
+    }
+
+    func file(_ name: String) throws -> URL {
+        let value = try string(name)
+        guard value.hasPrefix("/") else { throw TestBedError.invalidValue(variable: name, value: value) }
+        return URL(fileURLWithPath: value)
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+
+/// Why the test bed could not be read or driven.
+public enum TestBedError: Error, CustomStringConvertible, LocalizedError {
+    /// `ISTHMUS_TEST_CONFIG` is unset: the real-server tests run without a test bed.
+    case notConfigured
+    /// A variable `scripts/testbed` always writes is missing from the environment.
+    case missingVariable(String)
+    /// A variable holds something that is not a port, URL or path.
+    case invalidValue(variable: String, value: String)
+    /// `scripts/testbed` exited non-zero (or was killed); `output` is what it printed.
+    case commandFailed(arguments: [String], status: Int32, output: String)
+
+    /// A message that says what to do about it.
+    public var description: String {
+        switch self {
+        case .notConfigured:
+            return "ISTHMUS_TEST_CONFIG is not set: run the real-server tests through scripts/test "
+                + "(or source DIR/env after scripts/testbed start)"
+        case .missingVariable(let name):
+            return "\(name) is not set: DIR/env from scripts/testbed start sets it; source the whole file"
+        case .invalidValue(let name, let value):
+            return "\(name) has an invalid value '\(value)'"
+        case .commandFailed(let arguments, let status, let output):
+            return "scripts/testbed \(arguments.joined(separator: " ")) failed with status \(status):\n\(output)"
+        }
+    }
+
+    /// The same as ``description``, for Foundation's error reporting.
+    public var errorDescription: String? { description }
+}
