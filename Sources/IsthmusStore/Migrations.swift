@@ -10,6 +10,8 @@ enum Migrations {
     static let all: [Migration] = [
         Migration(version: 1, name: "room links", sql: RoomLinkTable.schema),
         Migration(version: 2, name: "appservice transactions", sql: AppServiceTransactionTable.schema),
+        Migration(version: 3, name: "bridge state", sql: GhostTable.schema + PuppetTable.schema + MessageMapTable.schema
+                  + RoomStateTable.schema + MatrixInboxTable.schema),
     ]
 
     /// Applies the migrations not yet recorded; returns the versions applied now.

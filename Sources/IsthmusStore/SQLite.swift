@@ -207,6 +207,14 @@ public final class SQLiteConnection {
             sqlite3_column_type(statement.raw, column) == SQLITE_NULL ? nil : sqlite3_column_double(statement.raw, column)
         }
 
+        /// A blob (or text) column's bytes; empty when NULL.
+        public func blob(_ column: Int32) -> [UInt8] {
+            // sqlite3_column_blob first, then sqlite3_column_bytes (the SQLite docs' required order).
+            guard let bytes = sqlite3_column_blob(statement.raw, column) else { return [] }
+            let count = Int(sqlite3_column_bytes(statement.raw, column))
+            return Array(UnsafeRawBufferPointer(start: bytes, count: count))
+        }
+
         /// Parses a text column into a typed id; nil when NULL or unparsable.
         public func id<T: LosslessStringConvertible>(_ column: Int32, as type: T.Type = T.self) -> T? {
             string(column).flatMap(T.init)

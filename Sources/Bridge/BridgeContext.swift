@@ -1,0 +1,19 @@
+import IsthmusCommon
+import IsthmusStore
+
+/// What every portal shares: the store, both links, naming rules and a logger. Immutable.
+struct BridgeContext: Sendable {
+    let store: Store
+    let xmpp: any XMPPLink
+    let matrix: any MatrixLink
+    let naming: BridgeNaming
+    let logger: Logger
+    /// Called when a portal's status changes or it finished unlinking (the bridge service observes it).
+    let notify: @Sendable (PortalNotice) -> Void
+}
+
+/// What portals tell the bridge service.
+enum PortalNotice: Sendable {
+    case status(RoomID, RoomLink.Status)
+    case unlinked(RoomID)
+}

@@ -1,0 +1,89 @@
+import IsthmusCommon
+
+/// How the bridge names things on each side: our occupants' JIDs, nicks, origin-ids and Matrix txnIds. Pure.
+///
+/// Every name is derived deterministically so a restart reuses the same JIDs, nicks and ids (same origin-id for a
+/// resent message, same Matrix txnId for a re-bridged stanza), which is what makes delivery idempotent.
+public struct BridgeNaming: Sendable {
+    /// The component's domain (our occupants live under it).
+    public let componentDomain: String
+    /// The nick of the bridge's own occupant.
+    public let botNick: String
+    /// The bridge's own occupant's real JID (`<component>/isthmus`): the one copy of room traffic we act on.
+    public let botOccupant: JID
+    /// Suffix used for the first alternative nick after a conflict: `Name (Matrix)`.
+    public let conflictSuffix = "Matrix"
+
+    public init?(componentDomain: String, botNick: String) {
+        guard let bot = JID(localpart: nil, domain: componentDomain, resource: "isthmus") else { return nil }
+        self.componentDomain = componentDomain
+        self.botNick = botNick
+        self.botOccupant = bot
+    }
+
+    /// The real JID of a Matrix user's occupants: the user id without `@`, XEP-0106-escaped, under the component.
+    /// `@alice:example.org` → `alice\3aexample.org@component/isthmus`.
+    public func puppetJID(for user: UserID) -> JID? {
+        JID(localpart: BridgeNaming.escapeJIDLocalpart(String(user.rawValue.dropFirst())), domain: componentDomain,
+            resource: "isthmus")
+    }
+
+    /// Whether `jid` is under our component domain.
+    public func isOurs(_ jid: JID) -> Bool { jid.domain == componentDomain }
+
+    /// The origin-id for the XMPP copy of a Matrix event: stable, so a resend carries the same one.
+    public func originID(for event: EventID) -> OriginID {
+        OriginID("isthmus-" + Digest.hex(Digest.sha256(Array(event.rawValue.utf8)).prefix(16)))!
+    }
+
+    /// The Matrix txnId for bridging a room's stanza: unique per room across all ghosts (Synapse scopes txnIds
+    /// per appservice and room), stable across restarts.
+    public func matrixTxnID(room: JID, stanzaID: StanzaID) -> TransactionID {
+        TransactionID("isthmus." + Digest.hex(Digest.sha256(Array("\(room)\u{0}\(stanzaID.rawValue)".utf8)).prefix(16)))!
+    }
+
+    /// The Matrix txnId for a bot notice about `subject` (e.g. a failed delivery of event X).
+    public func noticeTxnID(subject: String) -> TransactionID {
+        TransactionID("isthmus.notice." + Digest.hex(Digest.sha256(Array(subject.utf8)).prefix(16)))!
+    }
+
+    /// The nick to try for a Matrix user after `attempt` conflicts: the name, then `Name (Matrix)`, then numbered.
+    public func nick(for displayname: String, attempt: Int) -> String {
+        let base = BridgeNaming.sanitizeNick(displayname)
+        switch attempt {
+        case 0: return base
+        case 1: return "\(base) (\(conflictSuffix))"
+        default: return "\(base) (\(conflictSuffix) \(attempt))"
+        }
+    }
+
+    /// A nick XMPP accepts: control characters removed, surrounding spaces trimmed, at most 64 characters, never empty.
+    static func sanitizeNick(_ name: String) -> String {
+        var cleaned = String(name.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f }.map(Character.init))
+        while cleaned.first?.isWhitespace == true { cleaned.removeFirst() }
+        while cleaned.last?.isWhitespace == true { cleaned.removeLast() }
+        if cleaned.count > 64 { cleaned = String(cleaned.prefix(64)) }
+        return cleaned.isEmpty ? "matrix-user" : cleaned
+    }
+
+    /// XEP-0106 escaping of the characters a JID localpart may not hold.
+    static func escapeJIDLocalpart(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            switch character {
+            case " ": escaped += "\\20"
+            case "\"": escaped += "\\22"
+            case "&": escaped += "\\26"
+            case "'": escaped += "\\27"
+            case "/": escaped += "\\2f"
+            case ":": escaped += "\\3a"
+            case "<": escaped += "\\3c"
+            case ">": escaped += "\\3e"
+            case "@": escaped += "\\40"
+            case "\\": escaped += "\\5c"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+}

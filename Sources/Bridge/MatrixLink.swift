@@ -1,0 +1,77 @@
+import Foundation
+import IsthmusCommon
+
+/// What the bridge core needs from the Matrix side: client-server calls as the bot or as a ghost.
+///
+/// The seam between portals and the Matrix link (production: the appservice's client API; tests: a fake;
+/// later relay mode: a plain client session). Every method may suspend on network I/O.
+public protocol MatrixLink: Sendable {
+    /// The bridge bot's user id.
+    var botUserID: UserID { get }
+    /// The ghost user id for an identity string (a bare JID, or room + occupant key); pure.
+    func ghostUserID(forIdentity identity: String) -> UserID?
+    /// Whether `user` is one of our ghosts (by namespace).
+    func isGhost(_ user: UserID) -> Bool
+    /// Registers `ghost` if needed (already registered is success).
+    func registerGhost(_ ghost: UserID) async throws
+    /// Sets `user`'s global displayname.
+    func setDisplayname(_ name: String, for user: UserID) async throws
+    /// Makes `user` (the bot or a ghost) join `room`; the bot invites ghosts first when needed.
+    func join(_ room: RoomID, as user: UserID) async throws
+    /// Makes `user` leave `room`.
+    func leave(_ room: RoomID, as user: UserID, reason: String?) async throws
+    /// The bot kicks (`ban: false`) or bans `user` from `room`.
+    func remove(_ user: UserID, from room: RoomID, ban: Bool, reason: String?) async throws
+    /// Sets `user`'s per-room displayname (its `m.room.member` state) in `room`.
+    func setRoomDisplayname(_ name: String, for user: UserID, in room: RoomID) async throws
+    /// Sends a message as `user` with a caller-chosen txnId (idempotent); `timestamp` sets `origin_server_ts`.
+    func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: TransactionID,
+              timestamp: Date?) async throws -> EventID
+    /// Joined members of `room` with their per-room displaynames.
+    func joinedMembers(_ room: RoomID) async throws -> [UserID: String?]
+}
+
+/// A message to post in a Matrix room.
+public struct OutgoingMatrixMessage: Sendable, Equatable {
+    public enum Kind: String, Sendable, Equatable {
+        case text = "m.text"
+        case emote = "m.emote"
+        case notice = "m.notice"
+    }
+    public var kind: Kind
+    public var body: String
+    public init(kind: Kind, body: String) {
+        self.kind = kind
+        self.body = body
+    }
+}
+
+/// A Matrix room event the bridge acts on, reduced to what portals need. Codable: it is queued durably.
+public struct MatrixRoomEvent: Sendable, Equatable, Codable {
+    public enum Content: Sendable, Equatable, Codable {
+        /// `m.room.message` (`msgtype` m.text, m.emote, m.notice, …) with its plain `body`.
+        case message(msgtype: String, body: String)
+        /// `m.room.member` for `stateKey`: membership and per-room displayname.
+        case member(membership: String, displayname: String?, reason: String?)
+    }
+    public var eventID: EventID
+    public var room: RoomID
+    public var sender: UserID
+    /// For state events: whom it is about (member events: the user).
+    public var stateKey: String?
+    public var content: Content
+    /// The previous membership (from `unsigned.prev_content`) for member events, when known.
+    public var previousMembership: String?
+    public var previousDisplayname: String?
+
+    public init(eventID: EventID, room: RoomID, sender: UserID, stateKey: String? = nil, content: Content,
+                previousMembership: String? = nil, previousDisplayname: String? = nil) {
+        self.eventID = eventID
+        self.room = room
+        self.sender = sender
+        self.stateKey = stateKey
+        self.content = content
+        self.previousMembership = previousMembership
+        self.previousDisplayname = previousDisplayname
+    }
+}

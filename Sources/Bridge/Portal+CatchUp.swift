@@ -1,0 +1,49 @@
+import Foundation
+import IsthmusCommon
+import IsthmusStore
+
+extension Portal {
+    /// XEP-0313 catch-up: bridges what the MUC archived after the last stanza-id we handled, in order, once;
+    /// and takes reflections of our own messages found there as their receipts.
+    ///
+    /// With no stanza-id yet (a new link) there is nothing to catch up, unless messages of ours await a receipt:
+    /// then the archive is read from shortly before the oldest of them.
+    func catchUp() async throws {
+        let room = link.matrixRoom
+        let last = try await context.store.lastStanzaID(room)
+        let undelivered = try await context.store.undeliveredMappings(room)
+        var since: Date?
+        if last == nil {
+            guard let oldest = undelivered.first else { return }
+            since = oldest.createdAt.addingTimeInterval(-120)
+        }
+        let archived = try await context.xmpp.archive(room: link.muc, as: context.naming.botOccupant, after: last, since: since)
+        logger.info("Archive catch-up", metadata: ["xmpp.mam.count": "\(archived.count)", "xmpp.mam.after": last?.rawValue ?? "-"])
+        for message in archived {
+            var copy = message
+            copy.fromArchive = true
+            await bridgeRoomMessage(copy)
+        }
+    }
+
+    /// Resends Matrix messages that never got their reflection (the archive did not show them either), oldest first.
+    func resendUndelivered() async {
+        let pending: [MessageMapping]
+        do {
+            pending = try await context.store.undeliveredMappings(link.matrixRoom)
+        } catch {
+            logger.error("Could not read undelivered messages", metadata: ["error": "\(error)"])
+            return
+        }
+        for mapping in pending {
+            guard let user = UserID(mapping.sender), let originID = mapping.originID, let body = mapping.body else { continue }
+            logger.info("Resending an unreceipted message", metadata: ["xmpp.origin.id": originID.rawValue])
+            do {
+                try await sendAsPuppet(user, body: body, originID: originID)
+            } catch {
+                logger.warning("Resend failed", metadata: ["xmpp.origin.id": originID.rawValue, "error": "\(error)"])
+                if case XMPPLinkError.notConnected = error { return }
+            }
+        }
+    }
+}

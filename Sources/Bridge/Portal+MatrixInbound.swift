@@ -1,0 +1,101 @@
+import Foundation
+import IsthmusCommon
+import IsthmusStore
+
+extension Portal {
+    /// Handles this room's queued Matrix events in order, deleting each once handled. Stops (keeping the rest)
+    /// while the XMPP side is down; `.activate` resumes after the link is back.
+    func drainInbox() async {
+        guard xmppConnected, botJoined, !inboxBlocked else { return }
+        let entries: [InboxEntry]
+        do {
+            entries = try await context.store.inbox(link.matrixRoom)
+        } catch {
+            logger.error("Could not read the Matrix inbox", metadata: ["error": "\(error)"])
+            return
+        }
+        let decoder = JSONDecoder()
+        for entry in entries {
+            guard let event = try? decoder.decode(MatrixRoomEvent.self, from: Data(entry.payload)) else {
+                logger.error("Dropping an undecodable inbox entry", metadata: ["matrix.event.id": entry.eventID.rawValue])
+                try? await context.store.deleteInbox(seq: entry.seq)
+                continue
+            }
+            do {
+                try await handleMatrixEvent(event)
+            } catch XMPPLinkError.notConnected {
+                inboxBlocked = true
+                logger.info("XMPP is down; Matrix events wait in the inbox")
+                return
+            } catch {
+                logger.error("Could not bridge a Matrix event", metadata: ["matrix.event.id": event.eventID.rawValue, "error": "\(error)"])
+            }
+            do {
+                try await context.store.deleteInbox(seq: entry.seq)
+            } catch {
+                logger.error("Could not dequeue a Matrix event", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+    }
+
+    /// One Matrix event: a message is sent by the sender's puppet; membership changes move puppets.
+    func handleMatrixEvent(_ event: MatrixRoomEvent) async throws {
+        switch event.content {
+        case .message(let msgtype, let body):
+            guard isBridgedMatrixUser(event.sender) else { return }
+            try await bridgeMatrixMessage(event, msgtype: msgtype, body: body)
+        case .member(let membership, let displayname, let reason):
+            guard let subject = event.stateKey.flatMap(UserID.init), isBridgedMatrixUser(subject) else { return }
+            try await handleMembership(subject, event: event, membership: membership, displayname: displayname, reason: reason)
+        }
+    }
+
+    private func bridgeMatrixMessage(_ event: MatrixRoomEvent, msgtype: String, body: String) async throws {
+        let room = link.matrixRoom
+        if try await context.store.mapping(room: room, eventID: event.eventID) != nil { return }
+        guard let text = MessageTranslation.toXMPP(msgtype: msgtype, body: body) else { return }
+        let originID = context.naming.originID(for: event.eventID)
+        _ = try await context.store.insertMapping(MessageMapping(
+            room: room, eventID: event.eventID, stanzaID: nil, originID: originID, direction: .matrixToXMPP,
+            sender: event.sender.rawValue, state: .sending, body: text))
+        do {
+            try await sendAsPuppet(event.sender, body: text, originID: originID)
+        } catch XMPPLinkError.notConnected {
+            throw XMPPLinkError.notConnected
+        } catch {
+            try? await context.store.markFailed(room: room, originID: originID)
+            let name = displaynames[event.sender] ?? event.sender.localpart
+            await postNotice("⚠️ \(name)'s message could not be delivered to the XMPP room (\(MessageTranslation.describe(error))).",
+                             subject: "failed:\(originID.rawValue)")
+        }
+    }
+
+    private func handleMembership(_ user: UserID, event: MatrixRoomEvent, membership: String, displayname: String?,
+                                  reason: String?) async throws {
+        switch membership {
+        case "join":
+            if let displayname, !displayname.isEmpty { displaynames[user] = displayname } else { displaynames[user] = nil }
+            do {
+                try await ensurePuppet(user)
+            } catch XMPPLinkError.notConnected {
+                throw XMPPLinkError.notConnected
+            } catch {
+                logger.warning("Puppet could not join", metadata: ["matrix.user.id": user.rawValue, "error": "\(error)"])
+                await postNotice("⚠️ \(displaynames[user] ?? user.localpart) could not join the XMPP room (\(MessageTranslation.describe(error))).",
+                                 subject: "join-failed:\(event.eventID.rawValue)")
+            }
+        case "leave", "ban":
+            guard let puppet = puppets[user] else { return }
+            var status: String?
+            if event.sender != user {
+                let who = displaynames[event.sender] ?? event.sender.localpart
+                status = "\(membership == "ban" ? "Banned" : "Kicked") on Matrix by \(who)" + (reason.map { ": \($0)" } ?? "")
+            }
+            await removePuppet(puppet, status: status)
+            displaynames[user] = nil
+        default:
+            return
+        }
+    }
+}

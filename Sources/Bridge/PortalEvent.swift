@@ -1,0 +1,19 @@
+import IsthmusCommon
+
+/// Everything a portal handles, from both sides, one at a time in arrival order.
+enum PortalEvent: Sendable {
+    /// Bring the link up: join both sides, catch up, reconcile membership, drain the Matrix inbox.
+    case activate
+    /// The XMPP link dropped: stop sending until it is back.
+    case xmppDisconnected
+    /// A message in the MUC (one copy per hosted occupant reaches us; the portal keeps one).
+    case xmppMessage(RoomMessage)
+    /// A presence in the MUC.
+    case xmppPresence(RoomPresence)
+    /// New events for this room are in the durable Matrix inbox.
+    case matrixInbox
+    /// The occupant list is complete after a join: ghosts of departed occupants leave.
+    case reconcileGhosts
+    /// Unlink: both sides leave, state is forgotten, the link row is deleted.
+    case unlink
+}

@@ -1,0 +1,140 @@
+import Foundation
+import IsthmusCommon
+
+/// What the bridge core needs from the XMPP side: MUC occupant operations for JIDs under the component.
+///
+/// The seam between portals and the XMPP link. The production implementation drives the XEP-0114 component
+/// connection; tests use a scripted fake. A later relay mode (c2s account) is a second implementation.
+/// Every method may suspend on network I/O; none is called concurrently for the same room (portals are serial).
+public protocol XMPPLink: Sendable {
+    /// Joins `room` as `nick` on behalf of `occupant` (a full JID under the component), asking for no history.
+    /// A join that creates a locked room configures it as an instant room before returning.
+    func join(room: JID, nick: String, occupant: JID) async throws -> MUCJoinResult
+    /// Leaves `room` (unavailable presence from `occupant` to its occupant JID), with an optional status text.
+    func leave(room: JID, nick: String, occupant: JID, status: String?) async throws
+    /// Changes `occupant`'s nick in `room` (XEP-0045 §7.6).
+    func changeNick(room: JID, to nick: String, occupant: JID) async throws -> MUCJoinResult
+    /// Sends a groupchat message from `occupant` with an XEP-0359 origin-id (also used as the stanza id).
+    func sendGroupchat(room: JID, from occupant: JID, body: String, originID: OriginID) async throws
+    /// Sends a private message (type `chat`) from `sender` to `recipient` (e.g. a failure notice to an occupant).
+    func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws
+    /// XEP-0410 self-ping of `occupant`'s occupant JID: is it still joined?
+    func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult
+    /// The room's archive (XEP-0313) after `after` (or since `since` when no id is known), all pages, oldest first.
+    func archive(room: JID, as occupant: JID, after: StanzaID?, since: Date?) async throws -> [RoomMessage]
+}
+
+/// How a join or nick change ended.
+public enum MUCJoinResult: Sendable, Equatable {
+    /// Joined; `created` when the join created the room. `nick` is the nick the room gave (may differ: status 210).
+    case joined(nick: String, created: Bool)
+    /// Another occupant holds that nick (`<conflict/>`).
+    case nickConflict
+    /// The room refused the join (condition such as `forbidden`, `registration-required`, `not-acceptable`).
+    case refused(condition: String, text: String?)
+}
+
+/// Outcome of an XEP-0410 self-ping.
+public enum SelfPingResult: Sendable, Equatable {
+    case joined
+    case nickChanged
+    case notJoined
+}
+
+/// One groupchat message in a linked room, live or from the archive, in the bridge's terms.
+public struct RoomMessage: Sendable, Equatable {
+    /// The room's bare JID.
+    public var room: JID
+    /// The sender's nick in the room (the resource of the occupant JID).
+    public var nick: String
+    /// Which of our JIDs this copy was addressed to (the component gets one copy per hosted occupant).
+    public var to: JID?
+    /// The room's XEP-0359 stanza-id (by = room); the dedupe key.
+    public var stanzaID: StanzaID?
+    /// The sender's XEP-0359 origin-id (ours for reflections of puppet messages).
+    public var originID: OriginID?
+    /// The stanza's own `id` attribute.
+    public var id: String?
+    /// XEP-0421 occupant id of the sender, when the room adds it.
+    public var occupantID: OccupantID?
+    /// The sender's real JID, when the room reveals it (non-anonymous rooms, archives).
+    public var realJID: JID?
+    public var body: String?
+    /// XEP-0203 delay stamp (history, archive, offline delivery).
+    public var delay: Date?
+    /// Set for `type='error'` messages: the error's condition and text.
+    public var error: StanzaErrorInfo?
+    /// Whether it came from the archive rather than live.
+    public var fromArchive: Bool
+
+    public init(room: JID, nick: String, to: JID? = nil, stanzaID: StanzaID? = nil, originID: OriginID? = nil, id: String? = nil,
+                occupantID: OccupantID? = nil, realJID: JID? = nil, body: String? = nil, delay: Date? = nil,
+                error: StanzaErrorInfo? = nil, fromArchive: Bool = false) {
+        self.room = room
+        self.nick = nick
+        self.to = to
+        self.stanzaID = stanzaID
+        self.originID = originID
+        self.id = id
+        self.occupantID = occupantID
+        self.realJID = realJID
+        self.body = body
+        self.delay = delay
+        self.error = error
+        self.fromArchive = fromArchive
+    }
+}
+
+/// An occupant's presence in a linked room, in the bridge's terms.
+public struct RoomPresence: Sendable, Equatable {
+    public var room: JID
+    public var nick: String
+    /// Which of our JIDs this copy was addressed to.
+    public var to: JID?
+    /// false for `type='unavailable'`.
+    public var available: Bool
+    public var occupantID: OccupantID?
+    public var realJID: JID?
+    /// XEP-0045 status codes (110 self, 201 created, 210 nick rewritten, 303 nick change, 307 kick, 301 ban, …).
+    public var statusCodes: Set<Int>
+    /// The new nick on a 303 nick change.
+    public var newNick: String?
+    /// Reason of a kick or ban.
+    public var reason: String?
+    /// Set for `type='error'` presences.
+    public var error: StanzaErrorInfo?
+
+    public init(room: JID, nick: String, to: JID? = nil, available: Bool, occupantID: OccupantID? = nil, realJID: JID? = nil,
+                statusCodes: Set<Int> = [], newNick: String? = nil, reason: String? = nil, error: StanzaErrorInfo? = nil) {
+        self.room = room
+        self.nick = nick
+        self.to = to
+        self.available = available
+        self.occupantID = occupantID
+        self.realJID = realJID
+        self.statusCodes = statusCodes
+        self.newNick = newNick
+        self.reason = reason
+        self.error = error
+    }
+}
+
+/// A stanza error's defined condition and optional text.
+public struct StanzaErrorInfo: Sendable, Equatable {
+    public var condition: String
+    public var text: String?
+    public init(condition: String, text: String? = nil) {
+        self.condition = condition
+        self.text = text
+    }
+}
+
+/// Everything the XMPP link reports to the bridge, in arrival order.
+public enum XMPPLinkEvent: Sendable {
+    /// The component is connected (again): rooms must be (re)joined and caught up.
+    case connected(reconnected: Bool)
+    /// The link dropped; it reconnects by itself.
+    case disconnected(reason: String)
+    case message(RoomMessage)
+    case presence(RoomPresence)
+}

@@ -1,0 +1,81 @@
+import IsthmusCommon
+
+/// `ghosts` and `room_ghosts`: Matrix ghosts of XMPP occupants — who each ghost is, and where it is joined.
+enum GhostTable {
+    static let schema = """
+        CREATE TABLE ghosts (
+            user_id       TEXT PRIMARY KEY,
+            identity      TEXT NOT NULL UNIQUE,
+            global_name   TEXT
+        );
+        CREATE TABLE room_ghosts (
+            matrix_room   TEXT NOT NULL,
+            user_id       TEXT NOT NULL,
+            nick          TEXT NOT NULL,
+            occupant_id   TEXT,
+            real_jid      TEXT,
+            joined        INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (matrix_room, user_id)
+        );
+        """
+}
+
+/// A ghost's place in one room: the occupant it stands for, its current nick, whether it is joined on Matrix.
+public struct RoomGhost: Sendable, Equatable {
+    public var room: RoomID
+    public var user: UserID
+    public var nick: String
+    public var occupantID: OccupantID?
+    public var realJID: JID?
+    public var joined: Bool
+
+    public init(room: RoomID, user: UserID, nick: String, occupantID: OccupantID?, realJID: JID?, joined: Bool) {
+        self.room = room
+        self.user = user
+        self.nick = nick
+        self.occupantID = occupantID
+        self.realJID = realJID
+        self.joined = joined
+    }
+}
+
+extension Store {
+    /// Records that `user` is the ghost of `identity`; returns whether it was new (so its global name must be set).
+    public func recordGhost(_ user: UserID, identity: String, globalName: String) throws -> Bool {
+        try write { db in
+            try db.run("INSERT OR IGNORE INTO ghosts (user_id, identity, global_name) VALUES (?, ?, ?)",
+                       user, identity, globalName) > 0
+        }
+    }
+
+    /// Whether `user` is a ghost we created.
+    public func isKnownGhost(_ user: UserID) throws -> Bool {
+        try read { db in try !db.query("SELECT 1 FROM ghosts WHERE user_id = ?", user) { _ in true }.isEmpty }
+    }
+
+    /// The ghosts of `room`, joined or not.
+    public func roomGhosts(_ room: RoomID) throws -> [RoomGhost] {
+        try read { db in
+            try db.query("SELECT user_id, nick, occupant_id, real_jid, joined FROM room_ghosts WHERE matrix_room = ?", room) { row in
+                RoomGhost(room: room, user: row.id(0)!, nick: row.string(1) ?? "", occupantID: row.id(2), realJID: row.id(3),
+                          joined: (row.int(4) ?? 0) != 0)
+            }
+        }
+    }
+
+    /// Inserts or replaces a ghost's state in its room.
+    public func saveRoomGhost(_ ghost: RoomGhost) throws {
+        try write { db in
+            _ = try db.run("""
+                INSERT INTO room_ghosts (matrix_room, user_id, nick, occupant_id, real_jid, joined) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (matrix_room, user_id) DO UPDATE SET nick = excluded.nick, occupant_id = excluded.occupant_id,
+                    real_jid = excluded.real_jid, joined = excluded.joined
+                """, ghost.room, ghost.user, ghost.nick, ghost.occupantID, ghost.realJID, ghost.joined)
+        }
+    }
+
+    /// Forgets every ghost of `room` (after unlink).
+    public func deleteRoomGhosts(_ room: RoomID) throws {
+        try write { db in _ = try db.run("DELETE FROM room_ghosts WHERE matrix_room = ?", room) }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import IsthmusCommon
+
+/// `matrix_inbox`: Matrix events accepted from homeserver transactions but not yet handled by their portal.
+///
+/// A transaction is acknowledged once its events are here, so nothing is lost if the bridge stops before
+/// handling them; portals drain their room's rows in order and delete each when handled.
+enum MatrixInboxTable {
+    static let schema = """
+        CREATE TABLE matrix_inbox (
+            seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+            matrix_room   TEXT NOT NULL,
+            event_id      TEXT NOT NULL UNIQUE,
+            payload       BLOB NOT NULL
+        );
+        CREATE INDEX matrix_inbox_room ON matrix_inbox (matrix_room, seq);
+        """
+}
+
+/// One queued event: its order and its encoded payload.
+public struct InboxEntry: Sendable, Equatable {
+    public var seq: Int64
+    public var room: RoomID
+    public var eventID: EventID
+    public var payload: [UInt8]
+}
+
+extension Store {
+    /// Queues events (already encoded) in one transaction; an event id seen before is ignored. Durable on return.
+    /// Returns the entries actually added, in order.
+    public func enqueueInbox(_ events: [(room: RoomID, eventID: EventID, payload: [UInt8])]) throws -> [InboxEntry] {
+        try write { db in
+            var added: [InboxEntry] = []
+            for event in events {
+                if try db.run("INSERT OR IGNORE INTO matrix_inbox (matrix_room, event_id, payload) VALUES (?, ?, ?)",
+                              event.room, event.eventID, SQLiteValue.blob(event.payload)) > 0 {
+                    added.append(InboxEntry(seq: db.lastInsertRowID, room: event.room, eventID: event.eventID, payload: event.payload))
+                }
+            }
+            return added
+        }
+    }
+
+    /// The queued events of `room`, oldest first.
+    public func inbox(_ room: RoomID) throws -> [InboxEntry] {
+        try read { db in
+            try db.query("SELECT seq, event_id, payload FROM matrix_inbox WHERE matrix_room = ? ORDER BY seq", room) { row in
+                InboxEntry(seq: Int64(row.int(0) ?? 0), room: room, eventID: row.id(1)!, payload: row.blob(2))
+            }
+        }
+    }
+
+    /// Removes a handled event.
+    public func deleteInbox(seq: Int64) throws {
+        try write { db in _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq) }
+    }
+
+    /// Drops every queued event of `room` (after unlink).
+    public func deleteInbox(room: RoomID) throws {
+        try write { db in _ = try db.run("DELETE FROM matrix_inbox WHERE matrix_room = ?", room) }
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import IsthmusCommon
+
+/// `message_map`: each bridged message's ids on both sides — the dedupe key and the receipt.
+///
+/// XMPP → Matrix rows are keyed by the room's stanza-id and filled with the event id the homeserver returned.
+/// Matrix → XMPP rows are keyed by event id, created `sending` before the stanza leaves, and receipted
+/// (`delivered`, with the room's stanza-id) when the MUC reflects our origin-id.
+enum MessageMapTable {
+    static let schema = """
+        CREATE TABLE message_map (
+            matrix_room   TEXT NOT NULL,
+            event_id      TEXT,
+            stanza_id     TEXT,
+            origin_id     TEXT,
+            direction     TEXT NOT NULL,
+            sender        TEXT NOT NULL,
+            state         TEXT NOT NULL,
+            body          TEXT,
+            created_at    REAL NOT NULL DEFAULT ((julianday('now') - 2440587.5) * 86400.0),
+            seq           INTEGER PRIMARY KEY AUTOINCREMENT
+        );
+        CREATE UNIQUE INDEX message_map_event ON message_map (matrix_room, event_id);
+        CREATE UNIQUE INDEX message_map_stanza ON message_map (matrix_room, stanza_id);
+        CREATE UNIQUE INDEX message_map_origin ON message_map (matrix_room, origin_id);
+        """
+    static let columns = "matrix_room, event_id, stanza_id, origin_id, direction, sender, state, body, seq, created_at"
+}
+
+/// One bridged message.
+public struct MessageMapping: Sendable, Equatable {
+    public enum Direction: String, Sendable { case xmppToMatrix = "x2m", matrixToXMPP = "m2x" }
+    public enum State: String, Sendable {
+        /// Matrix → XMPP: sent (or about to be), no reflection seen yet.
+        case sending
+        /// Delivered: the other side's id is known.
+        case delivered
+        /// The other side refused it; the sender was told.
+        case failed
+    }
+    public var room: RoomID
+    public var eventID: EventID?
+    public var stanzaID: StanzaID?
+    public var originID: OriginID?
+    public var direction: Direction
+    /// The sender on the source side (Matrix user id or occupant nick/JID).
+    public var sender: String
+    public var state: State
+    /// Matrix → XMPP: the body as sent, kept until delivered so it can be resent.
+    public var body: String?
+    /// Insertion order (resends keep it).
+    public var seq: Int64 = 0
+    /// When the row was created.
+    public var createdAt = Date()
+
+    public init(room: RoomID, eventID: EventID?, stanzaID: StanzaID?, originID: OriginID?, direction: Direction,
+                sender: String, state: State, body: String? = nil) {
+        self.room = room
+        self.eventID = eventID
+        self.stanzaID = stanzaID
+        self.originID = originID
+        self.direction = direction
+        self.sender = sender
+        self.state = state
+        self.body = body
+    }
+}
+
+extension Store {
+    /// The mapping for a room's stanza-id, if that message was bridged (or is ours).
+    public func mapping(room: RoomID, stanzaID: StanzaID) throws -> MessageMapping? {
+        try read { db in
+            try db.query("SELECT \(MessageMapTable.columns) FROM message_map WHERE matrix_room = ? AND stanza_id = ?",
+                         room, stanzaID, map: MessageMapTable.decode).first
+        }
+    }
+
+    /// The mapping for a Matrix event id.
+    public func mapping(room: RoomID, eventID: EventID) throws -> MessageMapping? {
+        try read { db in
+            try db.query("SELECT \(MessageMapTable.columns) FROM message_map WHERE matrix_room = ? AND event_id = ?",
+                         room, eventID, map: MessageMapTable.decode).first
+        }
+    }
+
+    /// The mapping for one of our origin-ids.
+    public func mapping(room: RoomID, originID: OriginID) throws -> MessageMapping? {
+        try read { db in
+            try db.query("SELECT \(MessageMapTable.columns) FROM message_map WHERE matrix_room = ? AND origin_id = ?",
+                         room, originID, map: MessageMapTable.decode).first
+        }
+    }
+
+    /// Records a new mapping; returns false when one with the same ids already exists (nothing changed).
+    public func insertMapping(_ mapping: MessageMapping) throws -> Bool {
+        try write { db in
+            try db.run("""
+                INSERT OR IGNORE INTO message_map (matrix_room, event_id, stanza_id, origin_id, direction, sender, state, body)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, mapping.room, mapping.eventID, mapping.stanzaID, mapping.originID, mapping.direction.rawValue,
+                mapping.sender, mapping.state.rawValue, mapping.body) > 0
+        }
+    }
+
+    /// Marks our message `originID` delivered with the room's `stanzaID` (the receipt) and advances the room's resume point.
+    public func markDelivered(room: RoomID, originID: OriginID, stanzaID: StanzaID?) throws {
+        try write { db in
+            _ = try db.run("UPDATE message_map SET state = 'delivered', stanza_id = COALESCE(?, stanza_id), body = NULL WHERE matrix_room = ? AND origin_id = ?",
+                           stanzaID, room, originID)
+            if let stanzaID { try RoomStateTable.setLastStanzaID(db, room: room, stanzaID: stanzaID) }
+        }
+    }
+
+    /// Marks a message as refused by the other side.
+    public func markFailed(room: RoomID, originID: OriginID) throws {
+        try write { db in
+            _ = try db.run("UPDATE message_map SET state = 'failed', body = NULL WHERE matrix_room = ? AND origin_id = ?", room, originID)
+        }
+    }
+
+    /// Matrix → XMPP messages still waiting for their reflection, oldest first.
+    public func undeliveredMappings(_ room: RoomID) throws -> [MessageMapping] {
+        try read { db in
+            try db.query("SELECT \(MessageMapTable.columns) FROM message_map WHERE matrix_room = ? AND state = 'sending' ORDER BY seq",
+                         room, map: MessageMapTable.decode)
+        }
+    }
+
+    /// Records an XMPP → Matrix message as bridged and advances the room's resume point, in one transaction.
+    public func recordBridgedFromXMPP(_ mapping: MessageMapping) throws {
+        try write { db in
+            _ = try db.run("""
+                INSERT OR IGNORE INTO message_map (matrix_room, event_id, stanza_id, origin_id, direction, sender, state)
+                VALUES (?, ?, ?, ?, 'x2m', ?, 'delivered')
+                """, mapping.room, mapping.eventID, mapping.stanzaID, mapping.originID, mapping.sender)
+            if let stanzaID = mapping.stanzaID { try RoomStateTable.setLastStanzaID(db, room: mapping.room, stanzaID: stanzaID) }
+        }
+    }
+
+    /// Forgets every mapping of `room` (after unlink).
+    public func deleteMappings(_ room: RoomID) throws {
+        try write { db in _ = try db.run("DELETE FROM message_map WHERE matrix_room = ?", room) }
+    }
+}
+
+extension MessageMapTable {
+    static func decode(_ row: SQLiteConnection.Row) -> MessageMapping {
+        var mapping = MessageMapping(
+            room: row.id(0)!, eventID: row.id(1), stanzaID: row.id(2), originID: row.id(3),
+            direction: MessageMapping.Direction(rawValue: row.string(4) ?? "") ?? .xmppToMatrix,
+            sender: row.string(5) ?? "", state: MessageMapping.State(rawValue: row.string(6) ?? "") ?? .delivered,
+            body: row.string(7))
+        mapping.seq = Int64(row.int(8) ?? 0)
+        mapping.createdAt = Date(timeIntervalSince1970: row.double(9) ?? 0)
+        return mapping
+    }
+}

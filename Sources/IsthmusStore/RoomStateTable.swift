@@ -1,0 +1,39 @@
+import IsthmusCommon
+
+/// `room_state`: per-link resume state — the last stanza-id seen in the MUC, where archive catch-up starts.
+enum RoomStateTable {
+    static let schema = """
+        CREATE TABLE room_state (
+            matrix_room     TEXT PRIMARY KEY,
+            last_stanza_id  TEXT,
+            updated_at      INTEGER NOT NULL DEFAULT (strftime('%s','now'))
+        );
+        """
+
+    static func setLastStanzaID(_ db: SQLiteConnection, room: RoomID, stanzaID: StanzaID) throws {
+        _ = try db.run("""
+            INSERT INTO room_state (matrix_room, last_stanza_id) VALUES (?, ?)
+            ON CONFLICT (matrix_room) DO UPDATE SET last_stanza_id = excluded.last_stanza_id, updated_at = strftime('%s','now')
+            """, room, stanzaID)
+    }
+}
+
+extension Store {
+    /// The last stanza-id bridged or receipted in `room`'s MUC, if any.
+    public func lastStanzaID(_ room: RoomID) throws -> StanzaID? {
+        try read { db in
+            try db.query("SELECT last_stanza_id FROM room_state WHERE matrix_room = ?", room) { $0.id(0, as: StanzaID.self) }
+                .first ?? nil
+        }
+    }
+
+    /// Sets the resume point of `room`.
+    public func setLastStanzaID(_ room: RoomID, _ stanzaID: StanzaID) throws {
+        try write { db in try RoomStateTable.setLastStanzaID(db, room: room, stanzaID: stanzaID) }
+    }
+
+    /// Forgets `room`'s resume state (after unlink).
+    public func deleteRoomState(_ room: RoomID) throws {
+        try write { db in _ = try db.run("DELETE FROM room_state WHERE matrix_room = ?", room) }
+    }
+}

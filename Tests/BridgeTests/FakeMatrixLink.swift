@@ -1,0 +1,86 @@
+import Bridge
+import Foundation
+import IsthmusCommon
+import Synchronization
+
+/// A scripted Matrix side for portal tests: records calls and hands out event ids; idempotent per txnId like Synapse.
+final class FakeMatrixLink: MatrixLink, Sendable {
+    struct Sent: Sendable, Equatable {
+        var room: RoomID
+        var user: UserID
+        var message: OutgoingMatrixMessage
+        var txnID: TransactionID
+        var eventID: EventID
+        var timestamp: Date?
+    }
+
+    struct State {
+        var members: [RoomID: [UserID: String?]] = [:]
+        var sent: [Sent] = []
+        var byTxn: [String: EventID] = [:]
+        var registered: Set<UserID> = []
+        var globalNames: [UserID: String] = [:]
+        var roomNames: [UserID: String] = [:]
+        var leaves: [(RoomID, UserID)] = []
+        var removals: [(UserID, Bool, String?)] = []
+        var nextEvent = 1
+    }
+
+    let state = Mutex(State())
+    let botUserID = UserID("@isthmus:localhost")!
+
+    func ghostUserID(forIdentity identity: String) -> UserID? {
+        let encoded = identity.unicodeScalars.map { scalar -> String in
+            let character = Character(scalar)
+            if ("a"..."z").contains(character) || ("0"..."9").contains(character) { return String(character) }
+            return "=" + String(scalar.value, radix: 16)
+        }.joined()
+        return UserID("@_xmpp_\(encoded):localhost")
+    }
+
+    func isGhost(_ user: UserID) -> Bool { user.localpart.hasPrefix("_xmpp_") }
+
+    func registerGhost(_ ghost: UserID) async throws { state.withLock { _ = $0.registered.insert(ghost) } }
+
+    func setDisplayname(_ name: String, for user: UserID) async throws { state.withLock { $0.globalNames[user] = name } }
+
+    func join(_ room: RoomID, as user: UserID) async throws {
+        state.withLock { state in
+            if state.members[room]?[user] == nil { state.members[room, default: [:]][user] = .some(nil) }
+        }
+    }
+
+    func leave(_ room: RoomID, as user: UserID, reason: String?) async throws {
+        state.withLock { state in
+            state.members[room]?[user] = nil
+            state.leaves.append((room, user))
+        }
+    }
+
+    func remove(_ user: UserID, from room: RoomID, ban: Bool, reason: String?) async throws {
+        state.withLock { state in
+            state.members[room]?[user] = nil
+            state.removals.append((user, ban, reason))
+        }
+    }
+
+    func setRoomDisplayname(_ name: String, for user: UserID, in room: RoomID) async throws {
+        state.withLock { $0.roomNames[user] = name; $0.members[room, default: [:]][user] = .some(name) }
+    }
+
+    func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: TransactionID,
+              timestamp: Date?) async throws -> EventID {
+        state.withLock { state in
+            if let existing = state.byTxn["\(room)|\(txnID)"] { return existing }
+            let eventID = EventID("$ev\(state.nextEvent)")!
+            state.nextEvent += 1
+            state.byTxn["\(room)|\(txnID)"] = eventID
+            state.sent.append(Sent(room: room, user: user, message: message, txnID: txnID, eventID: eventID, timestamp: timestamp))
+            return eventID
+        }
+    }
+
+    func joinedMembers(_ room: RoomID) async throws -> [UserID: String?] {
+        state.withLock { $0.members[room] ?? [:] }
+    }
+}

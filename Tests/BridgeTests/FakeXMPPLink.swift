@@ -1,0 +1,102 @@
+import Bridge
+import Foundation
+import IsthmusCommon
+import Synchronization
+
+/// A scripted XMPP side for portal tests: records every call, lets tests choose join outcomes and feeds the
+/// bridge events (including MUC reflections of sent messages) through ``events``.
+final class FakeXMPPLink: XMPPLink, Sendable {
+    struct Sent: Sendable, Equatable {
+        var room: JID
+        var from: JID
+        var body: String
+        var originID: OriginID
+    }
+
+    struct State {
+        var joins: [(room: JID, nick: String, occupant: JID)] = []
+        var leaves: [(room: JID, nick: String, status: String?)] = []
+        var nickChanges: [(room: JID, nick: String)] = []
+        var sent: [Sent] = []
+        var privates: [(to: JID, body: String)] = []
+        var takenNicks: Set<String> = []
+        var occupantNicks: [JID: String] = [:]
+        var archive: [RoomMessage] = []
+        var nextStanza = 1
+        var reflect = true
+    }
+
+    let state = Mutex(State())
+    let events: AsyncStream<XMPPLinkEvent>
+    let feed: AsyncStream<XMPPLinkEvent>.Continuation
+
+    init() {
+        (events, feed) = AsyncStream.makeStream(of: XMPPLinkEvent.self)
+    }
+
+    func join(room: JID, nick: String, occupant: JID) async throws -> MUCJoinResult {
+        state.withLock { state in
+            state.joins.append((room, nick, occupant))
+            if state.takenNicks.contains(nick) { return .nickConflict }
+            state.occupantNicks[occupant] = nick
+            return .joined(nick: nick, created: false)
+        }
+    }
+
+    func leave(room: JID, nick: String, occupant: JID, status: String?) async throws {
+        state.withLock { $0.leaves.append((room, nick, status)) }
+    }
+
+    func changeNick(room: JID, to nick: String, occupant: JID) async throws -> MUCJoinResult {
+        state.withLock { state in
+            state.nickChanges.append((room, nick))
+            if state.takenNicks.contains(nick) { return .nickConflict }
+            state.occupantNicks[occupant] = nick
+            return .joined(nick: nick, created: false)
+        }
+    }
+
+    func sendGroupchat(room: JID, from occupant: JID, body: String, originID: OriginID) async throws {
+        let reflection: RoomMessage? = state.withLock { state in
+            state.sent.append(Sent(room: room, from: occupant, body: body, originID: originID))
+            guard state.reflect, let nick = state.occupantNicks[occupant] else { return nil }
+            let stanzaID = StanzaID("sid-\(state.nextStanza)")!
+            state.nextStanza += 1
+            let message = RoomMessage(room: room, nick: nick, to: FakeXMPPLink.bot, stanzaID: stanzaID, originID: originID,
+                                      id: originID.rawValue, body: body)
+            state.archive.append(message)
+            return message
+        }
+        if let reflection { feed.yield(.message(reflection)) }
+    }
+
+    func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws {
+        state.withLock { $0.privates.append((recipient, body)) }
+    }
+
+    func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult { .joined }
+
+    func archive(room: JID, as occupant: JID, after: StanzaID?, since: Date?) async throws -> [RoomMessage] {
+        state.withLock { state in
+            guard let after else { return state.archive }
+            guard let index = state.archive.firstIndex(where: { $0.stanzaID == after }) else { return state.archive }
+            return Array(state.archive[(index + 1)...])
+        }
+    }
+
+    /// A message from a real XMPP occupant, as the component's copy for the bridge's occupant; also archived.
+    func occupantSays(_ nick: String, _ body: String, in room: JID, occupantID: String? = nil) -> RoomMessage {
+        let message = state.withLock { state in
+            let stanzaID = StanzaID("sid-\(state.nextStanza)")!
+            state.nextStanza += 1
+            let message = RoomMessage(room: room, nick: nick, to: FakeXMPPLink.bot, stanzaID: stanzaID,
+                                      occupantID: occupantID.flatMap(OccupantID.init), body: body)
+            state.archive.append(message)
+            return message
+        }
+        feed.yield(.message(message))
+        return message
+    }
+
+    static let bot = JID("bridge.localhost/isthmus")!
+}

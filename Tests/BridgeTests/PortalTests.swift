@@ -1,0 +1,93 @@
+import Bridge
+import Foundation
+import IsthmusCommon
+import IsthmusStore
+import Testing
+import TestSupport
+
+/// Portal behaviour against scripted fakes of both sides: fast, no servers.
+@Suite struct PortalTests {
+    let room = RoomID("!room:localhost")!
+    let muc = JID("lounge@conference.localhost")!
+    let alice = UserID("@alice:localhost")!
+
+    struct Harness {
+        let store: Store
+        let xmpp = FakeXMPPLink()
+        let matrix = FakeMatrixLink()
+        let bridge: Bridge
+        let task: Task<Void, Never>
+
+        init(path: String = ":memory:") throws {
+            store = try Store(path: path, logger: .disabled)
+            bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix,
+                            naming: BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!,
+                            logger: .disabled, linkPollInterval: .milliseconds(20))
+            let bridge = self.bridge, events = xmpp.events
+            task = Task { await bridge.run(xmppEvents: events) }
+        }
+
+        func stop() async {
+            bridge.shutdown()
+            xmpp.feed.finish()
+            await task.value
+        }
+    }
+
+    func linked(_ harness: Harness, members: [UserID: String?]) async throws {
+        harness.matrix.state.withLock { $0.members[room] = members }
+        try await harness.store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
+        harness.xmpp.feed.yield(.connected(reconnected: false))
+        try await eventually("link active") {
+            try await harness.store.roomLinks().first?.status == .active
+        }
+    }
+
+    @Test func activationJoinsBotAndPuppetsAndSetsActive() async throws {
+        let harness = try Harness()
+        try await linked(harness, members: [alice: "Alice", harness.matrix.botUserID: nil])
+        let joins = harness.xmpp.state.withLock { $0.joins.map(\.nick) }
+        #expect(joins == ["Matrix", "Alice"])
+        await harness.stop()
+    }
+
+    @Test func xmppMessageIsBridgedOnceAsGhost() async throws {
+        let harness = try Harness()
+        try await linked(harness, members: [alice: "Alice"])
+        let message = harness.xmpp.occupantSays("romeo", "  hi <&> 😀\nline2 ", in: muc, occupantID: "occ1")
+        try await eventually("bridged") { harness.matrix.state.withLock { $0.sent.count } == 1 }
+        harness.xmpp.feed.yield(.message(message))   // a duplicate copy
+        harness.xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "romeo", to: FakeXMPPLink.bot, available: true)))
+        try await eventually("ghost named") { harness.matrix.state.withLock { $0.roomNames.values.contains("romeo") } }
+        let sent = harness.matrix.state.withLock { $0.sent }
+        #expect(sent.count == 1)
+        #expect(sent.first?.message == OutgoingMatrixMessage(kind: .text, body: "  hi <&> 😀\nline2 "))
+        #expect(sent.first?.user.localpart.hasPrefix("_xmpp_") == true)
+        await harness.stop()
+    }
+
+    @Test func matrixMessageGoesOutWithOriginIDAndReflectionIsNotEchoed() async throws {
+        let harness = try Harness()
+        try await linked(harness, members: [alice: "Alice"])
+        let event = MatrixRoomEvent(eventID: EventID("$m1")!, room: room, sender: alice, content: .message(msgtype: "m.emote", body: "waves"))
+        try await harness.bridge.acceptMatrixEvents([event])
+        try await eventually("sent to XMPP") { harness.xmpp.state.withLock { $0.sent.count } == 1 }
+        try await eventually("receipt stored") {
+            try await harness.store.mapping(room: room, eventID: EventID("$m1")!)?.state == .delivered
+        }
+        try await harness.bridge.acceptMatrixEvents([event])   // a replayed transaction
+        let sent = harness.xmpp.state.withLock { $0.sent }
+        #expect(sent.map(\.body) == ["/me waves"])
+        #expect(harness.matrix.state.withLock { $0.sent.isEmpty })
+        await harness.stop()
+    }
+
+    @Test func nickConflictTakesDeterministicAlternative() async throws {
+        let harness = try Harness()
+        harness.xmpp.state.withLock { $0.takenNicks = ["Alice"] }
+        try await linked(harness, members: [alice: "Alice"])
+        let nicks = harness.xmpp.state.withLock { $0.joins.map(\.nick) }
+        #expect(nicks == ["Matrix", "Alice", "Alice (Matrix)"])
+        await harness.stop()
+    }
+}

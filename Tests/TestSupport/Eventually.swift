@@ -1,0 +1,20 @@
+import Foundation
+
+/// A condition that did not become true before its deadline.
+public struct DeadlineExceeded: Error, CustomStringConvertible {
+    public var what: String
+    public var seconds: Double
+    public var description: String { "timed out after \(seconds) s waiting for: \(what)" }
+}
+
+/// Polls `condition` until it holds or `timeout` passes (then throws ``DeadlineExceeded``). Never a fixed sleep:
+/// it returns as soon as the condition is true.
+public func eventually(_ what: String, timeout: Double = 10, pollEvery: Duration = .milliseconds(20),
+                       _ condition: @Sendable () async throws -> Bool) async throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while true {
+        if try await condition() { return }
+        if Date() > deadline { throw DeadlineExceeded(what: what, seconds: timeout) }
+        try await Task.sleep(for: pollEvery)
+    }
+}
