@@ -47,7 +47,7 @@ public final class Bridge: Sendable {
             group.addTask {
                 var lastVersion = -1
                 while !Task.isCancelled {
-                    let version = (try? await store.dataVersion()) ?? lastVersion
+                    let version = (try? await store.linkChangeVersion()) ?? lastVersion
                     if version != lastVersion {
                         lastVersion = version
                         control.yield(.reloadLinks)

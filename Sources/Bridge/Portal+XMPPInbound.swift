@@ -81,7 +81,8 @@ extension Portal {
     func isOurOccupant(nick: String, occupantID: OccupantID?, realJID: JID?) -> Bool {
         if let realJID, context.naming.isOurs(realJID) { return true }
         if nick == botNick { return true }
-        return puppets.values.contains { $0.nick == nick && $0.joined }
+        // Joined or not: after a restart puppets are rejoining, and archived reflections carry their nicks.
+        return puppets.values.contains { $0.nick == nick }
     }
 
     /// The MUC bounced one of our messages. `not-acceptable` means the puppet is no longer an occupant: rejoin and

@@ -78,6 +78,7 @@ extension Store {
                 link.matrixRoom, link.matrixAlias?.description, link.muc.bare.description, link.status.rawValue, link.detail,
                 link.unlinking)
         }
+        localLinkChanges += 1
     }
 
     /// Sets a link's status and detail (no-op for unknown rooms).
@@ -89,7 +90,7 @@ extension Store {
 
     /// Marks a link for clean-up by `serve`; returns the link, or nil when nothing matches.
     public func markUnlinking(matrixRoom: RoomID? = nil, muc: JID? = nil) throws -> RoomLink? {
-        try write { db in
+        let result = try write { db -> RoomLink? in
             let rows: [RoomLink?] = try db.query(
                 "SELECT \(RoomLinkTable.columns) FROM room_links WHERE matrix_room = ? OR muc = ?",
                 matrixRoom?.description, muc?.bare.description, map: RoomLinkTable.decode)
@@ -98,11 +99,14 @@ extension Store {
             link.unlinking = true
             return link
         }
+        localLinkChanges += 1
+        return result
     }
 
     /// Deletes a link once both sides are cleaned up.
     public func deleteRoomLink(_ room: RoomID) throws {
         try write { db in _ = try db.run("DELETE FROM room_links WHERE matrix_room = ?", room) }
+        localLinkChanges += 1
     }
 }
 

@@ -10,6 +10,8 @@ public actor Store {
     /// Where the database lives (`:memory:` for tests).
     public nonisolated let path: String
     private let logger: Logger
+    /// Bumped by this process's own link changes (`data_version` only reflects other connections' commits).
+    var localLinkChanges = 0
 
     /// Opens the database at `path` and applies pending migrations. Does file I/O.
     public init(path: String, logger: Logger) throws {
@@ -44,8 +46,9 @@ public actor Store {
         try connection.query("SELECT version FROM schema_migrations ORDER BY version") { $0.int(0) ?? 0 }
     }
 
-    /// SQLite's `data_version`: changes whenever another connection (e.g. the CLI) commits.
-    public func dataVersion() throws -> Int {
-        try connection.query("PRAGMA data_version") { $0.int(0) ?? 0 }.first ?? 0
+    /// A number that changes whenever links may have changed: SQLite's `data_version` (other connections' commits,
+    /// e.g. the CLI) plus this process's own link writes.
+    public func linkChangeVersion() throws -> Int {
+        (try connection.query("PRAGMA data_version") { $0.int(0) ?? 0 }.first ?? 0) &+ localLinkChanges &* 1_000_003
     }
 }

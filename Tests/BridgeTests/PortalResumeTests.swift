@@ -1,0 +1,157 @@
+import Bridge
+import Foundation
+import IsthmusCommon
+import IsthmusStore
+import Testing
+import TestSupport
+
+/// Restart and crash behaviour: catch-up from the archive, receipts found there, resends of what never arrived.
+@Suite struct PortalResumeTests {
+    let room = RoomID("!room:localhost")!
+    let muc = JID("lounge@conference.localhost")!
+    let alice = UserID("@alice:localhost")!
+
+    func start(_ store: Store, xmpp: FakeXMPPLink, matrix: FakeMatrixLink) -> (Bridge, Task<Void, Never>) {
+        let bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix,
+                            naming: BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!,
+                            logger: .disabled, linkPollInterval: .milliseconds(20))
+        let events = xmpp.events
+        return (bridge, Task { await bridge.run(xmppEvents: events) })
+    }
+
+    func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("isthmus-\(UUID().uuidString).sqlite").path
+    }
+
+    @Test func messagesSentWhileDownAreCaughtUpOnceInOrder() async throws {
+        let path = temporaryPath()
+        let matrix = FakeMatrixLink()
+        matrix.state.withLock { $0.members[room] = [alice: "Alice"] }
+        let archive: [RoomMessage]
+        do {
+            let store = try Store(path: path, logger: .disabled)
+            let xmpp = FakeXMPPLink()
+            try await store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
+            let (bridge, task) = start(store, xmpp: xmpp, matrix: matrix)
+            xmpp.feed.yield(.connected(reconnected: false))
+            try await eventually("active") { try await store.roomLinks().first?.status == .active }
+            _ = xmpp.occupantSays("romeo", "before", in: muc)
+            try await eventually("first bridged") { matrix.state.withLock { $0.sent.count } == 1 }
+            bridge.shutdown()
+            xmpp.feed.finish()
+            await task.value
+            archive = xmpp.state.withLock { $0.archive }
+        }
+        // While the bridge is down, three messages reach the MUC's archive.
+        let xmpp = FakeXMPPLink()
+        xmpp.state.withLock { state in
+            state.archive = archive
+            state.nextStanza = 100
+        }
+        for body in ["one", "two", "three"] {
+            xmpp.state.withLock { state in
+                state.archive.append(RoomMessage(room: muc, nick: "romeo", stanzaID: StanzaID("sid-\(state.nextStanza)")!, body: body))
+                state.nextStanza += 1
+            }
+        }
+        let store = try Store(path: path, logger: .disabled)
+        let (bridge, task) = start(store, xmpp: xmpp, matrix: matrix)
+        xmpp.feed.yield(.connected(reconnected: false))
+        try await eventually("caught up") { matrix.state.withLock { $0.sent.count } == 4 }
+        let bodies = matrix.state.withLock { $0.sent.map(\.message.body) }
+        #expect(bodies == ["before", "one", "two", "three"])
+        bridge.shutdown()
+        xmpp.feed.finish()
+        await task.value
+    }
+
+    @Test func unreceiptedMessageIsResentOnlyWhenTheArchiveLacksIt() async throws {
+        let path = temporaryPath()
+        let store = try Store(path: path, logger: .disabled)
+        try await store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
+        let naming = BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!
+        // Two messages were sent before a crash; no reflection was processed. Only the first reached the room.
+        let arrived = naming.originID(for: EventID("$a")!)
+        let lost = naming.originID(for: EventID("$b")!)
+        for (event, origin) in [("$a", arrived), ("$b", lost)] {
+            _ = try await store.insertMapping(MessageMapping(room: room, eventID: EventID(event)!, stanzaID: nil, originID: origin,
+                                                             direction: .matrixToXMPP, sender: alice.rawValue, state: .sending,
+                                                             body: "body \(event)"))
+        }
+        try await store.savePuppet(Puppet(room: room, user: alice, occupant: naming.puppetJID(for: alice)!, nick: "Alice",
+                                          displayname: "Alice", joined: true))
+        let xmpp = FakeXMPPLink()
+        xmpp.state.withLock { state in
+            state.archive = [RoomMessage(room: muc, nick: "Alice", stanzaID: StanzaID("sid-a")!, originID: arrived, body: "body $a")]
+        }
+        let matrix = FakeMatrixLink()
+        matrix.state.withLock { $0.members[room] = [alice: "Alice"] }
+        let (bridge, task) = start(store, xmpp: xmpp, matrix: matrix)
+        xmpp.feed.yield(.connected(reconnected: false))
+        try await eventually("resent and receipted") {
+            try await store.mapping(room: room, eventID: EventID("$b")!)?.state == .delivered
+        }
+        let sent = xmpp.state.withLock { $0.sent.map(\.body) }
+        #expect(sent == ["body $b"])
+        #expect(try await store.mapping(room: room, eventID: EventID("$a")!)?.stanzaID == StanzaID("sid-a"))
+        #expect(matrix.state.withLock { $0.sent.isEmpty })
+        bridge.shutdown()
+        xmpp.feed.finish()
+        await task.value
+    }
+
+    @Test func membershipFollowsBothSides() async throws {
+        let store = try Store(path: ":memory:", logger: .disabled)
+        try await store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
+        let xmpp = FakeXMPPLink(), matrix = FakeMatrixLink()
+        matrix.state.withLock { $0.members[room] = [alice: "Alice"] }
+        let (bridge, task) = start(store, xmpp: xmpp, matrix: matrix)
+        xmpp.feed.yield(.connected(reconnected: false))
+        try await eventually("active") { try await store.roomLinks().first?.status == .active }
+        let bot = FakeXMPPLink.bot
+        xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "romeo", to: bot, available: true, occupantID: OccupantID("o1"))))
+        try await eventually("ghost joined") { matrix.state.withLock { $0.roomNames.values.contains("romeo") } }
+        xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "romeo", to: bot, available: false, occupantID: OccupantID("o1"),
+                                               statusCodes: [303], newNick: "romeo2")))
+        xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "romeo2", to: bot, available: true, occupantID: OccupantID("o1"))))
+        try await eventually("ghost renamed") { matrix.state.withLock { $0.roomNames.values.contains("romeo2") } }
+        #expect(matrix.state.withLock { $0.registered.count } == 1)
+        xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "romeo2", to: bot, available: false, occupantID: OccupantID("o1"),
+                                               statusCodes: [307], reason: "spam")))
+        try await eventually("ghost kicked") { matrix.state.withLock { $0.removals.count } == 1 }
+        // Matrix side: alice renames, then is kicked by bob.
+        let bob = UserID("@bob:localhost")!
+        try await bridge.acceptMatrixEvents([
+            MatrixRoomEvent(eventID: EventID("$n")!, room: room, sender: alice, stateKey: alice.rawValue,
+                            content: .member(membership: "join", displayname: "Alicia", reason: nil)),
+            MatrixRoomEvent(eventID: EventID("$k")!, room: room, sender: bob, stateKey: alice.rawValue,
+                            content: .member(membership: "leave", displayname: nil, reason: "bye")),
+        ])
+        try await eventually("puppet left") { xmpp.state.withLock { $0.leaves.count } == 1 }
+        #expect(xmpp.state.withLock { $0.nickChanges.map(\.nick) } == ["Alicia"])
+        #expect(xmpp.state.withLock { $0.leaves.first?.status } == "Kicked on Matrix by bob: bye")
+        bridge.shutdown()
+        xmpp.feed.finish()
+        await task.value
+    }
+
+    @Test func unlinkCleansUpBothSides() async throws {
+        let store = try Store(path: ":memory:", logger: .disabled)
+        try await store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
+        let xmpp = FakeXMPPLink(), matrix = FakeMatrixLink()
+        matrix.state.withLock { $0.members[room] = [alice: "Alice"] }
+        let (bridge, task) = start(store, xmpp: xmpp, matrix: matrix)
+        xmpp.feed.yield(.connected(reconnected: false))
+        try await eventually("active") { try await store.roomLinks().first?.status == .active }
+        xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "romeo", to: FakeXMPPLink.bot, available: true)))
+        try await eventually("ghost joined") { matrix.state.withLock { $0.roomNames.values.contains("romeo") } }
+        _ = try await store.markUnlinking(matrixRoom: room)
+        try await eventually("link deleted") { try await store.roomLinks().isEmpty }
+        let leftNicks = xmpp.state.withLock { $0.leaves.map(\.nick) }
+        #expect(Set(leftNicks) == ["Alice", "Matrix"])
+        #expect(matrix.state.withLock { $0.members[room].map { Array($0.keys) } } == [alice])
+        bridge.shutdown()
+        xmpp.feed.finish()
+        await task.value
+    }
+}
