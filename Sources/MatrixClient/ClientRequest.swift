@@ -22,6 +22,8 @@ struct ClientRequest: Sendable {
     var query: [(String, String)]
     var body: Data?
     var retry: RetryPolicy.Mode
+    /// Whether to send the access token (false for endpoints that need none and would refuse a bad one).
+    var authenticated = true
 
     init(_ call: String, _ method: String, _ segments: [Segment], query: [(String, String)] = [], body: Data? = nil,
          retry: RetryPolicy.Mode = .full) {

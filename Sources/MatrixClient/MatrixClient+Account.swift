@@ -6,7 +6,9 @@ extension MatrixClient {
     /// `GET /_matrix/client/versions`: the spec versions the homeserver supports (client-server API §2.1). No auth needed.
     public func versions() async throws(MatrixError) -> [String] {
         struct Versions: Decodable { var versions: [String] }
-        return try await perform(ClientRequest("versions", "GET", ["_matrix/client/versions"]), as: Versions.self).versions
+        var request = ClientRequest("versions", "GET", ["_matrix/client/versions"])
+        request.authenticated = false
+        return try await perform(request, as: Versions.self).versions
     }
 
     /// `GET /account/whoami` as the token's user or as `user` (client-server API §5.7.2).
@@ -56,7 +58,9 @@ extension MatrixClient {
         }
         let body = try json(Login(identifier: Identifier(user: user), password: password, initialDeviceDisplayName: deviceDisplayName),
                             call: "login")
-        return try await perform(ClientRequest("login", "POST", ["_matrix/client/v3/login"], body: body, retry: .rateLimitOnly))
+        var request = ClientRequest("login", "POST", ["_matrix/client/v3/login"], body: body, retry: .rateLimitOnly)
+        request.authenticated = false
+        return try await perform(request)
     }
 
     /// Sets `user`'s global display name (nil clears it) (client-server API §10.2.1 "Profiles").

@@ -124,7 +124,7 @@ public final class MatrixClient: Sendable {
         var urlRequest = URLRequest(url: URL(string: baseURL + request.pathAndQuery)!)
         urlRequest.httpMethod = request.method
         urlRequest.timeoutInterval = Self.seconds(configuration.requestTimeout)
-        if !configuration.accessToken.isEmpty {
+        if request.authenticated, !configuration.accessToken.isEmpty {
             urlRequest.setValue("Bearer " + configuration.accessToken, forHTTPHeaderField: "Authorization")
         }
         if let body = request.body {
