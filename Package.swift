@@ -60,6 +60,7 @@ let package = Package(
         // MARK: Tests
         .target(name: "TestSupport", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMLStream", "XMPP", "Network", "Matrix",
+            "MatrixAppService", "MatrixClient",
         ], path: "Tests/TestSupport"),
         .testTarget(name: "IsthmusCommonTests", dependencies: ["IsthmusCommon", "TestSupport"]),
         .testTarget(name: "IsthmusConfigTests", dependencies: ["IsthmusConfig", "TestSupport"]),

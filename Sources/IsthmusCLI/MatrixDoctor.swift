@@ -1,0 +1,106 @@
+import Foundation
+import IsthmusCommon
+import IsthmusConfig
+import IsthmusStore
+import Matrix
+import MatrixAppService
+import MatrixClient
+
+/// The Matrix half of `isthmus doctor`: the homeserver answers, it accepts the as_token (whoami as the bot), and a
+/// ping makes it reach the appservice listener. Does network I/O; starts a listener on `appservice.listen` for the
+/// ping (or pings the one already running there, e.g. `isthmus serve`).
+public enum MatrixDoctor {
+    /// Runs the checks in order and says what each found. Never throws; a failure is a finding with `ok == false`.
+    public static func check(config: Config, logger: Logger, timeout: Duration = .seconds(10)) async -> [DoctorFinding] {
+        let client = MatrixClient(configuration: .init(
+            homeserverURL: config.matrix.homeserverURL, accessToken: config.appservice.asToken, requestTimeout: timeout,
+            retryPolicy: RetryPolicy(maxAttempts: 1, maxRateLimitWaits: 2, maxRateLimitWait: .seconds(5))), logger: logger)
+        let homeserver = config.matrix.homeserverURL.absoluteString
+        var findings: [DoctorFinding] = []
+
+        do {
+            let versions = try await client.versions()
+            findings.append(DoctorFinding(ok: true, check: "matrix.homeserver",
+                                          detail: "the homeserver at \(homeserver) answers (spec versions up to \(versions.last ?? "unknown"))"))
+        } catch {
+            findings.append(DoctorFinding(ok: false, check: "matrix.homeserver",
+                                          detail: "the homeserver at \(homeserver) does not answer: \(error.message)"))
+            return findings
+        }
+
+        let bot = config.botUserID
+        do {
+            let user = try await client.whoAmI()
+            let ok = user.rawValue == bot
+            findings.append(DoctorFinding(ok: ok, check: "matrix.as_token", detail: ok
+                ? "the homeserver accepts the as_token as \(bot)"
+                : "the as_token belongs to \(user), not to the bot \(bot): check appservice.bot_localpart and the registration"))
+        } catch {
+            let hint = error.errcode == MatrixErrorCode.unknownToken
+                ? "the homeserver does not know this as_token: give it the registration from `isthmus registration` and restart it"
+                : "whoami with the as_token failed: \(error.errcode ?? "") \(error.message)"
+            findings.append(DoctorFinding(ok: false, check: "matrix.as_token", detail: hint))
+            return findings
+        }
+
+        findings.append(await pingFinding(config: config, client: client, logger: logger))
+        return findings
+    }
+
+    private static func pingFinding(config: Config, client: MatrixClient, logger: Logger) async -> DoctorFinding {
+        let listen = config.appservice.listen
+        let store: Store
+        do {
+            store = try Store(path: ":memory:", logger: logger)
+        } catch {
+            return DoctorFinding(ok: false, check: "matrix.appservice_ping", detail: "cannot open a scratch store: \(error)")
+        }
+        var listener: AppServiceListener?
+        var note = "a listener started for the check on \(listen)"
+        do {
+            listener = try AppServiceListener(
+                configuration: .init(host: listen.host, port: listen.port, hsToken: config.appservice.hsToken),
+                store: store, handler: DoctorHandler(), logger: logger)
+        } catch where error.isAddressInUse {
+            note = "the listener already running on \(listen)"
+        } catch {
+            return DoctorFinding(ok: false, check: "matrix.appservice_ping", detail: "cannot listen on \(listen): \(error)")
+        }
+        return await withDiscardingTaskGroup { group in
+            if let listener { group.addTask { await listener.run() } }
+            defer { listener?.shutdown() }
+            do throws(MatrixError) {
+                let roundTrip = try await client.ping(appServiceID: config.appservice.id, transactionID: "isthmus-doctor-" + Digest.randomHex(bytes: 4))
+                return DoctorFinding(ok: true, check: "matrix.appservice_ping", detail:
+                    "the homeserver reached \(note) at \(config.appservice.url.absoluteString) in \(roundTrip.components.seconds * 1000 + roundTrip.components.attoseconds / 1_000_000_000_000_000) ms")
+            } catch {
+                return DoctorFinding(ok: false, check: "matrix.appservice_ping", detail: pingFailure(error, note: note, config: config))
+            }
+        }
+    }
+
+    private static func pingFailure(_ error: MatrixError, note: String, config: Config) -> String {
+        let url = config.appservice.url.absoluteString
+        switch error.errcode {
+        case "M_URL_NOT_SET":
+            return "the homeserver's registration for '\(config.appservice.id)' has no url: set it to \(url)"
+        case "M_BAD_STATUS":
+            return "the homeserver reached \(url) but was refused (\(error.message)): the registration's hs_token probably differs from appservice.hs_token"
+        case "M_CONNECTION_FAILED", "M_CONNECTION_TIMEOUT":
+            return "the homeserver could not reach \(note) at \(url) (\(error.errcode ?? "")): check that the registration url points at appservice.listen"
+        case "M_FORBIDDEN", "M_NOT_FOUND":
+            return "the homeserver refused to ping appservice '\(config.appservice.id)' (\(error.errcode ?? "")): the registration's id must match appservice.id"
+        default:
+            return "the ping failed: \(error.description)"
+        }
+    }
+}
+
+/// The listener's handler during `doctor`: answers pings, refuses to take transactions (the homeserver keeps them
+/// for the real bridge) and owns no users or aliases.
+private struct DoctorHandler: AppServiceHandler {
+    struct NotServing: Error {}
+    func handle(_ transaction: Transaction) async throws { throw NotServing() }
+    func userExists(_ user: UserID) async -> Bool { false }
+    func roomAliasExists(_ alias: RoomAlias) async -> Bool { false }
+}

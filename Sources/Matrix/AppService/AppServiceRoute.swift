@@ -1,0 +1,29 @@
+import IsthmusCommon
+
+/// An endpoint of the appservice API the listener serves (appservice API v1.17 §2.3 "Endpoints"). Pure value.
+public enum AppServiceRoute: Sendable, Equatable {
+    /// `GET /health` or `/_isthmus/health`: container liveness probe, no authentication.
+    case health
+    /// `PUT /_matrix/app/v1/transactions/{txnId}` (or legacy `/transactions/{txnId}`).
+    case transaction(TransactionID)
+    /// `GET /_matrix/app/v1/users/{userId}` (or legacy `/users/{userId}`).
+    case userQuery(UserID)
+    /// `GET /_matrix/app/v1/rooms/{roomAlias}` (or legacy `/rooms/{roomAlias}`).
+    case roomAliasQuery(RoomAlias)
+    /// `POST /_matrix/app/v1/ping`.
+    case ping
+
+    /// Whether the homeserver must present the hs_token for this route.
+    public var requiresAuthentication: Bool { self != .health }
+
+    /// A short name for logs and metrics (`transaction`, `user_query` …).
+    public var name: String {
+        switch self {
+        case .health: "health"
+        case .transaction: "transaction"
+        case .userQuery: "user_query"
+        case .roomAliasQuery: "room_alias_query"
+        case .ping: "ping"
+        }
+    }
+}

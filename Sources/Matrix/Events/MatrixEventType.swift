@@ -1,0 +1,39 @@
+import IsthmusCommon
+
+/// Event type names Isthmus understands (Matrix client-server API, "Events" and "Modules"). Constants only.
+public enum MatrixEventType {
+    /// `m.room.message` — instant messages (spec §11.2.1).
+    public static let message = "m.room.message"
+    /// `m.room.member` — membership and per-room profile (spec §10.2 "m.room.member").
+    public static let member = "m.room.member"
+    /// `m.room.redaction` (spec §11.8).
+    public static let redaction = "m.room.redaction"
+    /// `m.reaction` — an `m.annotation` relation (spec §11.36 "Event annotations and reactions").
+    public static let reaction = "m.reaction"
+    /// `m.room.name`.
+    public static let roomName = "m.room.name"
+    /// `m.room.topic`.
+    public static let roomTopic = "m.room.topic"
+    /// `m.room.avatar`.
+    public static let roomAvatar = "m.room.avatar"
+    /// `m.room.power_levels`.
+    public static let powerLevels = "m.room.power_levels"
+    /// `m.room.tombstone` — the room was upgraded (spec §11.32 "Room upgrades").
+    public static let tombstone = "m.room.tombstone"
+    /// `m.typing` — ephemeral (spec §11.5).
+    public static let typing = "m.typing"
+    /// `m.receipt` — ephemeral (spec §11.6).
+    public static let receipt = "m.receipt"
+}
+
+/// Relation types of `m.relates_to.rel_type` (spec §11.10 "Forming relationships between events").
+public enum MatrixRelationType {
+    /// An edit (spec §11.37 "Event replacements").
+    public static let replace = "m.replace"
+    /// A reaction or other annotation.
+    public static let annotation = "m.annotation"
+    /// A thread.
+    public static let thread = "m.thread"
+    /// A generic reference.
+    public static let reference = "m.reference"
+}

@@ -1,0 +1,65 @@
+import IsthmusCommon
+
+/// The JSON body of a transaction push, decoded entry by entry so one bad entry does not fail the rest. Pure.
+///
+/// `events` is required (appservice API "Pushing events"); `ephemeral` and its unstable name are optional;
+/// `to_device` and other fields are ignored.
+public struct TransactionBody: Sendable, Codable {
+    public var events: [ClientEvent]
+    public var ephemeral: [EphemeralEvent]
+    public var rejectedEvents: [RejectedEvent]
+
+    public init(events: [ClientEvent], ephemeral: [EphemeralEvent] = []) {
+        self.events = events
+        self.ephemeral = ephemeral
+        rejectedEvents = []
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case events
+        case ephemeral
+        case unstableEphemeral = "de.sorunome.msc2409.ephemeral"
+    }
+
+    /// Decodes one entry, keeping its raw JSON and the reason when it does not decode.
+    private enum Entry<T: Decodable>: Decodable {
+        case decoded(T)
+        case rejected(JSONValue, String)
+
+        init(from decoder: any Decoder) throws {
+            do {
+                self = .decoded(try T(from: decoder))
+            } catch {
+                let raw = (try? JSONValue(from: decoder)) ?? .null
+                self = .rejected(raw, DecodingErrorSummary.describe(error))
+            }
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        var rejected: [RejectedEvent] = []
+        events = []
+        for (index, entry) in try container.decode([Entry<ClientEvent>].self, forKey: .events).enumerated() {
+            switch entry {
+            case .decoded(let event): events.append(event)
+            case .rejected(let raw, let reason): rejected.append(RejectedEvent(index: index, raw: raw, reason: reason))
+            }
+        }
+        let ephemeralKey: CodingKeys = container.contains(.ephemeral) ? .ephemeral : .unstableEphemeral
+        ephemeral = []
+        for (index, entry) in (try container.decodeIfPresent([Entry<EphemeralEvent>].self, forKey: ephemeralKey) ?? []).enumerated() {
+            switch entry {
+            case .decoded(let event): ephemeral.append(event)
+            case .rejected(let raw, let reason): rejected.append(RejectedEvent(index: index, raw: raw, reason: reason))
+            }
+        }
+        rejectedEvents = rejected
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(events, forKey: .events)
+        if !ephemeral.isEmpty { try container.encode(ephemeral, forKey: .ephemeral) }
+    }
+}

@@ -1,1 +1,0 @@
-// Matrix module (being built).

@@ -1,1 +1,0 @@
-// MatrixAppService module (being built).

@@ -1,0 +1,66 @@
+import Foundation
+import IsthmusCommon
+import IsthmusStore
+import Matrix
+
+/// Exactly-once handling of pushed transactions (appservice API §2.3.2 "Pushing events"). Used by
+/// ``AppServiceListener`` from a single task, so transactions are processed one at a time in arrival order.
+///
+/// A known id is answered 200 without the handler; a new one goes to the handler, is marked processed in the
+/// ``Store`` only after the handler returned, then answered 200. A handler or store failure answers 500 so the
+/// homeserver retries the same transaction.
+struct TransactionProcessor: Sendable {
+    let store: Store
+    let handler: any AppServiceHandler
+    let logger: Logger
+
+    /// Processes one transaction body and returns the answer. Does store I/O and calls the handler.
+    func process(_ id: TransactionID, body: Data) async -> HTTPServerResponse {
+        var logger = self.logger
+        logger[metadataKey: "matrix.txn.id"] = id.rawValue
+        do {
+            if try await store.isTransactionProcessed(id) {
+                logger.debug("Transaction already processed; acknowledged again")
+                return .json(200, EmptyObject())
+            }
+        } catch {
+            logger.error("Could not read processed transactions", metadata: ["error": "\(error)"])
+            return .matrixError(Self.failed)
+        }
+        let transaction: Transaction
+        switch TransactionDecoder.decode(body, id: id) {
+        case .failure(let rejection):
+            logger.warning("Transaction body refused", metadata: ["matrix.errcode": rejection.errcode, "error": rejection.message])
+            return .matrixError(rejection)
+        case .success(let decoded):
+            transaction = decoded
+        }
+        if !transaction.rejectedEvents.isEmpty {
+            logger.warning("Transaction has events that could not be decoded; skipping them", metadata: [
+                "matrix.txn.rejected": String(transaction.rejectedEvents.count),
+                "error": transaction.rejectedEvents[0].reason,
+            ])
+        }
+        do {
+            try await handler.handle(transaction)
+        } catch {
+            logger.error("Transaction handler failed; the homeserver will retry", metadata: ["error": "\(error)"])
+            return .matrixError(Self.failed)
+        }
+        do {
+            try await store.markTransactionProcessed(id)
+        } catch {
+            logger.error("Could not record the transaction as processed", metadata: ["error": "\(error)"])
+            return .matrixError(Self.failed)
+        }
+        logger.debug("Transaction processed", metadata: [
+            "matrix.txn.events": String(transaction.events.count), "matrix.txn.ephemeral": String(transaction.ephemeral.count),
+        ])
+        return .json(200, EmptyObject())
+    }
+
+    private static let failed = AppServiceRejection(status: 500, errcode: MatrixErrorCode.unknown, message: "Transaction not processed; retry later")
+}
+
+/// `{}`.
+struct EmptyObject: Codable, Sendable {}

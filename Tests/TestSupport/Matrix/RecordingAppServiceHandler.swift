@@ -1,0 +1,81 @@
+import Foundation
+import IsthmusCommon
+import Matrix
+import MatrixAppService
+import Synchronization
+
+/// An ``AppServiceHandler`` for tests: records every transaction, query and ping; can be told to fail the next
+/// transactions or to wait on a gate. Thread-safe.
+public final class RecordingAppServiceHandler: AppServiceHandler {
+    private struct State {
+        var transactions: [Transaction] = []
+        var pings: [String?] = []
+        var userQueries: [UserID] = []
+        var aliasQueries: [RoomAlias] = []
+        var failuresLeft = 0
+        var concurrent = 0
+        var maxConcurrent = 0
+    }
+
+    private let state = Mutex(State())
+    /// Users the handler says exist.
+    public let knownUsers: Set<UserID>
+    /// Aliases the handler says exist.
+    public let knownAliases: Set<RoomAlias>
+    /// How long `handle` takes (to provoke overlapping requests).
+    public let handleDelay: Duration
+
+    public init(knownUsers: Set<UserID> = [], knownAliases: Set<RoomAlias> = [], handleDelay: Duration = .zero) {
+        self.knownUsers = knownUsers
+        self.knownAliases = knownAliases
+        self.handleDelay = handleDelay
+    }
+
+    public struct InjectedFailure: Error {}
+
+    /// Makes the next `count` transactions throw.
+    public func failNext(_ count: Int) { state.withLock { $0.failuresLeft = count } }
+
+    public var transactions: [Transaction] { state.withLock { $0.transactions } }
+    public var events: [ClientEvent] { transactions.flatMap(\.events) }
+    public var pings: [String?] { state.withLock { $0.pings } }
+    public var userQueries: [UserID] { state.withLock { $0.userQueries } }
+    public var aliasQueries: [RoomAlias] { state.withLock { $0.aliasQueries } }
+    /// The most transactions ever in `handle` at once.
+    public var maxConcurrentTransactions: Int { state.withLock { $0.maxConcurrent } }
+
+    public func handle(_ transaction: Transaction) async throws {
+        let fail = state.withLock { state in
+            state.concurrent += 1
+            state.maxConcurrent = max(state.maxConcurrent, state.concurrent)
+            if state.failuresLeft > 0 {
+                state.failuresLeft -= 1
+                return true
+            }
+            return false
+        }
+        defer { state.withLock { $0.concurrent -= 1 } }
+        if handleDelay > .zero { try await Task.sleep(for: handleDelay) }
+        if fail { throw InjectedFailure() }
+        state.withLock { $0.transactions.append(transaction) }
+    }
+
+    public func userExists(_ user: UserID) async -> Bool {
+        state.withLock { $0.userQueries.append(user) }
+        return knownUsers.contains(user)
+    }
+
+    public func roomAliasExists(_ alias: RoomAlias) async -> Bool {
+        state.withLock { $0.aliasQueries.append(alias) }
+        return knownAliases.contains(alias)
+    }
+
+    public func pinged(transactionID: String?) async {
+        state.withLock { $0.pings.append(transactionID) }
+    }
+
+    /// Waits until an event matching `predicate` was handled, or fails after `timeout`.
+    public func waitForEvent(timeout: Duration = .seconds(10), where predicate: (ClientEvent) -> Bool) async throws -> ClientEvent {
+        try await Deadline.poll(timeout: timeout, "an event in a transaction") { events.first(where: predicate) }
+    }
+}
