@@ -7,6 +7,9 @@ import IsthmusCommon
 public enum IsthmusCommandLine {
     /// Every working subcommand, in help order.
     static let subcommands: [any Subcommand.Type] = [
+        LinkCommand.self,
+        UnlinkCommand.self,
+        LinksCommand.self,
         RegistrationCommand.self,
         CheckConfigCommand.self,
     ]

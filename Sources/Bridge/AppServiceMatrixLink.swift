@@ -1,0 +1,87 @@
+import Foundation
+import IsthmusCommon
+import Matrix
+import MatrixClient
+
+/// The production ``MatrixLink``: the appservice's client-server API, as the bot or as a ghost (`?user_id=`).
+///
+/// Ghost joins go through an invite by the bot when the room is not joinable for them; membership calls that find
+/// the desired state already in place count as success. All methods do network I/O.
+public struct AppServiceMatrixLink: MatrixLink {
+    let client: MatrixClient
+    let namespace: GhostNamespace
+    let logger: Logger
+
+    public init(client: MatrixClient, namespace: GhostNamespace, logger: Logger) {
+        self.client = client
+        self.namespace = namespace
+        self.logger = logger
+    }
+
+    public var botUserID: UserID { namespace.botUserID }
+
+    public func ghostUserID(forIdentity identity: String) -> UserID? { namespace.userID(for: identity) }
+
+    public func isGhost(_ user: UserID) -> Bool { namespace.isGhost(user) }
+
+    public func registerGhost(_ ghost: UserID) async throws {
+        _ = try await client.registerGhost(ghost)
+    }
+
+    public func setDisplayname(_ name: String, for user: UserID) async throws {
+        try await client.setDisplayName(name, of: user)
+    }
+
+    public func join(_ room: RoomID, as user: UserID) async throws {
+        let firstTry: MatrixError?
+        do {
+            _ = try await client.join(room, as: user)
+            firstTry = nil
+        } catch {
+            firstTry = error
+        }
+        guard let firstTry else { return }
+        guard user != botUserID, firstTry.errcode == "M_FORBIDDEN" else { throw firstTry }
+        // Not joinable for the ghost (invite-only room): the bot invites it, then it joins.
+        do {
+            try await client.invite(user, to: room, as: botUserID)
+        } catch {
+            // Already invited is fine; anything else shows up in the join below.
+            logger.debug("Invite before ghost join failed", metadata: ["matrix.user.id": user.rawValue, "error": "\(error)"])
+        }
+        _ = try await client.join(room, as: user)
+    }
+
+    public func leave(_ room: RoomID, as user: UserID, reason: String?) async throws {
+        do {
+            try await client.leave(room, as: user, reason: reason)
+        } catch {
+            // Not in the room (any more) reaches the goal too.
+            if error.errcode == "M_FORBIDDEN" || error.errcode == "M_NOT_FOUND" { return }
+            throw error
+        }
+    }
+
+    public func remove(_ user: UserID, from room: RoomID, ban: Bool, reason: String?) async throws {
+        if ban {
+            try await client.ban(user, from: room, as: botUserID, reason: reason)
+        } else {
+            try await client.kick(user, from: room, as: botUserID, reason: reason)
+        }
+    }
+
+    public func setRoomDisplayname(_ name: String, for user: UserID, in room: RoomID) async throws {
+        _ = try await client.setRoomDisplayName(name, in: room, for: user)
+    }
+
+    public func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: TransactionID,
+                     timestamp: Date?) async throws -> EventID {
+        let content = MessageContent(messageType: MessageType(rawValue: message.kind.rawValue), body: message.body)
+        let ts = timestamp.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+        return try await client.sendMessage(content, to: room, transactionID: txnID, as: user, timestamp: ts)
+    }
+
+    public func joinedMembers(_ room: RoomID) async throws -> [UserID: String?] {
+        try await client.joinedMembers(of: room, as: botUserID).mapValues { $0.displayName }
+    }
+}

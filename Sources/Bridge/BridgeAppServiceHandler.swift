@@ -1,0 +1,56 @@
+import Foundation
+import IsthmusCommon
+import Matrix
+import MatrixAppService
+
+/// The core's side of the appservice listener: turns a homeserver transaction into the bridge's durable inbox.
+///
+/// Only what portals act on is kept (messages and memberships of linked rooms, from users who are not ours);
+/// `handle` returns once those are written, so the listener acknowledges the transaction only when it is safe.
+public struct BridgeAppServiceHandler: AppServiceHandler {
+    let bridge: Bridge
+    let namespace: GhostNamespace
+    let logger: Logger
+
+    public init(bridge: Bridge, namespace: GhostNamespace, logger: Logger) {
+        self.bridge = bridge
+        self.namespace = namespace
+        self.logger = logger
+    }
+
+    public func handle(_ transaction: Transaction) async throws {
+        let events = transaction.events.compactMap(BridgeAppServiceHandler.roomEvent)
+            .filter { !namespace.isOurs($0.sender) || $0.stateKey.flatMap(UserID.init).map { !namespace.isOurs($0) } == true }
+        try await bridge.acceptMatrixEvents(events)
+    }
+
+    public func userExists(_ user: UserID) async -> Bool {
+        await bridge.isKnownGhost(user)
+    }
+
+    public func roomAliasExists(_ alias: RoomAlias) async -> Bool { false }
+
+    /// The bridge's view of a client event; nil for events portals do not act on yet.
+    static func roomEvent(_ event: ClientEvent) -> MatrixRoomEvent? {
+        switch event.content {
+        case .message(let content):
+            if content.relatesTo?.relationType == "m.replace" { return nil }   // edits arrive with rich messages
+            return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender,
+                                   content: .message(msgtype: content.messageType.rawValue, body: content.body))
+        case .member(let content):
+            guard let stateKey = event.stateKey else { return nil }
+            var previousMembership: String?
+            var previousName: String?
+            if case .object(let previous)? = event.unsigned?.previousContent {
+                if case .string(let value)? = previous["membership"] { previousMembership = value }
+                if case .string(let value)? = previous["displayname"] { previousName = value }
+            }
+            return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: stateKey,
+                                   content: .member(membership: content.membership.rawValue, displayname: content.displayName,
+                                                    reason: content.reason),
+                                   previousMembership: previousMembership, previousDisplayname: previousName)
+        default:
+            return nil
+        }
+    }
+}

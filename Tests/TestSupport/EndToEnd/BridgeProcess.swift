@@ -1,0 +1,92 @@
+import Foundation
+
+/// The `isthmus` binary under test, run as a real process: `serve` in the background, other subcommands to completion.
+public final class BridgeProcess: @unchecked Sendable {
+    /// The result of a finished CLI invocation.
+    public struct Result: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+    }
+
+    /// The debug build of `isthmus` in this package (`.build/debug/isthmus`), or `$ISTHMUS_BIN`.
+    public static var binary: URL {
+        if let path = ProcessInfo.processInfo.environment["ISTHMUS_BIN"], !path.isEmpty { return URL(fileURLWithPath: path) }
+        var root = URL(fileURLWithPath: #filePath)
+        while root.path != "/" && !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path) {
+            root.deleteLastPathComponent()
+        }
+        return root.appendingPathComponent(".build/debug/isthmus")
+    }
+
+    /// Runs `isthmus ARGS` to completion (with a deadline) and returns its status and output.
+    public static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 60) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let deadline = Date().addingTimeInterval(timeout)
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        while process.isRunning {
+            if Date() > deadline { process.terminate() }
+            usleep(10_000)
+        }
+        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                      stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    private let process = Process()
+    /// Where the serve process's stderr (its log) goes.
+    public let logFile: URL
+
+    /// Starts `isthmus serve -c CONFIG`, logging to `logFile`.
+    public init(config: URL, logFile: URL, extraArguments: [String] = []) throws {
+        self.logFile = logFile
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: logFile)
+        handle.seekToEndOfFile()
+        process.executableURL = BridgeProcess.binary
+        process.arguments = ["serve", "-c", config.path] + extraArguments
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+    }
+
+    public var isRunning: Bool { process.isRunning }
+    public var processIdentifier: Int32 { process.processIdentifier }
+
+    /// SIGTERM, then waits (up to `timeout`) for a clean exit; returns the exit status.
+    @discardableResult
+    public func stop(timeout: Double = 20) -> Int32 {
+        if process.isRunning { process.terminate() }
+        return wait(timeout: timeout)
+    }
+
+    /// SIGKILL: a crash, with no chance to clean up.
+    public func kill9() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        _ = wait(timeout: 10)
+    }
+
+    private func wait(timeout: Double) -> Int32 {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        return process.terminationStatus
+    }
+
+    /// The log so far (for assertions and failure messages).
+    public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+}
