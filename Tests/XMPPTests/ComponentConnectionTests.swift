@@ -154,11 +154,12 @@ import XMPPComponent
 
     @Test func unansweredIQTimesOut() async throws {
         let fixture = try ComponentFixture()
-        _ = try await fixture.acceptNext()
-        await #expect(throws: ComponentError.self) {
-            _ = try await fixture.connection.sendIQ(
-                IQ(type: .get, from: JID("bridge.localhost"), to: JID("localhost"), payload: .ping), timeout: .milliseconds(100))
+        let session = try await fixture.acceptNext()
+        let ping = IQ(type: .get, from: JID("bridge.localhost"), to: JID("localhost"), payload: .ping)
+        await #expect(throws: ComponentError.timeout(.response("iq \(ping.id) to localhost"))) {
+            _ = try await fixture.connection.sendIQ(ping, timeout: .milliseconds(100))
         }
+        #expect(try await session.receiveElement().name == "iq")
         await fixture.stop()
     }
 
