@@ -1,7 +1,12 @@
-/// One result of `isthmus doctor`: a named check, whether it passed, and a plain sentence saying what was found.
+/// One line of `isthmus doctor`: what was checked, whether it works, and a plain explanation.
+///
+/// Produced by the XMPP half (`XMPPDoctor`) and the Matrix half; the command prints them and exits 1 if any is not ok.
 public struct DoctorFinding: Sendable, Equatable {
+    /// Whether the check passed.
     public var ok: Bool
+    /// What was checked, e.g. `XMPP component handshake`.
     public var check: String
+    /// What was found, in plain words, e.g. `the XMPP server rejected the component secret (not-authorized)`.
     public var detail: String
 
     public init(ok: Bool, check: String, detail: String) {

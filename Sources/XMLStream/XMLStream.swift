@@ -1,1 +1,0 @@
-// XMLStream module (being built).

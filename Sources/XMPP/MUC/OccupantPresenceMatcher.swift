@@ -1,0 +1,54 @@
+import IsthmusCommon
+
+/// Decides whether an incoming presence answers one of our occupant's requests in a room (join, nick change, leave).
+///
+/// A component hosts many occupants, and every presence in a room reaches every one of them; only presences *to*
+/// this occupant's real JID *from* the room can answer it. Of those, the answer is (XEP-0045 §7.2.3, §7.6, §7.14):
+/// an error from the requested occupant JID (or the room), or a self-presence — status 110, or from the requested
+/// occupant JID. Everything else is not an answer and goes on to the bridge. Pure value type.
+public struct OccupantPresenceMatcher: Sendable, Hashable {
+    /// What a matching presence means.
+    public enum Match: Sendable, Hashable {
+        /// An available self-presence: joined, or nick changed.
+        case available(SelfPresence)
+        /// An unavailable self-presence that is not a nick change: left, kicked, banned, room shut down.
+        case unavailable(SelfPresence)
+        /// A presence error.
+        case error(StanzaError)
+    }
+
+    /// The room's bare JID.
+    public let room: JID
+    /// The occupant JID asked for, `room@service/nick`.
+    public let requestedOccupant: JID
+    /// Our occupant's real JID (under the component domain).
+    public let occupant: JID
+
+    /// A matcher for `occupant` asking to be `nick` in `room`; nil when `nick` is not a valid resource.
+    public init?(room: JID, nick: String, occupant: JID) {
+        guard let requested = room.bare.with(resource: nick) else { return nil }
+        self.room = room.bare
+        self.requestedOccupant = requested
+        self.occupant = occupant
+    }
+
+    /// The meaning of `presence` for this request, or nil when it is not an answer to it.
+    public func match(_ presence: Presence) -> Match? {
+        guard presence.to == occupant, let from = presence.from, from.bare == room else { return nil }
+        switch presence.type {
+        case .error:
+            guard from == requestedOccupant || from.isBare else { return nil }
+            return .error(presence.error ?? StanzaError(type: .cancel, condition: .undefinedCondition))
+        case .available:
+            guard !from.isBare, from == requestedOccupant || presence.statusCodes.contains(.selfPresence) else { return nil }
+            return .available(SelfPresence(presence: presence, occupantJID: from))
+        case .unavailable:
+            // The unavailable presence of a nick change (303) is a step, not an answer.
+            guard !from.isBare, presence.statusCodes.contains(.selfPresence) || from == requestedOccupant,
+                  !presence.statusCodes.contains(.nickChanged) else { return nil }
+            return .unavailable(SelfPresence(presence: presence, occupantJID: from))
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import XMLStream
+
+/// XEP-0030 disco#info: an entity's identities and features. Empty in a request.
+public struct DiscoInfo: Sendable, Hashable {
+    /// `<identity category type name>`.
+    public struct Identity: Sendable, Hashable {
+        public var category: String
+        public var type: String
+        public var name: String?
+        public init(category: String, type: String, name: String? = nil) {
+            self.category = category
+            self.type = type
+            self.name = name
+        }
+    }
+
+    public var node: String?
+    public var identities: [Identity]
+    /// Feature `var`s in document order.
+    public var features: [String]
+    /// XEP-0128 extended information forms (e.g. `muc#roominfo`).
+    public var forms: [DataForm]
+
+    public init(node: String? = nil, identities: [Identity] = [], features: [String] = [], forms: [DataForm] = []) {
+        self.node = node
+        self.identities = identities
+        self.features = features
+        self.forms = forms
+    }
+
+    public init(element: XElement) throws(StanzaParseError) {
+        try element.expect("query", XMPPNamespace.discoInfo)
+        self.init(node: element[attribute: "node"])
+        for child in element.elements {
+            switch (child.name, child.namespace) {
+            case ("identity", XMPPNamespace.discoInfo):
+                identities.append(Identity(
+                    category: try child.required("category"), type: try child.required("type"), name: child[attribute: "name"]))
+            case ("feature", XMPPNamespace.discoInfo):
+                features.append(try child.required("var"))
+            case ("x", XMPPNamespace.dataForms):
+                if let form = try? DataForm(element: child) { forms.append(form) }
+            default:
+                break
+            }
+        }
+    }
+
+    public var element: XElement {
+        var query = XElement("query", namespace: XMPPNamespace.discoInfo, ["node": node])
+        for identity in identities {
+            query.append(XElement("identity", namespace: XMPPNamespace.discoInfo, [
+                "category": identity.category, "type": identity.type, "name": identity.name,
+            ]))
+        }
+        for feature in features { query.append(XElement("feature", namespace: XMPPNamespace.discoInfo, ["var": feature])) }
+        for form in forms { query.append(form.element) }
+        return query
+    }
+
+    /// Whether `feature` is advertised.
+    public func has(_ feature: String) -> Bool { features.contains(feature) }
+
+    /// XEP-0313: the entity keeps a message archive.
+    public var supportsMAM: Bool { has(XMPPNamespace.mam) }
+    /// XEP-0313 §7.1: `after-id`/`before-id` filters (catch-up by stanza id).
+    public var supportsMAMExtended: Bool { has(XMPPNamespace.mamExtended) }
+    /// XEP-0359 stanza ids assigned by the room (and XEP-0045 `muc#stable_id`).
+    public var supportsStableIDs: Bool { has(XMPPNamespace.stanzaID) || has(XMPPNamespace.mucStableID) }
+    /// XEP-0421 occupant ids.
+    public var supportsOccupantID: Bool { has(XMPPNamespace.occupantID) }
+    /// XEP-0410 self-pings answered by the room.
+    public var supportsSelfPingOptimization: Bool { has(XMPPNamespace.mucSelfPingOptimization) }
+}

@@ -1,1 +1,0 @@
-// XMPP module (being built).

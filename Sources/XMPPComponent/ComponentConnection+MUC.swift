@@ -1,0 +1,134 @@
+import Foundation
+import IsthmusCommon
+
+/// XEP-0045 occupant operations for any JID under the component (a Matrix user's puppet, the bridge bot).
+/// On the ``ComponentConnection`` actor; each sends stanzas and waits for the room's answer.
+extension ComponentConnection {
+    /// Joins `room` as `nick` on behalf of `occupant` (XEP-0045 §7.2), asking for `history` (default none: catch
+    /// up through MAM instead). Waits for our self-presence or a presence error. When the join created the room
+    /// (status 201, §10.1.2), submits the instant-room form before reporting joined.
+    ///
+    /// Presences of other occupants that arrive meanwhile go on to ``events`` as usual.
+    /// - Throws: ``ComponentError`` (not connected, timeout, the room refusing the instant-room form) or
+    ///   `CancellationError`. A refusal of the join itself is an outcome, not an error.
+    public func join(
+        room: JID, nick: String, occupant: JID, history: MUCHistoryRequest = .none, password: String? = nil,
+        timeout: Duration? = nil
+    ) async throws -> JoinOutcome {
+        guard let matcher = OccupantPresenceMatcher(room: room, nick: nick, occupant: occupant) else {
+            throw ComponentError.invalidNick(nick)
+        }
+        let presence = Presence(
+            from: occupant, to: matcher.requestedOccupant, mucJoin: MUCJoinRequest(history: history, password: password))
+        let match = try await sendAwaitingOccupantPresence(
+            presence, matcher: matcher, label: "join of \(matcher.requestedOccupant) by \(occupant)", timeout: timeout)
+        switch match {
+        case .available(let selfPresence):
+            if selfPresence.createdRoom {
+                try await submitInstantRoomConfiguration(room: matcher.room, owner: occupant, timeout: timeout)
+            }
+            logger.debug("Joined a room", metadata: [
+                "xmpp.room": matcher.room.description, "xmpp.occupant": occupant.description,
+                "xmpp.room.created": "\(selfPresence.createdRoom)",
+            ])
+            return .joined(selfPresence)
+        case .unavailable(let selfPresence):
+            return .notAllowed(StanzaError(
+                type: .cancel, condition: .notAllowed,
+                text: "removed while joining (status \(selfPresence.statusCodes.map(\.description).joined(separator: ",")))"))
+        case .error(let error):
+            return error.condition == .conflict ? .nickConflict : .notAllowed(error)
+        }
+    }
+
+    /// Leaves `room` where `occupant` is `nick` (XEP-0045 §7.14) and waits for the room's unavailable self-presence.
+    /// ``LeaveOutcome/unconfirmed`` when none comes before `timeout` (rooms ignore leaving by a non-occupant).
+    public func leave(
+        room: JID, nick: String, occupant: JID, status: String? = nil, timeout: Duration? = nil
+    ) async throws -> LeaveOutcome {
+        guard let matcher = OccupantPresenceMatcher(room: room, nick: nick, occupant: occupant) else {
+            throw ComponentError.invalidNick(nick)
+        }
+        let presence = Presence(type: .unavailable, from: occupant, to: matcher.requestedOccupant, status: status)
+        do {
+            let match = try await sendAwaitingOccupantPresence(
+                presence, matcher: matcher, label: "leave of \(matcher.requestedOccupant) by \(occupant)", timeout: timeout)
+            switch match {
+            case .unavailable(let selfPresence), .available(let selfPresence): return .left(selfPresence)
+            case .error(let error): throw ComponentError.requestFailed(error)
+            }
+        } catch ComponentError.timeout {
+            return .unconfirmed
+        }
+    }
+
+    /// Changes `occupant`'s nick in `room` to `newNick` (XEP-0045 §7.6) and waits for the self-presence from the
+    /// new nick (or a `conflict`).
+    public func changeNick(room: JID, to newNick: String, occupant: JID, timeout: Duration? = nil) async throws -> NickChangeOutcome {
+        guard let matcher = OccupantPresenceMatcher(room: room, nick: newNick, occupant: occupant) else {
+            throw ComponentError.invalidNick(newNick)
+        }
+        let presence = Presence(from: occupant, to: matcher.requestedOccupant)
+        let match = try await sendAwaitingOccupantPresence(
+            presence, matcher: matcher, label: "nick change to \(matcher.requestedOccupant) by \(occupant)", timeout: timeout)
+        switch match {
+        case .available(let selfPresence): return .changed(selfPresence)
+        case .unavailable(let selfPresence):
+            return .notAllowed(StanzaError(type: .cancel, condition: .notAllowed,
+                                           text: "left the room (status \(selfPresence.statusCodes.map(\.description)))"))
+        case .error(let error): return error.condition == .conflict ? .nickConflict : .notAllowed(error)
+        }
+    }
+
+    /// Sends a groupchat message from `occupant` to `room` with a XEP-0359 `<origin-id>` (also used as the stanza
+    /// `id`, so the room's reflection can be recognised by either). `body` goes out exactly as given (escaped by the
+    /// serializer). Returns the message as sent.
+    @discardableResult
+    public func sendGroupchat(
+        from occupant: JID, room: JID, body: String?, originID: OriginID? = nil, extensions: [XElement] = []
+    ) throws(ComponentError) -> Message {
+        let originID = originID ?? StanzaAttributeID.random().originID!
+        let message = Message(
+            type: .groupchat, from: occupant, to: room.bare, id: StanzaAttributeID(originID.rawValue), body: body,
+            originID: originID, extensions: extensions)
+        try send(.message(message))
+        return message
+    }
+
+    /// XEP-0410 self-ping: pings `occupant`'s own occupant JID `room/nick` and says whether it is still joined.
+    /// No answer before `timeout` is ``SelfPingOutcome/inconclusive``.
+    public func selfPing(room: JID, nick: String, occupant: JID, timeout: Duration? = nil) async throws -> SelfPingOutcome {
+        guard let target = room.bare.with(resource: nick) else { throw ComponentError.invalidNick(nick) }
+        do {
+            let response = try await sendIQ(IQ(type: .get, from: occupant, to: target, payload: .ping), timeout: timeout)
+            return SelfPingOutcome(response: response)
+        } catch ComponentError.timeout {
+            return .inconclusive
+        }
+    }
+
+    /// XEP-0030 disco#info of `entity` (e.g. a room: does it offer MAM, `#extended`, stable ids, occupant ids?),
+    /// asked by `requester` (default: the component itself).
+    public func discoInfo(of entity: JID, as requester: JID? = nil, timeout: Duration? = nil) async throws -> DiscoInfo {
+        let from = requester ?? configuration.componentJID
+        let response = try await sendIQ(IQ(type: .get, from: from, to: entity, payload: .discoInfo(DiscoInfo())), timeout: timeout)
+        if response.type == .error {
+            throw ComponentError.requestFailed(response.error ?? StanzaError(type: .cancel, condition: .undefinedCondition))
+        }
+        guard case .discoInfo(let info)? = response.payload else {
+            throw ComponentError.unexpectedResponse("disco#info result without a disco#info query from \(entity)")
+        }
+        return info
+    }
+
+    /// XEP-0045 §10.1.2: accepts the default configuration of a room we just created (an empty `submit` form to
+    /// `muc#owner`), which unlocks it.
+    func submitInstantRoomConfiguration(room: JID, owner: JID, timeout: Duration?) async throws {
+        let response = try await sendIQ(
+            IQ(type: .set, from: owner, to: room.bare, payload: .mucOwner(DataForm(type: "submit"))), timeout: timeout)
+        if response.type == .error {
+            throw ComponentError.requestFailed(response.error ?? StanzaError(type: .cancel, condition: .undefinedCondition))
+        }
+        logger.info("Created a room with the default configuration", metadata: ["xmpp.room": room.description])
+    }
+}

@@ -1,0 +1,105 @@
+import IsthmusCommon
+import Network
+import XMLStream
+
+/// The XEP-0114 component connection: one actor owning the TCP link to the XMPP server.
+///
+/// ``run()`` connects, handshakes, keeps the link alive (XEP-0199 pings after silence), notices a dead link and
+/// reconnects with exponential backoff and jitter — until the calling task is cancelled or ``close()`` is called.
+/// Everything the server sends that is not the answer to one of our own requests comes out of ``events`` in
+/// arrival order, for one consumer. ``send(_:)`` writes in call order; MUC and MAM operations live in extensions.
+///
+/// All protocol decisions are made by ``ComponentStateMachine``; this actor only performs its actions (I/O, events,
+/// logs). Does I/O; every method runs on the actor.
+public actor ComponentConnection {
+    public nonisolated let configuration: ComponentConfiguration
+    /// Connection changes and stanzas, in order. Finishes when ``run()`` returns.
+    public nonisolated let events: AsyncStream<ComponentEvent>
+    let eventSink: AsyncStream<ComponentEvent>.Continuation
+    let logger: Logger
+
+    var link: ComponentLink?
+    var linkCount = 0
+    var isRunning = false
+    var closeRequested = false
+    var closeWaiters: [CheckedContinuation<Void, Never>] = []
+    let iqWaiters = ResponseWaiters<StanzaAttributeID, JID?, IQ>()
+    let presenceWaiters = ResponseWaiters<OccupantKey, OccupantPresenceMatcher, OccupantPresenceMatcher.Match>()
+    var mamCollectors: [String: MAMCollector] = [:]
+
+    /// A connection that does nothing until ``run()``. `logger` is used as given (add metadata before passing it).
+    public init(configuration: ComponentConfiguration, logger: Logger) {
+        self.configuration = configuration
+        var logger = logger
+        logger[metadataKey: "xmpp.component.domain"] = configuration.componentDomain
+        self.logger = logger
+        (events, eventSink) = AsyncStream<ComponentEvent>.makeStream()
+    }
+
+    /// Whether the handshake has completed and stanzas can be sent now.
+    public var isConnected: Bool {
+        guard let link, !link.finished else { return false }
+        return link.machine.isConnected
+    }
+
+    /// Connects and stays connected, reconnecting after every drop (backoff from
+    /// ``ComponentConfiguration/reconnectInitialDelay`` doubling up to ``ComponentConfiguration/reconnectMaximumDelay``,
+    /// with jitter), until the task is cancelled (the link is then dropped at once) or ``close()`` is called (the
+    /// stream is closed gracefully). Returning means stopped; ``events`` then finishes. Call once.
+    public func run() async {
+        guard !isRunning, !closeRequested else { return }
+        isRunning = true
+        defer {
+            isRunning = false
+            eventSink.finish()
+            for waiter in closeWaiters { waiter.resume() }
+            closeWaiters = []
+        }
+        var backoff = ReconnectBackoff(
+            initial: configuration.reconnectInitialDelay, maximum: configuration.reconnectMaximumDelay)
+        var random = SystemRandomNumberGenerator()
+        var everConnected = false
+        while !Task.isCancelled, !closeRequested {
+            let (established, error) = await runLink(reconnected: everConnected)
+            if established {
+                everConnected = true
+                backoff.reset()
+            }
+            guard let error, !Task.isCancelled, !closeRequested else { break }
+            eventSink.yield(.disconnected(error))
+            let delay = backoff.nextDelay(using: &random)
+            logger.log(
+                Self.isConfigurationProblem(error) ? .error : .notice, "Will reconnect to the XMPP server",
+                metadata: ["xmpp.error": error.description, "xmpp.reconnect.delay": "\(delay)",
+                           "xmpp.reconnect.attempt": String(backoff.attempt)])
+            await sleepUnlessClosed(delay)
+        }
+    }
+
+    /// Closes the stream gracefully (`</stream:stream>`, waiting briefly for the server's) and stops ``run()``;
+    /// returns once it has stopped. Pending requests fail with ``ComponentError/notConnected``.
+    public func close() async {
+        closeRequested = true
+        guard isRunning else { return }
+        if let link, !link.finished {
+            perform(link.machine.closeRequested(now: .now), on: link)
+        }
+        await withCheckedContinuation { closeWaiters.append($0) }
+    }
+
+    /// Errors a reconnect will not fix by itself: logged as errors.
+    static func isConfigurationProblem(_ error: ComponentError) -> Bool {
+        switch error {
+        case .notAuthorized, .hostUnknown, .connectionRefused, .invalidFrom: true
+        default: false
+        }
+    }
+
+    /// Waits `delay`, or less if ``close()`` is called or the task is cancelled meanwhile.
+    private func sleepUnlessClosed(_ delay: Duration) async {
+        let deadline = ContinuousClock.now + delay
+        while !closeRequested, !Task.isCancelled, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: min(configuration.tickInterval, deadline - .now))
+        }
+    }
+}

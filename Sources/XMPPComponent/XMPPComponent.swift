@@ -1,1 +1,0 @@
-// XMPPComponent module (being built).

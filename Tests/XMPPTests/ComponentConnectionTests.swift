@@ -1,0 +1,183 @@
+import IsthmusCommon
+import TestSupport
+import Testing
+import XMPPComponent
+
+/// The component actor against a scriptable fake server on loopback (tier 2).
+@Suite struct ComponentConnectionTests {
+    @Test func handshakeThenStanzasFlowInOrderAndCloseIsGraceful() async throws {
+        let fixture = try ComponentFixture()
+        let session = try await fixture.server.nextSession()
+        let header = try await session.receiveHeader()
+        #expect(header.to == "bridge.localhost" && header.contentNamespace == "jabber:component:accept")
+        try session.sendComponentHeader(id: "stream-42")
+        let handshake = try await session.receiveElement()
+        #expect(handshake.text == Digest.hex(Digest.sha1(Array("stream-42\(ComponentFixture.secret)".utf8))))
+        try session.send("<handshake/>")
+        #expect(try await fixture.nextEvent() == .connected(reconnected: false))
+        #expect(await fixture.connection.isConnected)
+
+        for index in 0..<3 {
+            try session.send("<message from='room@conference.localhost/a' to='x@bridge.localhost' type='groupchat'><body>in \(index)</body></message>")
+        }
+        for index in 0..<3 {
+            guard case .message(let message) = try await fixture.nextStanza() else { throw TestFailure("not a message") }
+            #expect(message.body == "in \(index)")
+        }
+        for index in 0..<3 {
+            try await fixture.connection.send(.message(Message(
+                type: .groupchat, from: JID("x@bridge.localhost/r"), to: JID("room@conference.localhost"), body: "out \(index)")))
+        }
+        for index in 0..<3 {
+            #expect(try await session.receiveElement().child("body", namespace: XMPPNamespace.component)?.text == "out \(index)")
+        }
+
+        async let closing: Void = fixture.connection.close()
+        #expect(try await session.receive() == .streamEnd)
+        try session.send("</stream:stream>")
+        await closing
+        await fixture.runner.finished()
+        #expect(await !fixture.connection.isConnected)
+        fixture.server.close()
+    }
+
+    @Test func wrongSecretIsNotAuthorizedAndTheConnectionRetries() async throws {
+        let fixture = try ComponentFixture()
+        let session = try await fixture.server.nextSession()
+        _ = try await session.receiveHeader()
+        try session.sendComponentHeader()
+        _ = try await session.receiveElement()
+        try session.send("<stream:error><not-authorized xmlns='urn:ietf:params:xml:ns:xmpp-streams'/></stream:error></stream:stream>")
+        #expect(try await fixture.nextEvent() == .disconnected(.notAuthorized))
+        // It keeps trying (with backoff); a later attempt succeeds and is not a "reconnect" (never connected before).
+        _ = try await fixture.acceptNext(reconnected: false)
+        await fixture.stop()
+    }
+
+    @Test func conflictAndHostUnknownAreTyped() async throws {
+        let fixture = try ComponentFixture()
+        for (condition, expected) in [("conflict", ComponentError.conflict), ("host-unknown", .hostUnknown(nil))] {
+            let session = try await fixture.server.nextSession()
+            _ = try await session.receiveHeader()
+            try session.send("<stream:stream xmlns='jabber:component:accept' xmlns:stream='http://etherx.jabber.org/streams' id='x'>"
+                + "<stream:error><\(condition) xmlns='urn:ietf:params:xml:ns:xmpp-streams'/></stream:error></stream:stream>")
+            #expect(try await fixture.nextEvent() == .disconnected(expected))
+        }
+        await fixture.stop()
+    }
+
+    @Test func deadLinkIsDetectedByKeepaliveAndTheConnectionComesBack() async throws {
+        let fixture = try ComponentFixture(pingInterval: .milliseconds(150), pingTimeout: .milliseconds(150))
+        let session = try await fixture.acceptNext()
+        // First ping: answered, so the link stays up.
+        let ping = try IQ(element: try await session.receiveElement())
+        #expect(ping.payload == .ping && ping.to == JID("localhost") && ping.from == JID("bridge.localhost"))
+        try session.send(ping.result().element)
+        // Second ping: the server has gone silent.
+        let second = try IQ(element: try await session.receiveElement())
+        #expect(second.payload == .ping && second.id != ping.id)
+        #expect(try await fixture.nextEvent() == .disconnected(.timeout(.keepalive)))
+        _ = try await fixture.acceptNext(reconnected: true)
+        await fixture.stop()
+    }
+
+    @Test func serverClosingTheStreamIsReportedAndReconnected() async throws {
+        let fixture = try ComponentFixture()
+        let session = try await fixture.acceptNext()
+        try session.send("</stream:stream>")
+        #expect(try await fixture.nextEvent() == .disconnected(.closedByServer))
+        let next = try await fixture.acceptNext(reconnected: true)
+        next.connection.abort()
+        guard case .disconnected(let error) = try await fixture.nextEvent() else { throw TestFailure("no disconnect") }
+        #expect(error == .closedByServer || error == .connectionLost("connection reset by peer"))
+        await fixture.stop()
+    }
+
+    @Test func hostileXMLFromTheServerGetsAStreamError() async throws {
+        let fixture = try ComponentFixture()
+        let session = try await fixture.acceptNext()
+        try session.send("<message><!-- sneaky --></message>")
+        let error = try StreamError(element: try await session.receiveElement())
+        #expect(error.condition == .restrictedXML)
+        #expect(try await session.receive() == .streamEnd)
+        guard case .disconnected(.protocolViolation) = try await fixture.nextEvent() else { throw TestFailure("no protocol violation") }
+        await fixture.stop()
+    }
+
+    @Test func nothingListeningIsConnectionRefused() async throws {
+        let fixture = try ComponentFixture()
+        fixture.server.close()
+        // The listener is gone; the next attempt is refused.
+        try await waitUntil("a refused connection") {
+            let event = try await fixture.nextEvent()
+            return event == .disconnected(.connectionRefused(host: "127.0.0.1", port: fixture.server.port))
+        }
+        await fixture.stop()
+    }
+
+    @Test func sendingWhileDisconnectedOrFromOutsideTheDomainThrows() async throws {
+        let fixture = try ComponentFixture()
+        let early = Message(from: JID("a@bridge.localhost"), to: JID("room@conference.localhost"), body: "early")
+        await #expect(throws: ComponentError.notConnected) { try await fixture.connection.send(.message(early)) }
+        await #expect(throws: ComponentError.notConnected) {
+            _ = try await fixture.connection.sendIQ(IQ(type: .get, from: JID("bridge.localhost"), to: JID("localhost"), payload: .ping))
+        }
+        let session = try await fixture.acceptNext()
+        for from in [JID("alice@localhost/x"), JID("bridge.localhost.evil"), nil] {
+            let bad = Message(from: from, to: JID("room@conference.localhost"), body: "bad")
+            await #expect(throws: ComponentError.fromOutsideComponentDomain(from)) { try await fixture.connection.send(.message(bad)) }
+        }
+        try await fixture.connection.send(.message(Message(from: JID("a@bridge.localhost"), to: JID("room@conference.localhost"), body: "good")))
+        // Nothing of the refused stanzas reached the wire: the next thing the server sees is the good one.
+        #expect(try Message(element: try await session.receiveElement()).body == "good")
+        #expect(await fixture.connection.isConnected)
+        await fixture.stop()
+    }
+
+    @Test func iqResponsesAreMatchedByIDAndResponder() async throws {
+        let fixture = try ComponentFixture()
+        let session = try await fixture.acceptNext()
+        let room = JID("room@conference.localhost")!
+        async let answer = fixture.connection.sendIQ(
+            IQ(type: .get, from: JID("bridge.localhost"), to: room, payload: .discoInfo(DiscoInfo())))
+        let request = try IQ(element: try await session.receiveElement())
+        // A response with the right id from someone else is not the answer: it goes to the bridge.
+        var spoofed = request.result(payload: nil)
+        spoofed.from = JID("evil@example.org")
+        try session.send(spoofed.element)
+        try session.send(request.result(payload: .discoInfo(DiscoInfo(features: [XMPPNamespace.mam]))).element)
+        let response = try await answer
+        #expect(response.payload == .discoInfo(DiscoInfo(features: [XMPPNamespace.mam])))
+        #expect(try await fixture.nextStanza() == .iq(spoofed))
+        await fixture.stop()
+    }
+
+    @Test func unansweredIQTimesOut() async throws {
+        let fixture = try ComponentFixture()
+        let session = try await fixture.acceptNext()
+        let ping = IQ(type: .get, from: JID("bridge.localhost"), to: JID("localhost"), payload: .ping)
+        await #expect(throws: ComponentError.timeout(.response("iq \(ping.id) to localhost"))) {
+            _ = try await fixture.connection.sendIQ(ping, timeout: .milliseconds(100))
+        }
+        #expect(try await session.receiveElement().name == "iq")
+        await fixture.stop()
+    }
+
+    @Test func pendingRequestsFailWhenTheLinkDrops() async throws {
+        let fixture = try ComponentFixture()
+        let session = try await fixture.acceptNext()
+        async let answer = fixture.connection.sendIQ(IQ(type: .get, from: JID("bridge.localhost"), to: JID("localhost"), payload: .ping))
+        _ = try await session.receiveElement()
+        session.connection.abort()
+        let result: Result<IQ, any Error>
+        do { result = .success(try await answer) } catch { result = .failure(error) }
+        #expect(throws: ComponentError.self) { try result.get() }
+        await fixture.stop()
+    }
+}
+
+/// A failed step in a test, with a message.
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

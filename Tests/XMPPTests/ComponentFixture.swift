@@ -1,0 +1,67 @@
+import IsthmusCommon
+import TestSupport
+import XMPPComponent
+
+/// A ``ComponentConnection`` running against a ``FakeXMPPServer``, with its events queued for the test.
+struct ComponentFixture {
+    static let secret = "s3cret"
+    static let domain = "bridge.localhost"
+
+    let server: FakeXMPPServer
+    let connection: ComponentConnection
+    let runner: BackgroundTask
+    let events: AsyncQueue<ComponentEvent>
+
+    /// Fast timers for tests; the keepalive is off unless asked for.
+    static func configuration(
+        port: Int, pingInterval: Duration = .seconds(3600), pingTimeout: Duration = .seconds(5),
+        requestTimeout: Duration = .seconds(5)
+    ) -> ComponentConfiguration {
+        ComponentConfiguration(
+            host: "127.0.0.1", port: port, componentDomain: domain, secret: secret, serverDomain: "localhost",
+            pingInterval: pingInterval, pingTimeout: pingTimeout, connectTimeout: .seconds(5),
+            handshakeTimeout: .seconds(5), requestTimeout: requestTimeout,
+            reconnectInitialDelay: .milliseconds(20), reconnectMaximumDelay: .milliseconds(100),
+            tickInterval: .milliseconds(20))
+    }
+
+    /// Starts the connection against a new fake server (nothing accepted yet).
+    init(
+        pingInterval: Duration = .seconds(3600), pingTimeout: Duration = .seconds(5), requestTimeout: Duration = .seconds(5)
+    ) throws {
+        server = try FakeXMPPServer()
+        let connection = ComponentConnection(
+            configuration: Self.configuration(
+                port: server.port, pingInterval: pingInterval, pingTimeout: pingTimeout, requestTimeout: requestTimeout),
+            logger: .disabled)
+        self.connection = connection
+        events = AsyncQueue.collecting(connection.events)
+        runner = BackgroundTask { await connection.run() }
+    }
+
+    /// Accepts the next connection's handshake and waits for `.connected`.
+    func acceptNext(reconnected: Bool = false) async throws -> FakeXMPPSession {
+        let session = try await server.nextSession()
+        try await session.acceptComponent(secret: Self.secret)
+        let event = try await nextEvent()
+        guard event == .connected(reconnected: reconnected) else { throw TestFailure("expected connected(\(reconnected)), got \(event)") }
+        return session
+    }
+
+    /// The next event (any kind).
+    func nextEvent(within seconds: Double = 5) async throws -> ComponentEvent {
+        try await events.next(within: seconds, "a component event")
+    }
+
+    /// The next delivered stanza (skipping connection events).
+    func nextStanza(within seconds: Double = 5) async throws -> Stanza {
+        let event = try await events.next(within: seconds, "a stanza") { if case .stanza = $0 { true } else { false } }
+        guard case .stanza(let stanza) = event else { fatalError("unreachable") }
+        return stanza
+    }
+
+    func stop() async {
+        await runner.stop()
+        server.close()
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import IsthmusCommon
+import TestSupport
+import Testing
+import XMPPComponent
+
+/// MUC and MAM operations of the component against a scripted room (tier 2).
+@Suite struct ComponentMUCTests {
+    let room = JID("room@conference.localhost")!
+    let alice = JID("alice_matrix@bridge.localhost/isthmus")!
+    let bot = JID("bot@bridge.localhost/isthmus")!
+
+    func presence(_ xml: String) -> XElement { TestXML.element(xml) }
+
+    @Test func joinThatCreatesTheRoomSubmitsTheInstantFormFirst() async throws {
+        let fixture = try ComponentFixture()
+        let session = try await fixture.acceptNext()
+        async let outcome = fixture.connection.join(room: room, nick: "Alice", occupant: alice)
+
+        let join = try Presence(element: try await session.receiveElement())
+        #expect(join.from == alice && join.to == JID("room@conference.localhost/Alice"))
+        #expect(join.mucJoin == MUCJoinRequest(history: MUCHistoryRequest.none))
+        // Another occupant's presence to us is not the answer: it goes to the bridge.
+        try session.send("<presence from='room@conference.localhost/Bob' to='\(alice)'><x xmlns='http://jabber.org/protocol/muc#user'><item affiliation='none' role='participant'/></x></presence>")
+        try session.send("""
+            <presence from='room@conference.localhost/Alice' to='\(alice)'><x xmlns='http://jabber.org/protocol/muc#user'>\
+            <item affiliation='owner' role='moderator'/><status code='110'/><status code='201'/></x></presence>
+            """)
+        let configure = try IQ(element: try await session.receiveElement())
+        #expect(configure.type == .set && configure.to == room && configure.from == alice)
+        #expect(configure.payload == .mucOwner(DataForm(type: "submit")))
+        try session.send(configure.result().element)
+
+        guard case .joined(let selfPresence) = try await outcome else { throw TestFailure("not joined") }
+        #expect(selfPresence.createdRoom && selfPresence.nick == "Alice" && selfPresence.affiliation == .owner)
+        guard case .presence(let bob) = try await fixture.nextStanza() else { throw TestFailure("Bob's presence not delivered") }
+        #expect(bob.from == JID("room@conference.localhost/Bob"))
+        await fixture.stop()
+    }
+
+    @Test func nickConflictAndRefusalsAreOutcomes() async throws {
+        let fixture = try ComponentFixture()
+        let session = try await fixture.acceptNext()
+        for (condition, expected) in [
+            ("conflict", JoinOutcome.nickConflict),
+            ("registration-required", .notAllowed(StanzaError(type: .auth, condition: .registrationRequired))),
+        ] {
+            async let outcome = fixture.connection.join(room: room, nick: "Alice", occupant: alice)
+            _ = try await session.receiveElement()
+            try session.send("""
+                <presence type='error' from='room@conference.localhost/Alice' to='\(alice)'>\
+                <error type='\(condition == "conflict" ? "cancel" : "auth")'><\(condition) xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></presence>
+                """)
+            #expect(try await outcome == expected)
+        }
+        await fixture.stop()
+    }
+
+    @Test func aSecondJoinForTheSameOccupantAndRoomWaitsItsTurn() async throws {
+        let fixture = try ComponentFixture(requestTimeout: .milliseconds(300))
+        let session = try await fixture.acceptNext()
+        async let first = fixture.connection.join(room: room, nick: "Alice", occupant: alice)
+        _ = try await session.receiveElement()
+        await #expect(throws: ComponentError.requestInProgress("join of room@conference.localhost/Alice by \(alice)")) {
+            _ = try await fixture.connection.join(room: room, nick: "Alice", occupant: alice)
+        }
+        _ = try? await first
+        await fixture.stop()
+    }
+
+    @Test func nickChangeWaitsForTheNewNicksSelfPresence() async throws {
+        let fixture = try ComponentFixture()
+        let session = try await fixture.acceptNext()
+        async let outcome = fixture.connection.changeNick(room: room, to: "Alicia", occupant: alice)
+        let request = try Presence(element: try await session.receiveElement())
+        #expect(request.to == JID("room@conference.localhost/Alicia") && request.mucJoin == nil)
+        try session.send("""
+            <presence type='unavailable' from='room@conference.localhost/Alice' to='\(alice)'><x xmlns='http://jabber.org/protocol/muc#user'>\
+            <item nick='Alicia'/><status code='303'/><status code='110'/></x></presence>
+            """)
+        try session.send("<presence from='room@conference.localhost/Alicia' to='\(alice)'><x xmlns='http://jabber.org/protocol/muc#user'><status code='110'/></x></presence>")
+        guard case .changed(let changed) = try await outcome else { throw TestFailure("nick not changed") }
+        #expect(changed.nick == "Alicia")
+        // The 303 step itself reaches the bridge (it mirrors nick changes of everyone alike).
+        guard case .presence(let step) = try await fixture.nextStanza() else { throw TestFailure("303 not delivered") }
+        #expect(step.statusCodes.contains(.nickChanged))
+        await fixture.stop()
+    }
+
+    @Test func leaveIsConfirmedOrUnconfirmed() async throws {
+        let fixture = try ComponentFixture(requestTimeout: .milliseconds(200))
+        let session = try await fixture.acceptNext()
+        async let left = fixture.connection.leave(room: room, nick: "Alice", occupant: alice)
+        #expect(try Presence(element: try await session.receiveElement()).type == .unavailable)
+        try session.send("<presence type='unavailable' from='room@conference.localhost/Alice' to='\(alice)'><x xmlns='http://jabber.org/protocol/muc#user'><status code='110'/></x></presence>")
+        guard case .left = try await left else { throw TestFailure("leave not confirmed") }
+        #expect(try await fixture.connection.leave(room: room, nick: "Alice", occupant: alice) == .unconfirmed)
+        await fixture.stop()
+    }
+
+    @Test func groupchatCarriesOriginIDAndTheExactBody() async throws {
+        let fixture = try ComponentFixture()
+        let session = try await fixture.acceptNext()
+        let body = "<b>bold</b> & 'quotes' \"double\"\r\n\ttab ]]> 😀"
+        let sent = try await fixture.connection.sendGroupchat(from: alice, room: room, body: body, originID: OriginID("o-1"))
+        let received = try Message(element: try await session.receiveElement())
+        #expect(received == sent)
+        #expect(received.body == body && received.originID == OriginID("o-1") && received.id == StanzaAttributeID("o-1"))
+        #expect(received.type == .groupchat && received.to == room)
+        await fixture.stop()
+    }
+
+    @Test func selfPingClassifiesTheAnswer() async throws {
+        let fixture = try ComponentFixture()
+        let session = try await fixture.acceptNext()
+        async let outcome = fixture.connection.selfPing(room: room, nick: "Alice", occupant: alice)
+        let ping = try IQ(element: try await session.receiveElement())
+        #expect(ping.to == JID("room@conference.localhost/Alice") && ping.from == alice && ping.payload == .ping)
+        try session.send(ping.errorResponse(StanzaError(type: .cancel, condition: .notAcceptable)).element)
+        #expect(try await outcome == .notJoined(StanzaError(type: .cancel, condition: .notAcceptable)))
+        await fixture.stop()
+    }
+
+    @Test func mamQueryPagesUntilCompleteAndKeepsLiveTrafficSeparate() async throws {
+        let fixture = try ComponentFixture()
+        let session = try await fixture.acceptNext()
+        async let archive = fixture.connection.mamQuery(room: room, as: bot, after: StanzaID("S1"), pageSize: 2)
+
+        func result(_ query: IQ, _ id: String, _ body: String) -> String {
+            guard case .mamQuery(let mam)? = query.payload else { return "" }
+            return """
+                <message to='\(bot)' from='room@conference.localhost'><result xmlns='urn:xmpp:mam:2' queryid='\(mam.queryID ?? "")' id='\(id)'>\
+                <forwarded xmlns='urn:xmpp:forward:0'><delay xmlns='urn:xmpp:delay' stamp='2026-11-29T10:00:00Z'/>\
+                <message xmlns='jabber:client' from='room@conference.localhost/carol' type='groupchat'><body>\(body)</body></message>\
+                </forwarded></result></message>
+                """
+        }
+        let first = try IQ(element: try await session.receiveElement())
+        guard case .mamQuery(let query)? = first.payload else { throw TestFailure("not a MAM query") }
+        #expect(first.to == room && first.from == bot && query.afterID == StanzaID("S1") && query.rsm == RSMSet(max: 2))
+        try session.send(result(first, "S2", "two"))
+        try session.send("<message from='room@conference.localhost/dave' to='\(bot)' type='groupchat'><body>live</body></message>")
+        try session.send(result(first, "S3", "three"))
+        try session.send(first.result(payload: .mamFin(MAMFin(complete: false, rsm: RSMSet(first: "S2", last: "S3")))).element)
+
+        let second = try IQ(element: try await session.receiveElement())
+        guard case .mamQuery(let next)? = second.payload else { throw TestFailure("no second page") }
+        #expect(next.afterID == StanzaID("S1") && next.rsm == RSMSet(max: 2, after: "S3"))
+        try session.send(result(second, "S4", "four"))
+        try session.send(second.result(payload: .mamFin(MAMFin(complete: true, rsm: RSMSet(first: "S4", last: "S4")))).element)
+
+        let messages = try await archive
+        #expect(messages.map(\.id) == [StanzaID("S2"), StanzaID("S3"), StanzaID("S4")])
+        #expect(messages.map(\.message.body) == ["two", "three", "four"])
+        #expect(messages.allSatisfy { $0.message.stanzaID(by: room) == $0.id && $0.message.delay != nil })
+        guard case .message(let live) = try await fixture.nextStanza() else { throw TestFailure("live message lost") }
+        #expect(live.body == "live")
+        await fixture.stop()
+    }
+
+    @Test func mamQueryErrorIsThrown() async throws {
+        let fixture = try ComponentFixture()
+        let session = try await fixture.acceptNext()
+        async let archive = fixture.connection.mamQuery(room: room, as: bot, after: StanzaID("unknown"))
+        let query = try IQ(element: try await session.receiveElement())
+        try session.send(query.errorResponse(StanzaError(type: .cancel, condition: .itemNotFound)).element)
+        let result: Result<[ArchivedMessage], any Error>
+        do { result = .success(try await archive) } catch { result = .failure(error) }
+        #expect(throws: ComponentError.requestFailed(StanzaError(type: .cancel, condition: .itemNotFound))) { try result.get() }
+        await fixture.stop()
+    }
+}
