@@ -7,9 +7,11 @@ import IsthmusCommon
 public enum IsthmusCommandLine {
     /// Every working subcommand, in help order.
     static let subcommands: [any Subcommand.Type] = [
+        ServeCommand.self,
         LinkCommand.self,
         UnlinkCommand.self,
         LinksCommand.self,
+        DoctorCommand.self,
         RegistrationCommand.self,
         CheckConfigCommand.self,
     ]

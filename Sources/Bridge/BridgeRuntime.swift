@@ -1,0 +1,97 @@
+import Foundation
+import IsthmusCommon
+import IsthmusConfig
+import IsthmusStore
+import Matrix
+import MatrixAppService
+import MatrixClient
+import XMPP
+import XMPPComponent
+
+/// `isthmus serve`: wires the store, the XMPP component, the appservice listener and the bridge core, runs them
+/// until asked to stop, then shuts down in reverse order (listener, portals, component stream).
+public struct BridgeRuntime: Sendable {
+    /// Why the runtime could not start.
+    public struct StartError: Error, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    let config: Config
+    let logger: Logger
+
+    public init(config: Config, logger: Logger) {
+        self.config = config
+        self.logger = logger
+    }
+
+    /// Runs the bridge until `stop` yields (or finishes). Throws only when it cannot start.
+    public func run(until stop: AsyncStream<Void>) async throws {
+        let store = try Store(path: config.database.path, logger: logger.with(label: "store"))
+        guard let namespace = GhostNamespace(prefix: config.appservice.ghostPrefix, serverName: config.matrix.serverName,
+                                             botLocalpart: config.appservice.botLocalpart),
+              let naming = BridgeNaming(componentDomain: config.xmpp.componentDomain, botNick: config.xmpp.botNick) else {
+            throw StartError(description: "the config's names do not form valid Matrix user ids or JIDs")
+        }
+        let client = MatrixClient(
+            configuration: .init(homeserverURL: config.matrix.homeserverURL, accessToken: config.appservice.asToken,
+                                 maxConnectionsPerHost: 32),
+            logger: logger.with(label: "matrix.client"))
+        let component = ComponentConnection(configuration: componentConfiguration, logger: logger.with(label: "xmpp.component"))
+        let xmpp = ComponentXMPPLink(connection: component, logger: logger.with(label: "xmpp.link"))
+        let matrix = AppServiceMatrixLink(client: client, namespace: namespace, logger: logger.with(label: "matrix.link"))
+        let bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger)
+        let handler = BridgeAppServiceHandler(bridge: bridge, namespace: namespace, logger: logger.with(label: "matrix.appservice"))
+        let listener: AppServiceListener
+        do {
+            listener = try AppServiceListener(
+                configuration: .init(host: config.appservice.listen.host, port: config.appservice.listen.port,
+                                     hsToken: config.appservice.hsToken),
+                store: store, handler: handler, logger: logger.with(label: "matrix.appservice"))
+        } catch {
+            throw StartError(description: "cannot listen on \(config.appservice.listen): \(error)")
+        }
+        logger.info("Isthmus starting", metadata: [
+            "version": IsthmusVersion.string, "matrix.homeserver": config.matrix.homeserverURL.absoluteString,
+            "xmpp.server": "\(config.xmpp.serverHost):\(config.xmpp.serverPort)", "store.path": config.database.path,
+        ])
+        for warning in config.warnings { logger.warning("Config warning", metadata: ["config.warning": warning.description]) }
+        let appserviceID = config.appservice.id
+        let logger = self.logger
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await listener.run() }
+            group.addTask { await component.run() }
+            group.addTask { await xmpp.pump() }
+            group.addTask { await bridge.run(xmppEvents: xmpp.events) }
+            group.addTask { await Self.pingHomeserver(client, appserviceID: appserviceID, logger: logger) }
+            for await _ in stop { break }
+            logger.info("Isthmus stopping")
+            listener.shutdown()
+            bridge.shutdown()
+            await component.close()
+            group.cancelAll()
+        }
+        logger.info("Isthmus stopped")
+    }
+
+    var componentConfiguration: ComponentConfiguration {
+        ComponentConfiguration(host: config.xmpp.serverHost, port: config.xmpp.serverPort,
+                               componentDomain: config.xmpp.componentDomain, secret: config.xmpp.componentSecret)
+    }
+
+    /// Appservice ping (Matrix client API §10.3.5): proves the homeserver reaches us and makes Synapse retry at once
+    /// what it queued while we were down. Retried with backoff until it works or the task is cancelled.
+    static func pingHomeserver(_ client: MatrixClient, appserviceID: String, logger: Logger) async {
+        var delay = Duration.milliseconds(500)
+        while !Task.isCancelled {
+            do {
+                let roundTrip = try await client.ping(appServiceID: appserviceID)
+                logger.info("Homeserver reaches the bridge", metadata: ["matrix.ping.duration": "\(roundTrip)"])
+                return
+            } catch {
+                logger.warning("Homeserver ping failed; retrying", metadata: ["error": error.description])
+            }
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, .seconds(30))
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+import IsthmusCommon
+import XMPP
+
+extension ComponentXMPPLink {
+    /// A groupchat message (or a bounced error) from a room occupant, in the bridge's terms; nil for anything else.
+    /// Only a stanza-id assigned by the room itself is trusted (XEP-0359 §4: rooms strip spoofed ones).
+    static func roomMessage(_ message: Message, archive: JID? = nil) -> RoomMessage? {
+        guard let from = message.from else { return nil }
+        let room = archive ?? from.bare
+        let isError = message.type == .error
+        guard message.type == .groupchat || isError else { return nil }
+        let nick = from.resource ?? ""
+        let stanzaID = message.stanzaIDs.first { $0.by == room }?.id
+        return RoomMessage(
+            room: room, nick: nick, to: message.to, stanzaID: stanzaID, originID: message.originID,
+            id: message.id?.rawValue, occupantID: message.occupantID, realJID: message.mucUser?.item?.jid?.bare,
+            body: message.body, delay: message.delay?.stamp,
+            error: isError ? StanzaErrorInfo(condition: message.error?.condition.rawValue ?? "undefined-condition",
+                                             text: message.error?.text) : nil)
+    }
+
+    /// An occupant's presence in a room, in the bridge's terms; nil when it is not from an occupant JID.
+    static func roomPresence(_ presence: Presence) -> RoomPresence? {
+        guard let from = presence.from, let nick = from.resource, from.localpart != nil else { return nil }
+        switch presence.type {
+        case .available, .unavailable, .error: break
+        default: return nil
+        }
+        let item = presence.mucUser?.item
+        return RoomPresence(
+            room: from.bare, nick: nick, to: presence.to, available: presence.type == .available,
+            occupantID: presence.occupantID, realJID: item?.jid?.bare,
+            statusCodes: Set(presence.statusCodes.map(\.rawValue)), newNick: item?.nick, reason: item?.reason,
+            error: presence.type == .error
+                ? StanzaErrorInfo(condition: presence.error?.condition.rawValue ?? "undefined-condition", text: presence.error?.text)
+                : nil)
+    }
+}

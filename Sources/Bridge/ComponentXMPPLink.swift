@@ -1,0 +1,136 @@
+import Foundation
+import IsthmusCommon
+import XMPP
+import XMPPComponent
+
+/// The production ``XMPPLink``: MUC occupant operations over the XEP-0114 component connection, and the
+/// translation of its stanza stream into the bridge's room events.
+///
+/// ``pump()`` consumes the connection's events (one consumer) and yields ``XMPPLinkEvent``s on ``events``;
+/// stanzas that are not about a room (IQs, presences to nobody we know) are dropped here.
+public final class ComponentXMPPLink: XMPPLink {
+    let connection: ComponentConnection
+    /// The bridge's view of the XMPP side, in arrival order.
+    public let events: AsyncStream<XMPPLinkEvent>
+    private let sink: AsyncStream<XMPPLinkEvent>.Continuation
+    private let logger: Logger
+
+    public init(connection: ComponentConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+        (events, sink) = AsyncStream.makeStream(of: XMPPLinkEvent.self)
+    }
+
+    /// Translates the connection's events until it stops; then finishes ``events``.
+    public func pump() async {
+        for await event in connection.events {
+            switch event {
+            case .connected(let reconnected):
+                sink.yield(.connected(reconnected: reconnected))
+            case .disconnected(let error):
+                sink.yield(.disconnected(reason: error.description))
+            case .stanza(.message(let message)):
+                if let translated = ComponentXMPPLink.roomMessage(message) { sink.yield(.message(translated)) }
+            case .stanza(.presence(let presence)):
+                if let translated = ComponentXMPPLink.roomPresence(presence) { sink.yield(.presence(translated)) }
+            case .stanza(.iq):
+                break
+            }
+        }
+        sink.finish()
+    }
+
+    public func join(room: JID, nick: String, occupant: JID) async throws -> MUCJoinResult {
+        do {
+            switch try await connection.join(room: room, nick: nick, occupant: occupant) {
+            case .joined(let selfPresence):
+                return .joined(nick: selfPresence.nick.isEmpty ? nick : selfPresence.nick, created: selfPresence.createdRoom)
+            case .nickConflict:
+                return .nickConflict
+            case .notAllowed(let error):
+                return .refused(condition: error.condition.rawValue, text: error.text)
+            }
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
+    public func leave(room: JID, nick: String, occupant: JID, status: String?) async throws {
+        do {
+            _ = try await connection.leave(room: room, nick: nick, occupant: occupant, status: status, timeout: .seconds(5))
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
+    public func changeNick(room: JID, to nick: String, occupant: JID) async throws -> MUCJoinResult {
+        do {
+            switch try await connection.changeNick(room: room, to: nick, occupant: occupant) {
+            case .changed(let selfPresence): return .joined(nick: selfPresence.nick.isEmpty ? nick : selfPresence.nick, created: false)
+            case .nickConflict: return .nickConflict
+            case .notAllowed(let error): return .refused(condition: error.condition.rawValue, text: error.text)
+            }
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
+    public func sendGroupchat(room: JID, from occupant: JID, body: String, originID: OriginID) async throws {
+        do {
+            try await connection.sendGroupchat(from: occupant, room: room, body: body, originID: originID)
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
+    public func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws {
+        do {
+            try await connection.send(.message(Message(type: .chat, from: sender, to: recipient, body: body)))
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
+    public func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult {
+        do {
+            switch try await connection.selfPing(room: room, nick: nick, occupant: occupant) {
+            case .joined, .inconclusive: return .joined
+            case .nickChanged: return .nickChanged
+            case .notJoined: return .notJoined
+            }
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
+    public func archive(room: JID, as occupant: JID, after: StanzaID?, since: Date?) async throws -> [RoomMessage] {
+        let archived: [ArchivedMessage]
+        do {
+            archived = try await connection.mamQuery(room: room, as: occupant, after: after, since: since)
+        } catch ComponentError.requestFailed(let error) where after != nil && error.condition.rawValue == "item-not-found" {
+            // The archive no longer knows our last id (expired): fall back to the last day.
+            logger.warning("Archive does not know the last stanza-id; catching up by time", metadata: ["xmpp.muc": room.description])
+            archived = try await connection.mamQuery(room: room, as: occupant, since: Date().addingTimeInterval(-86_400))
+        } catch {
+            throw Self.linkError(error)
+        }
+        return archived.compactMap { entry in
+            var message = ComponentXMPPLink.roomMessage(entry.message, archive: entry.archive)
+            message?.stanzaID = entry.id
+            message?.fromArchive = true
+            return message
+        }
+    }
+
+    /// Maps the connection's errors onto the ones the bridge acts on.
+    static func linkError(_ error: any Error) -> any Error {
+        guard let error = error as? ComponentError else { return error }
+        switch error {
+        case .notConnected, .connectionLost, .closedByServer, .connectionRefused, .connectionFailed: return XMPPLinkError.notConnected
+        case .timeout: return XMPPLinkError.timeout
+        case .requestFailed(let stanzaError):
+            return XMPPLinkError.stanzaError(StanzaErrorInfo(condition: stanzaError.condition.rawValue, text: stanzaError.text))
+        default: return error
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import IsthmusCommon
+import XMPPComponent
+
+/// `isthmus doctor`: checks both servers with the configured secrets and says plainly what works and what does not.
+struct DoctorCommand: Subcommand {
+    static let configuration = CommandConfiguration(
+        name: "doctor",
+        abstract: "Check the XMPP server and the homeserver; say plainly what works and what does not.",
+        discussion: """
+            XMPP: connects as the component with the configured secret. Matrix: the homeserver answers, it accepts the
+            as_token, and an appservice ping makes it reach the listener (started for the check, so run doctor while
+            `serve` is stopped). Exit status 1 when any check fails.
+            """)
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        try arguments.requirePositionals([], command: Self.configuration.name)
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let config = try context.loadConfig()
+        let logger = context.logger(config, label: "doctor").with(label: "doctor")
+        var quiet = logger
+        if context.logLevelOverride == nil { quiet.logLevel = .critical }
+        let xmpp = await XMPPDoctor.check(
+            configuration: ComponentConfiguration(host: config.xmpp.serverHost, port: config.xmpp.serverPort,
+                                                  componentDomain: config.xmpp.componentDomain,
+                                                  secret: config.xmpp.componentSecret),
+            logger: quiet)
+        let matrix = await MatrixDoctor.check(config: config, logger: quiet)
+        let findings = xmpp + matrix
+        for finding in findings {
+            context.print("\(finding.ok ? "ok  " : "FAIL") \(finding.check): \(finding.detail)")
+        }
+        let failed = findings.filter { !$0.ok }.count
+        if failed > 0 {
+            throw CommandFailure("\(failed) of \(findings.count) checks failed")
+        }
+        context.print("All \(findings.count) checks passed.")
+    }
+}
