@@ -18,3 +18,14 @@ public func eventually(_ what: String, timeout: Double = 10, pollEvery: Duration
         try await Task.sleep(for: pollEvery)
     }
 }
+
+/// Polls `probe` until it returns a value or `timeout` passes (then throws ``DeadlineExceeded``); returns the value.
+public func eventuallyValue<T: Sendable>(_ what: String, timeout: Double = 10, pollEvery: Duration = .milliseconds(20),
+                                         _ probe: @Sendable () async throws -> T?) async throws -> T {
+    let deadline = Date().addingTimeInterval(timeout)
+    while true {
+        if let value = try await probe() { return value }
+        if Date() > deadline { throw DeadlineExceeded(what: what, seconds: timeout) }
+        try await Task.sleep(for: pollEvery)
+    }
+}

@@ -35,3 +35,11 @@ public func withDeadline<T: Sendable>(
         return try await group.next()!
     }
 }
+
+/// Runs blocking work (e.g. ``TestBed/restart(_:)``) on its own thread, so it does not hold a thread of the
+/// cooperative pool that the code under test needs meanwhile.
+public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}

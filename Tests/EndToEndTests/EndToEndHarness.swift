@@ -1,0 +1,128 @@
+import Foundation
+import IsthmusCommon
+import TestSupport
+import XCTest
+import XMPP
+
+/// One end-to-end scenario's world: the test bed, a private bridge config and database, the `serve` process,
+/// and helpers to act as real users on both sides. Rooms get unique names so scenarios never see each other.
+final class EndToEndHarness: @unchecked Sendable {
+    let bed: TestBed
+    let directory: URL
+    let config: URL
+    private(set) var bridge: BridgeProcess?
+    private var serveCount = 0
+    let suffix = String(UUID().uuidString.prefix(8)).lowercased()
+
+    init(_ name: String) throws {
+        bed = try TestBed.fromEnvironment()
+        directory = bed.directory.appendingPathComponent("e2e-\(name)-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        config = directory.appendingPathComponent("isthmus.yaml")
+        // Same servers and secrets; the relative database path now resolves to this scenario's own folder.
+        try FileManager.default.copyItem(at: bed.configFile, to: config)
+    }
+
+    var botUserID: String { "@isthmus:localhost" }
+    var configPath: String { config.path }
+
+    /// Runs an `isthmus` subcommand with this scenario's config.
+    func cli(_ arguments: String...) throws -> BridgeProcess.Result {
+        try BridgeProcess.run(arguments + ["-c", config.path])
+    }
+
+    /// Starts `isthmus serve` and waits until it is connected to both servers.
+    func startBridge() async throws {
+        serveCount += 1
+        let process = try BridgeProcess(config: config, logFile: directory.appendingPathComponent("serve-\(serveCount).log"))
+        bridge = process
+        try await eventually("bridge connected to both servers (log: \(process.logFile.path))", timeout: 30) {
+            guard process.isRunning else { throw BridgeExited(log: process.log) }
+            let log = process.log
+            return log.contains("XMPP link up") && log.contains("Homeserver reaches the bridge")
+        }
+    }
+
+    /// SIGTERM and a clean exit.
+    func stopBridge() {
+        if let bridge { XCTAssertEqual(bridge.stop(), 0, "serve exits 0 after SIGTERM; log:\n\(bridge.log.suffix(3000))") }
+        bridge = nil
+    }
+
+    /// SIGKILL: a crash.
+    func crashBridge() {
+        bridge?.kill9()
+        bridge = nil
+    }
+
+    struct BridgeExited: Error, CustomStringConvertible {
+        var log: String
+        var description: String { "isthmus serve exited early:\n\(log.suffix(4000))" }
+    }
+
+    /// A MUC JID unique to this scenario.
+    func muc(_ name: String) -> JID { JID("\(name)-\(suffix)@\(bed.mucDomain)")! }
+
+    /// Logs a Matrix test user in.
+    func matrixUser(_ localpart: String) async throws -> MatrixTestUser {
+        try await MatrixTestUser.login(localpart, bed: bed)
+    }
+
+    /// Connects an XMPP test user (c2s).
+    func xmppUser(_ localpart: String) async throws -> XMPPTestClient {
+        try await XMPPTestClient.connect(port: bed.c2sPort, user: localpart, domain: bed.xmppDomain, password: bed.password)
+    }
+
+    /// `isthmus links --json`, decoded.
+    func links() throws -> [[String: String]] {
+        let result = try cli("links", "--json")
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let array = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]] ?? []
+        return array.map { $0.compactMapValues { $0 as? String } }
+    }
+
+    /// Waits until the link of `room` has `status`.
+    func waitForLink(_ room: String, status: String, timeout: Double = 20) async throws {
+        try await eventually("link \(room) \(status)", timeout: timeout) {
+            try self.links().contains { $0["matrix_room"] == room && $0["status"] == status }
+        }
+    }
+
+    /// Creates a Matrix room owned by `owner` with an alias, invites the bot, links it with `muc` through the CLI and
+    /// waits until the running bridge reports it active. Returns the room id.
+    func linkedRoom(owner: MatrixTestUser, muc: JID, alias: String? = nil, byAlias: Bool = true) async throws -> String {
+        let aliasLocalpart = alias ?? "room-\(suffix)-\(muc.localpart ?? "x")"
+        let room = try await owner.createRoom(aliasLocalpart: aliasLocalpart, invite: [botUserID])
+        let target = byAlias ? "#\(aliasLocalpart):localhost" : room
+        let result = try cli("link", target, muc.description)
+        XCTAssertEqual(result.status, 0, "link failed: \(result.stderr)")
+        try await waitForLink(room, status: "active")
+        return room
+    }
+
+    /// The m.room.message events in `room` sent by anyone but `excluding`, once there are at least `count`.
+    func matrixMessages(_ user: MatrixTestUser, in room: String, count: Int, excluding sender: String? = nil,
+                        timeout: Double = 30) async throws -> [MatrixTestUser.Event] {
+        try await eventuallyValue("\(count) messages in \(room)", timeout: timeout) {
+            let found = try await user.messages(in: room).filter { $0.sender != sender }
+            return found.count >= count ? found : nil
+        }
+    }
+
+    /// Collects `count` groupchat messages with a body from `room` received by `client`, sent by nicks other than `excluding`.
+    func xmppMessages(_ client: XMPPTestClient, from room: JID, count: Int, excludingNick nick: String? = nil,
+                      timeout: Double = 30) async throws -> [Message] {
+        var messages: [Message] = []
+        while messages.count < count {
+            let message = try await client.nextMessage(within: timeout, "groupchat \(messages.count + 1) of \(count) in \(room)") {
+                $0.type == .groupchat && $0.from?.bare == room.bare && $0.body != nil && $0.from?.resource != nick
+            }
+            messages.append(message)
+        }
+        return messages
+    }
+
+    deinit {
+        bridge?.kill9()
+    }
+}
