@@ -2,9 +2,9 @@
 ///
 /// Bodies are preserved byte for byte (unicode, newlines, surrounding spaces, `<`, `&`). The one convention both
 /// sides share differently is the emote: XMPP `/me waves` ↔ Matrix `m.emote` "waves".
-enum MessageTranslation {
+public enum MessageTranslation {
     /// The Matrix message for an XMPP body.
-    static func toMatrix(_ body: String) -> OutgoingMatrixMessage {
+    public static func toMatrix(_ body: String) -> OutgoingMatrixMessage {
         if body.hasPrefix("/me ") {
             return OutgoingMatrixMessage(kind: .emote, body: String(body.dropFirst(4)))
         }
@@ -13,7 +13,7 @@ enum MessageTranslation {
 
     /// The XMPP body for a Matrix message (`msgtype` and plain `body`); nil for types not bridged yet (media etc.).
     /// Formatted messages go as their plain `body`; notices from other bots as plain messages.
-    static func toXMPP(msgtype: String, body: String) -> String? {
+    public static func toXMPP(msgtype: String, body: String) -> String? {
         switch msgtype {
         case "m.emote": return "/me " + body
         case "m.text", "m.notice": return body

@@ -1,0 +1,36 @@
+import Bridge
+import Foundation
+import IsthmusCommon
+import Testing
+
+/// Deterministic names and ids: the basis of idempotent resends across restarts.
+@Suite struct BridgeNamingTests {
+    let naming = BridgeNaming(componentDomain: "bridge.example.org", botNick: "Matrix")!
+
+    @Test func puppetJIDsEscapeTheUserIDAndStayStable() {
+        #expect(naming.puppetJID(for: UserID("@alice:example.org")!)?.description == "alice\\3aexample.org@bridge.example.org/isthmus")
+        #expect(naming.puppetJID(for: UserID("@we/ird:srv:8448")!)?.description == "we\\2fird\\3asrv\\3a8448@bridge.example.org/isthmus")
+        #expect(naming.botOccupant.description == "bridge.example.org/isthmus")
+        #expect(naming.isOurs(JID("x@bridge.example.org/y")!))
+        #expect(!naming.isOurs(JID("x@example.org/y")!))
+    }
+
+    @Test func idsAreDerivedDeterministically() {
+        let event = EventID("$abc")!
+        #expect(naming.originID(for: event) == naming.originID(for: event))
+        #expect(naming.originID(for: event) != naming.originID(for: EventID("$abd")!))
+        let room = JID("room@conference.example.org")!
+        let stanza = StanzaID("s1")!
+        #expect(naming.matrixTxnID(room: room, stanzaID: stanza) == naming.matrixTxnID(room: room, stanzaID: stanza))
+        #expect(naming.matrixTxnID(room: room, stanzaID: stanza) != naming.matrixTxnID(room: JID("other@conference.example.org")!, stanzaID: stanza))
+    }
+
+    @Test func conflictNicksAreDeterministicAndSanitised() {
+        #expect(naming.nick(for: "Alice", attempt: 0) == "Alice")
+        #expect(naming.nick(for: "Alice", attempt: 1) == "Alice (Matrix)")
+        #expect(naming.nick(for: "Alice", attempt: 2) == "Alice (Matrix 2)")
+        #expect(naming.nick(for: "  \u{7}Bob\n ", attempt: 0) == "Bob")
+        #expect(naming.nick(for: "   ", attempt: 0) == "matrix-user")
+        #expect(naming.nick(for: String(repeating: "x", count: 200), attempt: 0).count == 64)
+    }
+}
