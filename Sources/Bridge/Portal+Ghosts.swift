@@ -62,7 +62,7 @@ extension Portal {
         }
         let room = link.matrixRoom
         do {
-            let stored = try await context.store.roomGhosts(room).first { $0.user == ghost }
+            let stored = try await storedGhost(ghost)
             if let stored, stored.joined, stored.nick == nick { return ghost }
             try await context.matrix.registerGhost(ghost)
             if try await context.store.recordGhost(ghost, identity: identity, globalName: nick) {
@@ -72,9 +72,8 @@ extension Portal {
                 try await context.matrix.join(room, as: ghost)
             }
             try await context.matrix.setRoomDisplayname(nick, for: ghost, in: room)
-            try await context.store.saveRoomGhost(RoomGhost(room: room, user: ghost, nick: nick,
-                                                            occupantID: occupantID ?? stored?.occupantID,
-                                                            realJID: realJID ?? stored?.realJID, joined: true))
+            try await saveGhost(RoomGhost(room: room, user: ghost, nick: nick, occupantID: occupantID ?? stored?.occupantID,
+                                          realJID: realJID ?? stored?.realJID, joined: true))
             logger.debug("Ghost ready", metadata: ["matrix.user.id": ghost.rawValue, "xmpp.nick": nick])
             return ghost
         } catch {
@@ -94,8 +93,8 @@ extension Portal {
         guard let ghost = occupant.ghost else { return }
         do {
             try await context.matrix.setRoomDisplayname(new, for: ghost, in: link.matrixRoom)
-            try await context.store.saveRoomGhost(RoomGhost(room: link.matrixRoom, user: ghost, nick: new,
-                                                            occupantID: occupant.occupantID, realJID: occupant.realJID, joined: true))
+            try await saveGhost(RoomGhost(room: link.matrixRoom, user: ghost, nick: new, occupantID: occupant.occupantID,
+                                          realJID: occupant.realJID, joined: true))
         } catch {
             logger.error("Could not rename a ghost", metadata: ["matrix.user.id": ghost.rawValue, "error": "\(error)"])
         }
@@ -121,10 +120,9 @@ extension Portal {
             } else {
                 try await context.matrix.leave(room, as: ghost, reason: nil)
             }
-            if let stored = try await context.store.roomGhosts(room).first(where: { $0.user == ghost }) {
-                var left = stored
+            if var left = try await storedGhost(ghost) {
                 left.joined = false
-                try await context.store.saveRoomGhost(left)
+                try await saveGhost(left)
             }
         } catch {
             logger.error("Ghost could not leave", metadata: ["matrix.user.id": ghost.rawValue, "error": "\(error)"])
@@ -136,14 +134,36 @@ extension Portal {
         guard botJoined else { return }
         let present = Set(occupants.values.compactMap(\.ghost))
         do {
-            for ghost in try await context.store.roomGhosts(link.matrixRoom) where ghost.joined && !present.contains(ghost.user) {
+            for ghost in try await allStoredGhosts() where ghost.joined && !present.contains(ghost.user) {
                 try await context.matrix.leave(link.matrixRoom, as: ghost.user, reason: nil)
                 var left = ghost
                 left.joined = false
-                try await context.store.saveRoomGhost(left)
+                try await saveGhost(left)
             }
         } catch {
             logger.error("Could not reconcile ghosts", metadata: ["error": "\(error)"])
         }
+    }
+}
+
+extension Portal {
+    /// This room's stored ghosts (read from the store once per portal).
+    func allStoredGhosts() async throws -> [RoomGhost] {
+        if let ghostCache { return Array(ghostCache.values) }
+        let loaded = try await context.store.roomGhosts(link.matrixRoom)
+        ghostCache = Dictionary(loaded.map { ($0.user, $0) }, uniquingKeysWith: { first, _ in first })
+        return loaded
+    }
+
+    /// One stored ghost of this room.
+    func storedGhost(_ user: UserID) async throws -> RoomGhost? {
+        if ghostCache == nil { _ = try await allStoredGhosts() }
+        return ghostCache?[user]
+    }
+
+    /// Writes a ghost's room state through to the store and the cache.
+    func saveGhost(_ ghost: RoomGhost) async throws {
+        try await context.store.saveRoomGhost(ghost)
+        ghostCache?[ghost.user] = ghost
     }
 }

@@ -28,6 +28,8 @@ actor Portal {
     var puppets: [UserID: Puppet] = [:]
     /// Matrix members' current displaynames (per room), as last seen.
     var displaynames: [UserID: String] = [:]
+    /// This room's ghosts as stored (loaded once, then kept in step with every write).
+    var ghostCache: [UserID: RoomGhost]?
     /// Whether inbox draining stopped because the XMPP side was down.
     var inboxBlocked = false
     /// Set once unlinked: later events are ignored.
