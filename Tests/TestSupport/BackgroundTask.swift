@@ -3,7 +3,7 @@
 public final class BackgroundTask: Sendable {
     private let task: Task<Void, Never>
 
-    public init(_ operation: @escaping @Sendable () async -> Void) {
+    public init(_ operation: sending @escaping () async -> Void) {
         task = Task { await operation() }
     }
 

@@ -1,0 +1,162 @@
+import Foundation
+import IsthmusCommon
+import Network
+import XMLStream
+import XMPP
+
+/// A minimal XMPP client (c2s) acting as a real user in tests: plain TCP, SASL PLAIN, resource binding, MUC join,
+/// groupchat. Prosody on the test bed allows plain connections with PLAIN. `Sendable`; stanzas received after
+/// login are queued for ``nextStanza(within:_:where:)``.
+public final class XMPPTestClient: Sendable {
+    /// The bound full JID.
+    public let jid: JID
+    private let connection: TCPConnection
+    private let stanzas: AsyncQueue<Stanza>
+    private let pump: BackgroundTask
+
+    /// Why logging in failed.
+    public struct LoginFailed: Error, CustomStringConvertible {
+        public var step: String
+        public var element: XElement?
+        public var description: String { "login failed at \(step): \(element.map { XMLSerializer.string(of: $0) } ?? "-")" }
+    }
+
+    private init(jid: JID, connection: TCPConnection, reader: sending StreamReader) {
+        self.jid = jid
+        self.connection = connection
+        let stanzas = AsyncQueue<Stanza>()
+        self.stanzas = stanzas
+        // The reader moves into the pump task; nothing else touches it afterwards.
+        var reader = reader
+        pump = BackgroundTask {
+            while true {
+                guard case .element(let element) = try? await reader.next() else { break }
+                if let stanza = try? Stanza(element: element) { stanzas.append(stanza) }
+            }
+            stanzas.finish()
+        }
+    }
+
+    deinit { connection.abort() }
+
+    /// Connects to `host:port`, logs in as `user@domain` with SASL PLAIN and binds `resource`, within `seconds`.
+    public static func connect(
+        host: String = "127.0.0.1", port: Int, user: String, domain: String, password: String,
+        resource: String = "test-\(UUID().uuidString.prefix(8))", within seconds: Double = 10
+    ) async throws -> XMPPTestClient {
+        let connection = try await TCPConnection.connect(host: host, port: port)
+        do {
+            return try await withDeadline("login of \(user)@\(domain)", seconds: seconds) {
+                try await login(connection, user: user, domain: domain, password: password, resource: resource)
+            }
+        } catch {
+            connection.abort()
+            throw error
+        }
+    }
+
+    private static func login(
+        _ connection: TCPConnection, user: String, domain: String, password: String, resource: String
+    ) async throws -> XMPPTestClient {
+        var reader = StreamReader(connection)
+        let header = XMLSerializer.xmlDeclaration + XMLSerializer.streamStart(
+            namespace: XMPPNamespace.streams, contentNamespace: XMPPNamespace.client,
+            attributes: ["to": domain, "version": "1.0"])
+        // RFC 6120 §6: SASL PLAIN (RFC 4616) on the first stream.
+        try connection.write(header)
+        _ = try await reader.next()
+        let features = try await reader.nextElement()
+        guard features.child("mechanisms", namespace: XMPPNamespace.sasl) != nil else {
+            throw LoginFailed(step: "stream features", element: features)
+        }
+        let credentials = Data(([0] + Array(user.utf8) + [0] + Array(password.utf8))).base64EncodedString()
+        try connection.write(XMLSerializer.bytes(of: XElement(
+            "auth", namespace: XMPPNamespace.sasl, ["mechanism": "PLAIN"], children: [.text(credentials)]),
+            defaultNamespace: XMPPNamespace.client))
+        let outcome = try await reader.nextElement()
+        guard outcome.name == "success" else { throw LoginFailed(step: "SASL PLAIN", element: outcome) }
+        // §6.4.6: restart the stream, then bind a resource (§7).
+        reader.reset()
+        try connection.write(header)
+        _ = try await reader.next()
+        _ = try await reader.nextElement()
+        let bind = IQ(type: .set, id: StanzaAttributeID("bind")!, payload: .other(XElement(
+            "bind", namespace: XMPPNamespace.bind, children: [.element(XElement("resource", namespace: XMPPNamespace.bind, children: [.text(resource)]))])))
+        try connection.write(XMLSerializer.bytes(of: bind.element))
+        let bound = try IQ(element: try await reader.nextElement())
+        guard case .other(let payload)? = bound.payload, let text = payload.child("jid", namespace: XMPPNamespace.bind)?.text,
+              let jid = JID(text) else {
+            throw LoginFailed(step: "resource binding", element: bound.element)
+        }
+        return XMPPTestClient(jid: jid, connection: connection, reader: reader)
+    }
+
+    /// Sends a stanza (no `from`: the server stamps our JID).
+    public func send(_ stanza: Stanza) throws {
+        try connection.write(XMLSerializer.bytes(of: stanza.element))
+    }
+
+    /// The next received stanza that matches, waiting at most `seconds`; others stay queued.
+    public func nextStanza(
+        within seconds: Double = 10, _ what: String = "a stanza", where matches: @escaping @Sendable (Stanza) -> Bool = { _ in true }
+    ) async throws -> Stanza {
+        try await stanzas.next(within: seconds, what, where: matches)
+    }
+
+    /// The next received message that matches.
+    public func nextMessage(
+        within seconds: Double = 10, _ what: String = "a message", where matches: @escaping @Sendable (Message) -> Bool = { _ in true }
+    ) async throws -> Message {
+        let stanza = try await nextStanza(within: seconds, what) { stanza in
+            if case .message(let message) = stanza { matches(message) } else { false }
+        }
+        guard case .message(let message) = stanza else { fatalError("unreachable") }
+        return message
+    }
+
+    /// The next received presence that matches.
+    public func nextPresence(
+        within seconds: Double = 10, _ what: String = "a presence", where matches: @escaping @Sendable (Presence) -> Bool = { _ in true }
+    ) async throws -> Presence {
+        let stanza = try await nextStanza(within: seconds, what) { stanza in
+            if case .presence(let presence) = stanza { matches(presence) } else { false }
+        }
+        guard case .presence(let presence) = stanza else { fatalError("unreachable") }
+        return presence
+    }
+
+    /// Joins `room` as `nick` without history (XEP-0045 §7.2) and returns the self-presence; configures the room as
+    /// an instant room when the join created it. Throws the presence error when refused.
+    @discardableResult
+    public func joinRoom(_ room: JID, nick: String, within seconds: Double = 10) async throws -> Presence {
+        let occupant = room.bare.with(resource: nick)!
+        try send(.presence(Presence(to: occupant, mucJoin: MUCJoinRequest(history: MUCHistoryRequest.none))))
+        let answer = try await nextPresence(within: seconds, "self-presence in \(room)") { presence in
+            presence.from == occupant && (presence.type == .error || presence.statusCodes.contains(.selfPresence))
+        }
+        if let error = answer.error { throw error }
+        if answer.statusCodes.contains(.roomCreated) {
+            let configure = IQ(type: .set, to: room.bare, payload: .mucOwner(DataForm(type: "submit")))
+            try send(.iq(configure))
+            let result = try await nextStanza(within: seconds, "instant room configuration") { stanza in
+                if case .iq(let iq) = stanza { iq.id == configure.id } else { false }
+            }
+            if case .iq(let iq) = result, let error = iq.error { throw error }
+        }
+        return answer
+    }
+
+    /// Sends a groupchat message with an XEP-0359 origin id (also the stanza id) and returns it as sent.
+    @discardableResult
+    public func sendGroupchat(to room: JID, body: String, originID: OriginID = OriginID(UUID().uuidString)!) throws -> Message {
+        let message = Message(type: .groupchat, to: room.bare, id: StanzaAttributeID(originID.rawValue), body: body, originID: originID)
+        try send(.message(message))
+        return message
+    }
+
+    /// Closes the stream and the connection.
+    public func close() {
+        try? connection.write(XMLSerializer.streamEnd())
+        connection.close()
+    }
+}
