@@ -85,6 +85,9 @@ final class MUCRealServerTests: XCTestCase {
         // Not an occupant any more: a self-ping says so, and a message bounces with not-acceptable.
         let ping = try await component.connection.selfPing(room: room, nick: "Alicia", occupant: alice)
         guard case .notJoined = ping else { return XCTFail("self-ping after leaving: \(ping)") }
+        let stray = try await component.connection.sendGroupchat(from: alice, room: room, body: "still here?")
+        let bounce = try await component.nextMessage(to: alice) { $0.id == stray.id }
+        XCTAssertTrue(bounce.isNotJoinedBounce, "expected a not-acceptable bounce, got \(bounce)")
         bob.close()
         await component.close()
     }
