@@ -38,8 +38,16 @@ public func withDeadline<T: Sendable>(
 
 /// Runs blocking work (e.g. ``TestBed/restart(_:)``) on its own thread, so it does not hold a thread of the
 /// cooperative pool that the code under test needs meanwhile.
+///
+/// The thread unblocks all signals first: processes it starts inherit its signal mask, and a server started with
+/// SIGTERM blocked (as it is on the test runner's threads) ignores the TERM of a later stop or restart.
 public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
+        Thread {
+            var none = sigset_t()
+            sigemptyset(&none)
+            pthread_sigmask(SIG_SETMASK, &none, nil)
+            continuation.resume(with: Result { try body() })
+        }.start()
     }
 }
