@@ -19,7 +19,8 @@ extension Portal {
         guard await joinBotOccupant() else { return }
         await loadPersistedMembership()
         do {
-            try await catchUp()
+            let first = try await context.store.recordFirstActivation(link.matrixRoom, at: Date())
+            try await catchUp(firstActivation: first)
         } catch {
             logger.warning("Archive catch-up failed", metadata: ["error": "\(error)"])
         }
