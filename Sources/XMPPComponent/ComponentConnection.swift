@@ -12,6 +12,7 @@ import XMLStream
 /// All protocol decisions are made by ``ComponentStateMachine``; this actor only performs its actions (I/O, events,
 /// logs). Does I/O; every method runs on the actor.
 public actor ComponentConnection {
+    /// Where to connect and the timers (immutable).
     public nonisolated let configuration: ComponentConfiguration
     /// Connection changes and stanzas, in order. Finishes when ``run()`` returns.
     public nonisolated let events: AsyncStream<ComponentEvent>
