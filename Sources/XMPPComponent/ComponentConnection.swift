@@ -48,7 +48,11 @@ public actor ComponentConnection {
     /// with jitter), until the task is cancelled (the link is then dropped at once) or ``close()`` is called (the
     /// stream is closed gracefully). Returning means stopped; ``events`` then finishes. Call once.
     public func run() async {
-        guard !isRunning, !closeRequested else { return }
+        guard !isRunning else { return }
+        guard !closeRequested else {
+            eventSink.finish()
+            return
+        }
         isRunning = true
         defer {
             isRunning = false
