@@ -8,7 +8,7 @@ import XMPPComponent
 final class ComponentHandshakeTests: XCTestCase {
     func testHandshakeSucceedsAndTheServerAnswersPings() async throws {
         let bed = try TestBed.fromEnvironment()
-        let component = try await RealComponent.connected(bed)
+        let component = try await RealComponent.connected(bed, in: self)
         let isConnected = await component.connection.isConnected
         XCTAssertTrue(isConnected)
         let pong = try await component.connection.sendIQ(
@@ -20,7 +20,7 @@ final class ComponentHandshakeTests: XCTestCase {
 
     func testWrongSecretIsNotAuthorized() async throws {
         let bed = try TestBed.fromEnvironment()
-        let component = RealComponent(bed, secret: "not-the-secret")
+        let component = RealComponent(bed, secret: "not-the-secret", in: self)
         let event = try await component.nextEvent()
         XCTAssertEqual(event, .disconnected(.notAuthorized))
         await component.runner.stop()
@@ -28,8 +28,8 @@ final class ComponentHandshakeTests: XCTestCase {
 
     func testSecondConnectionForTheSameDomainIsAConflict() async throws {
         let bed = try TestBed.fromEnvironment()
-        let first = try await RealComponent.connected(bed)
-        let second = RealComponent(bed)
+        let first = try await RealComponent.connected(bed, in: self)
+        let second = RealComponent(bed, in: self)
         let event = try await second.nextEvent()
         XCTAssertEqual(event, .disconnected(.conflict))
         await second.runner.stop()
@@ -40,7 +40,7 @@ final class ComponentHandshakeTests: XCTestCase {
 
     func testFromOutsideTheComponentDomainIsRefusedAndTheLinkSurvives() async throws {
         let bed = try TestBed.fromEnvironment()
-        let component = try await RealComponent.connected(bed)
+        let component = try await RealComponent.connected(bed, in: self)
         let outside = JID("alice@\(bed.xmppDomain)/spoof")
         do {
             try await component.connection.send(.message(Message(from: outside, to: JID("bob@\(bed.xmppDomain)"), body: "x")))
@@ -74,7 +74,7 @@ final class ComponentHandshakeTests: XCTestCase {
 
     func testConnectionRecoversAfterProsodyRestartAndRoomsCanBeRejoined() async throws {
         let bed = try TestBed.fromEnvironment()
-        let component = try await RealComponent.connected(bed)
+        let component = try await RealComponent.connected(bed, in: self)
         let room = bed.uniqueRoom("restart")
         let alice = bed.puppet("alice_matrix")
         try await component.join(room, nick: "Alice", as: alice)

@@ -8,7 +8,7 @@ import XMPPComponent
 final class MUCRealServerTests: XCTestCase {
     func testJoinThatCreatesARoomConfiguresItAndDiscoShowsItsFeatures() async throws {
         let bed = try TestBed.fromEnvironment()
-        let component = try await RealComponent.connected(bed)
+        let component = try await RealComponent.connected(bed, in: self)
         let room = bed.uniqueRoom("create")
         let creator = try await component.join(room, nick: "Creator", as: bed.puppet("creator_matrix"))
         XCTAssertTrue(creator.createdRoom, "status 201 expected: \(creator.statusCodes)")
@@ -31,7 +31,7 @@ final class MUCRealServerTests: XCTestCase {
 
     func testTwoOccupantsExchangeMessagesAndSeeReflectionsWithStanzaIDAndOriginID() async throws {
         let bed = try TestBed.fromEnvironment()
-        let component = try await RealComponent.connected(bed)
+        let component = try await RealComponent.connected(bed, in: self)
         let room = bed.uniqueRoom("exchange")
         let alice = bed.puppet("alice_matrix"), bob = bed.puppet("bob_matrix")
         try await component.join(room, nick: "Alice", as: alice)
@@ -62,7 +62,7 @@ final class MUCRealServerTests: XCTestCase {
 
     func testNickChangeAndLeaveAreConfirmedAndSeenByOthers() async throws {
         let bed = try TestBed.fromEnvironment()
-        let component = try await RealComponent.connected(bed)
+        let component = try await RealComponent.connected(bed, in: self)
         let room = bed.uniqueRoom("nick")
         let alice = bed.puppet("alice_matrix")
         try await component.join(room, nick: "Alice", as: alice)
@@ -94,7 +94,7 @@ final class MUCRealServerTests: XCTestCase {
 
     func testNickConflictIsATypedOutcome() async throws {
         let bed = try TestBed.fromEnvironment()
-        let component = try await RealComponent.connected(bed)
+        let component = try await RealComponent.connected(bed, in: self)
         let room = bed.uniqueRoom("conflict")
         let alice = try await bed.client("alice")
         try await alice.joinRoom(room, nick: "Taken")
@@ -110,7 +110,7 @@ final class MUCRealServerTests: XCTestCase {
 
     func testMAMAfterIDReturnsExactlyTheMessagesAfterIt() async throws {
         let bed = try TestBed.fromEnvironment()
-        let component = try await RealComponent.connected(bed)
+        let component = try await RealComponent.connected(bed, in: self)
         let room = bed.uniqueRoom("mam")
         let alice = bed.puppet("alice_matrix")
         try await component.join(room, nick: "Alice", as: alice)

@@ -29,18 +29,24 @@ struct RealComponent {
         return Logger(label: "xmpp.component", level: level)
     }
 
-    /// Starts a connection (not yet waiting for it).
-    init(_ bed: TestBed, secret: String? = nil) {
+    /// Starts a connection (not yet waiting for it). It is closed gracefully when `test` ends, even if the test
+    /// throws, so that the next test's connection is not refused as a `conflict`.
+    init(_ bed: TestBed, secret: String? = nil, in test: XCTestCase) {
         self.bed = bed
         let connection = ComponentConnection(configuration: Self.configuration(bed, secret: secret), logger: Self.logger)
         self.connection = connection
         events = AsyncQueue.collecting(connection.events)
-        runner = BackgroundTask { await connection.run() }
+        let runner = BackgroundTask { await connection.run() }
+        self.runner = runner
+        test.addTeardownBlock {
+            await connection.close()
+            await runner.stop()
+        }
     }
 
     /// Starts a connection and waits until the handshake succeeded.
-    static func connected(_ bed: TestBed) async throws -> RealComponent {
-        let component = RealComponent(bed)
+    static func connected(_ bed: TestBed, in test: XCTestCase) async throws -> RealComponent {
+        let component = RealComponent(bed, in: test)
         let event = try await component.nextEvent(within: 10)
         guard event == .connected(reconnected: false) else { throw Unexpected("first event \(event)") }
         return component
