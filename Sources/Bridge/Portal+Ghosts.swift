@@ -11,7 +11,10 @@ extension Portal {
             await handleOwnPresence(presence)
             return
         }
-        if isOurOccupant(nick: presence.nick, occupantID: presence.occupantID, realJID: presence.realJID) { return }
+        if isOurOccupant(nick: presence.nick, occupantID: presence.occupantID, realJID: presence.realJID) {
+            puppetPresence(presence)
+            return
+        }
         if presence.available {
             _ = await ensureGhost(nick: presence.nick, occupantID: presence.occupantID, realJID: presence.realJID, joinedNow: true)
         } else if presence.statusCodes.contains(303), let newNick = presence.newNick {
@@ -19,6 +22,17 @@ extension Portal {
         } else {
             await occupantLeft(presence)
         }
+    }
+
+    /// One of our puppets left the room without being asked (kicked, banned, removed after an error): it is no longer
+    /// joined, so the next message from its Matrix user rejoins it (and reports a refusal to the user).
+    private func puppetPresence(_ presence: RoomPresence) {
+        guard !presence.available, !presence.statusCodes.contains(303),
+              let user = puppets.first(where: { $0.value.nick == presence.nick })?.key else { return }
+        puppets[user]?.joined = false
+        logger.notice("A Matrix user's occupant was removed from the MUC", metadata: [
+            "matrix.user.id": user.rawValue, "xmpp.status": presence.statusCodes.sorted().map(String.init).joined(separator: ","),
+        ])
     }
 
     /// The bridge's own occupant was removed (kick, ban, shutdown, error): record it, rejoin when it may.

@@ -17,6 +17,12 @@ import Testing
           -h, --help              Show help information.
 
         SUBCOMMANDS:
+          serve                   Run the bridge until SIGTERM or SIGINT.
+          link                    Link a Matrix room with an XMPP MUC.
+          unlink                  Unlink a Matrix room from its XMPP MUC.
+          links                   List linked rooms and their status.
+          doctor                  Check the XMPP server and the homeserver; say plainly
+                                  what works and what does not.
           registration            Print the registration YAML to give the homeserver.
           check-config            Load and validate the config file.
 
