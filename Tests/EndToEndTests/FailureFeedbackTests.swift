@@ -48,7 +48,7 @@ final class FailureFeedbackTests: XCTestCase {
 
         // Only moderators may speak in the Matrix room now (the bot keeps its power to invite and kick).
         try await alice.setState("m.room.power_levels", content: [
-            "users": [alice.userID: 100, world.botUserID: 50], "events_default": 50, "invite": 0, "state_default": 50,
+            "users": [world.botUserID: 50], "events_default": 50, "invite": 0, "state_default": 50,
         ], in: room)
         try romeo.sendGroupchat(to: muc, body: "hello?")
         let notice = try await romeo.nextMessage(within: 30, "a private failure notice") { $0.type == .chat }
