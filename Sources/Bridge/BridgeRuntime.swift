@@ -63,6 +63,7 @@ public struct BridgeRuntime: Sendable {
             group.addTask { await xmpp.pump() }
             group.addTask { await bridge.run(xmppEvents: xmpp.events) }
             group.addTask { await Self.pingHomeserver(client, appserviceID: appserviceID, logger: logger) }
+            group.addTask { await Self.pruneTransactionIDs(store, logger: logger) }
             for await _ in stop { break }
             logger.info("Isthmus stopping")
             listener.shutdown()
@@ -76,6 +77,18 @@ public struct BridgeRuntime: Sendable {
     var componentConfiguration: ComponentConfiguration {
         ComponentConfiguration(host: config.xmpp.serverHost, port: config.xmpp.serverPort,
                                componentDomain: config.xmpp.componentDomain, secret: config.xmpp.componentSecret)
+    }
+
+    /// Forgets processed homeserver transaction ids after a week (the homeserver stops retrying long before), hourly.
+    static func pruneTransactionIDs(_ store: Store, logger: Logger) async {
+        while !Task.isCancelled {
+            do {
+                try await store.pruneProcessedTransactions(olderThan: 7 * 86_400)
+            } catch {
+                logger.warning("Could not prune processed transaction ids", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: .seconds(3600))
+        }
     }
 
     /// Appservice ping (Matrix client API §10.3.5): proves the homeserver reaches us and makes Synapse retry at once
