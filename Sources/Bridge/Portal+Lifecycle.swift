@@ -60,6 +60,21 @@ extension Portal {
         return false
     }
 
+    /// XEP-0410 §3: pings the bridge's own occupant JID. A room that silently dropped us (e.g. status 333 after the
+    /// component was away) answers that we are not joined: rejoin, which also catches up from the archive.
+    func selfCheck() async {
+        guard xmppConnected, botJoined else { return }
+        do {
+            if try await context.xmpp.selfPing(room: link.muc, nick: botNick, occupant: context.naming.botOccupant) != .joined {
+                logger.warning("The bridge is no longer in the MUC; rejoining")
+                botJoined = false
+                await activate()
+            }
+        } catch {
+            logger.debug("Self-ping failed", metadata: ["error": "\(error)"])
+        }
+    }
+
     /// Loads ghosts and puppets of this room from the store (after a restart nothing is in memory).
     func loadPersistedMembership() async {
         do {

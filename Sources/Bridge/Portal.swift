@@ -94,6 +94,8 @@ actor Portal {
             await drainInbox()
         case .reconcileGhosts:
             await reconcileGhosts()
+        case .selfCheck:
+            await selfCheck()
         case .unlink:
             await unlink()
             closed = true
