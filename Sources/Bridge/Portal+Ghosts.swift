@@ -62,38 +62,42 @@ extension Portal {
     }
 
     /// Makes sure the occupant `nick` has a ghost that is registered, joined to the Matrix room and named after the
-    /// nick there. Cheap when nothing changed (restarts cause no leave/join churn). Returns the ghost.
+    /// nick there. Cheap when nothing changed (restarts cause no leave/join churn). Logs and returns nil on failure.
     func ensureGhost(nick: String, occupantID: OccupantID?, realJID: JID?, joinedNow: Bool) async -> UserID? {
+        do {
+            return try await ensureGhostOrThrow(nick: nick, occupantID: occupantID, realJID: realJID, joinedNow: joinedNow)
+        } catch {
+            logger.error("Could not set up a ghost", metadata: ["xmpp.nick": nick, "error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// ``ensureGhost(nick:occupantID:realJID:joinedNow:)``, throwing what failed.
+    func ensureGhostOrThrow(nick: String, occupantID: OccupantID?, realJID: JID?, joinedNow: Bool) async throws -> UserID {
         let known = occupants[nick]
         let identity = ghostIdentity(nick: nick, occupantID: occupantID ?? known?.occupantID, realJID: realJID ?? known?.realJID)
         guard let ghost = known?.ghost ?? context.matrix.ghostUserID(forIdentity: identity) else {
-            logger.error("No ghost id for occupant", metadata: ["xmpp.nick": nick])
-            return nil
+            throw BridgeError.unrepresentable("no ghost id for the occupant \(nick)")
         }
         if joinedNow || known != nil {
             occupants[nick] = Occupant(nick: nick, occupantID: occupantID ?? known?.occupantID,
                                        realJID: realJID ?? known?.realJID, ghost: ghost)
         }
         let room = link.matrixRoom
-        do {
-            let stored = try await storedGhost(ghost)
-            if let stored, stored.joined, stored.nick == nick { return ghost }
-            try await context.matrix.registerGhost(ghost)
-            if try await context.store.recordGhost(ghost, identity: identity, globalName: nick) {
-                try await context.matrix.setDisplayname(nick, for: ghost)
-            }
-            if stored?.joined != true {
-                try await context.matrix.join(room, as: ghost)
-            }
-            try await context.matrix.setRoomDisplayname(nick, for: ghost, in: room)
-            try await saveGhost(RoomGhost(room: room, user: ghost, nick: nick, occupantID: occupantID ?? stored?.occupantID,
-                                          realJID: realJID ?? stored?.realJID, joined: true))
-            logger.debug("Ghost ready", metadata: ["matrix.user.id": ghost.rawValue, "xmpp.nick": nick])
-            return ghost
-        } catch {
-            logger.error("Could not set up a ghost", metadata: ["matrix.user.id": ghost.rawValue, "error": "\(error)"])
-            return nil
+        let stored = try await storedGhost(ghost)
+        if let stored, stored.joined, stored.nick == nick { return ghost }
+        try await context.matrix.registerGhost(ghost)
+        if try await context.store.recordGhost(ghost, identity: identity, globalName: nick) {
+            try await context.matrix.setDisplayname(nick, for: ghost)
         }
+        if stored?.joined != true {
+            try await context.matrix.join(room, as: ghost)
+        }
+        try await context.matrix.setRoomDisplayname(nick, for: ghost, in: room)
+        try await saveGhost(RoomGhost(room: room, user: ghost, nick: nick, occupantID: occupantID ?? stored?.occupantID,
+                                      realJID: realJID ?? stored?.realJID, joined: true))
+        logger.debug("Ghost ready", metadata: ["matrix.user.id": ghost.rawValue, "xmpp.nick": nick])
+        return ghost
     }
 
     /// XEP-0045 §7.6 nick change (303): the same ghost, a new per-room displayname.

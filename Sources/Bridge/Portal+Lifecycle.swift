@@ -64,6 +64,10 @@ extension Portal {
     /// component was away) answers that we are not joined: rejoin, which also catches up from the archive.
     func selfCheck() async {
         guard xmppConnected, botJoined else { return }
+        if inboxBlocked {
+            inboxBlocked = false
+            await drainInbox()
+        }
         do {
             if try await context.xmpp.selfPing(room: link.muc, nick: botNick, occupant: context.naming.botOccupant) != .joined {
                 logger.warning("The bridge is no longer in the MUC; rejoining")

@@ -23,9 +23,10 @@ extension Portal {
             }
             do {
                 try await handleMatrixEvent(event)
-            } catch XMPPLinkError.notConnected {
+            } catch let error as XMPPLinkError where error == .notConnected || error == .timeout {
+                // Retried on the next activation (reconnect) or self-check; nothing is lost or reordered.
                 inboxBlocked = true
-                logger.info("XMPP is down; Matrix events wait in the inbox")
+                logger.info("XMPP is unavailable; Matrix events wait in the inbox", metadata: ["error": "\(error)"])
                 return
             } catch {
                 logger.error("Could not bridge a Matrix event", metadata: ["matrix.event.id": event.eventID.rawValue, "error": "\(error)"])
@@ -61,8 +62,8 @@ extension Portal {
             sender: event.sender.rawValue, state: .sending, body: text))
         do {
             try await sendAsPuppet(event.sender, body: text, originID: originID)
-        } catch XMPPLinkError.notConnected {
-            throw XMPPLinkError.notConnected
+        } catch let error as XMPPLinkError where error == .notConnected || error == .timeout {
+            throw error
         } catch {
             try? await context.store.markFailed(room: room, originID: originID)
             let name = displaynames[event.sender] ?? event.sender.localpart
@@ -78,8 +79,8 @@ extension Portal {
             if let displayname, !displayname.isEmpty { displaynames[user] = displayname } else { displaynames[user] = nil }
             do {
                 try await ensurePuppet(user)
-            } catch XMPPLinkError.notConnected {
-                throw XMPPLinkError.notConnected
+            } catch let error as XMPPLinkError where error == .notConnected || error == .timeout {
+                throw error
             } catch {
                 logger.warning("Puppet could not join", metadata: ["matrix.user.id": user.rawValue, "error": "\(error)"])
                 await postNotice("⚠️ \(displaynames[user] ?? user.localpart) could not join the XMPP room (\(MessageTranslation.describe(error))).",

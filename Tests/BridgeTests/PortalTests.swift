@@ -98,4 +98,16 @@ import TestSupport
         try await eventually("rejoined") { harness.xmpp.state.withLock { $0.joins.filter { $0.nick == "Matrix" }.count } >= 2 }
         await harness.stop()
     }
+
+    @Test func homeserverOutageDelaysButNeverDropsOrReorders() async throws {
+        let harness = try Harness()
+        try await linked(harness, members: [alice: "Alice"])
+        harness.matrix.state.withLock { $0.unavailableSends = 2 }
+        _ = harness.xmpp.occupantSays("romeo", "first", in: muc)
+        _ = harness.xmpp.occupantSays("romeo", "second", in: muc)
+        try await eventually("both bridged", timeout: 15) { harness.matrix.state.withLock { $0.sent.count } == 2 }
+        #expect(harness.matrix.state.withLock { $0.sent.map(\.message.body) } == ["first", "second"])
+        #expect(harness.xmpp.state.withLock { $0.privates.isEmpty })
+        await harness.stop()
+    }
 }
