@@ -130,7 +130,7 @@ import Testing
         let handler = RecordingAppServiceHandler(knownUsers: [UserID("@_xmpp_a:localhost")!], handleDelay: .milliseconds(500))
         try await withListener(handler: handler) { port in
             async let slow = put(port, "slow", Self.transactionBody(["$s"]))
-            _ = try await Deadline.poll(timeout: .seconds(5), "the transaction to start") { handler.maxConcurrentTransactions == 1 ? true : nil }
+            _ = try await eventuallyValue("the transaction to start", timeout: 5) { handler.maxConcurrentTransactions == 1 ? true : nil }
             let clock = ContinuousClock()
             let start = clock.now
             let response12 = try await RawHTTP.request("GET", port: port, "/users/%40_xmpp_a%3Alocalhost", bearer: Self.token)

@@ -7,20 +7,6 @@ public struct WaitTimeout: Error, CustomStringConvertible {
     public var description: String { "timed out after \(seconds) s waiting for \(what)" }
 }
 
-/// Polls `condition` every 20 ms until it holds or `seconds` pass (then throws ``WaitTimeout``). For tests: waits
-/// with a deadline instead of sleeping a fixed time.
-public func waitUntil(
-    _ what: String, within seconds: Double = 10, _ condition: () async throws -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    if try await condition() { return }
-    throw WaitTimeout(what: what, seconds: seconds)
-}
-
 /// Runs `operation`, failing with ``WaitTimeout`` if it takes longer than `seconds`.
 public func withDeadline<T: Sendable>(
     _ what: String, seconds: Double = 10, _ operation: @escaping @Sendable () async throws -> T

@@ -117,7 +117,7 @@ import XMPPComponent
         let fixture = try ComponentFixture()
         fixture.server.close()
         // The listener is gone; the next attempt is refused.
-        try await waitUntil("a refused connection") {
+        try await eventually("a refused connection") {
             let event = try await fixture.nextEvent()
             return event == .disconnected(.connectionRefused(host: "127.0.0.1", port: fixture.server.port))
         }
