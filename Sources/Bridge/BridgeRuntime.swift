@@ -18,6 +18,8 @@ public struct BridgeRuntime: Sendable {
 
     let config: Config
     let logger: Logger
+    /// How long a shutdown may wait for in-flight work before the process exits anyway.
+    let shutdownDeadline: Duration = .seconds(10)
 
     public init(config: Config, logger: Logger) {
         self.config = config
@@ -57,20 +59,24 @@ public struct BridgeRuntime: Sendable {
         for warning in config.warnings { logger.warning("Config warning", metadata: ["config.warning": warning.description]) }
         let appserviceID = config.appservice.id
         let logger = self.logger
+        let running = RunningServices()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await listener.run() }
-            group.addTask { await component.run() }
-            group.addTask { await xmpp.pump() }
-            group.addTask { await bridge.run(xmppEvents: xmpp.events) }
-            group.addTask { await Self.pingHomeserver(client, appserviceID: appserviceID, logger: logger) }
-            group.addTask { await Self.pruneTransactionIDs(store, logger: logger) }
+            running.add(&group, "appservice listener") { await listener.run() }
+            running.add(&group, "xmpp component") { await component.run() }
+            running.add(&group, "xmpp events") { await xmpp.pump() }
+            running.add(&group, "bridge") { await bridge.run(xmppEvents: xmpp.events) }
+            running.add(&group, "homeserver ping") { await Self.pingHomeserver(client, appserviceID: appserviceID, logger: logger) }
+            running.add(&group, "transaction pruning") { await Self.pruneTransactionIDs(store, logger: logger) }
             for await _ in stop { break }
             logger.info("Isthmus stopping")
+            // Everything durable is already in the store; in-flight calls get a bounded time to finish.
+            running.exitIfStillRunning(after: shutdownDeadline, logger: logger)
             listener.shutdown()
             bridge.shutdown()
             await component.close()
             group.cancelAll()
         }
+        running.markStopped()
         logger.info("Isthmus stopped")
     }
 
