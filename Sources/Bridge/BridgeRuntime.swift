@@ -37,7 +37,7 @@ public struct BridgeRuntime: Sendable {
                                  maxConnectionsPerHost: 32),
             logger: logger.with(label: "matrix.client"))
         let component = ComponentConnection(configuration: componentConfiguration, logger: logger.with(label: "xmpp.component"))
-        let xmpp = ComponentXMPPLink(connection: component, logger: logger.with(label: "xmpp.link"))
+        let xmpp = ComponentXMPPLink(connection: component, logger: logger.with(label: "xmpp.link"), primaryOccupant: naming.botOccupant)
         let matrix = AppServiceMatrixLink(client: client, namespace: namespace, logger: logger.with(label: "matrix.link"))
         let bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger)
         let handler = BridgeAppServiceHandler(bridge: bridge, namespace: namespace, logger: logger.with(label: "matrix.appservice"))
