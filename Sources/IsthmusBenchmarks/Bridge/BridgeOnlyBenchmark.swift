@@ -26,7 +26,7 @@ struct BridgeOnlyBenchmark {
         report.add(section, "fake_muc_reflect_per_s", "null component → fake MUC, reflected (msg/s)", reflect.rate, "msg/s")
         report.add(section, "fake_hs_push_per_s", "fake HS pushing transactions → null listener", push.rate, "events/s")
         report.add(section, "fake_hs_answer_per_s", "raw HTTP ×16 → fake HS send", answer.rate, "calls/s")
-        report.add(section, "urlsession_send_per_s", "URLSession ×16 → fake HS send (bridge's client)", session.rate, "calls/s")
+        report.add(section, "client_send_per_s", "MatrixClient ×16 → fake HS send (bridge's client)", session.rate, "calls/s")
 
         progress("bridge-only: starting the bridge with \(rooms) rooms")
         let harness = try await FakeHarness(name: "bridge", rooms: rooms, matrixMembers: 1, xmppUsers: 1)

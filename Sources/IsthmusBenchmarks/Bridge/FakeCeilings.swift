@@ -104,8 +104,8 @@ enum FakeCeilings {
         return Load.Result(rate: rate, latency: latency, arrived: arrived, total: total, offered: .nan, cpuSeconds: nil)
     }
 
-    /// The bridge's own HTTP client (URLSession via ``MatrixClient``, `concurrency` calls in flight) → fake
-    /// homeserver: what one `send` costs the bridge before any bridging work.
+    /// The bridge's own HTTP client (``MatrixClient``, `concurrency` calls in flight) → fake homeserver: what one
+    /// `send` costs before any bridging work (in this process, so the fake's share is included).
     static func urlSessionSends(total: Int, concurrency: Int) async throws -> Load.Result {
         let homeserver = try FakeHomeserver()
         let serving = Task { await homeserver.run() }
