@@ -43,15 +43,43 @@ final class HTTP1Client: Sendable {
     let port: Int
     private let hostHeader: String
     private let pool: ConnectionPool
+    private let deadlines: Deadlines
+    private let sweeper: Sweeper
+
+    /// How often request deadlines are checked (a timeout fires up to this much late).
+    static let sweepInterval = Duration.milliseconds(100)
 
     init(host: String, port: Int, maxConnections: Int) {
         self.host = host
         self.port = port
         hostHeader = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         pool = ConnectionPool(limit: max(1, maxConnections))
+        // One timer for every request's deadline. Not a sleeping task per request: on Linux a cancelled Task.sleep
+        // keeps its timer (and memory) until the original deadline — 30 s × thousands of requests a second.
+        let deadlines = Deadlines()
+        self.deadlines = deadlines
+        sweeper = Sweeper(every: Self.sweepInterval) { deadlines.expire(now: .now) }
     }
 
-    deinit { pool.closeAll() }
+    deinit {
+        sweeper.cancel()
+        pool.closeAll()
+    }
+
+    /// A repeating Dispatch timer (thread-safe: Dispatch sources may be cancelled from any thread).
+    final class Sweeper: @unchecked Sendable {
+        private let timer: any DispatchSourceTimer
+
+        init(every interval: Duration, _ handler: @escaping @Sendable () -> Void) {
+            timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "isthmus.http1.deadlines"))
+            let milliseconds = Int(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
+            timer.schedule(deadline: .now() + .milliseconds(milliseconds), repeating: .milliseconds(milliseconds), leeway: .milliseconds(10))
+            timer.setEventHandler(handler: handler)
+            timer.resume()
+        }
+
+        func cancel() { timer.cancel() }
+    }
 
     /// Sends one request (`target` is the path and query, already encoded) and returns the answer, within `timeout`.
     func send(method: String, target: String, headers: [(String, String)], body: Data?, timeout: Duration) async throws(Failure) -> Response {
@@ -75,7 +103,7 @@ final class HTTP1Client: Sendable {
                 }
             }
             let current = connection!
-            let outcome = await current.exchange(bytes, method: method, deadline: deadline)
+            let outcome = await current.exchange(bytes, method: method, deadline: deadline, deadlines: deadlines)
             switch outcome {
             case .answered(let response, let reusable):
                 if reusable { pool.putIdle(current) } else { current.close() }
@@ -129,35 +157,30 @@ final class HTTP1Client: Sendable {
 
         func close() { socket.abort() }
 
-        /// Writes the request and reads one answer; past `deadline` the socket is aborted and the outcome is a timeout.
-        func exchange(_ request: [UInt8], method: String, deadline: ContinuousClock.Instant) async -> Outcome {
+        /// Writes the request and reads one answer; past `deadline` the socket is aborted (by `deadlines`' sweep) and
+        /// the outcome is a timeout.
+        func exchange(_ request: [UInt8], method: String, deadline: ContinuousClock.Instant, deadlines: Deadlines) async -> Outcome {
             do {
                 try socket.write(request)
             } catch {
                 return .failedBeforeAnswer("\(error)")
             }
-            let expired = Atomic<Bool>(false)
-            let socket = self.socket
-            let watchdog = Task {
-                try? await Task.sleep(until: deadline, clock: .continuous)
-                if !Task.isCancelled, expired.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
-                    socket.abort()
-                }
-            }
-            defer { watchdog.cancel() }
+            let watch = Deadlines.Watch(socket: socket, deadline: deadline)
+            deadlines.add(watch)
+            defer { deadlines.remove(watch) }
             var decoder = HTTP1ResponseDecoder(method: method)
             var received = false
             do {
                 while true {
                     if let response = try decoder.next() {
-                        // Reuse only a connection that holds nothing beyond this answer, and that the watchdog will not
+                        // Reuse only a connection that holds nothing beyond this answer, and that the deadline sweep will not
                         // abort any more (claiming the flag first keeps it from firing now).
-                        let claimed = expired.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+                        let claimed = watch.expired.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
                         let reusable = claimed && response.keepAlive && decoder.unconsumedBytes == 0
                         return .answered(response, reusable: reusable)
                     }
                     guard let chunk = try await inbound.next() else {
-                        if expired.load(ordering: .relaxed) { return .timedOut }
+                        if watch.expired.load(ordering: .relaxed) { return .timedOut }
                         if let response = try decoder.finish() { return .answered(response, reusable: false) }
                         return received ? .failed("connection closed before the answer was complete")
                             : .failedBeforeAnswer("connection closed before an answer")
@@ -168,8 +191,36 @@ final class HTTP1Client: Sendable {
             } catch let error as HTTP1ResponseDecoder.DecodeError {
                 return .failed(error.description)
             } catch {
-                if expired.load(ordering: .relaxed) { return .timedOut }
+                if watch.expired.load(ordering: .relaxed) { return .timedOut }
                 return received ? .failed("\(error)") : .failedBeforeAnswer("\(error)")
+            }
+        }
+    }
+
+    /// The deadlines of requests in flight, checked by one timer: an expired request's socket is aborted.
+    final class Deadlines: Sendable {
+        final class Watch: Sendable {
+            let socket: TCPConnection
+            let deadline: ContinuousClock.Instant
+            /// Set by whoever gets there first: the sweep (timed out) or the exchange (answered; not to be aborted).
+            let expired = Atomic<Bool>(false)
+
+            init(socket: TCPConnection, deadline: ContinuousClock.Instant) {
+                self.socket = socket
+                self.deadline = deadline
+            }
+        }
+
+        private let watches = Mutex<[ObjectIdentifier: Watch]>([:])
+
+        func add(_ watch: Watch) { watches.withLock { $0[ObjectIdentifier(watch)] = watch } }
+
+        func remove(_ watch: Watch) { _ = watches.withLock { $0.removeValue(forKey: ObjectIdentifier(watch)) } }
+
+        func expire(now: ContinuousClock.Instant) {
+            let due = watches.withLock { $0.values.filter { $0.deadline <= now } }
+            for watch in due where watch.expired.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
+                watch.socket.abort()
             }
         }
     }
