@@ -63,6 +63,7 @@ public struct BridgeRuntime: Sendable {
             group.addTask { await xmpp.pump() }
             group.addTask { await bridge.run(xmppEvents: xmpp.events) }
             group.addTask { await Self.pingHomeserver(client, appserviceID: appserviceID, logger: logger) }
+            group.addTask { await Self.trimMemory(every: .seconds(5)) }
             for await _ in stop { break }
             logger.info("Isthmus stopping")
             listener.shutdown()
@@ -76,6 +77,15 @@ public struct BridgeRuntime: Sendable {
     var componentConfiguration: ComponentConfiguration {
         ComponentConfiguration(host: config.xmpp.serverHost, port: config.xmpp.serverPort,
                                componentDomain: config.xmpp.componentDomain, secret: config.xmpp.componentSecret)
+    }
+
+    /// Returns freed heap memory to the system every `interval` until cancelled, so the resident size follows what
+    /// is in use rather than the peak (start-up with many rooms, bursts of traffic).
+    static func trimMemory(every interval: Duration) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            MemoryTrim.releaseFreeMemory()
+        }
     }
 
     /// Appservice ping (Matrix client API §10.3.5): proves the homeserver reaches us and makes Synapse retry at once
