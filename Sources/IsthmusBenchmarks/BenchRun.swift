@@ -38,6 +38,7 @@ enum BenchRun {
             index += 1
         }
         signal(SIGPIPE, SIG_IGN)
+        BridgeUnderTest.stopAllOnSignal()
         guard FileManager.default.isExecutableFile(atPath: BridgeUnderTest.isthmusBinary) else {
             throw BenchmarkFailure("no isthmus binary at \(BridgeUnderTest.isthmusBinary) (build it, or set ISTHMUS_BIN)")
         }

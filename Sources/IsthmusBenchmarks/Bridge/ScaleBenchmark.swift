@@ -19,6 +19,9 @@ struct ScaleBenchmark {
         }
     }
 
+    /// How long the bridge is left idle before its steady memory is read (it returns freed heap memory every 5 s).
+    static let settle = Duration.seconds(6)
+
     static let section = "Scale (1,000 rooms × 10 puppets + 10 ghosts)"
 
     func run() async throws {
@@ -28,7 +31,7 @@ struct ScaleBenchmark {
         do {
             let cold = try await harness.startBridge(timeout: .seconds(300))
             let coldPeak = harness.bridge.stats()?.peakResidentMiB ?? .nan
-            try await Task.sleep(for: .seconds(3))
+            try await Task.sleep(for: Self.settle)
             guard let steady = harness.bridge.stats() else { throw BenchmarkFailure("the bridge exited (log: \(harness.bridge.logPath))") }
             report.add(section, "first_start_active_s", "first start: all links active", cold.active, "s")
             report.add(section, "first_start_ready_s", "first start: all puppets and ghosts in place", cold.populated, "s")
@@ -48,7 +51,7 @@ struct ScaleBenchmark {
                 bridged += result.arrived
                 elapsed += Double(result.arrived) / result.rate
                 if result.arrived < result.total { report.note("scale: \(result.total - result.arrived) messages of batch \(half + 1) did not arrive") }
-                try await Task.sleep(for: .seconds(2))
+                try await Task.sleep(for: Self.settle)
                 rss.append(harness.bridge.stats()?.residentMiB ?? .nan)
                 progress("scale: resident memory after \((half + 1) * messages / batches) messages: \(Report.format(rss.last!)) MiB")
             }
@@ -68,7 +71,7 @@ struct ScaleBenchmark {
                 try await harness.bridge.store.updateRoomLinkStatus(link.matrixRoom, status: .pending, detail: nil)
             }
             let warm = try await harness.startBridge(timeout: .seconds(300), newGhosts: 0)
-            try await Task.sleep(for: .seconds(3))
+            try await Task.sleep(for: Self.settle)
             let restarted = harness.bridge.stats()
             report.add(section, "restart_active_s", "restart: all links active", warm.active, "s")
             report.add(section, "restart_ready_s", "restart: all puppets rejoined", warm.populated, "s")

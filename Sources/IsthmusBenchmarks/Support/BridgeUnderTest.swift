@@ -2,6 +2,7 @@ import Foundation
 import IsthmusCommon
 import IsthmusStore
 import Network
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -90,7 +91,32 @@ final class BridgeUnderTest: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         self.process = process
+        Self.running.withLock { _ = $0.insert(process.processIdentifier) }
     }
+
+    /// Bridges started and not yet stopped, for ``stopAllOnSignal()``.
+    private static let running = Mutex<Set<Int32>>([])
+
+    /// On SIGINT or SIGTERM: stops every bridge this process started, then exits (130 or 143), so an interrupted
+    /// benchmark leaves no bridge behind.
+    static func stopAllOnSignal() {
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                for pid in running.withLock({ $0 }) { kill(pid, SIGTERM) }
+                exit(128 + number)
+            }
+            source.resume()
+            signalSources.sources.append(source)
+        }
+    }
+
+    /// Keeps the signal sources alive for the whole run.
+    private final class SignalSources: @unchecked Sendable {
+        var sources: [any DispatchSourceSignal] = []
+    }
+    private static let signalSources = SignalSources()
 
     var pid: Int32 { process?.processIdentifier ?? 0 }
     var isRunning: Bool { process?.isRunning ?? false }
@@ -109,6 +135,7 @@ final class BridgeUnderTest: @unchecked Sendable {
             _ = await waitUntil(timeout: .seconds(10)) { !process.isRunning }
         }
         self.process = nil
+        Self.running.withLock { _ = $0.remove(process.processIdentifier) }
         return process.terminationStatus
     }
 
