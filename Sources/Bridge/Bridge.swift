@@ -100,7 +100,7 @@ public final class Bridge: Sendable {
     /// Called from the appservice listener; safe from any context.
     public func acceptMatrixEvents(_ events: [MatrixRoomEvent]) async throws {
         guard !events.isEmpty else { return }
-        let linked = Set(try await context.store.roomLinks().filter { !$0.unlinking }.map(\.matrixRoom))
+        let linked = try await context.store.linkedRooms(among: Set(events.map(\.room)))
         let encoder = JSONEncoder()
         var rows: [(room: RoomID, eventID: EventID, payload: [UInt8])] = []
         for event in events where linked.contains(event.room) {

@@ -39,7 +39,7 @@ public struct BridgeRuntime: Sendable {
                                  maxConnectionsPerHost: 32),
             logger: logger.with(label: "matrix.client"))
         let component = ComponentConnection(configuration: componentConfiguration, logger: logger.with(label: "xmpp.component"))
-        let xmpp = ComponentXMPPLink(connection: component, logger: logger.with(label: "xmpp.link"))
+        let xmpp = ComponentXMPPLink(connection: component, logger: logger.with(label: "xmpp.link"), primaryOccupant: naming.botOccupant)
         let matrix = AppServiceMatrixLink(client: client, namespace: namespace, logger: logger.with(label: "matrix.link"))
         let bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger)
         let handler = BridgeAppServiceHandler(bridge: bridge, namespace: namespace, logger: logger.with(label: "matrix.appservice"))
@@ -67,6 +67,7 @@ public struct BridgeRuntime: Sendable {
             running.add(&group, "bridge") { await bridge.run(xmppEvents: xmpp.events) }
             running.add(&group, "homeserver ping") { await Self.pingHomeserver(client, appserviceID: appserviceID, logger: logger) }
             running.add(&group, "transaction pruning") { await Self.pruneTransactionIDs(store, logger: logger) }
+            running.add(&group, "memory trimming") { await Self.trimMemory(every: .seconds(5)) }
             for await _ in stop { break }
             logger.info("Isthmus stopping")
             // Everything durable is already in the store; in-flight calls get a bounded time to finish.
@@ -94,6 +95,15 @@ public struct BridgeRuntime: Sendable {
                 logger.warning("Could not prune processed transaction ids", metadata: ["error": "\(error)"])
             }
             try? await Task.sleep(for: .seconds(3600))
+        }
+    }
+
+    /// Returns freed heap memory to the system every `interval` until cancelled, so the resident size follows what
+    /// is in use rather than the peak (start-up with many rooms, bursts of traffic).
+    static func trimMemory(every interval: Duration) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            MemoryTrim.releaseFreeMemory()
         }
     }
 

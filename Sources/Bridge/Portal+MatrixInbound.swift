@@ -54,12 +54,12 @@ extension Portal {
 
     private func bridgeMatrixMessage(_ event: MatrixRoomEvent, msgtype: String, body: String) async throws {
         let room = link.matrixRoom
-        if try await context.store.mapping(room: room, eventID: event.eventID) != nil { return }
         guard let text = MessageTranslation.toXMPP(msgtype: msgtype, body: body) else { return }
         let originID = context.naming.originID(for: event.eventID)
-        _ = try await context.store.insertMapping(MessageMapping(
+        // Not inserted: the event is mapped already (bridged, or being resent from the map), so nothing to do.
+        guard try await context.store.insertMapping(MessageMapping(
             room: room, eventID: event.eventID, stanzaID: nil, originID: originID, direction: .matrixToXMPP,
-            sender: event.sender.rawValue, state: .sending, body: text))
+            sender: event.sender.rawValue, state: .sending, body: text)) else { return }
         do {
             try await sendAsPuppet(event.sender, body: text, originID: originID)
         } catch let error as XMPPLinkError where error == .notConnected || error == .timeout {

@@ -85,9 +85,9 @@ extension Portal {
     func takeReceipt(_ message: RoomMessage) async {
         let room = link.matrixRoom
         do {
-            if let originID = message.originID, let mapping = try await context.store.mapping(room: room, originID: originID),
-               mapping.direction == .matrixToXMPP {
-                try await context.store.markDelivered(room: room, originID: originID, stanzaID: message.stanzaID)
+            if let originID = message.originID,
+               try await context.store.markDeliveredIfOurs(room: room, originID: originID, stanzaID: message.stanzaID) {
+                return
             } else if let stanzaID = message.stanzaID {
                 try await context.store.setLastStanzaID(room, stanzaID)
             }

@@ -61,6 +61,17 @@ import Testing
         #expect(jid != JID("room@conference.example.org/alice smith"))
     }
 
+    @Test func nonASCIITextTakesTheSameRulesAsASCII() throws {
+        // ASCII text is checked byte by byte (the hot path); anything else character by character: same answers.
+        let jid = try #require(JID("Ünïcode@Exämple.ORG/Ñick"))
+        #expect(jid.localpart == "ünïcode")
+        #expect(jid.domain == "exämple.org")
+        #expect(jid.resource == "Ñick")
+        for text in ["é\r\n@localhost", "é@local..hôst", "é@.hôst", "é@hôst.", "é:x@hôst", "é@hôst/ni\u{7f}ck", "a\r\nb@localhost"] {
+            #expect(JID(text) == nil, "accepted \(text.debugDescription)")
+        }
+    }
+
     @Test func bareDropsTheResource() throws {
         let full = try #require(JID("room@muc.localhost/nick"))
         #expect(full.bare == JID("room@muc.localhost"))
