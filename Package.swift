@@ -14,7 +14,7 @@ import PackageDescription
 /// - `XMPPComponent`: the component connection actor and MUC/MAM operations (drives `XMPP` over `Network`).
 /// - `Matrix`: ids, event models, ghost-id encoding, appservice routing (no sockets).
 /// - `MatrixAppService`: the libmicrohttpd listener and transaction handling.
-/// - `MatrixClient`: the client-server API on URLSession.
+/// - `MatrixClient`: the client-server API (own HTTP/1.1 keep-alive client for `http://`, URLSession for `https://`).
 /// - `Bridge`: portals, link management, the bridge service.
 /// - `IsthmusCLI`: the command-line interface; `isthmus` is a thin executable over it.
 let package = Package(
@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "XMPPComponent", dependencies: ["XMPP", "Network", "IsthmusCommon"]),
         .target(name: "Matrix", dependencies: ["IsthmusCommon"]),
         .target(name: "MatrixAppService", dependencies: ["Matrix", "IsthmusCommon", "IsthmusStore", "CMicroHTTPD"]),
-        .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon"]),
+        .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon", "Network"]),
         .target(name: "Bridge", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMPP", "XMPPComponent",
             "Matrix", "MatrixAppService", "MatrixClient",

@@ -25,11 +25,34 @@ public struct AppServiceMatrixLink: MatrixLink {
     public func isGhost(_ user: UserID) -> Bool { namespace.isGhost(user) }
 
     public func registerGhost(_ ghost: UserID) async throws {
-        _ = try await client.registerGhost(ghost)
+        do {
+            _ = try await client.registerGhost(ghost)
+        } catch {
+            throw Self.classify(error)
+        }
+    }
+
+    /// Network failures, timeouts and server errors become ``MatrixLinkError/unavailable(_:)`` (retry later);
+    /// refusals stay ``MatrixError``s.
+    static func classify(_ error: MatrixError) -> any Error {
+        switch error.kind {
+        case .transport, .timeout: return MatrixLinkError.unavailable(error.description)
+        case .homeserver where (error.status ?? 0) >= 500: return MatrixLinkError.unavailable(error.description)
+        default: return error
+        }
     }
 
     public func setDisplayname(_ name: String, for user: UserID) async throws {
-        try await client.setDisplayName(name, of: user)
+        try await classified { () async throws(MatrixError) in try await client.setDisplayName(name, of: user) }
+    }
+
+    /// Runs a client call, classifying its failure (see ``classify(_:)``).
+    private func classified<T>(_ body: () async throws(MatrixError) -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            throw Self.classify(error)
+        }
     }
 
     public func join(_ room: RoomID, as user: UserID) async throws {
@@ -41,7 +64,7 @@ public struct AppServiceMatrixLink: MatrixLink {
             firstTry = error
         }
         guard let firstTry else { return }
-        guard user != botUserID, firstTry.errcode == "M_FORBIDDEN" else { throw firstTry }
+        guard user != botUserID, firstTry.errcode == "M_FORBIDDEN" else { throw Self.classify(firstTry) }
         // Not joinable for the ghost (invite-only room): the bot invites it, then it joins.
         do {
             try await client.invite(user, to: room, as: botUserID)
@@ -49,7 +72,7 @@ public struct AppServiceMatrixLink: MatrixLink {
             // Already invited is fine; anything else shows up in the join below.
             logger.debug("Invite before ghost join failed", metadata: ["matrix.user.id": user.rawValue, "error": "\(error)"])
         }
-        _ = try await client.join(room, as: user)
+        _ = try await classified { () async throws(MatrixError) in try await client.join(room, as: user) }
     }
 
     public func leave(_ room: RoomID, as user: UserID, reason: String?) async throws {
@@ -71,14 +94,18 @@ public struct AppServiceMatrixLink: MatrixLink {
     }
 
     public func setRoomDisplayname(_ name: String, for user: UserID, in room: RoomID) async throws {
-        _ = try await client.setRoomDisplayName(name, in: room, for: user)
+        _ = try await classified { () async throws(MatrixError) in try await client.setRoomDisplayName(name, in: room, for: user) }
     }
 
     public func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: TransactionID,
                      timestamp: Date?) async throws -> EventID {
         let content = MessageContent(messageType: MessageType(rawValue: message.kind.rawValue), body: message.body)
         let ts = timestamp.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
-        return try await client.sendMessage(content, to: room, transactionID: txnID, as: user, timestamp: ts)
+        do {
+            return try await client.sendMessage(content, to: room, transactionID: txnID, as: user, timestamp: ts)
+        } catch {
+            throw Self.classify(error)
+        }
     }
 
     public func joinedMembers(_ room: RoomID) async throws -> [UserID: String?] {

@@ -13,22 +13,26 @@ public final class Bridge: Sendable {
     private let control: AsyncStream<Command>.Continuation
     /// How often the store is checked for link changes made by `isthmus link/unlink`.
     private let linkPollInterval: Duration
+    /// How often each portal checks (XEP-0410 self-ping) that the bridge is still in its MUC.
+    private let selfCheckInterval: Duration
 
     enum Command: Sendable {
         case xmpp(XMPPLinkEvent)
         case inbox(Set<RoomID>)
         case reloadLinks
+        case selfCheck
         case portal(PortalNotice)
         case shutdown
     }
 
     /// Creates the bridge over a store and both links. No I/O until ``run(xmppEvents:)``.
     public init(store: Store, xmpp: any XMPPLink, matrix: any MatrixLink, naming: BridgeNaming, logger: Logger,
-                linkPollInterval: Duration = .seconds(1)) {
+                linkPollInterval: Duration = .seconds(1), selfCheckInterval: Duration = .seconds(300)) {
         let (commands, control) = AsyncStream.makeStream(of: Command.self)
         self.commands = commands
         self.control = control
         self.linkPollInterval = linkPollInterval
+        self.selfCheckInterval = selfCheckInterval
         context = BridgeContext(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger.with(label: "bridge"),
                                 notify: { control.yield(.portal($0)) })
     }
@@ -39,6 +43,7 @@ public final class Bridge: Sendable {
         let logger = context.logger
         let control = self.control
         let interval = linkPollInterval
+        let selfCheckInterval = self.selfCheckInterval
         let store = context.store
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -55,6 +60,12 @@ public final class Bridge: Sendable {
                     try? await Task.sleep(for: interval)
                 }
             }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: selfCheckInterval)
+                    control.yield(.selfCheck)
+                }
+            }
             var router = PortalRouter()
             for await command in commands {
                 switch command {
@@ -64,6 +75,8 @@ public final class Bridge: Sendable {
                     for room in rooms { router.portals[room]?.enqueue(.matrixInbox) }
                 case .reloadLinks:
                     await reloadLinks(&router, group: &group)
+                case .selfCheck:
+                    for portal in router.portals.values { portal.enqueue(.selfCheck) }
                 case .portal(let notice):
                     if case .unlinked(let room) = notice { router.remove(room) }
                 case .shutdown:
@@ -87,7 +100,7 @@ public final class Bridge: Sendable {
     /// Called from the appservice listener; safe from any context.
     public func acceptMatrixEvents(_ events: [MatrixRoomEvent]) async throws {
         guard !events.isEmpty else { return }
-        let linked = Set(try await context.store.roomLinks().filter { !$0.unlinking }.map(\.matrixRoom))
+        let linked = try await context.store.linkedRooms(among: Set(events.map(\.room)))
         let encoder = JSONEncoder()
         var rows: [(room: RoomID, eventID: EventID, payload: [UInt8])] = []
         for event in events where linked.contains(event.room) {

@@ -18,6 +18,8 @@ public struct BridgeRuntime: Sendable {
 
     let config: Config
     let logger: Logger
+    /// How long a shutdown may wait for in-flight work before the process exits anyway.
+    let shutdownDeadline: Duration = .seconds(10)
 
     public init(config: Config, logger: Logger) {
         self.config = config
@@ -37,7 +39,7 @@ public struct BridgeRuntime: Sendable {
                                  maxConnectionsPerHost: 32),
             logger: logger.with(label: "matrix.client"))
         let component = ComponentConnection(configuration: componentConfiguration, logger: logger.with(label: "xmpp.component"))
-        let xmpp = ComponentXMPPLink(connection: component, logger: logger.with(label: "xmpp.link"))
+        let xmpp = ComponentXMPPLink(connection: component, logger: logger.with(label: "xmpp.link"), primaryOccupant: naming.botOccupant)
         let matrix = AppServiceMatrixLink(client: client, namespace: namespace, logger: logger.with(label: "matrix.link"))
         let bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger)
         let handler = BridgeAppServiceHandler(bridge: bridge, namespace: namespace, logger: logger.with(label: "matrix.appservice"))
@@ -57,25 +59,52 @@ public struct BridgeRuntime: Sendable {
         for warning in config.warnings { logger.warning("Config warning", metadata: ["config.warning": warning.description]) }
         let appserviceID = config.appservice.id
         let logger = self.logger
+        let running = RunningServices()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await listener.run() }
-            group.addTask { await component.run() }
-            group.addTask { await xmpp.pump() }
-            group.addTask { await bridge.run(xmppEvents: xmpp.events) }
-            group.addTask { await Self.pingHomeserver(client, appserviceID: appserviceID, logger: logger) }
+            running.add(&group, "appservice listener") { await listener.run() }
+            running.add(&group, "xmpp component") { await component.run() }
+            running.add(&group, "xmpp events") { await xmpp.pump() }
+            running.add(&group, "bridge") { await bridge.run(xmppEvents: xmpp.events) }
+            running.add(&group, "homeserver ping") { await Self.pingHomeserver(client, appserviceID: appserviceID, logger: logger) }
+            running.add(&group, "transaction pruning") { await Self.pruneTransactionIDs(store, logger: logger) }
+            running.add(&group, "memory trimming") { await Self.trimMemory(every: .seconds(5)) }
             for await _ in stop { break }
             logger.info("Isthmus stopping")
+            // Everything durable is already in the store; in-flight calls get a bounded time to finish.
+            running.exitIfStillRunning(after: shutdownDeadline, logger: logger)
             listener.shutdown()
             bridge.shutdown()
             await component.close()
             group.cancelAll()
         }
+        running.markStopped()
         logger.info("Isthmus stopped")
     }
 
     var componentConfiguration: ComponentConfiguration {
         ComponentConfiguration(host: config.xmpp.serverHost, port: config.xmpp.serverPort,
                                componentDomain: config.xmpp.componentDomain, secret: config.xmpp.componentSecret)
+    }
+
+    /// Forgets processed homeserver transaction ids after a week (the homeserver stops retrying long before), hourly.
+    static func pruneTransactionIDs(_ store: Store, logger: Logger) async {
+        while !Task.isCancelled {
+            do {
+                try await store.pruneProcessedTransactions(olderThan: 7 * 86_400)
+            } catch {
+                logger.warning("Could not prune processed transaction ids", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: .seconds(3600))
+        }
+    }
+
+    /// Returns freed heap memory to the system every `interval` until cancelled, so the resident size follows what
+    /// is in use rather than the peak (start-up with many rooms, bursts of traffic).
+    static func trimMemory(every interval: Duration) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            MemoryTrim.releaseFreeMemory()
+        }
     }
 
     /// Appservice ping (Matrix client API §10.3.5): proves the homeserver reaches us and makes Synapse retry at once

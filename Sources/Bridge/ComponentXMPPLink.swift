@@ -7,18 +7,32 @@ import XMPPComponent
 /// translation of its stanza stream into the bridge's room events.
 ///
 /// ``pump()`` consumes the connection's events (one consumer) and yields ``XMPPLinkEvent``s on ``events``;
-/// stanzas that are not about a room (IQs, presences to nobody we know) are dropped here.
+/// stanzas that are not about a room (IQs, presences to nobody we know) are dropped here, and so are the copies of
+/// room traffic addressed to our other occupants when a `primaryOccupant` is given (see ``init(connection:logger:primaryOccupant:)``).
 public final class ComponentXMPPLink: XMPPLink {
     let connection: ComponentConnection
     /// The bridge's view of the XMPP side, in arrival order.
     public let events: AsyncStream<XMPPLinkEvent>
     private let sink: AsyncStream<XMPPLinkEvent>.Continuation
     private let logger: Logger
+    private let primaryOccupant: JID?
 
-    public init(connection: ComponentConnection, logger: Logger) {
+    /// `primaryOccupant`: the one occupant whose copy of room traffic the bridge acts on (its own). A room sends every
+    /// message and presence to each occupant the component hosts; with it set, the other copies of groupchat messages
+    /// and of presences are dropped here instead of travelling to the portal, which drops them too (message errors are
+    /// kept: they report our own messages' failures). In a room with 500 Matrix users that is 500 of every 501
+    /// stanzas. nil: everything goes on.
+    public init(connection: ComponentConnection, logger: Logger, primaryOccupant: JID? = nil) {
         self.connection = connection
         self.logger = logger
+        self.primaryOccupant = primaryOccupant
         (events, sink) = AsyncStream.makeStream(of: XMPPLinkEvent.self)
+    }
+
+    /// Whether a copy addressed to `to` is one for another of our occupants, which the bridge ignores.
+    private func isOtherOccupantsCopy(to: JID?) -> Bool {
+        guard let primaryOccupant, let to else { return false }
+        return to != primaryOccupant
     }
 
     /// Translates the connection's events until it stops; then finishes ``events``.
@@ -30,8 +44,10 @@ public final class ComponentXMPPLink: XMPPLink {
             case .disconnected(let error):
                 sink.yield(.disconnected(reason: error.description))
             case .stanza(.message(let message)):
+                if message.type != .error, isOtherOccupantsCopy(to: message.to) { continue }
                 if let translated = ComponentXMPPLink.roomMessage(message) { sink.yield(.message(translated)) }
             case .stanza(.presence(let presence)):
+                if isOtherOccupantsCopy(to: presence.to) { continue }
                 if let translated = ComponentXMPPLink.roomPresence(presence) { sink.yield(.presence(translated)) }
             case .stanza(.iq):
                 break

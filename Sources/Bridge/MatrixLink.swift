@@ -31,6 +31,12 @@ public protocol MatrixLink: Sendable {
     func joinedMembers(_ room: RoomID) async throws -> [UserID: String?]
 }
 
+/// Errors a ``MatrixLink`` reports that the bridge treats specially.
+public enum MatrixLinkError: Error, Sendable, Equatable {
+    /// The homeserver cannot be reached or failed (network, timeout, 5xx) even after retries: try again later.
+    case unavailable(String)
+}
+
 /// A message to post in a Matrix room.
 public struct OutgoingMatrixMessage: Sendable, Equatable {
     public enum Kind: String, Sendable, Equatable {

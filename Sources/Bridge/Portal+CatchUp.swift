@@ -6,16 +6,21 @@ extension Portal {
     /// XEP-0313 catch-up: bridges what the MUC archived after the last stanza-id we handled, in order, once;
     /// and takes reflections of our own messages found there as their receipts.
     ///
-    /// With no stanza-id yet (a new link) there is nothing to catch up, unless messages of ours await a receipt:
-    /// then the archive is read from shortly before the oldest of them.
-    func catchUp() async throws {
+    /// The first activation of a link bridges nothing from before it (unless messages of ours await a receipt).
+    func catchUp(firstActivation: Bool) async throws {
         let room = link.matrixRoom
         let last = try await context.store.lastStanzaID(room)
         let undelivered = try await context.store.undeliveredMappings(room)
+        if firstActivation && undelivered.isEmpty { return }
         var since: Date?
         if last == nil {
-            guard let oldest = undelivered.first else { return }
-            since = oldest.createdAt.addingTimeInterval(-120)
+            // Nothing bridged from the MUC yet: start where the link first became active (a small margin covers
+            // clock differences with the XMPP server; the message map drops what was already bridged), or shortly
+            // before the oldest message of ours that awaits its receipt.
+            let firstActive = try await context.store.activeSince(room)?.addingTimeInterval(-2)
+            let oldestPending = undelivered.first?.createdAt.addingTimeInterval(-120)
+            since = [firstActive, oldestPending].compactMap { $0 }.min()
+            guard since != nil else { return }
         }
         let archived = try await context.xmpp.archive(room: link.muc, as: context.naming.botOccupant, after: last, since: since)
         logger.info("Archive catch-up", metadata: ["xmpp.mam.count": "\(archived.count)", "xmpp.mam.after": last?.rawValue ?? "-"])

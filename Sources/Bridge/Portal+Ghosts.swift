@@ -11,7 +11,10 @@ extension Portal {
             await handleOwnPresence(presence)
             return
         }
-        if isOurOccupant(nick: presence.nick, occupantID: presence.occupantID, realJID: presence.realJID) { return }
+        if isOurOccupant(nick: presence.nick, occupantID: presence.occupantID, realJID: presence.realJID) {
+            puppetPresence(presence)
+            return
+        }
         if presence.available {
             _ = await ensureGhost(nick: presence.nick, occupantID: presence.occupantID, realJID: presence.realJID, joinedNow: true)
         } else if presence.statusCodes.contains(303), let newNick = presence.newNick {
@@ -19,6 +22,17 @@ extension Portal {
         } else {
             await occupantLeft(presence)
         }
+    }
+
+    /// One of our puppets left the room without being asked (kicked, banned, removed after an error): it is no longer
+    /// joined, so the next message from its Matrix user rejoins it (and reports a refusal to the user).
+    private func puppetPresence(_ presence: RoomPresence) {
+        guard !presence.available, !presence.statusCodes.contains(303),
+              let user = puppets.first(where: { $0.value.nick == presence.nick })?.key else { return }
+        puppets[user]?.joined = false
+        logger.notice("A Matrix user's occupant was removed from the MUC", metadata: [
+            "matrix.user.id": user.rawValue, "xmpp.status": presence.statusCodes.sorted().map(String.init).joined(separator: ","),
+        ])
     }
 
     /// The bridge's own occupant was removed (kick, ban, shutdown, error): record it, rejoin when it may.
@@ -48,38 +62,42 @@ extension Portal {
     }
 
     /// Makes sure the occupant `nick` has a ghost that is registered, joined to the Matrix room and named after the
-    /// nick there. Cheap when nothing changed (restarts cause no leave/join churn). Returns the ghost.
+    /// nick there. Cheap when nothing changed (restarts cause no leave/join churn). Logs and returns nil on failure.
     func ensureGhost(nick: String, occupantID: OccupantID?, realJID: JID?, joinedNow: Bool) async -> UserID? {
+        do {
+            return try await ensureGhostOrThrow(nick: nick, occupantID: occupantID, realJID: realJID, joinedNow: joinedNow)
+        } catch {
+            logger.error("Could not set up a ghost", metadata: ["xmpp.nick": nick, "error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// ``ensureGhost(nick:occupantID:realJID:joinedNow:)``, throwing what failed.
+    func ensureGhostOrThrow(nick: String, occupantID: OccupantID?, realJID: JID?, joinedNow: Bool) async throws -> UserID {
         let known = occupants[nick]
         let identity = ghostIdentity(nick: nick, occupantID: occupantID ?? known?.occupantID, realJID: realJID ?? known?.realJID)
         guard let ghost = known?.ghost ?? context.matrix.ghostUserID(forIdentity: identity) else {
-            logger.error("No ghost id for occupant", metadata: ["xmpp.nick": nick])
-            return nil
+            throw BridgeError.unrepresentable("no ghost id for the occupant \(nick)")
         }
         if joinedNow || known != nil {
             occupants[nick] = Occupant(nick: nick, occupantID: occupantID ?? known?.occupantID,
                                        realJID: realJID ?? known?.realJID, ghost: ghost)
         }
         let room = link.matrixRoom
-        do {
-            let stored = try await storedGhost(ghost)
-            if let stored, stored.joined, stored.nick == nick { return ghost }
-            try await context.matrix.registerGhost(ghost)
-            if try await context.store.recordGhost(ghost, identity: identity, globalName: nick) {
-                try await context.matrix.setDisplayname(nick, for: ghost)
-            }
-            if stored?.joined != true {
-                try await context.matrix.join(room, as: ghost)
-            }
-            try await context.matrix.setRoomDisplayname(nick, for: ghost, in: room)
-            try await saveGhost(RoomGhost(room: room, user: ghost, nick: nick, occupantID: occupantID ?? stored?.occupantID,
-                                          realJID: realJID ?? stored?.realJID, joined: true))
-            logger.debug("Ghost ready", metadata: ["matrix.user.id": ghost.rawValue, "xmpp.nick": nick])
-            return ghost
-        } catch {
-            logger.error("Could not set up a ghost", metadata: ["matrix.user.id": ghost.rawValue, "error": "\(error)"])
-            return nil
+        let stored = try await storedGhost(ghost)
+        if let stored, stored.joined, stored.nick == nick { return ghost }
+        try await context.matrix.registerGhost(ghost)
+        if try await context.store.recordGhost(ghost, identity: identity, globalName: nick) {
+            try await context.matrix.setDisplayname(nick, for: ghost)
         }
+        if stored?.joined != true {
+            try await context.matrix.join(room, as: ghost)
+        }
+        try await context.matrix.setRoomDisplayname(nick, for: ghost, in: room)
+        try await saveGhost(RoomGhost(room: room, user: ghost, nick: nick, occupantID: occupantID ?? stored?.occupantID,
+                                      realJID: realJID ?? stored?.realJID, joined: true))
+        logger.debug("Ghost ready", metadata: ["matrix.user.id": ghost.rawValue, "xmpp.nick": nick])
+        return ghost
     }
 
     /// XEP-0045 §7.6 nick change (303): the same ghost, a new per-room displayname.

@@ -19,7 +19,8 @@ extension Portal {
         guard await joinBotOccupant() else { return }
         await loadPersistedMembership()
         do {
-            try await catchUp()
+            let first = try await context.store.recordFirstActivation(link.matrixRoom, at: Date())
+            try await catchUp(firstActivation: first)
         } catch {
             logger.warning("Archive catch-up failed", metadata: ["error": "\(error)"])
         }
@@ -57,6 +58,25 @@ extension Portal {
         }
         await setStatus(.error, detail: "every nick tried for the bridge is taken in the XMPP room")
         return false
+    }
+
+    /// XEP-0410 §3: pings the bridge's own occupant JID. A room that silently dropped us (e.g. status 333 after the
+    /// component was away) answers that we are not joined: rejoin, which also catches up from the archive.
+    func selfCheck() async {
+        guard xmppConnected, botJoined else { return }
+        if inboxBlocked {
+            inboxBlocked = false
+            await drainInbox()
+        }
+        do {
+            if try await context.xmpp.selfPing(room: link.muc, nick: botNick, occupant: context.naming.botOccupant) != .joined {
+                logger.warning("The bridge is no longer in the MUC; rejoining")
+                botJoined = false
+                await activate()
+            }
+        } catch {
+            logger.debug("Self-ping failed", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Loads ghosts and puppets of this room from the store (after a restart nothing is in memory).

@@ -23,9 +23,10 @@ extension Portal {
             }
             do {
                 try await handleMatrixEvent(event)
-            } catch XMPPLinkError.notConnected {
+            } catch let error as XMPPLinkError where error == .notConnected || error == .timeout {
+                // Retried on the next activation (reconnect) or self-check; nothing is lost or reordered.
                 inboxBlocked = true
-                logger.info("XMPP is down; Matrix events wait in the inbox")
+                logger.info("XMPP is unavailable; Matrix events wait in the inbox", metadata: ["error": "\(error)"])
                 return
             } catch {
                 logger.error("Could not bridge a Matrix event", metadata: ["matrix.event.id": event.eventID.rawValue, "error": "\(error)"])
@@ -53,16 +54,16 @@ extension Portal {
 
     private func bridgeMatrixMessage(_ event: MatrixRoomEvent, msgtype: String, body: String) async throws {
         let room = link.matrixRoom
-        if try await context.store.mapping(room: room, eventID: event.eventID) != nil { return }
         guard let text = MessageTranslation.toXMPP(msgtype: msgtype, body: body) else { return }
         let originID = context.naming.originID(for: event.eventID)
-        _ = try await context.store.insertMapping(MessageMapping(
+        // Not inserted: the event is mapped already (bridged, or being resent from the map), so nothing to do.
+        guard try await context.store.insertMapping(MessageMapping(
             room: room, eventID: event.eventID, stanzaID: nil, originID: originID, direction: .matrixToXMPP,
-            sender: event.sender.rawValue, state: .sending, body: text))
+            sender: event.sender.rawValue, state: .sending, body: text)) else { return }
         do {
             try await sendAsPuppet(event.sender, body: text, originID: originID)
-        } catch XMPPLinkError.notConnected {
-            throw XMPPLinkError.notConnected
+        } catch let error as XMPPLinkError where error == .notConnected || error == .timeout {
+            throw error
         } catch {
             try? await context.store.markFailed(room: room, originID: originID)
             let name = displaynames[event.sender] ?? event.sender.localpart
@@ -78,8 +79,8 @@ extension Portal {
             if let displayname, !displayname.isEmpty { displaynames[user] = displayname } else { displaynames[user] = nil }
             do {
                 try await ensurePuppet(user)
-            } catch XMPPLinkError.notConnected {
-                throw XMPPLinkError.notConnected
+            } catch let error as XMPPLinkError where error == .notConnected || error == .timeout {
+                throw error
             } catch {
                 logger.warning("Puppet could not join", metadata: ["matrix.user.id": user.rawValue, "error": "\(error)"])
                 await postNotice("⚠️ \(displaynames[user] ?? user.localpart) could not join the XMPP room (\(MessageTranslation.describe(error))).",

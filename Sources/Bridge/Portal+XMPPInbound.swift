@@ -33,32 +33,51 @@ extension Portal {
             logger.error("Message map lookup failed", metadata: ["error": "\(error)"])
             return
         }
-        let sender = await ensureGhost(nick: message.nick, occupantID: message.occupantID, realJID: message.realJID,
-                                       joinedNow: !message.fromArchive)
-        guard let ghost = sender else { return }
         let outgoing = MessageTranslation.toMatrix(body)
         let txnID = context.naming.matrixTxnID(room: link.muc, stanzaID: key)
-        do {
-            let eventID = try await context.matrix.send(outgoing, as: ghost, in: room, txnID: txnID, timestamp: message.delay)
-            try await context.store.recordBridgedFromXMPP(MessageMapping(
-                room: room, eventID: eventID, stanzaID: message.stanzaID, originID: message.originID,
-                direction: .xmppToMatrix, sender: message.realJID?.description ?? message.nick, state: .delivered))
-            logger.debug("Bridged XMPP message", metadata: [
-                "xmpp.stanza.id": key.rawValue, "matrix.event.id": eventID.rawValue,
-            ])
-        } catch {
-            logger.error("Could not bridge an XMPP message to Matrix", metadata: ["xmpp.stanza.id": key.rawValue, "error": "\(error)"])
-            if let stanzaID = message.stanzaID {
-                _ = try? await context.store.insertMapping(MessageMapping(
-                    room: room, eventID: nil, stanzaID: stanzaID, originID: nil, direction: .xmppToMatrix,
-                    sender: message.nick, state: .failed))
-                try? await context.store.setLastStanzaID(room, stanzaID)
+        var backoff = Duration.seconds(1)
+        while true {
+            do {
+                let ghost = try await ensureGhostOrThrow(nick: message.nick, occupantID: message.occupantID,
+                                                         realJID: message.realJID, joinedNow: !message.fromArchive)
+                let eventID = try await context.matrix.send(outgoing, as: ghost, in: room, txnID: txnID, timestamp: message.delay)
+                try await context.store.recordBridgedFromXMPP(MessageMapping(
+                    room: room, eventID: eventID, stanzaID: message.stanzaID, originID: message.originID,
+                    direction: .xmppToMatrix, sender: message.realJID?.description ?? message.nick, state: .delivered))
+                logger.debug("Bridged XMPP message", metadata: [
+                    "xmpp.stanza.id": key.rawValue, "matrix.event.id": eventID.rawValue,
+                ])
+                return
+            } catch MatrixLinkError.unavailable(let reason) {
+                // The homeserver is down or overloaded: wait (this room's later events wait too, keeping order).
+                logger.warning("Homeserver unavailable; retrying", metadata: ["xmpp.stanza.id": key.rawValue, "error": reason])
+                do {
+                    try await Task.sleep(for: backoff)
+                } catch {
+                    return   // shutting down: catch-up bridges it at the next start
+                }
+                backoff = min(backoff * 2, .seconds(30))
+            } catch {
+                await reportUndeliverable(message, key: key, error: error)
+                return
             }
-            if !message.fromArchive, botJoined, let occupantJID = link.muc.with(resource: message.nick) {
-                try? await context.xmpp.sendPrivate(
-                    from: context.naming.botOccupant, to: occupantJID,
-                    body: "Your message could not be delivered to Matrix: \(MessageTranslation.describe(error))")
-            }
+        }
+    }
+
+    /// Matrix refused a message for good: it is recorded as failed (so it is not retried) and its sender is told.
+    private func reportUndeliverable(_ message: RoomMessage, key: StanzaID, error: any Error) async {
+        let room = link.matrixRoom
+        logger.error("Could not bridge an XMPP message to Matrix", metadata: ["xmpp.stanza.id": key.rawValue, "error": "\(error)"])
+        if let stanzaID = message.stanzaID {
+            _ = try? await context.store.insertMapping(MessageMapping(
+                room: room, eventID: nil, stanzaID: stanzaID, originID: nil, direction: .xmppToMatrix,
+                sender: message.nick, state: .failed))
+            try? await context.store.setLastStanzaID(room, stanzaID)
+        }
+        if !message.fromArchive, botJoined, let occupantJID = link.muc.with(resource: message.nick) {
+            try? await context.xmpp.sendPrivate(
+                from: context.naming.botOccupant, to: occupantJID,
+                body: "Your message could not be delivered to Matrix: \(MessageTranslation.describe(error))")
         }
     }
 
@@ -66,9 +85,9 @@ extension Portal {
     func takeReceipt(_ message: RoomMessage) async {
         let room = link.matrixRoom
         do {
-            if let originID = message.originID, let mapping = try await context.store.mapping(room: room, originID: originID),
-               mapping.direction == .matrixToXMPP {
-                try await context.store.markDelivered(room: room, originID: originID, stanzaID: message.stanzaID)
+            if let originID = message.originID,
+               try await context.store.markDeliveredIfOurs(room: room, originID: originID, stanzaID: message.stanzaID) {
+                return
             } else if let stanzaID = message.stanzaID {
                 try await context.store.setLastStanzaID(room, stanzaID)
             }

@@ -85,6 +85,7 @@ actor Portal {
             xmppConnected = false
             botJoined = false
             for user in puppets.keys { puppets[user]?.joined = false }
+            await setStatus(.pending, detail: "waiting for the XMPP server")
         case .xmppMessage(let message):
             await handleXMPPMessage(message)
         case .xmppPresence(let presence):
@@ -93,6 +94,8 @@ actor Portal {
             await drainInbox()
         case .reconcileGhosts:
             await reconcileGhosts()
+        case .selfCheck:
+            await selfCheck()
         case .unlink:
             await unlink()
             closed = true

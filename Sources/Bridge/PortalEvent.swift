@@ -14,6 +14,8 @@ enum PortalEvent: Sendable {
     case matrixInbox
     /// The occupant list is complete after a join: ghosts of departed occupants leave.
     case reconcileGhosts
+    /// Periodic XEP-0410 self-ping: is the bridge's occupant still in the MUC? If not, rejoin and catch up.
+    case selfCheck
     /// Unlink: both sides leave, state is forgotten, the link row is deleted.
     case unlink
 }

@@ -1,9 +1,11 @@
 import Foundation
 import IsthmusCommon
 
-/// `isthmus-bench <suite>`: prints benchmark figures. Suites: xml, appservice (more arrive with the bridge).
+/// `isthmus-bench <suite>`: prints benchmark figures. `run` is what `scripts/bench` runs (all parts, or `--only`);
+/// `xml` and `appservice` measure single components.
 let arguments = Array(CommandLine.arguments.dropFirst())
 let suites: [String: @Sendable ([String]) async throws -> Void] = [
+    "run": BenchRun.run,
     "xml": XMLBenchmarks.run,
     "appservice": MatrixBenchmarks.run,
 ]

@@ -25,8 +25,9 @@ public struct CommandContext: Sendable {
         }
     }
 
-    /// The process logger for `config` (level from `--log-level`, else the config).
-    public func logger(_ config: Config, label: String = "isthmus") -> Logger {
-        Logger(label: label, level: logLevelOverride ?? config.logging.level, sink: logSink)
+    /// The process logger for `config`: the level from `--log-level`, else the config's for a service (`serve`);
+    /// one-shot commands stay silent unless `--log-level` asks (their outcome is their one line of output).
+    public func logger(_ config: Config, label: String = "isthmus", service: Bool = false) -> Logger {
+        Logger(label: label, level: logLevelOverride ?? (service ? config.logging.level : .critical), sink: logSink)
     }
 }

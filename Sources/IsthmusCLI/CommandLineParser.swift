@@ -26,12 +26,16 @@ enum CommandLineParser {
         var index = 0
         var onlyPositionals = false
 
-        func value(for name: String, inline: String?) throws(UsageError) -> String {
-            if let inline { return inline }
-            index += 1
-            guard index < arguments.count else {
-                throw UsageError("Missing value for '--\(name)'.", command: command?.configuration.name)
+        /// The value of the option at `index` (inline after `=`, else the next argument), as spelled on the command line.
+        func value(placeholder: String, inline: String?) throws(UsageError) -> String {
+            let spelled = arguments[index].split(separator: "=", maxSplits: 1)[0]
+            let missing = UsageError("Missing value for '\(spelled) \(placeholder)'.", command: command?.configuration.name)
+            if let inline {
+                guard !inline.isEmpty else { throw missing }
+                return inline
             }
+            guard index + 1 < arguments.count else { throw missing }
+            index += 1
             return arguments[index]
         }
 
@@ -45,7 +49,6 @@ enum CommandLineParser {
                         continue
                     }
                     guard let found = subcommands.first(where: { $0.configuration.name == argument }) else {
-                        if wantsHelp { throw UsageError("Unknown subcommand '\(argument)'.") }
                         throw UsageError("Unknown subcommand '\(argument)'.")
                     }
                     command = found
@@ -81,9 +84,9 @@ enum CommandLineParser {
             case "version":
                 wantsVersion = true
             case "config":
-                global.configPath = try value(for: name, inline: inline)
+                global.configPath = try value(placeholder: "<file>", inline: inline)
             case "log-level":
-                let text = try value(for: name, inline: inline)
+                let text = try value(placeholder: "<level>", inline: inline)
                 guard let level = Logger.Level(name: text) else {
                     throw UsageError("Invalid log level '\(text)'.", command: command?.configuration.name)
                 }
@@ -92,8 +95,8 @@ enum CommandLineParser {
                 guard let option = command?.configuration.options.first(where: { $0.long == name }) else {
                     throw UsageError("Unknown option '--\(name)'.", command: command?.configuration.name)
                 }
-                if option.valueName != nil {
-                    options[name] = try value(for: name, inline: inline)
+                if let placeholder = option.valueName {
+                    options[name] = try value(placeholder: placeholder, inline: inline)
                 } else {
                     guard inline == nil else {
                         throw UsageError("Option '--\(name)' takes no value.", command: command?.configuration.name)

@@ -18,9 +18,7 @@ struct DoctorCommand: Subcommand {
 
     func run(_ context: CommandContext) async throws {
         let config = try context.loadConfig()
-        let logger = context.logger(config, label: "doctor").with(label: "doctor")
-        var quiet = logger
-        if context.logLevelOverride == nil { quiet.logLevel = .critical }
+        let quiet = context.logger(config, label: "doctor")
         let xmpp = await XMPPDoctor.check(
             configuration: ComponentConfiguration(host: config.xmpp.serverHost, port: config.xmpp.serverPort,
                                                   componentDomain: config.xmpp.componentDomain,

@@ -1,10 +1,15 @@
-/// Renders `--help` text in swift-argument-parser's layout. Pure; asserted verbatim in tests.
+/// Renders `--help` text in swift-argument-parser's layout, wrapped at 80 columns. Pure; asserted verbatim in tests.
 enum HelpFormatter {
+    /// Total width of help text.
+    static let width = 80
+    /// Column where option and subcommand help starts.
+    static let helpColumn = 26
+
     static func help(for command: (any Subcommand.Type)?) -> String {
         guard let command else { return topLevel() }
         let configuration = command.configuration
         var text = "OVERVIEW: \(configuration.abstract)\n"
-        if let discussion = configuration.discussion { text += "\n\(discussion)\n" }
+        if let discussion = configuration.discussion { text += "\n\(wrap(discussion, width: width).joined(separator: "\n"))\n" }
         text += "\nUSAGE: \(configuration.usage)\n"
         if !configuration.arguments.isEmpty {
             text += "\nARGUMENTS:\n"
@@ -37,13 +42,40 @@ enum HelpFormatter {
         return label
     }
 
-    /// `  label   help`, with help aligned at column 26 (or on the next line for long labels).
+    /// `  label   help`, with help aligned at ``helpColumn`` (or on the next line for long labels) and wrapped.
     private static func row(_ label: String, _ help: String) -> String {
-        let indent = String(repeating: " ", count: 26)
+        let indent = String(repeating: " ", count: helpColumn)
+        let lines = wrap(help, width: width - helpColumn)
         let head = "  " + label
-        if head.count < 24 {
-            return head + String(repeating: " ", count: 26 - head.count) + help + "\n"
+        var text: String
+        var rest = lines[...]
+        if head.count < helpColumn - 2 {
+            text = head + String(repeating: " ", count: helpColumn - head.count) + (rest.popFirst() ?? "") + "\n"
+        } else {
+            text = head + "\n"
         }
-        return head + "\n" + indent + help + "\n"
+        for line in rest { text += indent + line + "\n" }
+        return text
+    }
+
+    /// Splits `text` into lines of at most `width` characters at spaces (a longer word gets a line of its own).
+    /// Line breaks in `text` are kept.
+    static func wrap(_ text: String, width: Int) -> [String] {
+        var lines: [String] = []
+        for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            var current = ""
+            for word in paragraph.split(separator: " ") {
+                if current.isEmpty {
+                    current = String(word)
+                } else if current.count + 1 + word.count <= width {
+                    current += " " + word
+                } else {
+                    lines.append(current)
+                    current = String(word)
+                }
+            }
+            lines.append(current)
+        }
+        return lines
     }
 }

@@ -22,7 +22,7 @@ public enum IsthmusCommandLine {
         .init(long: "config", short: "c", valueName: "<file>",
               help: "Config file (default: $ISTHMUS_CONFIG, then config/isthmus.yaml)."),
         .init(long: "log-level", valueName: "<level>",
-              help: "trace, debug, info, notice, warning, error or critical (overrides logging.level)."),
+              help: "Log level: trace, debug, info, notice, warning, error or critical (overrides logging.level in the config)."),
     ]
 
     /// Runs the process's command line and exits with its status.

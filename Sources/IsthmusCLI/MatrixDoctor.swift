@@ -69,12 +69,22 @@ public enum MatrixDoctor {
         return await withDiscardingTaskGroup { group in
             if let listener { group.addTask { await listener.run() } }
             defer { listener?.shutdown() }
-            do throws(MatrixError) {
-                let roundTrip = try await client.ping(appServiceID: config.appservice.id, transactionID: "isthmus-doctor-" + Digest.randomHex(bytes: 4))
-                return DoctorFinding(ok: true, check: "matrix.appservice_ping", detail:
-                    "the homeserver reached \(note) at \(config.appservice.url.absoluteString) in \(roundTrip.components.seconds * 1000 + roundTrip.components.attoseconds / 1_000_000_000_000_000) ms")
-            } catch {
-                return DoctorFinding(ok: false, check: "matrix.appservice_ping", detail: pingFailure(error, note: note, config: config))
+            // Synapse sometimes fails a ping with 502 (M_CONNECTION_FAILED, "AlreadyCancelled") while it is retrying
+            // transactions it queued for this appservice: try a few times before calling the listener unreachable.
+            var attempt = 0
+            while true {
+                attempt += 1
+                do throws(MatrixError) {
+                    let roundTrip = try await client.ping(appServiceID: config.appservice.id, transactionID: "isthmus-doctor-" + Digest.randomHex(bytes: 4))
+                    return DoctorFinding(ok: true, check: "matrix.appservice_ping", detail:
+                        "the homeserver reached \(note) at \(config.appservice.url.absoluteString) in \(roundTrip.components.seconds * 1000 + roundTrip.components.attoseconds / 1_000_000_000_000_000) ms")
+                } catch {
+                    if error.errcode == "M_CONNECTION_FAILED", attempt < 5 {
+                        try? await Task.sleep(for: .milliseconds(200 * attempt))
+                        continue
+                    }
+                    return DoctorFinding(ok: false, check: "matrix.appservice_ping", detail: pingFailure(error, note: note, config: config))
+                }
             }
         }
     }

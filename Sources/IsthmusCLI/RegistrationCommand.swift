@@ -2,8 +2,12 @@
 struct RegistrationCommand: Subcommand {
     static let configuration = CommandConfiguration(
         name: "registration",
-        abstract: "Print the appservice registration YAML for the homeserver.",
-        discussion: "Save the output and list it in the homeserver's app_service_config_files (Synapse).")
+        abstract: "Print the registration YAML to give the homeserver.",
+        discussion: """
+            Save the output to a file, list that file under app_service_config_files in Synapse's \
+            homeserver.yaml, and restart Synapse. Regenerate it after changing matrix.server_name or any \
+            appservice key other than listen.
+            """)
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         try arguments.requirePositionals([], command: Self.configuration.name)

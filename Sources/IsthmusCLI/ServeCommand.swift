@@ -19,7 +19,7 @@ struct ServeCommand: Subcommand {
 
     func run(_ context: CommandContext) async throws {
         let config = try context.loadConfig()
-        let logger = context.logger(config)
+        let logger = context.logger(config, service: true)
         let stop = SignalStream.termination()
         do {
             try await BridgeRuntime(config: config, logger: logger).run(until: stop)

@@ -8,12 +8,20 @@ public struct LogRecord: Sendable {
     public var label: String
     public var message: String
     public var metadata: Logger.Metadata
+
+    public init(date: Date, level: Logger.Level, label: String, message: String, metadata: Logger.Metadata = [:]) {
+        self.date = date
+        self.level = level
+        self.label = label
+        self.message = message
+        self.metadata = metadata
+    }
 }
 
 /// Where log records go. Writes are serialised by a lock so lines from many threads never interleave.
 ///
 /// The line format is logfmt-like and stable: `2026-11-29T12:00:00.123Z info xmpp.component: Connected key=value …`
-/// with metadata sorted by key and values quoted when they contain spaces, quotes or `=`.
+/// with metadata sorted by key and values quoted when they are empty or contain whitespace, quotes or `=`.
 public final class LogSink: Sendable {
     private enum Target { case standardError, discard, memory }
     private let target: Target
@@ -53,7 +61,7 @@ public final class LogSink: Sendable {
     }
 
     private static func quote(_ value: String) -> String {
-        let needsQuotes = value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline })
+        let needsQuotes = value.isEmpty || value.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "=" })
         guard needsQuotes else { return value }
         var escaped = "\""
         for character in value {
@@ -69,8 +77,11 @@ public final class LogSink: Sendable {
     }
 
     private static func timestamp(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970)
-        let millis = Int((date.timeIntervalSince1970 - Double(seconds)) * 1000)
+        // Whole milliseconds first: subtracting seconds from the Double loses precision (….123 became ….122).
+        let totalMillis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let floorSeconds = totalMillis >= 0 ? totalMillis / 1000 : (totalMillis - 999) / 1000
+        var seconds = time_t(floorSeconds)
+        let millis = Int(totalMillis - floorSeconds * 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         func pad(_ value: Int32, _ width: Int = 2) -> String {

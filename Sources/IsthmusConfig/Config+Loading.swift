@@ -29,7 +29,9 @@ extension Config {
         }
         let folder = url.deletingLastPathComponent().path
         do {
-            return try parse(text, baseDirectory: folder, environment: environment)
+            var config = try parse(text, baseDirectory: folder, environment: environment)
+            for index in config.warnings.indices { config.warnings[index].file = path }
+            return config
         } catch {
             var located = error
             located.file = path
@@ -66,6 +68,7 @@ extension Config {
 
         var dbReader = try top.section("database")
         let rawPath = try dbReader.optionalString("path") ?? "isthmus.sqlite"
+        if rawPath.isEmpty { throw dbReader.invalid("path", "must not be empty") }
         let path = rawPath.hasPrefix("/") ? rawPath : URL(fileURLWithPath: baseDirectory).appendingPathComponent(rawPath).standardizedFileURL.path
         warnings += dbReader.unknownKeys()
 

@@ -1,4 +1,7 @@
-/// Why a configuration file could not be loaded. `description` is the one-line message shown to operators.
+import Foundation
+
+/// Why a configuration file could not be loaded (or, for unknown keys, a warning about it). `description` is the
+/// one-line message shown to operators.
 public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         /// The file does not exist or cannot be read.
@@ -32,18 +35,24 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
         self.file = file
     }
 
+    /// Whether this is a non-fatal finding (an unknown key) rather than a reason to refuse the file.
+    public var isWarning: Bool { kind == .unknownKey }
+
+    /// One line, always: line breaks inside quoted values or paths are shown as `\n`.
     public var description: String {
-        var prefix = "config error"
+        var prefix = isWarning ? "config warning" : "config error"
         if let file { prefix += " in \(file)" }
         if let mark { prefix += " at \(mark)" }
+        let message: String
         switch kind {
-        case .unreadable(let path, let reason): return "config error: cannot read \(path): \(reason)"
-        case .syntax(let problem): return "\(prefix): invalid YAML: \(problem)"
-        case .missingKey: return "\(prefix): missing required key '\(key)'"
-        case .missingSecret(let variable): return "\(prefix): missing required key '\(key)' (or set \(variable))"
-        case .wrongType(let expected): return "\(prefix): '\(key)': expected \(expected)"
-        case .invalidValue(let reason): return "\(prefix): '\(key)': \(reason)"
-        case .unknownKey: return "\(prefix): unknown key '\(key)'"
+        case .unreadable(let path, let reason): message = "config error: cannot read \(path): \(reason)"
+        case .syntax(let problem): message = "\(prefix): invalid YAML: \(problem)"
+        case .missingKey: message = "\(prefix): missing required key '\(key)'"
+        case .missingSecret(let variable): message = "\(prefix): missing required key '\(key)' (or set \(variable))"
+        case .wrongType(let expected): message = "\(prefix): '\(key)': expected \(expected)"
+        case .invalidValue(let reason): message = "\(prefix): '\(key)': \(reason)"
+        case .unknownKey: message = "\(prefix): unknown key '\(key)' (ignored)"
         }
+        return message.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
     }
 }

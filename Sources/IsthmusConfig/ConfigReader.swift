@@ -1,21 +1,23 @@
 /// Typed, path-tracking access to a YAML mapping, producing ``ConfigError``s that name the key and position.
 ///
-/// Every key read is remembered so that ``finish()`` can reject unknown (misspelt) keys.
+/// Every key read is remembered so that ``unknownKeys()`` can report the others (misspelt keys) as warnings.
 struct ConfigReader {
     let path: String
     let entries: [(key: String, keyMark: YAMLNode.Mark, value: YAMLNode)]
+    /// Where this mapping is introduced: its key in the parent (`appservice:`), or the document start. Errors about
+    /// keys missing from it point here.
     let mark: YAMLNode.Mark
     private var consumed: Set<String> = []
 
-    init(_ node: YAMLNode, path: String) throws(ConfigError) {
+    init(_ node: YAMLNode, path: String, introducedAt keyMark: YAMLNode.Mark? = nil) throws(ConfigError) {
         self.path = path
         switch node {
         case .mapping(let entries, let mark):
             self.entries = entries
-            self.mark = mark
+            self.mark = keyMark ?? mark
         case .null(let mark):
             self.entries = []
-            self.mark = mark
+            self.mark = keyMark ?? mark
         default:
             throw ConfigError(.wrongType(expected: "a mapping"), key: path.isEmpty ? "(top level)" : path, mark: node.mark)
         }
@@ -38,10 +40,11 @@ struct ConfigReader {
 
     /// A nested mapping; absent → an empty one at this mapping's position.
     mutating func section(_ key: String) throws(ConfigError) -> ConfigReader {
+        let keyMark = entries.first(where: { $0.key == key })?.keyMark ?? mark
         guard let value = node(key) else {
-            return try ConfigReader(.null(mark), path: keyPath(key))
+            return try ConfigReader(.null(keyMark), path: keyPath(key))
         }
-        return try ConfigReader(value, path: keyPath(key))
+        return try ConfigReader(value, path: keyPath(key), introducedAt: keyMark)
     }
 
     /// Whether `key` is present with a non-null value.

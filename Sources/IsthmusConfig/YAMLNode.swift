@@ -86,12 +86,15 @@ extension YAMLNode {
                 throw YAMLSyntaxError(problem: "anchors and aliases are not supported in config files", mark: mark)
             case YAML_SCALAR_EVENT:
                 let scalar = event.data.scalar
+                try refuse(anchor: scalar.anchor, tag: scalar.tag, mark: mark)
                 let value = String(decoding: UnsafeBufferPointer(start: scalar.value, count: scalar.length), as: UTF8.self)
                 let plain = scalar.style == YAML_PLAIN_SCALAR_STYLE
                 try add(.scalar(value, plain: plain, mark), mark: mark)
             case YAML_MAPPING_START_EVENT:
+                try refuse(anchor: event.data.mapping_start.anchor, tag: event.data.mapping_start.tag, mark: mark)
                 stack.append(.mapping([], pendingKey: nil, mark))
             case YAML_SEQUENCE_START_EVENT:
+                try refuse(anchor: event.data.sequence_start.anchor, tag: event.data.sequence_start.tag, mark: mark)
                 stack.append(.sequence([], mark))
             case YAML_MAPPING_END_EVENT, YAML_SEQUENCE_END_EVENT:
                 guard let frame = stack.popLast() else { break }
@@ -103,6 +106,18 @@ extension YAMLNode {
                 break
             }
             return nil
+        }
+
+        /// Anchors (`&a`) only exist to be aliased, and tags (`!!str`) change how a value is read: neither belongs in
+        /// a config file, so both are refused where they appear.
+        private func refuse(anchor: UnsafeMutablePointer<yaml_char_t>?, tag: UnsafeMutablePointer<yaml_char_t>?,
+                            mark: Mark) throws(YAMLSyntaxError) {
+            if anchor != nil {
+                throw YAMLSyntaxError(problem: "anchors and aliases are not supported in config files", mark: mark)
+            }
+            if tag != nil {
+                throw YAMLSyntaxError(problem: "tags are not supported in config files", mark: mark)
+            }
         }
 
         private mutating func add(_ node: YAMLNode, mark: Mark) throws(YAMLSyntaxError) {

@@ -111,6 +111,19 @@ extension Store {
         }
     }
 
+    /// The receipt of one of our Matrix → XMPP messages, in one write: marks the mapping with `originID` delivered with
+    /// the room's `stanzaID` and advances the resume point — if there is such a mapping; returns whether there was.
+    public func markDeliveredIfOurs(room: RoomID, originID: OriginID, stanzaID: StanzaID?) throws -> Bool {
+        try write { db in
+            let updated = try db.run("""
+                UPDATE message_map SET state = 'delivered', stanza_id = COALESCE(?, stanza_id), body = NULL
+                WHERE matrix_room = ? AND origin_id = ? AND direction = 'm2x'
+                """, stanzaID, room, originID) > 0
+            if updated, let stanzaID { try RoomStateTable.setLastStanzaID(db, room: room, stanzaID: stanzaID) }
+            return updated
+        }
+    }
+
     /// Marks a message as refused by the other side.
     public func markFailed(room: RoomID, originID: OriginID) throws {
         try write { db in

@@ -15,6 +15,9 @@ enum Migrations {
     ]
 
     /// Applies the migrations not yet recorded; returns the versions applied now.
+    ///
+    /// A pending migration is checked again inside its own `BEGIN IMMEDIATE` transaction, so two processes opening a
+    /// new file at once (the CLI beside `serve`) apply it once: the second waits for the lock, then sees it recorded.
     static func apply(_ migrations: [Migration], to connection: SQLiteConnection) throws -> [Int] {
         try connection.execute("""
             CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -26,11 +29,15 @@ enum Migrations {
         let done = Set(try connection.query("SELECT version FROM schema_migrations") { $0.int(0) ?? 0 })
         var applied: [Int] = []
         for migration in migrations.sorted(by: { $0.version < $1.version }) where !done.contains(migration.version) {
-            try connection.transaction {
+            let didApply = try connection.transaction {
+                let recorded = try connection.query(
+                    "SELECT 1 FROM schema_migrations WHERE version = ?", migration.version) { _ in true }
+                guard recorded.isEmpty else { return false }
                 try connection.execute(migration.sql)
                 try connection.run("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", migration.version, migration.name)
+                return true
             }
-            applied.append(migration.version)
+            if didApply { applied.append(migration.version) }
         }
         return applied
     }

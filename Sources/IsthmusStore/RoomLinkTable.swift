@@ -62,6 +62,18 @@ extension Store {
         }
     }
 
+    /// Which of `rooms` are linked and not being unlinked (one indexed lookup each: this runs for every homeserver
+    /// transaction, where reading every link would cost in proportion to the number of links).
+    public func linkedRooms(among rooms: Set<RoomID>) throws -> Set<RoomID> {
+        try read { db in
+            var linked: Set<RoomID> = []
+            for room in rooms where try !db.query("SELECT 1 FROM room_links WHERE matrix_room = ? AND unlinking = 0", room, map: { _ in true }).isEmpty {
+                linked.insert(room)
+            }
+            return linked
+        }
+    }
+
     /// Records a new pending link; throws ``RoomLinkConflict`` when either side is already linked.
     public func insertRoomLink(_ link: RoomLink) throws {
         try write { db in

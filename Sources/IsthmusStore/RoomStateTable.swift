@@ -1,3 +1,4 @@
+import Foundation
 import IsthmusCommon
 
 /// `room_state`: per-link resume state — the last stanza-id seen in the MUC, where archive catch-up starts.
@@ -6,6 +7,7 @@ enum RoomStateTable {
         CREATE TABLE room_state (
             matrix_room     TEXT PRIMARY KEY,
             last_stanza_id  TEXT,
+            active_since    REAL,
             updated_at      INTEGER NOT NULL DEFAULT (strftime('%s','now'))
         );
         """
@@ -24,6 +26,22 @@ extension Store {
         try read { db in
             try db.query("SELECT last_stanza_id FROM room_state WHERE matrix_room = ?", room) { $0.id(0, as: StanzaID.self) }
                 .first ?? nil
+        }
+    }
+
+    /// When `room` was first bridged (the catch-up start while no stanza-id is known yet), if recorded.
+    public func activeSince(_ room: RoomID) throws -> Date? {
+        try read { db in
+            try db.query("SELECT active_since FROM room_state WHERE matrix_room = ?", room) { $0.double(0) }
+                .first?.flatMap { Date(timeIntervalSince1970: $0) }
+        }
+    }
+
+    /// Records `date` as the time `room` was first bridged, unless a time or a stanza-id is already recorded.
+    /// Returns whether this was the first activation.
+    public func recordFirstActivation(_ room: RoomID, at date: Date) throws -> Bool {
+        try write { db in
+            try db.run("INSERT OR IGNORE INTO room_state (matrix_room, active_since) VALUES (?, ?)", room, date.timeIntervalSince1970) > 0
         }
     }
 

@@ -7,7 +7,8 @@ import Matrix
 
 /// The Matrix client-server API as the appservice uses it: `Authorization: Bearer <as_token>`, acting as any of its
 /// ghosts with `?user_id=` (appservice API §2.4 "Client-Server API extensions"). Also works with an ordinary
-/// user's access token (tests, relay mode). Thread-safe; every call does network I/O on URLSession.
+/// user's access token (tests, relay mode). Thread-safe; every call does network I/O: over ``HTTP1Client``'s
+/// keep-alive connections for an `http://` homeserver, on URLSession otherwise (`https://`).
 ///
 /// Every call has a timeout per attempt; rate limits are waited out and network failures and 5xx retried per
 /// ``RetryPolicy``; failures throw ``MatrixError`` naming the call and endpoint.
@@ -21,7 +22,7 @@ public final class MatrixClient: Sendable {
         /// Timeout of one attempt.
         public var requestTimeout: Duration
         public var retryPolicy: RetryPolicy
-        /// URLSession's per-host connection limit (its default of 6 throttles many ghosts at once).
+        /// Connections to the homeserver at most (URLSession's default of 6 per host throttles many ghosts at once).
         public var maxConnectionsPerHost: Int
 
         public init(homeserverURL: URL, accessToken: String, requestTimeout: Duration = .seconds(30),
@@ -36,6 +37,10 @@ public final class MatrixClient: Sendable {
 
     public let configuration: Configuration
     private let session: URLSession
+    /// For an `http://` homeserver: requests go over ``HTTP1Client`` instead of URLSession (see there why).
+    private let plainHTTP: HTTP1Client?
+    /// The homeserver URL's path (requests' targets start with it), for ``plainHTTP``.
+    private let basePath: String
     private let baseURL: String
     private let logger: Logger
 
@@ -53,6 +58,15 @@ public final class MatrixClient: Sendable {
         sessionConfiguration.urlCache = nil
         sessionConfiguration.httpCookieStorage = nil
         session = URLSession(configuration: sessionConfiguration)
+        let url = configuration.homeserverURL
+        if url.scheme?.lowercased() == "http", let host = url.host, !host.isEmpty, url.user == nil {
+            plainHTTP = HTTP1Client(host: host, port: url.port ?? 80, maxConnections: configuration.maxConnectionsPerHost)
+        } else {
+            plainHTTP = nil
+        }
+        var path = url.path
+        while path.hasSuffix("/") { path.removeLast() }
+        basePath = path
     }
 
     deinit { session.finishTasksAndInvalidate() }
@@ -87,16 +101,25 @@ public final class MatrixClient: Sendable {
             let failure: RetryPolicy.Failure
             let error: MatrixError
             do {
-                let (data, response) = try await session.data(for: urlRequest(request))
-                let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+                let (data, status, retryAfterHeader) = try await exchange(request)
                 if (200..<300).contains(status) { return (data, attempts + rateLimitWaits) }
                 let body = try? JSONDecoder().decode(MatrixErrorBody.self, from: data)
-                let retryAfter = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After").flatMap { Int($0) }
+                let retryAfter = retryAfterHeader.flatMap { Int($0) }
                 failure = .status(status, errcode: body?.errcode, retryAfterMilliseconds: body?.retryAfterMilliseconds,
                                   retryAfterHeaderSeconds: retryAfter)
                 error = MatrixError(kind: .homeserver, call: request.call, endpoint: request.endpoint, status: status,
                                     errcode: body?.errcode, message: body?.error ?? String(decoding: data.prefix(200), as: UTF8.self),
                                     attempts: attempts + rateLimitWaits)
+            } catch let caught as HTTP1Client.Failure {
+                if Task.isCancelled { throw cancelled(request, attempts) }
+                if case .connectionRefused = caught { failure = .connectionRefused } else { failure = .transport }
+                if case .timedOut = caught {
+                    error = MatrixError(kind: .timeout, call: request.call, endpoint: request.endpoint, message: caught.description,
+                                        attempts: attempts + rateLimitWaits)
+                } else {
+                    error = MatrixError(kind: .transport, call: request.call, endpoint: request.endpoint, message: caught.description,
+                                        attempts: attempts + rateLimitWaits)
+                }
             } catch let caught {
                 if Task.isCancelled { throw cancelled(request, attempts) }
                 let urlError = caught as? URLError
@@ -118,6 +141,24 @@ public final class MatrixClient: Sendable {
             ])
             do { try await Task.sleep(for: wait) } catch { throw cancelled(request, attempts) }
         }
+    }
+
+    /// One attempt: the status, body and `Retry-After` header of the answer. Over ``HTTP1Client`` for `http://`,
+    /// else URLSession.
+    private func exchange(_ request: ClientRequest) async throws -> (Data, Int, String?) {
+        guard let plainHTTP else {
+            let (data, response) = try await session.data(for: urlRequest(request))
+            let http = response as? HTTPURLResponse
+            return (data, http?.statusCode ?? 0, http?.value(forHTTPHeaderField: "Retry-After"))
+        }
+        var headers: [(String, String)] = [("Accept", "application/json")]
+        if request.authenticated, !configuration.accessToken.isEmpty {
+            headers.append(("Authorization", "Bearer " + configuration.accessToken))
+        }
+        if request.body != nil { headers.append(("Content-Type", "application/json")) }
+        let response = try await plainHTTP.send(method: request.method, target: basePath + request.pathAndQuery, headers: headers,
+                                                body: request.body, timeout: configuration.requestTimeout)
+        return (response.body, response.status, response.headers["retry-after"])
     }
 
     private func urlRequest(_ request: ClientRequest) -> URLRequest {

@@ -28,7 +28,8 @@ public final class TCPListener: Sendable {
 
     deinit { close() }
 
-    /// Stops accepting and closes the listening socket (accepted connections stay open).
+    /// Stops accepting and closes the listening socket; returns once the port is closed (accepted connections
+    /// stay open). Blocks the caller for the moment the listener thread needs to notice.
     public func close() { core.close() }
 
     /// The listening descriptor, its wake-up pipe and the accept loop (run on the listener's thread).
@@ -36,6 +37,8 @@ public final class TCPListener: Sendable {
         let descriptor: Int32
         let wakeup: WakeupPipe
         let closed = Mutex(false)
+        /// Signalled once the accept loop has closed the listening socket.
+        let stopped = DispatchSemaphore(value: 0)
         let continuation: AsyncThrowingStream<TCPConnection, any Error>.Continuation
 
         init(descriptor: Int32, continuation: AsyncThrowingStream<TCPConnection, any Error>.Continuation) throws(NetworkError) {
@@ -50,11 +53,13 @@ public final class TCPListener: Sendable {
         }
 
         func close() {
-            closed.withLock { isClosed in
-                guard !isClosed else { return }
+            let wasOpen = closed.withLock { isClosed in
+                guard !isClosed else { return false }
                 isClosed = true
                 wakeup.wake()
+                return true
             }
+            if wasOpen { stopped.wait() }
         }
 
         func acceptLoop() {
@@ -79,6 +84,7 @@ public final class TCPListener: Sendable {
                 _ = Glibc.close(descriptor)
                 wakeup.close()
             }
+            stopped.signal()
             continuation.finish()
         }
     }

@@ -24,6 +24,7 @@ public struct XMLStreamError: Error, Sendable, Hashable, CustomStringConvertible
         case notWellFormed(code: Int)
     }
 
+    /// What kind of input was refused.
     public var kind: Kind
     /// libxml2's message or ours, one line.
     public var message: String
@@ -32,6 +33,7 @@ public struct XMLStreamError: Error, Sendable, Hashable, CustomStringConvertible
     /// 1-based column of the offending input, when known.
     public var column: Int?
 
+    /// A refusal of `kind`, with a one-line message and where it happened.
     public init(_ kind: Kind, message: String, line: Int? = nil, column: Int? = nil) {
         self.kind = kind
         self.message = message

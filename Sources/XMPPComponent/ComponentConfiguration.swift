@@ -32,6 +32,7 @@ public struct ComponentConfiguration: Sendable, Hashable {
     /// Limits on what the server may send.
     public var parserLimits: XMLStreamLimits
 
+    /// Builds a value from its parts.
     public init(
         host: String, port: Int, componentDomain: String, secret: String, serverDomain: String? = nil,
         pingInterval: Duration = .seconds(60), pingTimeout: Duration = .seconds(20),

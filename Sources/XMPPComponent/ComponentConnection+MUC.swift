@@ -82,15 +82,18 @@ extension ComponentConnection {
 
     /// Sends a groupchat message from `occupant` to `room` with a XEP-0359 `<origin-id>` (also used as the stanza
     /// `id`, so the room's reflection can be recognised by either). `body` goes out exactly as given (escaped by the
-    /// serializer). Returns the message as sent.
+    /// serializer); `extensions` (corrections, replies, reactions…) are appended as they are. `type` is `groupchat`
+    /// unless given (e.g. `.chat` for a private message to an occupant JID `room@service/nick` as `room`).
+    /// Returns the message as sent.
     @discardableResult
     public func sendGroupchat(
-        from occupant: JID, room: JID, body: String?, originID: OriginID? = nil, extensions: [XElement] = []
+        from occupant: JID, room: JID, body: String?, originID: OriginID? = nil, extensions: [XElement] = [],
+        type: Message.MessageType = .groupchat
     ) throws(ComponentError) -> Message {
         let originID = originID ?? StanzaAttributeID.random().originID!
         let message = Message(
-            type: .groupchat, from: occupant, to: room.bare, id: StanzaAttributeID(originID.rawValue), body: body,
-            originID: originID, extensions: extensions)
+            type: type, from: occupant, to: type == .groupchat ? room.bare : room, id: StanzaAttributeID(originID.rawValue),
+            body: body, originID: originID, extensions: extensions)
         try send(.message(message))
         return message
     }

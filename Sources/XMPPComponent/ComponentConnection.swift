@@ -12,6 +12,7 @@ import XMLStream
 /// All protocol decisions are made by ``ComponentStateMachine``; this actor only performs its actions (I/O, events,
 /// logs). Does I/O; every method runs on the actor.
 public actor ComponentConnection {
+    /// Where to connect and the timers (immutable).
     public nonisolated let configuration: ComponentConfiguration
     /// Connection changes and stanzas, in order. Finishes when ``run()`` returns.
     public nonisolated let events: AsyncStream<ComponentEvent>
@@ -47,7 +48,11 @@ public actor ComponentConnection {
     /// with jitter), until the task is cancelled (the link is then dropped at once) or ``close()`` is called (the
     /// stream is closed gracefully). Returning means stopped; ``events`` then finishes. Call once.
     public func run() async {
-        guard !isRunning, !closeRequested else { return }
+        guard !isRunning else { return }
+        guard !closeRequested else {
+            eventSink.finish()
+            return
+        }
         isRunning = true
         defer {
             isRunning = false

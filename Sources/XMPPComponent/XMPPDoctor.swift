@@ -5,8 +5,11 @@ import IsthmusCommon
 public enum XMPPDoctor {
     /// Check names, as printed.
     public enum Check {
+        /// TCP connect to the component port.
         public static let reachable = "XMPP server reachable"
+        /// The XEP-0114 handshake with the secret.
         public static let handshake = "XMPP component handshake"
+        /// A XEP-0199 ping through the link.
         public static let ping = "XMPP server answers pings"
     }
 

@@ -24,6 +24,8 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         var leaves: [(RoomID, UserID)] = []
         var removals: [(UserID, Bool, String?)] = []
         var nextEvent = 1
+        /// The next this many sends fail as if the homeserver were down.
+        var unavailableSends = 0
     }
 
     let state = Mutex(State())
@@ -70,7 +72,11 @@ final class FakeMatrixLink: MatrixLink, Sendable {
 
     func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: TransactionID,
               timestamp: Date?) async throws -> EventID {
-        state.withLock { state in
+        try state.withLock { state in
+            if state.unavailableSends > 0 {
+                state.unavailableSends -= 1
+                throw MatrixLinkError.unavailable("homeserver down")
+            }
             if let existing = state.byTxn["\(room)|\(txnID)"] { return existing }
             let eventID = EventID("$ev\(state.nextEvent)")!
             state.nextEvent += 1

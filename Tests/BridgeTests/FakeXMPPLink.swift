@@ -24,6 +24,7 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         var archive: [RoomMessage] = []
         var nextStanza = 1
         var reflect = true
+        var selfPingResult = SelfPingResult.joined
     }
 
     let state = Mutex(State())
@@ -74,7 +75,9 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         state.withLock { $0.privates.append((recipient, body)) }
     }
 
-    func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult { .joined }
+    func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult {
+        state.withLock { $0.selfPingResult }
+    }
 
     func archive(room: JID, as occupant: JID, after: StanzaID?, since: Date?) async throws -> [RoomMessage] {
         state.withLock { state in

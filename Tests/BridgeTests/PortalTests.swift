@@ -18,11 +18,11 @@ import TestSupport
         let bridge: Bridge
         let task: Task<Void, Never>
 
-        init(path: String = ":memory:") throws {
+        init(path: String = ":memory:", selfCheckInterval: Duration = .seconds(300)) throws {
             store = try Store(path: path, logger: .disabled)
             bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix,
                             naming: BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!,
-                            logger: .disabled, linkPollInterval: .milliseconds(20))
+                            logger: .disabled, linkPollInterval: .milliseconds(20), selfCheckInterval: selfCheckInterval)
             let bridge = self.bridge, events = xmpp.events
             task = Task { await bridge.run(xmppEvents: events) }
         }
@@ -88,6 +88,26 @@ import TestSupport
         try await linked(harness, members: [alice: "Alice"])
         let nicks = harness.xmpp.state.withLock { $0.joins.map(\.nick) }
         #expect(nicks == ["Matrix", "Alice", "Alice (Matrix)"])
+        await harness.stop()
+    }
+
+    @Test func selfPingThatSaysNotJoinedRejoins() async throws {
+        let harness = try Harness(selfCheckInterval: .milliseconds(50))
+        try await linked(harness, members: [:])
+        harness.xmpp.state.withLock { $0.selfPingResult = .notJoined }
+        try await eventually("rejoined") { harness.xmpp.state.withLock { $0.joins.filter { $0.nick == "Matrix" }.count } >= 2 }
+        await harness.stop()
+    }
+
+    @Test func homeserverOutageDelaysButNeverDropsOrReorders() async throws {
+        let harness = try Harness()
+        try await linked(harness, members: [alice: "Alice"])
+        harness.matrix.state.withLock { $0.unavailableSends = 2 }
+        _ = harness.xmpp.occupantSays("romeo", "first", in: muc)
+        _ = harness.xmpp.occupantSays("romeo", "second", in: muc)
+        try await eventually("both bridged", timeout: 15) { harness.matrix.state.withLock { $0.sent.count } == 2 }
+        #expect(harness.matrix.state.withLock { $0.sent.map(\.message.body) } == ["first", "second"])
+        #expect(harness.xmpp.state.withLock { $0.privates.isEmpty })
         await harness.stop()
     }
 }

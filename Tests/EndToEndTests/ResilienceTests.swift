@@ -91,6 +91,27 @@ final class ResilienceTests: XCTestCase {
         romeo.close()
     }
 
+    func testSynapseOutageUnderARunningBridgeDelaysButLosesNothing() async throws {
+        let world = try EndToEndHarness("synapse-outage")
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        let alice = try await world.matrixUser("alice")
+        let muc = world.muc("hsoutage")
+        let romeo = try await world.xmppUser("bob")
+        try await romeo.joinRoom(muc, nick: "Romeo")
+        let room = try await world.linkedRoom(owner: alice, muc: muc)
+        try romeo.sendGroupchat(to: muc, body: "before the outage")
+        _ = try await world.matrixMessages(alice, in: room, count: 1, excluding: alice.userID)
+
+        try world.bed.kill(.synapse)
+        for index in 0..<3 { try romeo.sendGroupchat(to: muc, body: "during the outage \(index)") }
+        try world.bed.startOne(.synapse)
+        try romeo.sendGroupchat(to: muc, body: "after the outage")
+        let bodies = try await world.matrixMessages(alice, in: room, count: 5, excluding: alice.userID, timeout: 90).map(\.body)
+        XCTAssertEqual(bodies, ["before the outage"] + (0..<3).map { "during the outage \($0)" } + ["after the outage"])
+        romeo.close()
+    }
+
     func testTwoLinkedPairsDoNotCrossTalk() async throws {
         let world = try EndToEndHarness("two-pairs")
         try await world.startBridge()

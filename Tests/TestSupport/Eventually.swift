@@ -10,7 +10,7 @@ public struct DeadlineExceeded: Error, CustomStringConvertible {
 /// Polls `condition` until it holds or `timeout` passes (then throws ``DeadlineExceeded``). Never a fixed sleep:
 /// it returns as soon as the condition is true.
 public func eventually(_ what: String, timeout: Double = 10, pollEvery: Duration = .milliseconds(20),
-                       _ condition: @Sendable () async throws -> Bool) async throws {
+                       _ condition: () async throws -> Bool) async throws {
     let deadline = Date().addingTimeInterval(timeout)
     while true {
         if try await condition() { return }
@@ -21,7 +21,7 @@ public func eventually(_ what: String, timeout: Double = 10, pollEvery: Duration
 
 /// Polls `probe` until it returns a value or `timeout` passes (then throws ``DeadlineExceeded``); returns the value.
 public func eventuallyValue<T: Sendable>(_ what: String, timeout: Double = 10, pollEvery: Duration = .milliseconds(20),
-                                         _ probe: @Sendable () async throws -> T?) async throws -> T {
+                                         _ probe: () async throws -> T?) async throws -> T {
     let deadline = Date().addingTimeInterval(timeout)
     while true {
         if let value = try await probe() { return value }

@@ -102,9 +102,10 @@ public struct TestBed: Sendable {
         try run(["start-one", server.rawValue])
     }
 
-    /// Runs `scripts/testbed ARGS --dir DIR` and waits for it. Its output goes to a file, not a pipe, so
-    /// servers it starts in the background cannot hold our read end open.
-    private func run(_ arguments: [String]) throws {
+    /// Runs `scripts/testbed ARGS --dir DIR` and waits for it, at most `timeout` seconds (the script's own
+    /// deadlines end it well before). Its output goes to a file, not a pipe, so servers it starts in the
+    /// background cannot hold our read end open.
+    private func run(_ arguments: [String], timeout: TimeInterval = 180) throws {
         let arguments = arguments + ["--dir", directory.path]
         let outputFile = FileManager.default.temporaryDirectory
             .appendingPathComponent("isthmus-testbed-\(UUID().uuidString).log")
@@ -121,10 +122,16 @@ public struct TestBed: Sendable {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = output
         process.standardError = output
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
         try process.run()
-        process.waitUntilExit()
+        let waited = exited.wait(timeout: .now() + timeout)
 
         let text = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
+        guard waited == .success else {
+            process.terminate()
+            throw TestBedError.commandTimedOut(arguments: arguments, seconds: timeout, output: text)
+        }
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
             throw TestBedError.commandFailed(arguments: arguments, status: process.terminationStatus, output: text)
         }

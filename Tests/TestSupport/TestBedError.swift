@@ -10,6 +10,8 @@ public enum TestBedError: Error, CustomStringConvertible, LocalizedError {
     case invalidValue(variable: String, value: String)
     /// `scripts/testbed` exited non-zero (or was killed); `output` is what it printed.
     case commandFailed(arguments: [String], status: Int32, output: String)
+    /// `scripts/testbed` did not finish (or Foundation did not notice) within `seconds`; `output` is what it printed.
+    case commandTimedOut(arguments: [String], seconds: Double, output: String)
 
     /// A message that says what to do about it.
     public var description: String {
@@ -23,6 +25,8 @@ public enum TestBedError: Error, CustomStringConvertible, LocalizedError {
             return "\(name) has an invalid value '\(value)'"
         case .commandFailed(let arguments, let status, let output):
             return "scripts/testbed \(arguments.joined(separator: " ")) failed with status \(status):\n\(output)"
+        case .commandTimedOut(let arguments, let seconds, let output):
+            return "scripts/testbed \(arguments.joined(separator: " ")) did not finish within \(Int(seconds)) s:\n\(output)"
         }
     }
 

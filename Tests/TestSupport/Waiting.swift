@@ -7,20 +7,6 @@ public struct WaitTimeout: Error, CustomStringConvertible {
     public var description: String { "timed out after \(seconds) s waiting for \(what)" }
 }
 
-/// Polls `condition` every 20 ms until it holds or `seconds` pass (then throws ``WaitTimeout``). For tests: waits
-/// with a deadline instead of sleeping a fixed time.
-public func waitUntil(
-    _ what: String, within seconds: Double = 10, _ condition: () async throws -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    if try await condition() { return }
-    throw WaitTimeout(what: what, seconds: seconds)
-}
-
 /// Runs `operation`, failing with ``WaitTimeout`` if it takes longer than `seconds`.
 public func withDeadline<T: Sendable>(
     _ what: String, seconds: Double = 10, _ operation: @escaping @Sendable () async throws -> T
@@ -38,8 +24,16 @@ public func withDeadline<T: Sendable>(
 
 /// Runs blocking work (e.g. ``TestBed/restart(_:)``) on its own thread, so it does not hold a thread of the
 /// cooperative pool that the code under test needs meanwhile.
+///
+/// The thread unblocks all signals first: processes it starts inherit its signal mask, and a server started with
+/// SIGTERM blocked (as it is on the test runner's threads) ignores the TERM of a later stop or restart.
 public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
+        Thread {
+            var none = sigset_t()
+            sigemptyset(&none)
+            pthread_sigmask(SIG_SETMASK, &none, nil)
+            continuation.resume(with: Result { try body() })
+        }.start()
     }
 }

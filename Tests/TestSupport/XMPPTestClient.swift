@@ -71,7 +71,8 @@ public final class XMPPTestClient: Sendable {
         }
         let credentials = Data(([0] + Array(user.utf8) + [0] + Array(password.utf8))).base64EncodedString()
         try connection.write(XMLSerializer.bytes(of: XElement(
-            "auth", namespace: XMPPNamespace.sasl, ["mechanism": "PLAIN"], children: [.text(credentials)])))
+            "auth", namespace: XMPPNamespace.sasl, ["mechanism": "PLAIN"], children: [.text(credentials)]),
+            defaultNamespace: XMPPNamespace.client))
         let outcome = try await reader.nextElement()
         guard outcome.name == "success" else { throw LoginFailed(step: "SASL PLAIN", element: outcome) }
         // §6.4.6: restart the stream, then bind a resource (§7).

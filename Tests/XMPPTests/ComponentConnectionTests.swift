@@ -41,6 +41,15 @@ import XMPPComponent
         fixture.server.close()
     }
 
+    @Test func closeBeforeRunStopsAtOnceAndFinishesTheEvents() async throws {
+        let connection = ComponentConnection(configuration: ComponentFixture.configuration(port: 1), logger: .disabled)
+        await connection.close()
+        await connection.run()
+        var events = 0
+        for await _ in connection.events { events += 1 }
+        #expect(events == 0)
+    }
+
     @Test func wrongSecretIsNotAuthorizedAndTheConnectionRetries() async throws {
         let fixture = try ComponentFixture()
         let session = try await fixture.server.nextSession()
@@ -108,7 +117,7 @@ import XMPPComponent
         let fixture = try ComponentFixture()
         fixture.server.close()
         // The listener is gone; the next attempt is refused.
-        try await waitUntil("a refused connection") {
+        try await eventually("a refused connection") {
             let event = try await fixture.nextEvent()
             return event == .disconnected(.connectionRefused(host: "127.0.0.1", port: fixture.server.port))
         }

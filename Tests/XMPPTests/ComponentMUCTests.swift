@@ -107,6 +107,10 @@ import XMPPComponent
         #expect(received == sent)
         #expect(received.body == body && received.originID == OriginID("o-1") && received.id == StanzaAttributeID("o-1"))
         #expect(received.type == .groupchat && received.to == room)
+        let whisper = try await fixture.connection.sendGroupchat(
+            from: alice, room: JID("room@conference.localhost/Bob")!, body: "psst", type: .chat)
+        let privateMessage = try Message(element: try await session.receiveElement())
+        #expect(privateMessage == whisper && privateMessage.type == .chat && privateMessage.to == JID("room@conference.localhost/Bob"))
         await fixture.stop()
     }
 

@@ -42,6 +42,8 @@ import XMPP
         #expect(message.subject == "")
         #expect(message.delay?.stamp == XMPPDateTime.parse("2026-11-29T12:34:56.789Z"))
         #expect(message.error == StanzaError(type: .modify, condition: .notAcceptable, text: "You are not in the room"))
+        #expect(message.isNotJoinedBounce)
+        #expect(!Message(type: .groupchat, body: "x").isNotJoinedBounce)
     }
 
     @Test func malformedKnownExtensionsAreKeptNotFatal() throws {

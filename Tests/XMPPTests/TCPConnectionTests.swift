@@ -51,7 +51,7 @@ import Testing
         let listener = try TCPListener()
         let port = listener.port
         listener.close()
-        try await waitUntil("the port is closed") {
+        try await eventually("the port is closed") {
             do {
                 _ = try await TCPConnection.connect(host: "127.0.0.1", port: port)
                 return false

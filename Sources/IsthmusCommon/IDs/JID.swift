@@ -12,16 +12,21 @@ public struct JID: Sendable, Hashable, Codable, CustomStringConvertible, Lossles
 
     /// Builds a JID from parts; nil when a part is invalid.
     public init?(localpart: String?, domain: String, resource: String? = nil) {
-        let domain = domain.lowercased()
+        let domain = JID.lowercased(domain)
         guard JID.isValidDomain(domain) else { return nil }
+        // Validation and case folding are on the hot path (every stanza's from/to): ASCII text takes byte-level fast
+        // paths that give the same answers as the Character-level checks.
         if let localpart {
-            guard !localpart.isEmpty, localpart.utf8.count <= 1023,
-                  !localpart.contains(where: { JID.forbiddenInLocalpart.contains($0) || JID.isControl($0) }) else { return nil }
+            guard !localpart.isEmpty, localpart.utf8.count <= 1023, JID.isValidLocalpart(localpart) else { return nil }
         }
         if let resource {
-            guard !resource.isEmpty, resource.utf8.count <= 1023, !resource.contains(where: JID.isControl) else { return nil }
+            // A control character is a control scalar in any grapheme, and in UTF-8 such scalars are exactly the bytes
+            // below 0x20 and 0x7f: checking bytes is the same test as checking characters, without grapheme breaking.
+            guard !resource.isEmpty, resource.utf8.count <= 1023, !resource.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f }) else {
+                return nil
+            }
         }
-        self.localpart = localpart?.lowercased()
+        self.localpart = localpart.map(JID.lowercased)
         self.domain = domain
         self.resource = resource
     }
@@ -30,12 +35,14 @@ public struct JID: Sendable, Hashable, Codable, CustomStringConvertible, Lossles
     public init?(_ text: String) {
         var rest = Substring(text)
         var resource: String?
-        if let slash = rest.firstIndex(of: "/") {
+        // In ASCII text every character is one byte: find the separators in the UTF-8 view (no grapheme breaking).
+        let ascii = JID.isASCII(text)
+        if let slash = ascii ? rest.utf8.firstIndex(of: UInt8(ascii: "/")) : rest.firstIndex(of: "/") {
             resource = String(rest[rest.index(after: slash)...])
             rest = rest[..<slash]
         }
         var localpart: String?
-        if let at = rest.firstIndex(of: "@") {
+        if let at = ascii ? rest.utf8.firstIndex(of: UInt8(ascii: "@")) : rest.firstIndex(of: "@") {
             localpart = String(rest[..<at])
             rest = rest[rest.index(after: at)...]
         }
@@ -83,10 +90,43 @@ public struct JID: Sendable, Hashable, Codable, CustomStringConvertible, Lossles
     }
 
     static func isValidDomain(_ domain: String) -> Bool {
-        guard !domain.isEmpty, domain.utf8.count <= 1023, !domain.hasPrefix("."), !domain.hasSuffix("."),
-              !domain.contains("..") else { return false }
-        return domain.unicodeScalars.allSatisfy {
-            $0.value > 0x7f || ("a"..."z").contains($0) || ("0"..."9").contains($0) || "-.:[]".unicodeScalars.contains($0)
+        guard !domain.isEmpty, domain.utf8.count <= 1023 else { return false }
+        guard isASCII(domain) else {
+            guard !domain.hasPrefix("."), !domain.hasSuffix("."), !domain.contains("..") else { return false }
+            return domain.unicodeScalars.allSatisfy {
+                $0.value > 0x7f || ("a"..."z").contains($0) || ("0"..."9").contains($0) || "-.:[]".unicodeScalars.contains($0)
+            }
         }
+        // ASCII (the usual case): the same checks on bytes, in one pass.
+        var previous: UInt8 = 0
+        for byte in domain.utf8 {
+            if byte == UInt8(ascii: ".") && (previous == 0 || previous == UInt8(ascii: ".")) { return false }
+            guard (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "[")
+                    || byte == UInt8(ascii: "]") else { return false }
+            previous = byte
+        }
+        return previous != UInt8(ascii: ".")
+    }
+
+    /// No character RFC 7622 forbids in a localpart, and no control character.
+    static func isValidLocalpart(_ localpart: String) -> Bool {
+        guard isASCII(localpart) else {
+            return !localpart.contains(where: { JID.forbiddenInLocalpart.contains($0) || JID.isControl($0) })
+        }
+        // ASCII: each character is one byte (but "\r\n", which is refused as a control character either way).
+        return !localpart.utf8.contains { byte in
+            byte < 0x20 || byte == 0x7f || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "&") || byte == UInt8(ascii: "'")
+                || byte == UInt8(ascii: "/") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "<") || byte == UInt8(ascii: ">")
+                || byte == UInt8(ascii: "@") || byte == UInt8(ascii: " ")
+        }
+    }
+
+    static func isASCII(_ text: String) -> Bool { text.utf8.allSatisfy { $0 < 0x80 } }
+
+    /// `text.lowercased()`, without the Unicode machinery when there is nothing to change in ASCII text.
+    static func lowercased(_ text: String) -> String {
+        if text.utf8.allSatisfy({ $0 < 0x80 && !($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }) { return text }
+        return text.lowercased()
     }
 }

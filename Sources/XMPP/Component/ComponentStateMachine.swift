@@ -27,6 +27,7 @@ public struct ComponentStateMachine: Sendable {
         /// Longest wait for the server's `</stream:stream>` after ours.
         public var closeTimeout: Duration
 
+        /// Builds a value from its parts.
         public init(
             componentDomain: String, secret: String, pingTarget: JID, pingInterval: Duration, pingTimeout: Duration,
             handshakeTimeout: Duration, closeTimeout: Duration = .seconds(2)
@@ -73,7 +74,9 @@ public struct ComponentStateMachine: Sendable {
         case finished
     }
 
+    /// The settings this machine runs with.
     public let configuration: Configuration
+    /// Where the connection stands now.
     public private(set) var state: State = .idle
     private var lastReceived: ContinuousClock.Instant?
     private var outstandingPing: (id: StanzaAttributeID, sentAt: ContinuousClock.Instant)?
@@ -81,6 +84,7 @@ public struct ComponentStateMachine: Sendable {
     private var unansweredPingIDs: [StanzaAttributeID] = []
     private var pingCount = 0
 
+    /// Builds a value from its parts.
     public init(configuration: Configuration) {
         self.configuration = configuration
     }

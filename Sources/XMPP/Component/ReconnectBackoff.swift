@@ -2,11 +2,14 @@
 /// `[base/2, base]` with `base = min(maximum, initial × 2ⁿ)`, so a fleet of restarted bridges does not reconnect in
 /// lock-step while each still backs off. Pure value type; randomness is injected.
 public struct ReconnectBackoff: Sendable, Hashable {
+    /// The base delay of the first attempt.
     public var initial: Duration
+    /// The cap on the base delay.
     public var maximum: Duration
     /// Attempts since the last ``reset()``.
     public private(set) var attempt = 0
 
+    /// Builds a value from its parts.
     public init(initial: Duration, maximum: Duration) {
         self.initial = initial
         self.maximum = max(initial, maximum)

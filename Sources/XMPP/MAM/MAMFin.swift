@@ -9,12 +9,14 @@ public struct MAMFin: Sendable, Hashable {
     /// The page: `first`/`last` archive ids and maybe the total `count`.
     public var rsm: RSMSet?
 
+    /// Builds a value from its parts.
     public init(complete: Bool, stable: Bool? = nil, rsm: RSMSet? = nil) {
         self.complete = complete
         self.stable = stable
         self.rsm = rsm
     }
 
+    /// Reads the element; throws when it is not this one or lacks what the spec requires.
     public init(element: XElement) throws(StanzaParseError) {
         try element.expect("fin", XMPPNamespace.mam)
         complete = element[attribute: "complete"].map { $0 == "true" || $0 == "1" } ?? false
@@ -22,6 +24,7 @@ public struct MAMFin: Sendable, Hashable {
         rsm = try element.child("set", namespace: XMPPNamespace.rsm).map { element throws(StanzaParseError) in try RSMSet(element: element) }
     }
 
+    /// The element, ready to serialize.
     public var element: XElement {
         XElement("fin", namespace: XMPPNamespace.mam, [
             "complete": complete ? "true" : nil, "stable": stable.map { $0 ? "true" : "false" },

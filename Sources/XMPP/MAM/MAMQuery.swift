@@ -20,6 +20,7 @@ public struct MAMQuery: Sendable, Hashable {
     /// Paging.
     public var rsm: RSMSet?
 
+    /// Builds a value from its parts.
     public init(
         queryID: String? = nil, with: JID? = nil, start: Date? = nil, end: Date? = nil, afterID: StanzaID? = nil,
         beforeID: StanzaID? = nil, rsm: RSMSet? = nil
@@ -33,6 +34,7 @@ public struct MAMQuery: Sendable, Hashable {
         self.rsm = rsm
     }
 
+    /// Reads the element; throws when it is not this one or lacks what the spec requires.
     public init(element: XElement) throws(StanzaParseError) {
         try element.expect("query", XMPPNamespace.mam)
         queryID = element[attribute: "queryid"]
@@ -47,6 +49,7 @@ public struct MAMQuery: Sendable, Hashable {
         rsm = try element.child("set", namespace: XMPPNamespace.rsm).map { element throws(StanzaParseError) in try RSMSet(element: element) }
     }
 
+    /// The element, ready to serialize.
     public var element: XElement {
         var query = XElement("query", namespace: XMPPNamespace.mam, ["queryid": queryID])
         var fields = [DataForm.Field("FORM_TYPE", type: "hidden", values: [XMPPNamespace.mam])]

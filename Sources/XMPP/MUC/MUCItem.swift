@@ -13,7 +13,9 @@ public enum MUCRole: String, Sendable, Hashable {
 
 /// `<item affiliation role jid nick>` in a `muc#user` element: who an occupant is and may do.
 public struct MUCItem: Sendable, Hashable {
+    /// The long-lived relation to the room.
     public var affiliation: MUCAffiliation?
+    /// The role for this visit.
     public var role: MUCRole?
     /// The occupant's real JID (shown in non-anonymous rooms and to moderators).
     public var jid: JID?
@@ -24,6 +26,7 @@ public struct MUCItem: Sendable, Hashable {
     /// The nick of the moderator who kicked or banned.
     public var actorNick: String?
 
+    /// Builds a value from its parts.
     public init(
         affiliation: MUCAffiliation? = nil, role: MUCRole? = nil, jid: JID? = nil, nick: String? = nil,
         reason: String? = nil, actorNick: String? = nil

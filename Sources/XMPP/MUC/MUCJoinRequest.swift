@@ -14,14 +14,18 @@ public enum MUCHistoryRequest: Sendable, Hashable {
 /// `<x xmlns='http://jabber.org/protocol/muc'>` on a join presence (XEP-0045 §7.2.1). Without it Prosody does not
 /// create rooms and treats the presence as a plain presence update.
 public struct MUCJoinRequest: Sendable, Hashable {
+    /// How much history to replay; nil lets the room decide (Prosody: 20 messages).
     public var history: MUCHistoryRequest?
+    /// The room password, for protected rooms.
     public var password: String?
 
+    /// Builds a value from its parts.
     public init(history: MUCHistoryRequest? = MUCHistoryRequest.none, password: String? = nil) {
         self.history = history
         self.password = password
     }
 
+    /// Reads the element; throws when it is not this one or lacks what the spec requires.
     public init(element: XElement) throws(StanzaParseError) {
         try element.expect("x", XMPPNamespace.muc)
         password = element.childText("password", XMPPNamespace.muc)
@@ -35,6 +39,7 @@ public struct MUCJoinRequest: Sendable, Hashable {
         }
     }
 
+    /// The element, ready to serialize.
     public var element: XElement {
         var x = XElement("x", namespace: XMPPNamespace.muc)
         switch history {

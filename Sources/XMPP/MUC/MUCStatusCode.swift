@@ -1,9 +1,13 @@
 /// A XEP-0045 status code (`<status code='…'/>` in `muc#user`), §15.6. Kept as a number so unknown codes survive.
 public struct MUCStatusCode: RawRepresentable, Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The number, e.g. 110.
     public let rawValue: Int
+    /// The value with this raw name or number.
     public init(rawValue: Int) { self.rawValue = rawValue }
+    /// The value with this raw name or number.
     public init(_ rawValue: Int) { self.rawValue = rawValue }
     public var description: String { String(rawValue) }
+    /// Orders by number.
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// 100: the room is non-anonymous (everyone sees real JIDs).

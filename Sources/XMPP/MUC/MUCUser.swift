@@ -3,18 +3,21 @@ import XMLStream
 /// `<x xmlns='http://jabber.org/protocol/muc#user'>` on presences and messages from a room (XEP-0045): occupant items
 /// and status codes. Children other than `item` and `status` (invite, decline, destroy, password…) are kept as elements.
 public struct MUCUser: Sendable, Hashable {
+    /// Occupant items (one on presences, several in admin lists).
     public var items: [MUCItem]
     /// Status codes in document order, duplicates removed.
     public var statusCodes: [MUCStatusCode]
     /// Other children, preserved.
     public var extensions: [XElement]
 
+    /// Builds a value from its parts.
     public init(items: [MUCItem] = [], statusCodes: [MUCStatusCode] = [], extensions: [XElement] = []) {
         self.items = items
         self.statusCodes = statusCodes
         self.extensions = extensions
     }
 
+    /// Reads the element; throws when it is not this one or lacks what the spec requires.
     public init(element: XElement) throws(StanzaParseError) {
         try element.expect("x", XMPPNamespace.mucUser)
         items = []
@@ -42,6 +45,7 @@ public struct MUCUser: Sendable, Hashable {
     /// The first item (presences carry exactly one).
     public var item: MUCItem? { items.first }
 
+    /// The element, ready to serialize.
     public var element: XElement {
         var x = XElement("x", namespace: XMPPNamespace.mucUser)
         for item in items { x.append(item.element()) }

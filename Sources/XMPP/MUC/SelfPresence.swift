@@ -8,6 +8,7 @@ public struct SelfPresence: Sendable, Hashable {
     /// `room@service/nick` as the room has it (may differ from the requested nick after status 210).
     public var occupantJID: JID
 
+    /// Builds a value from its parts.
     public init(presence: Presence, occupantJID: JID) {
         self.presence = presence
         self.occupantJID = occupantJID
@@ -19,7 +20,9 @@ public struct SelfPresence: Sendable, Hashable {
     public var nick: String { occupantJID.resource ?? "" }
     /// Status codes of the presence (110, 201, 210, 303, 307, 301, 321, 322, 332, 333, …).
     public var statusCodes: [MUCStatusCode] { presence.statusCodes }
+    /// Our affiliation with the room.
     public var affiliation: MUCAffiliation? { presence.mucUser?.item?.affiliation }
+    /// Our role in the room.
     public var role: MUCRole? { presence.mucUser?.item?.role }
     /// XEP-0421 id of this occupant in the room.
     public var occupantID: OccupantID? { presence.occupantID }

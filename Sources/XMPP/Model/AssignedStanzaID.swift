@@ -4,15 +4,18 @@ import XMLStream
 /// XEP-0359 §3: `<stanza-id xmlns='urn:xmpp:sid:0' id='…' by='…'/>`, an id assigned by the entity `by` (a MUC room
 /// assigns one to every message it relays; it is also the room's MAM archive id).
 public struct AssignedStanzaID: Sendable, Hashable {
+    /// The assigned id.
     public var id: StanzaID
     /// The assigning entity; only trust an id whose `by` is the entity you expect (the room's bare JID).
     public var by: JID
 
+    /// Builds a value from its parts.
     public init(id: StanzaID, by: JID) {
         self.id = id
         self.by = by
     }
 
+    /// Reads the element; throws when it is not this one or lacks what the spec requires.
     public init(element: XElement) throws(StanzaParseError) {
         try element.expect("stanza-id", XMPPNamespace.stanzaID)
         let text = try element.required("id")
@@ -22,6 +25,7 @@ public struct AssignedStanzaID: Sendable, Hashable {
         self.by = by
     }
 
+    /// The element, ready to serialize.
     public var element: XElement {
         XElement("stanza-id", namespace: XMPPNamespace.stanzaID, ["id": id.rawValue, "by": by.description])
     }

@@ -5,9 +5,13 @@ import XMLStream
 public struct DataForm: Sendable, Hashable {
     /// `<field var type><value/>…</field>`.
     public struct Field: Sendable, Hashable {
+        /// The field's `var`.
         public var name: String?
+        /// The field's `type` (e.g. `hidden`).
         public var type: String?
+        /// The `<value>`s in order.
         public var values: [String]
+        /// A field named `name` with `values`.
         public init(_ name: String?, type: String? = nil, values: [String]) {
             self.name = name
             self.type = type
@@ -17,8 +21,10 @@ public struct DataForm: Sendable, Hashable {
 
     /// `form`, `submit`, `cancel` or `result`.
     public var type: String
+    /// Fields in order.
     public var fields: [Field]
 
+    /// Builds a value from its parts.
     public init(type: String, fields: [Field] = []) {
         self.type = type
         self.fields = fields
@@ -30,6 +36,7 @@ public struct DataForm: Sendable, Hashable {
     /// The values of the field `name`.
     public subscript(name: String) -> [String]? { fields.first { $0.name == name }?.values }
 
+    /// Reads the element; throws when it is not this one or lacks what the spec requires.
     public init(element: XElement) throws(StanzaParseError) {
         try element.expect("x", XMPPNamespace.dataForms)
         type = try element.required("type")
@@ -39,6 +46,7 @@ public struct DataForm: Sendable, Hashable {
         }
     }
 
+    /// The element, ready to serialize.
     public var element: XElement {
         var x = XElement("x", namespace: XMPPNamespace.dataForms, ["type": type])
         for field in fields {

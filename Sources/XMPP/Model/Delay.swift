@@ -12,12 +12,14 @@ public struct Delay: Sendable, Hashable {
     /// Optional text.
     public var reason: String?
 
+    /// Builds a value from its parts.
     public init(stamp: Date, from: JID? = nil, reason: String? = nil) {
         self.stamp = stamp
         self.from = from
         self.reason = reason
     }
 
+    /// Reads the element; throws when it is not this one or lacks what the spec requires.
     public init(element: XElement) throws(StanzaParseError) {
         try element.expect("delay", XMPPNamespace.delay)
         let text = try element.required("stamp")
@@ -30,6 +32,7 @@ public struct Delay: Sendable, Hashable {
         self.reason = reason.isEmpty ? nil : reason
     }
 
+    /// The element, ready to serialize.
     public var element: XElement {
         XElement("delay", namespace: XMPPNamespace.delay, ["stamp": XMPPDateTime.format(stamp), "from": from?.description],
                  children: reason.map { [.text($0)] } ?? [])

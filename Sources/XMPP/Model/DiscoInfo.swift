@@ -4,9 +4,13 @@ import XMLStream
 public struct DiscoInfo: Sendable, Hashable {
     /// `<identity category type name>`.
     public struct Identity: Sendable, Hashable {
+        /// E.g. `conference`.
         public var category: String
+        /// E.g. `text`.
         public var type: String
+        /// A human-readable name (a room's title).
         public var name: String?
+        /// Builds a value from its parts.
         public init(category: String, type: String, name: String? = nil) {
             self.category = category
             self.type = type
@@ -14,13 +18,16 @@ public struct DiscoInfo: Sendable, Hashable {
         }
     }
 
+    /// The node queried, if any.
     public var node: String?
+    /// What the entity is.
     public var identities: [Identity]
     /// Feature `var`s in document order.
     public var features: [String]
     /// XEP-0128 extended information forms (e.g. `muc#roominfo`).
     public var forms: [DataForm]
 
+    /// Builds a value from its parts.
     public init(node: String? = nil, identities: [Identity] = [], features: [String] = [], forms: [DataForm] = []) {
         self.node = node
         self.identities = identities
@@ -28,6 +35,7 @@ public struct DiscoInfo: Sendable, Hashable {
         self.forms = forms
     }
 
+    /// Reads the element; throws when it is not this one or lacks what the spec requires.
     public init(element: XElement) throws(StanzaParseError) {
         try element.expect("query", XMPPNamespace.discoInfo)
         self.init(node: element[attribute: "node"])
@@ -46,6 +54,7 @@ public struct DiscoInfo: Sendable, Hashable {
         }
     }
 
+    /// The element, ready to serialize.
     public var element: XElement {
         var query = XElement("query", namespace: XMPPNamespace.discoInfo, ["node": node])
         for identity in identities {

@@ -3,19 +3,25 @@ import XMLStream
 
 /// An `<iq>` stanza (RFC 6120 §8.2.3): a request (`get`/`set`) with one payload, or its response (`result`/`error`).
 public struct IQ: Sendable, Hashable {
+    /// RFC 6120 §8.2.3: requests are `get`/`set`, responses `result`/`error`.
     public enum IQType: String, Sendable, Hashable {
         case get, set, result, error
     }
 
+    /// Request or response kind.
     public var type: IQType
+    /// The sender.
     public var from: JID?
+    /// The recipient (nil: the server).
     public var to: JID?
     /// Required on every IQ; responses echo the request's id.
     public var id: StanzaAttributeID
     /// The single payload child (requests always have one; results may have none).
     public var payload: IQPayload?
+    /// The error of a `type='error'` response.
     public var error: StanzaError?
 
+    /// Builds a value from its parts.
     public init(
         type: IQType, from: JID? = nil, to: JID? = nil, id: StanzaAttributeID = .random(), payload: IQPayload? = nil,
         error: StanzaError? = nil
@@ -41,6 +47,7 @@ public struct IQ: Sendable, Hashable {
         IQ(type: .error, from: to, to: from, id: id, error: error)
     }
 
+    /// Reads the element; throws when it is not this one or lacks what the spec requires.
     public init(element: XElement) throws(StanzaParseError) {
         guard element.name == "iq", XMPPNamespace.stanzaNamespaces.contains(element.namespace) else {
             throw StanzaParseError(element: "iq", .unexpectedElement(name: element.name, namespace: element.namespace))

@@ -34,6 +34,7 @@ public enum IQPayload: Sendable, Hashable {
         }
     }
 
+    /// The element, ready to serialize.
     public var element: XElement {
         switch self {
         case .ping: XElement("ping", namespace: XMPPNamespace.ping)

@@ -12,24 +12,34 @@ public struct Message: Sendable, Hashable {
         case chat, error, groupchat, headline, normal
     }
 
+    /// `type`; absent means `.normal`.
     public var type: MessageType
+    /// The sender (for room messages: `room@service/nick`).
     public var from: JID?
+    /// The recipient.
     public var to: JID?
+    /// The sender's `id` attribute (rooms reflect it unchanged).
     public var id: StanzaAttributeID?
     /// The first `<body>` (exactly as sent; `""` for an empty body).
     public var body: String?
     /// `<subject>`: a room's topic (`""` clears it).
     public var subject: String?
+    /// XEP-0203 delayed-delivery stamp (history, archives).
     public var delay: Delay?
     /// Every valid `<stanza-id>`; trust only the one whose `by` you expect (see ``stanzaID(by:)``).
     public var stanzaIDs: [AssignedStanzaID]
+    /// XEP-0359 `<origin-id>`, chosen by the sender.
     public var originID: OriginID?
+    /// XEP-0421 `<occupant-id>`, added by the room.
     public var occupantID: OccupantID?
+    /// XEP-0045 `muc#user` data (invites, status codes).
     public var mucUser: MUCUser?
+    /// The error of a `type='error'` message.
     public var error: StanzaError?
     /// Children not read into the fields above, in order.
     public var extensions: [XElement]
 
+    /// Builds a value from its parts.
     public init(
         type: MessageType = .normal, from: JID? = nil, to: JID? = nil, id: StanzaAttributeID? = nil,
         body: String? = nil, subject: String? = nil, delay: Delay? = nil, stanzaIDs: [AssignedStanzaID] = [],

@@ -14,21 +14,32 @@ public struct Presence: Sendable, Hashable {
         case away, chat, dnd, xa
     }
 
+    /// `type`; absent means `.available`.
     public var type: PresenceType
+    /// The sender (for room presences: `room@service/nick`).
     public var from: JID?
+    /// The recipient.
     public var to: JID?
+    /// The sender's `id` attribute.
     public var id: StanzaAttributeID?
+    /// Availability sub-state (`<show>`).
     public var show: Show?
+    /// Free-text status (`<status>`).
     public var status: String?
+    /// Resource priority (`<priority>`).
     public var priority: Int?
     /// `muc#user` data on presences from a room.
     public var mucUser: MUCUser?
     /// `muc` join request on presences to a room.
     public var mucJoin: MUCJoinRequest?
+    /// XEP-0421 `<occupant-id>`, added by the room.
     public var occupantID: OccupantID?
+    /// The error of a `type='error'` presence (e.g. a refused join).
     public var error: StanzaError?
+    /// Children not read into the fields above, in order.
     public var extensions: [XElement]
 
+    /// Builds a value from its parts.
     public init(
         type: PresenceType = .available, from: JID? = nil, to: JID? = nil, id: StanzaAttributeID? = nil,
         show: Show? = nil, status: String? = nil, priority: Int? = nil, mucUser: MUCUser? = nil,

@@ -18,6 +18,7 @@ public enum Stanza: Sendable, Hashable {
         }
     }
 
+    /// The element, ready to serialize.
     public var element: XElement {
         switch self {
         case .message(let message): message.element
@@ -26,6 +27,7 @@ public enum Stanza: Sendable, Hashable {
         }
     }
 
+    /// The stanza's `from`.
     public var from: JID? {
         switch self {
         case .message(let message): message.from
@@ -34,6 +36,7 @@ public enum Stanza: Sendable, Hashable {
         }
     }
 
+    /// The stanza's `to`.
     public var to: JID? {
         switch self {
         case .message(let message): message.to

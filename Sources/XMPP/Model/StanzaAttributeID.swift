@@ -3,6 +3,7 @@ import IsthmusCommon
 /// The `id` attribute of a stanza (RFC 6120 §8.1.3): chosen by the sender, echoed in IQ responses and — by MUC rooms —
 /// in the reflection of a groupchat message. Not to be confused with ``StanzaID`` (XEP-0359, assigned by the room).
 public struct StanzaAttributeID: Sendable, Hashable, Codable, CustomStringConvertible, LosslessStringConvertible {
+    /// The attribute's text.
     public let rawValue: String
 
     /// Any non-empty string of at most 1024 bytes.

@@ -8,7 +8,9 @@ public struct StanzaError: Error, Sendable, Hashable, CustomStringConvertible {
         case auth, cancel, `continue`, modify, wait
     }
 
+    /// How to react (retry, give up, fix the request, authenticate).
     public var type: ErrorType
+    /// The defined condition, e.g. `conflict`.
     public var condition: StanzaErrorCondition
     /// Human-readable text, if any.
     public var text: String?
@@ -17,6 +19,7 @@ public struct StanzaError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Application-specific condition elements (anything else inside `<error>`).
     public var applicationConditions: [XElement]
 
+    /// Builds a value from its parts.
     public init(
         type: ErrorType, condition: StanzaErrorCondition, text: String? = nil, by: JID? = nil,
         applicationConditions: [XElement] = []
@@ -64,8 +67,11 @@ public struct StanzaError: Error, Sendable, Hashable, CustomStringConvertible {
 
 /// A defined stanza error condition (RFC 6120 §8.3.3), kept as its element name so unknown ones survive.
 public struct StanzaErrorCondition: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The condition's element name.
     public let rawValue: String
+    /// The value with this raw name or number.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// The value with this raw name or number.
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }
 

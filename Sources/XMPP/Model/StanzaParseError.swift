@@ -14,8 +14,10 @@ public struct StanzaParseError: Error, Sendable, Hashable, CustomStringConvertib
 
     /// The element being read, e.g. `message` or `item`.
     public var element: String
+    /// What was wrong with it.
     public var reason: Reason
 
+    /// An error reading `element`.
     public init(element: String, _ reason: Reason) {
         self.element = element
         self.reason = reason

@@ -3,10 +3,12 @@ import XMLStream
 /// A stream error (RFC 6120 §4.9): `<stream:error><condition xmlns='…streams'/><text>…</text></stream:error>`.
 /// After sending or receiving one, the stream is closed.
 public struct StreamError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The defined condition, e.g. `not-authorized`.
     public var condition: StreamErrorCondition
     /// Human-readable text, if any.
     public var text: String?
 
+    /// Builds a value from its parts.
     public init(condition: StreamErrorCondition, text: String? = nil) {
         self.condition = condition
         self.text = text
@@ -46,8 +48,11 @@ public struct StreamError: Error, Sendable, Hashable, CustomStringConvertible {
 
 /// A stream error condition (RFC 6120 §4.9.3), kept as its element name so unknown ones survive.
 public struct StreamErrorCondition: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The condition's element name.
     public let rawValue: String
+    /// The value with this raw name or number.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// The value with this raw name or number.
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }
 

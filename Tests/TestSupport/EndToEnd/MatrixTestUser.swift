@@ -83,6 +83,11 @@ public struct MatrixTestUser: Sendable {
                            body: ["membership": "join", "displayname": name])
     }
 
+    /// Sends a state event.
+    public func setState(_ type: String, stateKey: String = "", content: [String: Any], in room: String) async throws {
+        _ = try await call("PUT", "/_matrix/client/v3/rooms/\(Self.encode(room))/state/\(type)/\(Self.encode(stateKey))", body: content)
+    }
+
     /// Joined members with their per-room displaynames.
     public func members(of room: String) async throws -> [String: String?] {
         let json = try await call("GET", "/_matrix/client/v3/rooms/\(Self.encode(room))/joined_members", body: nil)

@@ -76,6 +76,8 @@ public final class RecordingAppServiceHandler: AppServiceHandler {
 
     /// Waits until an event matching `predicate` was handled, or fails after `timeout`.
     public func waitForEvent(timeout: Duration = .seconds(10), where predicate: (ClientEvent) -> Bool) async throws -> ClientEvent {
-        try await Deadline.poll(timeout: timeout, "an event in a transaction") { events.first(where: predicate) }
+        try await eventuallyValue("an event in a transaction", timeout: Double(timeout.components.seconds)) {
+            events.first(where: predicate)
+        }
     }
 }

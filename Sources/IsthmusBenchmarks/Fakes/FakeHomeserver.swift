@@ -1,0 +1,105 @@
+import Foundation
+import MatrixAppService
+import Synchronization
+
+/// A fake homeserver for the bridge, as cheap as it can be: answers every client-server call at once with plausible
+/// JSON (register, profile, join, invite, member state, send → a new event id, joined_members from the room's
+/// configured members, appservice ping), and records when benchmark messages arrive. Built on the project's
+/// ``HTTPServer`` (libmicrohttpd). Pushing transactions to the bridge is ``TransactionPusher``'s job. Thread-safe.
+final class FakeHomeserver: Sendable {
+    let server: HTTPServer
+    var port: Int { server.port }
+    private let state = Mutex(State())
+
+    /// Counters the benchmarks read.
+    struct Counters: Sendable {
+        var calls = 0
+        var sends = 0
+        var registers = 0
+        var ghostJoins = 0
+        var ghostMemberStates = 0
+    }
+
+    private struct State {
+        var counters = Counters()
+        var nextEvent = 0
+        /// `/joined_members` bodies by room id.
+        var members: [String: Data] = [:]
+    }
+
+    init() throws {
+        server = try HTTPServer(configuration: .init(host: "127.0.0.1", port: 0), logger: .disabled)
+    }
+
+    var counters: Counters { state.withLock { $0.counters } }
+
+    /// Sets who `room` has as joined members (besides the bot): Matrix user ids with displaynames.
+    func setMembers(room: String, _ members: [(user: String, name: String)], bot: String) {
+        var joined = "{\"joined\":{\"\(bot)\":{}"
+        for member in members { joined += ",\"\(member.user)\":{\"display_name\":\"\(member.name)\"}" }
+        joined += "}}"
+        state.withLock { $0.members[room] = Data(joined.utf8) }
+    }
+
+    /// Serves until ``stop()``.
+    func run() async {
+        for await request in server.requests {
+            request.respond(answer(request))
+        }
+    }
+
+    func stop() {
+        server.stopAccepting()
+        server.close()
+    }
+
+    private static let empty = json("{}")
+    private static let registered = json(#"{"user_id":"@_xmpp_bench:localhost"}"#)
+    private static let joined = json(#"{"room_id":"!joined:localhost"}"#)
+    private static let member = json(#"{"membership":"join"}"#)
+    private static let pong = json(#"{"duration_ms":1}"#)
+
+    private static func json(_ text: String) -> HTTPServerResponse {
+        HTTPServerResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(text.utf8))
+    }
+
+    private func answer(_ request: HTTPServerRequest) -> HTTPServerResponse {
+        let path = request.path
+        let byGhost = request.query.contains { $0.name == "user_id" && ($0.value ?? "").contains("_xmpp_") }
+        if path.contains("/send/") {
+            MessageTracker.arrived(body: request.body)
+            let number = state.withLock { state in
+                state.counters.calls += 1
+                state.counters.sends += 1
+                state.nextEvent += 1
+                return state.nextEvent
+            }
+            return Self.json("{\"event_id\":\"$e\(number)\"}")
+        }
+        return state.withLock { state in
+            state.counters.calls += 1
+            if path.hasSuffix("/register") {
+                state.counters.registers += 1
+                return Self.registered
+            }
+            if path.contains("/join/") {
+                if byGhost { state.counters.ghostJoins += 1 }
+                return Self.joined
+            }
+            if path.contains("/state/m.room.member/") {
+                if request.method == "GET" { return Self.member }
+                if byGhost { state.counters.ghostMemberStates += 1 }
+                state.nextEvent += 1
+                return Self.json("{\"event_id\":\"$s\(state.nextEvent)\"}")
+            }
+            if path.hasSuffix("/joined_members") {
+                let segments = path.split(separator: "/")
+                let room = segments.count >= 2 ? String(segments[segments.count - 2]).removingPercentEncoding ?? "" : ""
+                return HTTPServerResponse(status: 200, headers: ["Content-Type": "application/json"],
+                                          body: state.members[room] ?? Data(#"{"joined":{}}"#.utf8))
+            }
+            if path.hasSuffix("/ping") { return Self.pong }
+            return Self.empty
+        }
+    }
+}

@@ -1,0 +1,309 @@
+import Foundation
+import Network
+import Synchronization
+import XMLStream
+
+/// A fake XMPP server for the bridge, as cheap as it can be: it accepts a XEP-0114 component connection (any
+/// handshake digest) and acts as the MUC service for every room JID the component talks to.
+///
+/// MUC behaviour (XEP-0045, the parts the bridge uses): a join is answered with the other occupants' presences, then
+/// the joiner's presence to everyone else, then the self-presence (status 110); a taken nick gets `<conflict/>`; a
+/// second join with another nick is a nick change (303); leaving is broadcast. A groupchat message from an occupant
+/// is reflected to every occupant the component hosts, with the room's `<stanza-id>`; a non-occupant gets
+/// `not-acceptable`. MAM queries get an empty `<fin complete='true'/>`, every other request an empty result.
+/// Simulated XMPP users (``addXMPPUser(room:nick:)``) are occupants nobody connects for; ``inject(room:nick:body:)``
+/// makes one of them speak. Outgoing stanzas are built from byte templates; everything runs on the connection's
+/// reader task under one lock. Thread-safe.
+final class FakeMUCServer: Sendable {
+    let port: Int
+    private let listener: TCPListener
+    private let state = Mutex(State())
+
+    struct Occupant {
+        var nick: String
+        /// The real JID of an occupant the component hosts; nil for a simulated XMPP user.
+        var jid: String?
+        var occupantID: String
+    }
+
+    struct Room {
+        var byNick: [String: Occupant] = [:]
+        /// Nick of each hosted occupant by real JID.
+        var nickOf: [String: String] = [:]
+        /// Hosted occupants' real JIDs in join order (every copy of room traffic goes to each).
+        var hosted: [String] = []
+    }
+
+    /// Counters the benchmarks read.
+    struct Counters: Sendable {
+        var joins = 0
+        var leaves = 0
+        var groupchatsIn = 0
+        var copiesOut = 0
+        var connections = 0
+    }
+
+    private struct State {
+        var rooms: [String: Room] = [:]
+        var connection: TCPConnection?
+        var connected = false
+        var counters = Counters()
+        var nextStanzaID = 0
+    }
+
+    init() throws {
+        listener = try TCPListener()
+        port = listener.port
+    }
+
+    /// Accepts component connections until ``close()`` (the newest replaces an older one).
+    func run() async {
+        await withDiscardingTaskGroup { group in
+            do {
+                for try await connection in listener.connections {
+                    group.addTask { await self.serve(connection) }
+                }
+            } catch {}
+        }
+    }
+
+    func close() {
+        listener.close()
+        state.withLock { $0.connection?.abort() }
+    }
+
+    var counters: Counters { state.withLock { $0.counters } }
+    var isConnected: Bool { state.withLock { $0.connected } }
+
+    /// Number of occupants hosted by the component across all rooms.
+    var hostedOccupants: Int { state.withLock { $0.rooms.values.reduce(0) { $0 + $1.hosted.count } } }
+
+    /// Adds a simulated XMPP user to `room` (bare JID).
+    func addXMPPUser(room: String, nick: String) {
+        state.withLock { state in
+            state.rooms[room, default: Room()].byNick[nick] = Occupant(nick: nick, jid: nil, occupantID: Self.occupantID(room, nick))
+        }
+    }
+
+    /// A simulated XMPP user says `body` in `room`: one reflection to every hosted occupant. False when no
+    /// component is connected.
+    @discardableResult
+    func inject(room: String, nick: String, body: String) -> Bool {
+        state.withLock { state in
+            guard state.connected, let connection = state.connection, let occupant = state.rooms[room]?.byNick[nick] else { return false }
+            state.nextStanzaID += 1
+            let id = "x\(state.nextStanzaID)"
+            return Self.reflect(room: room, from: occupant, id: id, originID: nil, body: body, state: &state, connection: connection)
+        }
+    }
+
+    // MARK: Connection
+
+    private func serve(_ connection: TCPConnection) async {
+        let parser = XMLStreamParser(limits: .init(maxStanzaBytes: 1 << 20))
+        var events: [XMLStreamEvent] = []
+        do {
+            for try await chunk in connection.inbound {
+                events.removeAll(keepingCapacity: true)
+                try parser.feed(chunk, into: &events)
+                for event in events { handle(event, on: connection) }
+            }
+        } catch {}
+        state.withLock { state in
+            guard state.connection === connection else { return }
+            state.connected = false
+            state.connection = nil
+            for key in state.rooms.keys {
+                state.rooms[key]!.hosted.removeAll()
+                state.rooms[key]!.nickOf.removeAll()
+                state.rooms[key]!.byNick = state.rooms[key]!.byNick.filter { $0.value.jid == nil }
+            }
+        }
+        connection.abort()
+    }
+
+    private func handle(_ event: XMLStreamEvent, on connection: TCPConnection) {
+        switch event {
+        case .streamStart(let header):
+            let domain = header.to ?? "component"
+            try? connection.write(Array(("<?xml version='1.0'?><stream:stream xmlns:stream='http://etherx.jabber.org/streams' "
+                + "xmlns='jabber:component:accept' from='\(domain)' id='bench-stream'>").utf8))
+        case .streamEnd:
+            try? connection.write(Array("</stream:stream>".utf8))
+            connection.close()
+        case .element(let element):
+            state.withLock { state in
+                if element.name == "handshake" {
+                    state.connection?.abort()
+                    state.connection = connection
+                    state.connected = true
+                    state.counters.connections += 1
+                    try? connection.write(Array("<handshake/>".utf8))
+                    return
+                }
+                guard state.connection === connection else { return }
+                switch element.name {
+                case "message": message(element, state: &state, connection: connection)
+                case "presence": presence(element, state: &state, connection: connection)
+                case "iq": iq(element, connection: connection)
+                default: break
+                }
+            }
+        }
+    }
+
+    // MARK: Stanzas
+
+    private func message(_ element: XElement, state: inout State, connection: TCPConnection) {
+        guard element[attribute: "type"] == "groupchat", let from = element[attribute: "from"],
+              let to = element[attribute: "to"] else { return }
+        let room = Self.bare(to)
+        guard let nick = state.rooms[room]?.nickOf[from], let occupant = state.rooms[room]?.byNick[nick] else {
+            let id = element[attribute: "id"].map { " id='\(Self.escape($0))'" } ?? ""
+            try? connection.write(Array(("<message type='error' from='\(Self.escape(room))' to='\(Self.escape(from))'\(id)>"
+                + "<error type='cancel'><not-acceptable xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></message>").utf8))
+            return
+        }
+        var body: String?
+        var originID: String?
+        for child in element.elements {
+            if child.name == "body" { body = child.text } else if child.name == "origin-id" { originID = child[attribute: "id"] }
+        }
+        state.counters.groupchatsIn += 1
+        if let body { MessageTracker.arrived(body: body.utf8) }
+        state.nextStanzaID += 1
+        let id = element[attribute: "id"] ?? "m\(state.nextStanzaID)"
+        Self.reflect(room: room, from: occupant, id: id, originID: originID, body: body ?? "", state: &state, connection: connection)
+    }
+
+    @discardableResult
+    private static func reflect(room: String, from occupant: Occupant, id: String, originID: String?, body: String,
+                                state: inout State, connection: TCPConnection) -> Bool {
+        guard let hosted = state.rooms[room]?.hosted, !hosted.isEmpty else { return true }
+        let stanzaID = "s\(state.nextStanzaID)"
+        let head = Array("<message type='groupchat' from='\(escape(room))/\(escape(occupant.nick))' id='\(escape(id))' to='".utf8)
+        var tail = "'><body>\(escape(body))</body>"
+        if let originID { tail += "<origin-id xmlns='urn:xmpp:sid:0' id='\(escape(originID))'/>" }
+        tail += "<stanza-id xmlns='urn:xmpp:sid:0' id='\(stanzaID)' by='\(escape(room))'/>"
+            + "<occupant-id xmlns='urn:xmpp:occupant-id:0' id='\(occupant.occupantID)'/></message>"
+        let tailBytes = Array(tail.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(hosted.count * (head.count + tailBytes.count + 48))
+        for jid in hosted {
+            out += head
+            out += jid.utf8
+            out += tailBytes
+        }
+        state.counters.copiesOut += hosted.count
+        do {
+            try connection.write(out)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    private func presence(_ element: XElement, state: inout State, connection: TCPConnection) {
+        guard let from = element[attribute: "from"], let to = element[attribute: "to"],
+              let slash = to.firstIndex(of: "/") else { return }
+        let room = String(to[..<slash]), nick = String(to[to.index(after: slash)...])
+        var record = state.rooms[room] ?? Room()
+        var out: [UInt8] = []
+        if element[attribute: "type"] == "unavailable" {
+            guard let current = record.nickOf[from] else { return }
+            let occupant = record.byNick[current]!
+            for jid in record.hosted {
+                out += Self.presenceBytes(room: room, occupant, to: jid, type: "unavailable", codes: jid == from ? [110] : [])
+            }
+            record.byNick[current] = nil
+            record.nickOf[from] = nil
+            record.hosted.removeAll { $0 == from }
+            state.counters.leaves += 1
+        } else if let existing = record.byNick[nick], existing.jid != from {
+            out += Array(("<presence type='error' from='\(Self.escape(to))' to='\(Self.escape(from))'><x xmlns='http://jabber.org/protocol/muc'/>"
+                + "<error type='cancel'><conflict xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></presence>").utf8)
+        } else if let current = record.nickOf[from] {
+            guard current != nick else { return }  // a presence update: nothing to do
+            // XEP-0045 §7.6: unavailable from the old nick with 303 and the new nick, then available from the new one.
+            var occupant = record.byNick.removeValue(forKey: current)!
+            for jid in record.hosted {
+                out += Self.presenceBytes(room: room, occupant, to: jid, type: "unavailable",
+                                          codes: jid == from ? [303, 110] : [303], newNick: nick)
+            }
+            occupant.nick = nick
+            record.byNick[nick] = occupant
+            record.nickOf[from] = nick
+            for jid in record.hosted {
+                out += Self.presenceBytes(room: room, occupant, to: jid, codes: jid == from ? [110] : [])
+            }
+        } else {
+            let occupant = Occupant(nick: nick, jid: from, occupantID: Self.occupantID(room, from))
+            for other in record.byNick.values {
+                out += Self.presenceBytes(room: room, other, to: from)
+            }
+            for jid in record.hosted {
+                out += Self.presenceBytes(room: room, occupant, to: jid)
+            }
+            out += Self.presenceBytes(room: room, occupant, to: from, codes: [110])
+            record.byNick[nick] = occupant
+            record.nickOf[from] = nick
+            record.hosted.append(from)
+            state.counters.joins += 1
+        }
+        state.rooms[room] = record
+        if !out.isEmpty { try? connection.write(out) }
+    }
+
+    private func iq(_ element: XElement, connection: TCPConnection) {
+        guard let type = element[attribute: "type"], type == "get" || type == "set" else { return }
+        let id = Self.escape(element[attribute: "id"] ?? "")
+        let from = Self.escape(element[attribute: "from"] ?? ""), to = Self.escape(element[attribute: "to"] ?? "")
+        var payload = ""
+        if let query = element.elements.first(where: { $0.name == "query" }), query.namespace == "urn:xmpp:mam:2" {
+            payload = "<fin xmlns='urn:xmpp:mam:2' complete='true'><set xmlns='http://jabber.org/protocol/rsm'><count>0</count></set></fin>"
+        }
+        try? connection.write(Array("<iq type='result' id='\(id)' from='\(to)' to='\(from)'>\(payload)</iq>".utf8))
+    }
+
+    // MARK: Templates
+
+    private static func presenceBytes(room: String, _ occupant: Occupant, to jid: String, type: String? = nil,
+                                      codes: [Int] = [], newNick: String? = nil) -> [UInt8] {
+        var text = "<presence from='\(escape(room))/\(escape(occupant.nick))' to='\(escape(jid))'"
+        if let type { text += " type='\(type)'" }
+        text += "><occupant-id xmlns='urn:xmpp:occupant-id:0' id='\(occupant.occupantID)'/>"
+            + "<x xmlns='http://jabber.org/protocol/muc#user'><item affiliation='member' role='participant'"
+        if let newNick { text += " nick='\(escape(newNick))'" }
+        text += "/>"
+        for code in codes { text += "<status code='\(code)'/>" }
+        text += "</x></presence>"
+        return Array(text.utf8)
+    }
+
+    private static func occupantID(_ room: String, _ key: String) -> String {
+        var hash: UInt64 = 1469598103934665603
+        for byte in (room + "\u{0}" + key).utf8 { hash = (hash ^ UInt64(byte)) &* 1099511628211 }
+        return String(hash, radix: 36)
+    }
+
+    static func bare(_ jid: String) -> String {
+        guard let slash = jid.firstIndex(of: "/") else { return jid }
+        return String(jid[..<slash])
+    }
+
+    static func escape(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 == 38 || $0 == 60 || $0 == 62 || $0 == 39 || $0 == 34 }) else { return text }
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "'": out += "&apos;"
+            case "\"": out += "&quot;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}

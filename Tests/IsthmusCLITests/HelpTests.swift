@@ -1,0 +1,115 @@
+import IsthmusCommon
+import Testing
+
+/// Help and usage text, verbatim: what an operator reads is part of the interface.
+@Suite struct HelpTests {
+    static let topLevelHelp = """
+        OVERVIEW: Isthmus bridges XMPP multi-user chat rooms and Matrix rooms.
+
+        USAGE: isthmus [--config <file>] <subcommand>
+
+        OPTIONS:
+          -c, --config <file>     Config file (default: $ISTHMUS_CONFIG, then
+                                  config/isthmus.yaml).
+          --log-level <level>     Log level: trace, debug, info, notice, warning, error
+                                  or critical (overrides logging.level in the config).
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        SUBCOMMANDS:
+          serve                   Run the bridge until SIGTERM or SIGINT.
+          link                    Link a Matrix room with an XMPP MUC.
+          unlink                  Unlink a Matrix room from its XMPP MUC.
+          links                   List linked rooms and their status.
+          doctor                  Check the XMPP server and the homeserver; say plainly
+                                  what works and what does not.
+          registration            Print the registration YAML to give the homeserver.
+          check-config            Load and validate the config file.
+
+          See 'isthmus help <subcommand>' for detailed help.
+
+        """
+
+    static let registrationHelp = """
+        OVERVIEW: Print the registration YAML to give the homeserver.
+
+        Save the output to a file, list that file under app_service_config_files in
+        Synapse's homeserver.yaml, and restart Synapse. Regenerate it after changing
+        matrix.server_name or any appservice key other than listen.
+
+        USAGE: isthmus registration [--config <file>]
+
+        OPTIONS:
+          -c, --config <file>     Config file (default: $ISTHMUS_CONFIG, then
+                                  config/isthmus.yaml).
+          --log-level <level>     Log level: trace, debug, info, notice, warning, error
+                                  or critical (overrides logging.level in the config).
+          -h, --help              Show help information.
+
+        """
+
+    static let checkConfigHelp = """
+        OVERVIEW: Load and validate the config file.
+
+        USAGE: isthmus check-config [--config <file>]
+
+        OPTIONS:
+          -c, --config <file>     Config file (default: $ISTHMUS_CONFIG, then
+                                  config/isthmus.yaml).
+          --log-level <level>     Log level: trace, debug, info, notice, warning, error
+                                  or critical (overrides logging.level in the config).
+          -h, --help              Show help information.
+
+        """
+
+    @Test func topLevelHelp() async {
+        let result = await isthmus("--help")
+        #expect(result.status == 0)
+        #expect(result.stdout == Self.topLevelHelp)
+        #expect(result.stderr == "")
+    }
+
+    @Test(arguments: [["-h"], ["help"]])
+    func topLevelHelpSpellings(_ arguments: [String]) async {
+        let result = await isthmus(arguments)
+        #expect(result.status == 0)
+        #expect(result.stdout == Self.topLevelHelp)
+    }
+
+    @Test func registrationHelp() async {
+        let result = await isthmus("registration", "--help")
+        #expect(result.status == 0)
+        #expect(result.stdout == Self.registrationHelp)
+        #expect(result.stderr == "")
+    }
+
+    @Test func helpSubcommandAndShortFlagGiveTheSameText() async {
+        #expect(await isthmus("help", "registration").stdout == Self.registrationHelp)
+        #expect(await isthmus("-h", "registration").stdout == Self.registrationHelp)
+        #expect(await isthmus("registration", "-h", "-c", "unused.yaml").stdout == Self.registrationHelp)
+    }
+
+    @Test func checkConfigHelp() async {
+        let result = await isthmus("check-config", "--help")
+        #expect(result.status == 0)
+        #expect(result.stdout == Self.checkConfigHelp)
+    }
+
+    @Test func helpLinesFitIn80Columns() async {
+        for arguments in [["--help"], ["registration", "--help"], ["check-config", "--help"]] {
+            let result = await isthmus(arguments)
+            #expect(result.status == 0)
+            for line in result.stdout.split(separator: "\n") {
+                #expect(line.count <= 80, "\(arguments): \(line)")
+            }
+        }
+    }
+
+    @Test func version() async {
+        let result = await isthmus("--version")
+        #expect(result.status == 0)
+        #expect(result.stdout == "\(IsthmusVersion.string)\n")
+        #expect(result.stdout == "0.1.0\n")
+        #expect(result.stderr == "")
+    }
+}

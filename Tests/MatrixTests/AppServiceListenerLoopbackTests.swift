@@ -1,0 +1,159 @@
+import Foundation
+import IsthmusCommon
+import IsthmusStore
+import Matrix
+import MatrixAppService
+import TestSupport
+import Testing
+
+/// The listener over a real loopback socket with a scripted handler: exactly-once, ordering, refusals, limits.
+@Suite struct AppServiceListenerLoopbackTests {
+    static let token = "hs-secret"
+
+    /// Runs `body` with a listener on a free port over a store at `storePath` (in memory when nil).
+    func withListener(handler: RecordingAppServiceHandler, storePath: String = ":memory:", maxBodyBytes: Int = 16 << 20,
+                      _ body: (Int) async throws -> Void) async throws {
+        let store = try Store(path: storePath, logger: .disabled)
+        let listener = try AppServiceListener(configuration: .init(host: "127.0.0.1", port: 0, hsToken: Self.token, maxBodyBytes: maxBodyBytes),
+                                              store: store, handler: handler, logger: .disabled)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await listener.run() }
+            defer { listener.shutdown() }
+            try await body(listener.port)
+        }
+    }
+
+    static func transactionBody(_ eventIDs: [String]) -> Data {
+        let events = eventIDs.map {
+            #"{"type": "m.room.message", "event_id": "\#($0)", "room_id": "!r", "sender": "@a:localhost", "origin_server_ts": 1, "content": {"msgtype": "m.text", "body": "x"}}"#
+        }
+        return Data(#"{"events": [\#(events.joined(separator: ","))]}"#.utf8)
+    }
+
+    func put(_ port: Int, _ txn: String, _ body: Data) async throws -> RawHTTP.Response {
+        try await RawHTTP.request("PUT", port: port, "/_matrix/app/v1/transactions/" + PercentEncoding.encode(txn), bearer: Self.token, body: body)
+    }
+
+    @Test func aRepeatIsAcknowledgedWithoutTheHandlerAlsoAfterReopeningTheStore() async throws {
+        let handler = RecordingAppServiceHandler()
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("isthmus-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        try await withListener(handler: handler, storePath: path) { port in
+            let response1 = try await put(port, "a/b:1", Self.transactionBody(["$1"]))
+            #expect(response1.status == 200)
+            let response2 = try await put(port, "a/b:1", Self.transactionBody(["$1"]))
+            #expect(response2.status == 200)
+        }
+        try await withListener(handler: handler, storePath: path) { port in
+            let response3 = try await put(port, "a/b:1", Self.transactionBody(["$1"]))
+            #expect(response3.status == 200)
+        }
+        #expect(handler.transactions.map(\.id.rawValue) == ["a/b:1"])
+    }
+
+    @Test func aHandlerFailureIsA500AndTheRetryIsProcessed() async throws {
+        let handler = RecordingAppServiceHandler()
+        handler.failNext(1)
+        try await withListener(handler: handler) { port in
+            let failed = try await put(port, "7", Self.transactionBody(["$1"]))
+            #expect(failed.status == 500 && failed.errcode == "M_UNKNOWN")
+            let response4 = try await put(port, "7", Self.transactionBody(["$1"]))
+            #expect(response4.status == 200)
+            let response5 = try await put(port, "7", Self.transactionBody(["$1"]))
+            #expect(response5.status == 200)
+        }
+        #expect(handler.transactions.map(\.id.rawValue) == ["7"])
+    }
+
+    @Test func concurrentRequestsRunTheHandlerOnceAtATimeAndOncePerID() async throws {
+        let handler = RecordingAppServiceHandler(handleDelay: .milliseconds(5))
+        try await withListener(handler: handler) { port in
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<40 {
+                    group.addTask { try await put(port, "txn-\(index % 10)", Self.transactionBody(["$\(index % 10)"])).status }
+                }
+                for try await status in group { #expect(status == 200) }
+            }
+        }
+        #expect(handler.transactions.count == 10)
+        #expect(Set(handler.transactions.map(\.id.rawValue)).count == 10)
+        #expect(handler.maxConcurrentTransactions == 1)
+    }
+
+    @Test func transactionsSentInOrderAreHandledInOrder() async throws {
+        let handler = RecordingAppServiceHandler()
+        try await withListener(handler: handler) { port in
+            for index in 0..<200 {
+                let response6 = try await put(port, "\(index)", Self.transactionBody(["$\(index)a", "$\(index)b"]))
+                #expect(response6.status == 200)
+            }
+        }
+        #expect(handler.events.map(\.eventID.rawValue) == (0..<200).flatMap { ["$\($0)a", "$\($0)b"] })
+    }
+
+    @Test func refusalsAreMatrixJSONAndTheListenerKeepsServing() async throws {
+        let handler = RecordingAppServiceHandler(knownUsers: [UserID("@_xmpp_a:localhost")!], knownAliases: [RoomAlias("#_xmpp_r:localhost")!])
+        try await withListener(handler: handler, maxBodyBytes: 1 << 20) { port in
+            let body = Self.transactionBody([])
+            let missing = try await RawHTTP.request("PUT", port: port, "/transactions/1", body: body)
+            #expect(missing.status == 401 && missing.errcode == "M_UNAUTHORIZED")
+            let wrong = try await RawHTTP.request("PUT", port: port, "/transactions/1", bearer: "nope", body: body)
+            #expect(wrong.status == 403 && wrong.errcode == "M_FORBIDDEN")
+            let large = try await put(port, "big", Data(repeating: 0x20, count: 2 << 20))
+            #expect(large.status == 413 && large.errcode == "M_TOO_LARGE")
+            let notJSON = try await put(port, "nj", Data("{".utf8))
+            #expect(notJSON.status == 400 && notJSON.errcode == "M_NOT_JSON")
+            let badJSON = try await put(port, "bj", Data("[]".utf8))
+            #expect(badJSON.status == 400 && badJSON.errcode == "M_BAD_JSON")
+            let unknown = try await RawHTTP.request("GET", port: port, "/what", bearer: Self.token)
+            #expect(unknown.status == 404 && unknown.errcode == "M_UNRECOGNIZED")
+            let method = try await RawHTTP.request("DELETE", port: port, "/_matrix/app/v1/transactions/1", bearer: Self.token)
+            #expect(method.status == 405 && method.errcode == "M_UNRECOGNIZED")
+            let response7 = try await RawHTTP.request("GET", port: port, "/_isthmus/health")
+            #expect(response7.status == 200)
+            let response8 = try await RawHTTP.request("GET", port: port, "/_matrix/app/v1/users/%40_xmpp_a%3Alocalhost", bearer: Self.token)
+            #expect(response8.status == 200)
+            let noUser = try await RawHTTP.request("GET", port: port, "/_matrix/app/v1/users/%40_xmpp_b%3Alocalhost", bearer: Self.token)
+            #expect(noUser.status == 404)
+            let response9 = try await RawHTTP.request("GET", port: port, "/_matrix/app/v1/rooms/%23_xmpp_r%3Alocalhost", bearer: Self.token)
+            #expect(response9.status == 200)
+            let response10 = try await RawHTTP.request("POST", port: port, "/_matrix/app/v1/ping", bearer: Self.token, body: Data(#"{"transaction_id":"p1"}"#.utf8))
+            #expect(response10.status == 200)
+            let response11 = try await put(port, "ok", Self.transactionBody(["$ok"]))
+            #expect(response11.status == 200)
+        }
+        #expect(handler.pings == ["p1"])
+        #expect(handler.events.map(\.eventID.rawValue) == ["$ok"])
+    }
+
+    @Test func aQueryIsAnsweredWhileATransactionIsInTheHandler() async throws {
+        let handler = RecordingAppServiceHandler(knownUsers: [UserID("@_xmpp_a:localhost")!], handleDelay: .milliseconds(500))
+        try await withListener(handler: handler) { port in
+            async let slow = put(port, "slow", Self.transactionBody(["$s"]))
+            _ = try await eventuallyValue("the transaction to start", timeout: 5) { handler.maxConcurrentTransactions == 1 ? true : nil }
+            let clock = ContinuousClock()
+            let start = clock.now
+            let response12 = try await RawHTTP.request("GET", port: port, "/users/%40_xmpp_a%3Alocalhost", bearer: Self.token)
+            #expect(response12.status == 200)
+            #expect(clock.now - start < .milliseconds(400))
+            let response13 = try await slow
+            #expect(response13.status == 200)
+        }
+    }
+
+    @Test func aBusyPortIsReportedAsInUse() throws {
+        let store = try Store(path: ":memory:", logger: .disabled)
+        let first = try AppServiceListener(configuration: .init(host: "127.0.0.1", port: 0, hsToken: "t"), store: store,
+                                           handler: RecordingAppServiceHandler(), logger: .disabled)
+        #expect(throws: HTTPServerError.self) {
+            _ = try AppServiceListener(configuration: .init(host: "127.0.0.1", port: first.port, hsToken: "t"), store: store,
+                                       handler: RecordingAppServiceHandler(), logger: .disabled)
+        }
+        do {
+            _ = try AppServiceListener(configuration: .init(host: "127.0.0.1", port: first.port, hsToken: "t"), store: store,
+                                       handler: RecordingAppServiceHandler(), logger: .disabled)
+        } catch {
+            #expect(error.isAddressInUse)
+        }
+    }
+}

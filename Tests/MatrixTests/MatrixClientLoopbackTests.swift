@@ -1,0 +1,190 @@
+import Foundation
+import IsthmusCommon
+import Matrix
+import MatrixAppService
+import MatrixClient
+import TestSupport
+import Testing
+
+/// The client against a scripted fake homeserver on loopback: wire format, retries, rate limits, typed errors.
+@Suite struct MatrixClientLoopbackTests {
+    static let fast = RetryPolicy(maxAttempts: 3, initialBackoff: .milliseconds(1), maxBackoff: .milliseconds(4),
+                                  maxRateLimitWaits: 3, maxRateLimitWait: .milliseconds(50))
+
+    func withFake(_ respond: @escaping @Sendable (FakeHomeserver.Recorded, Int) -> HTTPServerResponse,
+                  timeout: Duration = .seconds(5),
+                  _ body: (MatrixClient, FakeHomeserver) async throws -> Void) async throws {
+        let fake = try FakeHomeserver(respond: respond)
+        let client = MatrixClient(configuration: .init(homeserverURL: fake.url, accessToken: "as-token", requestTimeout: timeout,
+                                                       retryPolicy: Self.fast), logger: .disabled)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await fake.run() }
+            defer { fake.stop() }
+            try await body(client, fake)
+        }
+    }
+
+    @Test func sendEncodesEveryPathSegmentAndActsAsTheGhost() async throws {
+        try await withFake({ _, _ in FakeHomeserver.json(200, #"{"event_id": "$ev:x"}"#) }) { client, fake in
+            let event = try await client.sendMessage(.text("hi"), to: RoomID("!room/with:odd#chars")!, transactionID: TransactionID("t/1:#ü")!,
+                                                     as: UserID("@_xmpp_a=40b:localhost")!, timestamp: 1234)
+            #expect(event == EventID("$ev:x"))
+            let request = try #require(fake.requests.first)
+            #expect(request.method == "PUT")
+            #expect(request.path == "/_matrix/client/v3/rooms/%21room%2Fwith%3Aodd%23chars/send/m.room.message/t%2F1%3A%23%C3%BC")
+            #expect(request.query == ["user_id=%40_xmpp_a%3D40b%3Alocalhost", "ts=1234"])
+            #expect(request.authorization == "Bearer as-token")
+            #expect(String(decoding: request.body, as: UTF8.self).contains(#""msgtype":"m.text""#))
+        }
+    }
+
+    @Test func rateLimitsAreWaitedOut() async throws {
+        try await withFake({ _, number in
+            switch number {
+            case 1: FakeHomeserver.json(429, #"{"errcode": "M_LIMIT_EXCEEDED", "error": "slow down", "retry_after_ms": 20}"#)
+            case 2: FakeHomeserver.json(429, "{}", headers: ["Retry-After": "0"])
+            default: FakeHomeserver.json(200, #"{"user_id": "@isthmus:localhost"}"#)
+            }
+        }) { client, fake in
+            let clock = ContinuousClock()
+            let start = clock.now
+            let value1 = try await client.whoAmI()
+            #expect(value1 == UserID("@isthmus:localhost"))
+            #expect(clock.now - start >= .milliseconds(20))
+            #expect(fake.requests.count == 3)
+        }
+    }
+
+    @Test func serverErrorsAreRetriedWithBackoffThenReportedWithContext() async throws {
+        try await withFake({ _, _ in FakeHomeserver.json(502, #"{"errcode": "M_UNKNOWN", "error": "bad gateway"}"#) }) { client, fake in
+            do throws(MatrixError) {
+                _ = try await client.join(RoomID("!r")!, as: UserID("@_xmpp_g:localhost")!)
+                Issue.record("join succeeded")
+            } catch {
+                #expect(error.kind == .homeserver && error.status == 502 && error.errcode == "M_UNKNOWN")
+                #expect(error.call == "join" && error.endpoint == "POST /_matrix/client/v3/join/{roomIdOrAlias}")
+                #expect(error.attempts == 3)
+            }
+            #expect(fake.requests.count == 3)
+        }
+    }
+
+    @Test func callsThatMustNotRunTwiceAreNotRetriedAfter5xx() async throws {
+        try await withFake({ _, _ in FakeHomeserver.json(500, #"{"errcode": "M_UNKNOWN"}"#) }) { client, fake in
+            await #expect(throws: MatrixError.self) { try await client.createRoom(CreateRoomRequest(name: "x")) }
+            #expect(fake.requests.count == 1)
+        }
+    }
+
+    @Test func clientErrorsFailAtOnceWithTheErrcode() async throws {
+        try await withFake({ _, _ in FakeHomeserver.json(403, #"{"errcode": "M_FORBIDDEN", "error": "not in room"}"#) }) { client, fake in
+            do throws(MatrixError) {
+                try await client.leave(RoomID("!r")!)
+                Issue.record("leave succeeded")
+            } catch {
+                #expect(error.errcode == "M_FORBIDDEN" && error.status == 403 && error.message == "not in room" && error.attempts == 1)
+                #expect(error.description == "leave (POST /_matrix/client/v3/rooms/{roomId}/leave) failed: HTTP 403 M_FORBIDDEN not in room")
+            }
+            #expect(fake.requests.count == 1)
+        }
+    }
+
+    @Test func userInUseIsASuccessfulRegistration() async throws {
+        try await withFake({ _, _ in FakeHomeserver.json(400, #"{"errcode": "M_USER_IN_USE", "error": "taken"}"#) }) { client, fake in
+            let ghost = UserID("@_xmpp_x:localhost")!
+            let value2 = try await client.registerGhost(ghost)
+            #expect(value2 == .alreadyRegistered(ghost))
+            let body = String(decoding: try #require(fake.requests.first).body, as: UTF8.self)
+            #expect(body.contains(#""type":"m.login.application_service""#) && body.contains(#""inhibit_login":true"#))
+            #expect(body.contains(#""username":"_xmpp_x""#))
+        }
+    }
+
+    @Test func aMissingStateEventIsNil() async throws {
+        try await withFake({ _, _ in FakeHomeserver.json(404, #"{"errcode": "M_NOT_FOUND"}"#) }) { client, _ in
+            let value3 = try await client.stateEvent(RoomNameContent.self, type: MatrixEventType.roomName, in: RoomID("!r")!)
+            #expect(value3 == nil)
+        }
+    }
+
+    @Test func perRoomDisplayNameKeepsTheAvatar() async throws {
+        try await withFake({ request, _ in
+            request.method == "GET"
+                ? FakeHomeserver.json(200, #"{"membership": "join", "displayname": "old", "avatar_url": "mxc://a/b"}"#)
+                : FakeHomeserver.json(200, #"{"event_id": "$m"}"#)
+        }) { client, fake in
+            _ = try await client.setRoomDisplayName("new", in: RoomID("!r")!, for: UserID("@_xmpp_g:localhost")!)
+            let put = try #require(fake.requests.last)
+            #expect(put.path == "/_matrix/client/v3/rooms/%21r/state/m.room.member/%40_xmpp_g%3Alocalhost")
+            let content = try JSONDecoder().decode(MemberContent.self, from: put.body)
+            #expect(content == MemberContent(membership: .join, displayName: "new", avatarURL: "mxc://a/b"))
+        }
+    }
+
+    @Test func anUnreachableHomeserverIsATransportError() async throws {
+        let fake = try FakeHomeserver { _, _ in FakeHomeserver.json(200, "{}") }
+        let url = fake.url
+        fake.stop()
+        let client = MatrixClient(configuration: .init(homeserverURL: url, accessToken: "t", retryPolicy: Self.fast), logger: .disabled)
+        do throws(MatrixError) {
+            _ = try await client.whoAmI()
+            Issue.record("whoami succeeded")
+        } catch {
+            #expect(error.kind == .transport && error.attempts == 3 && error.call == "whoAmI")
+        }
+    }
+
+    @Test func everyCallHasATimeout() async throws {
+        let fake = try FakeHomeserver { _, _ in FakeHomeserver.json(200, "{}") }
+        let client = MatrixClient(configuration: .init(homeserverURL: fake.url, accessToken: "t", requestTimeout: .milliseconds(300),
+                                                       retryPolicy: RetryPolicy(maxAttempts: 1)), logger: .disabled)
+        // The fake never answers: its request stream is not consumed.
+        do throws(MatrixError) {
+            _ = try await client.whoAmI()
+            Issue.record("whoami succeeded")
+        } catch {
+            #expect(error.kind == .timeout, "\(error)")
+        }
+        fake.stop()
+    }
+}
+
+/// The retry decisions, without a network.
+@Suite struct RetryPolicyTests {
+    let policy = RetryPolicy(maxAttempts: 4, initialBackoff: .milliseconds(100), maxBackoff: .milliseconds(250),
+                             maxRateLimitWaits: 2, maxRateLimitWait: .seconds(5))
+
+    @Test func backoffDoublesUpToTheCap() {
+        #expect((1...4).map(policy.backoff(afterAttempt:)) == [.milliseconds(100), .milliseconds(200), .milliseconds(250), .milliseconds(250)])
+    }
+
+    @Test func rateLimitsWaitForTheServersDelayCapped() {
+        #expect(policy.decide(.status(429, errcode: "M_LIMIT_EXCEEDED", retryAfterMilliseconds: 1500, retryAfterHeaderSeconds: nil),
+                              mode: .rateLimitOnly, attempts: 1, rateLimitWaits: 0) == .retry(after: .milliseconds(1500)))
+        #expect(policy.decide(.status(400, errcode: "M_LIMIT_EXCEEDED", retryAfterMilliseconds: 60_000, retryAfterHeaderSeconds: nil),
+                              mode: .full, attempts: 1, rateLimitWaits: 1) == .retry(after: .seconds(5)))
+        #expect(policy.decide(.status(429, errcode: nil, retryAfterMilliseconds: nil, retryAfterHeaderSeconds: 2),
+                              mode: .full, attempts: 1, rateLimitWaits: 0) == .retry(after: .seconds(2)))
+        #expect(policy.decide(.status(429, errcode: nil, retryAfterMilliseconds: nil, retryAfterHeaderSeconds: nil),
+                              mode: .full, attempts: 1, rateLimitWaits: 2) == .fail)
+    }
+
+    @Test func serverAndNetworkErrorsRetryOnlyWhenSafeAndBounded() {
+        let serverError = RetryPolicy.Failure.status(503, errcode: nil, retryAfterMilliseconds: nil, retryAfterHeaderSeconds: nil)
+        #expect(policy.decide(serverError, mode: .full, attempts: 1, rateLimitWaits: 0) == .retry(after: .milliseconds(100)))
+        #expect(policy.decide(serverError, mode: .full, attempts: 4, rateLimitWaits: 0) == .fail)
+        #expect(policy.decide(serverError, mode: .rateLimitOnly, attempts: 1, rateLimitWaits: 0) == .fail)
+        #expect(policy.decide(.transport, mode: .rateLimitOnly, attempts: 1, rateLimitWaits: 0) == .fail)
+        #expect(policy.decide(.connectionRefused, mode: .rateLimitOnly, attempts: 1, rateLimitWaits: 0) == .retry(after: .milliseconds(100)))
+        #expect(policy.decide(.status(404, errcode: "M_NOT_FOUND", retryAfterMilliseconds: nil, retryAfterHeaderSeconds: nil),
+                              mode: .full, attempts: 1, rateLimitWaits: 0) == .fail)
+    }
+
+    @Test func percentEncodingRoundTrips() {
+        for text in ["!a:b", "$ev/x+y", "#alias:server", "@ü:x", "a b%", "t/1:#ü", ""] {
+            #expect(PercentEncoding.decode(PercentEncoding.encode(text)) == text)
+            #expect(PercentEncoding.encode(text).allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-._~%".contains($0)) })
+        }
+        #expect(PercentEncoding.decode("%G0") == nil && PercentEncoding.decode("%4") == nil && PercentEncoding.decode("%FF") == nil)
+    }
+}
