@@ -19,6 +19,32 @@ import TestSupport
         return (bridge, Task { await bridge.run(xmppEvents: events) })
     }
 
+    /// A running bridge with one link to `muc`, active, alice joined on Matrix, in-memory store.
+    struct Running {
+        let store: Store
+        let xmpp: FakeXMPPLink
+        let matrix: FakeMatrixLink
+        let bridge: Bridge
+        let task: Task<Void, Never>
+
+        func stop() async {
+            bridge.shutdown()
+            xmpp.feed.finish()
+            await task.value
+        }
+    }
+
+    func activeLink() async throws -> Running {
+        let store = try Store(path: ":memory:", logger: .disabled)
+        try await store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
+        let xmpp = FakeXMPPLink(), matrix = FakeMatrixLink()
+        matrix.state.withLock { $0.members[room] = [alice: "Alice"] }
+        let (bridge, task) = start(store, xmpp: xmpp, matrix: matrix)
+        xmpp.feed.yield(.connected(reconnected: false))
+        try await eventually("active") { try await store.roomLinks().first?.status == .active }
+        return Running(store: store, xmpp: xmpp, matrix: matrix, bridge: bridge, task: task)
+    }
+
     func temporaryPath() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("isthmus-\(UUID().uuidString).sqlite").path
     }
@@ -101,13 +127,8 @@ import TestSupport
     }
 
     @Test func membershipFollowsBothSides() async throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
-        try await store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
-        let xmpp = FakeXMPPLink(), matrix = FakeMatrixLink()
-        matrix.state.withLock { $0.members[room] = [alice: "Alice"] }
-        let (bridge, task) = start(store, xmpp: xmpp, matrix: matrix)
-        xmpp.feed.yield(.connected(reconnected: false))
-        try await eventually("active") { try await store.roomLinks().first?.status == .active }
+        let running = try await activeLink()
+        let (store, xmpp, matrix, bridge) = (running.store, running.xmpp, running.matrix, running.bridge)
         let bot = FakeXMPPLink.bot
         xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "romeo", to: bot, available: true, occupantID: OccupantID("o1"))))
         try await eventually("ghost joined") { matrix.state.withLock { $0.roomNames.values.contains("romeo") } }
@@ -130,19 +151,12 @@ import TestSupport
         try await eventually("puppet left") { xmpp.state.withLock { $0.leaves.count } == 1 }
         #expect(xmpp.state.withLock { $0.nickChanges.map(\.nick) } == ["Alicia"])
         #expect(xmpp.state.withLock { $0.leaves.first?.status } == "Kicked on Matrix by bob: bye")
-        bridge.shutdown()
-        xmpp.feed.finish()
-        await task.value
+        await running.stop()
     }
 
     @Test func unlinkCleansUpBothSides() async throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
-        try await store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
-        let xmpp = FakeXMPPLink(), matrix = FakeMatrixLink()
-        matrix.state.withLock { $0.members[room] = [alice: "Alice"] }
-        let (bridge, task) = start(store, xmpp: xmpp, matrix: matrix)
-        xmpp.feed.yield(.connected(reconnected: false))
-        try await eventually("active") { try await store.roomLinks().first?.status == .active }
+        let running = try await activeLink()
+        let (store, xmpp, matrix, bridge) = (running.store, running.xmpp, running.matrix, running.bridge)
         xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "romeo", to: FakeXMPPLink.bot, available: true)))
         try await eventually("ghost joined") { matrix.state.withLock { $0.roomNames.values.contains("romeo") } }
         _ = try await store.markUnlinking(matrixRoom: room)
@@ -150,8 +164,6 @@ import TestSupport
         let leftNicks = xmpp.state.withLock { $0.leaves.map(\.nick) }
         #expect(Set(leftNicks) == ["Alice", "Matrix"])
         #expect(matrix.state.withLock { $0.members[room].map { Array($0.keys) } } == [alice])
-        bridge.shutdown()
-        xmpp.feed.finish()
-        await task.value
+        await running.stop()
     }
 }

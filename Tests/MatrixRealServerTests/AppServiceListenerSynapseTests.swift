@@ -8,19 +8,7 @@ import TestSupport
 import XCTest
 
 /// The appservice listener against the test bed's real Synapse: delivery, exactly-once, authentication, ping.
-final class AppServiceListenerSynapseTests: XCTestCase {
-    private var harness: SynapseHarness!
-
-    override func setUp() async throws {
-        harness = try SynapseHarness(bed: try TestBed.fromEnvironment())
-        try await harness.startListener()
-    }
-
-    override func tearDown() async throws {
-        await harness?.stopListener()
-        harness?.removeStore()
-    }
-
+final class AppServiceListenerSynapseTests: SynapseListenerTestCase {
     func testMessageFromMatrixUserReachesTheListenerInATransaction() async throws {
         let (alice, aliceID) = try await harness.userClient("alice")
         let room = try await harness.roomWithBot(alice)

@@ -6,19 +6,7 @@ import TestSupport
 import XCTest
 
 /// The client API against the test bed's real Synapse, acting as ghosts.
-final class MatrixClientSynapseTests: XCTestCase {
-    private var harness: SynapseHarness!
-
-    override func setUp() async throws {
-        harness = try SynapseHarness(bed: try TestBed.fromEnvironment())
-        try await harness.startListener()
-    }
-
-    override func tearDown() async throws {
-        await harness?.stopListener()
-        harness?.removeStore()
-    }
-
+final class MatrixClientSynapseTests: SynapseListenerTestCase {
     func testGhostsRegisterJoinGetARoomNameAndSendIdempotently() async throws {
         let client = harness.client
         let ghost = harness.namespace.userID(for: "Alice.Smith@XMPP.example/Phone " + UUID().uuidString.prefix(8))
