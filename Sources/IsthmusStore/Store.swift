@@ -12,6 +12,8 @@ public actor Store {
     private let logger: Logger
     /// Bumped by this process's own link changes (`data_version` only reflects other connections' commits).
     var localLinkChanges = 0
+    /// Checkpoints the write-ahead log off this actor (nil for in-memory databases).
+    private let checkpointer: WALCheckpointer?
 
     /// Opens the database at `path` and applies pending migrations. Does file I/O.
     public init(path: String, logger: Logger) throws {
@@ -23,6 +25,15 @@ public actor Store {
             PRAGMA synchronous = NORMAL;
             PRAGMA foreign_keys = ON;
             """)
+        // Checkpoints happen on the checkpointer's own connection and thread. The automatic checkpoint stays, rarer,
+        // as the bound on the log's size: under sustained writes a passive checkpoint beside the writer never catches
+        // up completely, and only a checkpoint in the writer's own connection lets the log start over.
+        if path != ":memory:" && !path.isEmpty {
+            try connection.execute("PRAGMA wal_autocheckpoint = 4000;")
+            checkpointer = try WALCheckpointer(path: path, interval: .milliseconds(250))
+        } else {
+            checkpointer = nil
+        }
         let applied = try Migrations.apply(Migrations.all, to: connection)
         if !applied.isEmpty {
             logger.info("Applied store migrations", metadata: [

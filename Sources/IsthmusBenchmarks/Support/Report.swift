@@ -91,8 +91,14 @@ final class Report: Sendable {
         return String(decoding: data, as: UTF8.self) + "\n"
     }
 
+    /// The JSON key of each part's section (the table shows the titles).
+    static let sectionKeys = [
+        BridgeOnlyBenchmark.section: "bridge", ScaleBenchmark.section: "scale", FanInBenchmark.section: "fanin",
+        RealServerBenchmark.section: "real",
+    ]
+
     private static func jsonKey(_ section: String) -> String {
-        String(section.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "_" })
+        sectionKeys[section] ?? String(section.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "_" })
             .split(separator: "_", omittingEmptySubsequences: true).joined(separator: "_")
     }
 
