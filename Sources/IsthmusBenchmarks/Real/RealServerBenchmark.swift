@@ -21,7 +21,7 @@ struct RealServerBenchmark {
     /// Requests in flight for the Matrix user's sends (a busy room has many senders).
     var matrixSendersInFlight = 8
     /// Bridged rounds, each followed by the Synapse legs measured directly.
-    var roundCount = 3
+    var roundCount = 5
 
     static let section = "Real servers (Prosody + Synapse on the test bed)"
 
