@@ -80,6 +80,11 @@ struct BridgeOnlyBenchmark {
                     report.note("\(name): \(max.total - max.arrived + paced.total - paced.arrived) messages did not arrive in time")
                 }
             }
+            if m2x.rateUntilIdle < 5_000 {
+                report.note("Matrix → XMPP is bounded by durable work per message: three SQLite commits (message map, inbox "
+                            + "delete, receipt), JSON decoding of the transaction and the inbox entry, and parsing our own "
+                            + "message's reflection — on two cores shared with the fakes (docs/performance.md)")
+            }
             if let stats {
                 report.add(section, "bridge_rss_mib", "bridge resident memory after the runs", stats.residentMiB, "MiB")
             }
