@@ -291,19 +291,10 @@ final class FakeMUCServer: Sendable {
         return String(jid[..<slash])
     }
 
+    /// `text` escaped for a single-quoted attribute (also safe as character data).
     static func escape(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 == 38 || $0 == 60 || $0 == 62 || $0 == 39 || $0 == 34 }) else { return text }
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "'": out += "&apos;"
-            case "\"": out += "&quot;"
-            default: out.append(character)
-            }
-        }
-        return out
+        var buffer: [UInt8] = []
+        XMLEscaping.appendAttributeValue(text, to: &buffer)
+        return String(decoding: buffer, as: UTF8.self)
     }
 }

@@ -50,7 +50,7 @@ public enum GhostLocalpartCodec {
                     return nil
                 }
             case UInt8(ascii: "="):
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+                guard let high = iterator.next().flatMap({ HexDigit.value($0, acceptingUppercase: false) }), let low = iterator.next().flatMap({ HexDigit.value($0, acceptingUppercase: false) }) else { return nil }
                 let value = high << 4 | low
                 guard !isLiteral(value) else { return nil }  // a byte encode() would have kept or `_`-escaped
                 bytes.append(value)
@@ -68,14 +68,6 @@ public enum GhostLocalpartCodec {
             return true
         default:
             return false
-        }
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        default: nil
         }
     }
 }
