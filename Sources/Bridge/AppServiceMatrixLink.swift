@@ -111,4 +111,20 @@ public struct AppServiceMatrixLink: MatrixLink {
     public func joinedMembers(_ room: RoomID) async throws -> [UserID: String?] {
         try await client.joinedMembers(of: room, as: botUserID).mapValues { $0.displayName }
     }
+
+    public func timeline(_ room: RoomID, from token: String?, limit: Int) async throws -> MatrixTimelinePage {
+        let page = try await classified { () async throws(MatrixError) in
+            try await client.roomMessages(in: room, from: token, direction: .backward, limit: limit, as: botUserID)
+        }
+        if page.undecodable > 0 {
+            logger.warning("Timeline page had undecodable events", metadata: ["matrix.room.id": room.rawValue, "count": "\(page.undecodable)"])
+        }
+        let entries = page.events.map { event in
+            MatrixTimelineEntry(eventID: event.eventID, timestamp: Date(timeIntervalSince1970: Double(event.originServerTS) / 1000),
+                                age: event.unsigned?.age.map { .milliseconds($0) },
+                                event: BridgeAppServiceHandler.roomEvent(event))
+        }
+        // An empty page or one that does not move on ends the timeline (guards against a homeserver looping).
+        return MatrixTimelinePage(entries: entries, next: entries.isEmpty || page.end == token ? nil : page.end)
+    }
 }

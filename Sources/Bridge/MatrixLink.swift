@@ -29,6 +29,37 @@ public protocol MatrixLink: Sendable {
               timestamp: Date?) async throws -> EventID
     /// Joined members of `room` with their per-room displaynames.
     func joinedMembers(_ room: RoomID) async throws -> [UserID: String?]
+    /// One page of `room`'s timeline as the bot sees it, newest first, continuing from `token` (nil: the newest).
+    func timeline(_ room: RoomID, from token: String?, limit: Int) async throws -> MatrixTimelinePage
+}
+
+/// A page of a room's timeline (newest first) and where the next, older, page starts (nil: no more).
+public struct MatrixTimelinePage: Sendable, Equatable {
+    public var entries: [MatrixTimelineEntry]
+    public var next: String?
+
+    public init(entries: [MatrixTimelineEntry], next: String?) {
+        self.entries = entries
+        self.next = next
+    }
+}
+
+/// One event of a room's timeline: its id and time, and what the bridge would act on (nil: nothing).
+public struct MatrixTimelineEntry: Sendable, Equatable {
+    public var eventID: EventID
+    /// `origin_server_ts`.
+    public var timestamp: Date
+    /// How long ago the homeserver got it (`unsigned.age`), when it says.
+    public var age: Duration?
+    /// The event as the appservice handler would queue it; nil for events portals do not act on.
+    public var event: MatrixRoomEvent?
+
+    public init(eventID: EventID, timestamp: Date, age: Duration? = nil, event: MatrixRoomEvent?) {
+        self.eventID = eventID
+        self.timestamp = timestamp
+        self.age = age
+        self.event = event
+    }
 }
 
 /// Errors a ``MatrixLink`` reports that the bridge treats specially.

@@ -32,23 +32,27 @@ extension Portal {
     }
 
     /// Resends Matrix messages that never got their reflection (the archive did not show them either), oldest first.
-    func resendUndelivered() async {
+    /// Returns false when the XMPP side was unavailable (the rest wait, and so must newer messages: order).
+    func resendUndelivered() async -> Bool {
         let pending: [MessageMapping]
         do {
             pending = try await context.store.undeliveredMappings(link.matrixRoom)
         } catch {
             logger.error("Could not read undelivered messages", metadata: ["error": "\(error)"])
-            return
+            return true
         }
         for mapping in pending {
             guard let user = UserID(mapping.sender), let originID = mapping.originID, let body = mapping.body else { continue }
             logger.info("Resending an unreceipted message", metadata: ["xmpp.origin.id": originID.rawValue])
             do {
                 try await sendAsPuppet(user, body: body, originID: originID)
+            } catch let error as XMPPLinkError where error == .notConnected || error == .timeout {
+                logger.warning("Resend failed; the XMPP side is unavailable", metadata: ["xmpp.origin.id": originID.rawValue, "error": "\(error)"])
+                return false
             } catch {
                 logger.warning("Resend failed", metadata: ["xmpp.origin.id": originID.rawValue, "error": "\(error)"])
-                if case XMPPLinkError.notConnected = error { return }
             }
         }
+        return true
     }
 }

@@ -25,10 +25,15 @@ extension Portal {
             logger.warning("Archive catch-up failed", metadata: ["error": "\(error)"])
         }
         await syncPuppetsWithMatrixMembers()
-        await resendUndelivered()
+        let resent = await resendUndelivered()
         enqueue(.reconcileGhosts)
-        inboxBlocked = false
-        await drainInbox()
+        timelineCheckUntil = .now + Self.timelineCheckWindow
+        if resent {
+            inboxBlocked = false
+            await drainInbox()
+        } else {
+            blockInbox(retry: true)
+        }
         if botJoined { await setStatus(.active) }
     }
 
@@ -60,14 +65,13 @@ extension Portal {
         return false
     }
 
+    /// Periodic check: drains the Matrix inbox after checking the Matrix timeline for messages never pushed, then
     /// XEP-0410 §3: pings the bridge's own occupant JID. A room that silently dropped us (e.g. status 333 after the
     /// component was away) answers that we are not joined: rejoin, which also catches up from the archive.
     func selfCheck() async {
         guard xmppConnected, botJoined else { return }
-        if inboxBlocked {
-            inboxBlocked = false
-            await drainInbox()
-        }
+        inboxBlocked = false
+        await drainInbox(checkTimeline: true)
         do {
             if try await context.xmpp.selfPing(room: link.muc, nick: botNick, occupant: context.naming.botOccupant) != .joined {
                 logger.warning("The bridge is no longer in the MUC; rejoining")

@@ -4,12 +4,18 @@ import IsthmusStore
 
 extension Portal {
     /// Handles this room's queued Matrix events in order, deleting each once handled. Stops (keeping the rest)
-    /// while the XMPP side is down; `.activate` resumes after the link is back.
-    func drainInbox() async {
+    /// while the XMPP side is down; `.activate` resumes after the link is back. First checks the timeline for
+    /// messages the homeserver never pushed when one is due (see `Portal+MatrixCatchUp`), or `checkTimeline`.
+    func drainInbox(checkTimeline: Bool = false) async {
         guard xmppConnected, botJoined, !inboxBlocked else { return }
-        let entries: [InboxEntry]
+        let order = checkTimeline || timelineCheckDue ? await recoverUnpushedMatrixMessages() : [:]
+        var entries: [InboxEntry]
         do {
             entries = try await context.store.inbox(link.matrixRoom)
+            if !order.isEmpty {
+                // Recovered messages take their place in the timeline; the rest keep arrival order after them.
+                entries.sort { (order[$0.eventID] ?? Int.max, $0.seq) < (order[$1.eventID] ?? Int.max, $1.seq) }
+            }
         } catch {
             logger.error("Could not read the Matrix inbox", metadata: ["error": "\(error)"])
             return
@@ -24,9 +30,10 @@ extension Portal {
             do {
                 try await handleMatrixEvent(event)
             } catch let error as XMPPLinkError where error == .notConnected || error == .timeout {
-                // Retried on the next activation (reconnect) or self-check; nothing is lost or reordered.
-                inboxBlocked = true
+                // Retried on the next activation (reconnect), after a pause when the server was only slow, or at
+                // the self-check; nothing is lost or reordered.
                 logger.info("XMPP is unavailable; Matrix events wait in the inbox", metadata: ["error": "\(error)"])
+                blockInbox(retry: error == .timeout)
                 return
             } catch {
                 logger.error("Could not bridge a Matrix event", metadata: ["matrix.event.id": event.eventID.rawValue, "error": "\(error)"])
@@ -39,6 +46,21 @@ extension Portal {
             }
         }
     }
+
+    /// Stops draining until the XMPP side is back (the next activation), or — `retry`, when it was only slow — until
+    /// ``PortalEvent/retryInbox`` after a pause (queued, so the portal's order is kept).
+    func blockInbox(retry: Bool) {
+        inboxBlocked = true
+        guard retry else { return }
+        let delay = Self.inboxRetryDelay
+        Task { [self] in
+            try? await Task.sleep(for: delay)
+            enqueue(.retryInbox)
+        }
+    }
+
+    /// The pause before the inbox is tried again after an XMPP request timed out.
+    static let inboxRetryDelay: Duration = .seconds(5)
 
     /// One Matrix event: a message is sent by the sender's puppet; membership changes move puppets.
     func handleMatrixEvent(_ event: MatrixRoomEvent) async throws {

@@ -32,6 +32,8 @@ actor Portal {
     var ghostCache: [UserID: RoomGhost]?
     /// Whether inbox draining stopped because the XMPP side was down.
     var inboxBlocked = false
+    /// Until when every drain first checks the Matrix timeline for messages never pushed (set by activation).
+    var timelineCheckUntil: ContinuousClock.Instant?
     /// Set once unlinked: later events are ignored.
     var closed = false
 
@@ -92,6 +94,14 @@ actor Portal {
             await handleXMPPPresence(presence)
         case .matrixInbox:
             await drainInbox()
+        case .retryInbox:
+            guard xmppConnected, botJoined else { return }
+            if await resendUndelivered() {
+                inboxBlocked = false
+                await drainInbox()
+            } else {
+                blockInbox(retry: true)
+            }
         case .reconcileGhosts:
             await reconcileGhosts()
         case .selfCheck:

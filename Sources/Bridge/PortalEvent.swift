@@ -12,6 +12,8 @@ enum PortalEvent: Sendable {
     case xmppPresence(RoomPresence)
     /// New events for this room are in the durable Matrix inbox.
     case matrixInbox
+    /// Try the inbox again after an XMPP request timed out (the link itself is up).
+    case retryInbox
     /// The occupant list is complete after a join: ghosts of departed occupants leave.
     case reconcileGhosts
     /// Periodic XEP-0410 self-ping: is the bridge's occupant still in the MUC? If not, rejoin and catch up.

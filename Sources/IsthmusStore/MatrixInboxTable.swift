@@ -55,6 +55,22 @@ extension Store {
         try write { db in _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq) }
     }
 
+    /// Which of `events` of `room` the bridge has seen: queued here, or in the message map (bridged either way,
+    /// being sent, or refused). One read transaction; each lookup uses an index.
+    public func seenMatrixEvents(_ room: RoomID, among events: [EventID]) throws -> Set<EventID> {
+        try read { db in
+            var seen: Set<EventID> = []
+            for event in events {
+                let mapped = try !db.query("SELECT 1 FROM message_map WHERE matrix_room = ? AND event_id = ?", room, event,
+                                           map: { _ in true }).isEmpty
+                if try mapped || !db.query("SELECT 1 FROM matrix_inbox WHERE event_id = ?", event, map: { _ in true }).isEmpty {
+                    seen.insert(event)
+                }
+            }
+            return seen
+        }
+    }
+
     /// Drops every queued event of `room` (after unlink).
     public func deleteInbox(room: RoomID) throws {
         try write { db in _ = try db.run("DELETE FROM matrix_inbox WHERE matrix_room = ?", room) }

@@ -26,6 +26,9 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         var nextEvent = 1
         /// The next this many sends fail as if the homeserver were down.
         var unavailableSends = 0
+        /// What `/messages` shows per room, oldest first (tests put events here that the homeserver "stored").
+        var timelines: [RoomID: [MatrixTimelineEntry]] = [:]
+        var timelineReads = 0
     }
 
     let state = Mutex(State())
@@ -88,5 +91,16 @@ final class FakeMatrixLink: MatrixLink, Sendable {
 
     func joinedMembers(_ room: RoomID) async throws -> [UserID: String?] {
         state.withLock { $0.members[room] ?? [:] }
+    }
+
+    /// Pages newest first; the token is how many of the newest entries were handed out already.
+    func timeline(_ room: RoomID, from token: String?, limit: Int) async throws -> MatrixTimelinePage {
+        state.withLock { state in
+            state.timelineReads += 1
+            let newestFirst = Array((state.timelines[room] ?? []).reversed())
+            let start = token.flatMap(Int.init) ?? 0
+            let end = min(newestFirst.count, start + limit)
+            return MatrixTimelinePage(entries: Array(newestFirst[start..<end]), next: end < newestFirst.count ? String(end) : nil)
+        }
     }
 }

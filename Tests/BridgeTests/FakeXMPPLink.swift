@@ -25,6 +25,8 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         var nextStanza = 1
         var reflect = true
         var selfPingResult = SelfPingResult.joined
+        /// The next this many groupchat sends time out (the server is up but slow).
+        var timeoutSends = 0
     }
 
     let state = Mutex(State())
@@ -58,7 +60,11 @@ final class FakeXMPPLink: XMPPLink, Sendable {
     }
 
     func sendGroupchat(room: JID, from occupant: JID, body: String, originID: OriginID) async throws {
-        let reflection: RoomMessage? = state.withLock { state in
+        let reflection: RoomMessage? = try state.withLock { state in
+            if state.timeoutSends > 0 {
+                state.timeoutSends -= 1
+                throw XMPPLinkError.timeout
+            }
             state.sent.append(Sent(room: room, from: occupant, body: body, originID: originID))
             guard state.reflect, let nick = state.occupantNicks[occupant] else { return nil }
             let stanzaID = StanzaID("sid-\(state.nextStanza)")!

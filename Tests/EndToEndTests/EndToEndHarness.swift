@@ -21,6 +21,7 @@ final class EndToEndHarness: @unchecked Sendable {
         config = directory.appendingPathComponent("isthmus.yaml")
         // Same servers and secrets; the relative database path now resolves to this scenario's own folder.
         try FileManager.default.copyItem(at: bed.configFile, to: config)
+        BridgeLogReporter.shared.watch(directory)
     }
 
     var botUserID: String { "@isthmus:localhost" }

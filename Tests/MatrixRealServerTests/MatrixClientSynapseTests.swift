@@ -64,6 +64,34 @@ final class MatrixClientSynapseTests: SynapseListenerTestCase {
         XCTAssertEqual(value7, stamp)
     }
 
+    func testRoomMessagesPagesTheTimelineNewestFirstToItsStart() async throws {
+        let client = harness.client
+        let ghost = harness.namespace.userID(for: "timeline-\(UUID().uuidString)@xmpp.example")
+        _ = try await client.registerGhost(ghost)
+        let (alice, _) = try await harness.userClient("alice")
+        let room = try await harness.roomWithBot(alice)
+        _ = try await client.join(room, as: ghost)
+        var sent: [EventID] = []
+        for index in 0..<5 {
+            sent.append(try await client.sendMessage(.text("t\(index)"), to: room,
+                                                     transactionID: .derived(fromSourceKey: "timeline \(UUID().uuidString)"), as: ghost))
+        }
+        var seen: [ClientEvent] = []
+        var token: String?
+        for _ in 0..<50 {
+            let page = try await client.roomMessages(in: room, from: token, limit: 2, as: ghost)
+            XCTAssertLessThanOrEqual(page.events.count, 2)
+            XCTAssertEqual(page.undecodable, 0)
+            seen += page.events
+            guard let end = page.end, !page.events.isEmpty else { break }
+            token = end
+        }
+        let messages = seen.filter { $0.type == MatrixEventType.message }
+        XCTAssertEqual(messages.map(\.eventID), sent.reversed(), "newest first, every message once")
+        XCTAssertTrue(messages.allSatisfy { $0.roomID == room && $0.sender == ghost && $0.unsigned?.age != nil })
+        XCTAssertEqual(seen.last?.type, "m.room.create", "paged back to the room's first event")
+    }
+
     func testMembershipCallsAndStateAsGhosts() async throws {
         let client = harness.client
         let host = harness.namespace.userID(for: "host-\(UUID().uuidString)@xmpp.example")

@@ -1,0 +1,84 @@
+import Foundation
+import IsthmusCommon
+import IsthmusStore
+
+/// Matrix-side catch-up: messages the homeserver stored but never pushed to the appservice.
+///
+/// Synapse can strand a transaction: when its retry of an appservice that was down finds nothing left to send while
+/// a new event's transaction is still being written, that transaction is stored as unsent and waits for the next
+/// outage (scheduler `_TransactionController.send` checks the service state before it creates the transaction). The
+/// portal therefore reads the room's recent timeline as the bot — before every drain for a while after each
+/// activation (the window in which a homeserver's retry ends), and on every self-check — and queues what it never
+/// saw in the durable inbox, drained in the timeline's order. The homeserver's late copy is then a duplicate the
+/// inbox and the message map drop.
+extension Portal {
+    /// How long after an activation every drain checks the timeline first.
+    static let timelineCheckWindow: Duration = .seconds(60)
+    /// How far back a check reads (beyond the interval between self-checks).
+    static let timelineLookback: TimeInterval = 600
+    static let timelinePageSize = 100
+    static let timelineMaxPages = 5
+    /// A message this old that nothing later explains is taken as stranded rather than on its way.
+    static let strandedAge: Duration = .seconds(30)
+
+    /// Whether the next drain checks the timeline first.
+    var timelineCheckDue: Bool {
+        guard let until = timelineCheckUntil else { return false }
+        return ContinuousClock.now < until
+    }
+
+    /// Reads the recent timeline and queues bridgeable messages the bridge never saw that are stranded: a later
+    /// event already arrived, or they are older than ``strandedAge``. Returns the timeline order (event id → index,
+    /// oldest first) when it queued any, so the drain follows it; empty otherwise.
+    func recoverUnpushedMatrixMessages() async -> [EventID: Int] {
+        let room = link.matrixRoom
+        do {
+            guard let activeSince = try await context.store.activeSince(room) else { return [:] }
+            let floor = max(activeSince.addingTimeInterval(-2), Date().addingTimeInterval(-Self.timelineLookback))
+            let timeline = try await recentTimeline(since: floor)
+            let seen = try await context.store.seenMatrixEvents(room, among: timeline.map(\.eventID))
+            let lastSeen = timeline.lastIndex { seen.contains($0.eventID) }
+            var missed: [MatrixRoomEvent] = []
+            for (index, entry) in timeline.enumerated() where !seen.contains(entry.eventID) {
+                guard let event = entry.event, isBridgeableMessage(event) else { continue }
+                let age = entry.age ?? .seconds(max(0, Date().timeIntervalSince(entry.timestamp)))
+                if let lastSeen, index < lastSeen { missed.append(event) } else if age >= Self.strandedAge { missed.append(event) }
+            }
+            guard !missed.isEmpty else { return [:] }
+            let encoder = JSONEncoder()
+            let added = try await context.store.enqueueInbox(try missed.map { (room, $0.eventID, Array(try encoder.encode($0))) })
+            guard !added.isEmpty else { return [:] }
+            // Usually the homeserver's retry queue after a restart (it pushes them later; the copies are dropped);
+            // rarely a stranded transaction.
+            logger.info("Took Matrix messages the homeserver had not pushed from the room's timeline", metadata: [
+                "matrix.event.ids": added.map(\.eventID.rawValue).joined(separator: ","),
+            ])
+            return Dictionary(uniqueKeysWithValues: timeline.enumerated().map { ($1.eventID, $0) })
+        } catch {
+            if !Task.isCancelled { logger.warning("Could not check the Matrix timeline", metadata: ["error": "\(error)"]) }
+            return [:]
+        }
+    }
+
+    /// The room's timeline back to `floor` (or ``timelineMaxPages`` pages), oldest first.
+    private func recentTimeline(since floor: Date) async throws -> [MatrixTimelineEntry] {
+        var newestFirst: [MatrixTimelineEntry] = []
+        var token: String?
+        for _ in 0..<Self.timelineMaxPages {
+            let page = try await context.matrix.timeline(link.matrixRoom, from: token, limit: Self.timelinePageSize)
+            for entry in page.entries {
+                if entry.timestamp < floor { return newestFirst.reversed() }
+                newestFirst.append(entry)
+            }
+            guard let next = page.next else { break }
+            token = next
+        }
+        return newestFirst.reversed()
+    }
+
+    /// A message the portal would send to the MUC (see ``handleMatrixEvent(_:)``).
+    private func isBridgeableMessage(_ event: MatrixRoomEvent) -> Bool {
+        guard case .message(let msgtype, let body) = event.content else { return false }
+        return isBridgedMatrixUser(event.sender) && MessageTranslation.toXMPP(msgtype: msgtype, body: body) != nil
+    }
+}

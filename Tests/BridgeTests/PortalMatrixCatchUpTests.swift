@@ -1,0 +1,94 @@
+import Bridge
+import Foundation
+import IsthmusCommon
+import IsthmusStore
+import Testing
+import TestSupport
+
+/// Matrix messages the homeserver stored but never pushed (Synapse strands a transaction when its retry of a down
+/// appservice ends while a new transaction is being written) are found in the room's timeline and bridged in order.
+@Suite struct PortalMatrixCatchUpTests {
+    let room = RoomID("!room:localhost")!
+    let muc = JID("lounge@conference.localhost")!
+    let alice = UserID("@alice:localhost")!
+
+    typealias Harness = PortalTests.Harness
+
+    func linked(_ harness: Harness) async throws {
+        try await PortalTests().linked(harness, members: [alice: "Alice"])
+    }
+
+    func message(_ id: String, _ body: String, from sender: UserID? = nil, msgtype: String = "m.text") -> MatrixRoomEvent {
+        MatrixRoomEvent(eventID: EventID("$\(id)")!, room: room, sender: sender ?? alice, content: .message(msgtype: msgtype, body: body))
+    }
+
+    func entry(_ event: MatrixRoomEvent?, id: String? = nil, secondsAgo: Double = 0) -> MatrixTimelineEntry {
+        MatrixTimelineEntry(eventID: event?.eventID ?? EventID("$\(id ?? "other")")!, timestamp: Date().addingTimeInterval(-secondsAgo),
+                            age: .milliseconds(Int64(secondsAgo * 1000)), event: event)
+    }
+
+    func sentBodies(_ harness: Harness) -> [String] {
+        harness.xmpp.state.withLock { $0.sent.map(\.body) }
+    }
+
+    @Test func aMessageThatWasNeverPushedIsBridgedBeforeTheLaterOneOnceOnly() async throws {
+        let harness = try Harness()
+        try await linked(harness)
+        let one = message("one", "one"), two = message("two", "two"), three = message("three", "three")
+        harness.matrix.state.withLock { $0.timelines[room] = [entry(one, secondsAgo: 1), entry(two)] }
+        try await harness.bridge.acceptMatrixEvents([two])   // `one` sits in a stranded transaction
+        try await eventually("both sent") { sentBodies(harness).count == 2 }
+        #expect(sentBodies(harness) == ["one", "two"])
+
+        // The homeserver's late copy of `one` is a duplicate; the next message goes out normally.
+        harness.matrix.state.withLock { $0.timelines[room]?.append(entry(three)) }
+        try await harness.bridge.acceptMatrixEvents([one])
+        try await harness.bridge.acceptMatrixEvents([three])
+        try await eventually("third sent") { sentBodies(harness).count >= 3 }
+        #expect(sentBodies(harness) == ["one", "two", "three"])
+        await harness.stop()
+    }
+
+    @Test func onlyStrandedBridgeableMessagesSinceTheLinkAreRecovered() async throws {
+        let harness = try Harness()
+        try await linked(harness)
+        let ghost = harness.matrix.ghostUserID(forIdentity: "romeo@localhost")!
+        let beforeLink = message("old", "from before the link")
+        let fromGhost = message("ghost", "bridged from XMPP", from: ghost)
+        let fromBot = message("bot", "a notice", from: harness.matrix.botUserID, msgtype: "m.notice")
+        let empty = message("image", "", msgtype: "m.image")
+        let pushed = message("pushed", "pushed")
+        let inFlight = message("flight", "on its way")
+        harness.matrix.state.withLock {
+            $0.timelines[room] = [entry(beforeLink, secondsAgo: 3600), entry(fromGhost, secondsAgo: 2), entry(fromBot, secondsAgo: 2),
+                                  entry(empty, secondsAgo: 2), entry(nil, id: "member", secondsAgo: 2), entry(pushed, secondsAgo: 1),
+                                  entry(inFlight)]
+        }
+        try await harness.bridge.acceptMatrixEvents([pushed])
+        try await eventually("pushed sent") { !sentBodies(harness).isEmpty }
+        #expect(sentBodies(harness) == ["pushed"])
+        #expect(harness.matrix.state.withLock { $0.timelineReads } >= 1)
+        await harness.stop()
+    }
+
+    @Test func theSelfCheckRecoversAStrandedMessageWithNothingAfterIt() async throws {
+        let harness = try Harness(selfCheckInterval: .milliseconds(50))
+        try await linked(harness)
+        // Stamped now (so after the link's activation) but 40 s old by the homeserver's count: not on its way.
+        let stranded = MatrixTimelineEntry(eventID: EventID("$lone")!, timestamp: Date(), age: .seconds(40), event: message("lone", "lone"))
+        harness.matrix.state.withLock { $0.timelines[room] = [stranded] }
+        try await eventually("recovered") { sentBodies(harness) == ["lone"] }
+        await harness.stop()
+    }
+
+    @Test func aTimedOutSendIsRetriedWithoutWaitingForAReconnect() async throws {
+        let harness = try Harness()
+        try await linked(harness)
+        harness.xmpp.state.withLock { $0.timeoutSends = 1 }
+        try await harness.bridge.acceptMatrixEvents([message("a", "first"), message("b", "second")])
+        // Without the retry they would wait for the next self-check (five minutes here).
+        try await eventually("both sent after the retry", timeout: 20) { sentBodies(harness).count >= 2 }
+        #expect(sentBodies(harness) == ["first", "second"])
+        await harness.stop()
+    }
+}
