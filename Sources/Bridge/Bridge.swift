@@ -19,6 +19,7 @@ public final class Bridge: Sendable {
     enum Command: Sendable {
         case xmpp(XMPPLinkEvent)
         case inbox(Set<RoomID>)
+        case transactionFailed
         case reloadLinks
         case selfCheck
         case portal(PortalNotice)
@@ -73,6 +74,8 @@ public final class Bridge: Sendable {
                     router.route(event, logger: logger)
                 case .inbox(let rooms):
                     for room in rooms { router.portals[room]?.enqueue(.matrixInbox) }
+                case .transactionFailed:
+                    for portal in router.portals.values { portal.enqueue(.checkTimeline) }
                 case .reloadLinks:
                     await reloadLinks(&router, group: &group)
                 case .selfCheck:
@@ -98,17 +101,24 @@ public final class Bridge: Sendable {
     /// Accepts Matrix events from a homeserver transaction: events of linked rooms are written to the durable inbox
     /// (this returns only once they are), and their portals are told. Events of other rooms are ignored.
     /// Called from the appservice listener; safe from any context.
+    /// If it throws, the homeserver will retry the transaction later — and may then strand the next one (see
+    /// `Portal+MatrixCatchUp`), so portals check their timelines for a while.
     public func acceptMatrixEvents(_ events: [MatrixRoomEvent]) async throws {
         guard !events.isEmpty else { return }
-        let linked = try await context.store.linkedRooms(among: Set(events.map(\.room)))
-        let encoder = JSONEncoder()
-        var rows: [(room: RoomID, eventID: EventID, payload: [UInt8])] = []
-        for event in events where linked.contains(event.room) {
-            rows.append((event.room, event.eventID, Array(try encoder.encode(event))))
+        do {
+            let linked = try await context.store.linkedRooms(among: Set(events.map(\.room)))
+            let encoder = JSONEncoder()
+            var rows: [(room: RoomID, eventID: EventID, payload: [UInt8])] = []
+            for event in events where linked.contains(event.room) {
+                rows.append((event.room, event.eventID, Array(try encoder.encode(event))))
+            }
+            guard !rows.isEmpty else { return }
+            let added = try await context.store.enqueueInbox(rows)
+            if !added.isEmpty { control.yield(.inbox(Set(added.map(\.room)))) }
+        } catch {
+            control.yield(.transactionFailed)
+            throw error
         }
-        guard !rows.isEmpty else { return }
-        let added = try await context.store.enqueueInbox(rows)
-        if !added.isEmpty { control.yield(.inbox(Set(added.map(\.room)))) }
     }
 
     /// Whether `user` is a ghost this bridge created (for the homeserver's user query).

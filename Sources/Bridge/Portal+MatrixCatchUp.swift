@@ -8,12 +8,15 @@ import IsthmusStore
 /// a new event's transaction is still being written, that transaction is stored as unsent and waits for the next
 /// outage (scheduler `_TransactionController.send` checks the service state before it creates the transaction). The
 /// portal therefore reads the room's recent timeline as the bot — before every drain for a while after each
-/// activation (the window in which a homeserver's retry ends), and on every self-check — and queues what it never
+/// activation or failed transaction (the window in which a homeserver's retry ends), and on every self-check — and
+/// queues what it never
 /// saw in the durable inbox, drained in the timeline's order. The homeserver's late copy is then a duplicate the
 /// inbox and the message map drop.
 extension Portal {
-    /// How long after an activation every drain checks the timeline first.
-    static let timelineCheckWindow: Duration = .seconds(60)
+    /// How long after an activation (or a transaction the bridge failed) every drain checks the timeline first: the
+    /// homeserver's retry of the bridge — and so the stranding — ends within seconds of the bridge being back (its
+    /// start-up ping triggers the retry; after a failed transaction Synapse retries after 2 s).
+    static let timelineCheckWindow: Duration = .seconds(20)
     /// How far back a check reads (beyond the interval between self-checks).
     static let timelineLookback: TimeInterval = 600
     static let timelinePageSize = 100
@@ -76,7 +79,7 @@ extension Portal {
         return newestFirst.reversed()
     }
 
-    /// A message the portal would send to the MUC (see ``handleMatrixEvent(_:)``).
+    /// A message the portal would send to the MUC (see ``handleMatrixEvent(_:inboxSeq:)``).
     private func isBridgeableMessage(_ event: MatrixRoomEvent) -> Bool {
         guard case .message(let msgtype, let body) = event.content else { return false }
         return isBridgedMatrixUser(event.sender) && MessageTranslation.toXMPP(msgtype: msgtype, body: body) != nil

@@ -28,7 +28,7 @@ extension Portal {
                 continue
             }
             do {
-                try await handleMatrixEvent(event)
+                if try await handleMatrixEvent(event, inboxSeq: entry.seq) { continue }
             } catch let error as XMPPLinkError where error == .notConnected || error == .timeout {
                 // Retried on the next activation (reconnect), after a pause when the server was only slow, or at
                 // the self-check; nothing is lost or reordered.
@@ -62,26 +62,28 @@ extension Portal {
     /// The pause before the inbox is tried again after an XMPP request timed out.
     static let inboxRetryDelay: Duration = .seconds(5)
 
-    /// One Matrix event: a message is sent by the sender's puppet; membership changes move puppets.
-    func handleMatrixEvent(_ event: MatrixRoomEvent) async throws {
+    /// One Matrix event: a message is sent by the sender's puppet; membership changes move puppets. Returns whether
+    /// the inbox entry `inboxSeq` was consumed already (a message's mapping replaces it in the same commit).
+    func handleMatrixEvent(_ event: MatrixRoomEvent, inboxSeq: Int64?) async throws -> Bool {
         switch event.content {
         case .message(let msgtype, let body):
-            guard isBridgedMatrixUser(event.sender) else { return }
-            try await bridgeMatrixMessage(event, msgtype: msgtype, body: body)
+            guard isBridgedMatrixUser(event.sender) else { return false }
+            return try await bridgeMatrixMessage(event, msgtype: msgtype, body: body, inboxSeq: inboxSeq)
         case .member(let membership, let displayname, let reason):
-            guard let subject = event.stateKey.flatMap(UserID.init), isBridgedMatrixUser(subject) else { return }
+            guard let subject = event.stateKey.flatMap(UserID.init), isBridgedMatrixUser(subject) else { return false }
             try await handleMembership(subject, event: event, membership: membership, displayname: displayname, reason: reason)
+            return false
         }
     }
 
-    private func bridgeMatrixMessage(_ event: MatrixRoomEvent, msgtype: String, body: String) async throws {
+    private func bridgeMatrixMessage(_ event: MatrixRoomEvent, msgtype: String, body: String, inboxSeq: Int64?) async throws -> Bool {
         let room = link.matrixRoom
-        guard let text = MessageTranslation.toXMPP(msgtype: msgtype, body: body) else { return }
+        guard let text = MessageTranslation.toXMPP(msgtype: msgtype, body: body) else { return false }
         let originID = context.naming.originID(for: event.eventID)
         // Not inserted: the event is mapped already (bridged, or being resent from the map), so nothing to do.
         guard try await context.store.insertMapping(MessageMapping(
             room: room, eventID: event.eventID, stanzaID: nil, originID: originID, direction: .matrixToXMPP,
-            sender: event.sender.rawValue, state: .sending, body: text)) else { return }
+            sender: event.sender.rawValue, state: .sending, body: text), consumingInbox: inboxSeq) else { return inboxSeq != nil }
         do {
             try await sendAsPuppet(event.sender, body: text, originID: originID)
         } catch let error as XMPPLinkError where error == .notConnected || error == .timeout {
@@ -92,6 +94,7 @@ extension Portal {
             await postNotice("⚠️ \(name)'s message could not be delivered to the XMPP room (\(MessageTranslation.describe(error))).",
                              subject: "failed:\(originID.rawValue)")
         }
+        return inboxSeq != nil
     }
 
     private func handleMembership(_ user: UserID, event: MatrixRoomEvent, membership: String, displayname: String?,

@@ -94,6 +94,9 @@ actor Portal {
             await handleXMPPPresence(presence)
         case .matrixInbox:
             await drainInbox()
+        case .checkTimeline:
+            timelineCheckUntil = .now + Self.timelineCheckWindow
+            await drainInbox()
         case .retryInbox:
             guard xmppConnected, botJoined else { return }
             if await resendUndelivered() {

@@ -14,6 +14,8 @@ enum PortalEvent: Sendable {
     case matrixInbox
     /// Try the inbox again after an XMPP request timed out (the link itself is up).
     case retryInbox
+    /// The homeserver will retry a transaction the bridge failed: check the Matrix timeline before each drain for a while.
+    case checkTimeline
     /// The occupant list is complete after a join: ghosts of departed occupants leave.
     case reconcileGhosts
     /// Periodic XEP-0410 self-ping: is the bridge's occupant still in the MUC? If not, rejoin and catch up.

@@ -92,13 +92,17 @@ extension Store {
     }
 
     /// Records a new mapping; returns false when one with the same ids already exists (nothing changed).
-    public func insertMapping(_ mapping: MessageMapping) throws -> Bool {
+    /// `consumingInbox`: the Matrix inbox entry it stands for is deleted in the same commit — from then on the
+    /// mapping (`sending`, with its body) is what gets the message out, also after a crash.
+    public func insertMapping(_ mapping: MessageMapping, consumingInbox seq: Int64? = nil) throws -> Bool {
         try write { db in
-            try db.run("""
+            let inserted = try db.run("""
                 INSERT OR IGNORE INTO message_map (matrix_room, event_id, stanza_id, origin_id, direction, sender, state, body)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """, mapping.room, mapping.eventID, mapping.stanzaID, mapping.originID, mapping.direction.rawValue,
                 mapping.sender, mapping.state.rawValue, mapping.body) > 0
+            if let seq { _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq) }
+            return inserted
         }
     }
 

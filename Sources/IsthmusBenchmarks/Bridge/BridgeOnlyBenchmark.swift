@@ -81,8 +81,8 @@ struct BridgeOnlyBenchmark {
                 }
             }
             if m2x.rateUntilIdle < 5_000 {
-                report.note("Matrix → XMPP is bounded by durable work per message: three SQLite commits (message map, inbox "
-                            + "delete, receipt), JSON decoding of the transaction and the inbox entry, and parsing our own "
+                report.note("Matrix → XMPP is bounded by durable work per message: two SQLite commits (the message map "
+                            + "entry replacing the inbox entry, the receipt), JSON decoding of the transaction and the inbox entry, and parsing our own "
                             + "message's reflection — on two cores shared with the fakes (docs/performance.md)")
             }
             if let stats {

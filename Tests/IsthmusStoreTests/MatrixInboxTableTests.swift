@@ -1,0 +1,47 @@
+import IsthmusCommon
+import IsthmusStore
+import TestSupport
+import Testing
+
+@Suite struct MatrixInboxTableTests {
+    let room = RoomID("!room:localhost")!
+
+    func event(_ name: String) -> (room: RoomID, eventID: EventID, payload: [UInt8]) {
+        (room, EventID("$\(name)")!, Array(name.utf8))
+    }
+
+    func mapping(_ name: String) -> MessageMapping {
+        MessageMapping(room: room, eventID: EventID("$\(name)")!, stanzaID: nil, originID: OriginID("origin-\(name)")!,
+                       direction: .matrixToXMPP, sender: "@alice:localhost", state: .sending, body: name)
+    }
+
+    @Test func anEventIsQueuedOnceInOrder() async throws {
+        let store = try Store(path: ":memory:", logger: .disabled)
+        let added = try await store.enqueueInbox([event("a"), event("b")])
+        let again = try await store.enqueueInbox([event("b"), event("c")])
+        #expect(added.map(\.eventID.rawValue) == ["$a", "$b"])
+        #expect(again.map(\.eventID.rawValue) == ["$c"])
+        #expect(try await store.inbox(room).map(\.payload) == [Array("a".utf8), Array("b".utf8), Array("c".utf8)])
+    }
+
+    @Test func aMessagesMappingConsumesItsInboxEntryInTheSameWrite() async throws {
+        let store = try Store(path: ":memory:", logger: .disabled)
+        let queued = try await store.enqueueInbox([event("a"), event("b")])
+        #expect(try await store.insertMapping(mapping("a"), consumingInbox: queued[0].seq))
+        #expect(try await store.inbox(room).map(\.eventID.rawValue) == ["$b"])
+        // A repeat (the homeserver's late copy) is not mapped twice, and its entry goes too.
+        let late = try await store.enqueueInbox([event("a")])
+        #expect(try await store.insertMapping(mapping("a"), consumingInbox: late[0].seq) == false)
+        #expect(try await store.inbox(room).map(\.eventID.rawValue) == ["$b"])
+        #expect(try await store.undeliveredMappings(room).map(\.body) == ["a"])
+    }
+
+    @Test func seenEventsAreTheQueuedAndTheMappedOnes() async throws {
+        let store = try Store(path: ":memory:", logger: .disabled)
+        _ = try await store.enqueueInbox([event("queued")])
+        _ = try await store.insertMapping(mapping("mapped"))
+        let ids = ["$queued", "$mapped", "$never"].map { EventID($0)! }
+        #expect(try await store.seenMatrixEvents(room, among: ids) == [EventID("$queued")!, EventID("$mapped")!])
+        #expect(try await store.seenMatrixEvents(RoomID("!other:localhost")!, among: ids) == [EventID("$queued")!])
+    }
+}
