@@ -9,9 +9,8 @@ import IsthmusStore
 /// outage (scheduler `_TransactionController.send` checks the service state before it creates the transaction). The
 /// portal therefore reads the room's recent timeline as the bot — before every drain for a while after each
 /// activation or failed transaction (the window in which a homeserver's retry ends), and on every self-check — and
-/// queues what it never
-/// saw in the durable inbox, drained in the timeline's order. The homeserver's late copy is then a duplicate the
-/// inbox and the message map drop.
+/// queues what it never saw in the durable inbox, drained in the timeline's order. The homeserver's late copy is
+/// then a duplicate the inbox and the message map drop.
 extension Portal {
     /// How long after an activation (or a transaction the bridge failed) every drain checks the timeline first: the
     /// homeserver's retry of the bridge — and so the stranding — ends within seconds of the bridge being back (its
@@ -56,7 +55,8 @@ extension Portal {
             logger.info("Took Matrix messages the homeserver had not pushed from the room's timeline", metadata: [
                 "matrix.event.ids": added.map(\.eventID.rawValue).joined(separator: ","),
             ])
-            return Dictionary(uniqueKeysWithValues: timeline.enumerated().map { ($1.eventID, $0) })
+            // A homeserver repeating an event across pages must not crash us: its first place counts.
+            return Dictionary(timeline.enumerated().map { ($1.eventID, $0) }, uniquingKeysWith: { first, _ in first })
         } catch {
             if !Task.isCancelled { logger.warning("Could not check the Matrix timeline", metadata: ["error": "\(error)"]) }
             return [:]
