@@ -65,13 +65,15 @@ extension Portal {
         return false
     }
 
-    /// Periodic check: drains the Matrix inbox after checking the Matrix timeline for messages never pushed, then
-    /// XEP-0410 §3: pings the bridge's own occupant JID. A room that silently dropped us (e.g. status 333 after the
-    /// component was away) answers that we are not joined: rejoin, which also catches up from the archive.
+    /// Periodic check: drains the Matrix inbox after checking the Matrix timeline for messages never pushed, brings
+    /// puppets in line with the room's members (membership events the homeserver never pushed), then XEP-0410 §3:
+    /// pings the bridge's own occupant JID. A room that silently dropped us (e.g. status 333 after the component was
+    /// away) answers that we are not joined: rejoin, which also catches up from the archive.
     func selfCheck() async {
         guard xmppConnected, botJoined else { return }
         inboxBlocked = false
         await drainInbox(checkTimeline: true)
+        if !inboxBlocked { await syncPuppetsWithMatrixMembers() }
         do {
             if try await context.xmpp.selfPing(room: link.muc, nick: botNick, occupant: context.naming.botOccupant) != .joined {
                 logger.warning("The bridge is no longer in the MUC; rejoining")

@@ -93,3 +93,16 @@ import TestSupport
         await harness.stop()
     }
 }
+
+extension PortalMatrixCatchUpTests {
+    @Test func theSelfCheckBringsPuppetsInLineWithMembersWhoseEventsNeverArrived() async throws {
+        let harness = try Harness(selfCheckInterval: .milliseconds(50))
+        try await linked(harness)
+        let bob = UserID("@bob:localhost")!
+        // Bob joined and Alice left, but neither membership event was pushed.
+        harness.matrix.state.withLock { $0.members[room] = [bob: "Bob"] }
+        try await eventually("Bob's puppet joined") { harness.xmpp.state.withLock { $0.joins.contains { $0.nick == "Bob" } } }
+        try await eventually("Alice's puppet left") { harness.xmpp.state.withLock { $0.leaves.contains { $0.nick == "Alice" } } }
+        await harness.stop()
+    }
+}
