@@ -27,15 +27,17 @@ public final class Bridge: Sendable {
     }
 
     /// Creates the bridge over a store and both links. No I/O until ``run(xmppEvents:)``.
+    /// `timelineCheckWindow`: see `Portal+MatrixCatchUp` (tests shorten it).
     public init(store: Store, xmpp: any XMPPLink, matrix: any MatrixLink, naming: BridgeNaming, logger: Logger,
-                linkPollInterval: Duration = .seconds(1), selfCheckInterval: Duration = .seconds(300)) {
+                linkPollInterval: Duration = .seconds(1), selfCheckInterval: Duration = .seconds(300),
+                timelineCheckWindow: Duration = .seconds(20)) {
         let (commands, control) = AsyncStream.makeStream(of: Command.self)
         self.commands = commands
         self.control = control
         self.linkPollInterval = linkPollInterval
         self.selfCheckInterval = selfCheckInterval
         context = BridgeContext(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger.with(label: "bridge"),
-                                notify: { control.yield(.portal($0)) })
+                                timelineCheckWindow: timelineCheckWindow, notify: { control.yield(.portal($0)) })
     }
 
     /// Runs until ``shutdown()``: routes events to portals and applies link changes. Graceful: portals finish the

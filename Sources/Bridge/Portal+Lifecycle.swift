@@ -27,7 +27,7 @@ extension Portal {
         await syncPuppetsWithMatrixMembers()
         let resent = await resendUndelivered()
         enqueue(.reconcileGhosts)
-        timelineCheckUntil = .now + Self.timelineCheckWindow
+        timelineCheckUntil = .now + timelineCheckWindow
         if resent {
             inboxBlocked = false
             await drainInbox()

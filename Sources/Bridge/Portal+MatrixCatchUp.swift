@@ -12,10 +12,11 @@ import IsthmusStore
 /// queues what it never saw in the durable inbox, drained in the timeline's order. The homeserver's late copy is
 /// then a duplicate the inbox and the message map drop.
 extension Portal {
-    /// How long after an activation (or a transaction the bridge failed) every drain checks the timeline first: the
-    /// homeserver's retry of the bridge — and so the stranding — ends within seconds of the bridge being back (its
-    /// start-up ping triggers the retry; after a failed transaction Synapse retries after 2 s).
-    static let timelineCheckWindow: Duration = .seconds(20)
+    /// How long after an activation (or a transaction the bridge failed) every drain checks the timeline first
+    /// (20 s unless a test says otherwise): the homeserver's retry of the bridge — and so the stranding — ends within
+    /// seconds of the bridge being back (its start-up ping triggers the retry; after a failed transaction Synapse
+    /// retries after 2 s).
+    var timelineCheckWindow: Duration { context.timelineCheckWindow }
     /// How far back a check reads (beyond the interval between self-checks).
     static let timelineLookback: TimeInterval = 600
     static let timelinePageSize = 100

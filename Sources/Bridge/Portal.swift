@@ -95,8 +95,8 @@ actor Portal {
         case .matrixInbox:
             await drainInbox()
         case .checkTimeline:
-            timelineCheckUntil = .now + Self.timelineCheckWindow
-            await drainInbox()
+            timelineCheckUntil = .now + timelineCheckWindow
+            await drainInbox(checkTimeline: true)
         case .retryInbox:
             guard xmppConnected, botJoined else { return }
             if await resendUndelivered() {

@@ -106,3 +106,24 @@ extension PortalMatrixCatchUpTests {
         await harness.stop()
     }
 }
+
+extension PortalMatrixCatchUpTests {
+    @Test func aTransactionTheBridgeFailedMakesRoomsCheckTheirTimelines() async throws {
+        // No window after activation: only the failure can cause a check here (the self-check is minutes away).
+        let harness = try Harness(timelineCheckWindow: .zero)
+        try await linked(harness)
+        let seen = message("seen", "seen"), lone = message("lone", "stranded")
+        try await harness.bridge.acceptMatrixEvents([seen])
+        try await eventually("seen sent") { sentBodies(harness) == ["seen"] }
+        harness.matrix.state.withLock { $0.timelines[room] = [entry(lone, secondsAgo: 2), entry(seen, secondsAgo: 1)] }
+        try await harness.store.write { db in
+            try db.execute("""
+                CREATE TRIGGER poison BEFORE INSERT ON matrix_inbox WHEN NEW.event_id = '$poison'
+                BEGIN SELECT RAISE(ABORT, 'injected failure'); END;
+                """)
+        }
+        await #expect(throws: (any Error).self) { try await harness.bridge.acceptMatrixEvents([message("poison", "poison")]) }
+        try await eventually("the stranded message recovered") { sentBodies(harness) == ["seen", "stranded"] }
+        await harness.stop()
+    }
+}
