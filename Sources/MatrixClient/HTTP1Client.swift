@@ -144,7 +144,7 @@ final class HTTP1Client: Sendable {
         }
 
         private let socket: TCPConnection
-        private var inbound: AsyncThrowingStream<[UInt8], any Error>.AsyncIterator
+        private var inbound: TCPInbound.AsyncIterator
 
         private init(socket: TCPConnection) {
             self.socket = socket

@@ -16,6 +16,8 @@ final class SocketChannel: Sendable {
         var closeRequested = false
         var aborted = false
         var finished = false
+        /// Bytes read and handed to the stream that its consumer has not taken yet.
+        var unconsumed = 0
     }
 
     let descriptor: Int32
@@ -23,16 +25,19 @@ final class SocketChannel: Sendable {
     private let shared = Mutex(Shared())
     private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
     private let writeLimit: Int
+    /// While this many bytes wait unconsumed, the thread stops reading (the kernel's buffer fills and TCP slows the peer).
+    private let readLimit: Int
     private let linger: Duration
 
     /// Takes ownership of `descriptor` (non-blocking). `inbound` receives what the thread reads.
     init(
         descriptor: Int32, continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation,
-        writeLimit: Int, linger: Duration
+        writeLimit: Int, readLimit: Int, linger: Duration
     ) throws(NetworkError) {
         self.descriptor = descriptor
         self.continuation = continuation
         self.writeLimit = writeLimit
+        self.readLimit = readLimit
         self.linger = linger
         do {
             wakeup = try WakeupPipe()
@@ -68,6 +73,18 @@ final class SocketChannel: Sendable {
         }
     }
 
+    /// The consumer took `count` bytes off the stream; reading resumes when it was paused and is now below the limit.
+    func consumed(_ count: Int) {
+        shared.withLock { state in
+            let wasPaused = state.unconsumed >= readLimit
+            state.unconsumed -= count
+            if wasPaused, state.unconsumed < readLimit, !state.finished { wakeup.wake() }
+        }
+    }
+
+    /// Bytes read but not yet taken by the consumer.
+    var unconsumedBytes: Int { shared.withLock { $0.unconsumed } }
+
     /// Drops everything and closes at once.
     func abort() {
         shared.withLock { state in
@@ -84,7 +101,9 @@ final class SocketChannel: Sendable {
         var shutdownSent = false
         var closeDeadline: ContinuousClock.Instant?
         loop: while true {
-            let (wantWrite, closeRequested, aborted) = shared.withLock { ($0.pending.count > 0, $0.closeRequested, $0.aborted) }
+            let (wantWrite, closeRequested, aborted, wantRead) = shared.withLock {
+                ($0.pending.count > 0, $0.closeRequested, $0.aborted, $0.unconsumed < readLimit)
+            }
             if aborted { break }
             if closeRequested, !wantWrite, !shutdownSent {
                 _ = shutdown(descriptor, Int32(SHUT_WR))
@@ -92,8 +111,11 @@ final class SocketChannel: Sendable {
                 closeDeadline = .now + linger
             }
             if let closeDeadline, ContinuousClock.now >= closeDeadline { break }
+            // Paused reading leaves the socket out of the poll unless there is something to send: poll reports
+            // a hang-up whatever was asked for, and that must not spin the loop while the consumer catches up.
             var fds = [
-                pollfd(fd: descriptor, events: Int16(POLLIN) | (wantWrite ? Int16(POLLOUT) : 0), revents: 0),
+                pollfd(fd: wantRead || wantWrite ? descriptor : -1,
+                       events: (wantRead ? Int16(POLLIN) : 0) | (wantWrite ? Int16(POLLOUT) : 0), revents: 0),
                 pollfd(fd: wakeup.readEnd, events: Int16(POLLIN), revents: 0),
             ]
             let timeout = closeDeadline.map { Socket.milliseconds($0 - .now) } ?? -1
@@ -105,7 +127,7 @@ final class SocketChannel: Sendable {
             if fds[1].revents != 0 { wakeup.drain() }
             let events = Int32(fds[0].revents)
             if events & Int32(POLLNVAL) != 0 { break }
-            if events & Int32(POLLIN | POLLHUP | POLLERR) != 0 {
+            if wantRead, events & Int32(POLLIN | POLLHUP | POLLERR) != 0 {
                 switch readAvailable(&buffer) {
                 case .more: break
                 case .endOfFile: break loop
@@ -137,12 +159,17 @@ final class SocketChannel: Sendable {
 
     private enum ReadResult { case more, endOfFile, failed(NetworkError) }
 
-    /// Reads until the socket has nothing more (bounded, so writes get their turn).
+    /// Reads until the socket has nothing more (bounded, so writes get their turn) or the consumer is too far behind.
     private func readAvailable(_ buffer: inout [UInt8]) -> ReadResult {
         for _ in 0..<16 {
             let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
             if count > 0 {
+                let paused = shared.withLock { state in
+                    state.unconsumed += count
+                    return state.unconsumed >= readLimit
+                }
                 continuation.yield(Array(buffer[0..<count]))
+                if paused { return .more }
             } else if count == 0 {
                 return .endOfFile
             } else {

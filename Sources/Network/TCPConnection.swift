@@ -6,38 +6,44 @@ import Foundation
 /// the XMPP component, the c2s test client, fake servers and benchmarks. `Sendable`: any thread or actor may write;
 /// exactly one task should iterate ``inbound``. Dropping the last reference aborts the connection.
 ///
-/// Note: ``inbound`` is unbounded — a consumer slower than the peer lets chunks queue in memory. The XMPP layer
-/// parses each chunk as it arrives, which keeps up with what Prosody can send.
+/// Back-pressure: while the consumer of ``inbound`` is more than a read limit behind, the I/O thread stops reading, the
+/// kernel's receive buffer fills and TCP slows the peer — a flood costs bounded memory instead of queueing without end.
 public final class TCPConnection: Sendable {
     /// Chunks as read from the socket. Finishes at end of file (after ``close()``, or when the peer closes);
     /// throws ``NetworkError`` when the connection breaks.
-    public let inbound: AsyncThrowingStream<[UInt8], any Error>
+    public let inbound: TCPInbound
     private let channel: SocketChannel
 
     /// Default cap on unsent bytes (beyond it ``write(_:)`` throws rather than buffering without bound).
     public static let defaultWriteLimit = 16 * 1024 * 1024
+    /// Default cap on bytes read but not yet consumed (beyond it reading pauses).
+    public static let defaultReadLimit = 4 * 1024 * 1024
 
-    private init(descriptor: Int32, writeLimit: Int, linger: Duration) throws(NetworkError) {
+    private init(descriptor: Int32, writeLimit: Int, readLimit: Int, linger: Duration) throws(NetworkError) {
         let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
-        inbound = stream
-        channel = try SocketChannel(descriptor: descriptor, continuation: continuation, writeLimit: writeLimit, linger: linger)
+        channel = try SocketChannel(descriptor: descriptor, continuation: continuation, writeLimit: writeLimit,
+                                    readLimit: readLimit, linger: linger)
+        inbound = TCPInbound(stream: stream, channel: channel)
         let channel = self.channel
         continuation.onTermination = { _ in channel.abort() }
     }
+
+    /// Bytes read from the socket that the consumer of ``inbound`` has not taken yet (at most about the read limit).
+    public var bufferedInboundBytes: Int { channel.unconsumedBytes }
 
     deinit { channel.abort() }
 
     /// Connects to `host:port` within `timeout` (name resolution included) and starts the I/O thread.
     public static func connect(
         host: String, port: Int, timeout: Duration = .seconds(10), writeLimit: Int = defaultWriteLimit,
-        linger: Duration = .seconds(2)
+        readLimit: Int = defaultReadLimit, linger: Duration = .seconds(2)
     ) async throws(NetworkError) -> TCPConnection {
         let result: Result<TCPConnection, NetworkError> = await withCheckedContinuation { continuation in
             let thread = Thread {
                 let connection: TCPConnection
                 do throws(NetworkError) {
                     let descriptor = try Socket.connect(host: host, port: port, timeout: timeout)
-                    connection = try TCPConnection(descriptor: descriptor, writeLimit: writeLimit, linger: linger)
+                    connection = try TCPConnection(descriptor: descriptor, writeLimit: writeLimit, readLimit: readLimit, linger: linger)
                 } catch {
                     continuation.resume(returning: .failure(error))
                     return
@@ -54,7 +60,8 @@ public final class TCPConnection: Sendable {
 
     /// Wraps a descriptor accepted by a ``TCPListener`` and starts its I/O thread.
     static func accepted(descriptor: Int32) throws(NetworkError) -> TCPConnection {
-        let connection = try TCPConnection(descriptor: descriptor, writeLimit: defaultWriteLimit, linger: .seconds(2))
+        let connection = try TCPConnection(descriptor: descriptor, writeLimit: defaultWriteLimit, readLimit: defaultReadLimit,
+                                           linger: .seconds(2))
         let channel = connection.channel
         let thread = Thread { channel.run() }
         thread.name = "isthmus-tcp"
@@ -75,4 +82,27 @@ public final class TCPConnection: Sendable {
 
     /// Closes at once, dropping unsent bytes.
     public func abort() { channel.abort() }
+}
+
+/// The chunks a ``TCPConnection`` reads, in order; taking one tells the connection it may read more (back-pressure).
+/// Iterate from one task.
+public struct TCPInbound: AsyncSequence, Sendable {
+    public typealias Element = [UInt8]
+    let stream: AsyncThrowingStream<[UInt8], any Error>
+    let channel: SocketChannel
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<[UInt8], any Error>.AsyncIterator
+        let channel: SocketChannel
+
+        public mutating func next() async throws -> [UInt8]? {
+            guard let chunk = try await base.next() else { return nil }
+            channel.consumed(chunk.count)
+            return chunk
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: stream.makeAsyncIterator(), channel: channel)
+    }
 }

@@ -38,7 +38,7 @@ public final class FakeXMPPSession: Sendable {
         events = AsyncQueue.collecting(FakeXMPPSession.parse(connection.inbound))
     }
 
-    private static func parse(_ inbound: AsyncThrowingStream<[UInt8], any Error>) -> AsyncStream<Result<XMLStreamEvent, XMLStreamError>> {
+    private static func parse(_ inbound: TCPInbound) -> AsyncStream<Result<XMLStreamEvent, XMLStreamError>> {
         AsyncStream { continuation in
             let task = Task {
                 let parser = XMLStreamParser()

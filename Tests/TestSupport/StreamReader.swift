@@ -4,7 +4,7 @@ import XMLStream
 /// Reads parsed stream events from a connection one at a time (for scripted handshakes in tests). Not `Sendable`:
 /// used by one task; ``reset()`` starts a new stream on the same connection (after SASL success).
 public struct StreamReader {
-    private var inbound: AsyncThrowingStream<[UInt8], any Error>.AsyncIterator
+    private var inbound: TCPInbound.AsyncIterator
     private let parser = XMLStreamParser()
     private var buffered: [XMLStreamEvent] = []
 

@@ -47,6 +47,40 @@ import Testing
         #expect(matches)
     }
 
+    @Test func aConsumerThatFallsBehindSlowsThePeerInsteadOfBufferingWithoutEnd() async throws {
+        let listener = try TCPListener()
+        let readLimit = 256 * 1024
+        let client = try await TCPConnection.connect(host: "127.0.0.1", port: listener.port, readLimit: readLimit)
+        var accepted = listener.connections.makeAsyncIterator()
+        let server = try #require(try await accepted.next())
+        // The client reads nothing yet: the server fills the kernel's buffers and then its own 16 MiB queue.
+        let chunk = (0..<(1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        var written = 0
+        try await eventually("the server's write queue is full", timeout: 30) {
+            do {
+                try server.write(chunk)
+                written += chunk.count
+                return false
+            } catch NetworkError.writeBufferFull {
+                return true
+            }
+        }
+        // One read's worth (64 KiB) may overshoot the limit; nothing like the megabytes the server wrote.
+        #expect(client.bufferedInboundBytes <= readLimit + 64 * 1024)
+        #expect(written > 16 * 1024 * 1024)
+        server.close()
+        var received = 0
+        var matches = true
+        for try await part in client.inbound {
+            for (offset, byte) in part.enumerated() where chunk[(received + offset) % chunk.count] != byte { matches = false }
+            received += part.count
+        }
+        #expect(received == written)
+        #expect(matches)
+        #expect(client.bufferedInboundBytes == 0)
+        listener.close()
+    }
+
     @Test func nothingListeningIsConnectionRefused() async throws {
         let listener = try TCPListener()
         let port = listener.port

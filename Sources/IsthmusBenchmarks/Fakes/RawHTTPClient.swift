@@ -5,7 +5,7 @@ import Network
 /// (libmicrohttpd's do). Not thread-safe: one task owns it.
 final class RawHTTPClient {
     private let connection: TCPConnection
-    private var inbound: AsyncThrowingStream<[UInt8], any Error>.AsyncIterator
+    private var inbound: TCPInbound.AsyncIterator
     private var buffer: [UInt8] = []
     private let host: String
 

@@ -114,7 +114,7 @@ final class BenchXMPPClient: Sendable {
     /// The connection's reading side during and after login: bytes → stream events, one element at a time.
     private struct Session {
         let connection: TCPConnection
-        var inbound: AsyncThrowingStream<[UInt8], any Error>.AsyncIterator
+        var inbound: TCPInbound.AsyncIterator
         var parser = XMLStreamParser()
         var pending: [XMLStreamEvent] = []
 
