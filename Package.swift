@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "IsthmusStore", dependencies: ["IsthmusCommon", "CSQLite"]),
         .target(name: "XMLStream", dependencies: ["CLibXML2"]),
         .target(name: "XMPP", dependencies: ["XMLStream", "IsthmusCommon"]),
-        .target(name: "Network", dependencies: ["IsthmusCommon"]),
+        .target(name: "Network", dependencies: ["IsthmusCommon", "COpenSSL"]),
         .target(name: "XMPPComponent", dependencies: ["XMPP", "Network", "IsthmusCommon"]),
         .target(name: "Matrix", dependencies: ["IsthmusCommon"]),
         .target(name: "MatrixAppService", dependencies: ["Matrix", "IsthmusCommon", "IsthmusStore", "CMicroHTTPD"]),

@@ -2,8 +2,8 @@ import Foundation
 import Network
 import Synchronization
 
-/// HTTP/1.1 over plain TCP to one host, with a pool of keep-alive connections: what ``MatrixClient`` uses for an
-/// `http://` homeserver (the usual appservice set-up: homeserver and bridge on one host or network).
+/// HTTP/1.1 to one host over TCP, or TLS (OpenSSL, see ``Network/TLSStream``), with a pool of keep-alive connections:
+/// what ``MatrixClient`` uses for an `http://` or `https://` homeserver.
 ///
 /// Why not URLSession: on Linux (swift-corelibs-foundation on libcurl) a request costs ~250 µs of CPU across several
 /// threads and leaks ~200 bytes (a `CURLU` handle per request in `CFURLSessionCurlHostIsEqual`): ~170 MB a day for
@@ -29,18 +29,22 @@ final class HTTP1Client: Sendable {
         case timedOut
         /// The connection broke or the answer was not HTTP.
         case failed(String)
+        /// No request can be made (the homeserver URL is unusable, TLS cannot be set up).
+        case unusable(String)
 
         var description: String {
             switch self {
             case .connectionRefused(let reason): "cannot connect: \(reason)"
             case .timedOut: "timed out"
-            case .failed(let reason): reason
+            case .failed(let reason), .unusable(let reason): reason
             }
         }
     }
 
     let host: String
     let port: Int
+    /// Set for `https://`: connections speak TLS, checked against this trust.
+    private let tls: TLSContext?
     private let hostHeader: String
     private let pool: ConnectionPool
     private let deadlines: Deadlines
@@ -49,9 +53,10 @@ final class HTTP1Client: Sendable {
     /// How often request deadlines are checked (a timeout fires up to this much late).
     static let sweepInterval = Duration.milliseconds(100)
 
-    init(host: String, port: Int, maxConnections: Int) {
+    init(host: String, port: Int, maxConnections: Int, tls: TLSContext? = nil) {
         self.host = host
         self.port = port
+        self.tls = tls
         hostHeader = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         pool = ConnectionPool(limit: max(1, maxConnections))
         // One timer for every request's deadline. Not a sleeping task per request: on Linux a cancelled Task.sleep
@@ -97,9 +102,12 @@ final class HTTP1Client: Sendable {
         while true {
             if connection == nil {
                 do {
-                    connection = try await Connection.open(host: host, port: port, timeout: min(timeout, .seconds(10)))
-                } catch {
+                    connection = try await Connection.open(host: host, port: port, timeout: min(timeout, .seconds(10)), tls: tls,
+                                                           deadline: deadline, deadlines: deadlines)
+                } catch let error as NetworkError {
                     throw Self.failure(error)
+                } catch {
+                    throw .failed("\(error)")
                 }
             }
             let current = connection!
@@ -128,6 +136,7 @@ final class HTTP1Client: Sendable {
         switch error {
         case .connectionRefused, .resolutionFailed: .connectionRefused(error.description)
         case .connectTimedOut: .timedOut
+        case .closed, .connectionReset: .failed(error.description)
         default: .failed(error.description)
         }
     }
@@ -144,24 +153,49 @@ final class HTTP1Client: Sendable {
         }
 
         private let socket: TCPConnection
-        private var inbound: TCPInbound.AsyncIterator
+        /// Plain HTTP reads the socket's chunks; HTTPS reads decrypted ones from `tls`.
+        private var inbound: TCPInbound.AsyncIterator?
+        private let tls: TLSStream?
 
-        private init(socket: TCPConnection) {
+        private init(socket: TCPConnection, tls: TLSStream?) {
             self.socket = socket
-            inbound = socket.inbound.makeAsyncIterator()
+            self.tls = tls
+            inbound = tls == nil ? socket.inbound.makeAsyncIterator() : nil
         }
 
-        static func open(host: String, port: Int, timeout: Duration) async throws(NetworkError) -> Connection {
-            Connection(socket: try await TCPConnection.connect(host: host, port: port, timeout: timeout))
+        /// Connects (and for `tls`, runs the handshake: aborted by `deadlines` at `deadline` like a request).
+        static func open(host: String, port: Int, timeout: Duration, tls: TLSContext?, deadline: ContinuousClock.Instant,
+                         deadlines: Deadlines) async throws -> Connection {
+            let socket = try await TCPConnection.connect(host: host, port: port, timeout: timeout)
+            guard let tls else { return Connection(socket: socket, tls: nil) }
+            let watch = Deadlines.Watch(socket: socket, deadline: deadline)
+            deadlines.add(watch)
+            defer { deadlines.remove(watch) }
+            do {
+                return Connection(socket: socket, tls: try await TLSStream.connect(over: socket, host: host, context: tls))
+            } catch {
+                socket.abort()
+                if watch.expired.load(ordering: .relaxed) { throw NetworkError.connectTimedOut(host: host, port: port) }
+                throw error
+            }
         }
 
         func close() { socket.abort() }
+
+        private func write(_ bytes: [UInt8]) throws {
+            if let tls { try tls.write(bytes) } else { try socket.write(bytes) }
+        }
+
+        private func nextChunk() async throws -> [UInt8]? {
+            if let tls { return try await tls.next() }
+            return try await inbound?.next()
+        }
 
         /// Writes the request and reads one answer; past `deadline` the socket is aborted (by `deadlines`' sweep) and
         /// the outcome is a timeout.
         func exchange(_ request: [UInt8], method: String, deadline: ContinuousClock.Instant, deadlines: Deadlines) async -> Outcome {
             do {
-                try socket.write(request)
+                try write(request)
             } catch {
                 return .failedBeforeAnswer("\(error)")
             }
@@ -179,7 +213,7 @@ final class HTTP1Client: Sendable {
                         let reusable = claimed && response.keepAlive && decoder.unconsumedBytes == 0
                         return .answered(response, reusable: reusable)
                     }
-                    guard let chunk = try await inbound.next() else {
+                    guard let chunk = try await nextChunk() else {
                         if watch.expired.load(ordering: .relaxed) { return .timedOut }
                         if let response = try decoder.finish() { return .answered(response, reusable: false) }
                         return received ? .failed("connection closed before the answer was complete")

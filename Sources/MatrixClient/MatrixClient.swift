@@ -1,14 +1,13 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import IsthmusCommon
 import Matrix
+import Network
 
 /// The Matrix client-server API as the appservice uses it: `Authorization: Bearer <as_token>`, acting as any of its
 /// ghosts with `?user_id=` (appservice API §2.4 "Client-Server API extensions"). Also works with an ordinary
-/// user's access token (tests, relay mode). Thread-safe; every call does network I/O: over ``HTTP1Client``'s
-/// keep-alive connections for an `http://` homeserver, on URLSession otherwise (`https://`).
+/// user's access token (tests, relay mode). Thread-safe; every call does network I/O over ``HTTP1Client``'s
+/// keep-alive connections (`https://` through OpenSSL, trusting the system's CA store or
+/// ``Configuration/trustedCertificatesFile``).
 ///
 /// Every call has a timeout per attempt; rate limits are waited out and network failures and 5xx retried per
 /// ``RetryPolicy``; failures throw ``MatrixError`` naming the call and endpoint.
@@ -24,52 +23,59 @@ public final class MatrixClient: Sendable {
         public var retryPolicy: RetryPolicy
         /// Connections to the homeserver at most (URLSession's default of 6 per host throttles many ghosts at once).
         public var maxConnectionsPerHost: Int
+        /// For `https://`: trust only the PEM certificates in this file instead of the system's CA store (which
+        /// OpenSSL finds itself, honouring `SSL_CERT_FILE`/`SSL_CERT_DIR`).
+        public var trustedCertificatesFile: String?
 
         public init(homeserverURL: URL, accessToken: String, requestTimeout: Duration = .seconds(30),
-                    retryPolicy: RetryPolicy = RetryPolicy(), maxConnectionsPerHost: Int = 32) {
+                    retryPolicy: RetryPolicy = RetryPolicy(), maxConnectionsPerHost: Int = 32,
+                    trustedCertificatesFile: String? = nil) {
             self.homeserverURL = homeserverURL
             self.accessToken = accessToken
             self.requestTimeout = requestTimeout
             self.retryPolicy = retryPolicy
             self.maxConnectionsPerHost = maxConnectionsPerHost
+            self.trustedCertificatesFile = trustedCertificatesFile
         }
     }
 
     public let configuration: Configuration
-    private let session: URLSession
-    /// For an `http://` homeserver: requests go over ``HTTP1Client`` instead of URLSession (see there why).
-    private let plainHTTP: HTTP1Client?
-    /// The homeserver URL's path (requests' targets start with it), for ``plainHTTP``.
+    /// HTTP/1.1 to the homeserver (TLS for `https://`); nil when the URL cannot be used — ``unusable`` says why.
+    private let http1: HTTP1Client?
+    private let unusable: String?
+    /// The homeserver URL's path (requests' targets start with it).
     private let basePath: String
-    private let baseURL: String
     private let logger: Logger
 
-    /// Creates the client and its URLSession. No I/O until the first call.
+    /// Creates the client. No I/O until the first call. A URL it cannot use (not http(s), no host, credentials in
+    /// it) or a TLS set-up that fails makes every call fail with that reason.
     public init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        var base = configuration.homeserverURL.absoluteString
-        while base.hasSuffix("/") { base.removeLast() }
-        baseURL = base
-        let sessionConfiguration = URLSessionConfiguration.default
-        sessionConfiguration.httpMaximumConnectionsPerHost = configuration.maxConnectionsPerHost
-        sessionConfiguration.timeoutIntervalForRequest = Self.seconds(configuration.requestTimeout)
-        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        sessionConfiguration.urlCache = nil
-        sessionConfiguration.httpCookieStorage = nil
-        session = URLSession(configuration: sessionConfiguration)
         let url = configuration.homeserverURL
-        if url.scheme?.lowercased() == "http", let host = url.host, !host.isEmpty, url.user == nil {
-            plainHTTP = HTTP1Client(host: host, port: url.port ?? 80, maxConnections: configuration.maxConnectionsPerHost)
-        } else {
-            plainHTTP = nil
-        }
+        let scheme = url.scheme?.lowercased()
         var path = url.path
         while path.hasSuffix("/") { path.removeLast() }
         basePath = path
+        guard let host = url.host, !host.isEmpty, url.user == nil, scheme == "http" || scheme == "https" else {
+            http1 = nil
+            unusable = "cannot use homeserver URL \(url.absoluteString): expected http:// or https:// with a host and no credentials"
+            return
+        }
+        if scheme == "http" {
+            http1 = HTTP1Client(host: host, port: url.port ?? 80, maxConnections: configuration.maxConnectionsPerHost)
+            unusable = nil
+            return
+        }
+        do {
+            let tls = try TLSContext(caFile: configuration.trustedCertificatesFile)
+            http1 = HTTP1Client(host: host, port: url.port ?? 443, maxConnections: configuration.maxConnectionsPerHost, tls: tls)
+            unusable = nil
+        } catch {
+            http1 = nil
+            unusable = "\(error)"
+        }
     }
-
-    deinit { session.finishTasksAndInvalidate() }
 
     /// Sends `request` and decodes a 2xx body as `Response`, retrying per the policy.
     func perform<Response: Decodable>(_ request: ClientRequest, as _: Response.Type = Response.self) async throws(MatrixError) -> Response {
@@ -112,6 +118,9 @@ public final class MatrixClient: Sendable {
                                     attempts: attempts + rateLimitWaits)
             } catch let caught as HTTP1Client.Failure {
                 if Task.isCancelled { throw cancelled(request, attempts) }
+                if case .unusable(let reason) = caught {   // nothing to retry
+                    throw MatrixError(kind: .transport, call: request.call, endpoint: request.endpoint, message: reason, attempts: attempts)
+                }
                 if case .connectionRefused = caught { failure = .connectionRefused } else { failure = .transport }
                 if case .timedOut = caught {
                     error = MatrixError(kind: .timeout, call: request.call, endpoint: request.endpoint, message: caught.description,
@@ -122,11 +131,8 @@ public final class MatrixClient: Sendable {
                 }
             } catch let caught {
                 if Task.isCancelled { throw cancelled(request, attempts) }
-                let urlError = caught as? URLError
-                let refused = [URLError.cannotConnectToHost, .cannotFindHost, .dnsLookupFailed].contains(urlError?.code)
-                failure = refused ? .connectionRefused : .transport
-                error = MatrixError(kind: urlError?.code == .timedOut ? .timeout : .transport, call: request.call,
-                                    endpoint: request.endpoint, message: urlError.map { "\($0.code): \($0.localizedDescription)" } ?? "\(caught)",
+                failure = .transport
+                error = MatrixError(kind: .transport, call: request.call, endpoint: request.endpoint, message: "\(caught)",
                                     attempts: attempts + rateLimitWaits)
             }
             let decision = configuration.retryPolicy.decide(failure, mode: request.retry, attempts: attempts, rateLimitWaits: rateLimitWaits)
@@ -143,43 +149,20 @@ public final class MatrixClient: Sendable {
         }
     }
 
-    /// One attempt: the status, body and `Retry-After` header of the answer. Over ``HTTP1Client`` for `http://`,
-    /// else URLSession.
+    /// One attempt: the status, body and `Retry-After` header of the answer.
     private func exchange(_ request: ClientRequest) async throws -> (Data, Int, String?) {
-        guard let plainHTTP else {
-            let (data, response) = try await session.data(for: urlRequest(request))
-            let http = response as? HTTPURLResponse
-            return (data, http?.statusCode ?? 0, http?.value(forHTTPHeaderField: "Retry-After"))
-        }
+        guard let http1 else { throw HTTP1Client.Failure.unusable(unusable ?? "no homeserver connection") }
         var headers: [(String, String)] = [("Accept", "application/json")]
         if request.authenticated, !configuration.accessToken.isEmpty {
             headers.append(("Authorization", "Bearer " + configuration.accessToken))
         }
         if request.body != nil { headers.append(("Content-Type", "application/json")) }
-        let response = try await plainHTTP.send(method: request.method, target: basePath + request.pathAndQuery, headers: headers,
+        let response = try await http1.send(method: request.method, target: basePath + request.pathAndQuery, headers: headers,
                                                 body: request.body, timeout: configuration.requestTimeout)
         return (response.body, response.status, response.headers["retry-after"])
     }
 
-    private func urlRequest(_ request: ClientRequest) -> URLRequest {
-        var urlRequest = URLRequest(url: URL(string: baseURL + request.pathAndQuery)!)
-        urlRequest.httpMethod = request.method
-        urlRequest.timeoutInterval = Self.seconds(configuration.requestTimeout)
-        if request.authenticated, !configuration.accessToken.isEmpty {
-            urlRequest.setValue("Bearer " + configuration.accessToken, forHTTPHeaderField: "Authorization")
-        }
-        if let body = request.body {
-            urlRequest.httpBody = body
-            urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        return urlRequest
-    }
-
     private func cancelled(_ request: ClientRequest, _ attempts: Int) -> MatrixError {
         MatrixError(kind: .cancelled, call: request.call, endpoint: request.endpoint, message: "cancelled", attempts: attempts)
-    }
-
-    private static func seconds(_ duration: Duration) -> TimeInterval {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
