@@ -109,10 +109,9 @@ public final class Bridge: Sendable {
         guard !events.isEmpty else { return }
         do {
             let linked = try await context.store.linkedRooms(among: Set(events.map(\.room)))
-            let encoder = JSONEncoder()
             var rows: [(room: RoomID, eventID: EventID, payload: [UInt8])] = []
             for event in events where linked.contains(event.room) {
-                rows.append((event.room, event.eventID, Array(try encoder.encode(event))))
+                rows.append((event.room, event.eventID, try event.inboxPayload()))
             }
             guard !rows.isEmpty else { return }
             let added = try await context.store.enqueueInbox(rows)

@@ -112,3 +112,8 @@ public struct MatrixRoomEvent: Sendable, Equatable, Codable {
         self.previousDisplayname = previousDisplayname
     }
 }
+
+extension MatrixRoomEvent {
+    /// The form kept in the store's Matrix inbox (see `Portal.drainInbox`, which decodes it).
+    func inboxPayload() throws -> [UInt8] { Array(try JSONEncoder().encode(self)) }
+}

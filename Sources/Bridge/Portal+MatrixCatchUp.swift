@@ -48,8 +48,7 @@ extension Portal {
                 if let lastSeen, index < lastSeen { missed.append(event) } else if age >= Self.strandedAge { missed.append(event) }
             }
             guard !missed.isEmpty else { return [:] }
-            let encoder = JSONEncoder()
-            let added = try await context.store.enqueueInbox(try missed.map { (room, $0.eventID, Array(try encoder.encode($0))) })
+            let added = try await context.store.enqueueInbox(try missed.map { (room, $0.eventID, try $0.inboxPayload()) })
             guard !added.isEmpty else { return [:] }
             // Usually the homeserver's retry queue after a restart (it pushes them later; the copies are dropped);
             // rarely a stranded transaction.

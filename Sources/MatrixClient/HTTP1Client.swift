@@ -136,7 +136,6 @@ final class HTTP1Client: Sendable {
         switch error {
         case .connectionRefused, .resolutionFailed: .connectionRefused(error.description)
         case .connectTimedOut: .timedOut
-        case .closed, .connectionReset: .failed(error.description)
         default: .failed(error.description)
         }
     }
