@@ -21,7 +21,7 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
     public func handle(_ transaction: Transaction) async throws {
         let events = transaction.events.compactMap(BridgeAppServiceHandler.roomEvent)
             .filter { !namespace.isOurs($0.sender) || $0.stateKey.flatMap(UserID.init).map { !namespace.isOurs($0) } == true }
-        try await bridge.acceptMatrixEvents(events)
+        try await bridge.acceptMatrixEvents(events, transaction: transaction.id)
     }
 
     public func userExists(_ user: UserID) async -> Bool {

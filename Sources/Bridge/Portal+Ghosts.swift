@@ -4,16 +4,16 @@ import IsthmusStore
 
 extension Portal {
     /// A MUC presence (copy addressed to the bridge's occupant): occupants join, leave, change nick, get kicked.
-    func handleXMPPPresence(_ presence: RoomPresence) async {
-        if presence.error != nil { return }
-        guard presence.to == nil || presence.to == context.naming.botOccupant else { return }
+    /// Returns ``PortalStateMachine/Input/botLeft(rejoin:)`` when the bridge's own occupant left the room.
+    func handleXMPPPresence(_ presence: RoomPresence) async -> PortalStateMachine.Input? {
+        if presence.error != nil { return nil }
+        guard presence.to == nil || presence.to == context.naming.botOccupant else { return nil }
         if presence.statusCodes.contains(110) || presence.nick == botNick {
-            await handleOwnPresence(presence)
-            return
+            return await handleOwnPresence(presence)
         }
         if isOurOccupant(nick: presence.nick, occupantID: presence.occupantID, realJID: presence.realJID) {
             puppetPresence(presence)
-            return
+            return nil
         }
         if presence.available {
             _ = await ensureGhost(nick: presence.nick, occupantID: presence.occupantID, realJID: presence.realJID, joinedNow: true)
@@ -22,6 +22,7 @@ extension Portal {
         } else {
             await occupantLeft(presence)
         }
+        return nil
     }
 
     /// One of our puppets left the room without being asked (kicked, banned, removed after an error): it is no longer
@@ -35,22 +36,21 @@ extension Portal {
         ])
     }
 
-    /// The bridge's own occupant was removed (kick, ban, shutdown, error): record it, rejoin when it may.
-    private func handleOwnPresence(_ presence: RoomPresence) async {
-        guard !presence.available else { return }
+    /// The bridge's own occupant was removed (kick, ban, shutdown, error): record it; it rejoins unless kicked or banned.
+    private func handleOwnPresence(_ presence: RoomPresence) async -> PortalStateMachine.Input? {
+        guard !presence.available else { return nil }
         if presence.statusCodes.contains(303), let newNick = presence.newNick {
             botNick = newNick
-            return
+            return nil
         }
-        botJoined = false
         if presence.statusCodes.contains(307) || presence.statusCodes.contains(301) {
             let what = presence.statusCodes.contains(301) ? "banned" : "kicked"
             logger.error("The bridge was removed from the MUC", metadata: ["xmpp.status": what])
             await setStatus(.error, detail: "the bridge was \(what) from the XMPP room\(presence.reason.map { ": \($0)" } ?? "")")
-        } else {
-            logger.warning("The bridge left the MUC; rejoining", metadata: ["xmpp.status": presence.statusCodes.map(String.init).joined(separator: ",")])
-            enqueue(.activate)
+            return .botLeft(rejoin: false)
         }
+        logger.warning("The bridge left the MUC; rejoining", metadata: ["xmpp.status": presence.statusCodes.map(String.init).joined(separator: ",")])
+        return .botLeft(rejoin: true)
     }
 
     /// The identity a ghost is derived from: the real bare JID when visible (one ghost in every room), else the room

@@ -4,37 +4,28 @@ import IsthmusStore
 
 extension Portal {
     /// Brings the link up (first start, new link, or after the XMPP link reconnected): the bridge's own occupant and
-    /// bot join, the archive fills the gap since the last stanza-id, unreceipted messages are resent if the archive
-    /// shows they never arrived, Matrix members' puppets (re)join, and the Matrix inbox is drained — in that order.
-    func activate() async {
-        guard xmppConnected else { return }
+    /// bot join, the archive fills the gap since the last stanza-id, Matrix members' puppets (re)join, and unreceipted
+    /// messages are resent if the archive shows they never arrived — in that order. Reports whether the bridge's
+    /// occupant is in the MUC and whether the resends went out; the machine then drains the Matrix inbox.
+    func activate() async -> PortalStateMachine.Input {
         do {
             try await context.matrix.join(link.matrixRoom, as: context.matrix.botUserID)
         } catch {
             logger.error("Bot could not join the Matrix room", metadata: ["error": "\(error)"])
             await setStatus(.error, detail: "the bridge bot cannot join the Matrix room: \(error)")
-            return
+            return .activated(botJoined: false, resent: false)
         }
         occupants.removeAll()
-        guard await joinBotOccupant() else { return }
+        guard await joinBotOccupant() else { return .activated(botJoined: false, resent: false) }
         await loadPersistedMembership()
         do {
-            let first = try await context.store.recordFirstActivation(link.matrixRoom, at: Date())
+            let first = try await context.store.recordFirstActivation(link.matrixRoom, at: context.clock.wallNow())
             try await catchUp(firstActivation: first)
         } catch {
             logger.warning("Archive catch-up failed", metadata: ["error": "\(error)"])
         }
         await syncPuppetsWithMatrixMembers()
-        let resent = await resendUndelivered()
-        enqueue(.reconcileGhosts)
-        timelineCheckUntil = .now + timelineCheckWindow
-        if resent {
-            inboxBlocked = false
-            await drainInbox()
-        } else {
-            blockInbox(retry: true)
-        }
-        if botJoined { await setStatus(.active) }
+        return .activated(botJoined: true, resent: await resendUndelivered())
     }
 
     /// Joins the bridge's own occupant, taking an alternative nick on conflict. Returns whether it is joined.
@@ -44,7 +35,6 @@ extension Portal {
             do {
                 switch try await context.xmpp.join(room: link.muc, nick: nick, occupant: context.naming.botOccupant) {
                 case .joined(let given, let created):
-                    botJoined = true
                     botNick = given
                     logger.info("Joined the MUC", metadata: ["xmpp.nick": given, "xmpp.muc.created": "\(created)"])
                     return true
@@ -65,23 +55,17 @@ extension Portal {
         return false
     }
 
-    /// Periodic check: drains the Matrix inbox after checking the Matrix timeline for messages never pushed, brings
-    /// puppets in line with the room's members (membership events the homeserver never pushed), then XEP-0410 §3:
-    /// pings the bridge's own occupant JID. A room that silently dropped us (e.g. status 333 after the component was
-    /// away) answers that we are not joined: rejoin, which also catches up from the archive.
-    func selfCheck() async {
-        guard xmppConnected, botJoined else { return }
-        inboxBlocked = false
-        await drainInbox(checkTimeline: true)
-        if !inboxBlocked { await syncPuppetsWithMatrixMembers() }
+    /// XEP-0410 §3: pings the bridge's own occupant JID. A room that silently dropped us (e.g. status 333 after the
+    /// component was away) answers that we are not joined (the machine then rejoins, which also catches up from the
+    /// archive). Part of the periodic self-check, after the inbox drain (with a timeline check) and the puppet sync.
+    func selfPing() async -> PortalStateMachine.Input? {
         do {
-            if try await context.xmpp.selfPing(room: link.muc, nick: botNick, occupant: context.naming.botOccupant) != .joined {
-                logger.warning("The bridge is no longer in the MUC; rejoining")
-                botJoined = false
-                await activate()
-            }
+            let joined = try await context.xmpp.selfPing(room: link.muc, nick: botNick, occupant: context.naming.botOccupant) == .joined
+            if !joined { logger.warning("The bridge is no longer in the MUC; rejoining") }
+            return .selfPinged(joined: joined)
         } catch {
             logger.debug("Self-ping failed", metadata: ["error": "\(error)"])
+            return nil
         }
     }
 

@@ -3,64 +3,58 @@ import IsthmusCommon
 import IsthmusStore
 
 extension Portal {
-    /// Handles this room's queued Matrix events in order, deleting each once handled. Stops (keeping the rest)
-    /// while the XMPP side is down; `.activate` resumes after the link is back. First checks the timeline for
-    /// messages the homeserver never pushed when one is due (see `Portal+MatrixCatchUp`), or `checkTimeline`.
-    func drainInbox(checkTimeline: Bool = false) async {
-        guard xmppConnected, botJoined, !inboxBlocked else { return }
-        let order = checkTimeline || timelineCheckDue ? await recoverUnpushedMatrixMessages() : [:]
+    /// Reads this room's inbox from the store and handles it in order, checking the Matrix timeline for messages the
+    /// homeserver never pushed first when asked (see `Portal+MatrixCatchUp`): recovered messages take their place in
+    /// the timeline's order, the rest keep arrival order after them.
+    func drainStore(checkTimeline: Bool) async -> PortalStateMachine.DrainOutcome {
+        let order = checkTimeline ? await recoverUnpushedMatrixMessages() : [:]
         var entries: [InboxEntry]
         do {
             entries = try await context.store.inbox(link.matrixRoom)
             if !order.isEmpty {
-                // Recovered messages take their place in the timeline; the rest keep arrival order after them.
                 entries.sort { (order[$0.eventID] ?? Int.max, $0.seq) < (order[$1.eventID] ?? Int.max, $1.seq) }
             }
         } catch {
             logger.error("Could not read the Matrix inbox", metadata: ["error": "\(error)"])
-            return
+            return .blocked(retry: true)
         }
         let decoder = JSONDecoder()
+        var queued: [QueuedMatrixEvent] = []
+        queued.reserveCapacity(entries.count)
         for entry in entries {
             guard let event = try? decoder.decode(MatrixRoomEvent.self, from: Data(entry.payload)) else {
                 logger.error("Dropping an undecodable inbox entry", metadata: ["matrix.event.id": entry.eventID.rawValue])
                 try? await context.store.deleteInbox(seq: entry.seq)
                 continue
             }
+            queued.append(QueuedMatrixEvent(seq: entry.seq, event: event))
+        }
+        let outcome = await drain(queued)
+        if case .complete = outcome { return .complete(highestSeq: entries.map(\.seq).max() ?? 0) }
+        return outcome
+    }
+
+    /// Handles queued Matrix events in the given order, removing each from the inbox once handled. Stops (keeping
+    /// the rest) when the XMPP side is unavailable: retried after a pause when it was only slow, else on reconnect.
+    func drain(_ queued: [QueuedMatrixEvent]) async -> PortalStateMachine.DrainOutcome {
+        for entry in queued {
             do {
-                if try await handleMatrixEvent(event, inboxSeq: entry.seq) { continue }
+                if try await handleMatrixEvent(entry.event, inboxSeq: entry.seq) { continue }
             } catch let error as XMPPLinkError where error == .notConnected || error == .timeout {
-                // Retried on the next activation (reconnect), after a pause when the server was only slow, or at
-                // the self-check; nothing is lost or reordered.
                 logger.info("XMPP is unavailable; Matrix events wait in the inbox", metadata: ["error": "\(error)"])
-                blockInbox(retry: error == .timeout)
-                return
+                return .blocked(retry: error == .timeout)
             } catch {
-                logger.error("Could not bridge a Matrix event", metadata: ["matrix.event.id": event.eventID.rawValue, "error": "\(error)"])
+                logger.error("Could not bridge a Matrix event", metadata: ["matrix.event.id": entry.event.eventID.rawValue, "error": "\(error)"])
             }
             do {
                 try await context.store.deleteInbox(seq: entry.seq)
             } catch {
                 logger.error("Could not dequeue a Matrix event", metadata: ["error": "\(error)"])
-                return
+                return .blocked(retry: true)
             }
         }
+        return .complete(highestSeq: queued.map(\.seq).max() ?? 0)
     }
-
-    /// Stops draining until the XMPP side is back (the next activation), or — `retry`, when it was only slow — until
-    /// ``PortalEvent/retryInbox`` after a pause (queued, so the portal's order is kept).
-    func blockInbox(retry: Bool) {
-        inboxBlocked = true
-        guard retry else { return }
-        let delay = Self.inboxRetryDelay
-        Task { [self] in
-            try? await Task.sleep(for: delay)
-            enqueue(.retryInbox)
-        }
-    }
-
-    /// The pause before the inbox is tried again after an XMPP request timed out.
-    static let inboxRetryDelay: Duration = .seconds(5)
 
     /// One Matrix event: a message is sent by the sender's puppet; membership changes move puppets. Returns whether
     /// the inbox entry `inboxSeq` was consumed already (a message's mapping replaces it in the same commit).

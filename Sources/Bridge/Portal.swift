@@ -7,6 +7,9 @@ import IsthmusStore
 /// Every event of the pair — from the MUC, from the homeserver, and lifecycle commands — goes through one
 /// `AsyncStream` and is handled to completion before the next (per-room serial order). Portals of different
 /// links run in parallel. Only ``run()`` touches the state; ``enqueue(_:)`` may be called from anywhere.
+///
+/// The order of the room's work is decided by ``PortalStateMachine``: ``run()`` feeds it each event and performs the
+/// actions it returns (feeding their outcomes back), and nothing else.
 actor Portal {
     /// The link this portal bridges.
     let link: RoomLink
@@ -15,11 +18,11 @@ actor Portal {
 
     private let events: AsyncStream<PortalEvent>
     private let continuation: AsyncStream<PortalEvent>.Continuation
+    /// The room's control state.
+    private(set) var machine = PortalStateMachine()
+    /// The pending inbox retry (owned here: replaced by a newer one, cancelled when the portal ends).
+    private var retryTimer: Task<Void, Never>?
 
-    /// Whether the XMPP link is up (set by the bridge before it enqueues `.activate`).
-    var xmppConnected = false
-    /// Whether the bridge's own occupant is in the MUC.
-    var botJoined = false
     /// The nick the bridge's own occupant holds.
     var botNick: String
     /// Current occupants of the MUC other than ours, by nick.
@@ -30,12 +33,11 @@ actor Portal {
     var displaynames: [UserID: String] = [:]
     /// This room's ghosts as stored (loaded once, then kept in step with every write).
     var ghostCache: [UserID: RoomGhost]?
-    /// Whether inbox draining stopped because the XMPP side was down.
-    var inboxBlocked = false
-    /// Until when every drain first checks the Matrix timeline for messages never pushed (set by activation).
-    var timelineCheckUntil: ContinuousClock.Instant?
-    /// Set once unlinked: later events are ignored.
-    var closed = false
+
+    /// Whether the XMPP link is up.
+    var xmppConnected: Bool { machine.xmppConnected }
+    /// Whether the bridge's own occupant is in the MUC.
+    var botJoined: Bool { machine.botJoined }
 
     /// A MUC occupant that is not ours, and the ghost standing for it on Matrix.
     struct Occupant: Sendable {
@@ -65,55 +67,64 @@ actor Portal {
         continuation.finish()
     }
 
-    /// Sets whether the XMPP link is up without activating (for an unlink right after start).
-    func markConnected(_ connected: Bool) {
-        xmppConnected = connected
-    }
-
     /// Handles events until ``finish()`` or unlink. Returns when the loop ends.
     func run() async {
         for await event in events {
-            if closed { continue }
-            await handle(event)
+            await feed(.event(event))
+            if machine.closed { break }
+        }
+        continuation.finish()
+        retryTimer?.cancel()
+    }
+
+    /// Feeds the machine and performs what it asks, outcomes first (each outcome's actions run before the rest).
+    private func feed(_ input: PortalStateMachine.Input) async {
+        var actions = machine.receive(input, now: context.clock.now())
+        while !actions.isEmpty {
+            let action = actions.removeFirst()
+            if let outcome = await perform(action) {
+                actions = machine.receive(outcome, now: context.clock.now()) + actions
+            }
         }
     }
 
-    private func handle(_ event: PortalEvent) async {
-        switch event {
+    /// Performs one action; returns its outcome when the machine waits for one.
+    private func perform(_ action: PortalStateMachine.Action) async -> PortalStateMachine.Input? {
+        switch action {
         case .activate:
-            xmppConnected = true
-            await activate()
-        case .xmppDisconnected:
-            xmppConnected = false
-            botJoined = false
+            return await activate()
+        case .recordDisconnected:
             for user in puppets.keys { puppets[user]?.joined = false }
             await setStatus(.pending, detail: "waiting for the XMPP server")
-        case .xmppMessage(let message):
+        case .handleXMPPMessage(let message):
             await handleXMPPMessage(message)
-        case .xmppPresence(let presence):
-            await handleXMPPPresence(presence)
-        case .matrixInbox:
-            await drainInbox()
-        case .checkTimeline:
-            timelineCheckUntil = .now + timelineCheckWindow
-            await drainInbox(checkTimeline: true)
-        case .retryInbox:
-            guard xmppConnected, botJoined else { return }
-            if await resendUndelivered() {
-                inboxBlocked = false
-                await drainInbox()
-            } else {
-                blockInbox(retry: true)
+        case .handleXMPPPresence(let presence):
+            return await handleXMPPPresence(presence)
+        case .drainStore(let checkTimeline):
+            return .drained(await drainStore(checkTimeline: checkTimeline))
+        case .drain(let queued):
+            return .drained(await drain(queued))
+        case .resendUndelivered:
+            return .resent(await resendUndelivered())
+        case .scheduleInboxRetry(let instant):
+            retryTimer?.cancel()
+            let delay = instant - context.clock.now()
+            retryTimer = Task { [self] in
+                guard (try? await Task.sleep(for: delay)) != nil else { return }
+                enqueue(.retryInbox)
             }
         case .reconcileGhosts:
             await reconcileGhosts()
-        case .selfCheck:
-            await selfCheck()
+        case .syncPuppets:
+            await syncPuppetsWithMatrixMembers()
+        case .selfPing:
+            return await selfPing()
+        case .markActive:
+            await setStatus(.active)
         case .unlink:
             await unlink()
-            closed = true
-            continuation.finish()
         }
+        return nil
     }
 
     /// Records the link's status for `isthmus links`.
