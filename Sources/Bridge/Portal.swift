@@ -113,6 +113,8 @@ actor Portal {
                 guard (try? await Task.sleep(for: delay)) != nil else { return }
                 enqueue(.retryInbox)
             }
+        case .queueGhostReconciliation:
+            enqueue(.reconcileGhosts)
         case .reconcileGhosts:
             await reconcileGhosts()
         case .syncPuppets:

@@ -18,6 +18,8 @@ enum PortalEvent: Sendable, Equatable {
     case timelineGap
     /// The homeserver may have stranded a transaction with nothing after it: check the timeline now.
     case checkTimeline
+    /// The occupant list is complete after a join: ghosts of departed occupants leave.
+    case reconcileGhosts
     /// Periodic XEP-0410 self-ping: is the bridge's occupant still in the MUC? If not, rejoin and catch up.
     case selfCheck
     /// Unlink: both sides leave, state is forgotten, the link row is deleted. `xmppConnected`: whether the XMPP link

@@ -30,6 +30,9 @@ struct PortalStateMachine: Sendable {
         case resendUndelivered
         /// Deliver ``Input/retryInbox`` at this time.
         case scheduleInboxRetry(at: ContinuousClock.Instant)
+        /// Queue ``PortalEvent/reconcileGhosts`` behind the events already queued: the occupants' presences that arrived
+        /// during the join must be handled before ghosts of departed occupants are told apart.
+        case queueGhostReconciliation
         /// Ghosts of occupants that are gone leave.
         case reconcileGhosts
         /// Bring puppets in line with the Matrix room's members.
@@ -103,10 +106,10 @@ struct PortalStateMachine: Sendable {
             inboxNeedsReload = true
             if resent {
                 inboxBlocked = false
-                return [drainStore(), .reconcileGhosts, .markActive]
+                return [.queueGhostReconciliation, drainStore(), .markActive]
             }
             inboxBlocked = true
-            return [.reconcileGhosts, .scheduleInboxRetry(at: now + inboxRetryDelay), .markActive]
+            return [.queueGhostReconciliation, .scheduleInboxRetry(at: now + inboxRetryDelay), .markActive]
         case .drained(let outcome):
             let selfCheck = selfCheckDraining
             selfCheckDraining = false
@@ -166,6 +169,8 @@ struct PortalStateMachine: Sendable {
         case .timelineGap:
             timelineCheckPending = true
             return []
+        case .reconcileGhosts:
+            return botJoined ? [.reconcileGhosts] : []
         case .checkTimeline:
             timelineCheckPending = true
             return canSend ? [drainStore()] : []
