@@ -18,11 +18,9 @@ extension Portal {
     static let timelineLookback: TimeInterval = 600
     static let timelinePageSize = 100
     static let timelineMaxPages = 5
-    /// A message this old that nothing later explains is taken as stranded rather than on its way.
-    static let strandedAge: Duration = .seconds(30)
 
-    /// Reads the recent timeline and queues bridgeable messages the bridge never saw that are stranded: a later
-    /// event already arrived, or they are older than ``strandedAge``. Returns the timeline order (event id → index,
+    /// Reads the recent timeline and queues the bridgeable messages the bridge never saw that are stranded (chosen by
+    /// ``PortalStateMachine/strandedMessages(in:seen:now:)``). Returns the timeline order (event id → index,
     /// oldest first) when it queued any, so the drain follows it; empty otherwise.
     func recoverUnpushedMatrixMessages() async -> [EventID: Int] {
         let room = link.matrixRoom
@@ -31,13 +29,7 @@ extension Portal {
             let floor = max(activeSince.addingTimeInterval(-2), context.clock.wallNow().addingTimeInterval(-Self.timelineLookback))
             let timeline = try await recentTimeline(since: floor)
             let seen = try await context.store.seenMatrixEvents(room, among: timeline.map(\.eventID))
-            let lastSeen = timeline.lastIndex { seen.contains($0.eventID) }
-            var missed: [MatrixRoomEvent] = []
-            for (index, entry) in timeline.enumerated() where !seen.contains(entry.eventID) {
-                guard let event = entry.event, isBridgeableMessage(event) else { continue }
-                let age = entry.age ?? .seconds(max(0, context.clock.wallNow().timeIntervalSince(entry.timestamp)))
-                if let lastSeen, index < lastSeen { missed.append(event) } else if age >= Self.strandedAge { missed.append(event) }
-            }
+            let missed = machine.strandedMessages(in: timeline, seen: seen, now: context.clock.wallNow())
             guard !missed.isEmpty else { return [:] }
             let added = try await context.store.enqueueInbox(try missed.map { (room, $0.eventID, try $0.inboxPayload()) })
             guard !added.isEmpty else { return [:] }
@@ -68,11 +60,5 @@ extension Portal {
             token = next
         }
         return newestFirst.reversed()
-    }
-
-    /// A message the portal would send to the MUC (see ``handleMatrixEvent(_:inboxSeq:)``).
-    private func isBridgeableMessage(_ event: MatrixRoomEvent) -> Bool {
-        guard case .message(let msgtype, let body) = event.content else { return false }
-        return isBridgedMatrixUser(event.sender) && MessageTranslation.toXMPP(msgtype: msgtype, body: body) != nil
     }
 }

@@ -5,47 +5,23 @@ import IsthmusStore
 /// One linked pair of rooms: a Matrix room and a MUC, bridged both ways.
 ///
 /// Every event of the pair — from the MUC, from the homeserver, and lifecycle commands — goes through one
-/// `AsyncStream` and is handled to completion before the next (per-room serial order). Portals of different
-/// links run in parallel. Only ``run()`` touches the state; ``enqueue(_:)`` may be called from anywhere.
+/// `AsyncStream` and is handled to completion before the next (per-room serial order). Portals of different links run
+/// in parallel. ``enqueue(_:)`` may be called from anywhere.
 ///
-/// The order of the room's work is decided by ``PortalStateMachine``: ``run()`` feeds it each event and performs the
-/// actions it returns (feeding their outcomes back), and nothing else.
+/// All decisions are ``PortalStateMachine``'s: ``run()`` feeds it each event, performs the actions it returns (the
+/// `perform` switch and the `Portal+…Effects` files: I/O only) and feeds their outcomes back. Nothing else.
 actor Portal {
     /// The link this portal bridges.
     let link: RoomLink
     let context: BridgeContext
-    var logger: Logger
+    let logger: Logger
 
     private let events: AsyncStream<PortalEvent>
     private let continuation: AsyncStream<PortalEvent>.Continuation
-    /// The room's control state.
-    private(set) var machine = PortalStateMachine()
+    /// The room's logic and model.
+    private(set) var machine: PortalStateMachine
     /// The pending inbox retry (owned here: replaced by a newer one, cancelled when the portal ends).
     private var retryTimer: Task<Void, Never>?
-
-    /// The nick the bridge's own occupant holds.
-    var botNick: String
-    /// Current occupants of the MUC other than ours, by nick.
-    var occupants: [String: Occupant] = [:]
-    /// Matrix users' occupants, by Matrix user.
-    var puppets: [UserID: Puppet] = [:]
-    /// Matrix members' current displaynames (per room), as last seen.
-    var displaynames: [UserID: String] = [:]
-    /// This room's ghosts as stored (loaded once, then kept in step with every write).
-    var ghostCache: [UserID: RoomGhost]?
-
-    /// Whether the XMPP link is up.
-    var xmppConnected: Bool { machine.xmppConnected }
-    /// Whether the bridge's own occupant is in the MUC.
-    var botJoined: Bool { machine.botJoined }
-
-    /// A MUC occupant that is not ours, and the ghost standing for it on Matrix.
-    struct Occupant: Sendable {
-        var nick: String
-        var occupantID: OccupantID?
-        var realJID: JID?
-        var ghost: UserID?
-    }
 
     init(link: RoomLink, context: BridgeContext) {
         self.link = link
@@ -53,7 +29,10 @@ actor Portal {
         self.logger = context.logger.with(label: "bridge.portal").with([
             "matrix.room.id": link.matrixRoom.rawValue, "xmpp.muc": link.muc.description,
         ])
-        self.botNick = context.naming.botNick
+        let matrix = context.matrix
+        machine = PortalStateMachine(configuration: .init(
+            room: link.matrixRoom, muc: link.muc, naming: context.naming, botUserID: matrix.botUserID,
+            ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) }))
         (events, continuation) = AsyncStream.makeStream(of: PortalEvent.self)
     }
 
@@ -91,21 +70,38 @@ actor Portal {
     /// Performs one action; returns its outcome when the machine waits for one.
     private func perform(_ action: PortalStateMachine.Action) async -> PortalStateMachine.Input? {
         switch action {
-        case .activate:
-            return await activate()
-        case .recordDisconnected:
-            for user in puppets.keys { puppets[user]?.joined = false }
-            await setStatus(.pending, detail: "waiting for the XMPP server")
-        case .handleXMPPMessage(let message):
-            await handleXMPPMessage(message)
-        case .handleXMPPPresence(let presence):
-            return await handleXMPPPresence(presence)
-        case .drainStore(let checkTimeline):
-            return .drained(await drainStore(checkTimeline: checkTimeline))
-        case .drain(let queued):
-            return .drained(await drain(queued))
-        case .resendUndelivered:
-            return .resent(await resendUndelivered())
+        case .joinMatrixAsBot: return await joinMatrixAsBot()
+        case .prepareGhost(let setup): return await prepareGhostOutcome(setup)
+        case .sendToMatrix(let delivery): return await sendToMatrix(delivery)
+        case .retrySendToMatrix(let delivery, let pause):
+            // Shutting down while waiting: catch-up bridges it at the next start.
+            guard (try? await Task.sleep(for: pause)) != nil else { return nil }
+            return await sendToMatrix(delivery)
+        case .renameGhost(let ghost): await renameGhost(ghost)
+        case .removeGhost(let ghost, let removal, let saving): await removeGhost(ghost, removal, saving: saving)
+        case .postNotice(let text, let subject): await postNotice(text, subject: subject)
+        case .fetchMatrixMembers: return await fetchMatrixMembers()
+        case .joinMUC(let join): return await joinMUC(join)
+        case .leaveMUC(let nick, let occupant, let status): await leaveMUC(nick: nick, occupant: occupant, status: status)
+        case .sendGroupchat(let delivery): return await sendGroupchat(delivery)
+        case .sendPrivate(let to, let body): await sendPrivate(to: to, body: body)
+        case .selfPing(let nick): return await selfPing(nick: nick)
+        case .fetchArchive(let after, let since): return await fetchArchive(after: after, since: since)
+        case .loadRoom: return await loadRoom()
+        case .lookUpBridged(let message): return await lookUpBridged(message)
+        case .recordReflection(let originID, let stanzaID): await recordReflection(originID: originID, stanzaID: stanzaID)
+        case .recordBridged(let mapping): await recordBridged(mapping)
+        case .recordRefused(let mapping): await recordRefused(mapping)
+        case .lookUpOwnMessage(let originID, let error): return await lookUpOwnMessage(originID, error: error)
+        case .markFailed(let originID): await markFailed(originID)
+        case .loadUndelivered: return await loadUndelivered()
+        case .readInbox(let checkTimeline): return await readInbox(checkTimeline: checkTimeline)
+        case .insertMapping(let mapping, let seq, let delivery):
+            return await insertMapping(mapping, consumingInbox: seq, delivery: delivery)
+        case .dequeue(let seq): await dequeue(seq: seq)
+        case .savePuppet(let puppet): await savePuppet(puppet)
+        case .deletePuppet(let user): await deletePuppet(user)
+        case .setStatus(let status, let detail): await setStatus(status, detail: detail)
         case .scheduleInboxRetry(let instant):
             retryTimer?.cancel()
             let delay = instant - context.clock.now()
@@ -113,29 +109,10 @@ actor Portal {
                 guard (try? await Task.sleep(for: delay)) != nil else { return }
                 enqueue(.retryInbox)
             }
-        case .queueGhostReconciliation:
-            enqueue(.reconcileGhosts)
-        case .reconcileGhosts:
-            await reconcileGhosts()
-        case .syncPuppets:
-            await syncPuppetsWithMatrixMembers()
-        case .selfPing:
-            return await selfPing()
-        case .markActive:
-            await setStatus(.active)
-        case .unlink:
-            await unlink()
+        case .queueGhostReconciliation: enqueue(.reconcileGhosts)
+        case .unlink(let plan): await unlink(plan)
+        case .log(let entry): logger.log(entry.level, entry.message, metadata: entry.metadata)
         }
         return nil
-    }
-
-    /// Records the link's status for `isthmus links`.
-    func setStatus(_ status: RoomLink.Status, detail: String? = nil) async {
-        do {
-            try await context.store.updateRoomLinkStatus(link.matrixRoom, status: status, detail: detail)
-        } catch {
-            logger.error("Could not record link status", metadata: ["error": "\(error)"])
-        }
-        context.notify(.status(link.matrixRoom, status))
     }
 }

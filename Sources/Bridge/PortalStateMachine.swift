@@ -1,158 +1,111 @@
+import Foundation
 import IsthmusCommon
+import IsthmusStore
 
-/// A portal's control state as a value: whether each side is up, when Matrix events may go out, when they are read
-/// from the store rather than taken as handed in, when the room's timeline is checked first, and when a paused inbox
-/// is retried. Events in, actions out; no I/O, time passed in. The ``Portal`` actor performs the actions in order and
-/// feeds their outcomes back (postgres-nio's connection state machine is the model).
+/// One linked room pair's logic as a value: events from both sides and the outcomes of performed actions go in,
+/// actions come out. No I/O, no clock (time is passed in), no `async`. The ``Portal`` actor performs the actions in
+/// order and feeds their outcomes back; postgres-nio's connection state machine is the model.
 ///
-/// What is decided here: the order of a room's work (activation before Matrix events; the timeline check before the
-/// events behind a suspected hole; resends before newer messages), exactly-once hand-over of queued Matrix events
-/// (each inbox row is handled once whether it was handed in or read back), pausing while XMPP is unavailable, and
-/// ending after unlink. The translation of single messages and membership still lives in the actor's extensions.
+/// The machine keeps the room's model — who is in the MUC and which ghost stands for them, the Matrix users'
+/// puppets and names, whether each side is up — and decides everything: exactly-once (the message map is consulted
+/// before a message is translated; our own reflections are receipts), order (activation, catch-up and resends before
+/// newer Matrix events; a timeline check before the events behind a suspected hole), nick conflicts, retries, pauses
+/// while the XMPP side is unavailable, unlink.
+///
+/// A piece of work that needs several outcomes in a row (an activation, a drain of the inbox, a puppet's nick
+/// negotiation) keeps its remaining steps on an agenda; whenever a batch of actions awaits no outcome the machine
+/// goes on with the agenda, so each batch ends with at most one action whose outcome it waits for.
 struct PortalStateMachine: Sendable {
-    /// What the portal must do, in order.
-    enum Action: Sendable, Equatable {
-        /// Join both sides, catch up from the archive, bring puppets in line, resend unreceipted messages; then report
-        /// ``Input/activated(botJoined:resent:)``.
-        case activate
-        /// Record that the XMPP link is down (status, puppets no longer joined).
-        case recordDisconnected
-        /// Bridge one MUC message (or take it as a receipt / delivery error).
-        case handleXMPPMessage(RoomMessage)
-        /// Handle one MUC presence.
-        case handleXMPPPresence(RoomPresence)
-        /// Read the room's inbox from the store (checking the Matrix timeline first when asked) and handle it in
-        /// order; then report ``Input/drained(_:)``.
-        case drainStore(checkTimeline: Bool)
-        /// Handle these queued events, as handed in; then report ``Input/drained(_:)``.
-        case drain([QueuedMatrixEvent])
-        /// Resend unreceipted messages; then report ``Input/resent(_:)``.
-        case resendUndelivered
-        /// Deliver ``Input/retryInbox`` at this time.
-        case scheduleInboxRetry(at: ContinuousClock.Instant)
-        /// Queue ``PortalEvent/reconcileGhosts`` behind the events already queued: the occupants' presences that arrived
-        /// during the join must be handled before ghosts of departed occupants are told apart.
-        case queueGhostReconciliation
-        /// Ghosts of occupants that are gone leave.
-        case reconcileGhosts
-        /// Bring puppets in line with the Matrix room's members.
-        case syncPuppets
-        /// XEP-0410 self-ping; then report ``Input/selfPinged(joined:)``.
-        case selfPing
-        /// Record the link as active.
-        case markActive
-        /// Leave both rooms and forget the link.
-        case unlink
-    }
+    /// The link and the naming rules.
+    let configuration: Configuration
 
-    /// What happened.
-    enum Input: Sendable, Equatable {
-        case event(PortalEvent)
-        /// The activation finished: whether the bridge's occupant is in the MUC, and whether unreceipted messages all
-        /// went out (false: the XMPP side was unavailable).
-        case activated(botJoined: Bool, resent: Bool)
-        /// A drain finished.
-        case drained(DrainOutcome)
-        /// A resend finished.
-        case resent(Bool)
-        case selfPinged(joined: Bool)
-        /// The bridge's own occupant left the MUC; `rejoin` unless it was kicked or banned.
-        case botLeft(rejoin: Bool)
-    }
-
-    /// How a drain ended.
-    enum DrainOutcome: Sendable, Equatable {
-        /// Every event was handled; the highest inbox row seen.
-        case complete(highestSeq: Int64)
-        /// The XMPP side was unavailable: the rest waits. `retry` when it was only slow (a timeout).
-        case blocked(retry: Bool)
-    }
-
-    /// How long a paused inbox waits after an XMPP request timed out.
-    let inboxRetryDelay: Duration
-
-    private(set) var xmppConnected = false
-    private(set) var botJoined = false
+    // MARK: Control state
+    var xmppConnected = false
+    var botJoined = false
     /// Matrix events wait: the XMPP side was unavailable.
-    private(set) var inboxBlocked = false
+    var inboxBlocked = false
     /// The next Matrix work reads the store (events were handed in while they could not be handled, or nothing is
     /// known yet).
-    private(set) var inboxNeedsReload = true
+    var inboxNeedsReload = true
     /// The next drain checks the Matrix timeline first.
-    private(set) var timelineCheckPending = false
+    var timelineCheckPending = false
     /// Inbox rows up to here were handled or read: a handed-in copy of one of them is not handled again.
-    private(set) var highestSeq: Int64 = 0
-    /// A self-check waits for its drain.
-    private var selfCheckDraining = false
-    private(set) var closed = false
+    var highestSeq: Int64 = 0
+    var closed = false
 
-    init(inboxRetryDelay: Duration = .seconds(5)) {
-        self.inboxRetryDelay = inboxRetryDelay
+    // MARK: Room model
+    /// The nick the bridge's own occupant holds.
+    var botNick: String
+    /// Current occupants of the MUC other than ours, by nick.
+    var occupants: [String: Occupant] = [:]
+    /// Matrix users' occupants, by Matrix user.
+    var puppets: [UserID: Puppet] = [:]
+    /// Matrix members' current displaynames (per room), as last seen.
+    var displaynames: [UserID: String] = [:]
+    /// This room's ghosts as stored (loaded at activation, then kept in step with every write).
+    var ghosts: [UserID: RoomGhost] = [:]
+
+    // MARK: Work in progress
+    /// The rest of the current piece of work.
+    var agenda: [Step] = []
+    /// Whether every resend of the current round went out (false: the XMPP side was unavailable).
+    var resendsWentOut = true
+    /// The drain in progress, if any.
+    var drain: Drain?
+    /// The time passed with the input being handled (set by every ``receive(_:now:)`` before anything reads it).
+    var timeOfInput = ContinuousClock.Instant.now
+
+    init(configuration: Configuration) {
+        self.configuration = configuration
+        botNick = configuration.naming.botNick
     }
 
-    /// Whether Matrix events can go out now.
-    private var canSend: Bool { xmppConnected && botJoined && !inboxBlocked }
+    /// A MUC occupant that is not ours, and the ghost standing for it on Matrix.
+    struct Occupant: Sendable, Equatable {
+        var nick: String
+        var occupantID: OccupantID?
+        var realJID: JID?
+        var ghost: UserID?
+    }
 
-    /// Takes one input; returns what to do, in order.
+    /// A drain of the Matrix inbox in progress.
+    struct Drain: Sendable, Equatable {
+        /// Part of a self-check: the puppet sync and the self-ping follow.
+        var selfCheck: Bool
+    }
+
+    /// Takes one input; returns what to do, in order (at most the last action awaits an outcome).
     mutating func receive(_ input: Input, now: ContinuousClock.Instant) -> [Action] {
         guard !closed else { return [] }
+        timeOfInput = now
+        var actions: [Action]
         switch input {
         case .event(let event):
-            return receive(event, now: now)
-        case .activated(let joined, let resent):
-            botJoined = joined
-            guard joined else { return [] }
-            timelineCheckPending = true
-            inboxNeedsReload = true
-            if resent {
-                inboxBlocked = false
-                return [.queueGhostReconciliation, drainStore(), .markActive]
-            }
-            inboxBlocked = true
-            return [.queueGhostReconciliation, .scheduleInboxRetry(at: now + inboxRetryDelay), .markActive]
-        case .drained(let outcome):
-            let selfCheck = selfCheckDraining
-            selfCheckDraining = false
-            switch outcome {
-            case .complete(let seq):
-                highestSeq = max(highestSeq, seq)
-                inboxNeedsReload = false
-                return selfCheck ? [.syncPuppets, .selfPing] : []
-            case .blocked(let retry):
-                inboxBlocked = true
-                inboxNeedsReload = true
-                return (retry ? [.scheduleInboxRetry(at: now + inboxRetryDelay)] : []) + (selfCheck ? [.selfPing] : [])
-            }
-        case .resent(let ok):
-            guard ok else {
-                inboxBlocked = true
-                return [.scheduleInboxRetry(at: now + inboxRetryDelay)]
-            }
-            inboxBlocked = false
-            return [drainStore()]
-        case .selfPinged(let joined):
-            guard !joined, botJoined else { return [] }
-            botJoined = false
-            return [.activate]
-        case .botLeft(let rejoin):
-            botJoined = false
-            return rejoin ? [.activate] : []
+            actions = receive(event, now: now)
+        default:
+            actions = outcome(input, now: now)
         }
+        while !(actions.last?.awaitsOutcome ?? false), !closed, !agenda.isEmpty {
+            actions += run(agenda.removeFirst(), now: now)
+        }
+        assert(actions.dropLast().allSatisfy { !$0.awaitsOutcome }, "an awaited action must end its batch")
+        return actions
     }
 
     private mutating func receive(_ event: PortalEvent, now: ContinuousClock.Instant) -> [Action] {
         switch event {
         case .activate:
             xmppConnected = true
-            return [.activate]
+            return startActivation()
         case .xmppDisconnected:
             xmppConnected = false
             botJoined = false
-            return [.recordDisconnected]
+            for user in puppets.keys { puppets[user]?.joined = false }
+            return [.setStatus(.pending, detail: "waiting for the XMPP server")]
         case .xmppMessage(let message):
-            return [.handleXMPPMessage(message)]
+            return xmppMessage(message)
         case .xmppPresence(let presence):
-            return [.handleXMPPPresence(presence)]
+            return xmppPresence(presence)
         case .matrixEvents(let queued):
             let fresh = queued.filter { $0.seq > highestSeq }
             guard !fresh.isEmpty else { return [] }
@@ -160,36 +113,39 @@ struct PortalStateMachine: Sendable {
                 inboxNeedsReload = true
                 return []
             }
-            if inboxNeedsReload || timelineCheckPending { return [drainStore()] }
+            if inboxNeedsReload || timelineCheckPending { return startDrainFromStore(selfCheck: false) }
             highestSeq = max(highestSeq, fresh.map(\.seq).max() ?? 0)
-            return [.drain(fresh)]
+            return startDrain(fresh, selfCheck: false)
         case .retryInbox:
             guard xmppConnected, botJoined, inboxBlocked else { return [] }
-            return [.resendUndelivered]
+            agenda = [.loadUndelivered, .finishRetry]
+            return []
         case .timelineGap:
             timelineCheckPending = true
             return []
-        case .reconcileGhosts:
-            return botJoined ? [.reconcileGhosts] : []
         case .checkTimeline:
             timelineCheckPending = true
-            return canSend ? [drainStore()] : []
+            return canSend ? startDrainFromStore(selfCheck: false) : []
+        case .reconcileGhosts:
+            return botJoined ? reconcileGhosts() : []
         case .selfCheck:
             guard xmppConnected, botJoined else { return [] }
             inboxBlocked = false
             timelineCheckPending = true
-            selfCheckDraining = true
-            return [drainStore()]
+            return startDrainFromStore(selfCheck: true)
         case .unlink(let connected):
             xmppConnected = connected
             closed = true
-            return [.unlink]
+            let leaving = connected ? puppets.values.filter(\.joined).sorted { $0.user.rawValue < $1.user.rawValue } : []
+            return [.unlink(UnlinkPlan(puppets: leaving, botNick: connected && botJoined ? botNick : nil))]
         }
     }
 
-    /// A drain from the store, taking a pending timeline check with it.
-    private mutating func drainStore() -> Action {
-        defer { timelineCheckPending = false }
-        return .drainStore(checkTimeline: timelineCheckPending)
+    /// Whether Matrix events can go out now.
+    var canSend: Bool { xmppConnected && botJoined && !inboxBlocked }
+
+    /// Whether `user` is a Matrix user the bridge mirrors (not the bot, not one of our ghosts).
+    func isBridgedMatrixUser(_ user: UserID) -> Bool {
+        user != configuration.botUserID && !configuration.isGhost(user)
     }
 }
