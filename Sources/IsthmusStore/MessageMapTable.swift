@@ -50,8 +50,8 @@ public struct MessageMapping: Sendable, Equatable {
     public var body: String?
     /// Insertion order (resends keep it).
     public var seq: Int64 = 0
-    /// When the row was created.
-    public var createdAt = Date()
+    /// When the row was created (set when read from the store; the store stamps new rows itself).
+    public var createdAt = Date.distantPast
 
     public init(room: RoomID, eventID: EventID?, stanzaID: StanzaID?, originID: OriginID?, direction: Direction,
                 sender: String, state: State, body: String? = nil) {
