@@ -96,7 +96,7 @@ extension PortalStateMachine {
         case .loadUndelivered:
             return [.loadUndelivered]
         case .resend(let mapping):
-            guard let user = UserID(mapping.sender), let originID = mapping.originID, let body = mapping.body else { return [] }
+            guard let user = mapping.sender.matrixUser, let originID = mapping.originID, let body = mapping.body else { return [] }
             return [.log(LogEntry(level: .info, message: "Resending an unreceipted message", metadata: ["xmpp.origin.id": originID.rawValue]))]
                 + ensurePuppet(user, then: .send(XMPPDelivery(user: user, originID: originID, body: body, purpose: .resend)))
         case .finishActivation:

@@ -15,7 +15,7 @@ extension PortalStateMachine {
             }
             let originID = configuration.naming.originID(for: event.eventID)
             let mapping = MessageMapping(room: configuration.room, eventID: event.eventID, stanzaID: nil, originID: originID,
-                                         direction: .matrixToXMPP, sender: event.sender.rawValue, state: .sending, body: text)
+                                         direction: .matrixToXMPP, sender: .matrix(event.sender), state: .sending, body: text)
             return [.insertMapping(mapping, consumingInbox: queued.seq,
                                    delivery: XMPPDelivery(user: event.sender, originID: originID, body: text,
                                                           purpose: .inbox(seq: queued.seq)))]

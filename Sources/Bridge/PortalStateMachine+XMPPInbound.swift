@@ -56,13 +56,20 @@ extension PortalStateMachine {
         return StanzaID("noid:\(digest)")!
     }
 
+    /// The sender of a MUC message as well as the room identifies it.
+    static func occupantIdentity(_ message: RoomMessage) -> MessageSender.OccupantIdentity {
+        if let realJID = message.realJID { return .realJID(realJID.bare) }
+        if let occupantID = message.occupantID { return .occupantID(occupantID) }
+        return .nick(message.nick)
+    }
+
     mutating func matrixDelivered(_ delivery: MatrixDelivery, eventID: EventID) -> [Action] {
         if let setup = delivery.setup { ghosts[setup.ghost] = setup.saved }
         let message = delivery.message
         return [
             .recordBridged(MessageMapping(room: configuration.room, eventID: eventID, stanzaID: message.stanzaID,
                                           originID: message.originID, direction: .xmppToMatrix,
-                                          sender: message.realJID?.description ?? message.nick, state: .delivered)),
+                                          sender: .occupant(Self.occupantIdentity(message)), state: .delivered)),
             .log(LogEntry(level: .debug, message: "Bridged XMPP message",
                           metadata: ["xmpp.stanza.id": delivery.key.rawValue, "matrix.event.id": eventID.rawValue])),
         ]
@@ -89,7 +96,8 @@ extension PortalStateMachine {
                                                metadata: ["xmpp.stanza.id": key.rawValue, "error": reason]))]
         if let stanzaID = message.stanzaID {
             actions.append(.recordRefused(MessageMapping(room: configuration.room, eventID: nil, stanzaID: stanzaID, originID: nil,
-                                                         direction: .xmppToMatrix, sender: message.nick, state: .failed)))
+                                                         direction: .xmppToMatrix, sender: .occupant(Self.occupantIdentity(message)),
+                                                         state: .failed)))
         }
         if !message.fromArchive, botJoined, let occupant = configuration.muc.with(resource: message.nick) {
             actions.append(.sendPrivate(to: occupant, body: "Your message could not be delivered to Matrix: \(reason)"))
@@ -100,7 +108,7 @@ extension PortalStateMachine {
     /// The MUC bounced one of our messages. `not-acceptable` means the puppet is no longer an occupant: rejoin and
     /// resend once. Anything else: the Matrix sender is told in the room.
     mutating func ownMessageRefused(_ originID: OriginID, mapping: MessageMapping?, error: StanzaErrorInfo) -> [Action] {
-        guard let mapping, mapping.direction == .matrixToXMPP, mapping.state == .sending, let user = UserID(mapping.sender) else {
+        guard let mapping, mapping.direction == .matrixToXMPP, mapping.state == .sending, let user = mapping.sender.matrixUser else {
             return []
         }
         let log = Action.log(LogEntry(level: .warning, message: "The MUC refused a bridged message",

@@ -104,7 +104,7 @@ struct MachineFixture {
     func mapping(_ queued: QueuedMatrixEvent) -> MessageMapping {
         let delivery = outgoing(queued)
         return MessageMapping(room: room, eventID: queued.event.eventID, stanzaID: nil, originID: delivery.originID,
-                              direction: .matrixToXMPP, sender: delivery.user.rawValue, state: .sending, body: delivery.body)
+                              direction: .matrixToXMPP, sender: .matrix(delivery.user), state: .sending, body: delivery.body)
     }
 
     // MARK: Sequences

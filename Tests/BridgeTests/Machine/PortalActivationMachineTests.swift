@@ -34,7 +34,7 @@ import Testing
     @Test func withoutAResumePointTheArchiveIsReadFromTheLinksActivationOrTheOldestUnreceiptedMessage() {
         let activeSince = Date(timeIntervalSince1970: 1_000_000)
         var pending = MessageMapping(room: MachineFixture().room, eventID: EventID("$p")!, stanzaID: nil, originID: OriginID("o1")!,
-                                     direction: .matrixToXMPP, sender: "@alice:localhost", state: .sending, body: "hi")
+                                     direction: .matrixToXMPP, sender: .matrix(UserID("@alice:localhost")!), state: .sending, body: "hi")
         pending.createdAt = activeSince.addingTimeInterval(60)
         let f = MachineFixture()
         #expect(f.machine.catchUpQuery(f.snapshot(activeSince: activeSince))! == (nil, activeSince.addingTimeInterval(-2)))

@@ -26,7 +26,7 @@ import Testing
         #expect(f.act(.bridgedLookedUp(message, bridged: false)) == [.sendToMatrix(sending)])
         #expect(f.act(.matrixDelivered(sending, eventID: EventID("$x1")!))
                 == [.recordBridged(MessageMapping(room: f.room, eventID: EventID("$x1")!, stanzaID: StanzaID("s1"), originID: nil,
-                                                  direction: .xmppToMatrix, sender: "romeo", state: .delivered))])
+                                                  direction: .xmppToMatrix, sender: .occupant(.occupantID(OccupantID("occ1")!)), state: .delivered))])
         // A second message from the same occupant needs no ghost setup.
         let second = f.groupchat("romeo", "again", stanzaID: "s2", occupantID: "occ1")
         _ = f.act(.xmppMessage(second))
@@ -87,7 +87,7 @@ import Testing
         let sending = delivery(f, message, setup: true)
         _ = f.act(.bridgedLookedUp(message, bridged: false))
         let failed = MessageMapping(room: f.room, eventID: nil, stanzaID: StanzaID("s1"), originID: nil, direction: .xmppToMatrix,
-                                    sender: "romeo", state: .failed)
+                                    sender: .occupant(.nick("romeo")), state: .failed)
         #expect(f.act(.matrixDeliveryFailed(sending, .refused("M_FORBIDDEN")))
                 == [.recordRefused(failed), .sendPrivate(to: f.muc.with(resource: "romeo")!, body: "Your message could not be delivered to Matrix: M_FORBIDDEN")])
         var archived = message
