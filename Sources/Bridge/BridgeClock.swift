@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The bridge's time source: monotonic time for timeouts and windows, wall time for what is stored or compared with
 /// servers' timestamps. Injected everywhere the bridge reads time (tests move it themselves).
