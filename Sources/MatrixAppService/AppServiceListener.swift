@@ -28,7 +28,8 @@ public final class AppServiceListener: Sendable {
         public var maxBodyBytes: Int
         /// Open connections kept at most (the homeserver needs a handful).
         public var connectionLimit: Int
-        /// Idle connections without the token, kept at most per peer address.
+        /// Idle connections without the token, kept at most per peer address. Keep it above the largest burst of
+        /// new connections the homeserver opens at once: in a burst, heads not yet read count as idle.
         public var unauthenticatedConnectionsPerAddress: Int
         /// How long a connection without the token may stay idle or take to send its request head.
         public var unauthenticatedTimeout: Duration
@@ -38,7 +39,7 @@ public final class AppServiceListener: Sendable {
         public var requestTimeout: Duration
 
         public init(host: String, port: Int, hsToken: String, maxBodyBytes: Int = 16 << 20, connectionLimit: Int = 64,
-                    unauthenticatedConnectionsPerAddress: Int = 8, unauthenticatedTimeout: Duration = .seconds(10),
+                    unauthenticatedConnectionsPerAddress: Int = 32, unauthenticatedTimeout: Duration = .seconds(10),
                     idleTimeout: Duration = .seconds(90), requestTimeout: Duration = .seconds(60)) {
             self.host = host
             self.port = port

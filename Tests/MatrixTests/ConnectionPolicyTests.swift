@@ -70,4 +70,19 @@ import Testing
         #expect(policy.expire(now: t0 + .seconds(22)) == [.close(id(3), address: "b", .unauthenticatedTimeout)])
         #expect(policy.isOpen(id(2)))
     }
+
+    @Test func inABurstConnectionsWhoseHeadIsOnItsWayAreClosedLast() {
+        var policy = ConnectionPolicy(limits: .init(total: 4, unauthenticatedPerAddress: 10, unauthenticatedTimeout: .seconds(10)))
+        _ = policy.opened(id(1), address: "hs", now: t0)  // head arrived, not yet read by the library
+        _ = policy.opened(id(2), address: "x", now: t0 + .seconds(1))  // silent
+        _ = policy.opened(id(3), address: "hs", now: t0 + .seconds(2))
+        _ = policy.opened(id(4), address: "hs", now: t0 + .seconds(3))
+        let sending: Set<ConnectionPolicy.ID> = [id(1), id(3), id(4), id(5), id(6)]
+        // The silent stranger goes first although it is not the oldest…
+        #expect(policy.opened(id(5), address: "hs", now: t0 + .seconds(4)) { sending.contains($0) }
+                == [.close(id(2), address: "x", .connectionLimit)])
+        // …then, all sending, the oldest.
+        #expect(policy.opened(id(6), address: "hs", now: t0 + .seconds(5)) { sending.contains($0) }
+                == [.close(id(1), address: "hs", .connectionLimit)])
+    }
 }

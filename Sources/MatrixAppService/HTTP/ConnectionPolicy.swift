@@ -6,7 +6,9 @@
 /// The rules, so that connections nobody vouched for can never crowd out the one that carries the token:
 /// - **Total limit**: when a new connection takes the count above ``Limits/total``, the oldest idle unauthenticated
 ///   connection is closed; if there is none, the authenticated connection idle the longest; if every other
-///   connection is in a request, the newcomer itself.
+///   connection is in a request, the newcomer itself. Among candidates, those with bytes waiting unread go last:
+///   in a burst, libmicrohttpd accepts several connections before it reads their heads, and a connection whose
+///   head is already on its way is more likely the homeserver than one that sent nothing.
 /// - **Per address**: idle unauthenticated connections from one address are capped at ``Limits/unauthenticatedPerAddress``;
 ///   a newcomer above the cap closes the oldest of them. Authenticated connections never count, so a homeserver
 ///   sharing an address with attackers (loopback, NAT) is not locked out.
@@ -69,18 +71,22 @@ struct ConnectionPolicy: Sendable {
     /// Whether `id` is known and was not asked to close.
     func isOpen(_ id: ID) -> Bool { entries[id].map { !$0.closing } ?? false }
 
-    /// A connection was accepted from `address`.
-    mutating func opened(_ id: ID, address: String, now: ContinuousClock.Instant) -> [Action] {
+    /// A connection was accepted from `address`. `hasUnreadInput` tells whether a connection has bytes waiting that
+    /// libmicrohttpd has not read yet (the owner peeks at the socket).
+    mutating func opened(_ id: ID, address: String, now: ContinuousClock.Instant,
+                         hasUnreadInput: (ID) -> Bool = { _ in false }) -> [Action] {
         entries[id] = Entry(address: address, sequence: nextSequence, idleSince: now)
         nextSequence += 1
         var actions: [Action] = []
         let sameAddress = idleUnauthenticated { $0.address == address }
-        if sameAddress.count > limits.unauthenticatedPerAddress, let oldest = oldest(sameAddress, excluding: id) {
+        if sameAddress.count > limits.unauthenticatedPerAddress,
+           let oldest = leastValuable(sameAddress, excluding: id, hasUnreadInput: hasUnreadInput) {
             actions.append(close(oldest, .addressLimit))
         }
         if openCount > limits.total {
-            let victim = oldest(idleUnauthenticated { _ in true }, excluding: id)
-                ?? oldest(entries.filter { !$0.value.closing && $0.value.authenticated && !$0.value.inRequest }.map(\.key), excluding: id)
+            let idleAuthenticated = entries.filter { !$0.value.closing && $0.value.authenticated && !$0.value.inRequest }.map(\.key)
+            let victim = leastValuable(idleUnauthenticated { _ in true }, excluding: id, hasUnreadInput: hasUnreadInput)
+                ?? leastValuable(idleAuthenticated, excluding: id, hasUnreadInput: hasUnreadInput)
                 ?? id
             actions.append(close(victim, .connectionLimit))
         }
@@ -116,11 +122,12 @@ struct ConnectionPolicy: Sendable {
         entries.filter { !$0.value.closing && !$0.value.authenticated && !$0.value.inRequest && predicate($0.value) }.map(\.key)
     }
 
-    private func oldest(_ candidates: [ID], excluding excluded: ID) -> ID? {
-        candidates.filter { $0 != excluded }.min { lhs, rhs in
-            let (left, right) = (entries[lhs]!, entries[rhs]!)
-            return (left.idleSince, left.sequence) < (right.idleSince, right.sequence)
-        }
+    /// The candidate to close first: silent before sending, then idle the longest, then the earliest.
+    private func leastValuable(_ candidates: [ID], excluding excluded: ID, hasUnreadInput: (ID) -> Bool) -> ID? {
+        candidates.filter { $0 != excluded }
+            .map { (id: $0, sending: hasUnreadInput($0) ? 1 : 0, entry: entries[$0]!) }
+            .min { ($0.sending, $0.entry.idleSince, $0.entry.sequence) < ($1.sending, $1.entry.idleSince, $1.entry.sequence) }?
+            .id
     }
 
     private mutating func close(_ id: ID, _ reason: CloseReason) -> Action {

@@ -65,6 +65,14 @@ struct MicroHTTPDConnection: @unchecked Sendable {
         if descriptor >= 0 { _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR)) }
     }
 
+    /// Whether bytes from the peer wait in the socket that the library has not read yet (`MSG_PEEK`, never blocks).
+    var hasUnreadInput: Bool {
+        let descriptor = isthmus_mhd_connection_fd(pointer)
+        guard descriptor >= 0 else { return false }
+        var byte: UInt8 = 0
+        return Glibc.recv(descriptor, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) > 0
+    }
+
     /// The peer's IP address as text, or `unknown`.
     var remoteAddress: String {
         guard let address = isthmus_mhd_client_address(pointer) else { return "unknown" }

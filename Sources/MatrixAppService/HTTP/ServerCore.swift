@@ -58,7 +58,9 @@ final class ServerCore: Sendable {
         let now = ContinuousClock.now
         let actions = connections.withLock { connections in
             connections.open[connection.id] = connection
-            return perform(connections.policy.opened(connection.id, address: address, now: now), in: &connections)
+            let open = connections.open
+            let actions = connections.policy.opened(connection.id, address: address, now: now) { open[$0]?.hasUnreadInput ?? false }
+            return perform(actions, in: &connections)
         }
         log(actions)
     }
