@@ -148,7 +148,11 @@ import Testing
             #expect(large.count == 1 << 20)
             let transaction = try await RawHTTP.request("PUT", port: port, "/_matrix/app/v1/transactions/big", bearer: Self.token, body: large)
             #expect(transaction.status == 200)
-            #expect(handler.events.map(\.eventID.rawValue) == ["$big"])
+            // The legacy query token works as well as the header.
+            let legacy = try await RawHTTP.request("PUT", port: port, "/transactions/legacy?access_token=\(Self.token)",
+                                                   body: AppServiceListenerLoopbackTests.transactionBody(["$legacy"]))
+            #expect(legacy.status == 200)
+            #expect(handler.events.map(\.eventID.rawValue) == ["$big", "$legacy"])
         }
     }
 

@@ -26,6 +26,8 @@ import Glibc
 //   `MHD_set_connection_option`; suspended connections never time out. A head trickled one byte at a time
 //   defeats it, hence the policy's own deadline for unauthenticated connections (``HTTPServer/closeExpiredConnections()``).
 // - There is no total request timeout; ``ServerCore`` checks one whenever body bytes arrive.
+// - A request head must fit the connection's memory pool (`MHD_OPTION_CONNECTION_MEMORY_LIMIT`, 32 KiB by default);
+//   a larger one is answered 431 (or 414 for the URI) by the library itself, without reaching us.
 // - `MHD_USE_TURBO` is not used: it only skips a few system calls, and those are not what costs here.
 
 /// One libmicrohttpd connection, from its STARTED to its CLOSED notification. Use it only on libmicrohttpd's
