@@ -90,7 +90,10 @@ import Testing
 
     @Test func fiveHundredIdleStrangersDoNotStopTheHomeserversTransaction() async throws {
         let handler = RecordingAppServiceHandler()
-        try await withListener(handler: handler) { port in
+        // A long deadline for strangers: within this test only the connection limits can close them.
+        let configuration = AppServiceListener.Configuration(host: "127.0.0.1", port: 0, hsToken: Self.token,
+                                                             unauthenticatedTimeout: .seconds(60))
+        try await withListener(configuration, handler: handler) { port in
             let strangers = try await onOwnThread { () throws -> [RawSocket] in
                 var strangers: [RawSocket] = []
                 for index in 0..<500 {
@@ -108,7 +111,10 @@ import Testing
             }
             #expect(response.status == 200)
             #expect(handler.events.map(\.eventID.rawValue) == ["$from-hs"])
-            withExtendedLifetime(strangers) {}
+            // And the listener keeps no more than its 64 connections of them.
+            try await eventually("the listener to keep at most 64 of the 500 strangers", timeout: 5) {
+                strangers.count { !$0.receiveUntilClosed(timeout: .zero).closed } <= 64
+            }
         }
     }
 

@@ -18,7 +18,9 @@
 struct ConnectionPolicy: Sendable {
     /// Identifies one connection for as long as it is open (the server uses libmicrohttpd's connection address).
     struct ID: Hashable, Sendable, CustomStringConvertible {
+        /// The connection's address in libmicrohttpd (unique while it is open).
         let rawValue: UInt
+        /// `#<rawValue>`.
         var description: String { "#\(rawValue)" }
     }
 
@@ -59,6 +61,7 @@ struct ConnectionPolicy: Sendable {
         var idleSince: ContinuousClock.Instant
     }
 
+    /// The limits in force.
     let limits: Limits
     private var entries: [ID: Entry] = [:]
     private var nextSequence: UInt64 = 0

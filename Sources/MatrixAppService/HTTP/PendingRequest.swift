@@ -6,14 +6,21 @@ import Synchronization
 final class PendingRequest: Sendable {
     /// The mutable part.
     struct Upload {
+        /// The body so far (emptied once it passed the limit, and once handed over).
         var body: [UInt8] = []
+        /// Whether the body passed its limit.
         var tooLarge = false
+        /// Whether the request was handed to its consumer (or refused) at the end of its body.
         var dispatched = false
+        /// The answer, once given (queued when the connection wakes).
         var response: HTTPServerResponse?
     }
 
+    /// The connection the request arrived on.
     let connection: MicroHTTPDConnection
+    /// What the admission saw.
     let head: HTTPRequestHead
+    /// The limit the admission set.
     let maxBodyBytes: Int
     /// When the head arrived (for the total request timeout).
     let startedAt: ContinuousClock.Instant

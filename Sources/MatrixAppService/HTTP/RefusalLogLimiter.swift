@@ -7,7 +7,9 @@
 struct RefusalLogLimiter: Sendable {
     /// What a refusal is counted under.
     struct Key: Hashable, Sendable {
+        /// The peer's IP address (or ``RefusalLogLimiter/overflowAddress``).
         var address: String
+        /// The refusal's name, e.g. `wrong_token`.
         var reason: String
     }
 
@@ -19,7 +21,9 @@ struct RefusalLogLimiter: Sendable {
     /// The address that pairs beyond ``capacity`` are counted under.
     static let overflowAddress = "other"
 
+    /// At most one line per key in this time.
     let interval: Duration
+    /// Keys tracked at most (see the type's documentation).
     let capacity: Int
     private var windows: [Key: Window] = [:]
 

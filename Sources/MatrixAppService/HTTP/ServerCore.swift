@@ -18,6 +18,7 @@ final class ServerCore: Sendable {
 
     /// What to do once a body has ended (or a suspended request was woken).
     enum EndOutcome {
+        /// Queue this answer now.
         case answer(HTTPServerResponse)
         /// Nothing to queue yet: the request is with its consumer.
         case wait
@@ -34,7 +35,9 @@ final class ServerCore: Sendable {
         var open: [ConnectionPolicy.ID: MicroHTTPDConnection] = [:]
     }
 
+    /// Feeds ``HTTPServer/requests``.
     let continuation: AsyncStream<HTTPServerRequest>.Continuation
+    /// The running daemon, set once it started; taken (and stopped) by ``close()``.
     let daemon = Mutex<MicroHTTPDDaemon?>(nil)
     private let configuration: HTTPServer.Configuration
     private let logger: Logger
