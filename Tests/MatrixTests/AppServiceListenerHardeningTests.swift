@@ -199,4 +199,26 @@ import Testing
             #expect(elapsed < .seconds(8))
         }
     }
+
+    @Test func aBodyDrippedPastTheRequestTimeoutIsCutOff() async throws {
+        let handler = RecordingAppServiceHandler()
+        let configuration = AppServiceListener.Configuration(host: "127.0.0.1", port: 0, hsToken: Self.token, requestTimeout: .seconds(1))
+        try await withListener(configuration, handler: handler) { port in
+            let (closed, elapsed) = try await onOwnThread { () throws -> (Bool, Duration) in
+                let socket = try RawSocket.connect(port: port)
+                let clock = ContinuousClock()
+                let start = clock.now
+                try socket.send(Self.head("PUT", "/_matrix/app/v1/transactions/slow", bearer: Self.token, extra: ["Content-Length: 100"]))
+                // Even with the token, a body must not take forever: one byte every 200 ms would need 20 s.
+                for _ in 0..<100 {
+                    do { try socket.send([0x20]) } catch { return (true, clock.now - start) }
+                    if socket.receiveUntilClosed(timeout: .milliseconds(200)).closed { return (true, clock.now - start) }
+                }
+                return (false, clock.now - start)
+            }
+            #expect(closed)
+            #expect(elapsed < .seconds(5))
+            #expect(handler.transactions.isEmpty)
+        }
+    }
 }
