@@ -40,7 +40,7 @@ public final class Bridge: Sendable {
     /// (see ``TransactionGapDetector``; tests shorten it). `clock`: the time source of every decision (tests inject one).
     public init(store: Store, xmpp: any XMPPLink, matrix: any MatrixLink, naming: BridgeNaming, logger: Logger,
                 linkPollInterval: Duration = .seconds(1), selfCheckInterval: Duration = .seconds(300),
-                timelineCheckWindow: Duration = .seconds(120), clock: BridgeClock = .system) {
+                timelineCheckWindow: Duration = .seconds(120), clock: TimeSource = .system) {
         let (commands, control) = AsyncStream.makeStream(of: Command.self)
         self.commands = commands
         self.control = control

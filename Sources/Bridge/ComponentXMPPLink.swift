@@ -152,7 +152,7 @@ public final class ComponentXMPPLink: XMPPLink {
         } catch ComponentError.requestFailed(let error) where after != nil && error.condition.rawValue == "item-not-found" {
             // The archive no longer knows our last id (expired): fall back to the last day.
             logger.warning("Archive does not know the last stanza-id; catching up by time", metadata: ["xmpp.muc": room.description])
-            archived = try await connection.mamQuery(room: room, as: occupant, since: Date().addingTimeInterval(-86_400))
+            archived = try await connection.mamQuery(room: room, as: occupant, since: connection.configuration.timeSource.wallNow().addingTimeInterval(-86_400))
         } catch {
             throw Self.linkError(error)
         }
