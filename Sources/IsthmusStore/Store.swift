@@ -54,13 +54,14 @@ public actor Store {
         executor.stop()
     }
 
-    /// Runs `body` with the connection on this actor (no transaction).
-    public func read<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    /// Runs `body` with the connection on this actor (no transaction). Internal: no other module sees the connection.
+    func read<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try body(connection)
     }
 
     /// Runs `body` in one write transaction on this actor; everything in it is durable when this returns.
-    public func write<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    @discardableResult
+    func write<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try connection.transaction { try body(connection) }
     }
 
