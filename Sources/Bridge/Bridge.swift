@@ -102,19 +102,29 @@ public final class Bridge: Sendable {
 
     /// Accepts Matrix events from a homeserver transaction: events of linked rooms are written to the durable inbox
     /// (this returns only once they are), and their portals are told. Events of other rooms are ignored.
+    /// With `transaction`, its id is recorded as processed in the same commit as the events (alone when none is kept).
     /// Called from the appservice listener; safe from any context.
-    /// If it throws, the homeserver will retry the transaction later — and may then strand the next one (see
-    /// `Portal+MatrixCatchUp`), so portals check their timelines for a while.
-    public func acceptMatrixEvents(_ events: [MatrixRoomEvent]) async throws {
-        guard !events.isEmpty else { return }
+    /// If it throws, nothing is recorded and the homeserver will retry the transaction later — and may then strand the
+    /// next one (see `Portal+MatrixCatchUp`), so portals check their timelines for a while.
+    public func acceptMatrixEvents(_ events: [MatrixRoomEvent], markingProcessed transaction: TransactionID? = nil) async throws {
         do {
-            let linked = try await context.store.linkedRooms(among: Set(events.map(\.room)))
             var rows: [(room: RoomID, eventID: EventID, payload: [UInt8])] = []
-            for event in events where linked.contains(event.room) {
-                rows.append((event.room, event.eventID, try event.inboxPayload()))
+            if !events.isEmpty {
+                let linked = try await context.store.linkedRooms(among: Set(events.map(\.room)))
+                for event in events where linked.contains(event.room) {
+                    rows.append((event.room, event.eventID, try event.inboxPayload()))
+                }
             }
-            guard !rows.isEmpty else { return }
-            let added = try await context.store.enqueueInbox(rows)
+            guard !rows.isEmpty else {
+                if let transaction { try await context.store.markTransactionProcessed(transaction) }
+                return
+            }
+            let added: [InboxEntry]
+            if let transaction {
+                added = try await context.store.enqueueInbox(rows, markingProcessed: transaction)
+            } else {
+                added = try await context.store.enqueueInbox(rows)
+            }
             if !added.isEmpty { control.yield(.inbox(Set(added.map(\.room)))) }
         } catch {
             control.yield(.transactionFailed)
