@@ -1,4 +1,3 @@
-import Foundation
 import IsthmusCommon
 
 /// `matrix_inbox`: Matrix events accepted from homeserver transactions but not yet handled by their portal.
