@@ -3,8 +3,8 @@ import IsthmusCommon
 /// The bridge's durable state: one SQLite database (WAL mode) owned by this actor.
 ///
 /// Every read and write goes through this actor, so the connection is never used from two threads. The actor runs
-/// on its own serial executor, one dedicated thread (``StoreExecutor``): SQLite and the `fsync` of each commit block
-/// that thread, never one of Swift's cooperative pool. Tables live in `<Table>Table.swift` files with their SQL at the
+/// on its own serial executor, one dedicated thread (``StoreExecutor``): SQLite and its disk I/O block that thread,
+/// never one of Swift's cooperative pool. Tables live in `<Table>Table.swift` files with their SQL at the
 /// top; schema changes are numbered ``Migration``s.
 /// Several processes may open the same file (the CLI beside `serve`): SQLite's locking and a busy timeout serialise them.
 public actor Store {

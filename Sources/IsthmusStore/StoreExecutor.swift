@@ -7,7 +7,7 @@ import Musl
 #endif
 
 /// The serial executor of ``Store``: runs the actor's jobs one at a time, in order, on one dedicated thread
-/// (`isthmus-store`), so SQLite calls — and the `fsync` of a commit — never hold a thread of Swift's cooperative pool.
+/// (`isthmus-store`), so SQLite calls and their disk I/O never hold a thread of Swift's cooperative pool.
 ///
 /// GRDB does the same with a serial `DispatchQueue` per connection. On Linux a `DispatchQueue` is not a
 /// `SerialExecutor` (there is no `DispatchSerialQueue`), hence a thread of our own: a FIFO of jobs under a `Mutex`,
@@ -48,7 +48,7 @@ final class StoreExecutor: SerialExecutor {
     }
 
     /// Called by the runtime when a check that code runs on this executor failed its fast path
-    /// (`assumeIsolated`, `preconditionIsolated`): true only on the executor's thread.
+    /// (`assumeIsolated`, `preconditionIsolated`): returns on the executor's thread, traps on any other.
     func checkIsolated() {
         let thread = queue.withLock { $0.thread }
         precondition(thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false,
