@@ -14,6 +14,7 @@ import Testing
     func withListener(handler: RecordingAppServiceHandler, storePath: String = ":memory:", maxBodyBytes: Int = 16 << 20,
                       _ body: (Int) async throws -> Void) async throws {
         let store = try Store(path: storePath, logger: .disabled)
+        handler.use(store)
         let listener = try AppServiceListener(configuration: .init(host: "127.0.0.1", port: 0, hsToken: Self.token, maxBodyBytes: maxBodyBytes),
                                               store: store, handler: handler, logger: .disabled)
         try await withThrowingTaskGroup(of: Void.self) { group in

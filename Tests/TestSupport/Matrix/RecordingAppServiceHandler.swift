@@ -1,17 +1,22 @@
 import Foundation
 import IsthmusCommon
+import IsthmusStore
 import Matrix
 import MatrixAppService
 import Synchronization
 
 /// An ``AppServiceHandler`` for tests: records every transaction, query and ping; can be told to fail the next
 /// transactions or to wait on a gate. Thread-safe.
+///
+/// Like the bridge's handler, it records each transaction it takes as processed in the store it was given with
+/// ``use(_:)`` (the listener's store), as the ``AppServiceHandler`` contract requires.
 public final class RecordingAppServiceHandler: AppServiceHandler {
     private struct State {
         var transactions: [Transaction] = []
         var pings: [String?] = []
         var userQueries: [UserID] = []
         var aliasQueries: [RoomAlias] = []
+        var store: Store?
         var failuresLeft = 0
         var concurrent = 0
         var maxConcurrent = 0
@@ -32,6 +37,11 @@ public final class RecordingAppServiceHandler: AppServiceHandler {
     }
 
     public struct InjectedFailure: Error {}
+    /// `handle` was called before ``use(_:)``.
+    public struct NoStore: Error {}
+
+    /// Records the transactions this handler takes as processed in `store` (pass the listener's).
+    public func use(_ store: Store) { state.withLock { $0.store = store } }
 
     /// Makes the next `count` transactions throw.
     public func failNext(_ count: Int) { state.withLock { $0.failuresLeft = count } }
@@ -57,6 +67,8 @@ public final class RecordingAppServiceHandler: AppServiceHandler {
         defer { state.withLock { $0.concurrent -= 1 } }
         if handleDelay > .zero { try await Task.sleep(for: handleDelay) }
         if fail { throw InjectedFailure() }
+        guard let store = state.withLock({ $0.store }) else { throw NoStore() }
+        try await store.markTransactionProcessed(transaction.id)
         state.withLock { $0.transactions.append(transaction) }
     }
 
