@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 
 /// What the bridge core needs from the Matrix side: client-server calls as the bot or as a ghost.
