@@ -5,7 +5,7 @@ import PackageDescription
 ///
 /// Layout — one target per concern:
 /// - `C*` targets wrap Debian C libraries (one Swift wrapper file per library lives in the target that uses it).
-/// - `IsthmusCommon`: logging, clock, shared small types.
+/// - `IsthmusCommon`: logging, typed ids (JIDs, Matrix ids), digests, the running-services registry, shared small types.
 /// - `IsthmusConfig`: YAML config decoding and validation.
 /// - `IsthmusStore`: the SQLite store (one actor), migrations, one file per table.
 /// - `XMLStream`: libxml2 push parser and serializer (no sockets).
@@ -14,7 +14,7 @@ import PackageDescription
 /// - `XMPPComponent`: the component connection actor and MUC/MAM operations (drives `XMPP` over `Network`).
 /// - `Matrix`: ids, event models, ghost-id encoding, appservice routing (no sockets).
 /// - `MatrixAppService`: the libmicrohttpd listener and transaction handling.
-/// - `MatrixClient`: the client-server API (own HTTP/1.1 keep-alive client for `http://`, URLSession for `https://`).
+/// - `MatrixClient`: the client-server API over libcurl.
 /// - `Bridge`: portals, link management, the bridge service.
 /// - `IsthmusCLI`: the command-line interface; `isthmus` is a thin executable over it.
 let package = Package(
