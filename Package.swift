@@ -14,7 +14,7 @@ import PackageDescription
 /// - `XMPPComponent`: the component connection actor and MUC/MAM operations (drives `XMPP` over `Network`).
 /// - `Matrix`: ids, event models, ghost-id encoding, appservice routing (no sockets).
 /// - `MatrixAppService`: the libmicrohttpd listener and transaction handling.
-/// - `MatrixClient`: the client-server API over libcurl.
+/// - `MatrixClient`: the client-server API (own HTTP/1.1 keep-alive client for `http://`, URLSession for `https://`).
 /// - `Bridge`: portals, link management, the bridge service.
 /// - `IsthmusCLI`: the command-line interface; `isthmus` is a thin executable over it.
 let package = Package(
