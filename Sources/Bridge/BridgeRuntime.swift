@@ -63,7 +63,6 @@ public struct BridgeRuntime: Sendable {
         await withTaskGroup(of: Void.self) { group in
             running.add(&group, "appservice listener") { await listener.run() }
             running.add(&group, "xmpp component") { await component.run() }
-            running.add(&group, "xmpp events") { await xmpp.pump() }
             running.add(&group, "bridge") { await bridge.run(xmppEvents: xmpp.events) }
             running.add(&group, "homeserver ping") { await Self.pingHomeserver(client, appserviceID: appserviceID, logger: logger) }
             running.add(&group, "transaction pruning") { await Self.pruneTransactionIDs(store, logger: logger) }
