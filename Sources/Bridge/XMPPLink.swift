@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 
 /// What the bridge core needs from the XMPP side: MUC occupant operations for JIDs under the component.

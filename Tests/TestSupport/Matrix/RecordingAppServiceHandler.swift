@@ -6,7 +6,7 @@ import MatrixAppService
 import Synchronization
 
 /// An ``AppServiceHandler`` for tests: records every transaction, query and ping; can be told to fail the next
-/// transactions or to wait on a gate. Thread-safe.
+/// transactions or to hold them in ``handle(_:)`` until released. Thread-safe.
 ///
 /// Like the bridge's handler, it records each transaction it takes as processed in the store it was given with
 /// ``use(_:)`` (the listener's store), as the ``AppServiceHandler`` contract requires.
@@ -20,6 +20,8 @@ public final class RecordingAppServiceHandler: AppServiceHandler {
         var failuresLeft = 0
         var concurrent = 0
         var maxConcurrent = 0
+        var holding = false
+        var held: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = Mutex(State())
@@ -46,6 +48,22 @@ public final class RecordingAppServiceHandler: AppServiceHandler {
     /// Makes the next `count` transactions throw.
     public func failNext(_ count: Int) { state.withLock { $0.failuresLeft = count } }
 
+    /// From now on, transactions wait in ``handle(_:)`` until ``releaseTransactions()`` (to act while one is in it).
+    public func holdTransactions() { state.withLock { $0.holding = true } }
+
+    /// Lets held and later transactions through.
+    public func releaseTransactions() {
+        let held = state.withLock { state in
+            state.holding = false
+            defer { state.held = [] }
+            return state.held
+        }
+        for transaction in held { transaction.resume() }
+    }
+
+    /// Transactions in ``handle(_:)`` right now.
+    public var transactionsInHandler: Int { state.withLock { $0.concurrent } }
+
     public var transactions: [Transaction] { state.withLock { $0.transactions } }
     public var events: [ClientEvent] { transactions.flatMap(\.events) }
     public var pings: [String?] { state.withLock { $0.pings } }
@@ -65,6 +83,13 @@ public final class RecordingAppServiceHandler: AppServiceHandler {
             return false
         }
         defer { state.withLock { $0.concurrent -= 1 } }
+        await withCheckedContinuation { continuation in
+            let hold = state.withLock { state in
+                if state.holding { state.held.append(continuation) }
+                return state.holding
+            }
+            if !hold { continuation.resume() }
+        }
         if handleDelay > .zero { try await Task.sleep(for: handleDelay) }
         if fail { throw InjectedFailure() }
         guard let store = state.withLock({ $0.store }) else { throw NoStore() }
