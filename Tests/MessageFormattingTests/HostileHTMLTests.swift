@@ -1,0 +1,96 @@
+import IsthmusCommon
+import MessageFormatting
+import Testing
+
+/// Untrusted `formatted_body` input: nothing crashes, nothing takes long, nothing hidden comes through.
+@Suite struct HostileHTMLTests {
+    static func body(_ html: String) -> String {
+        HTMLToStyling.convert(html) { _ in nil }.body
+    }
+
+    /// Runs `work` and checks it finished within a generous bound (a sanity check, not a benchmark).
+    static func completesQuickly<T>(_ work: () -> T, sourceLocation: SourceLocation = #_sourceLocation) -> T {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let result = work()
+        #expect(clock.now - start < .seconds(10), sourceLocation: sourceLocation)
+        return result
+    }
+
+    @Test func scriptIsDroppedWherever() {
+        #expect(Self.body("<script>alert(1)</script>") == "")
+        #expect(Self.body("<b>a<script>alert(1)</script>b</b>") == "*ab*")
+        #expect(Self.body("<SCRIPT type=\"text/javascript\">alert(1)</SCRIPT>ok") == "ok")
+        #expect(Self.body("<a href=\"https://e.com\"><script>x</script>https://e.com</a>") == "https://e.com")
+        #expect(Self.body("<svg><script>alert(1)</script></svg>ok") == "ok")
+    }
+
+    @Test func tenThousandNestedElementsDoNotOverflowTheStack() {
+        for tag in ["b", "div", "blockquote", "span", "ul", "li"] {
+            let html = String(repeating: "<\(tag)>", count: 10_000) + "deep" + String(repeating: "</\(tag)>", count: 10_000)
+            let body = Self.completesQuickly { Self.body(html) }
+            // libxml2 stops building the tree at 256 levels; whatever it kept must come out as at most that text.
+            #expect(body.count < 10_000, "\(tag)")
+        }
+    }
+
+    @Test func nestingWithinTheLimitKeepsItsText() {
+        let html = String(repeating: "<span>", count: 200) + "deep" + String(repeating: "</span>", count: 200)
+        #expect(Self.body(html) == "deep")
+        let quotes = String(repeating: "<blockquote>", count: 50) + "q" + String(repeating: "</blockquote>", count: 50)
+        #expect(Self.body(quotes) == String(repeating: "> ", count: 50) + "q")
+    }
+
+    @Test func unclosedAndStrayTags() {
+        #expect(Self.body("<b>bold <i>both") == "*bold _both_*")
+        #expect(Self.body("<p>one<p>two") == "one\n\ntwo")
+        #expect(Self.body("<ul><li>a<li>b") == "- a\n- b")
+        #expect(Self.body("<a href=\"https://x.example\">link") == "link <https://x.example>")
+        #expect(Self.body("</b></i></blockquote>text</p>") == "text")
+        #expect(Self.body("<b <i>x") == "x" || Self.body("<b <i>x") == "*x*")
+        #expect(Self.body("<pre>never closed\n*x*") == "```\nnever closed\n*x*\n```")
+        #expect(Self.body("<!-- comment -->a<!DOCTYPE html><?pi x?>b") == "ab")
+    }
+
+    /// One megabyte of inline tags, then a few hundred kilobytes each of the other shapes that make lines or frames.
+    @Test func oneMegabyteOfTagsCompletes() {
+        let spans = String(repeating: "<b>x</b> ", count: 110_000)
+        let body = Self.completesQuickly { Self.body(spans) }
+        #expect(body.hasPrefix("*x* *x* "))
+        #expect(body.count == 110_000 * 4 - 1)
+
+        let breaks = Self.completesQuickly { Self.body("a" + String(repeating: "<br>", count: 50_000) + "b") }
+        #expect(breaks.hasPrefix("a\n\n") && breaks.hasSuffix("\nb"))
+
+        let paragraphs = Self.completesQuickly { Self.body(String(repeating: "<p>p", count: 50_000)) }
+        #expect(paragraphs.split(separator: "\n\n").count == 50_000)
+
+        let stray = Self.completesQuickly { Self.body(String(repeating: "</b>", count: 50_000) + "end") }
+        #expect(stray == "end")
+
+        let links = Self.completesQuickly {
+            Self.body(String(repeating: "<a href=\"https://matrix.to/#/@u:example.org\">u</a>", count: 20_000))
+        }
+        #expect(links == String(repeating: "u", count: 20_000))
+    }
+
+    @Test func nulAndInvalidUTF8() {
+        #expect(Self.body("a\u{0}b") == "a\u{FFFD}b")
+        #expect(Self.body("<b>\u{0}</b>after") == "*\u{FFFD}*after")
+        let invalid = String(decoding: [0x3C, 0x62, 0x3E, 0xFF, 0xFE, 0x3C, 0x2F, 0x62, 0x3E, 0xC3], as: UTF8.self)
+        #expect(Self.body(invalid) == "*\u{FFFD}\u{FFFD}*\u{FFFD}")
+        #expect(Self.body("<meta charset=\"iso-8859-1\">é ü") == "é ü")
+    }
+
+    @Test func hiddenAttributesNeverShow() {
+        let html = "<span title=\"@alice:example.org\" data-mx-spoiler=\"!r:example.org\">x</span>"
+            + "<img src=\"mxc://example.org/abc\"><font color=\"red\">y</font>"
+        #expect(Self.body(html) == "xy")
+    }
+
+    @Test func emptyAndWhitespaceOnlyInput() {
+        #expect(HTMLToStyling.convert("") { _ in nil } == StyledText(body: ""))
+        #expect(Self.body(" \n\t ") == "")
+        #expect(Self.body("<p> </p><br>") == "")
+    }
+}
