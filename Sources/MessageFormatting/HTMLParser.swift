@@ -4,9 +4,12 @@ private import CLibXML2
 /// `formatted_body`) into a flat list of ``HTMLEvent``s. Pure: no I/O, callable from any thread.
 ///
 /// Options: `HTML_PARSE_NONET` (never fetch anything), `HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING` (nothing on stderr),
-/// `HTML_PARSE_IGNORE_ENC` (a `<meta charset>` in the fragment cannot switch the input away from UTF-8) and
-/// `HTML_PARSE_NOIMPLIED`. Not `HTML_PARSE_NOBLANKS`: it drops the space in `<b>a</b> <i>b</i>`; the converter
-/// collapses white space itself, as a browser does.
+/// `HTML_PARSE_IGNORE_ENC` (a `<meta charset>` in the fragment cannot switch the input away from UTF-8).
+/// Not `HTML_PARSE_NOBLANKS`: it drops the space in `<b>a</b> <i>b</i>`; the converter collapses white space itself,
+/// as a browser does. Not `HTML_PARSE_NOIMPLIED`: with libxml2 2.9.14 it nests the fragment's later top-level nodes
+/// inside the first element (`<b>a</b>c` came out as `<b>a<p>c</p></b>`); with the implied `html`/`body` the tree is
+/// right, and the converter treats `html` and `body` as plain containers (and drops `head`, where libxml2 puts a
+/// leading `script`, `style` or `title`).
 ///
 /// Bounds: libxml2 stops building the tree past 256 nested elements (`xmlParserMaxDepth`; we do not pass
 /// `HTML_PARSE_HUGE`), keeping what it parsed until then, and the walk below is a loop over the node links, not a

@@ -4,7 +4,7 @@ public import IsthmusCommon
 ///
 /// Pure; no I/O; runs on the caller's executor. The HTML is parsed by libxml2's HTML parser (``HTMLParser``) and
 /// walked without recursion. How elements map, following the Matrix client-server API "m.room.message msgtypes"
-/// (`m.text`, the HTML subset) and XEP-0393 §5 "Business Rules":
+/// (`m.text`, the HTML subset) and XEP-0393 "Business Rules":
 ///
 /// | HTML | XEP-0393 body |
 /// | --- | --- |
@@ -15,7 +15,7 @@ public import IsthmusCommon
 /// | `pre` (and `pre > code`) | "```" line, the text verbatim, "```" line |
 /// | `blockquote` | `> ` before each line; nested: `> > ` |
 /// | `ul > li`, `ol > li` | `- item`, `1. item` (`ol start` honoured); nested lists indented under the item's text |
-/// | `a href=U` | `text <U>`; just `U` when the text is `U` (or `U` without its `http(s)://` / `mailto:`) or empty |
+/// | `a href=U` | `text <U>`; just `U` when the text is `U` (or `U` without its `http(s)://` / `mailto:`); nothing when empty |
 /// | user pill `a href="https://matrix.to/#/@u:s"` | `mention(@u:s)`, else the link text; listed in ``StyledText/mentions`` |
 /// | other matrix.to / `matrix:` / `mxc:` links, or targets holding a Matrix id | the link text only |
 /// | `img` | its `alt` text |
@@ -27,6 +27,9 @@ public import IsthmusCommon
 /// Where the XEP leaves choices (see ``InlineRenderer``): a span's directives are written only where a receiving
 /// client will parse them back as that span; otherwise its text is kept plain (`a<b>b</b>c` → `abc`). XEP-0393 has
 /// no escape, so text that already looks like styling (`*a*`, a line starting with `>`) is styled by XMPP clients.
+///
+/// Bounds: libxml2 stops parsing at 256 nested elements and everything from there on is lost, so such a message
+/// (the Matrix spec allows 100 levels) converts to an empty body; the walk itself never recurses.
 public enum HTMLToStyling {
     /// Converts `html` (a Matrix `formatted_body`). `mention` gives the text shown for a pill's user (the bridge
     /// passes the user's MUC nick); when it returns nil the pill's own text is kept. A Matrix id, `mxc://` URI or

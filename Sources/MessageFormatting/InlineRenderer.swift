@@ -7,7 +7,7 @@ enum InlineToken: Equatable {
 }
 
 /// Writes a line's tokens as XEP-0393 text, emitting a span's directives only where a receiving parser will read
-/// them back as that span (XEP-0393 §5.2 "Spans"); otherwise the span's text is kept without them. Pure.
+/// them back as that span (XEP-0393 "Business Rules › Spans"); otherwise the span's text is kept without them. Pure.
 ///
 /// A span gets its directives when all of these hold:
 /// - its text, without leading and trailing white space (moved outside the directives), is not empty;

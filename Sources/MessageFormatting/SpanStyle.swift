@@ -1,4 +1,4 @@
-/// The four XEP-0393 span styles (XEP-0393 §5.2 "Spans"), keyed by their styling directive character.
+/// The four XEP-0393 span styles (XEP-0393 "Business Rules › Spans"), keyed by their styling directive character.
 enum SpanStyle: Character, CaseIterable, Sendable {
     /// `*strong*` ↔ `<strong>`.
     case strong = "*"
@@ -29,7 +29,7 @@ enum SpanStyle: Character, CaseIterable, Sendable {
 }
 
 extension Unicode.Scalar {
-    /// XEP-0393 §3 "Glossary": a whitespace character is any scalar with the Unicode property White_Space or in
+    /// XEP-0393 "Glossary": a whitespace character is any scalar with the Unicode property White_Space or in
     /// general category Z.
     var isStylingWhitespace: Bool {
         if properties.isWhitespace { return true }

@@ -1,5 +1,5 @@
 /// Collects the lines of an XEP-0393 body while the HTML is walked: collapses white space as a browser does, merges
-/// block breaks so no blank line is doubled or dangling, and keeps span styles per line (XEP-0393 §5.2: spans never
+/// block breaks so no blank line is doubled or dangling, and keeps span styles per line (XEP-0393 "Business Rules › Spans": spans never
 /// cross a line, so a style open at a line break is closed there and reopened on the next line). Pure value.
 struct StyledLineBuilder {
     /// How far apart the next content must be from the previous one.
@@ -101,7 +101,7 @@ struct StyledLineBuilder {
         styles.removeLast()
     }
 
-    /// A preformatted block: "```", its lines verbatim, "```" (XEP-0393 §5.1), separated as a paragraph.
+    /// A preformatted block: "```", its lines verbatim, "```" (XEP-0393 "Business Rules › Blocks › Preformatted Text"), separated as a paragraph.
     mutating func appendPreformatted(_ content: String) {
         requestBreak(.paragraph)
         guard !content.isEmpty else { return }

@@ -1,4 +1,4 @@
-/// A parsed XEP-0393 block (XEP-0393 §5.1 "Blocks"): a plain line of spans, a quotation holding child blocks, or a
+/// A parsed XEP-0393 block (XEP-0393 "Business Rules › Blocks"): a plain line of spans, a quotation holding child blocks, or a
 /// preformatted block holding its lines verbatim.
 indirect enum StylingBlock: Equatable, Sendable {
     case line([StylingSpan])
@@ -6,7 +6,7 @@ indirect enum StylingBlock: Equatable, Sendable {
     case preformatted([String])
 }
 
-/// A parsed XEP-0393 span (§5.2 "Spans"): plain text, or a styled span without its directives.
+/// A parsed XEP-0393 span ("Business Rules › Spans"): plain text, or a styled span without its directives.
 indirect enum StylingSpan: Equatable, Sendable {
     case plain(String)
     case styled(SpanStyle, [StylingSpan])
@@ -98,7 +98,7 @@ enum StylingParser {
         return result
     }
 
-    /// XEP-0393 §5.2: at the start of the line (or of the enclosing span's content, i.e. right after a different
+    /// XEP-0393 "Business Rules › Spans": at the start of the line (or of the enclosing span's content, i.e. right after a different
     /// opening directive) or after white space, and not followed by white space.
     private static func canOpen(_ text: ArraySlice<Unicode.Scalar>, at index: Int) -> Bool {
         let next = index + 1

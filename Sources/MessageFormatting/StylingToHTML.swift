@@ -1,11 +1,11 @@
 /// XMPP → Matrix: the `formatted_body` (`format: org.matrix.custom.html`) equivalent of an XEP-0393 styled body.
 ///
-/// Follows XEP-0393 (Message Styling) §5 "Business Rules" as read by ``StylingParser`` and emits only tags from the
+/// Follows XEP-0393 (Message Styling) "Business Rules" as read by ``StylingParser`` and emits only tags from the
 /// Matrix client-server API's HTML subset ("m.room.message msgtypes" → "m.text", the `formatted_body` allow-list):
 /// `strong`, `em`, `del`, `code`, `pre`, `blockquote`, `br`. Pure; no I/O; runs on the caller's executor.
 public enum StylingToHTML {
     /// The HTML for `body`, or nil when there is nothing to style — no span, quotation or preformatted block — or
-    /// when the message carried `<unstyled xmlns='urn:xmpp:styling:0'/>` (XEP-0393 §6 "Disabling Styling"), so the
+    /// when the message carried `<unstyled xmlns='urn:xmpp:styling:0'/>` (XEP-0393 "Disabling Styling"), so the
     /// bridge sends `body` alone. The directives themselves are dropped (`*a*` → `<strong>a</strong>`); every text
     /// character is escaped (`&`, `<`, `>`, `"`, `'`); line breaks become `<br>` (none around block elements).
     /// The caller strips XEP-0428 fallback ranges first and keeps `body` byte-exact.

@@ -204,7 +204,8 @@ struct StylingWriter {
         builder.indent = column + marker.count
     }
 
-    /// Pills become the mention text; other Matrix links their text; external links `text <url>` or `url`.
+    /// Pills become the mention text; other Matrix links their text; external links `text <url>` or `url`, and
+    /// nothing when they show nothing.
     private mutating func startLink(_ attributes: [String: String], at index: Int) {
         guard let href = attributes["href"] else {
             frames.append(.link(suffix: nil))
@@ -223,7 +224,10 @@ struct StylingWriter {
             frames.append(.link(suffix: nil))
         case .external(let url):
             let text = visibleText(ofElementAt: index)
-            if text.isEmpty || Self.textShowsURL(text, url) {
+            if text.isEmpty {
+                // Nothing of it shows in Matrix clients either (but its white space still separates words).
+                frames.append(.link(suffix: nil))
+            } else if Self.textShowsURL(text, url) {
                 builder.append(url)
                 skipping = 1
             } else {
@@ -232,16 +236,18 @@ struct StylingWriter {
         }
     }
 
-    /// The collapsed, trimmed text inside the element starting at `index` (dropped elements excluded).
+    /// The collapsed, trimmed text inside the element starting at `index`, images' `alt` included, dropped elements
+    /// excluded.
     private func visibleText(ofElementAt index: Int) -> String {
         var depth = 0
         var dropDepth = 0
         var text = ""
         for event in events[index...] {
             switch event {
-            case .start(let name, _):
+            case .start(let name, let attributes):
                 depth += 1
                 if dropDepth > 0 || Self.dropped.contains(name) { dropDepth += 1 }
+                if dropDepth == 0, name == "img" { text += " " + (attributes["alt"] ?? "") + " " }
             case .end:
                 depth -= 1
                 if dropDepth > 0 { dropDepth -= 1 }

@@ -26,7 +26,7 @@ import Testing
         #expect(Self.body(html) == body)
     }
 
-    /// XEP-0393 §5.2: an opening directive must follow the line start, white space or another opening directive,
+    /// XEP-0393 "Business Rules › Spans": an opening directive must follow the line start, white space or another opening directive,
     /// and the span must not start or end with white space. Otherwise the text is kept plain.
     @Test(arguments: [
         ("a<b>b</b>c", "abc"),

@@ -1,7 +1,7 @@
 import MessageFormatting
 import Testing
 
-/// XMPP → Matrix against XEP-0393's own examples (§5 "Business Rules", 0.2/1.x text) and the escaping the bridge
+/// XMPP → Matrix against XEP-0393's own examples ("Business Rules": the span examples and non-examples, the preformatted and quotation examples) and the escaping the bridge
 /// relies on.
 @Suite struct StylingToHTMLTests {
     @Test(arguments: [
