@@ -5,7 +5,7 @@
 enum HTMLEvent: Equatable, Sendable {
     /// An element opens. `name` is lower-case (libxml2's HTML parser folds it); attribute names too.
     case start(name: String, attributes: [String: String])
-    /// Character data, entities already decoded.
+    /// Character data, entities already decoded. Long text may arrive as several consecutive `.text` events.
     case text(String)
     /// The most recently opened element closes.
     case end

@@ -1,4 +1,4 @@
-public import IsthmusCommon
+import IsthmusCommon
 
 /// Matrix → XMPP: an `org.matrix.custom.html` `formatted_body` as an XMPP body with XEP-0393 Message Styling.
 ///
@@ -28,8 +28,9 @@ public import IsthmusCommon
 /// client will parse them back as that span; otherwise its text is kept plain (`a<b>b</b>c` → `abc`). XEP-0393 has
 /// no escape, so text that already looks like styling (`*a*`, a line starting with `>`) is styled by XMPP clients.
 ///
-/// Bounds: libxml2 stops parsing at 256 nested elements and everything from there on is lost, so such a message
-/// (the Matrix spec allows 100 levels) converts to an empty body; the walk itself never recurses.
+/// Bounds: nothing recurses on the input's nesting (libxml2 reports elements as a flat stream; the walk keeps its own
+/// stacks). At most 32 `> ` are written before a line, and lists nested deeper than 8 are not indented further, so a
+/// line's prefix stays short however deep the input nests; `ol start` is clamped to -1,000,000…1,000,000,000.
 public enum HTMLToStyling {
     /// Converts `html` (a Matrix `formatted_body`). `mention` gives the text shown for a pill's user (the bridge
     /// passes the user's MUC nick); when it returns nil the pill's own text is kept. A Matrix id, `mxc://` URI or

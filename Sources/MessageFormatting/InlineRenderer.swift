@@ -1,8 +1,11 @@
 /// One piece of a line before rendering: text, or where a span style opens or closes. Opens and closes are balanced
 /// on every line, and a style never nests inside itself (``StyledLineBuilder`` sees to both).
 enum InlineToken: Equatable {
+    /// Visible text, white space already collapsed.
     case text(String)
+    /// A style starts here.
     case open(SpanStyle)
+    /// The innermost open style ends here.
     case close(SpanStyle)
 }
 
@@ -18,6 +21,7 @@ enum InlineToken: Equatable {
 /// So `a<b>b</b>c` becomes `abc`, `<b>ab</b>c` becomes `*ab*c` (a closing directive may be followed by anything:
 /// the XEP's own example is "*strong*plain*"), and `<b> x </b>` becomes ` *x* `.
 enum InlineRenderer {
+    /// A line's tokens as a tree.
     indirect enum Node {
         case text(String)
         case span(SpanStyle, [Node])

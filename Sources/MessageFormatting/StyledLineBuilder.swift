@@ -12,7 +12,9 @@ struct StyledLineBuilder {
     /// One line of output before it is rendered.
     struct Line {
         enum Content {
+            /// Text and span boundaries, rendered by ``InlineRenderer``; empty for a blank line.
             case inline([InlineToken])
+            /// A line of a preformatted block (or its "```" fences), written as is.
             case verbatim(String)
         }
 
@@ -28,7 +30,10 @@ struct StyledLineBuilder {
         }
     }
 
-    /// Quotation depth applied to lines started from now on.
+    /// How many `> ` a line gets at most, however deep its quotations are nested (what ``StylingParser`` reads back).
+    static let maximumQuoteDepth = StylingParser.maximumQuoteDepth
+
+    /// Quotation depth applied to lines started from now on (written as at most ``maximumQuoteDepth`` levels).
     var quoteDepth = 0
     /// Indentation (in spaces) of continuation lines started from now on.
     var indent = 0
@@ -110,7 +115,7 @@ struct StyledLineBuilder {
         var body = content.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         while body.last?.isEmpty == true { body.removeLast() }
         for text in ["```"] + body + ["```"] {
-            lines.append(Line(quoteDepth: quoteDepth, lead: "", content: .verbatim(text)))
+            lines.append(Line(quoteDepth: min(quoteDepth, Self.maximumQuoteDepth), lead: "", content: .verbatim(text)))
         }
         hasContent = true
         newlinesSinceContent = 1
@@ -154,7 +159,7 @@ struct StyledLineBuilder {
         applyPendingBreak()
         if !lineStarted {
             lineStarted = true
-            lineQuoteDepth = quoteDepth
+            lineQuoteDepth = min(quoteDepth, Self.maximumQuoteDepth)
             if let marker = pendingMarker {
                 lineLead = String(repeating: " ", count: marker.column) + marker.marker
                 pendingMarker = nil

@@ -1,4 +1,4 @@
-public import IsthmusCommon
+import IsthmusCommon
 
 /// An XMPP message body written with XEP-0393 Message Styling, and the Matrix users its pills mentioned.
 ///

@@ -1,14 +1,19 @@
 /// A parsed XEP-0393 block (XEP-0393 "Business Rules › Blocks"): a plain line of spans, a quotation holding child blocks, or a
 /// preformatted block holding its lines verbatim.
 indirect enum StylingBlock: Equatable, Sendable {
+    /// A plain block: one line, parsed into spans.
     case line([StylingSpan])
+    /// A quotation's child blocks, parsed from its lines without their `>` and first white space character.
     case quote([StylingBlock])
+    /// The lines between the opening "```" line and the closing one (or the end of the parent block).
     case preformatted([String])
 }
 
 /// A parsed XEP-0393 span ("Business Rules › Spans"): plain text, or a styled span without its directives.
 indirect enum StylingSpan: Equatable, Sendable {
+    /// Text shown as is (including directives that did not open or close a span).
     case plain(String)
+    /// A span's content (a preformatted span holds a single `.plain`).
     case styled(SpanStyle, [StylingSpan])
 }
 

@@ -36,6 +36,11 @@ struct StylingWriter {
     private var preformattedDepth = 0
     private var preformattedText = ""
 
+    /// Lists nested deeper than this are indented like the list at this depth (bounds the indentation per line).
+    static let maximumListIndentDepth = 8
+    /// `ol start` is clamped to this range, so counting items can never overflow.
+    static let listStartRange = -1_000_000...1_000_000_000
+
     private static let dropped: Set<String> = ["mx-reply", "script", "style", "head", "title", "template"]
     private static let paragraphs: Set<String> = ["p", "hr", "table", "dl", "figure"]
     private static let lineBlocks: Set<String> = [
@@ -90,9 +95,17 @@ struct StylingWriter {
             return
         }
         if preformattedDepth > 0 {
-            if name == "pre" { preformattedDepth += 1; frames.append(.preformatted); return }
-            if name == "br" { preformattedText += "\n" }
-            frames.append(.nothing)
+            // Inside `pre` only the text and its line breaks count.
+            switch name {
+            case "pre":
+                preformattedDepth += 1
+                frames.append(.preformatted)
+            case "br":
+                preformattedText += "\n"
+                frames.append(.nothing)
+            default:
+                frames.append(.nothing)
+            }
             return
         }
         if let style = Self.styles[name] {
@@ -120,7 +133,9 @@ struct StylingWriter {
         case "ul", "ol":
             builder.requestBreak(lists.isEmpty ? .paragraph : .line)
             let start = name == "ol" ? attributes["start"].flatMap { Int($0.trimmingHTMLWhitespace()) } ?? 1 : 1
-            lists.append(List(ordered: name == "ol", next: start, column: builder.indent))
+            let column = lists.count < Self.maximumListIndentDepth ? builder.indent : lists[lists.count - 1].column
+            let clamped = min(max(start, Self.listStartRange.lowerBound), Self.listStartRange.upperBound)
+            lists.append(List(ordered: name == "ol", next: clamped, column: column))
             frames.append(.list)
         case "li":
             startListItem()
