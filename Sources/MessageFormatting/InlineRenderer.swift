@@ -32,9 +32,19 @@ enum InlineRenderer {
         render(nodes(tokens), afterBoundary: true)
     }
 
-    /// Tokens to a tree, with an explicit stack.
+    /// Tokens to a tree, with an explicit stack. Adjacent spans of one style become one (`<del>a</del><del>b</del>`
+    /// is `~ab~`, not `~a~b`).
     static func nodes(_ tokens: [InlineToken]) -> [Node] {
         var stack: [(style: SpanStyle?, children: [Node])] = [(nil, [])]
+        func closeInnermost() {
+            guard stack.count > 1, let finished = stack.popLast(), let style = finished.style else { return }
+            let parent = stack.count - 1
+            if case .span(style, let previous) = stack[parent].children.last {
+                stack[parent].children[stack[parent].children.count - 1] = .span(style, previous + finished.children)
+            } else {
+                stack[parent].children.append(.span(style, finished.children))
+            }
+        }
         for token in tokens {
             switch token {
             case .text(let text):
@@ -42,13 +52,10 @@ enum InlineRenderer {
             case .open(let style):
                 stack.append((style, []))
             case .close:
-                guard stack.count > 1, let finished = stack.popLast(), let style = finished.style else { continue }
-                stack[stack.count - 1].children.append(.span(style, finished.children))
+                closeInnermost()
             }
         }
-        while stack.count > 1, let finished = stack.popLast(), let style = finished.style {
-            stack[stack.count - 1].children.append(.span(style, finished.children))
-        }
+        while stack.count > 1 { closeInnermost() }
         return stack[0].children
     }
 

@@ -186,7 +186,7 @@ struct StylingWriter {
         case .preformatted:
             preformattedDepth -= 1
             guard preformattedDepth == 0 else { return }
-            var text = preformattedText
+            var text = Self.normalizingLineEnds(preformattedText)
             if text.hasPrefix("\n") { text.removeFirst() }
             builder.appendPreformatted(text)
             preformattedText = ""
@@ -273,6 +273,23 @@ struct StylingWriter {
         }
         let words = text.unicodeScalars.split(whereSeparator: \.isHTMLWhitespace).map(String.init)
         return words.joined(separator: " ")
+    }
+
+    /// CR LF and lone CR as LF (libxml2's HTML parser keeps them as they came).
+    private static func normalizingLineEnds(_ text: String) -> String {
+        guard text.utf8.contains(0x0D) else { return text }
+        var result = String.UnicodeScalarView()
+        var previousWasCR = false
+        for scalar in text.unicodeScalars {
+            if scalar == "\r" {
+                result.append("\n")
+                previousWasCR = true
+            } else {
+                if !(scalar == "\n" && previousWasCR) { result.append(scalar) }
+                previousWasCR = false
+            }
+        }
+        return String(result)
     }
 
     private static func textShowsURL(_ text: String, _ url: String) -> Bool {

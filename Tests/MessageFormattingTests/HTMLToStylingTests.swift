@@ -17,6 +17,7 @@ import Testing
         ("<b><i>both</i></b>", "*_both_*"),
         ("<b>a <i>b</i> <del>c</del></b>", "*a _b_ ~c~*"),
         ("<b>a<b>b</b></b>", "*ab*"),
+        ("<del>a</del><s>b</s> <del>c</del>", "~ab~ ~c~"),
         ("<code>*x* _y_</code>", "`*x* _y_`"),
         ("<code><b>x</b></code>", "`x`"),
         ("<b><code>x</code></b>", "*`x`*"),
@@ -66,6 +67,7 @@ import Testing
             == "before\n\n```\nx\n```\n\nafter")
         #expect(Self.body("<pre>a<br>b <b>c</b></pre>") == "```\na\nb c\n```")
         #expect(Self.body("<pre></pre>x") == "x")
+        #expect(Self.body("<pre>a\r\nb\rc\r\n</pre>") == "```\na\nb\nc\n```")
     }
 
     @Test func quotations() {
