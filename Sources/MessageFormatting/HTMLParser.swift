@@ -100,7 +100,8 @@ private func onEndElement(_ context: UnsafeMutableRawPointer?, _ name: UnsafePoi
 private func onCharacters(_ context: UnsafeMutableRawPointer?, _ characters: UnsafePointer<xmlChar>?, _ length: Int32) {
     guard let collector = collector(context), let characters, length > 0 else { return }
     // libxml2 hands long text over in pieces; consumers take consecutive `.text` events as one text.
-    collector.events.append(.text(String(decoding: UnsafeBufferPointer(start: characters, count: Int(length)), as: UTF8.self)))
+    let bytes = UnsafeBufferPointer(start: characters, count: Int(length))
+    collector.events.append(.text(String(decoding: bytes, as: UTF8.self)))
 }
 
 private func onStructuredError(_ context: UnsafeMutableRawPointer?, _ error: xmlErrorPtr?) {}

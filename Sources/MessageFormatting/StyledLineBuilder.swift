@@ -1,6 +1,7 @@
 /// Collects the lines of an XEP-0393 body while the HTML is walked: collapses white space as a browser does, merges
-/// block breaks so no blank line is doubled or dangling, and keeps span styles per line (XEP-0393 "Business Rules › Spans": spans never
-/// cross a line, so a style open at a line break is closed there and reopened on the next line). Pure value.
+/// block breaks so no blank line is doubled or dangling, and keeps span styles per line (XEP-0393 "Business Rules ›
+/// Spans": spans never cross a line, so a style open at a line break is closed there and reopened on the next line).
+/// Pure value.
 struct StyledLineBuilder {
     /// How far apart the next content must be from the previous one.
     enum Break: Int, Comparable {
@@ -106,7 +107,8 @@ struct StyledLineBuilder {
         styles.removeLast()
     }
 
-    /// A preformatted block: "```", its lines verbatim, "```" (XEP-0393 "Business Rules › Blocks › Preformatted Text"), separated as a paragraph.
+    /// A preformatted block: "```", its lines verbatim, "```" (XEP-0393 "Business Rules › Blocks › Preformatted
+    /// Text"), separated from its neighbours as a paragraph.
     mutating func appendPreformatted(_ content: String) {
         requestBreak(.paragraph)
         guard !content.isEmpty else { return }
@@ -134,7 +136,11 @@ struct StyledLineBuilder {
         }
         var previousDepth = 0
         for index in lines.indices {
-            if lines[index].isBlank { depths[index] = min(previousDepth, depths[index]) } else { previousDepth = lines[index].quoteDepth }
+            if lines[index].isBlank {
+                depths[index] = min(previousDepth, depths[index])
+            } else {
+                previousDepth = lines[index].quoteDepth
+            }
         }
         var output: [String] = []
         output.reserveCapacity(lines.count)

@@ -1,5 +1,5 @@
-/// A parsed XEP-0393 block (XEP-0393 "Business Rules › Blocks"): a plain line of spans, a quotation holding child blocks, or a
-/// preformatted block holding its lines verbatim.
+/// A parsed XEP-0393 block (XEP-0393 "Business Rules › Blocks"): a plain line of spans, a quotation holding child
+/// blocks, or a preformatted block holding its lines verbatim.
 indirect enum StylingBlock: Equatable, Sendable {
     /// A plain block: one line, parsed into spans.
     case line([StylingSpan])
@@ -103,8 +103,8 @@ enum StylingParser {
         return result
     }
 
-    /// XEP-0393 "Business Rules › Spans": at the start of the line (or of the enclosing span's content, i.e. right after a different
-    /// opening directive) or after white space, and not followed by white space.
+    /// XEP-0393 "Business Rules › Spans": at the start of the line (or of the enclosing span's content, i.e. right
+    /// after a different opening directive) or after white space, and not followed by white space.
     private static func canOpen(_ text: ArraySlice<Unicode.Scalar>, at index: Int) -> Bool {
         let next = index + 1
         guard next < text.endIndex, !text[next].isStylingWhitespace else { return false }

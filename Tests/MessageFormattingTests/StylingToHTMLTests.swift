@@ -1,8 +1,8 @@
 import MessageFormatting
 import Testing
 
-/// XMPP → Matrix against XEP-0393's own examples ("Business Rules": the span examples and non-examples, the preformatted and quotation examples) and the escaping the bridge
-/// relies on.
+/// XMPP → Matrix against XEP-0393's own examples ("Business Rules": the span examples and non-examples, the
+/// preformatted and quotation examples) and the escaping the bridge relies on.
 @Suite struct StylingToHTMLTests {
     @Test(arguments: [
         ("*strong*", "<strong>strong</strong>"),
