@@ -19,6 +19,7 @@ import IsthmusCommon
 /// | user pill `a href="https://matrix.to/#/@u:s"` | `mention(@u:s)`, else the link text; listed in ``StyledText/mentions`` |
 /// | other matrix.to / `matrix:` / `mxc:` links, or targets holding a Matrix id | the link text only |
 /// | `img` | its `alt` text |
+/// | `span data-mx-spoiler` | its text (XEP-0393 has no spoiler; XEP-0382 hides whole messages only) |
 /// | `p`, `div`, `br`, `tr`, other blocks | line breaks (a blank line around paragraphs, quotations, lists, code) |
 /// | `td`, `th` | separated by a tab |
 /// | `mx-reply`, `script`, `style`, `head`, `title`, `template` | dropped with their content |
