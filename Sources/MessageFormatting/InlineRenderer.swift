@@ -76,7 +76,15 @@ enum InlineRenderer {
     }
 
     private static func render(_ style: SpanStyle, _ children: [Node], afterBoundary: Bool) -> String {
-        let inner = render(children, afterBoundary: true).unicodeScalars
+        let rendered = render(children, afterBoundary: true)
+        // Common case first: nothing to move out of the span.
+        if afterBoundary, let first = rendered.unicodeScalars.first, !first.isStylingWhitespace,
+           let last = rendered.unicodeScalars.last, !last.isStylingWhitespace,
+           !rendered.unicodeScalars.contains(style.directive) {
+            let directive = String(style.rawValue)
+            return directive + rendered + directive
+        }
+        let inner = rendered.unicodeScalars
         let start = inner.firstIndex { !$0.isStylingWhitespace } ?? inner.endIndex
         let end = inner[start...].lastIndex { !$0.isStylingWhitespace }.map(inner.index(after:)) ?? start
         let leading = inner[..<start]

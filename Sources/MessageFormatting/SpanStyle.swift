@@ -32,6 +32,7 @@ extension Unicode.Scalar {
     /// XEP-0393 "Glossary": a whitespace character is any scalar with the Unicode property White_Space or in
     /// general category Z.
     var isStylingWhitespace: Bool {
+        if isASCII { return value == 0x20 || (0x09...0x0D).contains(value) }
         if properties.isWhitespace { return true }
         switch properties.generalCategory {
         case .spaceSeparator, .lineSeparator, .paragraphSeparator: return true
