@@ -22,7 +22,7 @@ import IsthmusCommon
 /// | `span data-mx-spoiler` | its text (XEP-0393 has no spoiler; XEP-0382 hides whole messages only) |
 /// | `p`, `div`, `br`, `tr`, other blocks | line breaks (a blank line around paragraphs, quotations, lists, code) |
 /// | `td`, `th` | separated by a tab |
-/// | `mx-reply`, `script`, `style`, `head`, `title`, `template` | dropped with their content |
+/// | `mx-reply`, `script`, `style`, `head`, `title`, `template`, `textarea`, `option`, `noscript` | dropped with their content |
 /// | anything else | its text |
 ///
 /// Where the XEP leaves choices (see ``InlineRenderer``): a span's directives are written only where a receiving

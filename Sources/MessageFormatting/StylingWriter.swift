@@ -41,7 +41,11 @@ struct StylingWriter {
     /// `ol start` is clamped to this range, so counting items can never overflow.
     static let listStartRange = -1_000_000...1_000_000_000
 
-    private static let dropped: Set<String> = ["mx-reply", "script", "style", "head", "title", "template"]
+    /// Dropped with their content: the legacy reply fallback, `head`, and what Element's sanitizer drops with its
+    /// text (sanitize-html's `nonTextTags`) or a browser never shows.
+    private static let dropped: Set<String> = [
+        "mx-reply", "script", "style", "head", "title", "template", "textarea", "option", "noscript",
+    ]
     private static let paragraphs: Set<String> = ["p", "hr", "table", "dl", "figure"]
     private static let lineBlocks: Set<String> = [
         "div", "dt", "dd", "section", "article", "header", "footer", "aside", "nav", "main", "address", "summary",
@@ -52,11 +56,13 @@ struct StylingWriter {
         "del": .strike, "s": .strike, "strike": .strike, "code": .code,
     ]
 
+    /// A writer for one parsed `formatted_body`; `mention` names a pill's user (nil: keep the pill's text).
     init(events: [HTMLEvent], mention: @escaping (UserID) -> String?) {
         self.events = events
         self.mention = mention
     }
 
+    /// Walks all events once and returns the body and the pills' users.
     mutating func run() -> StyledText {
         var index = 0
         while index < events.count {

@@ -106,5 +106,6 @@ import Testing
         #expect(Self.body("<p>a</p><script>alert(1)</script><style>p { color: red }</style>b") == "a\n\nb")
         #expect(Self.body("<b>x</b><script>document.write('<b>y</b>')</script>") == "*x*")
         #expect(Self.body("<head><title>t</title></head>body") == "body")
+        #expect(Self.body("a<textarea>t</textarea><select><option>o</option></select><noscript>n</noscript>b") == "ab")
     }
 }
