@@ -94,6 +94,15 @@ import Testing
         #expect(Self.body("&lt;b&gt; &amp; &quot; &#x1F600; a&nbsp;b") == "<b> & \" 😀 a\u{A0}b")
     }
 
+    /// What Element's Markdown (commonmark) sends, newlines between blocks included.
+    @Test func elementMarkdownOutput() {
+        let html = "<p><strong>bold</strong> and <code>code</code></p>\n<blockquote>\n<p>quote</p>\n</blockquote>\n"
+            + "<ul>\n<li>item1</li>\n<li>item2</li>\n</ul>\n<pre><code class=\"language-sh\">ls -l\n</code></pre>\n"
+        #expect(Self.body(html) == "*bold* and `code`\n\n> quote\n\n- item1\n- item2\n\n```\nls -l\n```")
+        let loose = "<ul>\n<li>\n<p>one</p>\n</li>\n<li>\n<p>two</p>\n</li>\n</ul>"
+        #expect(Self.body(loose) == "- one\n\n- two")
+    }
+
     @Test func legacyReplyFallbackIsRemoved() {
         let html = "<mx-reply><blockquote><a href=\"https://matrix.to/#/!room:example.org/$event\">In reply to</a> "
             + "<a href=\"https://matrix.to/#/@alice:example.org\">@alice:example.org</a><br>quoted *text*</blockquote>"
