@@ -27,21 +27,3 @@ enum SpanStyle: Character, CaseIterable, Sendable {
         }
     }
 }
-
-extension Unicode.Scalar {
-    /// XEP-0393 "Glossary": a whitespace character is any scalar with the Unicode property White_Space or in
-    /// general category Z.
-    var isStylingWhitespace: Bool {
-        if isASCII { return value == 0x20 || (0x09...0x0D).contains(value) }
-        if properties.isWhitespace { return true }
-        switch properties.generalCategory {
-        case .spaceSeparator, .lineSeparator, .paragraphSeparator: return true
-        default: return false
-        }
-    }
-
-    /// HTML's inter-element white space (space, tab, LF, FF, CR), which a browser collapses to one space.
-    var isHTMLWhitespace: Bool {
-        self == " " || self == "\t" || self == "\n" || self == "\u{0C}" || self == "\r"
-    }
-}

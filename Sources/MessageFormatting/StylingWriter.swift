@@ -232,7 +232,7 @@ struct StylingWriter {
             frames.append(.link(suffix: nil))
             return
         }
-        switch MatrixLink(href: href) {
+        switch LinkTarget(href: href) {
         case .user(let user):
             if !mentions.contains(user) { mentions.append(user) }
             if let name = mention(user) {
