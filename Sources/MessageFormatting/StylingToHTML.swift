@@ -18,7 +18,12 @@ public enum StylingToHTML {
         return html
     }
 
-    private static func append(_ blocks: [StylingBlock], to html: inout String) {
+    /// Blank lines at the start and end of a block list (the whole body or a quotation) are left out.
+    private static func append(_ allBlocks: [StylingBlock], to html: inout String) {
+        guard let first = allBlocks.firstIndex(where: { !$0.isBlankLine }),
+              let last = allBlocks.lastIndex(where: { !$0.isBlankLine })
+        else { return }
+        let blocks = Array(allBlocks[first...last])
         var afterLine = false
         for (index, block) in blocks.enumerated() {
             switch block {
@@ -61,6 +66,11 @@ public enum StylingToHTML {
 extension StylingBlock {
     fileprivate var isLine: Bool {
         if case .line = self { return true }
+        return false
+    }
+
+    fileprivate var isBlankLine: Bool {
+        if case .line(let spans) = self { return spans.isEmpty }
         return false
     }
 

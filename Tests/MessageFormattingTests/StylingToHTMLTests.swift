@@ -59,6 +59,11 @@ import Testing
             == "<blockquote><blockquote>inner</blockquote>outer</blockquote>")
     }
 
+    @Test func blankLinesAtTheEndsAreLeftOut() {
+        #expect(StylingToHTML.convert("\n\n*a*\n\nb\n\n") == "<strong>a</strong><br><br>b")
+        #expect(StylingToHTML.convert("> \n> *q*\n>\nafter") == "<blockquote><strong>q</strong></blockquote>after")
+    }
+
     @Test func everyTextCharacterIsEscaped() {
         #expect(StylingToHTML.convert("*<b onclick='x'>&amp;</b>* \"q\"")
             == "<strong>&lt;b onclick=&#39;x&#39;&gt;&amp;amp;&lt;/b&gt;</strong> &quot;q&quot;")
