@@ -36,6 +36,8 @@ public final class LogSink: Sendable {
     private let target: Target
     private let captured = Mutex<[LogRecord]>([])
     private let output = Mutex(Output())
+    /// Whether ``Output/levels`` is set: loggers of sinks without a table (most of them) skip the lock.
+    private let hasLevels = Atomic<Bool>(false)
 
     private init(_ target: Target) { self.target = target }
 
@@ -70,17 +72,22 @@ public final class LogSink: Sendable {
         output.withLock {
             $0.format = format
             $0.levels = levels
+            hasLevels.store(levels != nil, ordering: .releasing)
         }
     }
 
     /// Replaces the level table only (SIGHUP). Any thread.
     public func configure(levels: LogLevels?) {
-        output.withLock { $0.levels = levels }
+        output.withLock {
+            $0.levels = levels
+            hasLevels.store(levels != nil, ordering: .releasing)
+        }
     }
 
     /// The level that lets a record of `label` through: the table's when there is one, else `own`.
     func threshold(for label: String, own: Logger.Level) -> Logger.Level {
-        output.withLock { $0.levels?.level(for: label) } ?? own
+        guard hasLevels.load(ordering: .acquiring) else { return own }
+        return output.withLock { $0.levels?.level(for: label) } ?? own
     }
 
     /// A file sink opens its path again (the old file was moved away by log rotation); other sinks do nothing.
