@@ -5,7 +5,7 @@ import PackageDescription
 ///
 /// Layout — one target per concern:
 /// - `C*` targets wrap Debian C libraries (one Swift wrapper file per library lives in the target that uses it).
-/// - `IsthmusCommon`: logging, clock, shared small types.
+/// - `IsthmusCommon`: logging, typed ids (JIDs, Matrix ids), digests, the running-services registry, shared small types.
 /// - `IsthmusConfig`: YAML config decoding and validation.
 /// - `IsthmusMetrics`: the metrics registry and the Prometheus text format (no sockets).
 /// - `IsthmusStore`: the SQLite store (one actor), migrations, one file per table.

@@ -41,7 +41,7 @@ public final class Bridge: Sendable {
     /// `metrics`: where the bridge counts what it does (the runtime shares it with the operations listener).
     public init(store: Store, xmpp: any XMPPLink, matrix: any MatrixLink, naming: BridgeNaming, logger: Logger,
                 linkPollInterval: Duration = .seconds(1), selfCheckInterval: Duration = .seconds(300),
-                timelineCheckWindow: Duration = .seconds(120), clock: BridgeClock = .system, metrics: BridgeMetrics = BridgeMetrics()) {
+                timelineCheckWindow: Duration = .seconds(120), clock: TimeSource = .system, metrics: BridgeMetrics = BridgeMetrics()) {
         let (commands, control) = AsyncStream.makeStream(of: Command.self)
         self.commands = commands
         self.control = control
@@ -132,24 +132,35 @@ public final class Bridge: Sendable {
 
     /// Accepts Matrix events from a homeserver transaction: events of linked rooms are written to the durable inbox
     /// (this returns only once they are) and handed to their portals as they are, in order. Events of other rooms are
-    /// ignored. `transaction`: the homeserver's id for the batch, when there is one (see ``TransactionGapDetector``).
+    /// ignored. `transaction`: the homeserver's id for the batch, when there is one (see ``TransactionGapDetector``);
+    /// it is recorded as processed in the same commit as the events (alone when none is kept), as
+    /// ``AppServiceHandler/handle(_:)`` requires.
     /// Called from the appservice listener, one transaction at a time; safe from any context.
-    /// If it throws, the homeserver will retry the transaction later — and may then strand the next one (see
-    /// `Portal+MatrixCatchUp`), so portals check their timelines in the background a few times.
+    /// If it throws, nothing is recorded and the homeserver will retry the transaction later — and may then strand the
+    /// next one (see `Portal+MatrixCatchUp`), so portals check their timelines in the background a few times.
     public func acceptMatrixEvents(_ events: [MatrixRoomEvent], transaction: TransactionID? = nil) async throws {
         let accepted = context.clock.now()
         let gap = gaps.withLock { $0.observe(transaction, now: accepted) }
-        guard !events.isEmpty else { return }
         do {
-            let linked = try await context.store.linkedRooms(among: Set(events.map(\.room)))
             var rows: [(room: RoomID, eventID: EventID, payload: [UInt8])] = []
             var byID: [EventID: MatrixRoomEvent] = [:]
-            for event in events where linked.contains(event.room) {
-                rows.append((event.room, event.eventID, try event.inboxPayload()))
-                byID[event.eventID] = event
+            if !events.isEmpty {
+                let linked = try await context.store.linkedRooms(among: Set(events.map(\.room)))
+                for event in events where linked.contains(event.room) {
+                    rows.append((event.room, event.eventID, try event.inboxPayload()))
+                    byID[event.eventID] = event
+                }
             }
-            guard !rows.isEmpty else { return }
-            let added = try await context.store.enqueueInbox(rows)
+            guard !rows.isEmpty else {
+                if let transaction { try await context.store.markTransactionProcessed(transaction) }
+                return
+            }
+            let added: [InboxEntry]
+            if let transaction {
+                added = try await context.store.enqueueInbox(rows, markingProcessed: transaction)
+            } else {
+                added = try await context.store.enqueueInbox(rows)
+            }
             if gap {
                 context.logger.info("A homeserver transaction may be missing; rooms check their timelines first",
                                     metadata: ["matrix.txn.id": transaction?.rawValue ?? "-"])

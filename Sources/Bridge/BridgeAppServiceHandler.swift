@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 import Matrix
 import MatrixAppService
@@ -6,7 +6,8 @@ import MatrixAppService
 /// The core's side of the appservice listener: turns a homeserver transaction into the bridge's durable inbox.
 ///
 /// Only what portals act on is kept (messages and memberships of linked rooms, from users who are not ours);
-/// `handle` returns once those are written, so the listener acknowledges the transaction only when it is safe.
+/// `handle` writes those and the transaction's id in one commit and returns once it is durable, so the listener
+/// acknowledges the transaction only when it is safe.
 public struct BridgeAppServiceHandler: AppServiceHandler {
     let bridge: Bridge
     let namespace: GhostNamespace

@@ -9,7 +9,7 @@ struct BridgeContext: Sendable {
     let naming: BridgeNaming
     let logger: Logger
     /// The time source of every decision.
-    let clock: BridgeClock
+    let clock: TimeSource
     /// Counters, gauges and latencies (see ``BridgeMetrics``).
     let metrics: BridgeMetrics
     /// Called when a portal's status changes or it finished unlinking (the bridge service observes it).

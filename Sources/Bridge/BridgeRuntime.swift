@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 import IsthmusConfig
 import IsthmusStore
@@ -18,7 +18,7 @@ public struct BridgeRuntime: Sendable {
 
     let config: Config
     let logger: Logger
-    /// How long a shutdown may wait for in-flight work before the process exits anyway.
+    /// How long a shutdown may wait for in-flight work before the process exits anyway (status 1, see ``RunningServices``).
     let shutdownDeadline: Duration = .seconds(10)
 
     public init(config: Config, logger: Logger) {

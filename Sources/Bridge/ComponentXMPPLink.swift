@@ -90,7 +90,7 @@ public final class ComponentXMPPLink: XMPPLink {
             case .nickConflict:
                 return .nickConflict
             case .notAllowed(let error):
-                return .refused(condition: error.condition.rawValue, text: error.text)
+                return .refused(condition: error.condition, text: error.text)
             }
         } catch {
             throw Self.linkError(error)
@@ -110,7 +110,7 @@ public final class ComponentXMPPLink: XMPPLink {
             switch try await connection.changeNick(room: room, to: nick, occupant: occupant) {
             case .changed(let selfPresence): return .joined(nick: selfPresence.nick.isEmpty ? nick : selfPresence.nick, created: false)
             case .nickConflict: return .nickConflict
-            case .notAllowed(let error): return .refused(condition: error.condition.rawValue, text: error.text)
+            case .notAllowed(let error): return .refused(condition: error.condition, text: error.text)
             }
         } catch {
             throw Self.linkError(error)
@@ -149,10 +149,10 @@ public final class ComponentXMPPLink: XMPPLink {
         let archived: [ArchivedMessage]
         do {
             archived = try await connection.mamQuery(room: room, as: occupant, after: after, since: since)
-        } catch ComponentError.requestFailed(let error) where after != nil && error.condition.rawValue == "item-not-found" {
+        } catch ComponentError.requestFailed(let error) where after != nil && error.condition == .itemNotFound {
             // The archive no longer knows our last id (expired): fall back to the last day.
             logger.warning("Archive does not know the last stanza-id; catching up by time", metadata: ["xmpp.muc": room.description])
-            archived = try await connection.mamQuery(room: room, as: occupant, since: Date().addingTimeInterval(-86_400))
+            archived = try await connection.mamQuery(room: room, as: occupant, since: connection.configuration.timeSource.wallNow().addingTimeInterval(-86_400))
         } catch {
             throw Self.linkError(error)
         }
@@ -171,7 +171,7 @@ public final class ComponentXMPPLink: XMPPLink {
         case .notConnected, .connectionLost, .closedByServer, .connectionRefused, .connectionFailed: return XMPPLinkError.notConnected
         case .timeout: return XMPPLinkError.timeout
         case .requestFailed(let stanzaError):
-            return XMPPLinkError.stanzaError(StanzaErrorInfo(condition: stanzaError.condition.rawValue, text: stanzaError.text))
+            return XMPPLinkError.stanzaError(StanzaErrorInfo(condition: stanzaError.condition, text: stanzaError.text))
         default: return error
         }
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 @_exported import struct Matrix.Membership
 @_exported import struct Matrix.MessageType

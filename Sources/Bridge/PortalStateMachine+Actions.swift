@@ -158,7 +158,7 @@ extension PortalStateMachine {
     enum JoinOutcome: Sendable, Equatable {
         case joined(nick: String, created: Bool)
         case nickConflict
-        case refused(condition: String, text: String?)
+        case refused(condition: StanzaErrorCondition, text: String?)
         case failed(XMPPFailure)
     }
 

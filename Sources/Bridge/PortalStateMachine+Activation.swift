@@ -136,7 +136,7 @@ extension PortalStateMachine {
             agenda = [.joinBotOccupant(attempt: attempt + 1)]
             return []
         case .refused(let condition, let text):
-            return [.log(LogEntry(level: .error, message: "The MUC refused the bridge", metadata: ["xmpp.error": condition])),
+            return [.log(LogEntry(level: .error, message: "The MUC refused the bridge", metadata: ["xmpp.error": condition.rawValue])),
                     .setStatus(.error, detail: "the XMPP room refused the bridge: \(condition)\(text.map { " (\($0))" } ?? "")")]
         case .failed(let failure):
             return [.log(LogEntry(level: .error, message: "Could not join the MUC", metadata: ["error": "\(failure)"])),

@@ -178,7 +178,7 @@ extension PortalStateMachine {
         case .afterRefusal(let error):
             return [.log(LogEntry(level: .warning, message: "Resend after rejoin failed", metadata: ["error": "\(failure)"]))]
                 + failedToXMPP(user: delivery.user, originID: delivery.originID,
-                               reason: error.text.map { "\(error.condition): \($0)" } ?? error.condition)
+                               reason: error.text.map { "\(error.condition): \($0)" } ?? error.condition.rawValue)
         }
     }
 
@@ -208,7 +208,7 @@ extension PortalStateMachine.XMPPFailure: CustomStringConvertible {
         switch self {
         case .notConnected: "the XMPP server is not connected"
         case .timeout: "the XMPP server did not answer in time"
-        case .refused(let error): error.text.map { "\(error.condition): \($0)" } ?? error.condition
+        case .refused(let error): error.text.map { "\(error.condition): \($0)" } ?? error.condition.rawValue
         case .other(let text): text
         }
     }

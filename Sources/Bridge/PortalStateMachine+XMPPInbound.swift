@@ -112,13 +112,13 @@ extension PortalStateMachine {
             return []
         }
         let log = Action.log(LogEntry(level: .warning, message: "The MUC refused a bridged message",
-                                      metadata: ["xmpp.origin.id": originID.rawValue, "xmpp.error": error.condition]))
-        if error.condition == "not-acceptable", let body = mapping.body, puppets[user]?.joined == true {
+                                      metadata: ["xmpp.origin.id": originID.rawValue, "xmpp.error": error.condition.rawValue]))
+        if error.condition == .notAcceptable, let body = mapping.body, puppets[user]?.joined == true {
             puppets[user]?.joined = false
             return [log] + ensurePuppet(user, then: .send(XMPPDelivery(user: user, originID: originID, body: body,
                                                                        purpose: .afterRefusal(error))))
         }
-        return [log] + failedToXMPP(user: user, originID: originID, reason: error.text.map { "\(error.condition): \($0)" } ?? error.condition)
+        return [log] + failedToXMPP(user: user, originID: originID, reason: error.text.map { "\(error.condition): \($0)" } ?? error.condition.rawValue)
     }
 
     /// One of our messages will never reach the MUC: recorded, and its Matrix sender told in the room.

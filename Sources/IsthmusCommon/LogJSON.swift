@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The JSON log line: one object per record, `{"time":…,"level":…,"logger":…,"message":…}` followed by the
 /// record's metadata as string fields sorted by key (a metadata key that is one of those four is written as

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 
 /// `message_map`: each bridged message's ids on both sides — the dedupe key and the receipt.

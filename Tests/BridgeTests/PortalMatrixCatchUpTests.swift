@@ -1,7 +1,7 @@
 import Bridge
 import Foundation
 import IsthmusCommon
-import IsthmusStore
+@testable import IsthmusStore
 import Testing
 import TestSupport
 

@@ -16,6 +16,7 @@ import Testing
                       handler: RecordingAppServiceHandler = RecordingAppServiceHandler(), sink: LogSink = .discard,
                       _ body: (Int) async throws -> Void) async throws {
         let store = try Store(path: ":memory:", logger: .disabled)
+        handler.use(store)
         let logger = Logger(label: "matrix.appservice", level: .info, sink: sink)
         let listener = try AppServiceListener(configuration: configuration, store: store, handler: handler, logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in

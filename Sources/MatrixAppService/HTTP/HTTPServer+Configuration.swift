@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension HTTPServer {
     /// Listen address, admission and limits. The defaults suit a test or benchmark peer (everything admitted,

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Matrix
 
 /// One HTTP request received by ``HTTPServer``, waiting for its answer. A value; answering does no blocking I/O.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Matrix
 
 /// An HTTP response for ``HTTPServerRequest/respond(_:)``. Pure value.

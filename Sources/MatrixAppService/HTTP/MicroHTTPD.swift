@@ -1,5 +1,5 @@
 private import CMicroHTTPD
-import Foundation
+import FoundationEssentials
 import Matrix
 #if canImport(Glibc)
 import Glibc

@@ -1,8 +1,8 @@
 import FoundationEssentials
 
-/// The bridge's time source: monotonic time for timeouts and windows, wall time for what is stored or compared with
-/// servers' timestamps. Injected everywhere the bridge reads time (tests move it themselves).
-public struct BridgeClock: Sendable {
+/// Where the bridge reads time: monotonic time for timeouts, windows and retries; wall time for what is stored or
+/// compared with servers' timestamps. Passed in everywhere the bridge reads time, so tests can move it themselves.
+public struct TimeSource: Sendable {
     /// Monotonic now.
     public var now: @Sendable () -> ContinuousClock.Instant
     /// Wall-clock now.
@@ -14,5 +14,5 @@ public struct BridgeClock: Sendable {
     }
 
     /// The process's clocks.
-    public static let system = BridgeClock(now: { ContinuousClock.now }, wallNow: { Date() })
+    public static let system = TimeSource(now: { ContinuousClock.now }, wallNow: { Date() })
 }
