@@ -8,6 +8,9 @@ import IsthmusCommon
 /// - Matrix → XMPP enters when its homeserver transaction is accepted (or, after a restart or a timeline catch-up,
 ///   when it is read from the inbox, without a latency) and is counted when the MUC's reflection marks it delivered
 ///   (`Portal.recordReflection`).
+///
+/// A message whose entry is gone (the process restarted between its entry and its delivery, or the table was pruned)
+/// still counts, as `text` and without a latency sample.
 extension BridgeMetrics {
     /// The XMPP task saw `event` (before routing it): the connection gauges; a MUC message with a body — the copy
     /// addressed to the bridge's own occupant — enters.

@@ -48,9 +48,10 @@ extension Portal {
         }
     }
 
-    /// Counted here, once per message: this follows only a successful send (``Input/matrixDelivered``), and a message
-    /// is sent only when the map does not have it yet — retries end here once, the copies addressed to puppets are
-    /// ignored, and archived copies of bridged messages are dropped by the map lookup before they are sent.
+    /// Counted here, once per message: this follows only a successful send (`matrixDelivered`), and a message is sent
+    /// only when the map does not have its stanza-id yet — retries end here once, the copies addressed to puppets are
+    /// ignored, and archived copies of bridged messages are dropped by the map lookup before they are sent. (A room
+    /// that assigns no stanza-id has no archive either: its messages arrive once, live.)
     func recordBridged(_ mapping: MessageMapping) async {
         do {
             try await context.store.recordBridgedFromXMPP(mapping)
