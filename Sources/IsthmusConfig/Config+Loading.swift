@@ -78,6 +78,10 @@ extension Config {
 
         var metricsReader = try top.section("metrics")
         let metrics = try decodeMetrics(&metricsReader)
+        if let listen = metrics.listen, listen.port == appservice.listen.port,
+           listen.host == appservice.listen.host || [listen.host, appservice.listen.host].contains(where: { $0 == "0.0.0.0" || $0 == "::" }) {
+            throw metricsReader.invalid("listen", "\(listen) is appservice.listen's port; the operations listener needs its own")
+        }
         warnings += metricsReader.unknownKeys()
         warnings += top.unknownKeys()
 

@@ -47,6 +47,13 @@ import Testing
             == "config error at line 13, column 11: 'metrics.listen': expected host:port, got '9464'")
     }
 
+    @Test func metricsListenMustNotTakeTheAppserviceListenersPort() {
+        #expect(configError(ConfigFixture.minimal + "metrics:\n  listen: 127.0.0.1:29331\n")
+            == "config error at line 13, column 11: 'metrics.listen': 127.0.0.1:29331 is appservice.listen's port; the operations listener needs its own")
+        #expect(configError(ConfigFixture.minimal + "metrics:\n  listen: 0.0.0.0:29331\n") != nil)
+        #expect(configError(ConfigFixture.minimal + "metrics:\n  listen: 127.0.0.2:29331\n") == nil)
+    }
+
     @Test func unknownMetricsKeyIsAWarning() throws {
         let config = try parseConfig(ConfigFixture.minimal + "metrics:\n  path: /metrics\n")
         #expect(config.warnings.map(\.description) == ["config warning at line 13, column 3: unknown key 'metrics.path' (ignored)"])
