@@ -7,6 +7,7 @@ import PackageDescription
 /// - `C*` targets wrap Debian C libraries (one Swift wrapper file per library lives in the target that uses it).
 /// - `IsthmusCommon`: logging, typed ids (JIDs, Matrix ids), digests, the running-services registry, shared small types.
 /// - `IsthmusConfig`: YAML config decoding and validation.
+/// - `IsthmusMetrics`: the metrics registry and the Prometheus text format (no sockets).
 /// - `IsthmusStore`: the SQLite store (one actor), migrations, one file per table.
 /// - `XMLStream`: libxml2 push parser and serializer (no sockets).
 /// - `XMPP`: stanza model, JIDs, namespaces, socket-free state machines for the component and MUC.
@@ -35,6 +36,7 @@ let package = Package(
         // MARK: Libraries
         .target(name: "IsthmusCommon", dependencies: ["COpenSSL"]),
         .target(name: "IsthmusConfig", dependencies: ["IsthmusCommon", "CYAML"]),
+        .target(name: "IsthmusMetrics"),
         .target(name: "IsthmusStore", dependencies: ["IsthmusCommon", "CSQLite"]),
         .target(name: "XMLStream", dependencies: ["CLibXML2"]),
         .target(name: "XMPP", dependencies: ["XMLStream", "IsthmusCommon"]),
@@ -45,7 +47,7 @@ let package = Package(
         .target(name: "MatrixAppService", dependencies: ["Matrix", "IsthmusCommon", "IsthmusStore", "CMicroHTTPD"]),
         .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon", "Network"]),
         .target(name: "Bridge", dependencies: [
-            "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMPP", "XMPPComponent",
+            "IsthmusCommon", "IsthmusConfig", "IsthmusMetrics", "IsthmusStore", "XMPP", "XMPPComponent",
             "Matrix", "MatrixAppService", "MatrixClient",
         ]),
         .target(name: "IsthmusCLI", dependencies: [
@@ -66,6 +68,7 @@ let package = Package(
         ], path: "Tests/TestSupport"),
         .testTarget(name: "IsthmusCommonTests", dependencies: ["IsthmusCommon", "TestSupport"]),
         .testTarget(name: "IsthmusConfigTests", dependencies: ["IsthmusConfig", "TestSupport"]),
+        .testTarget(name: "IsthmusMetricsTests", dependencies: ["IsthmusMetrics"]),
         .testTarget(name: "IsthmusStoreTests", dependencies: ["IsthmusStore", "TestSupport"]),
         .testTarget(name: "IsthmusCLITests", dependencies: ["IsthmusCLI", "TestSupport"]),
         .testTarget(name: "TestBedTests", dependencies: ["TestSupport"]),

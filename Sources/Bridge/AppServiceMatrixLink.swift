@@ -7,15 +7,38 @@ import MatrixClient
 ///
 /// Ghost joins go through an invite by the bot when the room is not joinable for them; membership calls that find
 /// the desired state already in place count as success. All methods do network I/O.
+///
+/// Every client call goes through ``observed(_:_:)``: its method, outcome and duration go to `metrics` (the one place
+/// the bridge's homeserver requests are measured, whichever HTTP client sits below).
 public struct AppServiceMatrixLink: MatrixLink {
     let client: MatrixClient
     let namespace: GhostNamespace
     let logger: Logger
+    let metrics: BridgeMetrics?
 
-    public init(client: MatrixClient, namespace: GhostNamespace, logger: Logger) {
+    public init(client: MatrixClient, namespace: GhostNamespace, logger: Logger, metrics: BridgeMetrics? = nil) {
         self.client = client
         self.namespace = namespace
         self.logger = logger
+        self.metrics = metrics
+    }
+
+    /// Runs one client call as `method` (a fixed name such as `send` or `join`), recording its outcome and duration.
+    func observed<T>(_ method: String, _ body: () async throws(MatrixError) -> T) async throws(MatrixError) -> T {
+        let start = ContinuousClock.now
+        do {
+            let result = try await body()
+            metrics?.homeserverRequest(method, succeeded: true, duration: .now - start)
+            return result
+        } catch {
+            metrics?.homeserverRequest(method, succeeded: false, duration: .now - start)
+            throw error
+        }
+    }
+
+    /// `GET /_matrix/client/versions`: whether the homeserver answers at all (the readiness check of an idle bridge).
+    public func checkHomeserver() async -> Bool {
+        (try? await observed("versions") { () async throws(MatrixError) in try await client.versions() }) != nil
     }
 
     public var botUserID: UserID { namespace.botUserID }
@@ -26,7 +49,7 @@ public struct AppServiceMatrixLink: MatrixLink {
 
     public func registerGhost(_ ghost: UserID) async throws {
         do {
-            _ = try await client.registerGhost(ghost)
+            _ = try await observed("register") { () async throws(MatrixError) in try await client.registerGhost(ghost) }
         } catch {
             throw Self.classify(error)
         }
@@ -43,13 +66,13 @@ public struct AppServiceMatrixLink: MatrixLink {
     }
 
     public func setDisplayname(_ name: String, for user: UserID) async throws {
-        try await classified { () async throws(MatrixError) in try await client.setDisplayName(name, of: user) }
+        try await classified("set_displayname") { () async throws(MatrixError) in try await client.setDisplayName(name, of: user) }
     }
 
-    /// Runs a client call, classifying its failure (see ``classify(_:)``).
-    private func classified<T>(_ body: () async throws(MatrixError) -> T) async throws -> T {
+    /// Runs a client call as `method` (see ``observed(_:_:)``), classifying its failure (see ``classify(_:)``).
+    private func classified<T>(_ method: String, _ body: () async throws(MatrixError) -> T) async throws -> T {
         do {
-            return try await body()
+            return try await observed(method, body)
         } catch {
             throw Self.classify(error)
         }
@@ -58,7 +81,7 @@ public struct AppServiceMatrixLink: MatrixLink {
     public func join(_ room: RoomID, as user: UserID) async throws {
         let firstTry: MatrixError?
         do {
-            _ = try await client.join(room, as: user)
+            _ = try await observed("join") { () async throws(MatrixError) in try await client.join(room, as: user) }
             firstTry = nil
         } catch {
             firstTry = error
@@ -67,17 +90,17 @@ public struct AppServiceMatrixLink: MatrixLink {
         guard user != botUserID, firstTry.errcode == "M_FORBIDDEN" else { throw Self.classify(firstTry) }
         // Not joinable for the ghost (invite-only room): the bot invites it, then it joins.
         do {
-            try await client.invite(user, to: room, as: botUserID)
+            try await observed("invite") { () async throws(MatrixError) in try await client.invite(user, to: room, as: botUserID) }
         } catch {
             // Already invited is fine; anything else shows up in the join below.
             logger.debug("Invite before ghost join failed", metadata: ["matrix.user.id": user.rawValue, "error": "\(error)"])
         }
-        _ = try await classified { () async throws(MatrixError) in try await client.join(room, as: user) }
+        _ = try await classified("join") { () async throws(MatrixError) in try await client.join(room, as: user) }
     }
 
     public func leave(_ room: RoomID, as user: UserID, reason: String?) async throws {
         do {
-            try await client.leave(room, as: user, reason: reason)
+            try await observed("leave") { () async throws(MatrixError) in try await client.leave(room, as: user, reason: reason) }
         } catch {
             // Not in the room (any more) reaches the goal too.
             if error.errcode == "M_FORBIDDEN" || error.errcode == "M_NOT_FOUND" { return }
@@ -87,33 +110,35 @@ public struct AppServiceMatrixLink: MatrixLink {
 
     public func remove(_ user: UserID, from room: RoomID, ban: Bool, reason: String?) async throws {
         if ban {
-            try await client.ban(user, from: room, as: botUserID, reason: reason)
+            try await observed("ban") { () async throws(MatrixError) in try await client.ban(user, from: room, as: botUserID, reason: reason) }
         } else {
-            try await client.kick(user, from: room, as: botUserID, reason: reason)
+            try await observed("kick") { () async throws(MatrixError) in try await client.kick(user, from: room, as: botUserID, reason: reason) }
         }
     }
 
     public func setRoomDisplayname(_ name: String, for user: UserID, in room: RoomID) async throws {
-        _ = try await classified { () async throws(MatrixError) in try await client.setRoomDisplayName(name, in: room, for: user) }
+        _ = try await classified("set_room_displayname") { () async throws(MatrixError) in
+            try await client.setRoomDisplayName(name, in: room, for: user)
+        }
     }
 
     public func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: TransactionID,
                      timestamp: Date?) async throws -> EventID {
         let content = MessageContent(messageType: MessageType(rawValue: message.kind.rawValue), body: message.body)
         let ts = timestamp.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
-        do {
-            return try await client.sendMessage(content, to: room, transactionID: txnID, as: user, timestamp: ts)
-        } catch {
-            throw Self.classify(error)
+        return try await classified("send") { () async throws(MatrixError) in
+            try await client.sendMessage(content, to: room, transactionID: txnID, as: user, timestamp: ts)
         }
     }
 
     public func joinedMembers(_ room: RoomID) async throws -> [UserID: String?] {
-        try await client.joinedMembers(of: room, as: botUserID).mapValues { $0.displayName }
+        try await observed("joined_members") { () async throws(MatrixError) in
+            try await client.joinedMembers(of: room, as: botUserID)
+        }.mapValues { $0.displayName }
     }
 
     public func timeline(_ room: RoomID, from token: String?, limit: Int) async throws -> MatrixTimelinePage {
-        let page = try await classified { () async throws(MatrixError) in
+        let page = try await classified("messages") { () async throws(MatrixError) in
             try await client.roomMessages(in: room, from: token, direction: .backward, limit: limit, as: botUserID)
         }
         if page.undecodable > 0 {

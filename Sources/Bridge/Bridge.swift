@@ -38,9 +38,10 @@ public final class Bridge: Sendable {
     /// Creates the bridge over a store and both links. No I/O until ``run(xmppEvents:)``.
     /// `timelineCheckWindow`: how long after a start or a failed transaction the homeserver may strand a transaction
     /// (see ``TransactionGapDetector``; tests shorten it). `clock`: the time source of every decision (tests inject one).
+    /// `metrics`: where the bridge counts what it does (the runtime shares it with the operations listener).
     public init(store: Store, xmpp: any XMPPLink, matrix: any MatrixLink, naming: BridgeNaming, logger: Logger,
                 linkPollInterval: Duration = .seconds(1), selfCheckInterval: Duration = .seconds(300),
-                timelineCheckWindow: Duration = .seconds(120), clock: TimeSource = .system) {
+                timelineCheckWindow: Duration = .seconds(120), clock: TimeSource = .system, metrics: BridgeMetrics = BridgeMetrics()) {
         let (commands, control) = AsyncStream.makeStream(of: Command.self)
         self.commands = commands
         self.control = control
@@ -50,8 +51,11 @@ public final class Bridge: Sendable {
         gaps.arm(now: clock.now())
         self.gaps = Mutex(gaps)
         context = BridgeContext(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger.with(label: "bridge"),
-                                clock: clock, notify: { control.yield(.portal($0)) })
+                                clock: clock, metrics: metrics, notify: { control.yield(.portal($0)) })
     }
+
+    /// The bridge's metrics.
+    public var metrics: BridgeMetrics { context.metrics }
 
     /// Runs until ``shutdown()``: routes XMPP events to portals and applies link changes. Graceful: portals finish the
     /// event at hand; nobody leaves any room. `xmppEvents` is consumed by one child task that hands each event to its
@@ -64,9 +68,13 @@ public final class Bridge: Sendable {
         let interval = linkPollInterval
         let selfCheckInterval = self.selfCheckInterval
         let store = context.store
+        let (metrics, clock, botOccupant) = (context.metrics, context.clock, context.naming.botOccupant)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await event in xmppEvents { directory.route(event, logger: logger) }
+                for await event in xmppEvents {
+                    metrics.observe(event, botOccupant: botOccupant, now: clock.now())
+                    directory.route(event, logger: logger)
+                }
             }
             group.addTask {
                 var lastVersion = -1
@@ -131,7 +139,8 @@ public final class Bridge: Sendable {
     /// If it throws, nothing is recorded and the homeserver will retry the transaction later — and may then strand the
     /// next one (see `Portal+MatrixCatchUp`), so portals check their timelines in the background a few times.
     public func acceptMatrixEvents(_ events: [MatrixRoomEvent], transaction: TransactionID? = nil) async throws {
-        let gap = gaps.withLock { $0.observe(transaction, now: context.clock.now()) }
+        let accepted = context.clock.now()
+        let gap = gaps.withLock { $0.observe(transaction, now: accepted) }
         do {
             var rows: [(room: RoomID, eventID: EventID, payload: [UInt8])] = []
             var byID: [EventID: MatrixRoomEvent] = [:]
@@ -161,6 +170,10 @@ public final class Bridge: Sendable {
             for entry in added {
                 guard let event = byID[entry.eventID] else { continue }
                 perRoom[entry.room, default: []].append(QueuedMatrixEvent(seq: entry.seq, event: event))
+                if case .message(let msgtype, _) = event.content {
+                    context.metrics.enteredFromMatrix(room: entry.room, originID: context.naming.originID(for: entry.eventID),
+                                                      msgtype: msgtype, at: accepted, now: accepted)
+                }
             }
             for (room, queued) in perRoom { directory.portal(for: room)?.enqueue(.matrixEvents(queued)) }
         } catch {

@@ -23,6 +23,7 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
         let events = transaction.events.compactMap(BridgeAppServiceHandler.roomEvent)
             .filter { !namespace.isOurs($0.sender) || $0.stateKey.flatMap(UserID.init).map { !namespace.isOurs($0) } == true }
         try await bridge.acceptMatrixEvents(events, transaction: transaction.id)
+        bridge.metrics.transactionAccepted()
     }
 
     public func userExists(_ user: UserID) async -> Bool {

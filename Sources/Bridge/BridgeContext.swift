@@ -10,6 +10,8 @@ struct BridgeContext: Sendable {
     let logger: Logger
     /// The time source of every decision.
     let clock: TimeSource
+    /// Counters, gauges and latencies (see ``BridgeMetrics``).
+    let metrics: BridgeMetrics
     /// Called when a portal's status changes or it finished unlinking (the bridge service observes it).
     let notify: @Sendable (PortalNotice) -> Void
 }

@@ -38,10 +38,11 @@ public struct BridgeRuntime: Sendable {
             configuration: .init(homeserverURL: config.matrix.homeserverURL, accessToken: config.appservice.asToken,
                                  maxConnectionsPerHost: 32),
             logger: logger.with(label: "matrix.client"))
+        let metrics = BridgeMetrics()
         let component = ComponentConnection(configuration: componentConfiguration, logger: logger.with(label: "xmpp.component"))
         let xmpp = ComponentXMPPLink(connection: component, logger: logger.with(label: "xmpp.link"), primaryOccupant: naming.botOccupant)
-        let matrix = AppServiceMatrixLink(client: client, namespace: namespace, logger: logger.with(label: "matrix.link"))
-        let bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger)
+        let matrix = AppServiceMatrixLink(client: client, namespace: namespace, logger: logger.with(label: "matrix.link"), metrics: metrics)
+        let bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger, metrics: metrics)
         let handler = BridgeAppServiceHandler(bridge: bridge, namespace: namespace, logger: logger.with(label: "matrix.appservice"))
         let listener: AppServiceListener
         do {
@@ -51,6 +52,15 @@ public struct BridgeRuntime: Sendable {
                 store: store, handler: handler, logger: logger.with(label: "matrix.appservice"))
         } catch {
             throw StartError(description: "cannot listen on \(config.appservice.listen): \(error)")
+        }
+        var operations: OperationsListener?
+        if let listen = config.metrics.listen {
+            do {
+                operations = try OperationsListener(host: listen.host, port: listen.port, metrics: metrics, store: store,
+                                                    logger: logger.with(label: "operations"))
+            } catch {
+                throw StartError(description: "cannot listen on metrics.listen \(listen): \(error)")
+            }
         }
         logger.info("Isthmus starting", metadata: [
             "version": IsthmusVersion.string, "matrix.homeserver": config.matrix.homeserverURL.absoluteString,
@@ -64,7 +74,13 @@ public struct BridgeRuntime: Sendable {
             running.add(&group, "appservice listener") { await listener.run() }
             running.add(&group, "xmpp component") { await component.run() }
             running.add(&group, "bridge") { await bridge.run(xmppEvents: xmpp.events) }
-            running.add(&group, "homeserver ping") { await Self.pingHomeserver(client, appserviceID: appserviceID, logger: logger) }
+            running.add(&group, "homeserver ping") {
+                await Self.pingHomeserver(client, appserviceID: appserviceID, metrics: metrics, logger: logger)
+            }
+            if let operations {
+                running.add(&group, "operations listener") { await operations.run() }
+                running.add(&group, "homeserver check") { await Self.checkHomeserver(matrix, health: metrics.health, every: .seconds(15)) }
+            }
             running.add(&group, "transaction pruning") { await Self.pruneTransactionIDs(store, logger: logger) }
             running.add(&group, "memory trimming") { await Self.trimMemory(every: .seconds(5)) }
             for await _ in stop { break }
@@ -72,6 +88,7 @@ public struct BridgeRuntime: Sendable {
             // Everything durable is already in the store; in-flight calls get a bounded time to finish.
             running.exitIfStillRunning(after: shutdownDeadline, logger: logger)
             listener.shutdown()
+            operations?.shutdown()
             bridge.shutdown()
             await component.close()
             group.cancelAll()
@@ -83,6 +100,17 @@ public struct BridgeRuntime: Sendable {
     var componentConfiguration: ComponentConfiguration {
         ComponentConfiguration(host: config.xmpp.serverHost, port: config.xmpp.serverPort,
                                componentDomain: config.xmpp.componentDomain, secret: config.xmpp.componentSecret)
+    }
+
+    /// Keeps readiness honest on an idle bridge: every `interval`, unless some call got an answer within it, asks the
+    /// homeserver `GET /_matrix/client/versions` (cheap, unauthenticated). Runs until cancelled.
+    static func checkHomeserver(_ matrix: AppServiceMatrixLink, health: BridgeHealth, every interval: Duration) async {
+        while !Task.isCancelled {
+            if health.lastHomeserverAnswer.map({ ContinuousClock.now - $0 >= interval }) ?? true {
+                _ = await matrix.checkHomeserver()
+            }
+            try? await Task.sleep(for: interval)
+        }
     }
 
     /// Forgets processed homeserver transaction ids after a week (the homeserver stops retrying long before), hourly.
@@ -108,14 +136,17 @@ public struct BridgeRuntime: Sendable {
 
     /// Appservice ping (Matrix client API §10.3.5): proves the homeserver reaches us and makes Synapse retry at once
     /// what it queued while we were down. Retried with backoff until it works or the task is cancelled.
-    static func pingHomeserver(_ client: MatrixClient, appserviceID: String, logger: Logger) async {
+    static func pingHomeserver(_ client: MatrixClient, appserviceID: String, metrics: BridgeMetrics, logger: Logger) async {
         var delay = Duration.milliseconds(500)
         while !Task.isCancelled {
+            let start = ContinuousClock.now
             do {
                 let roundTrip = try await client.ping(appServiceID: appserviceID)
+                metrics.homeserverRequest("ping", succeeded: true, duration: .now - start)
                 logger.info("Homeserver reaches the bridge", metadata: ["matrix.ping.duration": "\(roundTrip)"])
                 return
             } catch {
+                metrics.homeserverRequest("ping", succeeded: false, duration: .now - start)
                 logger.warning("Homeserver ping failed; retrying", metadata: ["error": error.description])
             }
             try? await Task.sleep(for: delay)

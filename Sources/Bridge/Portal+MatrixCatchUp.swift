@@ -33,6 +33,7 @@ extension Portal {
             guard !missed.isEmpty else { return [:] }
             let added = try await context.store.enqueueInbox(try missed.map { (room, $0.eventID, try $0.inboxPayload()) })
             guard !added.isEmpty else { return [:] }
+            context.metrics.caughtUp(side: "matrix", count: added.count)
             // Usually the homeserver's retry queue after a restart (it pushes them later; the copies are dropped);
             // rarely a stranded transaction.
             logger.info("Took Matrix messages the homeserver had not pushed from the room's timeline", metadata: [

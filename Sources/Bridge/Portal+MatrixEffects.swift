@@ -41,10 +41,14 @@ extension Portal {
             if let setup = delivery.setup { try await prepareGhost(setup) }
             let eventID = try await context.matrix.send(delivery.outgoing, as: delivery.ghost, in: link.matrixRoom,
                                                         txnID: delivery.txnID, timestamp: delivery.message.delay)
+            context.metrics.sentToMatrix(muc: link.muc, key: delivery.key, kind: delivery.outgoing.kind, room: link.matrixRoom,
+                                         eventID: eventID, now: context.clock.now())
             return .matrixDelivered(delivery, eventID: eventID)
         } catch MatrixLinkError.unavailable(let reason) {
             return .matrixDeliveryFailed(delivery, .unavailable(reason))
         } catch {
+            // Refused for good: the machine records it so it is never retried (counted once).
+            context.metrics.refusedByMatrix(muc: link.muc, key: delivery.key)
             return .matrixDeliveryFailed(delivery, .refused(Self.describe(error)))
         }
     }

@@ -31,19 +31,31 @@ extension Portal {
 
     /// Our own message came back from the MUC: its origin-id marks it delivered with the room's stanza-id (the
     /// receipt); otherwise the stanza-id is at least the room's new resume point.
+    ///
+    /// Counted here, once per message: `markDeliveredIfOurs` is true only for the update that moves the mapping to
+    /// `delivered` — a second reflection (a resend that also arrived, an archived copy) finds it delivered already.
     func recordReflection(originID: OriginID?, stanzaID: StanzaID?) async {
         let room = link.matrixRoom
+        context.metrics.reflected(muc: link.muc, stanzaID: stanzaID)
         do {
-            if let originID, try await context.store.markDeliveredIfOurs(room: room, originID: originID, stanzaID: stanzaID) { return }
+            if let originID, try await context.store.markDeliveredIfOurs(room: room, originID: originID, stanzaID: stanzaID) {
+                context.metrics.deliveredToXMPP(room: room, originID: originID, now: context.clock.now())
+                return
+            }
             if let stanzaID { try await context.store.setLastStanzaID(room, stanzaID) }
         } catch {
             logger.error("Could not record a receipt", metadata: ["error": "\(error)"])
         }
     }
 
+    /// Counted here, once per message: this follows only a successful send (`matrixDelivered`), and a message is sent
+    /// only when the map does not have its stanza-id yet — retries end here once, the copies addressed to puppets are
+    /// ignored, and archived copies of bridged messages are dropped by the map lookup before they are sent. (A room
+    /// that assigns no stanza-id has no archive either: its messages arrive once, live.)
     func recordBridged(_ mapping: MessageMapping) async {
         do {
             try await context.store.recordBridgedFromXMPP(mapping)
+            context.metrics.bridgedToMatrix(room: link.matrixRoom, eventID: mapping.eventID, now: context.clock.now())
         } catch {
             logger.error("Could not record a bridged message", metadata: ["error": "\(error)"])
         }
@@ -59,6 +71,7 @@ extension Portal {
     }
 
     func markFailed(_ originID: OriginID) async {
+        context.metrics.refusedByXMPP(room: link.matrixRoom, originID: originID)
         try? await context.store.markFailed(room: link.matrixRoom, originID: originID)
     }
 
@@ -96,6 +109,10 @@ extension Portal {
                 continue
             }
             queued.append(QueuedMatrixEvent(seq: entry.seq, event: event))
+            if case .message(let msgtype, _) = event.content {   // for the kind label; no latency (entered earlier)
+                context.metrics.enteredFromMatrix(room: link.matrixRoom, originID: context.naming.originID(for: event.eventID),
+                                                  msgtype: msgtype, at: nil, now: context.clock.now())
+            }
         }
         return .inboxRead(queued)
     }

@@ -59,7 +59,9 @@ extension Portal {
 
     func fetchArchive(after: StanzaID?, since: Date?) async -> PortalStateMachine.Input {
         do {
-            return .archiveFetched(try await context.xmpp.archive(room: link.muc, as: context.naming.botOccupant, after: after, since: since))
+            let messages = try await context.xmpp.archive(room: link.muc, as: context.naming.botOccupant, after: after, since: since)
+            context.metrics.caughtUp(side: "xmpp", count: messages.count)
+            return .archiveFetched(messages)
         } catch {
             logger.warning("Archive catch-up failed", metadata: ["error": "\(error)"])
             return .archiveFetched(nil)

@@ -25,6 +25,22 @@ public struct CommandContext: Sendable {
         }
     }
 
+    /// Where `serve` logs: `logging.file` when set (else this context's sink), in `logging.format`, with the level
+    /// table of `logging.level` and `logging.levels` — unless `--log-level` set one level for everything.
+    /// Does file I/O when logging to a file.
+    public func serviceLogSink(_ config: Config) throws(CommandFailure) -> LogSink {
+        var sink = logSink
+        if let path = config.logging.file {
+            do {
+                sink = try LogSink.file(path)
+            } catch {
+                throw CommandFailure(error.description)
+            }
+        }
+        sink.configure(format: config.logging.format, levels: logLevelOverride == nil ? config.logging.levelTable : nil)
+        return sink
+    }
+
     /// The process logger for `config`: the level from `--log-level`, else the config's for a service (`serve`);
     /// one-shot commands stay silent unless `--log-level` asks (their outcome is their one line of output).
     public func logger(_ config: Config, label: String = "isthmus", service: Bool = false) -> Logger {

@@ -36,7 +36,7 @@ public enum IsthmusCommandLine {
             environment: ProcessInfo.processInfo.environment,
             print: { StandardStreams.writeOutput($0 + "\n") },
             printError: { StandardStreams.writeError($0 + "\n") },
-            logSink: .standardError)
+            logSink: .makeStandardError())
         exit(status)
     }
 
@@ -44,7 +44,7 @@ public enum IsthmusCommandLine {
     public static func run(_ arguments: [String], environment: [String: String],
                            print: @escaping @Sendable (String) -> Void,
                            printError: @escaping @Sendable (String) -> Void,
-                           logSink: LogSink = .standardError) async -> Int32 {
+                           logSink: LogSink = .makeStandardError()) async -> Int32 {
         do {
             let invocation = try CommandLineParser.parse(arguments, subcommands: subcommands)
             switch invocation {

@@ -22,8 +22,12 @@ struct ServeCommand: Subcommand {
 
     func run(_ context: CommandContext) async throws {
         let config = try context.loadConfig()
-        let logger = context.logger(config, service: true)
+        let sink = try context.serviceLogSink(config)
+        let logger = Logger(label: "isthmus", level: context.logLevelOverride ?? config.logging.level, sink: sink)
         let stop = SignalStream.termination()
+        let reloader = LogReloader(sink: sink, configPath: context.configPath, environment: context.environment,
+                                   levelOverride: context.logLevelOverride, logger: logger)
+        defer { reloader.cancel() }
         do {
             try await BridgeRuntime(config: config, logger: logger).run(until: stop)
         } catch let error as BridgeRuntime.StartError {

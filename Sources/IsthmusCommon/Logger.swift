@@ -35,7 +35,8 @@ public struct Logger: Sendable {
 
     /// The component that logs, e.g. `xmpp.component` or `bridge.portal`.
     public var label: String
-    /// Records below this level are dropped before their message or metadata is built.
+    /// Records below this level are dropped before their message or metadata is built — unless the sink carries a
+    /// level table (``LogSink/configure(format:levels:)``), which then decides for every logger writing to it.
     public var logLevel: Level
     /// Metadata added to every record of this logger.
     public var metadata: Metadata
@@ -71,7 +72,7 @@ public struct Logger: Sendable {
 
     /// Logs `message` at `level` if the logger's level lets it through.
     public func log(_ level: Level, _ message: @autoclosure () -> String, metadata extra: @autoclosure () -> Metadata = [:]) {
-        guard level >= logLevel else { return }
+        guard level >= sink.threshold(for: label, own: logLevel) else { return }
         var merged = metadata
         for (key, value) in extra() { merged[key] = value }
         sink.write(LogRecord(date: Date(), level: level, label: label, message: message(), metadata: merged))

@@ -11,7 +11,8 @@ public enum StandardStreams {
     /// Writes `text` to stderr, retrying short writes.
     public static func writeError(_ text: String) { write(all: text, to: STDERR_FILENO) }
 
-    private static func write(all text: String, to descriptor: Int32) {
+    /// Writes all of `text` to `descriptor`, retrying short writes and interruptions.
+    public static func write(all text: String, to descriptor: Int32) {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { raw in

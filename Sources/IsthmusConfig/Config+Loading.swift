@@ -69,21 +69,25 @@ extension Config {
         var dbReader = try top.section("database")
         let rawPath = try dbReader.optionalString("path") ?? "isthmus.sqlite"
         if rawPath.isEmpty { throw dbReader.invalid("path", "must not be empty") }
-        let path = rawPath.hasPrefix("/") ? rawPath : URL(fileURLWithPath: baseDirectory).appendingPathComponent(rawPath).standardizedFileURL.path
+        let path = resolve(rawPath, against: baseDirectory)
         warnings += dbReader.unknownKeys()
 
         var logReader = try top.section("logging")
-        let levelName = try logReader.optionalString("level") ?? "info"
-        guard let level = Logger.Level(name: levelName) else {
-            let names = Logger.Level.allCases.map(\.description).joined(separator: ", ")
-            throw logReader.invalid("level", "unknown level '\(levelName)' (one of \(names))")
-        }
+        let logging = try decodeLogging(&logReader, baseDirectory: baseDirectory)
         warnings += logReader.unknownKeys()
+
+        var metricsReader = try top.section("metrics")
+        let metrics = try decodeMetrics(&metricsReader)
+        if let listen = metrics.listen, listen.port == appservice.listen.port,
+           listen.host == appservice.listen.host || [listen.host, appservice.listen.host].contains(where: { $0 == "0.0.0.0" || $0 == "::" }) {
+            throw metricsReader.invalid("listen", "\(listen) is appservice.listen's port; the operations listener needs its own")
+        }
+        warnings += metricsReader.unknownKeys()
         warnings += top.unknownKeys()
 
         var config = Config(
             matrix: matrix, appservice: appservice, xmpp: xmpp,
-            database: Database(path: path), logging: Logging(level: level))
+            database: Database(path: path), logging: logging, metrics: metrics)
         config.warnings = warnings
         return config
     }
@@ -161,6 +165,11 @@ extension Config {
             throw ConfigError(.missingSecret(variable: variable), key: "\(reader.path).\(key)", mark: reader.mark)
         }
         return fromFile
+    }
+
+    /// `path` made absolute against the config file's folder.
+    static func resolve(_ path: String, against baseDirectory: String) -> String {
+        path.hasPrefix("/") ? path : URL(fileURLWithPath: baseDirectory).appendingPathComponent(path).standardizedFileURL.path
     }
 
     private static func httpURL(_ text: String) -> URL? {

@@ -46,7 +46,23 @@ public struct Config: Sendable, Equatable {
 
     /// `logging:` — log output.
     public struct Logging: Sendable, Equatable {
+        /// The level of every logger without a more specific entry in ``levels``.
         public var level: Logger.Level
+        /// `text` (one logfmt-like line per record) or `json` (one JSON object per line).
+        public var format: LogFormat = .text
+        /// Levels by logger label (`xmpp.component`) or dotted prefix of labels (`xmpp`); the longest match wins.
+        public var levels: [String: Logger.Level] = [:]
+        /// Where the log goes: this file (absolute; reopened on SIGHUP) or, when nil, standard error.
+        public var file: String?
+
+        /// The level table for ``LogSink/configure(levels:)``.
+        public var levelTable: LogLevels { LogLevels(default: level, modules: levels) }
+    }
+
+    /// `metrics:` — the operations listener (Prometheus `/metrics`, `/health`, `/ready`).
+    public struct Metrics: Sendable, Equatable {
+        /// Where it listens; nil (key absent): no listener.
+        public var listen: HostPort?
     }
 
     public var matrix: Matrix
@@ -54,12 +70,13 @@ public struct Config: Sendable, Equatable {
     public var xmpp: XMPP
     public var database: Database
     public var logging: Logging
+    public var metrics = Metrics()
     /// Non-fatal findings (unknown keys), to be shown by `check-config` and logged by `serve`.
     public var warnings: [ConfigError] = []
 
     public static func == (lhs: Config, rhs: Config) -> Bool {
         lhs.matrix == rhs.matrix && lhs.appservice == rhs.appservice && lhs.xmpp == rhs.xmpp
-            && lhs.database == rhs.database && lhs.logging == rhs.logging
+            && lhs.database == rhs.database && lhs.logging == rhs.logging && lhs.metrics == rhs.metrics
     }
 
     /// The bridge bot's full Matrix user id, e.g. `@isthmus:localhost`.

@@ -92,6 +92,15 @@ struct ConfigReader {
         }
     }
 
+    /// A nested mapping's entries as they are (for maps with free keys, such as `logging.levels`); absent → empty.
+    mutating func optionalMapping(_ key: String) throws(ConfigError) -> [(key: String, keyMark: YAMLNode.Mark, value: YAMLNode)] {
+        guard let value = node(key) else { return [] }
+        guard case .mapping(let entries, _) = value else {
+            throw ConfigError(.wrongType(expected: "a mapping"), key: keyPath(key), mark: value.mark)
+        }
+        return entries
+    }
+
     /// An error about `key`'s value, positioned at it.
     func invalid(_ key: String, _ reason: String) -> ConfigError {
         ConfigError(.invalidValue(reason: reason), key: keyPath(key), mark: mark(of: key))

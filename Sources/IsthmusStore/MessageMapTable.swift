@@ -116,12 +116,14 @@ extension Store {
     }
 
     /// The receipt of one of our Matrix → XMPP messages, in one write: marks the mapping with `originID` delivered with
-    /// the room's `stanzaID` and advances the resume point — if there is such a mapping; returns whether there was.
+    /// the room's `stanzaID` and advances the resume point — if there is such a mapping not yet delivered; returns
+    /// whether there was. A second reflection of the same message (a resend that also arrived) changes nothing and
+    /// returns false, so true happens once per message.
     public func markDeliveredIfOurs(room: RoomID, originID: OriginID, stanzaID: StanzaID?) throws -> Bool {
         try write { db in
             let updated = try db.run("""
                 UPDATE message_map SET state = 'delivered', stanza_id = COALESCE(?, stanza_id), body = NULL
-                WHERE matrix_room = ? AND origin_id = ? AND direction = 'm2x'
+                WHERE matrix_room = ? AND origin_id = ? AND direction = 'm2x' AND state <> 'delivered'
                 """, stanzaID, room, originID) > 0
             if updated, let stanzaID { try RoomStateTable.setLastStanzaID(db, room: room, stanzaID: stanzaID) }
             return updated

@@ -32,6 +32,14 @@ final class EndToEndHarness: @unchecked Sendable {
         try BridgeProcess.run(arguments + ["-c", config.path])
     }
 
+    /// Rewrites this scenario's config file (e.g. to turn JSON logs on); fails when the change does nothing.
+    func editConfig(_ change: (String) -> String) throws {
+        let text = try String(contentsOf: config, encoding: .utf8)
+        let changed = change(text)
+        XCTAssertNotEqual(changed, text, "the config edit changed nothing")
+        try changed.write(to: config, atomically: true, encoding: .utf8)
+    }
+
     /// Starts `isthmus serve` and waits until it is connected to both servers.
     func startBridge() async throws {
         serveCount += 1

@@ -38,6 +38,9 @@ func configError(_ text: String, environment: [String: String] = [:]) -> String?
         #expect(config.xmpp.botNick == "Relay")
         #expect(config.database.path == "/srv/isthmus/data/bridge.sqlite")
         #expect(config.logging.level == .debug)
+        #expect(config.logging.format == .json)
+        #expect(config.logging.levels == ["xmpp.component": .info])
+        #expect(config.metrics.listen == HostPort(host: "127.0.0.1", port: 9464))
         #expect(config.botUserID == "@bridgebot:example.org")
         #expect(config.warnings.isEmpty)
     }

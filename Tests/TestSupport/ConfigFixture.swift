@@ -25,6 +25,11 @@ public enum ConfigFixture {
           path: data/bridge.sqlite
         logging:
           level: debug
+          format: json
+          levels:
+            xmpp.component: info
+        metrics:
+          listen: 127.0.0.1:9464
 
         """
 

@@ -39,6 +39,8 @@ public struct TestBed: Sendable {
     public let synapseURL: URL
     /// The port the bridge's appservice listener must use; Synapse pushes transactions there (`ISTHMUS_TEST_AS_PORT`).
     public let appServicePort: Int
+    /// The bridge's operations listener (`metrics.listen` in the bed's config).
+    public let metricsPort: Int
     /// The token the bridge presents to Synapse (`ISTHMUS_TEST_AS_TOKEN`).
     public let asToken: String
     /// The token Synapse presents to the bridge (`ISTHMUS_TEST_HS_TOKEN`).
@@ -78,6 +80,7 @@ public struct TestBed: Sendable {
             componentSecret: try reader.string("ISTHMUS_TEST_COMPONENT_SECRET"),
             synapseURL: try reader.url("ISTHMUS_TEST_SYNAPSE_URL"),
             appServicePort: try reader.port("ISTHMUS_TEST_AS_PORT"),
+            metricsPort: try reader.port("ISTHMUS_TEST_METRICS_PORT"),
             asToken: try reader.string("ISTHMUS_TEST_AS_TOKEN"),
             hsToken: try reader.string("ISTHMUS_TEST_HS_TOKEN"),
             synapseLog: try reader.file("ISTHMUS_TEST_SYNAPSE_LOG"),

@@ -1,0 +1,47 @@
+import Synchronization
+
+/// What `/ready` decides on: whether the XMPP component is connected and when the homeserver last answered.
+/// Updated from wherever those are observed; read by the operations listener. Thread-safe.
+public final class BridgeHealth: Sendable {
+    /// Why the bridge is not ready.
+    public struct Verdict: Sendable, Equatable {
+        /// Empty: ready.
+        public var reasons: [String]
+        public var ready: Bool { reasons.isEmpty }
+    }
+
+    /// How recent the homeserver's last answer must be.
+    public let homeserverWindow: Duration
+    private let connected = Atomic<Bool>(false)
+    private let lastAnswer = Mutex<ContinuousClock.Instant?>(nil)
+
+    public init(homeserverWindow: Duration = .seconds(60)) {
+        self.homeserverWindow = homeserverWindow
+    }
+
+    /// The XMPP component connected (true) or lost its connection (false).
+    public func xmppConnected(_ value: Bool) { connected.store(value, ordering: .relaxed) }
+
+    /// The homeserver answered a call successfully (any client call, the appservice ping, the periodic check).
+    public func homeserverAnswered(at instant: ContinuousClock.Instant = .now) {
+        lastAnswer.withLock { $0 = max($0 ?? instant, instant) }
+    }
+
+    /// When the homeserver last answered.
+    public var lastHomeserverAnswer: ContinuousClock.Instant? { lastAnswer.withLock { $0 } }
+
+    /// Ready when the component is connected and the homeserver answered within ``homeserverWindow`` of `now`.
+    public func verdict(now: ContinuousClock.Instant = .now) -> Verdict {
+        var reasons: [String] = []
+        if !connected.load(ordering: .relaxed) { reasons.append("the XMPP component is not connected") }
+        if let last = lastHomeserverAnswer {
+            let silence = now - last
+            if silence > homeserverWindow {
+                reasons.append("the homeserver has not answered for \(silence.components.seconds) s")
+            }
+        } else {
+            reasons.append("the homeserver has not answered yet")
+        }
+        return Verdict(reasons: reasons)
+    }
+}

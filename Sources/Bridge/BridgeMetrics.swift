@@ -1,0 +1,170 @@
+import IsthmusCommon
+import IsthmusMetrics
+import IsthmusStore
+import Synchronization
+
+/// The bridge's metrics by name (see docs/deploy.md, "Monitoring"), on one ``MetricsRegistry``. Thread-safe; one
+/// instance per running bridge, passed down in ``BridgeContext`` and to ``AppServiceMatrixLink``.
+///
+/// Labels carry only fixed vocabularies (directions, kinds, reasons, methods, statuses) — never user or room ids.
+public final class BridgeMetrics: Sendable {
+    /// Which way a message went.
+    public enum Direction: String, Sendable, CaseIterable {
+        case xmppToMatrix = "xmpp_to_matrix"
+        case matrixToXMPP = "matrix_to_xmpp"
+    }
+
+    /// What a bridged message was. Only `text`, `emote`, `notice` and `media` (a Matrix file message, bridged as its
+    /// body) can occur today; `edit`, `reaction` and `retraction` are not bridged yet and get no series until they are.
+    public enum MessageKind: String, Sendable {
+        case text, emote, notice, media, edit, reaction, retraction
+
+        /// The kind of a Matrix `msgtype`.
+        init(_ msgtype: MessageType) {
+            switch msgtype.rawValue {
+            case "m.emote": self = .emote
+            case "m.notice": self = .notice
+            case "m.image", "m.file", "m.audio", "m.video": self = .media
+            default: self = .text
+            }
+        }
+
+        /// The kind of a message the bridge posts in Matrix.
+        init(_ kind: OutgoingMatrixMessage.Kind) {
+            switch kind {
+            case .text: self = .text
+            case .emote: self = .emote
+            case .notice: self = .notice
+            }
+        }
+    }
+
+    /// Why a message could not be bridged (its sender was told).
+    public enum FailureReason: String, Sendable {
+        /// The homeserver refused the message for good (after the client's retries).
+        case homeserverRefused = "homeserver_refused"
+        /// The MUC refused it, or the sender's occupant could not join.
+        case xmppRefused = "xmpp_refused"
+    }
+
+    /// The families, for scrapes.
+    public let registry: MetricsRegistry
+    /// Readiness inputs (XMPP connection, last homeserver answer).
+    public let health: BridgeHealth
+    /// Messages on their way, for the latency histogram and the kind label.
+    let inFlight = InFlightMessages()
+
+    private let messages: CounterFamily
+    private let failures: CounterFamily
+    private let latency: HistogramFamily
+    private let links: GaugeFamily
+    private let ghosts: Gauge
+    private let puppets: Gauge
+    private let inbox: Gauge
+    private let transactions: Counter
+    private let requests: CounterFamily
+    private let requestDuration: HistogramFamily
+    private let xmppConnected: Gauge
+    private let xmppReconnects: Counter
+    private let catchUp: CounterFamily
+
+    /// Bucket bounds of the latency histograms, seconds.
+    static let latencyBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300]
+
+    /// Registers every family (and the process metrics) on a new registry.
+    public init(health: BridgeHealth = BridgeHealth()) {
+        let registry = MetricsRegistry()
+        self.registry = registry
+        self.health = health
+        messages = registry.counter("isthmus_messages_total", help: "Messages bridged, counted once when delivered.",
+                                    labels: ["direction", "kind"])
+        failures = registry.counter("isthmus_message_failures_total",
+                                    help: "Messages that could not be bridged (their sender was told).", labels: ["direction", "reason"])
+        latency = registry.histogram("isthmus_bridge_latency_seconds",
+                                     help: "Time from a message entering the bridge to its delivery on the other side.",
+                                     labels: ["direction"], buckets: Self.latencyBuckets)
+        links = registry.gauge("isthmus_links", help: "Linked room pairs by status.", labels: ["status"])
+        ghosts = registry.gauge("isthmus_ghosts", help: "Matrix ghost users registered for XMPP occupants.").labels()
+        puppets = registry.gauge("isthmus_puppets", help: "XMPP occupants held for Matrix users, one per room and user.").labels()
+        inbox = registry.gauge("isthmus_inbox_depth", help: "Matrix events accepted from the homeserver and not yet handled.").labels()
+        transactions = registry.counter("isthmus_homeserver_transactions_total",
+                                        help: "New transactions the homeserver pushed (retries of processed ones excluded).").labels()
+        requests = registry.counter("isthmus_homeserver_requests_total", help: "Client-server API calls to the homeserver.",
+                                    labels: ["method", "outcome"])
+        requestDuration = registry.histogram("isthmus_homeserver_request_duration_seconds",
+                                             help: "Duration of client-server API calls, the client's own retries included.",
+                                             labels: ["method"], buckets: Self.latencyBuckets)
+        xmppConnected = registry.gauge("isthmus_xmpp_connected", help: "1 while the XMPP component is connected, else 0.").labels()
+        xmppReconnects = registry.counter("isthmus_xmpp_reconnects_total",
+                                          help: "Times the XMPP component connected again after losing its connection.").labels()
+        catchUp = registry.counter("isthmus_catchup_messages_total",
+                                   help: "Messages found by catch-up: the MUC archive (xmpp) or the Matrix timeline (matrix).",
+                                   labels: ["side"])
+        ProcessMetrics.register(in: registry)
+        for kind in [MessageKind.text, .emote] { _ = messages.labels(Direction.xmppToMatrix.rawValue, kind.rawValue) }
+        for kind in [MessageKind.text, .emote, .notice, .media] { _ = messages.labels(Direction.matrixToXMPP.rawValue, kind.rawValue) }
+        _ = failures.labels(Direction.xmppToMatrix.rawValue, FailureReason.homeserverRefused.rawValue)
+        _ = failures.labels(Direction.matrixToXMPP.rawValue, FailureReason.xmppRefused.rawValue)
+        for direction in Direction.allCases { _ = latency.labels(direction.rawValue) }
+        for status in ["pending", "active", "error"] { _ = links.labels(status) }
+        for side in ["xmpp", "matrix"] { _ = catchUp.labels(side) }
+    }
+
+    /// The scrape answer's text.
+    public func exposition() -> String { registry.exposition() }
+
+    // MARK: Messages
+
+    /// A message was delivered (see the call sites for why each is once per message).
+    func delivered(_ direction: Direction, kind: MessageKind, enteredAt: ContinuousClock.Instant?, now: ContinuousClock.Instant) {
+        messages.labels(direction.rawValue, kind.rawValue).increment()
+        if let enteredAt { latency.labels(direction.rawValue).observe(now - enteredAt) }
+    }
+
+    /// A message could not be bridged, for good.
+    func failed(_ direction: Direction, _ reason: FailureReason) {
+        failures.labels(direction.rawValue, reason.rawValue).increment()
+    }
+
+    /// Catch-up found `count` messages on `side` (`xmpp`: the MUC archive; `matrix`: the room's timeline).
+    func caughtUp(side: String, count: Int) {
+        guard count > 0 else { return }
+        catchUp.labels(side).increment(by: UInt64(count))
+    }
+
+    // MARK: Connections
+
+    /// A new homeserver transaction was accepted.
+    func transactionAccepted() { transactions.increment() }
+
+    /// The XMPP link's state changed.
+    func xmppLink(connected: Bool, reconnected: Bool = false) {
+        xmppConnected.set(connected ? 1 : 0)
+        if connected && reconnected { xmppReconnects.increment() }
+        health.xmppConnected(connected)
+    }
+
+    /// A client-server call ended (`succeeded`: it returned a result). A success is an answer for readiness.
+    public func homeserverRequest(_ method: String, succeeded: Bool, duration: Duration) {
+        requests.labels(method, succeeded ? "success" : "error").increment()
+        requestDuration.labels(method).observe(duration)
+        if succeeded { health.homeserverAnswered() }
+    }
+
+    // MARK: Store gauges
+
+    /// Sets the store-backed gauges from `counts`.
+    func update(_ counts: StoreCounts) {
+        for status in Set(["pending", "active", "error"]).union(counts.linksByStatus.keys) {
+            links.labels(status).set(Double(counts.linksByStatus[status] ?? 0))
+        }
+        ghosts.set(Double(counts.ghosts))
+        puppets.set(Double(counts.puppets))
+        inbox.set(Double(counts.inbox))
+    }
+
+    /// Reads the store's counts into the gauges (before a scrape). Does store I/O; failures leave the last values.
+    public func refresh(from store: Store) async {
+        if let counts = try? await store.counts() { update(counts) }
+    }
+}

@@ -1,0 +1,72 @@
+import Bridge
+import Foundation
+import IsthmusCommon
+import IsthmusStore
+import MatrixAppService
+import Testing
+import TestSupport
+
+/// The bridge's counters against scripted fakes: once per delivered message, whatever the duplicates and retries.
+@Suite struct BridgeMetricsTests {
+    let room = RoomID("!room:localhost")!
+    let muc = JID("lounge@conference.localhost")!
+    let alice = UserID("@alice:localhost")!
+
+    func scrape(_ harness: PortalTests.Harness) throws -> MetricsScrape { try MetricsScrape(harness.bridge.metrics.exposition()) }
+
+    func linked(_ harness: PortalTests.Harness) async throws {
+        harness.matrix.state.withLock { $0.members[room] = [alice: "Alice"] }
+        try await harness.store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
+        harness.xmpp.feed.yield(.connected(reconnected: false))
+        try await eventually("link active") { try await harness.store.roomLinks().first?.status == .active }
+    }
+
+    @Test func anXMPPMessageCountsOnceDespiteADuplicateCopyAndRetries() async throws {
+        let harness = try PortalTests.Harness()
+        try await linked(harness)
+        harness.matrix.state.withLock { $0.unavailableSends = 2 }
+        let first = harness.xmpp.occupantSays("romeo", "first", in: muc)
+        harness.xmpp.feed.yield(.message(first))   // a duplicate copy
+        _ = harness.xmpp.occupantSays("romeo", "/me bows", in: muc)
+        try await eventually("both bridged", timeout: 15) { harness.matrix.state.withLock { $0.sent.count } == 2 }
+        try await eventually("both counted") {
+            try scrape(harness)["isthmus_messages_total{direction=\"xmpp_to_matrix\",kind=\"emote\"}"] == 1
+        }
+        let metrics = try scrape(harness)
+        #expect(metrics["isthmus_messages_total{direction=\"xmpp_to_matrix\",kind=\"text\"}"] == 1)
+        #expect(metrics["isthmus_bridge_latency_seconds_count{direction=\"xmpp_to_matrix\"}"] == 2)
+        #expect(metrics["isthmus_xmpp_connected"] == 1)
+        await harness.stop()
+    }
+
+    @Test func aMatrixMessageCountsOnceDespiteAReplayedTransaction() async throws {
+        let harness = try PortalTests.Harness()
+        try await linked(harness)
+        let event = MatrixRoomEvent(eventID: EventID("$m1")!, room: room, sender: alice, content: .message(msgtype: .emote, body: "waves"))
+        try await harness.bridge.acceptMatrixEvents([event])
+        try await harness.bridge.acceptMatrixEvents([event])   // a replayed transaction
+        let notice = MatrixRoomEvent(eventID: EventID("$m2")!, room: room, sender: alice, content: .message(msgtype: .notice, body: "n"))
+        try await harness.bridge.acceptMatrixEvents([notice])
+        try await eventually("both receipted") {
+            try await harness.store.mapping(room: room, eventID: EventID("$m2")!)?.state == .delivered
+        }
+        let metrics = try scrape(harness)
+        #expect(metrics["isthmus_messages_total{direction=\"matrix_to_xmpp\",kind=\"emote\"}"] == 1)
+        #expect(metrics["isthmus_messages_total{direction=\"matrix_to_xmpp\",kind=\"notice\"}"] == 1)
+        #expect(metrics["isthmus_messages_total{direction=\"matrix_to_xmpp\",kind=\"text\"}"] == 0)
+        #expect(metrics["isthmus_bridge_latency_seconds_count{direction=\"matrix_to_xmpp\"}"] == 2)
+        await harness.stop()
+    }
+
+    @Test func readinessNeedsTheComponentAndARecentHomeserverAnswer() {
+        let health = BridgeHealth(homeserverWindow: .seconds(60))
+        let start = ContinuousClock.now
+        #expect(health.verdict(now: start).reasons == ["the XMPP component is not connected", "the homeserver has not answered yet"])
+        health.xmppConnected(true)
+        health.homeserverAnswered(at: start)
+        #expect(health.verdict(now: start + .seconds(60)).ready)
+        #expect(health.verdict(now: start + .seconds(61)).reasons == ["the homeserver has not answered for 61 s"])
+        health.xmppConnected(false)
+        #expect(health.verdict(now: start + .seconds(1)).reasons == ["the XMPP component is not connected"])
+    }
+}

@@ -1,0 +1,35 @@
+import IsthmusCommon
+import IsthmusStore
+import TestSupport
+import Testing
+
+/// The counts behind the bridge's gauges, and the receipt that happens once per message (what the message counter
+/// relies on).
+@Suite struct StoreCountsTests {
+    let room = RoomID("!r:localhost")!
+
+    @Test func countsLinksByStatusGhostsPuppetsAndInbox() async throws {
+        let store = try Store(path: ":memory:", logger: .disabled)
+        #expect(try await store.counts() == StoreCounts(linksByStatus: [:], ghosts: 0, puppets: 0, inbox: 0))
+        try await store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: JID("a@muc.localhost")!))
+        try await store.insertRoomLink(RoomLink(matrixRoom: RoomID("!s:localhost")!, matrixAlias: nil, muc: JID("b@muc.localhost")!))
+        try await store.updateRoomLinkStatus(room, status: .active, detail: nil)
+        _ = try await store.recordGhost(UserID("@_xmpp_a:localhost")!, identity: "a@localhost", globalName: "A")
+        try await store.savePuppet(Puppet(room: room, user: UserID("@alice:localhost")!, occupant: JID("x@bridge.localhost/y")!,
+                                          nick: "Alice", displayname: "Alice", joined: true))
+        _ = try await store.enqueueInbox([(room, EventID("$1")!, [1]), (room, EventID("$2")!, [2])])
+        #expect(try await store.counts() == StoreCounts(linksByStatus: ["active": 1, "pending": 1], ghosts: 1, puppets: 1, inbox: 2))
+    }
+
+    @Test func aSecondReflectionOfTheSameMessageIsNotASecondReceipt() async throws {
+        let store = try Store(path: ":memory:", logger: .disabled)
+        let originID = OriginID("isthmus-1")!
+        _ = try await store.insertMapping(MessageMapping(room: room, eventID: EventID("$e")!, stanzaID: nil, originID: originID,
+                                                         direction: .matrixToXMPP, sender: .matrix(UserID("@alice:localhost")!),
+                                                         state: .sending, body: "hi"))
+        #expect(try await store.markDeliveredIfOurs(room: room, originID: originID, stanzaID: StanzaID("s1")))
+        #expect(try await !store.markDeliveredIfOurs(room: room, originID: originID, stanzaID: StanzaID("s2")))
+        #expect(try await store.mapping(room: room, originID: originID)?.stanzaID == StanzaID("s1"))
+        #expect(try await !store.markDeliveredIfOurs(room: room, originID: OriginID("other")!, stanzaID: nil))
+    }
+}
