@@ -16,8 +16,7 @@ actor Portal {
     let context: BridgeContext
     let logger: Logger
 
-    private let events: AsyncStream<PortalEvent>
-    private let continuation: AsyncStream<PortalEvent>.Continuation
+    private let queue = PortalQueue()
     /// The room's logic and model.
     private(set) var machine: PortalStateMachine
     /// The pending inbox retry (owned here: replaced by a newer one, cancelled when the portal ends).
@@ -33,27 +32,44 @@ actor Portal {
         machine = PortalStateMachine(configuration: .init(
             room: link.matrixRoom, muc: link.muc, naming: context.naming, botUserID: matrix.botUserID,
             ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) }))
-        (events, continuation) = AsyncStream.makeStream(of: PortalEvent.self)
     }
 
     /// Queues an event for this portal. Safe from any context; order of calls is order of handling.
     nonisolated func enqueue(_ event: PortalEvent) {
-        continuation.yield(event)
+        queue.enqueue(event)
     }
 
     /// Ends the portal's loop after the events already queued (graceful shutdown: nobody leaves any room).
     nonisolated func finish() {
-        continuation.finish()
+        queue.finish()
     }
 
     /// Handles events until ``finish()`` or unlink. Returns when the loop ends.
+    ///
+    /// Each burst of queued events is handled in a child task that ends with the burst, so the memory of deep async
+    /// call stacks (a ghost's setup through the Matrix client, an activation) is given back instead of being kept by
+    /// this long-lived task (see ``PortalQueue``).
     func run() async {
-        for await event in events {
-            await feed(.event(event))
-            if machine.closed { break }
+        while true {
+            await queue.waitForEvents()
+            let (burst, finished) = queue.takeAll()
+            if !burst.isEmpty {
+                await withDiscardingTaskGroup { group in
+                    group.addTask { await self.handle(burst) }
+                }
+            }
+            if finished || machine.closed { break }
         }
-        continuation.finish()
+        queue.finish()
         retryTimer?.cancel()
+    }
+
+    /// Handles a burst of events in order (stops after unlink).
+    private func handle(_ burst: [PortalEvent]) async {
+        for event in burst {
+            await feed(.event(event))
+            if machine.closed { return }
+        }
     }
 
     /// Feeds the machine and performs what it asks, outcomes first (each outcome's actions run before the rest).
