@@ -33,15 +33,25 @@ public final class Bridge: Sendable {
 
     /// After the bridge started or failed a transaction, rooms check their timelines this long afterwards (in the
     /// background: a message stranded with nothing after it). Synapse retries a failed transaction after 2 s, then 4 s, …
-    static let backgroundTimelineChecks: [Duration] = [.seconds(5), .seconds(15), .seconds(45)]
+    /// Two rounds: each costs the homeserver one `/messages` call per linked room.
+    public static let defaultBackgroundTimelineChecks: [Duration] = [.seconds(10), .seconds(40)]
+    private let backgroundTimelineChecks: [Duration]
+    /// Rooms asked at once in a round of background checks (then a pause), so a thousand rooms do not hit the
+    /// homeserver in the same instant.
+    static let timelineCheckBatch = 50
+    static let timelineCheckPause: Duration = .milliseconds(100)
 
     /// Creates the bridge over a store and both links. No I/O until ``run(xmppEvents:)``.
     /// `timelineCheckWindow`: how long after a start or a failed transaction the homeserver may strand a transaction
     /// (see ``TransactionGapDetector``; tests shorten it). `clock`: the time source of every decision (tests inject one).
+    /// `backgroundTimelineChecks`: when rooms check their timelines after a start or a failed transaction.
     /// `metrics`: where the bridge counts what it does (the runtime shares it with the operations listener).
     public init(store: Store, xmpp: any XMPPLink, matrix: any MatrixLink, naming: BridgeNaming, logger: Logger,
                 linkPollInterval: Duration = .seconds(1), selfCheckInterval: Duration = .seconds(300),
-                timelineCheckWindow: Duration = .seconds(120), clock: TimeSource = .system, metrics: BridgeMetrics = BridgeMetrics()) {
+                timelineCheckWindow: Duration = .seconds(120),
+                backgroundTimelineChecks: [Duration] = Bridge.defaultBackgroundTimelineChecks,
+                clock: TimeSource = .system, metrics: BridgeMetrics = BridgeMetrics()) {
+        self.backgroundTimelineChecks = backgroundTimelineChecks
         let (commands, control) = AsyncStream.makeStream(of: Command.self)
         self.commands = commands
         self.control = control
@@ -97,9 +107,10 @@ public final class Bridge: Sendable {
             for await command in commands {
                 switch command {
                 case .homeserverRetrying:
+                    let checks = backgroundTimelineChecks
                     group.addTask {
                         var waited = Duration.zero
-                        for delay in Self.backgroundTimelineChecks {
+                        for delay in checks {
                             try? await Task.sleep(for: delay - waited)
                             if Task.isCancelled { return }
                             waited = delay
@@ -109,7 +120,15 @@ public final class Bridge: Sendable {
                 case .reloadLinks:
                     await reloadLinks(&group)
                 case .checkTimelines:
-                    for portal in directory.all { portal.enqueue(.checkTimeline) }
+                    let portals = directory.all
+                    group.addTask {
+                        for (index, portal) in portals.enumerated() {
+                            if index > 0, index % Self.timelineCheckBatch == 0 {
+                                guard (try? await Task.sleep(for: Self.timelineCheckPause)) != nil else { return }
+                            }
+                            portal.enqueue(.checkTimeline)
+                        }
+                    }
                 case .selfCheck:
                     for portal in directory.all { portal.enqueue(.selfCheck) }
                 case .portal(let notice):
@@ -155,6 +174,14 @@ public final class Bridge: Sendable {
                 if let transaction { try await context.store.markTransactionProcessed(transaction) }
                 return
             }
+            // In flight before the commit: a portal may take the rows from the store (a drain, a timeline check) and
+            // send them before this call returns. A replay of a delivered message leaves an entry that expires.
+            for (_, event) in byID {
+                if case .message(let msgtype, _) = event.content {
+                    context.metrics.enteredFromMatrix(room: event.room, originID: context.naming.originID(for: event.eventID),
+                                                      msgtype: msgtype, at: accepted, now: accepted)
+                }
+            }
             let added: [InboxEntry]
             if let transaction {
                 added = try await context.store.enqueueInbox(rows, markingProcessed: transaction)
@@ -170,10 +197,6 @@ public final class Bridge: Sendable {
             for entry in added {
                 guard let event = byID[entry.eventID] else { continue }
                 perRoom[entry.room, default: []].append(QueuedMatrixEvent(seq: entry.seq, event: event))
-                if case .message(let msgtype, _) = event.content {
-                    context.metrics.enteredFromMatrix(room: entry.room, originID: context.naming.originID(for: entry.eventID),
-                                                      msgtype: msgtype, at: accepted, now: accepted)
-                }
             }
             for (room, queued) in perRoom { directory.portal(for: room)?.enqueue(.matrixEvents(queued)) }
         } catch {
