@@ -17,7 +17,7 @@ struct HTTPRequest: Sendable {
 /// One answer. Pure value.
 struct HTTPResponse: Sendable {
     var status: Int
-    /// Header names lowercased (the last value of a repeated header).
+    /// The headers the client reads (`retry-after`), names lowercased.
     var headers: [String: String]
     var body: Data
     /// The HTTP version the answer came in: `1.1` or `2`.
