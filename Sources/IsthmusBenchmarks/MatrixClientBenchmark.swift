@@ -8,7 +8,7 @@ import Matrix
 ///
 /// Each HTTP client runs in a worker process of its own (`isthmus-bench client-worker`), so its CPU time and memory are
 /// its own: the fake homeserver stays in this process. Both clients run in one benchmark run, one after the other,
-/// against the same fake. `ISTHMUS_BENCH_CLIENT_CALLS` sets the calls per client (default 100,000; the first
+/// against the same fake, in two rounds taking turns (each figure is the better of the two). `ISTHMUS_BENCH_CLIENT_CALLS` sets the calls per client (default 100,000; the first
 /// 10,000 sequential, the rest 16 in flight).
 struct MatrixClientBenchmark {
     let report: Report
@@ -24,10 +24,19 @@ struct MatrixClientBenchmark {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await fake.run() }
             defer { fake.stop() }
+            // Two rounds, the clients taking turns, keeping each figure's better value: on a shared 2-core machine one
+            // run can catch a busy spell of other work, and every cross-thread wake-up then waits for a core.
+            var best: [String: [String: Double]] = [:]
+            for round in 1...Self.rounds {
+                for (key, name) in Self.transports {
+                    progress("client: \(name), \(total) calls (round \(round) of \(Self.rounds))")
+                    let figures = try await Self.worker(["--url", "http://127.0.0.1:\(fake.port)", "--transport", key, "--calls", String(total)])
+                    for (figure, value) in figures { best[key, default: [:]][figure] = Self.better(figure, best[key]?[figure], value) }
+                }
+            }
+            let section = Self.section
             for (key, name) in Self.transports {
-                progress("client: \(name), \(total) calls")
-                let figures = try await Self.worker(["--url", "http://127.0.0.1:\(fake.port)", "--transport", key, "--calls", String(total)])
-                let section = Self.section
+                let figures = best[key] ?? [:]
                 report.add(section, "\(key)_sequential_per_s", "\(name): calls/s, one at a time", figures["sequential_per_s"] ?? .nan, "calls/s")
                 report.add(section, "\(key)_sequential_cpu_us", "\(name): CPU per call, one at a time", figures["sequential_cpu_us"] ?? .nan, "µs")
                 report.add(section, "\(key)_concurrent_per_s", "\(name): calls/s, 16 in flight", figures["concurrent_per_s"] ?? .nan, "calls/s")
@@ -36,6 +45,14 @@ struct MatrixClientBenchmark {
                 report.add(section, "\(key)_threads", "\(name): threads after \(total) calls", figures["threads"] ?? .nan, "threads")
             }
         }
+    }
+
+    static let rounds = 2
+
+    /// The better of two values of `figure`: the higher rate, the lower CPU, memory and thread count.
+    private static func better(_ figure: String, _ old: Double?, _ new: Double) -> Double {
+        guard let old, !old.isNaN else { return new }
+        return figure.hasSuffix("_per_s") ? max(old, new) : min(old, new)
     }
 
     /// Runs `isthmus-bench client-worker ARGUMENTS` and returns the `key=value` figures it prints.
