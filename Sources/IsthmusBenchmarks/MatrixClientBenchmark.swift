@@ -1,22 +1,23 @@
 import Foundation
 import IsthmusCommon
 import Matrix
-@_spi(Benchmarks) import MatrixClient
+import MatrixClient
 
 /// Part `client`: the Matrix client alone against the fake homeserver on loopback — `sendMessage` calls per second
 /// one at a time and with 16 in flight, CPU per call, and resident memory and threads after all calls.
 ///
-/// Each HTTP client runs in a worker process of its own (`isthmus-bench client-worker`), so its CPU time and memory are
-/// its own: the fake homeserver stays in this process. Both clients run in one benchmark run, one after the other,
-/// against the same fake, in two rounds taking turns (each figure is the better of the two). `ISTHMUS_BENCH_CLIENT_CALLS` sets the calls per client (default 100,000; the first
+/// The client runs in a worker process of its own (`isthmus-bench client-worker`), so its CPU time and memory are its
+/// own: the fake homeserver stays in this process. Two rounds (with several clients, taking turns); each figure is the
+/// better of the two. `ISTHMUS_BENCH_CLIENT_CALLS` sets the calls per client (default 100,000; the first
 /// 10,000 sequential, the rest 16 in flight).
 struct MatrixClientBenchmark {
     let report: Report
 
     static let section = "Matrix client alone (fake homeserver on loopback)"
 
-    /// The clients compared: libcurl, and the former hand-written HTTP/1.1 client while it exists.
-    static let transports = [("libcurl", "libcurl (multi interface)"), ("http1", "hand-written HTTP/1.1")]
+    /// The clients measured. The former hand-written HTTP/1.1 client ran beside libcurl here until it was deleted;
+    /// docs/performance.md keeps that side-by-side table.
+    static let transports = [("libcurl", "libcurl (multi interface)")]
 
     func run() async throws {
         let total = Int(ProcessInfo.processInfo.environment["ISTHMUS_BENCH_CLIENT_CALLS"] ?? "") ?? 100_000
@@ -82,7 +83,7 @@ struct MatrixClientBenchmark {
         return figures
     }
 
-    /// `isthmus-bench client-worker --url URL --transport libcurl|http1 --calls N`: the worker's side. Prints one line
+    /// `isthmus-bench client-worker --url URL --transport libcurl --calls N`: the worker's side. Prints one line
     /// of `key=value` figures on stdout.
     static func workerMain(_ arguments: [String]) async throws {
         func value(_ name: String) -> String? {
@@ -90,10 +91,9 @@ struct MatrixClientBenchmark {
         }
         guard let url = value("--url").flatMap(URL.init(string:)), let transport = value("--transport"),
               let total = value("--calls").flatMap(Int.init) else {
-            throw BenchmarkFailure("usage: client-worker --url URL --transport libcurl|http1 --calls N")
+            throw BenchmarkFailure("usage: client-worker --url URL --transport libcurl --calls N")
         }
-        var configuration = MatrixClient.Configuration(homeserverURL: url, accessToken: "bench")
-        configuration.legacyHTTP1Client = transport == "http1"
+        let configuration = MatrixClient.Configuration(homeserverURL: url, accessToken: "bench")
         let client = MatrixClient(configuration: configuration, logger: .disabled)
         let room = RoomID("!benchroom:localhost")!, ghost = UserID("@_xmpp_bench:localhost")!
         @Sendable func call(_ index: Int) async throws {

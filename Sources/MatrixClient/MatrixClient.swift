@@ -1,7 +1,6 @@
 import Foundation
 import IsthmusCommon
 import Matrix
-import Network
 
 /// The Matrix client-server API as the appservice uses it: `Authorization: Bearer <as_token>`, acting as any of its
 /// ghosts with `?user_id=` (appservice API §2.4 "Client-Server API extensions"). Also works with an ordinary
@@ -27,9 +26,6 @@ public final class MatrixClient: Sendable {
         /// For `https://`: trust only the PEM certificates in this file instead of the system's CA store (or the
         /// file `SSL_CERT_FILE` names, or the directory `SSL_CERT_DIR` names).
         public var trustedCertificatesFile: String?
-        /// Sends through the former hand-written HTTP/1.1 client instead of libcurl: only for `isthmus-bench` to
-        /// measure both side by side; goes away with that client.
-        @_spi(Benchmarks) public var legacyHTTP1Client = false
 
         public init(homeserverURL: URL, accessToken: String, requestTimeout: Duration = .seconds(30),
                     retryPolicy: RetryPolicy = RetryPolicy(), maxConnectionsPerHost: Int = 32,
@@ -46,13 +42,9 @@ public final class MatrixClient: Sendable {
     public let configuration: Configuration
     /// libcurl to the homeserver; nil when the URL cannot be used — ``unusable`` says why.
     private let transport: CurlTransport?
-    /// The former client, set instead of ``transport`` by ``Configuration/legacyHTTP1Client``.
-    private let http1: HTTP1Client?
     private let unusable: String?
     /// The homeserver URL without a trailing slash (requests' URLs start with it).
     private let baseURL: String
-    /// The homeserver URL's path (the former client's request targets start with it).
-    private let basePath: String
     private let logger: Logger
 
     /// Creates the client (and ``CurlTransport``'s I/O thread). No network I/O until the first call. A URL it cannot
@@ -62,33 +54,17 @@ public final class MatrixClient: Sendable {
         self.logger = logger
         let url = configuration.homeserverURL
         let scheme = url.scheme?.lowercased()
-        var path = url.path
-        while path.hasSuffix("/") { path.removeLast() }
-        basePath = path
         var base = url.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
         baseURL = base
         guard let host = url.host, !host.isEmpty, url.user == nil, url.query == nil, url.fragment == nil,
               scheme == "http" || scheme == "https" else {
             transport = nil
-            http1 = nil
             unusable = "cannot use homeserver URL \(url.absoluteString): expected http:// or https:// with a host and no credentials"
             return
         }
+        transport = CurlTransport(maxConnections: configuration.maxConnectionsPerHost, caFile: configuration.trustedCertificatesFile)
         unusable = nil
-        guard configuration.legacyHTTP1Client else {
-            transport = CurlTransport(maxConnections: configuration.maxConnectionsPerHost, caFile: configuration.trustedCertificatesFile)
-            http1 = nil
-            return
-        }
-        transport = nil
-        let tls = scheme == "https" ? try? TLSContext(caFile: configuration.trustedCertificatesFile) : nil
-        guard scheme == "http" || tls != nil else {
-            http1 = nil
-            return
-        }
-        http1 = HTTP1Client(host: host, port: url.port ?? (scheme == "https" ? 443 : 80),
-                            maxConnections: configuration.maxConnectionsPerHost, tls: tls)
     }
 
     /// Sends `request` and decodes a 2xx body as `Response`, retrying per the policy.
@@ -166,24 +142,10 @@ public final class MatrixClient: Sendable {
             headers.append(("Authorization", "Bearer " + configuration.accessToken))
         }
         if request.body != nil { headers.append(("Content-Type", "application/json")) }
-        if let transport {
-            return try await transport.send(HTTPRequest(method: request.method, url: baseURL + request.pathAndQuery, headers: headers,
-                                                        body: request.body, timeout: configuration.requestTimeout,
-                                                        mayReuseConnection: request.retry == .full))
-        }
-        guard let http1 else { throw .unusable(unusable ?? "no homeserver connection") }
-        do {
-            let response = try await http1.send(method: request.method, target: basePath + request.pathAndQuery, headers: headers,
-                                                body: request.body, timeout: configuration.requestTimeout)
-            return HTTPResponse(status: response.status, headers: response.headers, body: response.body, httpVersion: "1.1")
-        } catch {
-            switch error {
-            case .connectionRefused(let reason): throw .connectFailed(reason)
-            case .timedOut: throw .timedOut("no answer in time")
-            case .failed(let reason): throw .broken(reason)
-            case .unusable(let reason): throw .unusable(reason)
-            }
-        }
+        guard let transport else { throw .unusable(unusable ?? "no homeserver connection") }
+        return try await transport.send(HTTPRequest(method: request.method, url: baseURL + request.pathAndQuery, headers: headers,
+                                                    body: request.body, timeout: configuration.requestTimeout,
+                                                    mayReuseConnection: request.retry == .full))
     }
 
     private func cancelled(_ request: ClientRequest, _ attempts: Int) -> MatrixError {
