@@ -44,6 +44,7 @@ final class CurlTransport: Sendable {
 
     /// Sends `request` and waits for its answer. Cancelling the calling task aborts the request.
     func send(_ request: HTTPRequest) async throws(TransportFailure) -> HTTPResponse {
+        if Task.isCancelled { throw .cancelled }
         let exchange = Exchange(request)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>) in
@@ -138,8 +139,10 @@ final class CurlTransport: Sendable {
             for (_, exchange) in running { abort(exchange) }
             for handle in idleHandles { curl_easy_cleanup(handle.curl) }
             idleHandles = []
-            curl_multi_cleanup(multi)
         }
+
+        /// The multi handle outlives the thread: another thread may still be calling `curl_multi_wakeup` on it.
+        deinit { curl_multi_cleanup(multi) }
 
         private func start(_ exchange: Exchange) {
             let handle = idleHandles.popLast() ?? EasyHandle()
@@ -193,7 +196,6 @@ final class CurlTransport: Sendable {
     /// A request in flight and what has come back so far. Created by the caller; then touched by the I/O thread only.
     private final class Exchange: @unchecked Sendable {
         let request: HTTPRequest
-        let host: String
         var continuation: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>?
         var handle: EasyHandle?
         var headerList: UnsafeMutablePointer<curl_slist>?
@@ -201,10 +203,10 @@ final class CurlTransport: Sendable {
         var headers: [String: String] = [:]
         var tooLarge = false
 
-        init(_ request: HTTPRequest) {
-            self.request = request
-            host = URLComponents(string: request.url)?.host ?? request.url
-        }
+        init(_ request: HTTPRequest) { self.request = request }
+
+        /// The URL's host, for error messages.
+        var host: String { URLComponents(string: request.url)?.host ?? request.url }
 
         func finish(_ result: Result<HTTPResponse, TransportFailure>) {
             continuation?.resume(returning: result)
