@@ -1,29 +1,3 @@
-import Foundation
-
-/// One HTTP request as ``CurlTransport`` sends it. Pure value.
-struct HTTPRequest: Sendable {
-    var method: String
-    /// The whole URL, path and query already percent-encoded.
-    var url: String
-    var headers: [(String, String)]
-    var body: Data?
-    /// The deadline of the whole exchange (connecting included).
-    var timeout: Duration
-    /// False for a request that must not be sent twice (a POST that creates something): it gets a connection of its
-    /// own, because libcurl silently sends a request again when a *reused* connection dies before any answer byte.
-    var mayReuseConnection = true
-}
-
-/// One answer. Pure value.
-struct HTTPResponse: Sendable {
-    var status: Int
-    /// The headers the client reads (`retry-after`), names lowercased.
-    var headers: [String: String]
-    var body: Data
-    /// The HTTP version the answer came in: `1.1` or `2`.
-    var httpVersion: String
-}
-
 /// Why there is no answer, in the classes the retry policy needs.
 enum TransportFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// No connection was made (nothing listens, the name does not resolve): the request was certainly not processed.
