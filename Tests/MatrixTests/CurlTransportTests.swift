@@ -80,6 +80,22 @@ import Testing
         #expect(throws: TransportFailure.cancelled) { try outcome.get() }
     }
 
+    @Test func retryAfterIsReadInAnyCaseAndOtherHeadersAreNot() async throws {
+        let fake = try FakeHomeserver { request, _ in
+            FakeHomeserver.json(429, "{}", headers: [request.path == "/upper" ? "RETRY-AFTER" : "Retry-After": " 7 ", "X-Other": "1"])
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await fake.run() }
+            defer { fake.stop() }
+            let transport = CurlTransport(maxConnections: 1, caFile: nil)
+            for path in ["/mixed", "/upper"] {
+                let response = try await transport.send(HTTPRequest(method: "GET", url: "http://127.0.0.1:\(fake.port)\(path)", headers: [],
+                                                                    timeout: .seconds(5)))
+                #expect(response.status == 429 && response.headers == ["retry-after": "7"], "\(response.headers)")
+            }
+        }
+    }
+
     @Test func requestsFromManyTasksAreAnsweredEachWithItsOwnAnswer() async throws {
         let server = try server("keep")
         let transport = CurlTransport(maxConnections: 8, caFile: nil)
