@@ -5,13 +5,14 @@ import PackageDescription
 ///
 /// Layout — one target per concern:
 /// - `C*` targets wrap Debian C libraries (one Swift wrapper file per library lives in the target that uses it).
-/// - `IsthmusCommon`: logging, clock, shared small types.
+/// - `IsthmusCommon`: logging, typed ids (JIDs, Matrix ids), digests, the running-services registry, shared small types.
 /// - `IsthmusConfig`: YAML config decoding and validation.
 /// - `IsthmusStore`: the SQLite store (one actor), migrations, one file per table.
 /// - `XMLStream`: libxml2 push parser and serializer (no sockets).
 /// - `XMPP`: stanza model, JIDs, namespaces, socket-free state machines for the component and MUC.
 /// - `Network`: POSIX TCP sockets with a poll thread, feeding async streams.
 /// - `XMPPComponent`: the component connection actor and MUC/MAM operations (drives `XMPP` over `Network`).
+/// - `MessageFormatting`: Matrix HTML ↔ XEP-0393 styling converters (libxml2's HTML parser; pure functions).
 /// - `Matrix`: ids, event models, ghost-id encoding, appservice routing (no sockets).
 /// - `MatrixAppService`: the libmicrohttpd listener and transaction handling.
 /// - `MatrixClient`: the client-server API over libcurl's multi interface (one I/O thread, kept-alive connections, HTTP/2).
@@ -40,6 +41,7 @@ let package = Package(
         .target(name: "XMPP", dependencies: ["XMLStream", "IsthmusCommon"]),
         .target(name: "Network", dependencies: ["IsthmusCommon", "COpenSSL"]),
         .target(name: "XMPPComponent", dependencies: ["XMPP", "Network", "IsthmusCommon"]),
+        .target(name: "MessageFormatting", dependencies: ["CLibXML2", "IsthmusCommon"]),
         .target(name: "Matrix", dependencies: ["IsthmusCommon"]),
         .target(name: "MatrixAppService", dependencies: ["Matrix", "IsthmusCommon", "IsthmusStore", "CMicroHTTPD"]),
         .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon", "Network", "CCurl"]),
@@ -72,6 +74,7 @@ let package = Package(
         .testTarget(name: "XMPPTests", dependencies: ["XMPP", "XMPPComponent", "Network", "TestSupport"]),
         /// Real Prosody from the test bed (XCTest: runs sequentially).
         .testTarget(name: "XMPPRealServerTests", dependencies: ["XMPP", "XMPPComponent", "Network", "IsthmusCLI", "TestSupport"]),
+        .testTarget(name: "MessageFormattingTests", dependencies: ["MessageFormatting", "IsthmusCommon"]),
         .testTarget(name: "MatrixTests", dependencies: ["Matrix", "MatrixAppService", "MatrixClient", "IsthmusStore", "TestSupport"]),
         /// Real Synapse from the test bed (XCTest: runs sequentially).
         .testTarget(name: "MatrixRealServerTests", dependencies: [

@@ -1,56 +1,72 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
+import Synchronization
 
 /// The bridge core: one ``Portal`` per link, fed by the XMPP link's events and the homeserver's transactions,
 /// plus a watcher that applies link changes made by the CLI while it runs.
 ///
-/// ``run(xmppEvents:)`` owns all routing state in one loop (no locks): XMPP events, inbox notifications, link
-/// reloads and shutdown arrive as commands on one stream and are handled in order. Portals run as child tasks.
+/// Events reach their portal in one hop: the XMPP task and the appservice handler look the portal up in the shared
+/// ``PortalDirectory`` and enqueue. ``run(xmppEvents:)`` owns the rest — link reloads, timers, shutdown — in one loop.
+/// Portals run as child tasks.
 public final class Bridge: Sendable {
     private let context: BridgeContext
+    private let directory = PortalDirectory()
     private let commands: AsyncStream<Command>
     private let control: AsyncStream<Command>.Continuation
     /// How often the store is checked for link changes made by `isthmus link/unlink`.
     private let linkPollInterval: Duration
     /// How often each portal checks (XEP-0410 self-ping) that the bridge is still in its MUC.
     private let selfCheckInterval: Duration
+    /// Holes in the homeserver's transaction ids while it may be retrying us (see ``TransactionGapDetector``).
+    private let gaps: Mutex<TransactionGapDetector>
 
     enum Command: Sendable {
-        case xmpp(XMPPLinkEvent)
-        case inbox(Set<RoomID>)
-        case transactionFailed
+        /// The homeserver may be retrying us: check timelines in the background a few times (a stranded last message).
+        case homeserverRetrying
         case reloadLinks
+        case checkTimelines
         case selfCheck
         case portal(PortalNotice)
         case shutdown
     }
 
+    /// After the bridge started or failed a transaction, rooms check their timelines this long afterwards (in the
+    /// background: a message stranded with nothing after it). Synapse retries a failed transaction after 2 s, then 4 s, …
+    static let backgroundTimelineChecks: [Duration] = [.seconds(5), .seconds(15), .seconds(45)]
+
     /// Creates the bridge over a store and both links. No I/O until ``run(xmppEvents:)``.
-    /// `timelineCheckWindow`: see `Portal+MatrixCatchUp` (tests shorten it).
+    /// `timelineCheckWindow`: how long after a start or a failed transaction the homeserver may strand a transaction
+    /// (see ``TransactionGapDetector``; tests shorten it). `clock`: the time source of every decision (tests inject one).
     public init(store: Store, xmpp: any XMPPLink, matrix: any MatrixLink, naming: BridgeNaming, logger: Logger,
                 linkPollInterval: Duration = .seconds(1), selfCheckInterval: Duration = .seconds(300),
-                timelineCheckWindow: Duration = .seconds(20)) {
+                timelineCheckWindow: Duration = .seconds(120), clock: TimeSource = .system) {
         let (commands, control) = AsyncStream.makeStream(of: Command.self)
         self.commands = commands
         self.control = control
         self.linkPollInterval = linkPollInterval
         self.selfCheckInterval = selfCheckInterval
+        var gaps = TransactionGapDetector(window: timelineCheckWindow)
+        gaps.arm(now: clock.now())
+        self.gaps = Mutex(gaps)
         context = BridgeContext(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger.with(label: "bridge"),
-                                timelineCheckWindow: timelineCheckWindow, notify: { control.yield(.portal($0)) })
+                                clock: clock, notify: { control.yield(.portal($0)) })
     }
 
-    /// Runs until ``shutdown()``: routes events to portals and applies link changes. Graceful: portals finish the
-    /// event at hand; nobody leaves any room.
-    public func run(xmppEvents: AsyncStream<XMPPLinkEvent>) async {
+    /// Runs until ``shutdown()``: routes XMPP events to portals and applies link changes. Graceful: portals finish the
+    /// event at hand; nobody leaves any room. `xmppEvents` is consumed by one child task that hands each event to its
+    /// portal directly.
+    public func run<Events: AsyncSequence & Sendable>(xmppEvents: Events) async
+    where Events.Element == XMPPLinkEvent, Events.Failure == Never {
         let logger = context.logger
         let control = self.control
+        let directory = self.directory
         let interval = linkPollInterval
         let selfCheckInterval = self.selfCheckInterval
         let store = context.store
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await event in xmppEvents { control.yield(.xmpp(event)) }
+                for await event in xmppEvents { directory.route(event, logger: logger) }
             }
             group.addTask {
                 var lastVersion = -1
@@ -69,24 +85,30 @@ public final class Bridge: Sendable {
                     control.yield(.selfCheck)
                 }
             }
-            var router = PortalRouter()
+            control.yield(.homeserverRetrying)
             for await command in commands {
                 switch command {
-                case .xmpp(let event):
-                    router.route(event, logger: logger)
-                case .inbox(let rooms):
-                    for room in rooms { router.portals[room]?.enqueue(.matrixInbox) }
-                case .transactionFailed:
-                    for portal in router.portals.values { portal.enqueue(.checkTimeline) }
+                case .homeserverRetrying:
+                    group.addTask {
+                        var waited = Duration.zero
+                        for delay in Self.backgroundTimelineChecks {
+                            try? await Task.sleep(for: delay - waited)
+                            if Task.isCancelled { return }
+                            waited = delay
+                            control.yield(.checkTimelines)
+                        }
+                    }
                 case .reloadLinks:
-                    await reloadLinks(&router, group: &group)
+                    await reloadLinks(&group)
+                case .checkTimelines:
+                    for portal in directory.all { portal.enqueue(.checkTimeline) }
                 case .selfCheck:
-                    for portal in router.portals.values { portal.enqueue(.selfCheck) }
+                    for portal in directory.all { portal.enqueue(.selfCheck) }
                 case .portal(let notice):
-                    if case .unlinked(let room) = notice { router.remove(room) }
+                    if case .unlinked(let room) = notice { directory.remove(room) }
                 case .shutdown:
                     logger.info("Bridge stopping")
-                    for portal in router.portals.values { portal.finish() }
+                    for portal in directory.all { portal.finish() }
                     group.cancelAll()
                     return
                 }
@@ -101,23 +123,49 @@ public final class Bridge: Sendable {
     }
 
     /// Accepts Matrix events from a homeserver transaction: events of linked rooms are written to the durable inbox
-    /// (this returns only once they are), and their portals are told. Events of other rooms are ignored.
-    /// Called from the appservice listener; safe from any context.
-    /// If it throws, the homeserver will retry the transaction later — and may then strand the next one (see
-    /// `Portal+MatrixCatchUp`), so portals check their timelines for a while.
-    public func acceptMatrixEvents(_ events: [MatrixRoomEvent]) async throws {
-        guard !events.isEmpty else { return }
+    /// (this returns only once they are) and handed to their portals as they are, in order. Events of other rooms are
+    /// ignored. `transaction`: the homeserver's id for the batch, when there is one (see ``TransactionGapDetector``);
+    /// it is recorded as processed in the same commit as the events (alone when none is kept), as
+    /// ``AppServiceHandler/handle(_:)`` requires.
+    /// Called from the appservice listener, one transaction at a time; safe from any context.
+    /// If it throws, nothing is recorded and the homeserver will retry the transaction later — and may then strand the
+    /// next one (see `Portal+MatrixCatchUp`), so portals check their timelines in the background a few times.
+    public func acceptMatrixEvents(_ events: [MatrixRoomEvent], transaction: TransactionID? = nil) async throws {
+        let gap = gaps.withLock { $0.observe(transaction, now: context.clock.now()) }
         do {
-            let linked = try await context.store.linkedRooms(among: Set(events.map(\.room)))
             var rows: [(room: RoomID, eventID: EventID, payload: [UInt8])] = []
-            for event in events where linked.contains(event.room) {
-                rows.append((event.room, event.eventID, try event.inboxPayload()))
+            var byID: [EventID: MatrixRoomEvent] = [:]
+            if !events.isEmpty {
+                let linked = try await context.store.linkedRooms(among: Set(events.map(\.room)))
+                for event in events where linked.contains(event.room) {
+                    rows.append((event.room, event.eventID, try event.inboxPayload()))
+                    byID[event.eventID] = event
+                }
             }
-            guard !rows.isEmpty else { return }
-            let added = try await context.store.enqueueInbox(rows)
-            if !added.isEmpty { control.yield(.inbox(Set(added.map(\.room)))) }
+            guard !rows.isEmpty else {
+                if let transaction { try await context.store.markTransactionProcessed(transaction) }
+                return
+            }
+            let added: [InboxEntry]
+            if let transaction {
+                added = try await context.store.enqueueInbox(rows, markingProcessed: transaction)
+            } else {
+                added = try await context.store.enqueueInbox(rows)
+            }
+            if gap {
+                context.logger.info("A homeserver transaction may be missing; rooms check their timelines first",
+                                    metadata: ["matrix.txn.id": transaction?.rawValue ?? "-"])
+                for portal in directory.all { portal.enqueue(.timelineGap) }
+            }
+            var perRoom: [RoomID: [QueuedMatrixEvent]] = [:]
+            for entry in added {
+                guard let event = byID[entry.eventID] else { continue }
+                perRoom[entry.room, default: []].append(QueuedMatrixEvent(seq: entry.seq, event: event))
+            }
+            for (room, queued) in perRoom { directory.portal(for: room)?.enqueue(.matrixEvents(queued)) }
         } catch {
-            control.yield(.transactionFailed)
+            gaps.withLock { $0.arm(now: context.clock.now()) }
+            control.yield(.homeserverRetrying)
             throw error
         }
     }
@@ -127,7 +175,7 @@ public final class Bridge: Sendable {
         (try? await context.store.isKnownGhost(user)) ?? false
     }
 
-    private func reloadLinks(_ router: inout PortalRouter, group: inout TaskGroup<Void>) async {
+    private func reloadLinks(_ group: inout TaskGroup<Void>) async {
         let links: [RoomLink]
         do {
             links = try await context.store.roomLinks()
@@ -136,23 +184,13 @@ public final class Bridge: Sendable {
             return
         }
         for link in links {
-            if let portal = router.portals[link.matrixRoom] {
-                if link.unlinking, !router.unlinking.contains(link.matrixRoom) {
-                    router.unlinking.insert(link.matrixRoom)
-                    portal.enqueue(.unlink)
-                }
+            if directory.portal(for: link.matrixRoom) != nil {
+                if link.unlinking { directory.unlink(link.matrixRoom) }
                 continue
             }
             let portal = Portal(link: link, context: context)
-            router.add(portal)
             group.addTask { await portal.run() }
-            if link.unlinking {
-                router.unlinking.insert(link.matrixRoom)
-                await portal.markConnected(router.xmppConnected)
-                portal.enqueue(.unlink)
-            } else if router.xmppConnected {
-                portal.enqueue(.activate)
-            }
+            directory.add(portal)
             context.logger.info("Link loaded", metadata: ["matrix.room.id": link.matrixRoom.rawValue, "xmpp.muc": link.muc.description])
         }
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 import Matrix
 import MatrixAppService
@@ -6,7 +6,8 @@ import MatrixAppService
 /// The core's side of the appservice listener: turns a homeserver transaction into the bridge's durable inbox.
 ///
 /// Only what portals act on is kept (messages and memberships of linked rooms, from users who are not ours);
-/// `handle` returns once those are written, so the listener acknowledges the transaction only when it is safe.
+/// `handle` writes those and the transaction's id in one commit and returns once it is durable, so the listener
+/// acknowledges the transaction only when it is safe.
 public struct BridgeAppServiceHandler: AppServiceHandler {
     let bridge: Bridge
     let namespace: GhostNamespace
@@ -21,7 +22,7 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
     public func handle(_ transaction: Transaction) async throws {
         let events = transaction.events.compactMap(BridgeAppServiceHandler.roomEvent)
             .filter { !namespace.isOurs($0.sender) || $0.stateKey.flatMap(UserID.init).map { !namespace.isOurs($0) } == true }
-        try await bridge.acceptMatrixEvents(events)
+        try await bridge.acceptMatrixEvents(events, transaction: transaction.id)
     }
 
     public func userExists(_ user: UserID) async -> Bool {
@@ -36,17 +37,17 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
         case .message(let content):
             if content.relatesTo?.relationType == "m.replace" { return nil }   // edits arrive with rich messages
             return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender,
-                                   content: .message(msgtype: content.messageType.rawValue, body: content.body))
+                                   content: .message(msgtype: content.messageType, body: content.body))
         case .member(let content):
             guard let stateKey = event.stateKey else { return nil }
-            var previousMembership: String?
+            var previousMembership: Membership?
             var previousName: String?
             if case .object(let previous)? = event.unsigned?.previousContent {
-                if case .string(let value)? = previous["membership"] { previousMembership = value }
+                if case .string(let value)? = previous["membership"] { previousMembership = Membership(rawValue: value) }
                 if case .string(let value)? = previous["displayname"] { previousName = value }
             }
             return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: stateKey,
-                                   content: .member(membership: content.membership.rawValue, displayname: content.displayName,
+                                   content: .member(membership: content.membership, displayname: content.displayName,
                                                     reason: content.reason),
                                    previousMembership: previousMembership, previousDisplayname: previousName)
         default:

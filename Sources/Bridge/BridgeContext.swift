@@ -8,9 +8,8 @@ struct BridgeContext: Sendable {
     let matrix: any MatrixLink
     let naming: BridgeNaming
     let logger: Logger
-    /// How long after an activation or a failed transaction every drain checks the Matrix timeline first
-    /// (see `Portal+MatrixCatchUp`).
-    let timelineCheckWindow: Duration
+    /// The time source of every decision.
+    let clock: TimeSource
     /// Called when a portal's status changes or it finished unlinking (the bridge service observes it).
     let notify: @Sendable (PortalNotice) -> Void
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 import IsthmusConfig
 import IsthmusStore
@@ -18,7 +18,7 @@ public struct BridgeRuntime: Sendable {
 
     let config: Config
     let logger: Logger
-    /// How long a shutdown may wait for in-flight work before the process exits anyway.
+    /// How long a shutdown may wait for in-flight work before the process exits anyway (status 1, see ``RunningServices``).
     let shutdownDeadline: Duration = .seconds(10)
 
     public init(config: Config, logger: Logger) {
@@ -63,7 +63,6 @@ public struct BridgeRuntime: Sendable {
         await withTaskGroup(of: Void.self) { group in
             running.add(&group, "appservice listener") { await listener.run() }
             running.add(&group, "xmpp component") { await component.run() }
-            running.add(&group, "xmpp events") { await xmpp.pump() }
             running.add(&group, "bridge") { await bridge.run(xmppEvents: xmpp.events) }
             running.add(&group, "homeserver ping") { await Self.pingHomeserver(client, appserviceID: appserviceID, logger: logger) }
             running.add(&group, "transaction pruning") { await Self.pruneTransactionIDs(store, logger: logger) }

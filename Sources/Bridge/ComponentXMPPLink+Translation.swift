@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 import XMPP
 
@@ -16,7 +16,7 @@ extension ComponentXMPPLink {
             room: room, nick: nick, to: message.to, stanzaID: stanzaID, originID: message.originID,
             id: message.id?.rawValue, occupantID: message.occupantID, realJID: message.mucUser?.item?.jid?.bare,
             body: message.body, delay: message.delay?.stamp,
-            error: isError ? StanzaErrorInfo(condition: message.error?.condition.rawValue ?? "undefined-condition",
+            error: isError ? StanzaErrorInfo(condition: message.error?.condition ?? .undefinedCondition,
                                              text: message.error?.text) : nil)
     }
 
@@ -33,7 +33,7 @@ extension ComponentXMPPLink {
             occupantID: presence.occupantID, realJID: item?.jid?.bare,
             statusCodes: Set(presence.statusCodes.map(\.rawValue)), newNick: item?.nick, reason: item?.reason,
             error: presence.type == .error
-                ? StanzaErrorInfo(condition: presence.error?.condition.rawValue ?? "undefined-condition", text: presence.error?.text)
+                ? StanzaErrorInfo(condition: presence.error?.condition ?? .undefinedCondition, text: presence.error?.text)
                 : nil)
     }
 }

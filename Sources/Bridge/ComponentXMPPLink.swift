@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 import XMPP
 import XMPPComponent
@@ -6,16 +6,15 @@ import XMPPComponent
 /// The production ``XMPPLink``: MUC occupant operations over the XEP-0114 component connection, and the
 /// translation of its stanza stream into the bridge's room events.
 ///
-/// ``pump()`` consumes the connection's events (one consumer) and yields ``XMPPLinkEvent``s on ``events``;
-/// stanzas that are not about a room (IQs, presences to nobody we know) are dropped here, and so are the copies of
-/// room traffic addressed to our other occupants when a `primaryOccupant` is given (see ``init(connection:logger:primaryOccupant:)``).
+/// ``events`` is a view of the connection's event stream that translates each event where it is consumed (by the
+/// bridge's XMPP task): no pump task and no second stream between the socket and the portals. Stanzas that are not
+/// about a room (IQs, presences to nobody we know) are dropped there, and so are the copies of room traffic
+/// addressed to our other occupants when a `primaryOccupant` is given (see ``init(connection:logger:primaryOccupant:)``).
 public final class ComponentXMPPLink: XMPPLink {
     let connection: ComponentConnection
-    /// The bridge's view of the XMPP side, in arrival order.
-    public let events: AsyncStream<XMPPLinkEvent>
-    private let sink: AsyncStream<XMPPLinkEvent>.Continuation
+    /// The bridge's view of the XMPP side, in arrival order. Consume from one task (it is the connection's stream).
+    public let events: Events
     private let logger: Logger
-    private let primaryOccupant: JID?
 
     /// `primaryOccupant`: the one occupant whose copy of room traffic the bridge acts on (its own). A room sends every
     /// message and presence to each occupant the component hosts; with it set, the other copies of groupchat messages
@@ -25,35 +24,62 @@ public final class ComponentXMPPLink: XMPPLink {
     public init(connection: ComponentConnection, logger: Logger, primaryOccupant: JID? = nil) {
         self.connection = connection
         self.logger = logger
-        self.primaryOccupant = primaryOccupant
-        (events, sink) = AsyncStream.makeStream(of: XMPPLinkEvent.self)
+        events = Events(base: connection.events, primaryOccupant: primaryOccupant)
     }
 
-    /// Whether a copy addressed to `to` is one for another of our occupants, which the bridge ignores.
-    private func isOtherOccupantsCopy(to: JID?) -> Bool {
-        guard let primaryOccupant, let to else { return false }
-        return to != primaryOccupant
-    }
+    /// The connection's events as ``XMPPLinkEvent``s, translated lazily by whoever iterates.
+    public struct Events: AsyncSequence, Sendable {
+        public typealias Element = XMPPLinkEvent
+        public typealias Failure = Never
+        let base: AsyncStream<ComponentEvent>
+        let primaryOccupant: JID?
 
-    /// Translates the connection's events until it stops; then finishes ``events``.
-    public func pump() async {
-        for await event in connection.events {
-            switch event {
-            case .connected(let reconnected):
-                sink.yield(.connected(reconnected: reconnected))
-            case .disconnected(let error):
-                sink.yield(.disconnected(reason: error.description))
-            case .stanza(.message(let message)):
-                if message.type != .error, isOtherOccupantsCopy(to: message.to) { continue }
-                if let translated = ComponentXMPPLink.roomMessage(message) { sink.yield(.message(translated)) }
-            case .stanza(.presence(let presence)):
-                if isOtherOccupantsCopy(to: presence.to) { continue }
-                if let translated = ComponentXMPPLink.roomPresence(presence) { sink.yield(.presence(translated)) }
-            case .stanza(.iq):
-                break
+        public func makeAsyncIterator() -> Iterator {
+            Iterator(base: base.makeAsyncIterator(), primaryOccupant: primaryOccupant)
+        }
+
+        public struct Iterator: AsyncIteratorProtocol {
+            var base: AsyncStream<ComponentEvent>.Iterator
+            let primaryOccupant: JID?
+
+            public mutating func next() async -> XMPPLinkEvent? {
+                while let event = await base.next() {
+                    if let translated = translate(event) { return translated }
+                }
+                return nil
+            }
+
+            public mutating func next(isolation actor: isolated (any Actor)?) async -> XMPPLinkEvent? {
+                while let event = await base.next(isolation: actor) {
+                    if let translated = translate(event) { return translated }
+                }
+                return nil
+            }
+
+            /// One connection event in the bridge's terms; nil for what the bridge does not act on.
+            func translate(_ event: ComponentEvent) -> XMPPLinkEvent? {
+                switch event {
+                case .connected(let reconnected):
+                    return .connected(reconnected: reconnected)
+                case .disconnected(let error):
+                    return .disconnected(reason: error.description)
+                case .stanza(.message(let message)):
+                    if message.type != .error, isOtherOccupantsCopy(to: message.to) { return nil }
+                    return ComponentXMPPLink.roomMessage(message).map(XMPPLinkEvent.message)
+                case .stanza(.presence(let presence)):
+                    if isOtherOccupantsCopy(to: presence.to) { return nil }
+                    return ComponentXMPPLink.roomPresence(presence).map(XMPPLinkEvent.presence)
+                case .stanza(.iq):
+                    return nil
+                }
+            }
+
+            /// Whether a copy addressed to `to` is one for another of our occupants, which the bridge ignores.
+            private func isOtherOccupantsCopy(to: JID?) -> Bool {
+                guard let primaryOccupant, let to else { return false }
+                return to != primaryOccupant
             }
         }
-        sink.finish()
     }
 
     public func join(room: JID, nick: String, occupant: JID) async throws -> MUCJoinResult {
@@ -64,7 +90,7 @@ public final class ComponentXMPPLink: XMPPLink {
             case .nickConflict:
                 return .nickConflict
             case .notAllowed(let error):
-                return .refused(condition: error.condition.rawValue, text: error.text)
+                return .refused(condition: error.condition, text: error.text)
             }
         } catch {
             throw Self.linkError(error)
@@ -84,7 +110,7 @@ public final class ComponentXMPPLink: XMPPLink {
             switch try await connection.changeNick(room: room, to: nick, occupant: occupant) {
             case .changed(let selfPresence): return .joined(nick: selfPresence.nick.isEmpty ? nick : selfPresence.nick, created: false)
             case .nickConflict: return .nickConflict
-            case .notAllowed(let error): return .refused(condition: error.condition.rawValue, text: error.text)
+            case .notAllowed(let error): return .refused(condition: error.condition, text: error.text)
             }
         } catch {
             throw Self.linkError(error)
@@ -123,10 +149,10 @@ public final class ComponentXMPPLink: XMPPLink {
         let archived: [ArchivedMessage]
         do {
             archived = try await connection.mamQuery(room: room, as: occupant, after: after, since: since)
-        } catch ComponentError.requestFailed(let error) where after != nil && error.condition.rawValue == "item-not-found" {
+        } catch ComponentError.requestFailed(let error) where after != nil && error.condition == .itemNotFound {
             // The archive no longer knows our last id (expired): fall back to the last day.
             logger.warning("Archive does not know the last stanza-id; catching up by time", metadata: ["xmpp.muc": room.description])
-            archived = try await connection.mamQuery(room: room, as: occupant, since: Date().addingTimeInterval(-86_400))
+            archived = try await connection.mamQuery(room: room, as: occupant, since: connection.configuration.timeSource.wallNow().addingTimeInterval(-86_400))
         } catch {
             throw Self.linkError(error)
         }
@@ -145,7 +171,7 @@ public final class ComponentXMPPLink: XMPPLink {
         case .notConnected, .connectionLost, .closedByServer, .connectionRefused, .connectionFailed: return XMPPLinkError.notConnected
         case .timeout: return XMPPLinkError.timeout
         case .requestFailed(let stanzaError):
-            return XMPPLinkError.stanzaError(StanzaErrorInfo(condition: stanzaError.condition.rawValue, text: stanzaError.text))
+            return XMPPLinkError.stanzaError(StanzaErrorInfo(condition: stanzaError.condition, text: stanzaError.text))
         default: return error
         }
     }

@@ -1,5 +1,7 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
+@_exported import struct Matrix.Membership
+@_exported import struct Matrix.MessageType
 
 /// What the bridge core needs from the Matrix side: client-server calls as the bot or as a ghost.
 ///
@@ -87,9 +89,9 @@ public struct OutgoingMatrixMessage: Sendable, Equatable {
 public struct MatrixRoomEvent: Sendable, Equatable, Codable {
     public enum Content: Sendable, Equatable, Codable {
         /// `m.room.message` (`msgtype` m.text, m.emote, m.notice, …) with its plain `body`.
-        case message(msgtype: String, body: String)
+        case message(msgtype: MessageType, body: String)
         /// `m.room.member` for `stateKey`: membership and per-room displayname.
-        case member(membership: String, displayname: String?, reason: String?)
+        case member(membership: Membership, displayname: String?, reason: String?)
     }
     public var eventID: EventID
     public var room: RoomID
@@ -98,11 +100,11 @@ public struct MatrixRoomEvent: Sendable, Equatable, Codable {
     public var stateKey: String?
     public var content: Content
     /// The previous membership (from `unsigned.prev_content`) for member events, when known.
-    public var previousMembership: String?
+    public var previousMembership: Membership?
     public var previousDisplayname: String?
 
     public init(eventID: EventID, room: RoomID, sender: UserID, stateKey: String? = nil, content: Content,
-                previousMembership: String? = nil, previousDisplayname: String? = nil) {
+                previousMembership: Membership? = nil, previousDisplayname: String? = nil) {
         self.eventID = eventID
         self.room = room
         self.sender = sender

@@ -13,10 +13,10 @@ public enum MessageTranslation {
 
     /// The XMPP body for a Matrix message (`msgtype` and plain `body`); nil for types not bridged yet (media etc.).
     /// Formatted messages go as their plain `body`; notices from other bots as plain messages.
-    public static func toXMPP(msgtype: String, body: String) -> String? {
+    public static func toXMPP(msgtype: MessageType, body: String) -> String? {
         switch msgtype {
-        case "m.emote": return "/me " + body
-        case "m.text", "m.notice": return body
+        case .emote: return "/me " + body
+        case .text, .notice: return body
         default: return body.isEmpty ? nil : body
         }
     }

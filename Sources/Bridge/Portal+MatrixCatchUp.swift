@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
 
@@ -7,46 +7,29 @@ import IsthmusStore
 /// Synapse can strand a transaction: when its retry of an appservice that was down finds nothing left to send while
 /// a new event's transaction is still being written, that transaction is stored as unsent and waits for the next
 /// outage (scheduler `_TransactionController.send` checks the service state before it creates the transaction). The
-/// portal therefore reads the room's recent timeline as the bot — before every drain for a while after each
-/// activation or failed transaction (the window in which a homeserver's retry ends), and on every self-check — and
-/// queues what it never saw in the durable inbox, drained in the timeline's order. The homeserver's late copy is
-/// then a duplicate the inbox and the message map drop.
+/// portal therefore reads the room's recent timeline as the bot — before the first drain after each activation,
+/// before the events behind a hole in the homeserver's transaction ids (``TransactionGapDetector``), a few times in
+/// the background after a start or a failed transaction (a stranded message with nothing after it), and on every
+/// self-check — and queues what it never saw in the durable inbox, drained in the timeline's order. The homeserver's
+/// late copy is then a duplicate the inbox and the message map drop. Messages with no hole before them go straight
+/// through: the check costs a `/messages` round trip only when something may be missing.
 extension Portal {
-    /// How long after an activation (or a transaction the bridge failed) every drain checks the timeline first
-    /// (20 s unless a test says otherwise): the homeserver's retry of the bridge — and so the stranding — ends within
-    /// seconds of the bridge being back (its start-up ping triggers the retry; after a failed transaction Synapse
-    /// retries after 2 s).
-    var timelineCheckWindow: Duration { context.timelineCheckWindow }
     /// How far back a check reads (beyond the interval between self-checks).
     static let timelineLookback: TimeInterval = 600
     static let timelinePageSize = 100
     static let timelineMaxPages = 5
-    /// A message this old that nothing later explains is taken as stranded rather than on its way.
-    static let strandedAge: Duration = .seconds(30)
 
-    /// Whether the next drain checks the timeline first.
-    var timelineCheckDue: Bool {
-        guard let until = timelineCheckUntil else { return false }
-        return ContinuousClock.now < until
-    }
-
-    /// Reads the recent timeline and queues bridgeable messages the bridge never saw that are stranded: a later
-    /// event already arrived, or they are older than ``strandedAge``. Returns the timeline order (event id → index,
+    /// Reads the recent timeline and queues the bridgeable messages the bridge never saw that are stranded (chosen by
+    /// ``PortalStateMachine/strandedMessages(in:seen:now:)``). Returns the timeline order (event id → index,
     /// oldest first) when it queued any, so the drain follows it; empty otherwise.
     func recoverUnpushedMatrixMessages() async -> [EventID: Int] {
         let room = link.matrixRoom
         do {
             guard let activeSince = try await context.store.activeSince(room) else { return [:] }
-            let floor = max(activeSince.addingTimeInterval(-2), Date().addingTimeInterval(-Self.timelineLookback))
+            let floor = max(activeSince.addingTimeInterval(-2), context.clock.wallNow().addingTimeInterval(-Self.timelineLookback))
             let timeline = try await recentTimeline(since: floor)
             let seen = try await context.store.seenMatrixEvents(room, among: timeline.map(\.eventID))
-            let lastSeen = timeline.lastIndex { seen.contains($0.eventID) }
-            var missed: [MatrixRoomEvent] = []
-            for (index, entry) in timeline.enumerated() where !seen.contains(entry.eventID) {
-                guard let event = entry.event, isBridgeableMessage(event) else { continue }
-                let age = entry.age ?? .seconds(max(0, Date().timeIntervalSince(entry.timestamp)))
-                if let lastSeen, index < lastSeen { missed.append(event) } else if age >= Self.strandedAge { missed.append(event) }
-            }
+            let missed = machine.strandedMessages(in: timeline, seen: seen, now: context.clock.wallNow())
             guard !missed.isEmpty else { return [:] }
             let added = try await context.store.enqueueInbox(try missed.map { (room, $0.eventID, try $0.inboxPayload()) })
             guard !added.isEmpty else { return [:] }
@@ -77,11 +60,5 @@ extension Portal {
             token = next
         }
         return newestFirst.reversed()
-    }
-
-    /// A message the portal would send to the MUC (see ``handleMatrixEvent(_:inboxSeq:)``).
-    private func isBridgeableMessage(_ event: MatrixRoomEvent) -> Bool {
-        guard case .message(let msgtype, let body) = event.content else { return false }
-        return isBridgedMatrixUser(event.sender) && MessageTranslation.toXMPP(msgtype: msgtype, body: body) != nil
     }
 }

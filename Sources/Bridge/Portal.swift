@@ -1,49 +1,27 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
 
 /// One linked pair of rooms: a Matrix room and a MUC, bridged both ways.
 ///
 /// Every event of the pair — from the MUC, from the homeserver, and lifecycle commands — goes through one
-/// `AsyncStream` and is handled to completion before the next (per-room serial order). Portals of different
-/// links run in parallel. Only ``run()`` touches the state; ``enqueue(_:)`` may be called from anywhere.
+/// `AsyncStream` and is handled to completion before the next (per-room serial order). Portals of different links run
+/// in parallel. ``enqueue(_:)`` may be called from anywhere.
+///
+/// All decisions are ``PortalStateMachine``'s: ``run()`` feeds it each event, performs the actions it returns (the
+/// `perform` switch and the `Portal+…Effects` files: I/O only) and feeds their outcomes back. Nothing else.
 actor Portal {
     /// The link this portal bridges.
     let link: RoomLink
     let context: BridgeContext
-    var logger: Logger
+    let logger: Logger
 
     private let events: AsyncStream<PortalEvent>
     private let continuation: AsyncStream<PortalEvent>.Continuation
-
-    /// Whether the XMPP link is up (set by the bridge before it enqueues `.activate`).
-    var xmppConnected = false
-    /// Whether the bridge's own occupant is in the MUC.
-    var botJoined = false
-    /// The nick the bridge's own occupant holds.
-    var botNick: String
-    /// Current occupants of the MUC other than ours, by nick.
-    var occupants: [String: Occupant] = [:]
-    /// Matrix users' occupants, by Matrix user.
-    var puppets: [UserID: Puppet] = [:]
-    /// Matrix members' current displaynames (per room), as last seen.
-    var displaynames: [UserID: String] = [:]
-    /// This room's ghosts as stored (loaded once, then kept in step with every write).
-    var ghostCache: [UserID: RoomGhost]?
-    /// Whether inbox draining stopped because the XMPP side was down.
-    var inboxBlocked = false
-    /// Until when every drain first checks the Matrix timeline for messages never pushed (set by activation).
-    var timelineCheckUntil: ContinuousClock.Instant?
-    /// Set once unlinked: later events are ignored.
-    var closed = false
-
-    /// A MUC occupant that is not ours, and the ghost standing for it on Matrix.
-    struct Occupant: Sendable {
-        var nick: String
-        var occupantID: OccupantID?
-        var realJID: JID?
-        var ghost: UserID?
-    }
+    /// The room's logic and model.
+    private(set) var machine: PortalStateMachine
+    /// The pending inbox retry (owned here: replaced by a newer one, cancelled when the portal ends).
+    private var retryTimer: Task<Void, Never>?
 
     init(link: RoomLink, context: BridgeContext) {
         self.link = link
@@ -51,7 +29,10 @@ actor Portal {
         self.logger = context.logger.with(label: "bridge.portal").with([
             "matrix.room.id": link.matrixRoom.rawValue, "xmpp.muc": link.muc.description,
         ])
-        self.botNick = context.naming.botNick
+        let matrix = context.matrix
+        machine = PortalStateMachine(configuration: .init(
+            room: link.matrixRoom, muc: link.muc, naming: context.naming, botUserID: matrix.botUserID,
+            ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) }))
         (events, continuation) = AsyncStream.makeStream(of: PortalEvent.self)
     }
 
@@ -65,64 +46,73 @@ actor Portal {
         continuation.finish()
     }
 
-    /// Sets whether the XMPP link is up without activating (for an unlink right after start).
-    func markConnected(_ connected: Bool) {
-        xmppConnected = connected
-    }
-
     /// Handles events until ``finish()`` or unlink. Returns when the loop ends.
     func run() async {
         for await event in events {
-            if closed { continue }
-            await handle(event)
+            await feed(.event(event))
+            if machine.closed { break }
         }
+        continuation.finish()
+        retryTimer?.cancel()
     }
 
-    private func handle(_ event: PortalEvent) async {
-        switch event {
-        case .activate:
-            xmppConnected = true
-            await activate()
-        case .xmppDisconnected:
-            xmppConnected = false
-            botJoined = false
-            for user in puppets.keys { puppets[user]?.joined = false }
-            await setStatus(.pending, detail: "waiting for the XMPP server")
-        case .xmppMessage(let message):
-            await handleXMPPMessage(message)
-        case .xmppPresence(let presence):
-            await handleXMPPPresence(presence)
-        case .matrixInbox:
-            await drainInbox()
-        case .checkTimeline:
-            timelineCheckUntil = .now + timelineCheckWindow
-            await drainInbox(checkTimeline: true)
-        case .retryInbox:
-            guard xmppConnected, botJoined else { return }
-            if await resendUndelivered() {
-                inboxBlocked = false
-                await drainInbox()
-            } else {
-                blockInbox(retry: true)
+    /// Feeds the machine and performs what it asks, outcomes first (each outcome's actions run before the rest).
+    private func feed(_ input: PortalStateMachine.Input) async {
+        var actions = machine.receive(input, now: context.clock.now())
+        while !actions.isEmpty {
+            let action = actions.removeFirst()
+            if let outcome = await perform(action) {
+                actions = machine.receive(outcome, now: context.clock.now()) + actions
             }
-        case .reconcileGhosts:
-            await reconcileGhosts()
-        case .selfCheck:
-            await selfCheck()
-        case .unlink:
-            await unlink()
-            closed = true
-            continuation.finish()
         }
     }
 
-    /// Records the link's status for `isthmus links`.
-    func setStatus(_ status: RoomLink.Status, detail: String? = nil) async {
-        do {
-            try await context.store.updateRoomLinkStatus(link.matrixRoom, status: status, detail: detail)
-        } catch {
-            logger.error("Could not record link status", metadata: ["error": "\(error)"])
+    /// Performs one action; returns its outcome when the machine waits for one.
+    private func perform(_ action: PortalStateMachine.Action) async -> PortalStateMachine.Input? {
+        switch action {
+        case .joinMatrixAsBot: return await joinMatrixAsBot()
+        case .prepareGhost(let setup): return await prepareGhostOutcome(setup)
+        case .sendToMatrix(let delivery): return await sendToMatrix(delivery)
+        case .retrySendToMatrix(let delivery, let pause):
+            // Shutting down while waiting: catch-up bridges it at the next start.
+            guard (try? await Task.sleep(for: pause)) != nil else { return nil }
+            return await sendToMatrix(delivery)
+        case .renameGhost(let ghost): await renameGhost(ghost)
+        case .removeGhost(let ghost, let removal, let saving): await removeGhost(ghost, removal, saving: saving)
+        case .postNotice(let text, let subject): await postNotice(text, subject: subject)
+        case .fetchMatrixMembers: return await fetchMatrixMembers()
+        case .joinMUC(let join): return await joinMUC(join)
+        case .leaveMUC(let nick, let occupant, let status): await leaveMUC(nick: nick, occupant: occupant, status: status)
+        case .sendGroupchat(let delivery): return await sendGroupchat(delivery)
+        case .sendPrivate(let to, let body): await sendPrivate(to: to, body: body)
+        case .selfPing(let nick): return await selfPing(nick: nick)
+        case .fetchArchive(let after, let since): return await fetchArchive(after: after, since: since)
+        case .loadRoom: return await loadRoom()
+        case .lookUpBridged(let message): return await lookUpBridged(message)
+        case .recordReflection(let originID, let stanzaID): await recordReflection(originID: originID, stanzaID: stanzaID)
+        case .recordBridged(let mapping): await recordBridged(mapping)
+        case .recordRefused(let mapping): await recordRefused(mapping)
+        case .lookUpOwnMessage(let originID, let error): return await lookUpOwnMessage(originID, error: error)
+        case .markFailed(let originID): await markFailed(originID)
+        case .loadUndelivered: return await loadUndelivered()
+        case .readInbox(let checkTimeline): return await readInbox(checkTimeline: checkTimeline)
+        case .insertMapping(let mapping, let seq, let delivery):
+            return await insertMapping(mapping, consumingInbox: seq, delivery: delivery)
+        case .dequeue(let seq): await dequeue(seq: seq)
+        case .savePuppet(let puppet): await savePuppet(puppet)
+        case .deletePuppet(let user): await deletePuppet(user)
+        case .setStatus(let status, let detail): await setStatus(status, detail: detail)
+        case .scheduleInboxRetry(let instant):
+            retryTimer?.cancel()
+            let delay = instant - context.clock.now()
+            retryTimer = Task { [self] in
+                guard (try? await Task.sleep(for: delay)) != nil else { return }
+                enqueue(.retryInbox)
+            }
+        case .queueGhostReconciliation: enqueue(.reconcileGhosts)
+        case .unlink(let plan): await unlink(plan)
+        case .log(let entry): logger.log(entry.level, entry.message, metadata: entry.metadata)
         }
-        context.notify(.status(link.matrixRoom, status))
+        return nil
     }
 }

@@ -1,7 +1,7 @@
 import IsthmusCommon
 
 /// Everything a portal handles, from both sides, one at a time in arrival order.
-enum PortalEvent: Sendable {
+enum PortalEvent: Sendable, Equatable {
     /// Bring the link up: join both sides, catch up, reconcile membership, drain the Matrix inbox.
     case activate
     /// The XMPP link dropped: stop sending until it is back.
@@ -10,16 +10,19 @@ enum PortalEvent: Sendable {
     case xmppMessage(RoomMessage)
     /// A presence in the MUC.
     case xmppPresence(RoomPresence)
-    /// New events for this room are in the durable Matrix inbox.
-    case matrixInbox
-    /// Try the inbox again after an XMPP request timed out (the link itself is up).
+    /// Events of this room just written to the durable inbox, in order (handled without reading them back).
+    case matrixEvents([QueuedMatrixEvent])
+    /// Try the inbox (from the store) again after an XMPP request timed out (the link itself is up).
     case retryInbox
-    /// The homeserver will retry a transaction the bridge failed: check the Matrix timeline before each drain for a while.
+    /// A homeserver transaction may be missing (a hole in its ids): check the timeline before the next Matrix events.
+    case timelineGap
+    /// The homeserver may have stranded a transaction with nothing after it: check the timeline now.
     case checkTimeline
     /// The occupant list is complete after a join: ghosts of departed occupants leave.
     case reconcileGhosts
     /// Periodic XEP-0410 self-ping: is the bridge's occupant still in the MUC? If not, rejoin and catch up.
     case selfCheck
-    /// Unlink: both sides leave, state is forgotten, the link row is deleted.
-    case unlink
+    /// Unlink: both sides leave, state is forgotten, the link row is deleted. `xmppConnected`: whether the XMPP link
+    /// is up as the event is queued (a portal loaded only to unlink was never activated).
+    case unlink(xmppConnected: Bool)
 }

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
+@_exported import struct XMPP.StanzaErrorCondition
 
 /// What the bridge core needs from the XMPP side: MUC occupant operations for JIDs under the component.
 ///
@@ -31,7 +32,7 @@ public enum MUCJoinResult: Sendable, Equatable {
     /// Another occupant holds that nick (`<conflict/>`).
     case nickConflict
     /// The room refused the join (condition such as `forbidden`, `registration-required`, `not-acceptable`).
-    case refused(condition: String, text: String?)
+    case refused(condition: StanzaErrorCondition, text: String?)
 }
 
 /// Outcome of an XEP-0410 self-ping.
@@ -121,9 +122,9 @@ public struct RoomPresence: Sendable, Equatable {
 
 /// A stanza error's defined condition and optional text.
 public struct StanzaErrorInfo: Sendable, Equatable {
-    public var condition: String
+    public var condition: StanzaErrorCondition
     public var text: String?
-    public init(condition: String, text: String? = nil) {
+    public init(condition: StanzaErrorCondition, text: String? = nil) {
         self.condition = condition
         self.text = text
     }

@@ -2,12 +2,13 @@ import Foundation
 import IsthmusCommon
 
 /// `isthmus-bench <suite>`: prints benchmark figures. `run` is what `scripts/bench` runs (all parts, or `--only`);
-/// `xml` and `appservice` measure single components.
+/// `xml`, `appservice` and `store` measure single components.
 let arguments = Array(CommandLine.arguments.dropFirst())
 let suites: [String: @Sendable ([String]) async throws -> Void] = [
     "run": BenchRun.run,
     "xml": XMLBenchmarks.run,
     "appservice": MatrixBenchmarks.run,
+    "store": StoreBenchmarks.run,
     "client-worker": MatrixClientBenchmark.workerMain,
 ]
 guard let name = arguments.first, let suite = suites[name] else {

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import IsthmusCommon
 
 /// The `isthmus` command line: global options, subcommand dispatch, help, exit codes.

@@ -1,6 +1,9 @@
 import Bridge
 import Dispatch
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import IsthmusCommon
 
 /// `isthmus serve`: runs the bridge until SIGTERM or SIGINT, then shuts down cleanly.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A structured, leveled logger in the shape of swift-log: constant messages, data in metadata with dotted keys.
 ///

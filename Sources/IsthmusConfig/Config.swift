@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 
 /// The bridge's configuration, decoded from YAML and validated at load.

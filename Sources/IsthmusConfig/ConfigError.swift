@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Why a configuration file could not be loaded (or, for unknown keys, a warning about it). `description` is the
 /// one-line message shown to operators.
@@ -53,6 +53,15 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidValue(let reason): message = "\(prefix): '\(key)': \(reason)"
         case .unknownKey: message = "\(prefix): unknown key '\(key)' (ignored)"
         }
-        return message.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
+        // By scalar: "\r\n" is one Character, which a Character-wise replacement of "\r" or "\n" would not match.
+        var oneLine = ""
+        for scalar in message.unicodeScalars {
+            switch scalar {
+            case "\r": oneLine += "\\r"
+            case "\n": oneLine += "\\n"
+            default: oneLine.unicodeScalars.append(scalar)
+            }
+        }
+        return oneLine
     }
 }

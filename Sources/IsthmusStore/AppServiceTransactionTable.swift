@@ -8,6 +8,11 @@ enum AppServiceTransactionTable {
             processed_at INTEGER NOT NULL DEFAULT (strftime('%s','now'))
         );
         """
+
+    /// Records `id` as processed inside the caller's transaction (idempotent).
+    static func markProcessed(_ id: TransactionID, in db: SQLiteConnection) throws {
+        try db.run("INSERT OR IGNORE INTO appservice_transactions (txn_id) VALUES (?)", id)
+    }
 }
 
 extension Store {
@@ -18,11 +23,10 @@ extension Store {
         }
     }
 
-    /// Records `id` as processed (idempotent). Durable when this returns.
+    /// Records `id` as processed (idempotent), on its own: for a transaction with nothing to keep. Durable when this
+    /// returns. A transaction with inbox entries is recorded with them, by ``enqueueInbox(_:markingProcessed:)``.
     public func markTransactionProcessed(_ id: TransactionID) throws {
-        try write { db in
-            _ = try db.run("INSERT OR IGNORE INTO appservice_transactions (txn_id) VALUES (?)", id)
-        }
+        try write { db in try AppServiceTransactionTable.markProcessed(id, in: db) }
     }
 
     /// Forgets processed ids older than `seconds` (the homeserver stops retrying long before).

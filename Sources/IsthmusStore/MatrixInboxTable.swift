@@ -1,4 +1,3 @@
-import Foundation
 import IsthmusCommon
 
 /// `matrix_inbox`: Matrix events accepted from homeserver transactions but not yet handled by their portal.
@@ -15,6 +14,19 @@ enum MatrixInboxTable {
         );
         CREATE INDEX matrix_inbox_room ON matrix_inbox (matrix_room, seq);
         """
+
+    /// Inserts `events` inside the caller's transaction, skipping event ids already queued; returns those added.
+    static func insert(_ events: [(room: RoomID, eventID: EventID, payload: [UInt8])],
+                       in db: SQLiteConnection) throws -> [InboxEntry] {
+        var added: [InboxEntry] = []
+        for event in events {
+            if try db.run("INSERT OR IGNORE INTO matrix_inbox (matrix_room, event_id, payload) VALUES (?, ?, ?)",
+                          event.room, event.eventID, SQLiteValue.blob(event.payload)) > 0 {
+                added.append(InboxEntry(seq: db.lastInsertRowID, room: event.room, eventID: event.eventID, payload: event.payload))
+            }
+        }
+        return added
+    }
 }
 
 /// One queued event: its order and its encoded payload.
@@ -27,16 +39,19 @@ public struct InboxEntry: Sendable, Equatable {
 
 extension Store {
     /// Queues events (already encoded) in one transaction; an event id seen before is ignored. Durable on return.
-    /// Returns the entries actually added, in order.
+    /// Returns the entries actually added, in order. For events the bridge fetched itself (the timeline check).
     public func enqueueInbox(_ events: [(room: RoomID, eventID: EventID, payload: [UInt8])]) throws -> [InboxEntry] {
+        try write { db in try MatrixInboxTable.insert(events, in: db) }
+    }
+
+    /// Queues the events of the homeserver transaction `transaction` and records it as processed, in one commit:
+    /// both are durable when this returns, or neither is, so no crash can leave queued (perhaps already handled) events
+    /// of a transaction the homeserver will push again. Returns the entries actually added, in order.
+    public func enqueueInbox(_ events: [(room: RoomID, eventID: EventID, payload: [UInt8])],
+                             markingProcessed transaction: TransactionID) throws -> [InboxEntry] {
         try write { db in
-            var added: [InboxEntry] = []
-            for event in events {
-                if try db.run("INSERT OR IGNORE INTO matrix_inbox (matrix_room, event_id, payload) VALUES (?, ?, ?)",
-                              event.room, event.eventID, SQLiteValue.blob(event.payload)) > 0 {
-                    added.append(InboxEntry(seq: db.lastInsertRowID, room: event.room, eventID: event.eventID, payload: event.payload))
-                }
-            }
+            let added = try MatrixInboxTable.insert(events, in: db)
+            try AppServiceTransactionTable.markProcessed(transaction, in: db)
             return added
         }
     }

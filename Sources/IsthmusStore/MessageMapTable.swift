@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 
 /// `message_map`: each bridged message's ids on both sides — the dedupe key and the receipt.
@@ -43,18 +43,18 @@ public struct MessageMapping: Sendable, Equatable {
     public var stanzaID: StanzaID?
     public var originID: OriginID?
     public var direction: Direction
-    /// The sender on the source side (Matrix user id or occupant nick/JID).
-    public var sender: String
+    /// The sender on the source side.
+    public var sender: MessageSender
     public var state: State
     /// Matrix → XMPP: the body as sent, kept until delivered so it can be resent.
     public var body: String?
     /// Insertion order (resends keep it).
     public var seq: Int64 = 0
-    /// When the row was created.
-    public var createdAt = Date()
+    /// When the row was created (set when read from the store; the store stamps new rows itself).
+    public var createdAt = Date.distantPast
 
     public init(room: RoomID, eventID: EventID?, stanzaID: StanzaID?, originID: OriginID?, direction: Direction,
-                sender: String, state: State, body: String? = nil) {
+                sender: MessageSender, state: State, body: String? = nil) {
         self.room = room
         self.eventID = eventID
         self.stanzaID = stanzaID
@@ -100,7 +100,7 @@ extension Store {
                 INSERT OR IGNORE INTO message_map (matrix_room, event_id, stanza_id, origin_id, direction, sender, state, body)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """, mapping.room, mapping.eventID, mapping.stanzaID, mapping.originID, mapping.direction.rawValue,
-                mapping.sender, mapping.state.rawValue, mapping.body) > 0
+                mapping.sender.description, mapping.state.rawValue, mapping.body) > 0
             if let seq { _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq) }
             return inserted
         }
@@ -149,7 +149,7 @@ extension Store {
             _ = try db.run("""
                 INSERT OR IGNORE INTO message_map (matrix_room, event_id, stanza_id, origin_id, direction, sender, state)
                 VALUES (?, ?, ?, ?, 'x2m', ?, 'delivered')
-                """, mapping.room, mapping.eventID, mapping.stanzaID, mapping.originID, mapping.sender)
+                """, mapping.room, mapping.eventID, mapping.stanzaID, mapping.originID, mapping.sender.description)
             if let stanzaID = mapping.stanzaID { try RoomStateTable.setLastStanzaID(db, room: mapping.room, stanzaID: stanzaID) }
         }
     }
@@ -162,10 +162,10 @@ extension Store {
 
 extension MessageMapTable {
     static func decode(_ row: SQLiteConnection.Row) -> MessageMapping {
+        let direction = MessageMapping.Direction(rawValue: row.string(4) ?? "") ?? .xmppToMatrix
         var mapping = MessageMapping(
-            room: row.id(0)!, eventID: row.id(1), stanzaID: row.id(2), originID: row.id(3),
-            direction: MessageMapping.Direction(rawValue: row.string(4) ?? "") ?? .xmppToMatrix,
-            sender: row.string(5) ?? "", state: MessageMapping.State(rawValue: row.string(6) ?? "") ?? .delivered,
+            room: row.id(0)!, eventID: row.id(1), stanzaID: row.id(2), originID: row.id(3), direction: direction,
+            sender: MessageSender(stored: row.string(5) ?? "", direction: direction), state: MessageMapping.State(rawValue: row.string(6) ?? "") ?? .delivered,
             body: row.string(7))
         mapping.seq = Int64(row.int(8) ?? 0)
         mapping.createdAt = Date(timeIntervalSince1970: row.double(9) ?? 0)

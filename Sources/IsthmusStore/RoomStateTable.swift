@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 
 /// `room_state`: per-link resume state — the last stanza-id seen in the MUC, where archive catch-up starts.

@@ -24,7 +24,7 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
 }
 
 /// A value bound to or read from a statement.
-public enum SQLiteValue: Sendable, Hashable {
+enum SQLiteValue: Sendable, Hashable {
     case null
     case integer(Int64)
     case real(Double)
@@ -33,29 +33,30 @@ public enum SQLiteValue: Sendable, Hashable {
 }
 
 /// Converts Swift values to statement parameters.
-public protocol SQLiteBindable {
+protocol SQLiteBindable {
     var sqliteValue: SQLiteValue { get }
 }
-extension String: SQLiteBindable { public var sqliteValue: SQLiteValue { .text(self) } }
-extension Int: SQLiteBindable { public var sqliteValue: SQLiteValue { .integer(Int64(self)) } }
-extension Int64: SQLiteBindable { public var sqliteValue: SQLiteValue { .integer(self) } }
-extension Double: SQLiteBindable { public var sqliteValue: SQLiteValue { .real(self) } }
-extension Bool: SQLiteBindable { public var sqliteValue: SQLiteValue { .integer(self ? 1 : 0) } }
-extension SQLiteValue: SQLiteBindable { public var sqliteValue: SQLiteValue { self } }
+extension String: SQLiteBindable { var sqliteValue: SQLiteValue { .text(self) } }
+extension Int: SQLiteBindable { var sqliteValue: SQLiteValue { .integer(Int64(self)) } }
+extension Int64: SQLiteBindable { var sqliteValue: SQLiteValue { .integer(self) } }
+extension Double: SQLiteBindable { var sqliteValue: SQLiteValue { .real(self) } }
+extension Bool: SQLiteBindable { var sqliteValue: SQLiteValue { .integer(self ? 1 : 0) } }
+extension SQLiteValue: SQLiteBindable { var sqliteValue: SQLiteValue { self } }
 extension Optional: SQLiteBindable where Wrapped: SQLiteBindable {
-    public var sqliteValue: SQLiteValue { self?.sqliteValue ?? .null }
+    var sqliteValue: SQLiteValue { self?.sqliteValue ?? .null }
 }
 extension LosslessStringConvertible where Self: SQLiteBindable {
-    public var sqliteValue: SQLiteValue { .text(description) }
+    var sqliteValue: SQLiteValue { .text(description) }
 }
 
-/// One open SQLite database. Not thread-safe: owned by exactly one actor (``Store``).
-public final class SQLiteConnection {
+/// One open SQLite database. Not thread-safe: owned by exactly one actor (``Store``), and internal to this target
+/// so no other module can reach the connection.
+final class SQLiteConnection {
     private let handle: OpaquePointer
     private var statements: [String: Statement] = [:]
 
     /// Opens (creating if needed) the database at `path`. Does file I/O.
-    public init(path: String) throws(SQLiteError) {
+    init(path: String) throws(SQLiteError) {
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
@@ -74,7 +75,7 @@ public final class SQLiteConnection {
     }
 
     /// Runs one or more statements without parameters (schema, pragmas).
-    public func execute(_ sql: String) throws(SQLiteError) {
+    func execute(_ sql: String) throws(SQLiteError) {
         var errorMessage: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
         if rc != SQLITE_OK {
@@ -86,7 +87,7 @@ public final class SQLiteConnection {
 
     /// Runs a statement that returns no rows; returns the number of rows changed.
     @discardableResult
-    public func run(_ sql: String, _ parameters: any SQLiteBindable...) throws(SQLiteError) -> Int {
+    func run(_ sql: String, _ parameters: any SQLiteBindable...) throws(SQLiteError) -> Int {
         let statement = try prepare(sql)
         try statement.bind(parameters)
         defer { statement.reset() }
@@ -95,7 +96,7 @@ public final class SQLiteConnection {
     }
 
     /// Runs a query and maps each row.
-    public func query<T>(_ sql: String, _ parameters: any SQLiteBindable..., map: (Row) throws -> T) throws -> [T] {
+    func query<T>(_ sql: String, _ parameters: any SQLiteBindable..., map: (Row) throws -> T) throws -> [T] {
         let statement = try prepare(sql)
         try statement.bind(parameters)
         defer { statement.reset() }
@@ -105,10 +106,10 @@ public final class SQLiteConnection {
     }
 
     /// The rowid of the last insert.
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// Runs `body` in a transaction (`BEGIN IMMEDIATE` … `COMMIT`, rolled back when it throws).
-    public func transaction<T>(_ body: () throws -> T) throws -> T {
+    func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -189,26 +190,26 @@ public final class SQLiteConnection {
     }
 
     /// The current row of a query, read by column index.
-    public struct Row {
+    struct Row {
         let statement: Statement
 
-        public func string(_ column: Int32) -> String? {
+        func string(_ column: Int32) -> String? {
             guard sqlite3_column_type(statement.raw, column) != SQLITE_NULL,
                   let text = sqlite3_column_text(statement.raw, column) else { return nil }
             let count = Int(sqlite3_column_bytes(statement.raw, column))
             return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
         }
 
-        public func int(_ column: Int32) -> Int? {
+        func int(_ column: Int32) -> Int? {
             sqlite3_column_type(statement.raw, column) == SQLITE_NULL ? nil : Int(sqlite3_column_int64(statement.raw, column))
         }
 
-        public func double(_ column: Int32) -> Double? {
+        func double(_ column: Int32) -> Double? {
             sqlite3_column_type(statement.raw, column) == SQLITE_NULL ? nil : sqlite3_column_double(statement.raw, column)
         }
 
         /// A blob (or text) column's bytes; empty when NULL.
-        public func blob(_ column: Int32) -> [UInt8] {
+        func blob(_ column: Int32) -> [UInt8] {
             // sqlite3_column_blob first, then sqlite3_column_bytes (the SQLite docs' required order).
             guard let bytes = sqlite3_column_blob(statement.raw, column) else { return [] }
             let count = Int(sqlite3_column_bytes(statement.raw, column))
@@ -216,7 +217,7 @@ public final class SQLiteConnection {
         }
 
         /// Parses a text column into a typed id; nil when NULL or unparsable.
-        public func id<T: LosslessStringConvertible>(_ column: Int32, as type: T.Type = T.self) -> T? {
+        func id<T: LosslessStringConvertible>(_ column: Int32, as type: T.Type = T.self) -> T? {
             string(column).flatMap(T.init)
         }
     }

@@ -2,11 +2,17 @@ import IsthmusCommon
 
 /// The bridge's durable state: one SQLite database (WAL mode) owned by this actor.
 ///
-/// Every read and write goes through this actor, so the connection is never used from two threads. Tables live in
-/// `Store+<Table>.swift` files with their SQL at the top; schema changes are numbered ``Migration``s.
+/// Every read and write goes through this actor, so the connection is never used from two threads. The actor runs
+/// on its own serial executor, one dedicated thread (``StoreExecutor``): SQLite and its disk I/O block that thread,
+/// never one of Swift's cooperative pool. Tables live in `<Table>Table.swift` files with their SQL at the
+/// top; schema changes are numbered ``Migration``s.
 /// Several processes may open the same file (the CLI beside `serve`): SQLite's locking and a busy timeout serialise them.
 public actor Store {
     private let connection: SQLiteConnection
+    /// The thread every method of this actor runs on.
+    private let executor: StoreExecutor
+    /// The store's own thread (``StoreExecutor``): Swift runs every method of this actor there.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// Where the database lives (`:memory:` for tests).
     public nonisolated let path: String
     private let logger: Logger
@@ -15,7 +21,8 @@ public actor Store {
     /// Checkpoints the write-ahead log off this actor (nil for in-memory databases).
     private let checkpointer: WALCheckpointer?
 
-    /// Opens the database at `path` and applies pending migrations. Does file I/O.
+    /// Opens the database at `path`, applies pending migrations and starts the store's thread. Does file I/O on the
+    /// caller's thread (once, at start-up); everything after runs on the store's thread.
     public init(path: String, logger: Logger) throws {
         self.path = path
         self.logger = logger
@@ -40,15 +47,21 @@ public actor Store {
                 "store.path": path, "store.migrations": applied.map(String.init).joined(separator: ","),
             ])
         }
+        executor = try StoreExecutor()
     }
 
-    /// Runs `body` with the connection on this actor (no transaction).
-    public func read<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    deinit {
+        executor.stop()
+    }
+
+    /// Runs `body` with the connection on this actor (no transaction). Internal: no other module sees the connection.
+    func read<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try body(connection)
     }
 
     /// Runs `body` in one write transaction on this actor; everything in it is durable when this returns.
-    public func write<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    @discardableResult
+    func write<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try connection.transaction { try body(connection) }
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import Dispatch
 import Synchronization
 
 /// Copies the write-ahead log back into the database file from its own connection on its own thread (a PASSIVE
@@ -29,15 +29,13 @@ final class WALCheckpointer: Sendable {
         let connection = Connection(try SQLiteConnection(path: path))
         let control = self.control
         let milliseconds = Int(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
-        let thread = Thread {
+        try DedicatedThread.start(name: "isthmus-checkpoint") {
             while !control.stopped.withLock({ $0 }) {
                 _ = control.wakeup.wait(timeout: .now() + .milliseconds(milliseconds))
                 try? connection.sqlite.execute("PRAGMA wal_checkpoint(PASSIVE)")
             }
             control.finished.signal()
         }
-        thread.name = "isthmus-checkpoint"
-        thread.start()
     }
 
     /// Stops the thread (after at most one more checkpoint) and closes its connection. Idempotent.

@@ -4,9 +4,12 @@ import Matrix
 /// What the bridge core does with what the homeserver pushes. Implemented by the core (and by fakes in tests);
 /// called by ``AppServiceListener`` from its own tasks, never from libmicrohttpd's thread.
 public protocol AppServiceHandler: Sendable {
-    /// Takes a new transaction. Return only once everything it requires is durably recorded (the listener then marks
-    /// the transaction processed and answers 200); throw to have the homeserver retry it later (answered 500).
-    /// Transactions are handed over one at a time, in the order they arrive.
+    /// Takes a new transaction: records its durable effects **and** `transaction.id` as processed in the ``Store``, in
+    /// one commit (e.g. ``Store/enqueueInbox(_:markingProcessed:)``, or ``Store/markTransactionProcessed(_:)`` alone
+    /// when nothing in it is kept), so the homeserver can never have a transaction replayed whose effects are already
+    /// recorded. Return only once that commit is durable (the listener then answers 200); throw, with nothing recorded,
+    /// to have the homeserver retry it later (answered 500). Transactions are handed over one at a time, in the order
+    /// they arrive, and only when the store does not hold their id already.
     func handle(_ transaction: Transaction) async throws
 
     /// `GET /users/{userId}`: whether `user` (in our namespace) exists — create it first if it should (appservice

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
 import Matrix
@@ -10,22 +10,46 @@ import Matrix
 /// Inside it one task processes transactions strictly one at a time (``TransactionProcessor``); queries, pings and
 /// probes are answered by concurrent child tasks, so a query caused by the core's own call during a transaction
 /// (e.g. joining an alias) never deadlocks. Every refusal is Matrix JSON and the listener keeps serving.
+///
+/// Route and token are checked on the request head, before any body byte is read (``AppServiceAdmission``):
+/// a stranger is answered 401/403/404/405 at once and disconnected, and cannot crowd out the homeserver's
+/// connections (``ConnectionPolicy``).
 public final class AppServiceListener: Sendable {
-    /// Where to listen and which token the homeserver must present.
+    /// Where to listen, which token the homeserver must present, and the limits that keep strangers from
+    /// holding memory or connections (see ``HTTPServer`` and ``ConnectionPolicy``).
     public struct Configuration: Sendable {
         public var host: String
         /// 0 picks a free port (see ``AppServiceListener/port``).
         public var port: Int
         /// The registration's `hs_token`.
         public var hsToken: String
-        /// Bodies above this are refused with 413 (Synapse sends at most ~100 events of ≤ 64 KiB).
+        /// Transaction bodies above this are refused with 413 (Synapse sends at most ~100 events of ≤ 64 KiB).
+        /// Every other route takes at most 64 KiB.
         public var maxBodyBytes: Int
+        /// Open connections kept at most (the homeserver needs a handful).
+        public var connectionLimit: Int
+        /// Idle connections without the token, kept at most per peer address. Keep it above the largest burst of
+        /// new connections the homeserver opens at once: in a burst, heads not yet read count as idle.
+        public var unauthenticatedConnectionsPerAddress: Int
+        /// How long a connection without the token may stay idle or take to send its request head.
+        public var unauthenticatedTimeout: Duration
+        /// Idle timeout of the homeserver's keep-alive connections.
+        public var idleTimeout: Duration
+        /// Longest time from a request's head to the end of its body.
+        public var requestTimeout: Duration
 
-        public init(host: String, port: Int, hsToken: String, maxBodyBytes: Int = 16 << 20) {
+        public init(host: String, port: Int, hsToken: String, maxBodyBytes: Int = 16 << 20, connectionLimit: Int = 64,
+                    unauthenticatedConnectionsPerAddress: Int = 32, unauthenticatedTimeout: Duration = .seconds(10),
+                    idleTimeout: Duration = .seconds(90), requestTimeout: Duration = .seconds(60)) {
             self.host = host
             self.port = port
             self.hsToken = hsToken
             self.maxBodyBytes = maxBodyBytes
+            self.connectionLimit = connectionLimit
+            self.unauthenticatedConnectionsPerAddress = unauthenticatedConnectionsPerAddress
+            self.unauthenticatedTimeout = unauthenticatedTimeout
+            self.idleTimeout = idleTimeout
+            self.requestTimeout = requestTimeout
         }
     }
 
@@ -40,47 +64,67 @@ public final class AppServiceListener: Sendable {
     /// Binds the listening socket (requests wait until ``run()``). Does I/O.
     /// - Throws: ``HTTPServerError`` when the address cannot be bound (e.g. already in use).
     public init(configuration: Configuration, store: Store, handler: any AppServiceHandler, logger: Logger) throws(HTTPServerError) {
+        let gate = AppServiceGate(hsToken: configuration.hsToken)
+        let admission = AppServiceAdmission(gate: gate, maxTransactionBytes: configuration.maxBodyBytes)
         server = try HTTPServer(
-            configuration: .init(host: configuration.host, port: configuration.port, maxBodyBytes: configuration.maxBodyBytes),
+            configuration: .init(
+                host: configuration.host, port: configuration.port, maxBodyBytes: configuration.maxBodyBytes,
+                connectionLimit: configuration.connectionLimit,
+                unauthenticatedConnectionsPerAddress: configuration.unauthenticatedConnectionsPerAddress,
+                unauthenticatedTimeout: configuration.unauthenticatedTimeout, idleTimeout: configuration.idleTimeout,
+                requestTimeout: configuration.requestTimeout, admission: { admission.decide($0) },
+                tooLargeResponse: .matrixError(AppServiceRejection(status: 413, errcode: MatrixErrorCode.tooLarge, message: "Request body too large"))),
             logger: logger)
-        gate = AppServiceGate(hsToken: configuration.hsToken)
+        self.gate = gate
         processor = TransactionProcessor(store: store, handler: handler, logger: logger)
         self.handler = handler
         self.logger = logger
     }
 
     /// Serves requests until cancelled or shut down; returns once every started request was answered and the
-    /// socket is closed.
+    /// socket is closed. Meanwhile a child task closes expired unauthenticated connections once a second.
     public func run() async {
         logger.info("Appservice listener serving", metadata: ["matrix.appservice.port": String(port)])
-        let (transactions, transactionQueue) = AsyncStream.makeStream(of: (TransactionID, HTTPServerRequest).self)
         await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in
-                group.addTask { [processor] in
-                    for await (id, request) in transactions {
-                        request.respond(await processor.process(id, body: request.body))
-                    }
+                group.addTask { [server] in
+                    while (try? await Task.sleep(for: .seconds(1))) != nil { server.closeExpiredConnections() }
                 }
-                for await request in server.requests {
-                    switch gate.decide(Self.appServiceRequest(request)) {
-                    case .reject(let rejection):
-                        logger.notice("Request refused", metadata: [
-                            "http.method": request.method, "http.status": String(rejection.status), "matrix.errcode": rejection.errcode,
-                        ])
-                        request.respond(.matrixError(rejection))
-                    case .serve(.transaction(let id)):
-                        transactionQueue.yield((id, request))
-                    case .serve(let route):
-                        group.addTask { [self] in request.respond(await serve(route, request)) }
-                    }
-                }
-                transactionQueue.finish()
+                await serveRequests()
+                group.cancelAll()
             }
         } onCancel: {
             server.stopAccepting()
         }
         server.close()
         logger.info("Appservice listener stopped")
+    }
+
+    /// Serves ``HTTPServer/requests`` until it ends: transactions one at a time in order, the rest concurrently.
+    private func serveRequests() async {
+        let (transactions, transactionQueue) = AsyncStream.makeStream(of: (TransactionID, HTTPServerRequest).self)
+        await withDiscardingTaskGroup { group in
+            group.addTask { [processor] in
+                for await (id, request) in transactions {
+                    request.respond(await processor.process(id, body: request.body))
+                }
+            }
+            for await request in server.requests {
+                switch gate.decide(Self.appServiceRequest(request)) {
+                case .reject(let rejection):
+                    // The server admitted the head through the same gate; reaching this is a bug.
+                    logger.warning("Request refused after its head was admitted", metadata: [
+                        "http.method": request.method, "http.status": String(rejection.status), "matrix.errcode": rejection.errcode,
+                    ])
+                    request.respond(.matrixError(rejection))
+                case .serve(.transaction(let id)):
+                    transactionQueue.yield((id, request))
+                case .serve(let route):
+                    group.addTask { [self] in request.respond(await serve(route, request)) }
+                }
+            }
+            transactionQueue.finish()
+        }
     }
 
     /// Stops taking requests; ``run()`` returns once those in progress are answered. Idempotent.
@@ -106,7 +150,7 @@ public final class AppServiceListener: Sendable {
 
     private static func appServiceRequest(_ request: HTTPServerRequest) -> AppServiceRequest {
         AppServiceRequest(method: request.method, path: request.path, query: request.query,
-                          authorization: request.headers["authorization"], bodyTooLarge: request.bodyTooLarge)
+                          authorization: request.headers["authorization"])
     }
 
     private static let notFound = AppServiceRejection(status: 404, errcode: MatrixErrorCode.notFound, message: "Not found")

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
 import Matrix
@@ -6,15 +6,15 @@ import Matrix
 /// Exactly-once handling of pushed transactions (appservice API §2.3.2 "Pushing events"). Used by
 /// ``AppServiceListener`` from a single task, so transactions are processed one at a time in arrival order.
 ///
-/// A known id is answered 200 without the handler; a new one goes to the handler, is marked processed in the
-/// ``Store`` only after the handler returned, then answered 200. A handler or store failure answers 500 so the
-/// homeserver retries the same transaction.
+/// A known id is answered 200 without the handler; a new one goes to the handler, which records it as processed in
+/// the ``Store`` in the same commit as its effects (see ``AppServiceHandler/handle(_:)``), then answered 200. A handler
+/// or store failure answers 500 so the homeserver retries the same transaction.
 struct TransactionProcessor: Sendable {
     let store: Store
     let handler: any AppServiceHandler
     let logger: Logger
 
-    /// Processes one transaction body and returns the answer. Does store I/O and calls the handler.
+    /// Processes one transaction body and returns the answer. Reads the store and calls the handler.
     func process(_ id: TransactionID, body: Data) async -> HTTPServerResponse {
         var logger = self.logger
         logger[metadataKey: "matrix.txn.id"] = id.rawValue
@@ -45,12 +45,6 @@ struct TransactionProcessor: Sendable {
             try await handler.handle(transaction)
         } catch {
             logger.error("Transaction handler failed; the homeserver will retry", metadata: ["error": "\(error)"])
-            return .matrixError(Self.failed)
-        }
-        do {
-            try await store.markTransactionProcessed(id)
-        } catch {
-            logger.error("Could not record the transaction as processed", metadata: ["error": "\(error)"])
             return .matrixError(Self.failed)
         }
         logger.debug("Transaction processed", metadata: [

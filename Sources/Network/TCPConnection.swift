@@ -1,4 +1,3 @@
-import Foundation
 
 /// A TCP connection: bytes in as one async stream of chunks, bytes out in order through ``write(_:)``.
 ///
@@ -39,21 +38,23 @@ public final class TCPConnection: Sendable {
         readLimit: Int = defaultReadLimit, linger: Duration = .seconds(2)
     ) async throws(NetworkError) -> TCPConnection {
         let result: Result<TCPConnection, NetworkError> = await withCheckedContinuation { continuation in
-            let thread = Thread {
-                let connection: TCPConnection
-                do throws(NetworkError) {
-                    let descriptor = try Socket.connect(host: host, port: port, timeout: timeout)
-                    connection = try TCPConnection(descriptor: descriptor, writeLimit: writeLimit, readLimit: readLimit, linger: linger)
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                    return
+            do throws(NetworkError) {
+                try IOThread.start {
+                    let connection: TCPConnection
+                    do throws(NetworkError) {
+                        let descriptor = try Socket.connect(host: host, port: port, timeout: timeout)
+                        connection = try TCPConnection(descriptor: descriptor, writeLimit: writeLimit, readLimit: readLimit, linger: linger)
+                    } catch {
+                        continuation.resume(returning: .failure(error))
+                        return
+                    }
+                    let channel = connection.channel
+                    continuation.resume(returning: .success(connection))
+                    channel.run()
                 }
-                let channel = connection.channel
-                continuation.resume(returning: .success(connection))
-                channel.run()
+            } catch {
+                continuation.resume(returning: .failure(error))
             }
-            thread.name = "isthmus-tcp"
-            thread.start()
         }
         return try result.get()
     }
@@ -63,9 +64,14 @@ public final class TCPConnection: Sendable {
         let connection = try TCPConnection(descriptor: descriptor, writeLimit: defaultWriteLimit, readLimit: defaultReadLimit,
                                            linger: .seconds(2))
         let channel = connection.channel
-        let thread = Thread { channel.run() }
-        thread.name = "isthmus-tcp"
-        thread.start()
+        do {
+            try IOThread.start { channel.run() }
+        } catch {
+            // Without its thread the channel would never close the descriptor: close it here.
+            channel.abort()
+            channel.run()
+            throw error
+        }
         return connection
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+import Dispatch
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -21,9 +21,13 @@ public final class TCPListener: Sendable {
         connections = stream
         core = try Core(descriptor: descriptor, continuation: continuation)
         let core = self.core
-        let thread = Thread { core.acceptLoop() }
-        thread.name = "isthmus-listen"
-        thread.start()
+        do {
+            try IOThread.start { core.acceptLoop() }
+        } catch {
+            // Never started: close the socket and its wake-up pipe here instead of in the accept loop.
+            core.discard()
+            throw error
+        }
     }
 
     deinit { close() }
@@ -60,6 +64,16 @@ public final class TCPListener: Sendable {
                 return true
             }
             if wasOpen { stopped.wait() }
+        }
+
+        /// Closes the listening socket when the accept loop never started.
+        func discard() {
+            closed.withLock { isClosed in
+                isClosed = true
+                _ = Glibc.close(descriptor)
+                wakeup.close()
+            }
+            continuation.finish()
         }
 
         func acceptLoop() {

@@ -2,7 +2,7 @@ import IsthmusCommon
 import XMLStream
 
 /// How to reach the XMPP server as a XEP-0114 component, and the timing of keepalives, requests and reconnects.
-public struct ComponentConfiguration: Sendable, Hashable {
+public struct ComponentConfiguration: Sendable {
     /// The server's component listener host (`xmpp.server_host`).
     public var host: String
     /// The server's component port (`xmpp.server_port`, Prosody's `component_ports`).
@@ -31,6 +31,8 @@ public struct ComponentConfiguration: Sendable, Hashable {
     public var tickInterval: Duration
     /// Limits on what the server may send.
     public var parserLimits: XMLStreamLimits
+    /// Where the connection reads time (keepalive, deadlines, reconnect backoff).
+    public var timeSource: TimeSource
 
     /// Builds a value from its parts.
     public init(
@@ -39,7 +41,7 @@ public struct ComponentConfiguration: Sendable, Hashable {
         connectTimeout: Duration = .seconds(10), handshakeTimeout: Duration = .seconds(10),
         requestTimeout: Duration = .seconds(30), reconnectInitialDelay: Duration = .seconds(1),
         reconnectMaximumDelay: Duration = .seconds(60), tickInterval: Duration = .milliseconds(250),
-        parserLimits: XMLStreamLimits = .default
+        parserLimits: XMLStreamLimits = .default, timeSource: TimeSource = .system
     ) {
         self.host = host
         self.port = port
@@ -55,6 +57,7 @@ public struct ComponentConfiguration: Sendable, Hashable {
         self.reconnectMaximumDelay = reconnectMaximumDelay
         self.tickInterval = tickInterval
         self.parserLimits = parserLimits
+        self.timeSource = timeSource
     }
 
     /// The component's own JID (its bare domain).

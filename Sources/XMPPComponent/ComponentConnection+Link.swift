@@ -23,7 +23,7 @@ extension ComponentConnection {
         let link = ComponentLink(number: linkCount, socket: socket, configuration: configuration, reconnected: reconnected)
         self.link = link
         logger.debug("Connected to the XMPP server's component port", metadata: ["xmpp.server": "\(host):\(port)"])
-        perform(link.machine.connectionOpened(now: .now), on: link)
+        perform(link.machine.connectionOpened(now: configuration.timeSource.now()), on: link)
         let number = link.number
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.readLoop(socket, link: number) }
@@ -63,7 +63,7 @@ extension ComponentConnection {
         while !Task.isCancelled {
             try? await Task.sleep(for: configuration.tickInterval)
             guard let link, link.number == number, !link.finished else { return }
-            let now = ContinuousClock.now
+            let now = configuration.timeSource.now()
             perform(link.machine.tick(now: now), on: link)
             iqWaiters.expire(now: now)
             presenceWaiters.expire(now: now)
@@ -72,7 +72,7 @@ extension ComponentConnection {
 
     private func received(_ chunk: [UInt8], link number: Int) {
         guard let link, link.number == number, !link.finished else { return }
-        let now = ContinuousClock.now
+        let now = configuration.timeSource.now()
         link.machine.bytesReceived(now: now)
         var refusal: XMLStreamError?
         do {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 
 /// XEP-0313 archive catch-up on a room. On the ``ComponentConnection`` actor.

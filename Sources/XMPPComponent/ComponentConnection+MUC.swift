@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 
 /// XEP-0045 occupant operations for any JID under the component (a Matrix user's puppet, the bridge bot).

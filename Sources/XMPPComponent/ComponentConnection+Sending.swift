@@ -25,7 +25,7 @@ extension ComponentConnection {
     ///   ``ComponentConfiguration/requestTimeout``); the connection's error if it drops first; `CancellationError`.
     public func sendIQ(_ iq: IQ, timeout: Duration? = nil) async throws -> IQ {
         precondition(iq.isRequest, "sendIQ sends requests (get or set); send responses with send(_:)")
-        let deadline = ContinuousClock.now + (timeout ?? configuration.requestTimeout)
+        let deadline = configuration.timeSource.now() + (timeout ?? configuration.requestTimeout)
         let id = iq.id
         let label = "iq \(id) to \(iq.to?.description ?? "the server")"
         let waiters = iqWaiters
@@ -53,7 +53,7 @@ extension ComponentConnection {
     func sendAwaitingOccupantPresence(
         _ presence: Presence, matcher: OccupantPresenceMatcher, label: String, timeout: Duration?
     ) async throws -> OccupantPresenceMatcher.Match {
-        let deadline = ContinuousClock.now + (timeout ?? configuration.requestTimeout)
+        let deadline = configuration.timeSource.now() + (timeout ?? configuration.requestTimeout)
         let key = OccupantKey(occupant: matcher.occupant, room: matcher.room)
         let waiters = presenceWaiters
         return try await withTaskCancellationHandler {

@@ -87,7 +87,7 @@ public actor ComponentConnection {
         closeRequested = true
         guard isRunning else { return }
         if let link, !link.finished {
-            perform(link.machine.closeRequested(now: .now), on: link)
+            perform(link.machine.closeRequested(now: configuration.timeSource.now()), on: link)
         }
         await withCheckedContinuation { closeWaiters.append($0) }
     }
@@ -102,9 +102,9 @@ public actor ComponentConnection {
 
     /// Waits `delay`, or less if ``close()`` is called or the task is cancelled meanwhile.
     private func sleepUnlessClosed(_ delay: Duration) async {
-        let deadline = ContinuousClock.now + delay
-        while !closeRequested, !Task.isCancelled, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: min(configuration.tickInterval, deadline - .now))
+        let deadline = configuration.timeSource.now() + delay
+        while !closeRequested, !Task.isCancelled, configuration.timeSource.now() < deadline {
+            try? await Task.sleep(for: min(configuration.tickInterval, deadline - configuration.timeSource.now()))
         }
     }
 }

@@ -18,7 +18,6 @@ import XMPPComponent
         let bot = try #require(JID("bridge.localhost/isthmus"))
         let link = ComponentXMPPLink(connection: connection, logger: .disabled, primaryOccupant: bot)
         let runner = BackgroundTask { await connection.run() }
-        let pump = BackgroundTask { await link.pump() }
         let events = AsyncQueue.collecting(link.events)
         let session = try await server.nextSession()
         _ = try await session.acceptComponent(secret: "s3cret")
@@ -42,7 +41,6 @@ import XMPPComponent
             }
         }
         #expect(seen == ["presence to bridge.localhost/isthmus", "message m1", "message m2 error", "message m3"])
-        await pump.stop()
         await runner.stop()
     }
 }

@@ -1,7 +1,7 @@
 import Bridge
 import Foundation
 import IsthmusCommon
-import IsthmusStore
+@testable import IsthmusStore
 import Testing
 import TestSupport
 
@@ -18,7 +18,7 @@ import TestSupport
         try await PortalTests().linked(harness, members: [alice: "Alice"])
     }
 
-    func message(_ id: String, _ body: String, from sender: UserID? = nil, msgtype: String = "m.text") -> MatrixRoomEvent {
+    func message(_ id: String, _ body: String, from sender: UserID? = nil, msgtype: MessageType = .text) -> MatrixRoomEvent {
         MatrixRoomEvent(eventID: EventID("$\(id)")!, room: room, sender: sender ?? alice, content: .message(msgtype: msgtype, body: body))
     }
 

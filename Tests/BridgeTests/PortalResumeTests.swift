@@ -101,7 +101,7 @@ import TestSupport
         let lost = naming.originID(for: EventID("$b")!)
         for (event, origin) in [("$a", arrived), ("$b", lost)] {
             _ = try await store.insertMapping(MessageMapping(room: room, eventID: EventID(event)!, stanzaID: nil, originID: origin,
-                                                             direction: .matrixToXMPP, sender: alice.rawValue, state: .sending,
+                                                             direction: .matrixToXMPP, sender: .matrix(alice), state: .sending,
                                                              body: "body \(event)"))
         }
         try await store.savePuppet(Puppet(room: room, user: alice, occupant: naming.puppetJID(for: alice)!, nick: "Alice",

@@ -70,15 +70,22 @@ import TestSupport
     @Test func matrixMessageGoesOutWithOriginIDAndReflectionIsNotEchoed() async throws {
         let harness = try Harness()
         try await linked(harness, members: [alice: "Alice"])
-        let event = MatrixRoomEvent(eventID: EventID("$m1")!, room: room, sender: alice, content: .message(msgtype: "m.emote", body: "waves"))
+        let event = MatrixRoomEvent(eventID: EventID("$m1")!, room: room, sender: alice, content: .message(msgtype: .emote, body: "waves"))
         try await harness.bridge.acceptMatrixEvents([event])
         try await eventually("sent to XMPP") { harness.xmpp.state.withLock { $0.sent.count } == 1 }
         try await eventually("receipt stored") {
             try await harness.store.mapping(room: room, eventID: EventID("$m1")!)?.state == .delivered
         }
         try await harness.bridge.acceptMatrixEvents([event])   // a replayed transaction
+        // A sentinel after the replay: once it is out, the replay has been handled too (same room, same order).
+        let sentinel = MatrixRoomEvent(eventID: EventID("$m2")!, room: room, sender: alice, content: .message(msgtype: .text, body: "sentinel"))
+        try await harness.bridge.acceptMatrixEvents([sentinel])
+        try await eventually("sentinel sent") { harness.xmpp.state.withLock { $0.sent.count } >= 2 }
+        try await eventually("sentinel receipted") {
+            try await harness.store.mapping(room: room, eventID: EventID("$m2")!)?.state == .delivered
+        }
         let sent = harness.xmpp.state.withLock { $0.sent }
-        #expect(sent.map(\.body) == ["/me waves"])
+        #expect(sent.map(\.body) == ["/me waves", "sentinel"])
         #expect(harness.matrix.state.withLock { $0.sent.isEmpty })
         await harness.stop()
     }

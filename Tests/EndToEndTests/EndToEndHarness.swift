@@ -110,6 +110,29 @@ final class EndToEndHarness: @unchecked Sendable {
         }
     }
 
+    /// The m.room.message events in `room` sent by anyone but `excluding`, once one of them has the body `sentinel`
+    /// (send it after everything else: anything doubled or echoed before it is then in the list).
+    func matrixMessages(_ user: MatrixTestUser, in room: String, untilBody sentinel: String, excluding sender: String? = nil,
+                        timeout: Double = 30) async throws -> [MatrixTestUser.Event] {
+        try await eventuallyValue("\(sentinel.debugDescription) in \(room)", timeout: timeout) {
+            let found = try await user.messages(in: room).filter { $0.sender != sender }
+            return found.contains { $0.body == sentinel } ? found : nil
+        }
+    }
+
+    /// Collects the groupchat messages with a body from `room` received by `client`, sent by nicks other than
+    /// `excluding`, up to and including the one with the body `sentinel`.
+    func xmppMessages(_ client: XMPPTestClient, from room: JID, untilBody sentinel: String, excludingNick nick: String? = nil,
+                      timeout: Double = 30) async throws -> [Message] {
+        var messages: [Message] = []
+        while messages.last?.body != sentinel {
+            messages.append(try await client.nextMessage(within: timeout, "\(sentinel.debugDescription) in \(room)") {
+                $0.type == .groupchat && $0.from?.bare == room.bare && $0.body != nil && $0.from?.resource != nick
+            })
+        }
+        return messages
+    }
+
     /// Collects `count` groupchat messages with a body from `room` received by `client`, sent by nicks other than `excluding`.
     func xmppMessages(_ client: XMPPTestClient, from room: JID, count: Int, excludingNick nick: String? = nil,
                       timeout: Double = 30) async throws -> [Message] {

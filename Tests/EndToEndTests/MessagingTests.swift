@@ -44,9 +44,15 @@ final class MessagingTests: XCTestCase {
         let members = try await alice.members(of: room)
         XCTAssertEqual(members[ghost] ?? nil, "Romeo")
 
-        // Nothing echoed, nothing doubled: alice sees only her own messages plus Romeo's; Romeo no reflections of his own.
-        let all = try await alice.messages(in: room)
-        XCTAssertEqual(all.count, 2 * (Self.bodies.count + 1), all.map(\.description).joined(separator: "\n"))
+        // Nothing echoed, nothing doubled. A sentinel each way, sent after everything else, arrives after anything
+        // doubled or echoed (per-room order holds), so once it is in, the counts can show it.
+        try await alice.send("sentinel from matrix", to: room)
+        let lateInXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "sentinel from matrix", excludingNick: "Romeo")
+        XCTAssertEqual(lateInXMPP.map(\.body), ["sentinel from matrix"], "Romeo got a doubled message or an echo of his own")
+        try romeo.sendGroupchat(to: muc, body: "sentinel from xmpp")
+        let all = try await world.matrixMessages(alice, in: room, untilBody: "sentinel from xmpp")
+        // alice sees only her own messages and Romeo's, each once, and the two sentinels.
+        XCTAssertEqual(all.count, 2 * (Self.bodies.count + 1) + 2, all.map(\.description).joined(separator: "\n"))
         romeo.close()
     }
 
@@ -65,12 +71,13 @@ final class MessagingTests: XCTestCase {
         }()
         for index in 0..<count { try juliet.sendGroupchat(to: muc, body: "x\(index)") }
         try await fromMatrix
-        // A sentinel after each burst: anything duplicated or reordered would arrive before it (per-room order holds).
+        // A sentinel after each burst: anything duplicated or reordered would arrive before it (per-room order holds),
+        // and everything up to it is read.
         try await alice.send("end-of-matrix-burst", to: room)
         try juliet.sendGroupchat(to: muc, body: "end-of-xmpp-burst")
-        let inXMPP = try await world.xmppMessages(juliet, from: muc, count: count + 1, excludingNick: "Juliet")
+        let inXMPP = try await world.xmppMessages(juliet, from: muc, untilBody: "end-of-matrix-burst", excludingNick: "Juliet")
         XCTAssertEqual(inXMPP.map(\.body), (0..<count).map { "m\($0)" } + ["end-of-matrix-burst"])
-        let inMatrix = try await world.matrixMessages(alice, in: room, count: count + 1, excluding: alice.userID)
+        let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "end-of-xmpp-burst", excluding: alice.userID)
         XCTAssertEqual(inMatrix.map(\.body), (0..<count).map { "x\($0)" } + ["end-of-xmpp-burst"])
         juliet.close()
     }

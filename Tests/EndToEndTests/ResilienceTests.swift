@@ -81,13 +81,18 @@ final class ResilienceTests: XCTestCase {
         try await eventually("bridge rejoined", timeout: 60) { try world.links().first?["status"] == "active" }
         try romeo.sendGroupchat(to: muc, body: "after prosody restart")
         try await alice.send("matrix after prosody restart", to: room)
-        let inMatrix = try await world.matrixMessages(alice, in: room, count: 1, excluding: alice.userID, timeout: 60)
-        XCTAssertEqual(inMatrix.map(\.body), ["after prosody restart"])
-        var bodies: [String?] = []
-        while bodies.last != "matrix after prosody restart" {
-            bodies.append(try await world.xmppMessages(romeo, from: muc, count: 1, excludingNick: "Romeo", timeout: 60).first?.body)
-        }
-        XCTAssertEqual(bodies.filter { $0 == "matrix after prosody restart" }.count, 1)
+        _ = try await world.matrixMessages(alice, in: room, untilBody: "after prosody restart", excluding: alice.userID, timeout: 60)
+        let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "matrix after prosody restart", excludingNick: "Romeo",
+                                                  timeout: 60)
+        // Each once: a sentinel each way, sent after both arrived, comes after any doubled copy (per-room order holds).
+        try await alice.send("sentinel from matrix", to: room)
+        try romeo.sendGroupchat(to: muc, body: "sentinel from xmpp")
+        let lateInXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "sentinel from matrix", excludingNick: "Romeo")
+        XCTAssertEqual(lateInXMPP.map(\.body), ["sentinel from matrix"], "a doubled message reached the MUC")
+        // Romeo joined after "during reconnect" was sent: he sees it live at most once (or not, if it came before him).
+        XCTAssertLessThanOrEqual(inXMPP.filter { $0.body == "during reconnect" }.count, 1, "\(inXMPP.map(\.body))")
+        let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "sentinel from xmpp", excluding: alice.userID)
+        XCTAssertEqual(inMatrix.map(\.body), ["after prosody restart", "sentinel from xmpp"])
         romeo.close()
     }
 
@@ -135,6 +140,18 @@ final class ResilienceTests: XCTestCase {
         XCTAssertEqual(inB, ["to B"])
         XCTAssertEqual(inRoomA, ["from A"])
         XCTAssertEqual(inRoomB, ["from B"])
+        // No stray copy later either: a sentinel in every direction, sent once everything above arrived, comes after
+        // anything the bridge put in the wrong room (per-room order holds).
+        for room in [roomA, roomB] { try await alice.send("end", to: room) }
+        for muc in [mucA, mucB] { try romeo.sendGroupchat(to: muc, body: "end") }
+        for muc in [mucA, mucB] {
+            let late = try await world.xmppMessages(romeo, from: muc, untilBody: "end", excludingNick: "Romeo")
+            XCTAssertEqual(late.map(\.body), ["end"], "stray messages in \(muc)")
+        }
+        let allInRoomA = try await world.matrixMessages(alice, in: roomA, untilBody: "end", excluding: alice.userID)
+        XCTAssertEqual(allInRoomA.map(\.body), ["from A", "end"])
+        let allInRoomB = try await world.matrixMessages(alice, in: roomB, untilBody: "end", excluding: alice.userID)
+        XCTAssertEqual(allInRoomB.map(\.body), ["from B", "end"])
         romeo.close()
     }
 }

@@ -162,4 +162,10 @@ import Testing
             """)
         #expect(message?.contains("\n") == false)
     }
+
+    @Test func aCarriageReturnLineFeedPairStaysOnOneLine() {
+        // "\r\n" is a single Character: escaping must work on scalars to catch it.
+        let error = ConfigError(.invalidValue(reason: "got 'a\r\nb'"), key: "matrix.server_name")
+        #expect(error.description == "config error: 'matrix.server_name': got 'a\\r\\nb'")
+    }
 }

@@ -88,4 +88,13 @@ import Testing
         #expect(root["as_token"]?.scalarText == "it's: #not a comment")
         #expect(root["hs_token"]?.scalarText == "''")
     }
+
+    @Test func doublesAQuoteFollowedByACombiningMark() throws {
+        // "'" + U+0301 is a single Character: the quote must still be doubled (quoting works on scalars).
+        let text = ConfigFixture.minimal.replacingOccurrences(of: "as_token: as-secret", with: "as_token: \"x'\u{301}y\"")
+        let yaml = try parseConfig(text).registrationYAML()
+        #expect(yaml.contains("\nas_token: 'x''\u{301}y'\n"))
+        let root = try YAMLNode.parse(yaml)
+        #expect(root["as_token"]?.scalarText == "x'\u{301}y")
+    }
 }

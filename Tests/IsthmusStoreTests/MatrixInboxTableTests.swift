@@ -12,7 +12,7 @@ import Testing
 
     func mapping(_ name: String) -> MessageMapping {
         MessageMapping(room: room, eventID: EventID("$\(name)")!, stanzaID: nil, originID: OriginID("origin-\(name)")!,
-                       direction: .matrixToXMPP, sender: "@alice:localhost", state: .sending, body: name)
+                       direction: .matrixToXMPP, sender: .matrix(UserID("@alice:localhost")!), state: .sending, body: name)
     }
 
     @Test func anEventIsQueuedOnceInOrder() async throws {

@@ -22,6 +22,10 @@ final class AppServiceListenerSynapseTests: SynapseListenerTestCase {
         guard case .message(let content) = event.content else { return XCTFail("not a message: \(event.content)") }
         XCTAssertEqual(content.messageType, .text)
         XCTAssertEqual(content.body, body)
+        // Exactly once, read after a later event arrived: Synapse sends an appservice's transactions in order, so a
+        // redelivery of the first would come before it.
+        let later = try await alice.sendMessage(.text("sentinel"), to: room, transactionID: TransactionID("t" + UUID().uuidString)!)
+        _ = try await harness.handler.waitForEvent { $0.eventID == later }
         XCTAssertEqual(harness.handler.transactions.filter { $0.events.contains { $0.eventID == sent } }.count, 1)
     }
 

@@ -28,6 +28,7 @@ final class SynapseHarness: @unchecked Sendable {
     /// Opens the store (again) and starts a listener on the bed's appservice port, then pings so Synapse delivers at once.
     func startListener(pingAfterwards: Bool = true) async throws {
         let store = try Store(path: storePath, logger: .disabled)
+        handler.use(store)
         let listener = try AppServiceListener(
             configuration: .init(host: "127.0.0.1", port: bed.appServicePort, hsToken: bed.hsToken),
             store: store, handler: handler, logger: .disabled)

@@ -14,6 +14,7 @@ import Testing
     func withListener(handler: RecordingAppServiceHandler, storePath: String = ":memory:", maxBodyBytes: Int = 16 << 20,
                       _ body: (Int) async throws -> Void) async throws {
         let store = try Store(path: storePath, logger: .disabled)
+        handler.use(store)
         let listener = try AppServiceListener(configuration: .init(host: "127.0.0.1", port: 0, hsToken: Self.token, maxBodyBytes: maxBodyBytes),
                                               store: store, handler: handler, logger: .disabled)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -127,15 +128,23 @@ import Testing
     }
 
     @Test func aQueryIsAnsweredWhileATransactionIsInTheHandler() async throws {
-        let handler = RecordingAppServiceHandler(knownUsers: [UserID("@_xmpp_a:localhost")!], handleDelay: .milliseconds(500))
+        let handler = RecordingAppServiceHandler(knownUsers: [UserID("@_xmpp_a:localhost")!])
+        handler.holdTransactions()
         try await withListener(handler: handler) { port in
             async let slow = put(port, "slow", Self.transactionBody(["$s"]))
-            _ = try await eventuallyValue("the transaction to start", timeout: 5) { handler.maxConcurrentTransactions == 1 ? true : nil }
-            let clock = ContinuousClock()
-            let start = clock.now
-            let response12 = try await RawHTTP.request("GET", port: port, "/users/%40_xmpp_a%3Alocalhost", bearer: Self.token)
-            #expect(response12.status == 200)
-            #expect(clock.now - start < .milliseconds(400))
+            do {
+                try await eventually("the transaction to be in the handler", timeout: 5) { handler.transactionsInHandler == 1 }
+                // Answered while the transaction is held in the handler (it stays there until released below).
+                let response12 = try await withDeadline("a query answered while a transaction is in the handler", seconds: 5) {
+                    try await RawHTTP.request("GET", port: port, "/users/%40_xmpp_a%3Alocalhost", bearer: Self.token)
+                }
+                #expect(response12.status == 200)
+                #expect(handler.transactionsInHandler == 1)
+            } catch {
+                handler.releaseTransactions()
+                throw error
+            }
+            handler.releaseTransactions()
             let response13 = try await slow
             #expect(response13.status == 200)
         }

@@ -13,6 +13,8 @@ public final class AsyncQueue<Element: Sendable>: Sendable {
         var buffer: [Element] = []
         var waiter: Waiter?
         var finished = false
+        /// Why the source ended, when it failed: readers get this instead of ``Finished``.
+        var failure: (any Error)?
     }
 
     /// Raised when the queue finished before a matching value came.
@@ -26,13 +28,18 @@ public final class AsyncQueue<Element: Sendable>: Sendable {
     public init() {}
 
     /// A queue filled from `sequence` by a task the queue owns (cancelled by ``stop()`` or when the queue goes away).
+    /// When the sequence throws, readers get its error once the values before it are read.
     public static func collecting<S: AsyncSequence & Sendable>(_ sequence: S) -> AsyncQueue<Element> where S.Element == Element {
         let queue = AsyncQueue<Element>()
         let task = Task { [weak queue] in
             do {
                 for try await element in sequence { queue?.append(element) }
-            } catch {}
-            queue?.finish()
+                queue?.finish()
+            } catch is CancellationError {
+                queue?.finish()
+            } catch {
+                queue?.finish(throwing: error)
+            }
         }
         queue.pump.withLock { $0 = task }
         return queue
@@ -56,14 +63,16 @@ public final class AsyncQueue<Element: Sendable>: Sendable {
         waiter?.continuation.resume(returning: element)
     }
 
-    /// No more values will come.
-    public func finish() {
+    /// No more values will come. With `error`, the source failed: a reader waiting for a value that is not queued
+    /// gets `error` (never a silent end), now or later.
+    public func finish(throwing error: (any Error)? = nil) {
         let waiter = state.withLock { state in
             state.finished = true
+            state.failure = error
             defer { state.waiter = nil }
             return state.waiter
         }
-        waiter?.continuation.resume(throwing: Finished())
+        waiter?.continuation.resume(throwing: error ?? Finished())
     }
 
     /// Everything queued and not yet read.
@@ -81,7 +90,7 @@ public final class AsyncQueue<Element: Sendable>: Sendable {
             try await withCheckedThrowingContinuation { continuation in
                 let immediate: Result<Element, any Error>? = state.withLock { state in
                     if let index = state.buffer.firstIndex(where: matches) { return .success(state.buffer.remove(at: index)) }
-                    if state.finished { return .failure(Finished()) }
+                    if state.finished { return .failure(state.failure ?? Finished()) }
                     state.waiter = Waiter(matches: matches, continuation: continuation)
                     return nil
                 }

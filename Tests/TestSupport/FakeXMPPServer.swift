@@ -38,8 +38,10 @@ public final class FakeXMPPSession: Sendable {
         events = AsyncQueue.collecting(FakeXMPPSession.parse(connection.inbound))
     }
 
-    private static func parse(_ inbound: TCPInbound) -> AsyncStream<Result<XMLStreamEvent, XMLStreamError>> {
-        AsyncStream { continuation in
+    /// The client's bytes as parsed events; an XML error is an event (tests assert on it), a broken connection
+    /// ends the stream with its error (readers get it rather than a plain end).
+    private static func parse(_ inbound: TCPInbound) -> AsyncThrowingStream<Result<XMLStreamEvent, XMLStreamError>, any Error> {
+        AsyncThrowingStream { continuation in
             let task = Task {
                 let parser = XMLStreamParser()
                 do {
@@ -54,8 +56,10 @@ public final class FakeXMPPSession: Sendable {
                         }
                         for event in parsed { continuation.yield(.success(event)) }
                     }
-                } catch {}
-                continuation.finish()
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
             }
             continuation.onTermination = { _ in task.cancel() }
         }

@@ -7,12 +7,27 @@ import XMPP
 /// A minimal XMPP client (c2s) acting as a real user in tests: plain TCP, SASL PLAIN, resource binding, MUC join,
 /// groupchat. Prosody on the test bed allows plain connections with PLAIN. `Sendable`; stanzas received after
 /// login are queued for ``nextStanza(within:_:where:)``.
+///
+/// Fails loudly: once the server sends something that is not well-formed XML or not a valid stanza, every wait
+/// that is not satisfied by what was queued before throws ``ReceiveFailed`` with the parse error.
 public final class XMPPTestClient: Sendable {
     /// The bound full JID.
     public let jid: JID
     private let connection: TCPConnection
     private let stanzas: AsyncQueue<Stanza>
     private let pump: BackgroundTask
+
+    /// What the server sent could not be read; ends the client's stream of stanzas.
+    public struct ReceiveFailed: Error, CustomStringConvertible {
+        /// The XML or stanza parse error.
+        public var error: any Error
+        /// The element that did not make a valid stanza (nil for an XML error).
+        public var element: XElement?
+        public var description: String {
+            "the XMPP test client could not read what the server sent: \(error)"
+                + (element.map { " in \(XMLSerializer.string(of: $0))" } ?? "")
+        }
+    }
 
     /// Why logging in failed.
     public struct LoginFailed: Error, CustomStringConvertible {
@@ -30,8 +45,24 @@ public final class XMPPTestClient: Sendable {
         var reader = reader
         pump = BackgroundTask {
             while true {
-                guard case .element(let element) = try? await reader.next() else { break }
-                if let stanza = try? Stanza(element: element) { stanzas.append(stanza) }
+                let event: XMLStreamEvent
+                do {
+                    event = try await reader.next()
+                } catch is StreamReader.Ended {
+                    break
+                } catch is CancellationError {
+                    break
+                } catch {
+                    stanzas.finish(throwing: ReceiveFailed(error: error))
+                    return
+                }
+                guard case .element(let element) = event else { break }
+                do {
+                    stanzas.append(try Stanza(element: element))
+                } catch {
+                    stanzas.finish(throwing: ReceiveFailed(error: error, element: element))
+                    return
+                }
             }
             stanzas.finish()
         }

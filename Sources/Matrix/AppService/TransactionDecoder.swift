@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IsthmusCommon
 
 /// Decodes the body of `PUT /transactions/{txnId}` into a ``Transaction``. Pure.

@@ -41,9 +41,10 @@ public struct MemberContent: Sendable, Equatable, Codable {
 }
 
 /// A membership state of `m.room.member`. Any string is accepted; the spec's states are constants.
-public struct Membership: RawRepresentable, Sendable, Hashable, Codable {
+public struct Membership: RawRepresentable, Sendable, Hashable, Codable, ExpressibleByStringLiteral {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { rawValue = value }
 
     public static let join = Membership(rawValue: "join")
     public static let invite = Membership(rawValue: "invite")

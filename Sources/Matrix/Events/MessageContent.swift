@@ -65,9 +65,10 @@ public struct MessageContent: Sendable, Equatable, Codable {
 }
 
 /// `msgtype` of an `m.room.message`. Any string is accepted; the spec's types are constants.
-public struct MessageType: RawRepresentable, Sendable, Hashable, Codable {
+public struct MessageType: RawRepresentable, Sendable, Hashable, Codable, ExpressibleByStringLiteral {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { rawValue = value }
 
     public static let text = MessageType(rawValue: "m.text")
     public static let emote = MessageType(rawValue: "m.emote")

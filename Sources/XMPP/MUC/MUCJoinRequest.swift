@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import XMLStream
 
 /// How much history a joining occupant asks the room to replay (XEP-0045 §7.2.14).

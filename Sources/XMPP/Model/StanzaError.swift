@@ -66,13 +66,14 @@ public struct StanzaError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A defined stanza error condition (RFC 6120 §8.3.3), kept as its element name so unknown ones survive.
-public struct StanzaErrorCondition: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+public struct StanzaErrorCondition: RawRepresentable, Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// The condition's element name.
     public let rawValue: String
     /// The value with this raw name or number.
     public init(rawValue: String) { self.rawValue = rawValue }
     /// The value with this raw name or number.
     public init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { rawValue = value }
     public var description: String { rawValue }
 
     public static let badRequest = Self("bad-request")

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// XEP-0082 date-times (`CCYY-MM-DDThh:mm:ss[.sss](Z|±hh:mm)`), as used by delays and MAM filters.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The `isthmus` binary under test, run as a real process: `serve` in the background, other subcommands to completion.
 public final class BridgeProcess: @unchecked Sendable {
@@ -29,15 +30,29 @@ public final class BridgeProcess: @unchecked Sendable {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        while process.isRunning {
-            if Date() > deadline { process.terminate() }
-            usleep(10_000)
+        // The deadline runs on its own timer: reading the pipes blocks until the process closes them, so a check
+        // between reads would never fire for a process that hangs.
+        let timedOut = Mutex(false)
+        let deadline = DispatchWorkItem {
+            guard process.isRunning else { return }
+            timedOut.withLock { $0 = true }
+            process.terminate()
         }
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: deadline)
+        // stderr on another thread, so a process filling one pipe while we wait on the other cannot deadlock.
+        let errData = Mutex(Data())
+        let errRead = DispatchGroup()
+        DispatchQueue.global().async(group: errRead) {
+            let data = err.fileHandleForReading.readDataToEndOfFile()
+            errData.withLock { $0 = data }
+        }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        errRead.wait()
+        process.waitUntilExit()
+        deadline.cancel()
+        var stderr = String(decoding: errData.withLock { $0 }, as: UTF8.self)
+        if timedOut.withLock({ $0 }) { stderr += "(terminated: still running after \(timeout) s)\n" }
+        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: stderr)
     }
 
     private let process = Process()

@@ -1,20 +1,27 @@
 import Foundation
 import IsthmusCommon
+import IsthmusStore
 import Matrix
 import MatrixAppService
 import Synchronization
 
 /// An ``AppServiceHandler`` for tests: records every transaction, query and ping; can be told to fail the next
-/// transactions or to wait on a gate. Thread-safe.
+/// transactions or to hold them in ``handle(_:)`` until released. Thread-safe.
+///
+/// Like the bridge's handler, it records each transaction it takes as processed in the store it was given with
+/// ``use(_:)`` (the listener's store), as the ``AppServiceHandler`` contract requires.
 public final class RecordingAppServiceHandler: AppServiceHandler {
     private struct State {
         var transactions: [Transaction] = []
         var pings: [String?] = []
         var userQueries: [UserID] = []
         var aliasQueries: [RoomAlias] = []
+        var store: Store?
         var failuresLeft = 0
         var concurrent = 0
         var maxConcurrent = 0
+        var holding = false
+        var held: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = Mutex(State())
@@ -32,9 +39,30 @@ public final class RecordingAppServiceHandler: AppServiceHandler {
     }
 
     public struct InjectedFailure: Error {}
+    /// `handle` was called before ``use(_:)``.
+    public struct NoStore: Error {}
+
+    /// Records the transactions this handler takes as processed in `store` (pass the listener's).
+    public func use(_ store: Store) { state.withLock { $0.store = store } }
 
     /// Makes the next `count` transactions throw.
     public func failNext(_ count: Int) { state.withLock { $0.failuresLeft = count } }
+
+    /// From now on, transactions wait in ``handle(_:)`` until ``releaseTransactions()`` (to act while one is in it).
+    public func holdTransactions() { state.withLock { $0.holding = true } }
+
+    /// Lets held and later transactions through.
+    public func releaseTransactions() {
+        let held = state.withLock { state in
+            state.holding = false
+            defer { state.held = [] }
+            return state.held
+        }
+        for transaction in held { transaction.resume() }
+    }
+
+    /// Transactions in ``handle(_:)`` right now.
+    public var transactionsInHandler: Int { state.withLock { $0.concurrent } }
 
     public var transactions: [Transaction] { state.withLock { $0.transactions } }
     public var events: [ClientEvent] { transactions.flatMap(\.events) }
@@ -55,8 +83,17 @@ public final class RecordingAppServiceHandler: AppServiceHandler {
             return false
         }
         defer { state.withLock { $0.concurrent -= 1 } }
+        await withCheckedContinuation { continuation in
+            let hold = state.withLock { state in
+                if state.holding { state.held.append(continuation) }
+                return state.holding
+            }
+            if !hold { continuation.resume() }
+        }
         if handleDelay > .zero { try await Task.sleep(for: handleDelay) }
         if fail { throw InjectedFailure() }
+        guard let store = state.withLock({ $0.store }) else { throw NoStore() }
+        try await store.markTransactionProcessed(transaction.id)
         state.withLock { $0.transactions.append(transaction) }
     }
 

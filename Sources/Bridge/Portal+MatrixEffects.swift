@@ -1,0 +1,104 @@
+import FoundationEssentials
+import IsthmusCommon
+import IsthmusStore
+
+/// The Matrix side of the portal's actions: client-server calls as the bot or a ghost. I/O only; every decision was
+/// made by ``PortalStateMachine``. Runs on the portal's actor.
+extension Portal {
+    func joinMatrixAsBot() async -> PortalStateMachine.Input {
+        do {
+            try await context.matrix.join(link.matrixRoom, as: context.matrix.botUserID)
+            return .botJoinedMatrix(error: nil)
+        } catch {
+            return .botJoinedMatrix(error: Self.describe(error))
+        }
+    }
+
+    /// Registers, names, joins and saves a ghost as the setup says (the global name only when the ghost is new).
+    func prepareGhost(_ setup: PortalStateMachine.GhostSetup) async throws {
+        let room = link.matrixRoom
+        try await context.matrix.registerGhost(setup.ghost)
+        if try await context.store.recordGhost(setup.ghost, identity: setup.identity, globalName: setup.nick) {
+            try await context.matrix.setDisplayname(setup.nick, for: setup.ghost)
+        }
+        if setup.join { try await context.matrix.join(room, as: setup.ghost) }
+        try await context.matrix.setRoomDisplayname(setup.nick, for: setup.ghost, in: room)
+        try await context.store.saveRoomGhost(setup.saved)
+    }
+
+    func prepareGhostOutcome(_ setup: PortalStateMachine.GhostSetup) async -> PortalStateMachine.Input {
+        do {
+            try await prepareGhost(setup)
+            return .ghostPrepared(setup, error: nil)
+        } catch {
+            return .ghostPrepared(setup, error: Self.describe(error))
+        }
+    }
+
+    /// Prepares the ghost when needed, then sends as it (idempotent: the txnId comes from the stanza-id).
+    func sendToMatrix(_ delivery: PortalStateMachine.MatrixDelivery) async -> PortalStateMachine.Input {
+        do {
+            if let setup = delivery.setup { try await prepareGhost(setup) }
+            let eventID = try await context.matrix.send(delivery.outgoing, as: delivery.ghost, in: link.matrixRoom,
+                                                        txnID: delivery.txnID, timestamp: delivery.message.delay)
+            return .matrixDelivered(delivery, eventID: eventID)
+        } catch MatrixLinkError.unavailable(let reason) {
+            return .matrixDeliveryFailed(delivery, .unavailable(reason))
+        } catch {
+            return .matrixDeliveryFailed(delivery, .refused(Self.describe(error)))
+        }
+    }
+
+    func renameGhost(_ ghost: RoomGhost) async {
+        do {
+            try await context.matrix.setRoomDisplayname(ghost.nick, for: ghost.user, in: link.matrixRoom)
+            try await context.store.saveRoomGhost(ghost)
+        } catch {
+            logger.error("Could not rename a ghost", metadata: ["matrix.user.id": ghost.user.rawValue, "error": "\(error)"])
+        }
+    }
+
+    func removeGhost(_ ghost: UserID, _ removal: PortalStateMachine.GhostRemoval, saving: RoomGhost?) async {
+        let room = link.matrixRoom
+        do {
+            switch removal {
+            case .leave:
+                try await context.matrix.leave(room, as: ghost, reason: nil)
+            case .kick(let ban, let reason):
+                do {
+                    try await context.matrix.remove(ghost, from: room, ban: ban, reason: reason)
+                } catch {
+                    try await context.matrix.leave(room, as: ghost, reason: reason)
+                }
+            }
+            if let saving { try await context.store.saveRoomGhost(saving) }
+        } catch {
+            logger.error("Ghost could not leave", metadata: ["matrix.user.id": ghost.rawValue, "error": "\(error)"])
+        }
+    }
+
+    /// Posts a notice as the bridge bot in the Matrix room (best effort, idempotent per subject).
+    func postNotice(_ text: String, subject: String) async {
+        do {
+            _ = try await context.matrix.send(OutgoingMatrixMessage(kind: .notice, body: text), as: context.matrix.botUserID,
+                                              in: link.matrixRoom, txnID: context.naming.noticeTxnID(subject: subject),
+                                              timestamp: nil)
+        } catch {
+            logger.error("Could not post a notice", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func fetchMatrixMembers() async -> PortalStateMachine.Input {
+        do {
+            return .membersFetched(try await context.matrix.joinedMembers(link.matrixRoom))
+        } catch {
+            logger.error("Could not list Matrix members", metadata: ["error": "\(error)"])
+            return .membersFetched(nil)
+        }
+    }
+
+    /// A short description of an error for logs, notices and the machine.
+    static func describe(_ error: any Error) -> String {
+        MessageTranslation.describe(error)
+    }
+}

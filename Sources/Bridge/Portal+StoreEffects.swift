@@ -1,0 +1,180 @@
+import FoundationEssentials
+import IsthmusCommon
+import IsthmusStore
+
+/// The store side of the portal's actions: the message map, the inbox, puppets, the room's resume state, and
+/// unlink. I/O only; every decision was made by ``PortalStateMachine``. Runs on the portal's actor.
+extension Portal {
+    func loadRoom() async -> PortalStateMachine.Input {
+        let room = link.matrixRoom
+        do {
+            let first = try await context.store.recordFirstActivation(room, at: context.clock.wallNow())
+            return .roomLoaded(PortalStateMachine.RoomSnapshot(
+                puppets: try await context.store.puppets(room), ghosts: try await context.store.roomGhosts(room),
+                firstActivation: first, lastStanzaID: try await context.store.lastStanzaID(room),
+                activeSince: try await context.store.activeSince(room), undelivered: try await context.store.undeliveredMappings(room)))
+        } catch {
+            logger.error("Could not read the room's state", metadata: ["error": "\(error)"])
+            return .roomLoaded(nil)
+        }
+    }
+
+    func lookUpBridged(_ message: RoomMessage) async -> PortalStateMachine.Input {
+        guard let stanzaID = message.stanzaID else { return .bridgedLookedUp(message, bridged: false) }
+        do {
+            return .bridgedLookedUp(message, bridged: try await context.store.mapping(room: link.matrixRoom, stanzaID: stanzaID) != nil)
+        } catch {
+            logger.error("Message map lookup failed", metadata: ["error": "\(error)"])
+            return .bridgedLookedUp(message, bridged: nil)
+        }
+    }
+
+    /// Our own message came back from the MUC: its origin-id marks it delivered with the room's stanza-id (the
+    /// receipt); otherwise the stanza-id is at least the room's new resume point.
+    func recordReflection(originID: OriginID?, stanzaID: StanzaID?) async {
+        let room = link.matrixRoom
+        do {
+            if let originID, try await context.store.markDeliveredIfOurs(room: room, originID: originID, stanzaID: stanzaID) { return }
+            if let stanzaID { try await context.store.setLastStanzaID(room, stanzaID) }
+        } catch {
+            logger.error("Could not record a receipt", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func recordBridged(_ mapping: MessageMapping) async {
+        do {
+            try await context.store.recordBridgedFromXMPP(mapping)
+        } catch {
+            logger.error("Could not record a bridged message", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func recordRefused(_ mapping: MessageMapping) async {
+        _ = try? await context.store.insertMapping(mapping)
+        if let stanzaID = mapping.stanzaID { try? await context.store.setLastStanzaID(link.matrixRoom, stanzaID) }
+    }
+
+    func lookUpOwnMessage(_ originID: OriginID, error: StanzaErrorInfo) async -> PortalStateMachine.Input {
+        .ownMessageFound(originID, mapping: try? await context.store.mapping(room: link.matrixRoom, originID: originID), error: error)
+    }
+
+    func markFailed(_ originID: OriginID) async {
+        try? await context.store.markFailed(room: link.matrixRoom, originID: originID)
+    }
+
+    func loadUndelivered() async -> PortalStateMachine.Input {
+        do {
+            return .undeliveredLoaded(try await context.store.undeliveredMappings(link.matrixRoom))
+        } catch {
+            logger.error("Could not read undelivered messages", metadata: ["error": "\(error)"])
+            return .undeliveredLoaded(nil)
+        }
+    }
+
+    /// Reads this room's inbox from the store, after checking the Matrix timeline for messages the homeserver never
+    /// pushed when asked (see `Portal+MatrixCatchUp`): recovered messages take their place in the timeline's order,
+    /// the rest keep arrival order after them.
+    func readInbox(checkTimeline: Bool) async -> PortalStateMachine.Input {
+        let order = checkTimeline ? await recoverUnpushedMatrixMessages() : [:]
+        var entries: [InboxEntry]
+        do {
+            entries = try await context.store.inbox(link.matrixRoom)
+        } catch {
+            logger.error("Could not read the Matrix inbox", metadata: ["error": "\(error)"])
+            return .inboxRead(nil)
+        }
+        if !order.isEmpty {
+            entries.sort { (order[$0.eventID] ?? Int.max, $0.seq) < (order[$1.eventID] ?? Int.max, $1.seq) }
+        }
+        let decoder = JSONDecoder()
+        var queued: [QueuedMatrixEvent] = []
+        queued.reserveCapacity(entries.count)
+        for entry in entries {
+            guard let event = try? decoder.decode(MatrixRoomEvent.self, from: Data(entry.payload)) else {
+                logger.error("Dropping an undecodable inbox entry", metadata: ["matrix.event.id": entry.eventID.rawValue])
+                try? await context.store.deleteInbox(seq: entry.seq)
+                continue
+            }
+            queued.append(QueuedMatrixEvent(seq: entry.seq, event: event))
+        }
+        return .inboxRead(queued)
+    }
+
+    func insertMapping(_ mapping: MessageMapping, consumingInbox seq: Int64,
+                       delivery: PortalStateMachine.XMPPDelivery) async -> PortalStateMachine.Input {
+        do {
+            return .mappingInserted(delivery, inserted: try await context.store.insertMapping(mapping, consumingInbox: seq))
+        } catch {
+            logger.error("Could not map a Matrix message", metadata: ["matrix.event.id": mapping.eventID?.rawValue ?? "-", "error": "\(error)"])
+            return .mappingInserted(delivery, inserted: nil)
+        }
+    }
+
+    func dequeue(seq: Int64) async {
+        do {
+            try await context.store.deleteInbox(seq: seq)
+        } catch {
+            logger.error("Could not dequeue a Matrix event", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func savePuppet(_ puppet: Puppet) async {
+        do {
+            try await context.store.savePuppet(puppet)
+        } catch {
+            logger.error("Could not save a puppet", metadata: ["matrix.user.id": puppet.user.rawValue, "error": "\(error)"])
+        }
+    }
+
+    func deletePuppet(_ user: UserID) async {
+        try? await context.store.deletePuppet(room: link.matrixRoom, user: user)
+    }
+
+    /// Records the link's status for `isthmus links`.
+    func setStatus(_ status: RoomLink.Status, detail: String?) async {
+        do {
+            try await context.store.updateRoomLinkStatus(link.matrixRoom, status: status, detail: detail)
+        } catch {
+            logger.error("Could not record link status", metadata: ["error": "\(error)"])
+        }
+        context.notify(.status(link.matrixRoom, status))
+    }
+
+    /// Unlink: ghosts leave the Matrix room, puppets and the bridge's occupant leave the MUC, the bot leaves the
+    /// Matrix room, and the link's state is deleted. Steps that fail are logged; the link is removed regardless.
+    func unlink(_ plan: PortalStateMachine.UnlinkPlan) async {
+        logger.info("Unlinking")
+        let room = link.matrixRoom
+        for ghost in (try? await context.store.roomGhosts(room)) ?? [] where ghost.joined {
+            do {
+                try await context.matrix.leave(room, as: ghost.user, reason: "The XMPP room was unlinked")
+            } catch {
+                logger.warning("Ghost could not leave", metadata: ["matrix.user.id": ghost.user.rawValue, "error": "\(error)"])
+            }
+        }
+        for puppet in plan.puppets {
+            try? await context.xmpp.leave(room: link.muc, nick: puppet.nick, occupant: puppet.occupant, status: "The Matrix room was unlinked")
+        }
+        if let botNick = plan.botNick {
+            try? await context.xmpp.leave(room: link.muc, nick: botNick, occupant: context.naming.botOccupant,
+                                          status: "The Matrix room was unlinked")
+        }
+        do {
+            try await context.matrix.leave(room, as: context.matrix.botUserID, reason: "Unlinked from \(link.muc)")
+        } catch {
+            logger.warning("Bot could not leave the Matrix room", metadata: ["error": "\(error)"])
+        }
+        do {
+            try await context.store.deleteRoomGhosts(room)
+            try await context.store.deletePuppets(room)
+            try await context.store.deleteMappings(room)
+            try await context.store.deleteRoomState(room)
+            try await context.store.deleteInbox(room: room)
+            try await context.store.deleteRoomLink(room)
+        } catch {
+            logger.error("Could not delete the link's state", metadata: ["error": "\(error)"])
+        }
+        context.notify(.unlinked(room))
+        logger.info("Unlinked")
+    }
+}

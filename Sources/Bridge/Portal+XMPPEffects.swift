@@ -1,0 +1,78 @@
+import FoundationEssentials
+import IsthmusCommon
+import IsthmusStore
+
+/// The XMPP side of the portal's actions: MUC operations for our occupants. I/O only; every decision was made by
+/// ``PortalStateMachine``. Runs on the portal's actor.
+extension Portal {
+    func joinMUC(_ join: PortalStateMachine.MUCJoin) async -> PortalStateMachine.Input {
+        do {
+            let result = join.change
+                ? try await context.xmpp.changeNick(room: link.muc, to: join.nick, occupant: join.occupant)
+                : try await context.xmpp.join(room: link.muc, nick: join.nick, occupant: join.occupant)
+            switch result {
+            case .joined(let nick, let created): return .mucJoined(join, .joined(nick: nick, created: created))
+            case .nickConflict: return .mucJoined(join, .nickConflict)
+            case .refused(let condition, let text): return .mucJoined(join, .refused(condition: condition, text: text))
+            }
+        } catch {
+            return .mucJoined(join, .failed(Self.xmppFailure(error)))
+        }
+    }
+
+    func leaveMUC(nick: String, occupant: JID, status: String?) async {
+        do {
+            try await context.xmpp.leave(room: link.muc, nick: nick, occupant: occupant, status: status)
+        } catch {
+            logger.warning("Occupant could not leave", metadata: ["xmpp.nick": nick, "error": "\(error)"])
+        }
+    }
+
+    func sendGroupchat(_ delivery: PortalStateMachine.XMPPDelivery) async -> PortalStateMachine.Input {
+        guard let puppet = machine.puppets[delivery.user] else {
+            return .groupchatSent(delivery, .other("no occupant for \(delivery.user)"))
+        }
+        do {
+            try await context.xmpp.sendGroupchat(room: link.muc, from: puppet.occupant, body: delivery.body, originID: delivery.originID)
+            return .groupchatSent(delivery, nil)
+        } catch {
+            return .groupchatSent(delivery, Self.xmppFailure(error))
+        }
+    }
+
+    func sendPrivate(to occupant: JID, body: String) async {
+        do {
+            try await context.xmpp.sendPrivate(from: context.naming.botOccupant, to: occupant, body: body)
+        } catch {
+            logger.warning("Could not send a private message", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func selfPing(nick: String) async -> PortalStateMachine.Input {
+        do {
+            return .selfPinged(joined: try await context.xmpp.selfPing(room: link.muc, nick: nick, occupant: context.naming.botOccupant) == .joined)
+        } catch {
+            logger.debug("Self-ping failed", metadata: ["error": "\(error)"])
+            return .selfPinged(joined: nil)
+        }
+    }
+
+    func fetchArchive(after: StanzaID?, since: Date?) async -> PortalStateMachine.Input {
+        do {
+            return .archiveFetched(try await context.xmpp.archive(room: link.muc, as: context.naming.botOccupant, after: after, since: since))
+        } catch {
+            logger.warning("Archive catch-up failed", metadata: ["error": "\(error)"])
+            return .archiveFetched(nil)
+        }
+    }
+
+    /// The link's errors in the machine's terms.
+    static func xmppFailure(_ error: any Error) -> PortalStateMachine.XMPPFailure {
+        switch error as? XMPPLinkError {
+        case .notConnected?: .notConnected
+        case .timeout?: .timeout
+        case .stanzaError(let info)?: .refused(info)
+        case nil: .other(describe(error))
+        }
+    }
+}

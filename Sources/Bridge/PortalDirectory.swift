@@ -1,0 +1,86 @@
+import IsthmusCommon
+import IsthmusStore
+import Synchronization
+
+/// The bridge's routing table: portals by Matrix room and by MUC, and whether the XMPP link is up.
+///
+/// Shared by the three places events enter the bridge — the XMPP task, the appservice handler, the control loop —
+/// so each hands an event to its portal directly, without a hop through another task. Every operation holds the lock
+/// only for the lookup and the (non-blocking) enqueue; adding a portal and a connection change are each atomic, so a
+/// new portal is activated exactly once.
+final class PortalDirectory: Sendable {
+    private struct Table {
+        var portals: [RoomID: Portal] = [:]
+        var byMUC: [JID: Portal] = [:]
+        var unlinking: Set<RoomID> = []
+        var xmppConnected = false
+    }
+
+    private let table = Mutex(Table())
+
+    /// The portal of a Matrix room.
+    func portal(for room: RoomID) -> Portal? {
+        table.withLock { $0.portals[room] }
+    }
+
+    /// Every portal.
+    var all: [Portal] {
+        table.withLock { Array($0.portals.values) }
+    }
+
+    /// Adds a portal for a newly loaded link and queues what it must do first: unlink, or activate when the XMPP
+    /// link is up (else the coming connection activates it).
+    func add(_ portal: Portal) {
+        table.withLock { table in
+            let room = portal.link.matrixRoom
+            table.portals[room] = portal
+            table.byMUC[portal.link.muc.bare] = portal
+            if portal.link.unlinking {
+                table.unlinking.insert(room)
+                portal.enqueue(.unlink(xmppConnected: table.xmppConnected))
+            } else if table.xmppConnected {
+                portal.enqueue(.activate)
+            }
+        }
+    }
+
+    /// Asks a loaded portal to unlink (once).
+    func unlink(_ room: RoomID) {
+        table.withLock { table in
+            guard let portal = table.portals[room], !table.unlinking.contains(room) else { return }
+            table.unlinking.insert(room)
+            portal.enqueue(.unlink(xmppConnected: table.xmppConnected))
+        }
+    }
+
+    /// Forgets an unlinked portal.
+    func remove(_ room: RoomID) {
+        table.withLock { table in
+            guard let portal = table.portals.removeValue(forKey: room) else { return }
+            table.byMUC[portal.link.muc.bare] = nil
+            table.unlinking.remove(room)
+        }
+    }
+
+    /// Hands an XMPP event to the portal of its room; connection changes go to every portal.
+    func route(_ event: XMPPLinkEvent, logger: Logger) {
+        switch event {
+        case .connected(let reconnected):
+            logger.info("XMPP link up", metadata: ["xmpp.reconnected": "\(reconnected)"])
+            table.withLock { table in
+                table.xmppConnected = true
+                for portal in table.portals.values { portal.enqueue(.activate) }
+            }
+        case .disconnected(let reason):
+            logger.warning("XMPP link down", metadata: ["reason": reason])
+            table.withLock { table in
+                table.xmppConnected = false
+                for portal in table.portals.values { portal.enqueue(.xmppDisconnected) }
+            }
+        case .message(let message):
+            table.withLock { $0.byMUC[message.room.bare] }?.enqueue(.xmppMessage(message))
+        case .presence(let presence):
+            table.withLock { $0.byMUC[presence.room.bare] }?.enqueue(.xmppPresence(presence))
+        }
+    }
+}

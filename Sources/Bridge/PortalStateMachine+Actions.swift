@@ -1,0 +1,235 @@
+import FoundationEssentials
+import IsthmusCommon
+import IsthmusStore
+
+extension PortalStateMachine {
+    /// What the ``Portal`` actor must do, in order. Actions marked "→" report an outcome (an ``Input``) that the
+    /// actor feeds back before anything else; the machine puts at most one of them in a batch, always last.
+    enum Action: Sendable, Equatable {
+        // MARK: Matrix side
+        /// → ``Input/botJoinedMatrix(error:)``: the bot joins the Matrix room.
+        case joinMatrixAsBot
+        /// → ``Input/ghostPrepared(_:error:)``: register the ghost, name it, join it, save it (steps it needs only).
+        case prepareGhost(GhostSetup)
+        /// → ``Input/matrixDelivered(_:eventID:)`` or ``Input/matrixDeliveryFailed(_:_:)``: prepare the ghost if needed,
+        /// then send the message as it (idempotent: the txnId is derived from the stanza-id).
+        case sendToMatrix(MatrixDelivery)
+        /// The same after a pause (the homeserver was unavailable); no outcome when the portal is shutting down.
+        case retrySendToMatrix(MatrixDelivery, after: Duration)
+        /// A ghost's per-room displayname changes (nick change), and its saved state with it.
+        case renameGhost(RoomGhost)
+        /// A ghost leaves the Matrix room (or the bot kicks or bans it, falling back to a leave); then its state is
+        /// saved when it has one.
+        case removeGhost(UserID, GhostRemoval, saving: RoomGhost?)
+        /// A notice from the bot in the Matrix room (idempotent per subject).
+        case postNotice(String, subject: String)
+        /// → ``Input/membersFetched(_:)``: the Matrix room's joined members.
+        case fetchMatrixMembers
+
+        // MARK: XMPP side
+        /// → ``Input/mucJoined(_:_:)``: an occupant of ours joins the MUC (or changes nick, when `change`).
+        case joinMUC(MUCJoin)
+        /// An occupant of ours leaves the MUC, with a status text.
+        case leaveMUC(nick: String, occupant: JID, status: String?)
+        /// → ``Input/groupchatSent(_:_:)``: a groupchat message from a puppet, with our origin-id.
+        case sendGroupchat(XMPPDelivery)
+        /// A private message from the bridge's occupant to an occupant.
+        case sendPrivate(to: JID, body: String)
+        /// → ``Input/selfPinged(joined:)``: XEP-0410 self-ping of the bridge's occupant.
+        case selfPing(nick: String)
+        /// → ``Input/archiveFetched(_:)``: the MUC archive after `after` (or since `since`).
+        case fetchArchive(after: StanzaID?, since: Date?)
+
+        // MARK: Store
+        /// → ``Input/roomLoaded(_:)``: records the first activation and reads the room's persisted state.
+        case loadRoom
+        /// → ``Input/bridgedLookedUp(_:bridged:)``: whether the message map has this stanza-id.
+        case lookUpBridged(RoomMessage)
+        /// A reflection of one of ours (the receipt, when its origin-id is mapped) or at least the room's new resume point.
+        case recordReflection(originID: OriginID?, stanzaID: StanzaID?)
+        /// An XMPP → Matrix message is bridged (map entry and resume point in one commit).
+        case recordBridged(MessageMapping)
+        /// An XMPP → Matrix message was refused for good (recorded so it is not retried).
+        case recordRefused(MessageMapping)
+        /// → ``Input/ownMessageFound(_:mapping:error:)``: the map entry of one of our messages the MUC bounced.
+        case lookUpOwnMessage(OriginID, error: StanzaErrorInfo)
+        /// One of our messages was refused by the MUC.
+        case markFailed(OriginID)
+        /// → ``Input/undeliveredLoaded(_:)``: our messages still waiting for their reflection, oldest first.
+        case loadUndelivered
+        /// → ``Input/inboxRead(_:)``: the room's Matrix inbox from the store, after recovering messages the
+        /// homeserver never pushed from the timeline when `checkTimeline`.
+        case readInbox(checkTimeline: Bool)
+        /// → ``Input/mappingInserted(_:inserted:)``: maps a Matrix message before it goes out, consuming its inbox row.
+        case insertMapping(MessageMapping, consumingInbox: Int64, delivery: XMPPDelivery)
+        /// A handled inbox row is removed.
+        case dequeue(seq: Int64)
+        case savePuppet(Puppet)
+        case deletePuppet(UserID)
+        /// The link's status for `isthmus links`.
+        case setStatus(RoomLink.Status, detail: String?)
+
+        // MARK: The portal itself
+        /// Deliver ``PortalEvent/retryInbox`` at this time.
+        case scheduleInboxRetry(at: ContinuousClock.Instant)
+        /// Queue ``PortalEvent/reconcileGhosts`` behind the events already queued: the occupants' presences that
+        /// arrived during the join must be handled before ghosts of departed occupants are told apart.
+        case queueGhostReconciliation
+        /// Leave both rooms and forget the link (see ``UnlinkPlan``).
+        case unlink(UnlinkPlan)
+        case log(LogEntry)
+
+        /// Whether the machine waits for this action's outcome.
+        var awaitsOutcome: Bool {
+            switch self {
+            case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
+                 .sendGroupchat, .selfPing, .fetchArchive, .loadRoom, .lookUpBridged, .lookUpOwnMessage, .loadUndelivered,
+                 .readInbox, .insertMapping:
+                return true
+            default:
+                return false
+            }
+        }
+    }
+
+    /// A log line the machine asks for (it does no I/O itself).
+    struct LogEntry: Sendable, Equatable {
+        var level: Logger.Level
+        var message: String
+        var metadata: Logger.Metadata = [:]
+    }
+
+    /// What a ghost needs before it can speak for an occupant: the steps are chosen by the machine from the stored state.
+    struct GhostSetup: Sendable, Equatable {
+        var ghost: UserID
+        /// What the ghost id was derived from (recorded with the ghost).
+        var identity: String
+        var nick: String
+        /// Whether it must join the Matrix room (it is not joined as stored).
+        var join: Bool
+        /// Its state once set up.
+        var saved: RoomGhost
+    }
+
+    /// One XMPP → Matrix message on its way.
+    struct MatrixDelivery: Sendable, Equatable {
+        var message: RoomMessage
+        /// The dedupe key: the room's stanza-id, or a digest for rooms that do not assign one.
+        var key: StanzaID
+        var ghost: UserID
+        var setup: GhostSetup?
+        var outgoing: OutgoingMatrixMessage
+        var txnID: TransactionID
+        /// Attempts so far (the pause before the next one doubles, up to 30 s).
+        var attempt = 0
+    }
+
+    /// Why a Matrix call failed, as far as the machine cares.
+    enum MatrixFailure: Sendable, Equatable {
+        /// Down or overloaded even after the client's own retries: try again later, keeping order.
+        case unavailable(String)
+        /// Refused for good.
+        case refused(String)
+    }
+
+    /// How a ghost leaves.
+    enum GhostRemoval: Sendable, Equatable {
+        case leave
+        /// The bot kicks (or bans) it with the reason, so Matrix shows why; a plain leave when the bot may not.
+        case kick(ban: Bool, reason: String)
+    }
+
+    /// A join or nick change of one of our occupants, and why it is done.
+    struct MUCJoin: Sendable, Equatable {
+        enum Purpose: Sendable, Equatable {
+            /// The bridge's own occupant, `attempt` of ten nicks.
+            case bot(attempt: Int)
+            /// A Matrix user's puppet (see ``PuppetJob``).
+            case puppet(PuppetJob)
+        }
+        var nick: String
+        var occupant: JID
+        /// A nick change of an occupant already in the room rather than a join.
+        var change: Bool
+        var purpose: Purpose
+    }
+
+    /// How a join ended.
+    enum JoinOutcome: Sendable, Equatable {
+        case joined(nick: String, created: Bool)
+        case nickConflict
+        case refused(condition: StanzaErrorCondition, text: String?)
+        case failed(XMPPFailure)
+    }
+
+    /// Why an XMPP request failed, as far as the machine cares.
+    enum XMPPFailure: Sendable, Equatable {
+        /// The link is down: wait for the reconnect.
+        case notConnected
+        /// No answer in time: the server is slow; try again soon.
+        case timeout
+        /// The room answered with an error.
+        case refused(StanzaErrorInfo)
+        /// Anything else (described).
+        case other(String)
+
+        /// Whether the request should simply wait for the XMPP side (nothing is wrong with the message).
+        var isUnavailable: Bool { self == .notConnected || self == .timeout }
+    }
+
+    /// A puppet being made ready (joined under the right nick), and what waits for it.
+    struct PuppetJob: Sendable, Equatable {
+        var user: UserID
+        var displayname: String
+        var occupant: JID
+        /// First nick attempt and the one now tried.
+        var firstAttempt: Int
+        var attempt: Int
+        var then: PuppetFollowUp
+    }
+
+    /// What happens once a puppet is ready (or could not be made ready).
+    enum PuppetFollowUp: Sendable, Equatable {
+        /// A Matrix join (from the inbox): a failure is told in the room.
+        case membership(eventID: EventID, seq: Int64)
+        /// Bringing puppets in line with the room's members.
+        case sync
+        /// A message waits to go out.
+        case send(XMPPDelivery)
+    }
+
+    /// One Matrix → XMPP message on its way.
+    struct XMPPDelivery: Sendable, Equatable {
+        enum Purpose: Sendable, Equatable {
+            /// From the inbox (the drain): its row.
+            case inbox(seq: Int64)
+            /// A resend of an unreceipted message at activation or before a retried drain.
+            case resend
+            /// A resend after the MUC said the puppet was no longer an occupant.
+            case afterRefusal(StanzaErrorInfo)
+        }
+        var user: UserID
+        var originID: OriginID
+        var body: String
+        var purpose: Purpose
+    }
+
+    /// A room's persisted state, read at activation.
+    struct RoomSnapshot: Sendable, Equatable {
+        var puppets: [Puppet]
+        var ghosts: [RoomGhost]
+        /// Whether this activation is the link's first.
+        var firstActivation: Bool
+        var lastStanzaID: StanzaID?
+        var activeSince: Date?
+        var undelivered: [MessageMapping]
+    }
+
+    /// Who leaves what when a link is removed (ghosts come from the store).
+    struct UnlinkPlan: Sendable, Equatable {
+        /// Puppets to take out of the MUC (only while the XMPP link is up).
+        var puppets: [Puppet]
+        /// The bridge's occupant's nick, when it is in the MUC.
+        var botNick: String?
+    }
+}

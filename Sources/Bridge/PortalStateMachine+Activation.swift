@@ -1,0 +1,218 @@
+import FoundationEssentials
+import IsthmusCommon
+import IsthmusStore
+
+/// Activation (first start, new link, reconnect, rejoin), the archive catch-up, resends, the self-check, and the
+/// drain of the Matrix inbox.
+extension PortalStateMachine {
+    /// Brings the link up: the bot joins the Matrix room, the bridge's occupant joins the MUC, the archive fills the
+    /// gap since the last stanza-id, Matrix members' puppets (re)join, unreceipted messages are resent if the archive
+    /// shows they never arrived, and then the inbox is drained — in that order.
+    mutating func startActivation() -> [Action] {
+        agenda.removeAll()
+        drain = nil
+        return [.joinMatrixAsBot]
+    }
+
+    /// Outcomes of performed actions.
+    mutating func outcome(_ input: Input, now: ContinuousClock.Instant) -> [Action] {
+        switch input {
+        case .event:
+            return []
+        case .botJoinedMatrix(let error):
+            if let error {
+                return [.log(LogEntry(level: .error, message: "Bot could not join the Matrix room", metadata: ["error": error])),
+                        .setStatus(.error, detail: "the bridge bot cannot join the Matrix room: \(error)")]
+            }
+            occupants.removeAll()
+            agenda = [.joinBotOccupant(attempt: 0)]
+            return []
+        case .mucJoined(let join, let result):
+            switch join.purpose {
+            case .bot(let attempt): return botJoinOutcome(join, attempt: attempt, result)
+            case .puppet(let job): return puppetJoinOutcome(job, result)
+            }
+        case .roomLoaded(let snapshot):
+            return roomLoaded(snapshot)
+        case .archiveFetched(let messages):
+            guard let messages else { return [] }
+            agenda.insert(contentsOf: messages.map { message in
+                var archived = message
+                archived.fromArchive = true
+                return .bridgeRoomMessage(archived)
+            }, at: 0)
+            return [.log(LogEntry(level: .info, message: "Archive catch-up", metadata: ["xmpp.mam.count": "\(messages.count)"]))]
+        case .undeliveredLoaded(let pending):
+            resendsWentOut = true
+            agenda.insert(contentsOf: (pending ?? []).map(Step.resend), at: 0)
+            return []
+        case .selfPinged(let joined):
+            guard joined == false, botJoined else { return [] }
+            botJoined = false
+            return [.log(LogEntry(level: .warning, message: "The bridge is no longer in the MUC; rejoining"))] + startActivation()
+        case .inboxRead(let queued):
+            guard let queued else { return drainBlocked(retry: true, now: now) }
+            agenda.insert(contentsOf: queued.map(Step.handleMatrixEvent) + [.finishDrain(highestSeq: queued.map(\.seq).max() ?? 0)], at: 0)
+            return []
+        case .ghostPrepared(let setup, let error):
+            return ghostPrepared(setup, error: error)
+        case .matrixDelivered(let delivery, let eventID):
+            return matrixDelivered(delivery, eventID: eventID)
+        case .matrixDeliveryFailed(let delivery, let failure):
+            return matrixDeliveryFailed(delivery, failure)
+        case .membersFetched(let members):
+            return membersFetched(members)
+        case .groupchatSent(let delivery, let failure):
+            return groupchatSent(delivery, failure: failure, now: now)
+        case .bridgedLookedUp(let message, let bridged):
+            guard bridged == false else { return [] }
+            return deliverToMatrix(message)
+        case .ownMessageFound(let originID, let mapping, let error):
+            return ownMessageRefused(originID, mapping: mapping, error: error)
+        case .mappingInserted(let delivery, let inserted):
+            return mappingInserted(delivery, inserted: inserted, now: now)
+        }
+    }
+
+    /// One step of the agenda.
+    mutating func run(_ step: Step, now: ContinuousClock.Instant) -> [Action] {
+        switch step {
+        case .joinBotOccupant(let attempt):
+            let base = configuration.naming.botNick
+            let nick = attempt == 0 ? base : "\(base) \(attempt + 1)"
+            return [.joinMUC(MUCJoin(nick: nick, occupant: configuration.naming.botOccupant, change: false,
+                                     purpose: .bot(attempt: attempt)))]
+        case .loadRoom:
+            return [.loadRoom]
+        case .bridgeRoomMessage(let message):
+            return bridgeRoomMessage(message)
+        case .syncPuppets:
+            return [.fetchMatrixMembers]
+        case .ensurePuppet(let user, let followUp):
+            return ensurePuppet(user, then: followUp)
+        case .removeDepartedPuppets(let members):
+            return puppets.values.filter { !members.contains($0.user) }.sorted { $0.user.rawValue < $1.user.rawValue }
+                .flatMap { removePuppet($0, status: nil) }
+        case .loadUndelivered:
+            return [.loadUndelivered]
+        case .resend(let mapping):
+            guard let user = mapping.sender.matrixUser, let originID = mapping.originID, let body = mapping.body else { return [] }
+            return [.log(LogEntry(level: .info, message: "Resending an unreceipted message", metadata: ["xmpp.origin.id": originID.rawValue]))]
+                + ensurePuppet(user, then: .send(XMPPDelivery(user: user, originID: originID, body: body, purpose: .resend)))
+        case .finishActivation:
+            return finishActivation(now: now)
+        case .finishRetry:
+            guard resendsWentOut else {
+                inboxBlocked = true
+                return [.scheduleInboxRetry(at: now + configuration.inboxRetryDelay)]
+            }
+            inboxBlocked = false
+            return startDrainFromStore(selfCheck: false)
+        case .handleMatrixEvent(let queued):
+            return matrixEvent(queued, now: now)
+        case .finishDrain(let seq):
+            highestSeq = max(highestSeq, seq)
+            inboxNeedsReload = false
+            let selfCheck = drain?.selfCheck ?? false
+            drain = nil
+            if selfCheck { agenda.insert(contentsOf: [.syncPuppets, .selfPing], at: 0) }
+            return []
+        case .selfPing:
+            return [.selfPing(nick: botNick)]
+        }
+    }
+
+    private mutating func botJoinOutcome(_ join: MUCJoin, attempt: Int, _ result: JoinOutcome) -> [Action] {
+        switch result {
+        case .joined(let given, let created):
+            botNick = given
+            botJoined = true
+            agenda = [.loadRoom]
+            return [.log(LogEntry(level: .info, message: "Joined the MUC", metadata: ["xmpp.nick": given, "xmpp.muc.created": "\(created)"]))]
+        case .nickConflict:
+            guard attempt + 1 < 10 else {
+                return [.setStatus(.error, detail: "every nick tried for the bridge is taken in the XMPP room")]
+            }
+            agenda = [.joinBotOccupant(attempt: attempt + 1)]
+            return []
+        case .refused(let condition, let text):
+            return [.log(LogEntry(level: .error, message: "The MUC refused the bridge", metadata: ["xmpp.error": condition.rawValue])),
+                    .setStatus(.error, detail: "the XMPP room refused the bridge: \(condition)\(text.map { " (\($0))" } ?? "")")]
+        case .failed(let failure):
+            return [.log(LogEntry(level: .error, message: "Could not join the MUC", metadata: ["error": "\(failure)"])),
+                    .setStatus(.error, detail: "cannot join the XMPP room: \(failure)")]
+        }
+    }
+
+    /// The room's persisted state arrived: puppets and ghosts are known again; the archive fills the gap.
+    private mutating func roomLoaded(_ snapshot: RoomSnapshot?) -> [Action] {
+        agenda = [.syncPuppets, .loadUndelivered, .finishActivation]
+        guard let snapshot else { return [] }
+        for puppet in snapshot.puppets where puppets[puppet.user] == nil {
+            var loaded = puppet
+            loaded.joined = false
+            puppets[puppet.user] = loaded
+            displaynames[puppet.user] = displaynames[puppet.user] ?? puppet.displayname
+        }
+        ghosts = Dictionary(snapshot.ghosts.map { ($0.user, $0) }, uniquingKeysWith: { first, _ in first })
+        guard let query = catchUpQuery(snapshot) else { return [] }
+        return [.fetchArchive(after: query.after, since: query.since)]
+    }
+
+    /// XEP-0313 catch-up: what to ask the archive for — after the last stanza-id we handled; when there is none, since
+    /// the link first became active (a small margin covers clock differences with the XMPP server; the message map
+    /// drops what was already bridged) or shortly before the oldest message of ours that awaits its receipt. The
+    /// first activation of a link bridges nothing from before it (unless messages of ours await a receipt).
+    func catchUpQuery(_ snapshot: RoomSnapshot) -> (after: StanzaID?, since: Date?)? {
+        if snapshot.firstActivation && snapshot.undelivered.isEmpty { return nil }
+        if let last = snapshot.lastStanzaID { return (last, nil) }
+        let firstActive = snapshot.activeSince?.addingTimeInterval(-2)
+        let oldestPending = snapshot.undelivered.first?.createdAt.addingTimeInterval(-120)
+        guard let since = [firstActive, oldestPending].compactMap({ $0 }).min() else { return nil }
+        return (nil, since)
+    }
+
+    private mutating func finishActivation(now: ContinuousClock.Instant) -> [Action] {
+        timelineCheckPending = true
+        inboxNeedsReload = true
+        if resendsWentOut {
+            inboxBlocked = false
+            return [.queueGhostReconciliation, .setStatus(.active, detail: nil)] + startDrainFromStore(selfCheck: false)
+        }
+        inboxBlocked = true
+        return [.queueGhostReconciliation, .scheduleInboxRetry(at: now + configuration.inboxRetryDelay), .setStatus(.active, detail: nil)]
+    }
+
+    // MARK: Drains
+
+    /// A drain from the store, taking a pending timeline check with it.
+    mutating func startDrainFromStore(selfCheck: Bool) -> [Action] {
+        drain = Drain(selfCheck: selfCheck)
+        let check = timelineCheckPending
+        timelineCheckPending = false
+        return [.readInbox(checkTimeline: check)]
+    }
+
+    /// A drain of events handed in as written.
+    mutating func startDrain(_ queued: [QueuedMatrixEvent], selfCheck: Bool) -> [Action] {
+        drain = Drain(selfCheck: selfCheck)
+        agenda.insert(contentsOf: queued.map(Step.handleMatrixEvent) + [.finishDrain(highestSeq: queued.map(\.seq).max() ?? 0)], at: 0)
+        return []
+    }
+
+    /// The XMPP side was unavailable during a drain: the rest waits in the store.
+    mutating func drainBlocked(retry: Bool, now: ContinuousClock.Instant) -> [Action] {
+        agenda.removeAll { step in
+            switch step {
+            case .handleMatrixEvent, .finishDrain: return true
+            default: return false
+            }
+        }
+        inboxBlocked = true
+        inboxNeedsReload = true
+        let selfCheck = drain?.selfCheck ?? false
+        drain = nil
+        if selfCheck { agenda.insert(.selfPing, at: 0) }
+        return retry ? [.scheduleInboxRetry(at: now + configuration.inboxRetryDelay)] : []
+    }
+}

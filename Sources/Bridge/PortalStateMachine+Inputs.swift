@@ -1,0 +1,70 @@
+import IsthmusCommon
+import IsthmusStore
+
+extension PortalStateMachine {
+    /// The link and the naming rules: everything the machine knows without being told.
+    struct Configuration: Sendable {
+        var room: RoomID
+        var muc: JID
+        var naming: BridgeNaming
+        var botUserID: UserID
+        /// The ghost user id for an identity (pure; from the ghost namespace).
+        var ghostUserID: @Sendable (String) -> UserID?
+        /// Whether a user id is in the ghost namespace.
+        var isGhost: @Sendable (UserID) -> Bool
+        /// How long a paused inbox waits after an XMPP request timed out.
+        var inboxRetryDelay: Duration = .seconds(5)
+        /// The longest pause between attempts while the homeserver is unavailable.
+        var maxMatrixBackoff: Duration = .seconds(30)
+    }
+
+    /// What happened: an event of the room, or the outcome of an action the machine waits for.
+    enum Input: Sendable, Equatable {
+        case event(PortalEvent)
+        /// The bot joined the Matrix room (nil), or why not.
+        case botJoinedMatrix(error: String?)
+        /// A ghost is set up (nil), or why not.
+        case ghostPrepared(GhostSetup, error: String?)
+        case matrixDelivered(MatrixDelivery, eventID: EventID)
+        case matrixDeliveryFailed(MatrixDelivery, MatrixFailure)
+        /// The Matrix room's joined members and their per-room displaynames; nil when they could not be read.
+        case membersFetched([UserID: String?]?)
+        case mucJoined(MUCJoin, JoinOutcome)
+        /// A groupchat message went out (nil) or why not.
+        case groupchatSent(XMPPDelivery, XMPPFailure?)
+        /// Whether the bridge's occupant is still in the MUC; nil when the ping itself failed.
+        case selfPinged(joined: Bool?)
+        /// The archive's messages after the resume point, oldest first; nil when the query failed.
+        case archiveFetched([RoomMessage]?)
+        /// The room's persisted state; nil when it could not be read.
+        case roomLoaded(RoomSnapshot?)
+        /// Whether the stanza-id is in the message map; nil when the lookup failed.
+        case bridgedLookedUp(RoomMessage, bridged: Bool?)
+        case ownMessageFound(OriginID, mapping: MessageMapping?, error: StanzaErrorInfo)
+        /// Unreceipted messages, oldest first; nil when they could not be read.
+        case undeliveredLoaded([MessageMapping]?)
+        /// The inbox in handling order; nil when it could not be read.
+        case inboxRead([QueuedMatrixEvent]?)
+        /// Whether the mapping was new (false: mapped already, nothing to send); nil when the store failed.
+        case mappingInserted(XMPPDelivery, inserted: Bool?)
+    }
+
+    /// The remaining steps of the piece of work in progress.
+    enum Step: Sendable, Equatable {
+        case joinBotOccupant(attempt: Int)
+        case loadRoom
+        case bridgeRoomMessage(RoomMessage)
+        case syncPuppets
+        case ensurePuppet(UserID, then: PuppetFollowUp)
+        /// After a puppet sync: puppets of users who are no longer members leave.
+        case removeDepartedPuppets(members: Set<UserID>)
+        case loadUndelivered
+        case resend(MessageMapping)
+        case finishActivation
+        /// After the resends of a retried inbox: drain it, or wait again.
+        case finishRetry
+        case handleMatrixEvent(QueuedMatrixEvent)
+        case finishDrain(highestSeq: Int64)
+        case selfPing
+    }
+}

@@ -1,0 +1,242 @@
+import FoundationEssentials
+import IsthmusCommon
+import IsthmusStore
+
+/// The Matrix room's events, in inbox order: messages to the MUC exactly once from their senders' puppets, and
+/// memberships moving puppets. Puppets get their nicks here (conflicts → deterministic alternatives).
+extension PortalStateMachine {
+    /// One queued Matrix event.
+    mutating func matrixEvent(_ queued: QueuedMatrixEvent, now: ContinuousClock.Instant) -> [Action] {
+        let event = queued.event
+        switch event.content {
+        case .message(let msgtype, let body):
+            guard isBridgedMatrixUser(event.sender), let text = MessageTranslation.toXMPP(msgtype: msgtype, body: body) else {
+                return [.dequeue(seq: queued.seq)]
+            }
+            let originID = configuration.naming.originID(for: event.eventID)
+            let mapping = MessageMapping(room: configuration.room, eventID: event.eventID, stanzaID: nil, originID: originID,
+                                         direction: .matrixToXMPP, sender: .matrix(event.sender), state: .sending, body: text)
+            return [.insertMapping(mapping, consumingInbox: queued.seq,
+                                   delivery: XMPPDelivery(user: event.sender, originID: originID, body: text,
+                                                          purpose: .inbox(seq: queued.seq)))]
+        case .member(let membership, let displayname, let reason):
+            guard let user = event.stateKey.flatMap(UserID.init), isBridgedMatrixUser(user) else { return [.dequeue(seq: queued.seq)] }
+            switch membership {
+            case .join:
+                displaynames[user] = displayname.flatMap { $0.isEmpty ? nil : $0 }
+                return ensurePuppet(user, then: .membership(eventID: event.eventID, seq: queued.seq))
+            case .leave, .ban:
+                var actions: [Action] = []
+                if let puppet = puppets[user] {
+                    var status: String?
+                    if event.sender != user {
+                        let who = displaynames[event.sender] ?? event.sender.localpart
+                        status = "\(membership == .ban ? "Banned" : "Kicked") on Matrix by \(who)" + (reason.map { ": \($0)" } ?? "")
+                    }
+                    actions = removePuppet(puppet, status: status)
+                    displaynames[user] = nil
+                }
+                return actions + [.dequeue(seq: queued.seq)]
+            default:
+                return [.dequeue(seq: queued.seq)]
+            }
+        }
+    }
+
+    /// The message is mapped (its inbox row consumed in the same commit): from now on the map entry gets it out.
+    mutating func mappingInserted(_ delivery: XMPPDelivery, inserted: Bool?, now: ContinuousClock.Instant) -> [Action] {
+        switch inserted {
+        case nil:
+            // The store failed: the row is still queued; try again after a pause.
+            return drainBlocked(retry: true, now: now)
+        case false?:
+            return []   // mapped already: bridged, or being resent from the map
+        case true?:
+            return ensurePuppet(delivery.user, then: .send(delivery))
+        }
+    }
+
+    // MARK: Puppets
+
+    /// Makes sure `user` has an occupant in the MUC, then goes on with `followUp`. The nick is the user's displayname
+    /// (else the localpart); on conflict a deterministic alternative (`Name (Matrix)`, then numbered) is kept until
+    /// the displayname changes. Never sends under someone else's nick: the MUC assigns nicks uniquely.
+    mutating func ensurePuppet(_ user: UserID, then followUp: PuppetFollowUp) -> [Action] {
+        let displayname = displaynames[user] ?? user.localpart
+        if let puppet = puppets[user], puppet.joined, puppet.displayname == displayname { return puppetReady(puppet, followUp) }
+        guard xmppConnected else { return puppetFailed(user, followUp, .notConnected) }
+        guard let occupant = configuration.naming.puppetJID(for: user) else {
+            return puppetFailed(user, followUp, .other("no JID for \(user)"))
+        }
+        let previous = puppets[user]
+        // Keep the alternative nick we already hold when the displayname did not change (no churn after restarts).
+        let first = previous?.displayname == displayname ? attemptIndex(of: previous?.nick, for: displayname) : 0
+        return tryPuppetNick(PuppetJob(user: user, displayname: displayname, occupant: occupant, firstAttempt: first,
+                                       attempt: first, then: followUp))
+    }
+
+    private func tryPuppetNick(_ job: PuppetJob) -> [Action] {
+        let nick = configuration.naming.nick(for: job.displayname, attempt: job.attempt)
+        let previous = puppets[job.user]
+        let change = previous.map { $0.joined && $0.nick != nick } ?? false
+        return [.joinMUC(MUCJoin(nick: nick, occupant: job.occupant, change: change, purpose: .puppet(job)))]
+    }
+
+    private func attemptIndex(of nick: String?, for displayname: String) -> Int {
+        guard let nick else { return 0 }
+        for attempt in 0..<20 where configuration.naming.nick(for: displayname, attempt: attempt) == nick { return attempt }
+        return 0
+    }
+
+    mutating func puppetJoinOutcome(_ job: PuppetJob, _ result: JoinOutcome) -> [Action] {
+        switch result {
+        case .joined(let given, _):
+            let puppet = Puppet(room: configuration.room, user: job.user, occupant: job.occupant, nick: given,
+                                displayname: job.displayname, joined: true)
+            puppets[job.user] = puppet
+            return [.savePuppet(puppet),
+                    .log(LogEntry(level: .debug, message: "Puppet joined", metadata: ["matrix.user.id": job.user.rawValue, "xmpp.nick": given]))]
+                + puppetReady(puppet, job.then)
+        case .nickConflict:
+            let tried = configuration.naming.nick(for: job.displayname, attempt: job.attempt)
+            let log = Action.log(LogEntry(level: .info, message: "Nick taken; trying an alternative",
+                                          metadata: ["matrix.user.id": job.user.rawValue, "xmpp.nick": tried]))
+            guard job.attempt + 1 < job.firstAttempt + 10 else {
+                return [log] + puppetFailed(job.user, job.then, .other("every nick tried for \(job.user) is taken"))
+            }
+            var next = job
+            next.attempt += 1
+            return [log] + tryPuppetNick(next)
+        case .refused(let condition, let text):
+            return puppetFailed(job.user, job.then, .refused(StanzaErrorInfo(condition: condition, text: text)))
+        case .failed(let failure):
+            return puppetFailed(job.user, job.then, failure)
+        }
+    }
+
+    /// The puppet is in the MUC: what waited for it goes on.
+    private mutating func puppetReady(_ puppet: Puppet, _ followUp: PuppetFollowUp) -> [Action] {
+        switch followUp {
+        case .membership(_, let seq):
+            return [.dequeue(seq: seq)]
+        case .sync:
+            return []
+        case .send(let delivery):
+            return [.sendGroupchat(delivery)]
+        }
+    }
+
+    /// The puppet could not be made ready (or a message could not go out): a wait for the XMPP side, or a report.
+    private mutating func puppetFailed(_ user: UserID, _ followUp: PuppetFollowUp, _ failure: XMPPFailure) -> [Action] {
+        let name = displaynames[user] ?? user.localpart
+        switch followUp {
+        case .membership(let eventID, let seq):
+            if failure.isUnavailable { return unavailableDuringDrain(failure) }
+            return [.log(LogEntry(level: .warning, message: "Puppet could not join", metadata: ["matrix.user.id": user.rawValue, "error": "\(failure)"])),
+                    .postNotice("⚠️ \(name) could not join the XMPP room (\(failure.description)).", subject: "join-failed:\(eventID.rawValue)"),
+                    .dequeue(seq: seq)]
+        case .sync:
+            let log = Action.log(LogEntry(level: .warning, message: "Puppet could not join", metadata: ["matrix.user.id": user.rawValue, "error": "\(failure)"]))
+            if failure == .notConnected {
+                agenda.removeAll { step in
+                    if case .ensurePuppet(_, .sync) = step { return true }
+                    if case .removeDepartedPuppets = step { return true }
+                    return false
+                }
+            }
+            return [log]
+        case .send(let delivery):
+            return sendFailed(delivery, failure)
+        }
+    }
+
+    /// The XMPP side was unavailable while a Matrix event was being handled: the drain stops, keeping the rest.
+    private mutating func unavailableDuringDrain(_ failure: XMPPFailure) -> [Action] {
+        [.log(LogEntry(level: .info, message: "XMPP is unavailable; Matrix events wait in the inbox", metadata: ["error": "\(failure)"]))]
+            + drainBlocked(retry: failure == .timeout, now: timeOfInput)
+    }
+
+    mutating func groupchatSent(_ delivery: XMPPDelivery, failure: XMPPFailure?, now: ContinuousClock.Instant) -> [Action] {
+        guard let failure else { return [] }
+        return sendFailed(delivery, failure)
+    }
+
+    /// A Matrix → XMPP message did not go out.
+    private mutating func sendFailed(_ delivery: XMPPDelivery, _ failure: XMPPFailure) -> [Action] {
+        switch delivery.purpose {
+        case .inbox:
+            if failure.isUnavailable { return unavailableDuringDrain(failure) }
+            return failedToXMPP(user: delivery.user, originID: delivery.originID, reason: failure.description)
+        case .resend:
+            let log = Action.log(LogEntry(level: .warning, message: failure.isUnavailable ? "Resend failed; the XMPP side is unavailable" : "Resend failed",
+                                          metadata: ["xmpp.origin.id": delivery.originID.rawValue, "error": "\(failure)"]))
+            if failure.isUnavailable {
+                resendsWentOut = false
+                agenda.removeAll { if case .resend = $0 { return true } else { return false } }
+            }
+            return [log]
+        case .afterRefusal(let error):
+            return [.log(LogEntry(level: .warning, message: "Resend after rejoin failed", metadata: ["error": "\(failure)"]))]
+                + failedToXMPP(user: delivery.user, originID: delivery.originID,
+                               reason: error.text.map { "\(error.condition): \($0)" } ?? error.condition.rawValue)
+        }
+    }
+
+    /// Makes the MUC's Matrix-side occupants match the Matrix room's joined members: missing puppets join (with their
+    /// stored nicks after a restart), puppets of users who left the room leave.
+    mutating func membersFetched(_ members: [UserID: String?]?) -> [Action] {
+        guard let members else { return [] }
+        for (user, name) in members where isBridgedMatrixUser(user) {
+            if let name, !name.isEmpty { displaynames[user] = name }
+        }
+        let users = members.keys.filter(isBridgedMatrixUser).sorted { $0.rawValue < $1.rawValue }
+        agenda.insert(contentsOf: users.map { Step.ensurePuppet($0, then: .sync) } + [.removeDepartedPuppets(members: Set(members.keys))], at: 0)
+        return []
+    }
+
+    /// `puppet`'s occupant leaves the MUC (with a status text saying why, for kicks and bans) and is forgotten.
+    mutating func removePuppet(_ puppet: Puppet, status: String?) -> [Action] {
+        puppets[puppet.user] = nil
+        var actions: [Action] = []
+        if puppet.joined, xmppConnected { actions.append(.leaveMUC(nick: puppet.nick, occupant: puppet.occupant, status: status)) }
+        return actions + [.deletePuppet(puppet.user)]
+    }
+}
+
+extension PortalStateMachine.XMPPFailure: CustomStringConvertible {
+    var description: String {
+        switch self {
+        case .notConnected: "the XMPP server is not connected"
+        case .timeout: "the XMPP server did not answer in time"
+        case .refused(let error): error.text.map { "\(error.condition): \($0)" } ?? error.condition.rawValue
+        case .other(let text): text
+        }
+    }
+}
+
+// MARK: - Messages the homeserver never pushed
+
+extension PortalStateMachine {
+    /// A message this old that nothing later explains is taken as stranded rather than on its way.
+    static let strandedAge: Duration = .seconds(30)
+
+    /// Of a room's recent timeline (oldest first), the bridgeable messages the bridge never saw (`seen`: in the inbox
+    /// or the message map) that are stranded rather than on their way: a later event already arrived, or they are
+    /// older than ``strandedAge``. See `Portal+MatrixCatchUp`.
+    func strandedMessages(in timeline: [MatrixTimelineEntry], seen: Set<EventID>, now: Date) -> [MatrixRoomEvent] {
+        let lastSeen = timeline.lastIndex { seen.contains($0.eventID) }
+        var missed: [MatrixRoomEvent] = []
+        for (index, entry) in timeline.enumerated() where !seen.contains(entry.eventID) {
+            guard let event = entry.event, isBridgeableMessage(event) else { continue }
+            let age = entry.age ?? .seconds(max(0, now.timeIntervalSince(entry.timestamp)))
+            if let lastSeen, index < lastSeen { missed.append(event) } else if age >= Self.strandedAge { missed.append(event) }
+        }
+        return missed
+    }
+
+    /// A message the portal would send to the MUC (see ``matrixEvent(_:now:)``).
+    func isBridgeableMessage(_ event: MatrixRoomEvent) -> Bool {
+        guard case .message(let msgtype, let body) = event.content else { return false }
+        return isBridgedMatrixUser(event.sender) && MessageTranslation.toXMPP(msgtype: msgtype, body: body) != nil
+    }
+}

@@ -1,0 +1,151 @@
+import FoundationEssentials
+import IsthmusCommon
+import IsthmusStore
+
+/// One linked room pair's logic as a value: events from both sides and the outcomes of performed actions go in,
+/// actions come out. No I/O, no clock (time is passed in), no `async`. The ``Portal`` actor performs the actions in
+/// order and feeds their outcomes back; postgres-nio's connection state machine is the model.
+///
+/// The machine keeps the room's model — who is in the MUC and which ghost stands for them, the Matrix users'
+/// puppets and names, whether each side is up — and decides everything: exactly-once (the message map is consulted
+/// before a message is translated; our own reflections are receipts), order (activation, catch-up and resends before
+/// newer Matrix events; a timeline check before the events behind a suspected hole), nick conflicts, retries, pauses
+/// while the XMPP side is unavailable, unlink.
+///
+/// A piece of work that needs several outcomes in a row (an activation, a drain of the inbox, a puppet's nick
+/// negotiation) keeps its remaining steps on an agenda; whenever a batch of actions awaits no outcome the machine
+/// goes on with the agenda, so each batch ends with at most one action whose outcome it waits for.
+struct PortalStateMachine: Sendable {
+    /// The link and the naming rules.
+    let configuration: Configuration
+
+    // MARK: Control state
+    var xmppConnected = false
+    var botJoined = false
+    /// Matrix events wait: the XMPP side was unavailable.
+    var inboxBlocked = false
+    /// The next Matrix work reads the store (events were handed in while they could not be handled, or nothing is
+    /// known yet).
+    var inboxNeedsReload = true
+    /// The next drain checks the Matrix timeline first.
+    var timelineCheckPending = false
+    /// Inbox rows up to here were handled or read: a handed-in copy of one of them is not handled again.
+    var highestSeq: Int64 = 0
+    var closed = false
+
+    // MARK: Room model
+    /// The nick the bridge's own occupant holds.
+    var botNick: String
+    /// Current occupants of the MUC other than ours, by nick.
+    var occupants: [String: Occupant] = [:]
+    /// Matrix users' occupants, by Matrix user.
+    var puppets: [UserID: Puppet] = [:]
+    /// Matrix members' current displaynames (per room), as last seen.
+    var displaynames: [UserID: String] = [:]
+    /// This room's ghosts as stored (loaded at activation, then kept in step with every write).
+    var ghosts: [UserID: RoomGhost] = [:]
+
+    // MARK: Work in progress
+    /// The rest of the current piece of work.
+    var agenda: [Step] = []
+    /// Whether every resend of the current round went out (false: the XMPP side was unavailable).
+    var resendsWentOut = true
+    /// The drain in progress, if any.
+    var drain: Drain?
+    /// The time passed with the input being handled (set by every ``receive(_:now:)`` before anything reads it).
+    var timeOfInput = ContinuousClock.Instant.now
+
+    init(configuration: Configuration) {
+        self.configuration = configuration
+        botNick = configuration.naming.botNick
+    }
+
+    /// A MUC occupant that is not ours, and the ghost standing for it on Matrix.
+    struct Occupant: Sendable, Equatable {
+        var nick: String
+        var occupantID: OccupantID?
+        var realJID: JID?
+        var ghost: UserID?
+    }
+
+    /// A drain of the Matrix inbox in progress.
+    struct Drain: Sendable, Equatable {
+        /// Part of a self-check: the puppet sync and the self-ping follow.
+        var selfCheck: Bool
+    }
+
+    /// Takes one input; returns what to do, in order (at most the last action awaits an outcome).
+    mutating func receive(_ input: Input, now: ContinuousClock.Instant) -> [Action] {
+        guard !closed else { return [] }
+        timeOfInput = now
+        var actions: [Action]
+        switch input {
+        case .event(let event):
+            actions = receive(event, now: now)
+        default:
+            actions = outcome(input, now: now)
+        }
+        while !(actions.last?.awaitsOutcome ?? false), !closed, !agenda.isEmpty {
+            actions += run(agenda.removeFirst(), now: now)
+        }
+        assert(actions.dropLast().allSatisfy { !$0.awaitsOutcome }, "an awaited action must end its batch")
+        return actions
+    }
+
+    private mutating func receive(_ event: PortalEvent, now: ContinuousClock.Instant) -> [Action] {
+        switch event {
+        case .activate:
+            xmppConnected = true
+            return startActivation()
+        case .xmppDisconnected:
+            xmppConnected = false
+            botJoined = false
+            for user in puppets.keys { puppets[user]?.joined = false }
+            return [.setStatus(.pending, detail: "waiting for the XMPP server")]
+        case .xmppMessage(let message):
+            return xmppMessage(message)
+        case .xmppPresence(let presence):
+            return xmppPresence(presence)
+        case .matrixEvents(let queued):
+            let fresh = queued.filter { $0.seq > highestSeq }
+            guard !fresh.isEmpty else { return [] }
+            guard canSend else {
+                inboxNeedsReload = true
+                return []
+            }
+            if inboxNeedsReload || timelineCheckPending { return startDrainFromStore(selfCheck: false) }
+            highestSeq = max(highestSeq, fresh.map(\.seq).max() ?? 0)
+            return startDrain(fresh, selfCheck: false)
+        case .retryInbox:
+            guard xmppConnected, botJoined, inboxBlocked else { return [] }
+            agenda = [.loadUndelivered, .finishRetry]
+            return []
+        case .timelineGap:
+            timelineCheckPending = true
+            return []
+        case .checkTimeline:
+            timelineCheckPending = true
+            return canSend ? startDrainFromStore(selfCheck: false) : []
+        case .reconcileGhosts:
+            return botJoined ? reconcileGhosts() : []
+        case .selfCheck:
+            guard xmppConnected, botJoined else { return [] }
+            inboxBlocked = false
+            timelineCheckPending = true
+            return startDrainFromStore(selfCheck: true)
+        case .unlink(let connected):
+            xmppConnected = connected
+            closed = true
+            let leaving = connected ? puppets.values.filter(\.joined).sorted { $0.user.rawValue < $1.user.rawValue } : []
+            return [.unlink(UnlinkPlan(puppets: leaving, botNick: connected && botJoined ? botNick : nil))]
+        }
+    }
+
+    /// Whether Matrix events can go out now.
+    var canSend: Bool { xmppConnected && botJoined && !inboxBlocked }
+
+    /// Whether `user` is a Matrix user the bridge mirrors (not the bot, not one of our ghosts).
+    func isBridgedMatrixUser(_ user: UserID) -> Bool {
+        user != configuration.botUserID && !configuration.isGhost(user)
+    }
+}

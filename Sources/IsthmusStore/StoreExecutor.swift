@@ -1,0 +1,95 @@
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The serial executor of ``Store``: runs the actor's jobs one at a time, in order, on one dedicated thread
+/// (`isthmus-store`), so SQLite calls and their disk I/O never hold a thread of Swift's cooperative pool.
+///
+/// GRDB does the same with a serial `DispatchQueue` per connection. On Linux a `DispatchQueue` is not a
+/// `SerialExecutor` (there is no `DispatchSerialQueue`), hence a thread of our own: a FIFO of jobs under a `Mutex`,
+/// and a semaphore the thread sleeps on only when the FIFO is empty (so a busy store takes no system call per job).
+/// Thread-safe. ``stop()`` lets the thread finish the queued jobs and end.
+final class StoreExecutor: SerialExecutor {
+    private struct Queue {
+        var jobs: [UnownedJob] = []
+        /// The thread found no job and waits on `wakeup` (or is about to): the next enqueue signals it.
+        var sleeping = false
+        var stopping = false
+        /// The thread's id, for ``checkIsolated()``.
+        var thread: pthread_t?
+
+        /// Whether the thread sleeps and must be signalled (then it no longer counts as sleeping).
+        mutating func takeSleeper() -> Bool {
+            defer { sleeping = false }
+            return sleeping
+        }
+    }
+
+    private let queue = Mutex(Queue())
+    private let wakeup = DispatchSemaphore(value: 0)
+
+    /// Starts the thread. The thread keeps the executor alive until it ends, since jobs still queued refer to it.
+    /// - Throws: ``StoreThreadError`` when the thread cannot be started.
+    init(name: String = "isthmus-store") throws(StoreThreadError) {
+        try DedicatedThread.start(name: name) { [self] in runLoop() }
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let wake = queue.withLock { queue in
+            queue.jobs.append(job)
+            return queue.takeSleeper()
+        }
+        if wake { wakeup.signal() }
+    }
+
+    /// Called by the runtime when a check that code runs on this executor failed its fast path
+    /// (`assumeIsolated`, `preconditionIsolated`): returns on the executor's thread, traps on any other.
+    func checkIsolated() {
+        let thread = queue.withLock { $0.thread }
+        precondition(thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false,
+                     "Expected to run on the store's thread")
+    }
+
+    /// Lets the thread end once the jobs already queued have run. Does not wait for it (it may be the caller).
+    func stop() {
+        let wake = queue.withLock { queue in
+            queue.stopping = true
+            return queue.takeSleeper()
+        }
+        if wake { wakeup.signal() }
+    }
+
+    /// The thread: takes all queued jobs at once and runs them in order; sleeps while there are none.
+    private func runLoop() {
+        let executor = asUnownedSerialExecutor()
+        queue.withLock { $0.thread = pthread_self() }
+        var batch: [UnownedJob] = []
+        while true {
+            let next = queue.withLock { queue -> Next in
+                if !queue.jobs.isEmpty {
+                    swap(&queue.jobs, &batch)
+                    return .run
+                }
+                if queue.stopping { return .end }
+                queue.sleeping = true
+                return .sleep
+            }
+            switch next {
+            case .run:
+                for job in batch { job.runSynchronously(on: executor) }
+                batch.removeAll(keepingCapacity: true)
+            case .sleep:
+                wakeup.wait()
+            case .end:
+                return
+            }
+        }
+    }
+
+    private enum Next { case run, sleep, end }
+}

@@ -1,0 +1,127 @@
+@testable import Bridge
+import Foundation
+import IsthmusCommon
+import IsthmusStore
+import Testing
+
+/// A portal machine for one link, with helpers that walk it through common sequences. Time is `t0` unless a test
+/// moves it; log actions are left out of the action lists compared (``act(_:)``) unless a test asks for them.
+struct MachineFixture {
+    typealias Action = PortalStateMachine.Action
+    typealias Input = PortalStateMachine.Input
+
+    let t0 = ContinuousClock.now
+    let room = RoomID("!room:localhost")!
+    let muc = JID("lounge@conference.localhost")!
+    let naming = BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!
+    let bot = UserID("@isthmus:localhost")!
+    let alice = UserID("@alice:localhost")!
+    let bob = UserID("@bob:localhost")!
+    var machine: PortalStateMachine
+
+    init() {
+        machine = PortalStateMachine(configuration: .init(
+            room: room, muc: muc, naming: naming, botUserID: bot,
+            ghostUserID: { UserID("@_xmpp_\($0.unicodeScalars.filter { ("a"..."z").contains(Character($0)) }.map(String.init).joined()):localhost") },
+            isGhost: { $0.localpart.hasPrefix("_xmpp_") }))
+    }
+
+    /// Feeds one input; returns the actions without log lines.
+    mutating func act(_ input: Input, at now: ContinuousClock.Instant? = nil) -> [Action] {
+        machine.receive(input, now: now ?? t0).filter { if case .log = $0 { return false } else { return true } }
+    }
+
+    /// Feeds one event.
+    mutating func act(_ event: PortalEvent, at now: ContinuousClock.Instant? = nil) -> [Action] {
+        act(.event(event), at: now)
+    }
+
+    // MARK: Values
+
+    var botJoin: PortalStateMachine.MUCJoin {
+        .init(nick: "Matrix", occupant: naming.botOccupant, change: false, purpose: .bot(attempt: 0))
+    }
+
+    func snapshot(first: Bool = false, last: StanzaID? = nil, puppets: [Puppet] = [], ghosts: [RoomGhost] = [],
+                  undelivered: [MessageMapping] = [], activeSince: Date? = nil) -> PortalStateMachine.RoomSnapshot {
+        .init(puppets: puppets, ghosts: ghosts, firstActivation: first, lastStanzaID: last, activeSince: activeSince,
+              undelivered: undelivered)
+    }
+
+    func puppetJID(_ user: UserID) -> JID { naming.puppetJID(for: user)! }
+
+    func puppetJob(_ user: UserID, _ name: String, attempt: Int = 0, first: Int = 0,
+                   then: PortalStateMachine.PuppetFollowUp) -> PortalStateMachine.PuppetJob {
+        .init(user: user, displayname: name, occupant: puppetJID(user), firstAttempt: first, attempt: attempt, then: then)
+    }
+
+    func puppetJoin(_ user: UserID, _ name: String, attempt: Int = 0, first: Int = 0, change: Bool = false,
+                    then: PortalStateMachine.PuppetFollowUp) -> PortalStateMachine.MUCJoin {
+        .init(nick: naming.nick(for: name, attempt: attempt), occupant: puppetJID(user), change: change,
+              purpose: .puppet(puppetJob(user, name, attempt: attempt, first: first, then: then)))
+    }
+
+    func puppet(_ user: UserID, _ nick: String, displayname: String? = nil, joined: Bool = true) -> Puppet {
+        Puppet(room: room, user: user, occupant: puppetJID(user), nick: nick, displayname: displayname ?? nick, joined: joined)
+    }
+
+    func groupchat(_ nick: String, _ body: String, stanzaID: String? = "s1", originID: String? = nil, to: JID? = nil,
+                   occupantID: String? = nil, archived: Bool = false) -> RoomMessage {
+        RoomMessage(room: muc, nick: nick, to: to ?? naming.botOccupant, stanzaID: stanzaID.flatMap(StanzaID.init),
+                    originID: originID.flatMap(OriginID.init), occupantID: occupantID.flatMap(OccupantID.init), body: body,
+                    fromArchive: archived)
+    }
+
+    func presence(_ nick: String, available: Bool = true, codes: Set<Int> = [], newNick: String? = nil, reason: String? = nil,
+                  occupantID: String? = nil) -> RoomPresence {
+        RoomPresence(room: muc, nick: nick, to: naming.botOccupant, available: available, occupantID: occupantID.flatMap(OccupantID.init),
+                     statusCodes: codes, newNick: newNick, reason: reason)
+    }
+
+    func ghost(of nick: String, occupantID: String? = nil) -> UserID {
+        machine.configuration.ghostUserID(PortalStateMachine.ghostIdentity(muc: muc, nick: nick, occupantID: occupantID.flatMap(OccupantID.init),
+                                                                           realJID: nil))!
+    }
+
+    func text(_ seq: Int64, from sender: UserID? = nil, _ body: String = "hi", msgtype: MessageType = .text) -> QueuedMatrixEvent {
+        QueuedMatrixEvent(seq: seq, event: MatrixRoomEvent(eventID: EventID("$e\(seq)")!, room: room, sender: sender ?? alice,
+                                                           content: .message(msgtype: msgtype, body: body)))
+    }
+
+    func member(_ seq: Int64, _ user: UserID, _ membership: Membership, name: String? = nil, by sender: UserID? = nil,
+                reason: String? = nil) -> QueuedMatrixEvent {
+        QueuedMatrixEvent(seq: seq, event: MatrixRoomEvent(eventID: EventID("$m\(seq)")!, room: room, sender: sender ?? user,
+                                                           stateKey: user.rawValue,
+                                                           content: .member(membership: membership, displayname: name, reason: reason)))
+    }
+
+    func outgoing(_ queued: QueuedMatrixEvent, purpose: PortalStateMachine.XMPPDelivery.Purpose? = nil) -> PortalStateMachine.XMPPDelivery {
+        guard case .message(_, let body) = queued.event.content else { fatalError("not a message") }
+        return .init(user: queued.event.sender, originID: naming.originID(for: queued.event.eventID), body: body,
+                     purpose: purpose ?? .inbox(seq: queued.seq))
+    }
+
+    func mapping(_ queued: QueuedMatrixEvent) -> MessageMapping {
+        let delivery = outgoing(queued)
+        return MessageMapping(room: room, eventID: queued.event.eventID, stanzaID: nil, originID: delivery.originID,
+                              direction: .matrixToXMPP, sender: .matrix(delivery.user), state: .sending, body: delivery.body)
+    }
+
+    // MARK: Sequences
+
+    /// Activation with nothing to catch up: the bot joins both rooms, `members` get puppets, the first drain reads an
+    /// empty inbox. Leaves the machine active at t0.
+    mutating func activate(members: [UserID: String?] = [:], snapshot: PortalStateMachine.RoomSnapshot? = nil) {
+        _ = act(.activate)
+        _ = act(.botJoinedMatrix(error: nil))
+        _ = act(.mucJoined(botJoin, .joined(nick: "Matrix", created: false)))
+        _ = act(.roomLoaded(snapshot ?? self.snapshot(first: true)))
+        var next = act(.membersFetched(members))
+        while case .joinMUC(let join)? = next.last {
+            next = act(.mucJoined(join, .joined(nick: join.nick, created: false)))
+        }
+        if case .loadUndelivered? = next.last { next = act(.undeliveredLoaded([])) }
+        #expect(next.last == .readInbox(checkTimeline: true))
+        _ = act(.inboxRead([]))
+    }
+}

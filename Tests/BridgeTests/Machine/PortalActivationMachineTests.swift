@@ -1,0 +1,214 @@
+@testable import Bridge
+import Foundation
+import IsthmusCommon
+import IsthmusStore
+import Testing
+
+/// Activation, catch-up, resends, self-check and unlink as literal sequences of the portal machine.
+@Suite struct PortalActivationMachineTests {
+    @Test func activationJoinsBothSidesCatchesUpSyncsPuppetsResendsThenDrainsWithATimelineCheck() {
+        var f = MachineFixture()
+        #expect(f.act(.activate) == [.joinMatrixAsBot])
+        #expect(f.act(.botJoinedMatrix(error: nil)) == [.joinMUC(f.botJoin)])
+        #expect(f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: true))) == [.loadRoom])
+        #expect(f.act(.roomLoaded(f.snapshot(last: StanzaID("s9")!))) == [.fetchArchive(after: StanzaID("s9")!, since: nil)])
+        let archived = f.groupchat("romeo", "while away", stanzaID: "s10", archived: true)
+        #expect(f.act(.archiveFetched([archived])) == [.lookUpBridged(archived)])
+        #expect(f.act(.bridgedLookedUp(archived, bridged: true)) == [.fetchMatrixMembers])
+        let join = f.puppetJoin(f.alice, "Alice", then: .sync)
+        #expect(f.act(.membersFetched([f.alice: "Alice", f.bot: nil])) == [.joinMUC(join)])
+        #expect(f.act(.mucJoined(join, .joined(nick: "Alice", created: false))) == [.savePuppet(f.puppet(f.alice, "Alice")), .loadUndelivered])
+        #expect(f.act(.undeliveredLoaded([])) == [.queueGhostReconciliation, .setStatus(.active, detail: nil), .readInbox(checkTimeline: true)])
+        #expect(f.act(.inboxRead([])) == [])
+        #expect(f.machine.botJoined && f.machine.canSend)
+    }
+
+    @Test func theFirstActivationBridgesNothingFromBeforeTheLink() {
+        var f = MachineFixture()
+        _ = f.act(.activate)
+        _ = f.act(.botJoinedMatrix(error: nil))
+        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        #expect(f.act(.roomLoaded(f.snapshot(first: true))) == [.fetchMatrixMembers])
+    }
+
+    @Test func withoutAResumePointTheArchiveIsReadFromTheLinksActivationOrTheOldestUnreceiptedMessage() {
+        let activeSince = Date(timeIntervalSince1970: 1_000_000)
+        var pending = MessageMapping(room: MachineFixture().room, eventID: EventID("$p")!, stanzaID: nil, originID: OriginID("o1")!,
+                                     direction: .matrixToXMPP, sender: .matrix(UserID("@alice:localhost")!), state: .sending, body: "hi")
+        pending.createdAt = activeSince.addingTimeInterval(60)
+        let f = MachineFixture()
+        #expect(f.machine.catchUpQuery(f.snapshot(activeSince: activeSince))! == (nil, activeSince.addingTimeInterval(-2)))
+        pending.createdAt = activeSince.addingTimeInterval(200)
+        #expect(f.machine.catchUpQuery(f.snapshot(undelivered: [pending], activeSince: activeSince))! == (nil, activeSince.addingTimeInterval(-2)))
+        pending.createdAt = activeSince.addingTimeInterval(60)
+        #expect(f.machine.catchUpQuery(f.snapshot(first: true, undelivered: [pending]))! == (nil, activeSince.addingTimeInterval(-60)))
+        #expect(f.machine.catchUpQuery(f.snapshot()) == nil)
+    }
+
+    @Test func anUnreceiptedMessageIsResentOnlyWhenTheArchiveLacksIt() {
+        var f = MachineFixture()
+        let queued = f.text(1)
+        var mapping = f.mapping(queued)
+        _ = f.act(.activate)
+        _ = f.act(.botJoinedMatrix(error: nil))
+        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        let stored = f.puppet(f.alice, "Alice", joined: false)
+        #expect(f.act(.roomLoaded(f.snapshot(last: StanzaID("s1")!, puppets: [stored], undelivered: [mapping])))
+                == [.fetchArchive(after: StanzaID("s1")!, since: nil)])
+        // The archive has our reflection: it is the receipt.
+        let reflection = f.groupchat("Alice", "hi", stanzaID: "s2", originID: mapping.originID!.rawValue, archived: true)
+        #expect(f.act(.archiveFetched([reflection])) == [.recordReflection(originID: mapping.originID, stanzaID: StanzaID("s2")),
+                                                           .fetchMatrixMembers])
+        let join = f.puppetJoin(f.alice, "Alice", then: .sync)
+        #expect(f.act(.membersFetched([f.alice: "Alice"])) == [.joinMUC(join)])
+        #expect(f.act(.mucJoined(join, .joined(nick: "Alice", created: false))).last == .loadUndelivered)
+        // Nothing left unreceipted: nothing is resent.
+        #expect(f.act(.undeliveredLoaded([])).last == .readInbox(checkTimeline: true))
+
+        // Another start where the archive lacks it: resent from the map, by the same puppet, with the same origin-id.
+        var g = MachineFixture()
+        _ = g.act(.activate)
+        _ = g.act(.botJoinedMatrix(error: nil))
+        _ = g.act(.mucJoined(g.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = g.act(.roomLoaded(g.snapshot(last: StanzaID("s1")!, undelivered: [mapping])))
+        _ = g.act(.archiveFetched([]))
+        let gJoin = g.puppetJoin(g.alice, "Alice", then: .sync)
+        _ = g.act(.membersFetched([g.alice: "Alice"]))
+        _ = g.act(.mucJoined(gJoin, .joined(nick: "Alice", created: false)))
+        mapping.seq = 7
+        #expect(g.act(.undeliveredLoaded([mapping])) == [.sendGroupchat(g.outgoing(queued, purpose: .resend))])
+        #expect(g.act(.groupchatSent(g.outgoing(queued, purpose: .resend), nil)).last == .readInbox(checkTimeline: true))
+    }
+
+    @Test func aResendThatCannotGoOutPausesTheInboxAndStopsTheOtherResends() {
+        var f = MachineFixture()
+        let one = f.mapping(f.text(1)), two = f.mapping(f.text(2))
+        _ = f.act(.activate)
+        _ = f.act(.botJoinedMatrix(error: nil))
+        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = f.act(.roomLoaded(f.snapshot(puppets: [f.puppet(f.alice, "Alice")])))
+        _ = f.act(.membersFetched([:]))
+        let resend = f.outgoing(f.text(1), purpose: .resend)
+        let join = f.puppetJoin(f.alice, "Alice", then: .send(resend))
+        #expect(f.act(.undeliveredLoaded([one, two])) == [.joinMUC(join)])
+        #expect(f.act(.mucJoined(join, .failed(.timeout)))
+                == [.queueGhostReconciliation, .scheduleInboxRetry(at: f.t0 + .seconds(5)), .setStatus(.active, detail: nil)])
+        #expect(f.act(.matrixEvents([f.text(3)])) == [])
+        // The retry resends first, then drains the store.
+        #expect(f.act(.retryInbox, at: f.t0 + .seconds(5)) == [.loadUndelivered])
+        #expect(f.act(.undeliveredLoaded([]), at: f.t0 + .seconds(5)) == [.readInbox(checkTimeline: true)])
+    }
+
+    @Test func theBridgesNickIsTakenTenTimesAtMost() {
+        var f = MachineFixture()
+        _ = f.act(.activate)
+        _ = f.act(.botJoinedMatrix(error: nil))
+        var join = f.botJoin
+        for attempt in 1..<10 {
+            let next = PortalStateMachine.MUCJoin(nick: "Matrix \(attempt + 1)", occupant: f.naming.botOccupant, change: false,
+                                                  purpose: .bot(attempt: attempt))
+            #expect(f.act(.mucJoined(join, .nickConflict)) == [.joinMUC(next)])
+            join = next
+        }
+        #expect(f.act(.mucJoined(join, .nickConflict)) == [.setStatus(.error, detail: "every nick tried for the bridge is taken in the XMPP room")])
+        #expect(!f.machine.botJoined)
+    }
+
+    @Test func aRefusalOrAFailedBotJoinIsTheLinksError() {
+        var f = MachineFixture()
+        _ = f.act(.activate)
+        #expect(f.act(.botJoinedMatrix(error: "M_FORBIDDEN")) == [.setStatus(.error, detail: "the bridge bot cannot join the Matrix room: M_FORBIDDEN")])
+        _ = f.act(.activate)
+        _ = f.act(.botJoinedMatrix(error: nil))
+        #expect(f.act(.mucJoined(f.botJoin, .refused(condition: "forbidden", text: "members only")))
+                == [.setStatus(.error, detail: "the XMPP room refused the bridge: forbidden (members only)")])
+        #expect(f.act(.matrixEvents([f.text(1)])) == [])
+        #expect(f.machine.inboxNeedsReload)
+    }
+
+    @Test func theSelfCheckDrainsWithATimelineCheckSyncsPuppetsAndPings() {
+        var f = MachineFixture()
+        f.activate()
+        #expect(f.act(.selfCheck) == [.readInbox(checkTimeline: true)])
+        #expect(f.act(.inboxRead([])) == [.fetchMatrixMembers])
+        #expect(f.act(.membersFetched([:])) == [.selfPing(nick: "Matrix")])
+        #expect(f.act(.selfPinged(joined: true)) == [])
+        // A room that dropped us: rejoin from the start.
+        _ = f.act(.selfCheck)
+        _ = f.act(.inboxRead([]))
+        _ = f.act(.membersFetched([:]))
+        #expect(f.act(.selfPinged(joined: false)) == [.joinMatrixAsBot])
+    }
+
+    @Test func theSelfCheckBringsPuppetsInLineWithTheMembers() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        _ = f.act(.selfCheck)
+        _ = f.act(.inboxRead([]))
+        // Alice left and Bob joined, and neither event arrived.
+        let join = f.puppetJoin(f.bob, "Bob", then: .sync)
+        #expect(f.act(.membersFetched([f.bob: "Bob"])) == [.joinMUC(join)])
+        #expect(f.act(.mucJoined(join, .joined(nick: "Bob", created: false)))
+                == [.savePuppet(f.puppet(f.bob, "Bob")), .leaveMUC(nick: "Alice", occupant: f.puppetJID(f.alice), status: nil),
+                    .deletePuppet(f.alice), .selfPing(nick: "Matrix")])
+    }
+
+    @Test func whileTheXMPPLinkIsDownNothingIsSentAndTheNextActivationReadsTheStore() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        #expect(f.act(.xmppDisconnected) == [.setStatus(.pending, detail: "waiting for the XMPP server")])
+        #expect(f.machine.puppets[f.alice]?.joined == false)
+        #expect(f.act(.matrixEvents([f.text(1)])) == [])
+        #expect(f.act(.retryInbox) == [])
+        #expect(f.act(.selfCheck) == [])
+        #expect(f.act(.checkTimeline) == [])
+        #expect(f.act(.activate) == [.joinMatrixAsBot])
+    }
+
+    @Test func unlinkTakesEveryJoinedOccupantOfOursOutAndEndsThePortal() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice", f.bob: "Bob"])
+        #expect(f.act(.unlink(xmppConnected: true))
+                == [.unlink(.init(puppets: [f.puppet(f.alice, "Alice"), f.puppet(f.bob, "Bob")], botNick: "Matrix"))])
+        #expect(f.machine.closed)
+        #expect(f.act(.activate) == [])
+        #expect(f.act(.matrixEvents([f.text(1)])) == [])
+        #expect(f.act(.xmppMessage(f.groupchat("romeo", "late"))) == [])
+    }
+
+    @Test func aPortalLoadedOnlyToUnlinkWhileXMPPIsDownLeavesOnlyMatrix() {
+        var f = MachineFixture()
+        #expect(f.act(.unlink(xmppConnected: false)) == [.unlink(.init(puppets: [], botNick: nil))])
+    }
+
+    @Test func ghostsOfOccupantsThatAreGoneLeaveAfterTheJoin() {
+        var f = MachineFixture()
+        let romeo = f.ghost(of: "romeo"), juliet = f.ghost(of: "juliet")
+        let stored = [RoomGhost(room: f.room, user: romeo, nick: "romeo", occupantID: nil, realJID: nil, joined: true),
+                      RoomGhost(room: f.room, user: juliet, nick: "juliet", occupantID: nil, realJID: nil, joined: true)]
+        f.activate(snapshot: f.snapshot(ghosts: stored))
+        // Romeo is still there (no churn); Juliet left while we were away.
+        #expect(f.act(.xmppPresence(f.presence("romeo"))) == [])
+        var left = stored[1]
+        left.joined = false
+        #expect(f.act(.reconcileGhosts) == [.removeGhost(juliet, .leave, saving: left)])
+        #expect(f.act(.reconcileGhosts) == [])
+    }
+}
+
+/// Which stored Matrix messages are stranded (never pushed) rather than on their way.
+@Suite struct StrandedMessageTests {
+    @Test func onlyBridgeableUnseenMessagesBeforeASeenOneOrOldEnoughAreStranded() {
+        let f = MachineFixture()
+        let now = Date()
+        func entry(_ queued: QueuedMatrixEvent?, id: String? = nil, age: Int64) -> MatrixTimelineEntry {
+            MatrixTimelineEntry(eventID: queued?.event.eventID ?? EventID("$\(id!)")!, timestamp: now.addingTimeInterval(-Double(age)),
+                                age: .seconds(age), event: queued?.event)
+        }
+        let before = f.text(1), ghostMessage = f.text(2, from: f.ghost(of: "romeo")), image = f.text(3, "", msgtype: .image)
+        let seen = f.text(4), young = f.text(5), old = f.text(6)
+        let timeline = [entry(before, age: 40), entry(ghostMessage, age: 40), entry(image, age: 40), entry(nil, id: "member", age: 40),
+                        entry(seen, age: 35), entry(young, age: 1), entry(old, age: 31)]
+        #expect(f.machine.strandedMessages(in: timeline, seen: [seen.event.eventID], now: now) == [before.event, old.event])
+    }
+}

@@ -1,0 +1,196 @@
+@testable import Bridge
+import Foundation
+import IsthmusCommon
+import IsthmusStore
+import Testing
+
+/// The Matrix room's events through the portal machine: in inbox order, exactly once, from the right puppets.
+@Suite struct PortalMatrixInboundMachineTests {
+    @Test func handedInMessagesAreMappedThenSentByTheirPuppetOnce() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        let one = f.text(1, "one"), two = f.text(2, "two")
+        #expect(f.act(.matrixEvents([one, two])) == [.insertMapping(f.mapping(one), consumingInbox: 1, delivery: f.outgoing(one))])
+        #expect(f.act(.mappingInserted(f.outgoing(one), inserted: true)) == [.sendGroupchat(f.outgoing(one))])
+        #expect(f.act(.groupchatSent(f.outgoing(one), nil)) == [.insertMapping(f.mapping(two), consumingInbox: 2, delivery: f.outgoing(two))])
+        // Mapped already (a replayed transaction, a late copy of a recovered message): nothing goes out.
+        #expect(f.act(.mappingInserted(f.outgoing(two), inserted: false)) == [])
+        #expect(f.machine.highestSeq == 2)
+        // The same rows handed in again are not handled again.
+        #expect(f.act(.matrixEvents([one, two])) == [])
+    }
+
+    @Test func emotesAndOtherBotsNoticesGoOutUnbridgeableEventsAreDequeued() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        let emote = f.text(1, "waves", msgtype: .emote)
+        guard case .insertMapping(let mapping, _, _)? = f.act(.matrixEvents([emote])).first else {
+            Issue.record("not mapped")
+            return
+        }
+        #expect(mapping.body == "/me waves")
+        _ = f.act(.mappingInserted(f.outgoing(emote), inserted: false))
+        #expect(f.act(.matrixEvents([f.text(2, from: f.ghost(of: "romeo"))])) == [.dequeue(seq: 2)])
+        #expect(f.act(.matrixEvents([f.text(3, from: f.bot)])) == [.dequeue(seq: 3)])
+        #expect(f.act(.matrixEvents([f.text(4, "", msgtype: .image)])) == [.dequeue(seq: 4)])
+    }
+
+    @Test func aJoinGivesAPuppetTheDisplaynameOrADeterministicAlternative() {
+        var f = MachineFixture()
+        f.activate()
+        let joinEvent = f.member(1, f.bob, .join, name: "Alice")
+        let first = f.puppetJoin(f.bob, "Alice", then: .membership(eventID: joinEvent.event.eventID, seq: 1))
+        #expect(f.act(.matrixEvents([joinEvent])) == [.joinMUC(first)])
+        let second = f.puppetJoin(f.bob, "Alice", attempt: 1, then: .membership(eventID: joinEvent.event.eventID, seq: 1))
+        #expect(second.nick == "Alice (Matrix)")
+        #expect(f.act(.mucJoined(first, .nickConflict)) == [.joinMUC(second)])
+        #expect(f.act(.mucJoined(second, .joined(nick: "Alice (Matrix)", created: false)))
+                == [.savePuppet(f.puppet(f.bob, "Alice (Matrix)", displayname: "Alice")), .dequeue(seq: 1)])
+    }
+
+    @Test func aPuppetWhoseEveryNickIsTakenIsReportedInTheRoom() {
+        var f = MachineFixture()
+        f.activate()
+        let joinEvent = f.member(1, f.bob, .join, name: "Bob")
+        var actions = f.act(.matrixEvents([joinEvent]))
+        for _ in 0..<9 {
+            guard case .joinMUC(let join)? = actions.last else { break }
+            actions = f.act(.mucJoined(join, .nickConflict))
+        }
+        guard case .joinMUC(let last)? = actions.last else {
+            Issue.record("stopped early")
+            return
+        }
+        #expect(last.nick == "Bob (Matrix 9)")
+        #expect(f.act(.mucJoined(last, .nickConflict))
+                == [.postNotice("⚠️ Bob could not join the XMPP room (every nick tried for @bob:localhost is taken).",
+                                subject: "join-failed:$m1"), .dequeue(seq: 1)])
+    }
+
+    @Test func aDisplaynameChangeIsANickChangeAndKeepsTheAlternativeWhenUnchanged() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        let rename = f.member(1, f.alice, .join, name: "Alicia")
+        let change = f.puppetJoin(f.alice, "Alicia", change: true, then: .membership(eventID: rename.event.eventID, seq: 1))
+        #expect(f.act(.matrixEvents([rename])) == [.joinMUC(change)])
+        #expect(f.act(.mucJoined(change, .joined(nick: "Alicia", created: false))) == [.savePuppet(f.puppet(f.alice, "Alicia")), .dequeue(seq: 1)])
+        // A membership event without a name change: nothing to do.
+        #expect(f.act(.matrixEvents([f.member(2, f.alice, .join, name: "Alicia")])) == [.dequeue(seq: 2)])
+    }
+
+    @Test func leavesKicksAndBansTakeThePuppetOutSayingWhy() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice", f.bob: "Bob"])
+        #expect(f.act(.matrixEvents([f.member(1, f.bob, .leave)]))
+                == [.leaveMUC(nick: "Bob", occupant: f.puppetJID(f.bob), status: nil), .deletePuppet(f.bob), .dequeue(seq: 1)])
+        #expect(f.act(.matrixEvents([f.member(2, f.alice, .ban, by: f.bob, reason: "spam")]))
+                == [.leaveMUC(nick: "Alice", occupant: f.puppetJID(f.alice), status: "Banned on Matrix by bob: spam"),
+                    .deletePuppet(f.alice), .dequeue(seq: 2)])
+        // Ghosts and the bot have no puppets.
+        #expect(f.act(.matrixEvents([f.member(3, f.ghost(of: "romeo"), .join)])) == [.dequeue(seq: 3)])
+    }
+
+    @Test func anXMPPTimeoutStopsTheDrainKeepsOrderAndRetriesAfterThePause() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        let one = f.text(1, "one"), two = f.text(2, "two")
+        _ = f.act(.matrixEvents([one, two]))
+        _ = f.act(.mappingInserted(f.outgoing(one), inserted: true))
+        #expect(f.act(.groupchatSent(f.outgoing(one), .timeout)) == [.scheduleInboxRetry(at: f.t0 + .seconds(5))])
+        // `two` was not handled; new events wait too.
+        #expect(f.act(.matrixEvents([f.text(3)])) == [])
+        let later = f.t0 + .seconds(5)
+        #expect(f.act(.retryInbox, at: later) == [.loadUndelivered])
+        // `one` is mapped and unreceipted: resent first, then the store's inbox (two, three) in order.
+        var resent = f.mapping(one)
+        resent.seq = 1
+        #expect(f.act(.undeliveredLoaded([resent]), at: later) == [.sendGroupchat(f.outgoing(one, purpose: .resend))])
+        #expect(f.act(.groupchatSent(f.outgoing(one, purpose: .resend), nil), at: later) == [.readInbox(checkTimeline: false)])
+        let three = f.text(3)
+        #expect(f.act(.inboxRead([two, three]), at: later) == [.insertMapping(f.mapping(two), consumingInbox: 2, delivery: f.outgoing(two))])
+    }
+
+    @Test func aLostXMPPLinkStopsTheDrainUntilTheReconnect() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        let one = f.text(1)
+        _ = f.act(.matrixEvents([one]))
+        _ = f.act(.mappingInserted(f.outgoing(one), inserted: true))
+        #expect(f.act(.groupchatSent(f.outgoing(one), .notConnected)) == [])
+        #expect(f.machine.inboxBlocked)
+        #expect(f.act(.retryInbox) == [.loadUndelivered])   // (a retry scheduled earlier still runs the resends)
+    }
+
+    @Test func aRefusedMessageIsReportedInTheRoomAndTheDrainGoesOn() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        let one = f.text(1), two = f.text(2)
+        _ = f.act(.matrixEvents([one, two]))
+        _ = f.act(.mappingInserted(f.outgoing(one), inserted: true))
+        let originID = f.outgoing(one).originID
+        #expect(f.act(.groupchatSent(f.outgoing(one), .refused(StanzaErrorInfo(condition: "forbidden"))))
+                == [.markFailed(originID), .postNotice("⚠️ Alice's message could not be delivered to the XMPP room (forbidden).",
+                                                      subject: "failed:\(originID.rawValue)"),
+                    .insertMapping(f.mapping(two), consumingInbox: 2, delivery: f.outgoing(two))])
+    }
+
+    @Test func aBounceSayingThePuppetIsGoneRejoinsAndResendsOnceOtherwiseTheSenderIsTold() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        let one = f.text(1)
+        let originID = f.outgoing(one).originID
+        let error = StanzaErrorInfo(condition: "not-acceptable")
+        let bounce = RoomMessage(room: f.muc, nick: "", to: f.puppetJID(f.alice), originID: originID, error: error)
+        #expect(f.act(.xmppMessage(bounce)) == [.lookUpOwnMessage(originID, error: error)])
+        let resend = f.outgoing(one, purpose: .afterRefusal(error))
+        let rejoin = f.puppetJoin(f.alice, "Alice", then: .send(resend))
+        #expect(f.act(.ownMessageFound(originID, mapping: f.mapping(one), error: error)) == [.joinMUC(rejoin)])
+        #expect(f.act(.mucJoined(rejoin, .joined(nick: "Alice", created: false))) == [.savePuppet(f.puppet(f.alice, "Alice")), .sendGroupchat(resend)])
+        // A second refusal of the resend is told in the room.
+        #expect(f.act(.groupchatSent(resend, .refused(error)))
+                == [.markFailed(originID), .postNotice("⚠️ Alice's message could not be delivered to the XMPP room (not-acceptable).",
+                                                      subject: "failed:\(originID.rawValue)")])
+        // Other conditions are told at once; a bounce of something already delivered is ignored.
+        let forbidden = StanzaErrorInfo(condition: "forbidden", text: "muted")
+        #expect(f.act(.ownMessageFound(originID, mapping: f.mapping(one), error: forbidden))
+                == [.markFailed(originID), .postNotice("⚠️ Alice's message could not be delivered to the XMPP room (forbidden: muted).",
+                                                      subject: "failed:\(originID.rawValue)")])
+        var delivered = f.mapping(one)
+        delivered.state = .delivered
+        #expect(f.act(.ownMessageFound(originID, mapping: delivered, error: forbidden)) == [])
+    }
+
+    @Test func eventsBehindAHoleInTheTransactionsWaitForATimelineCheckOthersGoStraightOut() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        #expect(f.act(.timelineGap) == [])
+        let five = f.text(5)
+        #expect(f.act(.matrixEvents([five])) == [.readInbox(checkTimeline: true)])
+        let recovered = f.text(6, "stranded")
+        // The check found a stranded message: it goes first, in timeline order.
+        #expect(f.act(.inboxRead([recovered, five])) == [.insertMapping(f.mapping(recovered), consumingInbox: 6, delivery: f.outgoing(recovered))])
+        _ = f.act(.mappingInserted(f.outgoing(recovered), inserted: true))
+        #expect(f.act(.groupchatSent(f.outgoing(recovered), nil)) == [.insertMapping(f.mapping(five), consumingInbox: 5, delivery: f.outgoing(five))])
+        _ = f.act(.mappingInserted(f.outgoing(five), inserted: false))
+        let seven = f.text(7)
+        #expect(f.act(.matrixEvents([seven])) == [.insertMapping(f.mapping(seven), consumingInbox: 7, delivery: f.outgoing(seven))])
+    }
+
+    @Test func aBackgroundTimelineCheckDrainsTheStoreOnlyWhileMessagesCanGoOut() {
+        var f = MachineFixture()
+        f.activate()
+        #expect(f.act(.checkTimeline) == [.readInbox(checkTimeline: true)])
+        _ = f.act(.inboxRead([]))
+        _ = f.act(.xmppDisconnected)
+        #expect(f.act(.checkTimeline) == [])
+        #expect(f.machine.timelineCheckPending)
+    }
+
+    @Test func aStoreThatCannotMapAMessagePausesTheInbox() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        let one = f.text(1)
+        _ = f.act(.matrixEvents([one]))
+        #expect(f.act(.mappingInserted(f.outgoing(one), inserted: nil)) == [.scheduleInboxRetry(at: f.t0 + .seconds(5))])
+    }
+}

@@ -1,0 +1,158 @@
+@testable import Bridge
+import Foundation
+import IsthmusCommon
+import IsthmusStore
+import Testing
+
+/// The MUC's traffic through the portal machine: exactly once to Matrix, receipts, retries, refusals, ghosts.
+@Suite struct PortalXMPPInboundMachineTests {
+    func delivery(_ f: MachineFixture, _ message: RoomMessage, setup: Bool, join: Bool = true,
+                  occupantID: String? = nil) -> PortalStateMachine.MatrixDelivery {
+        let ghost = f.ghost(of: message.nick, occupantID: occupantID)
+        let identity = PortalStateMachine.ghostIdentity(muc: f.muc, nick: message.nick, occupantID: occupantID.flatMap(OccupantID.init), realJID: nil)
+        let saved = RoomGhost(room: f.room, user: ghost, nick: message.nick, occupantID: occupantID.flatMap(OccupantID.init), realJID: nil, joined: true)
+        return .init(message: message, key: message.stanzaID!, ghost: ghost,
+                     setup: setup ? .init(ghost: ghost, identity: identity, nick: message.nick, join: join, saved: saved) : nil,
+                     outgoing: MessageTranslation.toMatrix(message.body!),
+                     txnID: f.naming.matrixTxnID(room: f.muc, stanzaID: message.stanzaID!))
+    }
+
+    @Test func aMessageIsLookedUpSentAsItsGhostAndRecordedOnce() {
+        var f = MachineFixture()
+        f.activate()
+        let message = f.groupchat("romeo", "  hi <&> 😀\nline2 ", occupantID: "occ1")
+        #expect(f.act(.xmppMessage(message)) == [.lookUpBridged(message)])
+        let sending = delivery(f, message, setup: true, occupantID: "occ1")
+        #expect(f.act(.bridgedLookedUp(message, bridged: false)) == [.sendToMatrix(sending)])
+        #expect(f.act(.matrixDelivered(sending, eventID: EventID("$x1")!))
+                == [.recordBridged(MessageMapping(room: f.room, eventID: EventID("$x1")!, stanzaID: StanzaID("s1"), originID: nil,
+                                                  direction: .xmppToMatrix, sender: .occupant(.occupantID(OccupantID("occ1")!)), state: .delivered))])
+        // A second message from the same occupant needs no ghost setup.
+        let second = f.groupchat("romeo", "again", stanzaID: "s2", occupantID: "occ1")
+        _ = f.act(.xmppMessage(second))
+        #expect(f.act(.bridgedLookedUp(second, bridged: false)) == [.sendToMatrix(delivery(f, second, setup: false, occupantID: "occ1"))])
+        // A replayed copy (archive overlap, reconnect) is in the map: nothing is sent.
+        _ = f.act(.xmppMessage(message))
+        #expect(f.act(.bridgedLookedUp(message, bridged: true)) == [])
+    }
+
+    @Test func ourOwnReflectionIsAReceiptAndOtherOccupantsCopiesAreIgnored() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        let reflection = f.groupchat("Alice", "hi", stanzaID: "s5", originID: "isthmus-1")
+        #expect(f.act(.xmppMessage(reflection)) == [.recordReflection(originID: OriginID("isthmus-1"), stanzaID: StanzaID("s5"))])
+        let copy = f.groupchat("romeo", "hi", to: f.puppetJID(f.alice))
+        #expect(f.act(.xmppMessage(copy)) == [])
+        let bridgeOwn = f.groupchat("Matrix", "a notice of ours")
+        #expect(f.act(.xmppMessage(bridgeOwn)) == [.recordReflection(originID: nil, stanzaID: StanzaID("s1"))])
+    }
+
+    @Test func aRoomWithoutStanzaIDsIsBridgedWithADigestKeyWithoutALookup() {
+        var f = MachineFixture()
+        f.activate()
+        let message = f.groupchat("romeo", "hi", stanzaID: nil)
+        guard case .sendToMatrix(let sending)? = f.act(.xmppMessage(message)).first else {
+            Issue.record("not sent")
+            return
+        }
+        #expect(sending.key.rawValue.hasPrefix("noid:"))
+        #expect(sending.key == PortalStateMachine.digestKey(message, body: "hi"))
+    }
+
+    @Test func anUnavailableHomeserverIsRetriedWithBackoffInOrder() {
+        var f = MachineFixture()
+        f.activate()
+        let message = f.groupchat("romeo", "hi")
+        _ = f.act(.xmppMessage(message))
+        var sending = delivery(f, message, setup: true)
+        #expect(f.act(.bridgedLookedUp(message, bridged: false)) == [.sendToMatrix(sending)])
+        var pauses: [Duration] = []
+        for _ in 0..<7 {
+            guard case .retrySendToMatrix(let next, let pause)? = f.act(.matrixDeliveryFailed(sending, .unavailable("502"))).first else {
+                Issue.record("no retry")
+                return
+            }
+            pauses.append(pause)
+            sending = next
+        }
+        #expect(pauses == [1, 2, 4, 8, 16, 30, 30].map { Duration.seconds($0) })
+        #expect(f.act(.matrixDelivered(sending, eventID: EventID("$x")!)).count == 1)
+    }
+
+    @Test func aRefusedMessageIsRecordedAndItsSenderToldPrivatelyUnlessItCameFromTheArchive() {
+        var f = MachineFixture()
+        f.activate()
+        let message = f.groupchat("romeo", "hi")
+        _ = f.act(.xmppMessage(message))
+        let sending = delivery(f, message, setup: true)
+        _ = f.act(.bridgedLookedUp(message, bridged: false))
+        let failed = MessageMapping(room: f.room, eventID: nil, stanzaID: StanzaID("s1"), originID: nil, direction: .xmppToMatrix,
+                                    sender: .occupant(.nick("romeo")), state: .failed)
+        #expect(f.act(.matrixDeliveryFailed(sending, .refused("M_FORBIDDEN")))
+                == [.recordRefused(failed), .sendPrivate(to: f.muc.with(resource: "romeo")!, body: "Your message could not be delivered to Matrix: M_FORBIDDEN")])
+        var archived = message
+        archived.fromArchive = true
+        var sendingArchived = sending
+        sendingArchived.message = archived
+        #expect(f.act(.matrixDeliveryFailed(sendingArchived, .refused("M_FORBIDDEN"))) == [.recordRefused(failed)])
+    }
+
+    @Test func occupantsBecomeGhostsThatFollowNickChangesAndLeave() {
+        var f = MachineFixture()
+        f.activate()
+        let romeo = f.ghost(of: "romeo", occupantID: "o1")
+        let identity = PortalStateMachine.ghostIdentity(muc: f.muc, nick: "romeo", occupantID: OccupantID("o1"), realJID: nil)
+        let joined = RoomGhost(room: f.room, user: romeo, nick: "romeo", occupantID: OccupantID("o1"), realJID: nil, joined: true)
+        let setup = PortalStateMachine.GhostSetup(ghost: romeo, identity: identity, nick: "romeo", join: true, saved: joined)
+        #expect(f.act(.xmppPresence(f.presence("romeo", occupantID: "o1"))) == [.prepareGhost(setup)])
+        #expect(f.act(.ghostPrepared(setup, error: nil)) == [])
+        // Presence updates of a joined occupant cause nothing.
+        #expect(f.act(.xmppPresence(f.presence("romeo", occupantID: "o1"))) == [])
+        var renamed = joined
+        renamed.nick = "Romeo M."
+        #expect(f.act(.xmppPresence(f.presence("romeo", available: false, codes: [303], newNick: "Romeo M.", occupantID: "o1")))
+                == [.renameGhost(renamed)])
+        var left = renamed
+        left.joined = false
+        #expect(f.act(.xmppPresence(f.presence("Romeo M.", available: false, occupantID: "o1"))) == [.removeGhost(romeo, .leave, saving: left)])
+    }
+
+    @Test func kickedAndBannedOccupantsAreRemovedByTheBotWithTheReason() {
+        var f = MachineFixture()
+        f.activate()
+        let romeo = f.ghost(of: "romeo")
+        _ = f.act(.xmppPresence(f.presence("romeo")))
+        #expect(f.act(.xmppPresence(f.presence("romeo", available: false, codes: [307], reason: "spam")))
+                == [.removeGhost(romeo, .kick(ban: false, reason: "Kicked in the XMPP room: spam"), saving: nil)])
+        _ = f.act(.xmppPresence(f.presence("romeo")))
+        #expect(f.act(.xmppPresence(f.presence("romeo", available: false, codes: [301])))
+                == [.removeGhost(romeo, .kick(ban: true, reason: "Banned in the XMPP room"), saving: nil)])
+    }
+
+    @Test func theBridgeRemovedFromTheMUCRejoinsUnlessKickedOrBanned() {
+        var f = MachineFixture()
+        f.activate()
+        #expect(f.act(.xmppPresence(f.presence("Matrix", available: false, codes: [110, 307], reason: "go away")))
+                == [.setStatus(.error, detail: "the bridge was kicked from the XMPP room: go away")])
+        #expect(f.act(.matrixEvents([f.text(1)])) == [])
+        var g = MachineFixture()
+        g.activate()
+        #expect(g.act(.xmppPresence(g.presence("Matrix", available: false, codes: [110, 332]))) == [.joinMatrixAsBot])
+        // Its own nick change is remembered.
+        var h = MachineFixture()
+        h.activate()
+        #expect(h.act(.xmppPresence(h.presence("Matrix", available: false, codes: [110, 303], newNick: "Bridge"))) == [])
+        #expect(h.machine.botNick == "Bridge")
+    }
+
+    @Test func aPuppetRemovedByTheRoomRejoinsWithItsNextMessage() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        #expect(f.act(.xmppPresence(f.presence("Alice", available: false, codes: [307]))) == [])
+        #expect(f.machine.puppets[f.alice]?.joined == false)
+        let queued = f.text(1)
+        #expect(f.act(.matrixEvents([queued])) == [.insertMapping(f.mapping(queued), consumingInbox: 1, delivery: f.outgoing(queued))])
+        #expect(f.act(.mappingInserted(f.outgoing(queued), inserted: true))
+                == [.joinMUC(f.puppetJoin(f.alice, "Alice", then: .send(f.outgoing(queued))))])
+    }
+}
