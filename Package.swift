@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "MessageFormatting", dependencies: ["CLibXML2", "IsthmusCommon"]),
         .target(name: "Matrix", dependencies: ["IsthmusCommon"]),
         .target(name: "MatrixAppService", dependencies: ["Matrix", "IsthmusCommon", "IsthmusStore", "CMicroHTTPD"]),
-        .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon", "Network", "CCurl"]),
+        .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon", "CCurl"]),
         .target(name: "Bridge", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMPP", "XMPPComponent",
             "Matrix", "MatrixAppService", "MatrixClient",
