@@ -1,3 +1,4 @@
+import IsthmusCommon
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
@@ -33,8 +34,8 @@ final class StoreExecutor: SerialExecutor {
     private let wakeup = DispatchSemaphore(value: 0)
 
     /// Starts the thread. The thread keeps the executor alive until it ends, since jobs still queued refer to it.
-    /// - Throws: ``StoreThreadError`` when the thread cannot be started.
-    init(name: String = "isthmus-store") throws(StoreThreadError) {
+    /// - Throws: ``ThreadStartError`` when the thread cannot be started.
+    init(name: String = "isthmus-store") throws(ThreadStartError) {
         try DedicatedThread.start(name: name) { [self] in runLoop() }
     }
 

@@ -1,3 +1,4 @@
+import IsthmusCommon
 import Dispatch
 import Synchronization
 

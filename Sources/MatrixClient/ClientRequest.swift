@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Matrix
 
 /// One client-server API request before it is sent: the call's name, method, path (each parameter

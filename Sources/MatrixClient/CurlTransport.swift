@@ -1,5 +1,9 @@
-import Foundation
+import FoundationEssentials
+import IsthmusCommon
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 private import CCurl
 
 /// HTTP(S) over libcurl's multi interface: what ``MatrixClient`` sends every request with. The only file that imports
@@ -32,9 +36,12 @@ final class CurlTransport: Sendable {
                     caFile: caFile ?? environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 },
                     caDirectory: caFile == nil ? environment["SSL_CERT_DIR"].flatMap { $0.isEmpty ? nil : $0 } : nil)
         let loop = loop
-        let thread = Thread { loop.run() }
-        thread.name = "isthmus.curl"
-        thread.start()
+        do {
+            try DedicatedThread.start(name: "isthmus-curl") { loop.run() }
+        } catch {
+            // Only at start-up, when the process cannot create a single thread more: nothing sensible can run.
+            preconditionFailure("cannot start libcurl's I/O thread: \(error)")
+        }
     }
 
     deinit { loop.stop() }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One HTTP request as ``CurlTransport`` sends it. Pure value.
 struct HTTPRequest: Sendable {

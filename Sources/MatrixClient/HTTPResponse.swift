@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One answer. Pure value.
 struct HTTPResponse: Sendable {

@@ -4,14 +4,15 @@ import Glibc
 import Musl
 #endif
 
-/// A detached POSIX thread of the store's own (the ``StoreExecutor``'s, the ``WALCheckpointer``'s): threads that block
-/// in SQLite and `fsync` so that Swift's cooperative pool never does.
+/// A detached POSIX thread of the bridge's own, for work that blocks (SQLite and `fsync` in the store, `poll()` loops in
+/// the network layer, libcurl's I/O loop) so that Swift's cooperative pool never does.
 ///
-/// Plain `pthread_create`, so the store needs no `Foundation` for `Thread`.
-enum DedicatedThread {
+/// Plain `pthread_create`: Foundation's `Thread` does the same but lives only in full Foundation, which would pull its
+/// ICU data into the binary.
+public enum DedicatedThread {
     /// Starts a detached thread named `name` (Linux keeps 15 bytes of it) that runs `body`, then ends.
-    /// - Throws: ``StoreThreadError`` when the system refuses another thread.
-    static func start(name: String, _ body: @escaping @Sendable () -> Void) throws(StoreThreadError) {
+    /// - Throws: ``ThreadStartError`` when the system refuses another thread.
+    public static func start(name: String, _ body: @escaping @Sendable () -> Void) throws(ThreadStartError) {
         let start = Start(name: name, body: body)
         let context = Unmanaged.passRetained(start).toOpaque()
         var thread = pthread_t()
@@ -23,13 +24,13 @@ enum DedicatedThread {
         }, context)
         guard rc == 0 else {
             Unmanaged<Start>.fromOpaque(context).release()
-            throw StoreThreadError(name: name, code: rc)
+            throw ThreadStartError(name: name, code: rc)
         }
         pthread_detach(thread)
     }
 
     /// The calling thread's name as the kernel reports it (`/proc/thread-self/comm`); empty if unreadable.
-    static func currentThreadName() -> String {
+    public static func currentThreadName() -> String {
         let fd = open("/proc/thread-self/comm", O_RDONLY)
         guard fd >= 0 else { return "" }
         defer { close(fd) }
@@ -59,8 +60,8 @@ enum DedicatedThread {
     }
 }
 
-/// The system would not start one of the store's threads (`pthread_create` failed with `code`, an errno value).
-public struct StoreThreadError: Error, Sendable, CustomStringConvertible {
+/// The system would not start a thread (`pthread_create` failed with `code`, an errno value).
+public struct ThreadStartError: Error, Sendable, CustomStringConvertible {
     public var name: String
     public var code: Int32
     public var description: String { "cannot start thread '\(name)': error \(code)" }
