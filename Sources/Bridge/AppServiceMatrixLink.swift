@@ -87,7 +87,7 @@ public struct AppServiceMatrixLink: MatrixLink {
             firstTry = error
         }
         guard let firstTry else { return }
-        guard user != botUserID, firstTry.errcode == "M_FORBIDDEN" else { throw Self.classify(firstTry) }
+        guard user != botUserID, firstTry.errcode == .forbidden else { throw Self.classify(firstTry) }
         // Not joinable for the ghost (invite-only room): the bot invites it, then it joins.
         do {
             try await observed("invite") { () async throws(MatrixError) in try await client.invite(user, to: room, as: botUserID) }
@@ -103,7 +103,7 @@ public struct AppServiceMatrixLink: MatrixLink {
             try await observed("leave") { () async throws(MatrixError) in try await client.leave(room, as: user, reason: reason) }
         } catch {
             // Not in the room (any more) reaches the goal too.
-            if error.errcode == "M_FORBIDDEN" || error.errcode == "M_NOT_FOUND" { return }
+            if error.errcode == .forbidden || error.errcode == .notFound { return }
             throw error
         }
     }
@@ -122,7 +122,7 @@ public struct AppServiceMatrixLink: MatrixLink {
         }
     }
 
-    public func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: TransactionID,
+    public func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
                      timestamp: Date?) async throws -> EventID {
         let content = MessageContent(messageType: MessageType(rawValue: message.kind.rawValue), body: message.body)
         let ts = timestamp.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }

@@ -38,13 +38,13 @@ public struct BridgeNaming: Sendable {
 
     /// The Matrix txnId for bridging a room's stanza: unique per room across all ghosts (Synapse scopes txnIds
     /// per appservice and room), stable across restarts.
-    public func matrixTxnID(room: JID, stanzaID: StanzaID) -> TransactionID {
-        TransactionID("isthmus." + Digest.hex(Digest.sha256(Array("\(room)\u{0}\(stanzaID.rawValue)".utf8)).prefix(16)))!
+    public func matrixTxnID(room: JID, stanzaID: StanzaID) -> ClientTransactionID {
+        ClientTransactionID("isthmus." + Digest.hex(Digest.sha256(Array("\(room)\u{0}\(stanzaID.rawValue)".utf8)).prefix(16)))!
     }
 
     /// The Matrix txnId for a bot notice about `subject` (e.g. a failed delivery of event X).
-    public func noticeTxnID(subject: String) -> TransactionID {
-        TransactionID("isthmus.notice." + Digest.hex(Digest.sha256(Array(subject.utf8)).prefix(16)))!
+    public func noticeTxnID(subject: String) -> ClientTransactionID {
+        ClientTransactionID("isthmus.notice." + Digest.hex(Digest.sha256(Array(subject.utf8)).prefix(16)))!
     }
 
     /// The nick to try for a Matrix user after `attempt` conflicts: the name, then `Name (Matrix)`, then numbered.

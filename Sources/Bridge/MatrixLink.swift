@@ -27,7 +27,7 @@ public protocol MatrixLink: Sendable {
     /// Sets `user`'s per-room displayname (its `m.room.member` state) in `room`.
     func setRoomDisplayname(_ name: String, for user: UserID, in room: RoomID) async throws
     /// Sends a message as `user` with a caller-chosen txnId (idempotent); `timestamp` sets `origin_server_ts`.
-    func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: TransactionID,
+    func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
               timestamp: Date?) async throws -> EventID
     /// Joined members of `room` with their per-room displaynames.
     func joinedMembers(_ room: RoomID) async throws -> [UserID: String?]

@@ -119,7 +119,7 @@ extension PortalStateMachine {
         var ghost: UserID
         var setup: GhostSetup?
         var outgoing: OutgoingMatrixMessage
-        var txnID: TransactionID
+        var txnID: ClientTransactionID
         /// Attempts so far (the pause before the next one doubles, up to 30 s).
         var attempt = 0
     }

@@ -70,17 +70,17 @@ struct LinkCommand: Subcommand {
         default:
             break
         }
-        if error.errcode == "M_UNKNOWN_TOKEN" || error.status == 401 {
+        if error.errcode == .unknownToken || error.status == 401 {
             return "the homeserver rejected the appservice token (as_token): is the registration loaded?"
         }
         if let room, let bot {
-            if error.errcode == "M_FORBIDDEN" {
+            if error.errcode == .forbidden {
                 return "the bridge bot \(bot) is not invited to \(room) and may not join it: invite it first"
             }
-            if error.errcode == "M_NOT_FOUND" || error.status == 404 {
+            if error.errcode == .notFound || error.status == 404 {
                 return "unknown room: \(room) does not exist (or the homeserver knows no server for it)"
             }
         }
-        return "the homeserver refused: \(error.errcode ?? "HTTP \(error.status ?? 0)"): \(error.message)"
+        return "the homeserver refused: \(error.errcode?.rawValue ?? "HTTP \(error.status ?? 0)"): \(error.message)"
     }
 }

@@ -1,11 +1,11 @@
 /// The standard error body of the Matrix APIs, `{"errcode": …, "error": …}` (spec "API standards §2.3 Standard
 /// error response"), plus `retry_after_ms` of `M_LIMIT_EXCEEDED`. Pure value, `Codable` both ways.
 public struct MatrixErrorBody: Sendable, Equatable, Codable {
-    public var errcode: String
+    public var errcode: MatrixErrorCode
     public var error: String?
     public var retryAfterMilliseconds: Int64?
 
-    public init(errcode: String, error: String?, retryAfterMilliseconds: Int64? = nil) {
+    public init(errcode: MatrixErrorCode, error: String?, retryAfterMilliseconds: Int64? = nil) {
         self.errcode = errcode
         self.error = error
         self.retryAfterMilliseconds = retryAfterMilliseconds
@@ -17,20 +17,33 @@ public struct MatrixErrorBody: Sendable, Equatable, Codable {
     }
 }
 
-/// Error codes Isthmus sends or reacts to (spec "API standards §2.3.1 Common error codes"). Constants only.
-public enum MatrixErrorCode {
-    public static let forbidden = "M_FORBIDDEN"
-    public static let unauthorized = "M_UNAUTHORIZED"
-    public static let unknownToken = "M_UNKNOWN_TOKEN"
-    public static let missingToken = "M_MISSING_TOKEN"
-    public static let notJSON = "M_NOT_JSON"
-    public static let badJSON = "M_BAD_JSON"
-    public static let notFound = "M_NOT_FOUND"
-    public static let unrecognized = "M_UNRECOGNIZED"
-    public static let tooLarge = "M_TOO_LARGE"
-    public static let invalidParameter = "M_INVALID_PARAM"
-    public static let limitExceeded = "M_LIMIT_EXCEEDED"
-    public static let unknown = "M_UNKNOWN"
-    public static let userInUse = "M_USER_IN_USE"
-    public static let exclusive = "M_EXCLUSIVE"
+/// A Matrix `errcode` (spec "API standards §2.3.1 Common error codes"). Any string is kept; the codes Isthmus sends or
+/// reacts to are constants.
+public struct MatrixErrorCode: RawRepresentable, Sendable, Hashable, Codable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { rawValue = value }
+    public var description: String { rawValue }
+
+    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    public static let forbidden: MatrixErrorCode = "M_FORBIDDEN"
+    public static let unauthorized: MatrixErrorCode = "M_UNAUTHORIZED"
+    public static let unknownToken: MatrixErrorCode = "M_UNKNOWN_TOKEN"
+    public static let missingToken: MatrixErrorCode = "M_MISSING_TOKEN"
+    public static let notJSON: MatrixErrorCode = "M_NOT_JSON"
+    public static let badJSON: MatrixErrorCode = "M_BAD_JSON"
+    public static let notFound: MatrixErrorCode = "M_NOT_FOUND"
+    public static let unrecognized: MatrixErrorCode = "M_UNRECOGNIZED"
+    public static let tooLarge: MatrixErrorCode = "M_TOO_LARGE"
+    public static let invalidParameter: MatrixErrorCode = "M_INVALID_PARAM"
+    public static let limitExceeded: MatrixErrorCode = "M_LIMIT_EXCEEDED"
+    public static let unknown: MatrixErrorCode = "M_UNKNOWN"
+    public static let userInUse: MatrixErrorCode = "M_USER_IN_USE"
+    public static let exclusive: MatrixErrorCode = "M_EXCLUSIVE"
+    public static let duplicateAnnotation: MatrixErrorCode = "M_DUPLICATE_ANNOTATION"
 }

@@ -114,7 +114,7 @@ public final class AppServiceListener: Sendable {
                 case .reject(let rejection):
                     // The server admitted the head through the same gate; reaching this is a bug.
                     logger.warning("Request refused after its head was admitted", metadata: [
-                        "http.method": request.method, "http.status": String(rejection.status), "matrix.errcode": rejection.errcode,
+                        "http.method": request.method, "http.status": String(rejection.status), "matrix.errcode": rejection.errcode.rawValue,
                     ])
                     request.respond(.matrixError(rejection))
                 case .serve(.transaction(let id)):

@@ -30,7 +30,7 @@ struct TransactionProcessor: Sendable {
         let transaction: Transaction
         switch TransactionDecoder.decode(body, id: id) {
         case .failure(let rejection):
-            logger.warning("Transaction body refused", metadata: ["matrix.errcode": rejection.errcode, "error": rejection.message])
+            logger.warning("Transaction body refused", metadata: ["matrix.errcode": rejection.errcode.rawValue, "error": rejection.message])
             return .matrixError(rejection)
         case .success(let decoded):
             transaction = decoded

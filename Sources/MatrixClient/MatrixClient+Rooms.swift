@@ -5,9 +5,9 @@ import Matrix
 extension MatrixClient {
     /// Sends a message-like event with a caller-chosen transaction id (`PUT /rooms/{roomId}/send/{eventType}/{txnId}`,
     /// client-server API §9.4.3). Repeating a txnId returns the first event id instead of sending again (Synapse keeps
-    /// an appservice's txnIds per appservice and room, not per ghost: see ``Matrix/TransactionID/derived(fromSourceKey:)``).
+    /// an appservice's txnIds per appservice and room, not per ghost: see ``Matrix/ClientTransactionID/derived(fromSourceKey:)``).
     /// `timestamp` (ms since the epoch) becomes `origin_server_ts` (appservice API §2.4.4 "Timestamp massaging").
-    public func send(_ content: some Encodable & Sendable, type: String, to room: RoomID, transactionID: TransactionID,
+    public func send(_ content: some Encodable & Sendable, type: String, to room: RoomID, transactionID: ClientTransactionID,
                      as user: UserID? = nil, timestamp: Int64? = nil) async throws(MatrixError) -> EventID {
         let body = try json(content, call: "send")
         return try await perform(ClientRequest(
@@ -17,7 +17,7 @@ extension MatrixClient {
     }
 
     /// Sends an `m.room.message`; see ``send(_:type:to:transactionID:as:timestamp:)``.
-    public func sendMessage(_ content: MessageContent, to room: RoomID, transactionID: TransactionID, as user: UserID? = nil,
+    public func sendMessage(_ content: MessageContent, to room: RoomID, transactionID: ClientTransactionID, as user: UserID? = nil,
                             timestamp: Int64? = nil) async throws(MatrixError) -> EventID {
         try await send(content, type: MatrixEventType.message, to: room, transactionID: transactionID, as: user, timestamp: timestamp)
     }
@@ -34,7 +34,7 @@ extension MatrixClient {
 
     /// Redacts `event` with a caller-chosen txnId (`PUT /rooms/{roomId}/redact/{eventId}/{txnId}`, spec §11.8). Returns
     /// the redaction's event id.
-    public func redact(_ event: EventID, in room: RoomID, transactionID: TransactionID, reason: String? = nil,
+    public func redact(_ event: EventID, in room: RoomID, transactionID: ClientTransactionID, reason: String? = nil,
                        as user: UserID? = nil) async throws(MatrixError) -> EventID {
         let body = try json(Bodies.Reason(reason: reason), call: "redact")
         return try await perform(ClientRequest(

@@ -1,3 +1,4 @@
+import Matrix
 /// Why a client-server API call failed: which call, which endpoint, what the homeserver said. Pure value.
 public struct MatrixError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The family of failure.
@@ -27,13 +28,13 @@ public struct MatrixError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The HTTP status, when there was an answer.
     public var status: Int?
     /// The Matrix `errcode`, when the answer had one.
-    public var errcode: String?
+    public var errcode: MatrixErrorCode?
     /// The homeserver's `error` text or a description of the failure.
     public var message: String
     /// How many attempts were made.
     public var attempts: Int
 
-    public init(kind: Kind, call: String, endpoint: String, status: Int? = nil, errcode: String? = nil, message: String, attempts: Int) {
+    public init(kind: Kind, call: String, endpoint: String, status: Int? = nil, errcode: MatrixErrorCode? = nil, message: String, attempts: Int) {
         self.kind = kind
         self.call = call
         self.endpoint = endpoint

@@ -1,3 +1,4 @@
+import Matrix
 /// When a failed client call is tried again, and after how long. Pure; the client does the waiting.
 ///
 /// Rate limits (HTTP 429 or `M_LIMIT_EXCEEDED`, spec "API standards §2.3.1") are waited out for
@@ -19,7 +20,7 @@ public struct RetryPolicy: Sendable, Equatable {
         /// The request may or may not have reached the server (reset, timeout…).
         case transport
         /// The server answered `status` (with `errcode`, `retry_after_ms`, `Retry-After` seconds when present).
-        case status(Int, errcode: String?, retryAfterMilliseconds: Int64?, retryAfterHeaderSeconds: Int?)
+        case status(Int, errcode: MatrixErrorCode?, retryAfterMilliseconds: Int64?, retryAfterHeaderSeconds: Int?)
     }
 
     /// What to do next.
@@ -51,7 +52,7 @@ public struct RetryPolicy: Sendable, Equatable {
     public func decide(_ failure: Failure, mode: Mode, attempts: Int, rateLimitWaits: Int) -> Decision {
         switch failure {
         case .status(let status, let errcode, let retryAfterMilliseconds, let retryAfterSeconds)
-            where status == 429 || errcode == "M_LIMIT_EXCEEDED":
+            where status == 429 || errcode == .limitExceeded:
             guard rateLimitWaits < maxRateLimitWaits else { return .fail }
             let wait: Duration = if let retryAfterMilliseconds, retryAfterMilliseconds >= 0 {
                 .milliseconds(retryAfterMilliseconds)

@@ -9,7 +9,7 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         var room: RoomID
         var user: UserID
         var message: OutgoingMatrixMessage
-        var txnID: TransactionID
+        var txnID: ClientTransactionID
         var eventID: EventID
         var timestamp: Date?
     }
@@ -73,7 +73,7 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         state.withLock { $0.roomNames[user] = name; $0.members[room, default: [:]][user] = .some(name) }
     }
 
-    func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: TransactionID,
+    func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
               timestamp: Date?) async throws -> EventID {
         try state.withLock { state in
             if state.unavailableSends > 0 {

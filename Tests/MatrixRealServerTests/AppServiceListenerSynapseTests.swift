@@ -13,7 +13,7 @@ final class AppServiceListenerSynapseTests: SynapseListenerTestCase {
         let (alice, aliceID) = try await harness.userClient("alice")
         let room = try await harness.roomWithBot(alice)
         let body = "hello from alice " + UUID().uuidString
-        let sent = try await alice.sendMessage(.text(body), to: room, transactionID: TransactionID("t" + UUID().uuidString)!)
+        let sent = try await alice.sendMessage(.text(body), to: room, transactionID: ClientTransactionID("t" + UUID().uuidString)!)
 
         let event = try await harness.handler.waitForEvent { $0.eventID == sent }
         XCTAssertEqual(event.roomID, room)
@@ -24,7 +24,7 @@ final class AppServiceListenerSynapseTests: SynapseListenerTestCase {
         XCTAssertEqual(content.body, body)
         // Exactly once, read after a later event arrived: Synapse sends an appservice's transactions in order, so a
         // redelivery of the first would come before it.
-        let later = try await alice.sendMessage(.text("sentinel"), to: room, transactionID: TransactionID("t" + UUID().uuidString)!)
+        let later = try await alice.sendMessage(.text("sentinel"), to: room, transactionID: ClientTransactionID("t" + UUID().uuidString)!)
         _ = try await harness.handler.waitForEvent { $0.eventID == later }
         XCTAssertEqual(harness.handler.transactions.filter { $0.events.contains { $0.eventID == sent } }.count, 1)
     }
@@ -32,7 +32,7 @@ final class AppServiceListenerSynapseTests: SynapseListenerTestCase {
     func testReplayedTransactionDoesNothingAlsoAfterTheStoreIsReopened() async throws {
         let (alice, _) = try await harness.userClient("alice")
         let room = try await harness.roomWithBot(alice)
-        let sent = try await alice.sendMessage(.text("replay me"), to: room, transactionID: TransactionID("t" + UUID().uuidString)!)
+        let sent = try await alice.sendMessage(.text("replay me"), to: room, transactionID: ClientTransactionID("t" + UUID().uuidString)!)
         _ = try await harness.handler.waitForEvent { $0.eventID == sent }
         let original = try XCTUnwrap(harness.handler.transactions.first { $0.events.contains { $0.eventID == sent } })
         let body = try JSONEncoder().encode(TransactionBody(events: original.events, ephemeral: original.ephemeral))
@@ -85,7 +85,7 @@ final class AppServiceListenerSynapseTests: SynapseListenerTestCase {
         _ = try await harness.client.ping(appServiceID: "isthmus", transactionID: "after-refusals")
         let (alice, _) = try await harness.userClient("alice")
         let room = try await harness.roomWithBot(alice)
-        let sent = try await alice.sendMessage(.text("still there?"), to: room, transactionID: TransactionID("t" + UUID().uuidString)!)
+        let sent = try await alice.sendMessage(.text("still there?"), to: room, transactionID: ClientTransactionID("t" + UUID().uuidString)!)
         _ = try await harness.handler.waitForEvent { $0.eventID == sent }
     }
 

@@ -32,7 +32,7 @@ final class MatrixClientSynapseTests: SynapseListenerTestCase {
         XCTAssertEqual(members[ghost]?.displayName, "Alice in this room")
         XCTAssertNotNil(members[aliceID])
 
-        let txn = TransactionID.derived(fromSourceKey: "\(room)|stanza-\(UUID().uuidString)")
+        let txn = ClientTransactionID.derived(fromSourceKey: "\(room)|stanza-\(UUID().uuidString)")
         let first = try await client.sendMessage(.text("from a ghost"), to: room, transactionID: txn, as: ghost)
         let again = try await client.sendMessage(.text("from a ghost"), to: room, transactionID: txn, as: ghost)
         XCTAssertEqual(first, again, "a resend with the same txnId made a new event")
@@ -41,12 +41,12 @@ final class MatrixClientSynapseTests: SynapseListenerTestCase {
         guard case .message(let content) = seen.content else { return XCTFail("not a message") }
         XCTAssertEqual(content.body, "from a ghost")
 
-        let odd = TransactionID("odd/txn:#ü " .replacingOccurrences(of: " ", with: "") + UUID().uuidString)!
+        let odd = ClientTransactionID("odd/txn:#ü " .replacingOccurrences(of: " ", with: "") + UUID().uuidString)!
         let oddEvent = try await client.sendMessage(.text("odd txn"), to: room, transactionID: odd, as: ghost)
         let value6 = try await client.sendMessage(.text("odd txn"), to: room, transactionID: odd, as: ghost)
         XCTAssertEqual(value6, oddEvent)
 
-        let redaction = try await client.redact(first, in: room, transactionID: TransactionID.derived(fromSourceKey: "redact \(first)"), as: ghost)
+        let redaction = try await client.redact(first, in: room, transactionID: ClientTransactionID.derived(fromSourceKey: "redact \(first)"), as: ghost)
         XCTAssertNotEqual(redaction, first)
     }
 
@@ -133,10 +133,10 @@ final class MatrixClientSynapseTests: SynapseListenerTestCase {
         _ = try await client.join(room, as: ghost)
         let message = try await alice.sendMessage(
             MessageContent(messageType: .emote, body: "waves", format: MessageContent.htmlFormat, formattedBody: "<b>waves</b>"),
-            to: room, transactionID: TransactionID("t" + UUID().uuidString)!)
+            to: room, transactionID: ClientTransactionID("t" + UUID().uuidString)!)
         let reaction = try await alice.send(ReactionContent(reactingTo: message, key: "👍"), type: MatrixEventType.reaction, to: room,
-                                            transactionID: TransactionID("t" + UUID().uuidString)!)
-        let redaction = try await alice.redact(reaction, in: room, transactionID: TransactionID("t" + UUID().uuidString)!)
+                                            transactionID: ClientTransactionID("t" + UUID().uuidString)!)
+        let redaction = try await alice.redact(reaction, in: room, transactionID: ClientTransactionID("t" + UUID().uuidString)!)
         try await alice.kick(ghost, from: room, reason: "bye")
 
         let emote = try await harness.handler.waitForEvent { $0.eventID == message }

@@ -75,9 +75,9 @@ import Testing
     }
 
     @Test func derivedTransactionIDsAreStableAndDistinct() {
-        let a = TransactionID.derived(fromSourceKey: "!room|stanza-1")
-        #expect(a == TransactionID.derived(fromSourceKey: "!room|stanza-1"))
-        #expect(a != TransactionID.derived(fromSourceKey: "!room|stanza-2"))
+        let a = ClientTransactionID.derived(fromSourceKey: "!room|stanza-1")
+        #expect(a == ClientTransactionID.derived(fromSourceKey: "!room|stanza-1"))
+        #expect(a != ClientTransactionID.derived(fromSourceKey: "!room|stanza-2"))
         #expect(a.rawValue.hasPrefix("isthmus.") && a.rawValue.utf8.count == 40)
     }
 }

@@ -26,7 +26,7 @@ import Testing
 
     @Test func sendEncodesEveryPathSegmentAndActsAsTheGhost() async throws {
         try await withFake({ _, _ in FakeHomeserver.json(200, #"{"event_id": "$ev:x"}"#) }) { client, fake in
-            let event = try await client.sendMessage(.text("hi"), to: RoomID("!room/with:odd#chars")!, transactionID: TransactionID("t/1:#ü")!,
+            let event = try await client.sendMessage(.text("hi"), to: RoomID("!room/with:odd#chars")!, transactionID: ClientTransactionID("t/1:#ü")!,
                                                      as: UserID("@_xmpp_a=40b:localhost")!, timestamp: 1234)
             #expect(event == EventID("$ev:x"))
             let request = try #require(fake.requests.first)

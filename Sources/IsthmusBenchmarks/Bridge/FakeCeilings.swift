@@ -122,7 +122,7 @@ enum FakeCeilings {
                     for seq in stride(from: worker, to: total, by: concurrency) {
                         tracker.sent(seq)
                         _ = try await client.sendMessage(.text(tracker.body(seq)), to: room,
-                                                         transactionID: TransactionID("u\(tracker.run).\(seq)")!, as: ghost)
+                                                         transactionID: ClientTransactionID("u\(tracker.run).\(seq)")!, as: ghost)
                     }
                 }
             }

@@ -272,11 +272,11 @@ struct RealServerBenchmark {
         let matrixOut = Leg(
             rate: try await Load.windowed(total: burst, window: burst, timeout: .seconds(120)) { tracker, seq in
                 tracker.sent(seq)
-                _ = try await appservice.sendMessage(.text(tracker.body(seq)), to: room, transactionID: TransactionID("g\(tracker.run).\(seq)")!, as: ghost)
+                _ = try await appservice.sendMessage(.text(tracker.body(seq)), to: room, transactionID: ClientTransactionID("g\(tracker.run).\(seq)")!, as: ghost)
             },
             paced: try await Load.paced(total: paced, rate: pacedRate, timeout: .seconds(60)) { tracker, seq in
                 tracker.sent(seq)
-                _ = try await appservice.sendMessage(.text(tracker.body(seq)), to: room, transactionID: TransactionID("g\(tracker.run).\(seq)")!, as: ghost)
+                _ = try await appservice.sendMessage(.text(tracker.body(seq)), to: room, transactionID: ClientTransactionID("g\(tracker.run).\(seq)")!, as: ghost)
             })
         return (matrixIn, matrixOut)
     }
@@ -285,7 +285,7 @@ struct RealServerBenchmark {
     private static func sendDetached(_ client: MatrixClient, tracker: MessageTracker, seq: Int, room: RoomID) {
         tracker.sent(seq)
         Task {
-            _ = try? await client.sendMessage(.text(tracker.body(seq)), to: room, transactionID: TransactionID("a\(tracker.run).\(seq)")!)
+            _ = try? await client.sendMessage(.text(tracker.body(seq)), to: room, transactionID: ClientTransactionID("a\(tracker.run).\(seq)")!)
         }
     }
 

@@ -48,7 +48,8 @@ public struct EventID: StringIdentifier {
     }
 }
 
-/// A transaction id: the homeserver's for pushes to the appservice, or ours for idempotent sends.
+/// The homeserver's id of a transaction it pushes to the appservice (`PUT /_matrix/app/v1/transactions/{txnId}`).
+/// Our own txnIds for idempotent sends are ``ClientTransactionID``s.
 public struct TransactionID: StringIdentifier {
     public let rawValue: String
 
@@ -62,5 +63,16 @@ public struct TransactionID: StringIdentifier {
 enum MatrixIdentifier {
     static func isPrintable(_ text: String) -> Bool {
         !text.unicodeScalars.contains { $0.value < 0x21 || $0.value == 0x7f }
+    }
+}
+
+/// Our txnId for an idempotent client-server send (`PUT /rooms/{roomId}/send/{eventType}/{txnId}`, redactions): the
+/// homeserver returns the same event for the same id. Derived from what is being bridged, so a resend reuses it.
+public struct ClientTransactionID: StringIdentifier {
+    public let rawValue: String
+
+    public init?(_ text: String) {
+        guard !text.isEmpty, text.utf8.count <= 255, MatrixIdentifier.isPrintable(text) else { return nil }
+        rawValue = text
     }
 }

@@ -1,10 +1,10 @@
 /// A refusal the listener answers with: HTTP status plus a Matrix error body (`errcode`, `error`). Pure value.
 public struct AppServiceRejection: Error, Sendable, Equatable, CustomStringConvertible {
     public var status: Int
-    public var errcode: String
+    public var errcode: MatrixErrorCode
     public var message: String
 
-    public init(status: Int, errcode: String, message: String) {
+    public init(status: Int, errcode: MatrixErrorCode, message: String) {
         self.status = status
         self.errcode = errcode
         self.message = message
