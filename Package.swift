@@ -59,13 +59,15 @@ let package = Package(
         /// `swift run -c release isthmus-bench …`: benchmark commands that print figures (never timed assertions).
         .executableTarget(name: "isthmus-bench", dependencies: [
             "IsthmusCommon", "IsthmusStore", "XMLStream", "XMPP", "XMPPComponent", "Network",
-            "Matrix", "MatrixAppService", "MatrixClient", "Bridge",
+            "Matrix", "MatrixAppService", "MatrixClient", "Bridge", "IsthmusFakes",
         ], path: "Sources/IsthmusBenchmarks"),
 
         // MARK: Tests
+        /// Loopback fakes and a raw HTTP client shared by the tests (through TestSupport) and `isthmus-bench`.
+        .target(name: "IsthmusFakes", dependencies: ["Network", "MatrixAppService"], path: "Tests/IsthmusFakes"),
         .target(name: "TestSupport", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMLStream", "XMPP", "Network", "Matrix",
-            "MatrixAppService", "MatrixClient",
+            "MatrixAppService", "MatrixClient", "IsthmusFakes",
         ], path: "Tests/TestSupport"),
         .testTarget(name: "IsthmusCommonTests", dependencies: ["IsthmusCommon", "TestSupport"]),
         .testTarget(name: "IsthmusConfigTests", dependencies: ["IsthmusConfig", "TestSupport"]),

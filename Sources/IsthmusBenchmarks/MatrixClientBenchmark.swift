@@ -21,7 +21,7 @@ struct MatrixClientBenchmark {
 
     func run() async throws {
         let total = Int(ProcessInfo.processInfo.environment["ISTHMUS_BENCH_CLIENT_CALLS"] ?? "") ?? 100_000
-        let fake = try FakeHomeserver()
+        let fake = try BenchHomeserver()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await fake.run() }
             defer { fake.stop() }

@@ -12,7 +12,7 @@ public struct RawSocketError: Error, CustomStringConvertible {
 
 /// A plain TCP client socket on loopback for tests that must choose exactly which bytes go out and when — a
 /// request head without its body, a connection that sends nothing, a head trickled byte by byte — which
-/// ``RawHTTP`` (URLSession) cannot do. Blocking calls with deadlines (`poll`), no thread of its own; closed on deinit.
+/// ``RawHTTP`` (whole requests only) cannot do. Blocking calls with deadlines (`poll`), no thread of its own; closed on deinit.
 public final class RawSocket: @unchecked Sendable {
     /// The descriptor (owned).
     public let descriptor: Int32

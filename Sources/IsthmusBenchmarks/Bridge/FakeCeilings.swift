@@ -1,3 +1,4 @@
+import IsthmusFakes
 import Foundation
 import IsthmusCommon
 import MatrixAppService
@@ -79,7 +80,7 @@ enum FakeCeilings {
 
     /// Raw HTTP clients (`connections` in parallel) → fake homeserver `PUT …/send/…`: calls/s answered.
     static func homeserverAnswer(total: Int, connections: Int) async throws -> Load.Result {
-        let homeserver = try FakeHomeserver()
+        let homeserver = try BenchHomeserver()
         let serving = Task { await homeserver.run() }
         defer { homeserver.stop(); serving.cancel() }
         let tracker = MessageTracker(capacity: total)
@@ -107,7 +108,7 @@ enum FakeCeilings {
     /// The bridge's own HTTP client (``MatrixClient``, `concurrency` calls in flight) → fake homeserver: what one
     /// `send` costs before any bridging work (in this process, so the fake's share is included).
     static func urlSessionSends(total: Int, concurrency: Int) async throws -> Load.Result {
-        let homeserver = try FakeHomeserver()
+        let homeserver = try BenchHomeserver()
         let serving = Task { await homeserver.run() }
         defer { homeserver.stop(); serving.cancel() }
         let client = MatrixClient(configuration: .init(homeserverURL: URL(string: "http://127.0.0.1:\(homeserver.port)")!,

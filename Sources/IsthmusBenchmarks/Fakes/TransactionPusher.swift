@@ -1,3 +1,4 @@
+import IsthmusFakes
 import Foundation
 import Synchronization
 

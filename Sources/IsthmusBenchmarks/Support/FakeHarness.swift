@@ -6,7 +6,7 @@ import IsthmusCommon
 /// `xmppUsers` simulated XMPP occupants (ghosts).
 final class FakeHarness: @unchecked Sendable {
     let muc: FakeMUCServer
-    let homeserver: FakeHomeserver
+    let homeserver: BenchHomeserver
     let pusher: TransactionPusher
     let bridge: BridgeUnderTest
     let rooms: Int
@@ -21,7 +21,7 @@ final class FakeHarness: @unchecked Sendable {
         self.matrixMembers = matrixMembers
         self.xmppUsers = xmppUsers
         muc = try FakeMUCServer()
-        homeserver = try FakeHomeserver()
+        homeserver = try BenchHomeserver()
         let appservicePort = try BridgeUnderTest.freePort()
         var settings = BridgeUnderTest.Settings(homeserverURL: "http://127.0.0.1:\(homeserver.port)", xmppPort: muc.port,
                                                 appservicePort: appservicePort)

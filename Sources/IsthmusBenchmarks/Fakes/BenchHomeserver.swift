@@ -1,15 +1,17 @@
 import Foundation
+import IsthmusFakes
 import MatrixAppService
 import Synchronization
 
-/// A fake homeserver for the bridge, as cheap as it can be: answers every client-server call at once with plausible
-/// JSON (register, profile, join, invite, member state, send → a new event id, joined_members from the room's
-/// configured members, appservice ping), and records when benchmark messages arrive. Built on the project's
-/// ``HTTPServer`` (libmicrohttpd). Pushing transactions to the bridge is ``TransactionPusher``'s job. Thread-safe.
-final class FakeHomeserver: Sendable {
-    let server: HTTPServer
-    var port: Int { server.port }
-    private let state = Mutex(State())
+/// The benchmarks' homeserver, as cheap as it can be: the shared ``IsthmusFakes/FakeHomeserver`` (no recording)
+/// answering every client-server call at once with plausible JSON (register, profile, join, invite, member state,
+/// send → a new event id, joined_members from the room's configured members, appservice ping), and noting when
+/// benchmark messages arrive. Pushing transactions to the bridge is ``TransactionPusher``'s job. Thread-safe.
+final class BenchHomeserver: Sendable {
+    private let fake: FakeHomeserver
+    var port: Int { fake.port }
+    var server: HTTPServer { fake.server }
+    private let answers = Answers()
 
     /// Counters the benchmarks read.
     struct Counters: Sendable {
@@ -20,7 +22,7 @@ final class FakeHomeserver: Sendable {
         var ghostMemberStates = 0
     }
 
-    private struct State {
+    fileprivate struct State {
         var counters = Counters()
         var nextEvent = 0
         /// `/joined_members` bodies by room id.
@@ -28,30 +30,33 @@ final class FakeHomeserver: Sendable {
     }
 
     init() throws {
-        server = try HTTPServer(configuration: .init(host: "127.0.0.1", port: 0), logger: .disabled)
+        let answers = self.answers
+        fake = try FakeHomeserver(answer: { request in answers.answer(request) })
     }
 
-    var counters: Counters { state.withLock { $0.counters } }
+    /// The state the answers read and count in (a class: the server's closure and this object share it).
+    private final class Answers: Sendable {
+        let state = Mutex(State())
+
+        func answer(_ request: HTTPServerRequest) -> HTTPServerResponse {
+            BenchHomeserver.answer(request, state: state)
+        }
+    }
+
+    var counters: Counters { answers.state.withLock { $0.counters } }
 
     /// Sets who `room` has as joined members (besides the bot): Matrix user ids with displaynames.
     func setMembers(room: String, _ members: [(user: String, name: String)], bot: String) {
         var joined = "{\"joined\":{\"\(bot)\":{}"
         for member in members { joined += ",\"\(member.user)\":{\"display_name\":\"\(member.name)\"}" }
         joined += "}}"
-        state.withLock { $0.members[room] = Data(joined.utf8) }
+        answers.state.withLock { $0.members[room] = Data(joined.utf8) }
     }
 
     /// Serves until ``stop()``.
-    func run() async {
-        for await request in server.requests {
-            request.respond(answer(request))
-        }
-    }
+    func run() async { await fake.run() }
 
-    func stop() {
-        server.stopAccepting()
-        server.close()
-    }
+    func stop() { fake.stop() }
 
     private static let empty = json("{}")
     private static let registered = json(#"{"user_id":"@_xmpp_bench:localhost"}"#)
@@ -63,7 +68,7 @@ final class FakeHomeserver: Sendable {
         HTTPServerResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(text.utf8))
     }
 
-    private func answer(_ request: HTTPServerRequest) -> HTTPServerResponse {
+    fileprivate static func answer(_ request: HTTPServerRequest, state: borrowing Mutex<State>) -> HTTPServerResponse {
         let path = request.path
         let byGhost = request.query.contains { $0.name == "user_id" && ($0.value ?? "").contains("_xmpp_") }
         if path.contains("/send/") {

@@ -1,19 +1,22 @@
 import Network
 
-/// A minimal HTTP/1.1 client on one keep-alive connection, one request at a time: far cheaper per request than
-/// URLSession, so a fake homeserver pushing transactions costs little. Responses must carry `Content-Length`
-/// (libmicrohttpd's do). Not thread-safe: one task owns it.
-final class RawHTTPClient {
+/// A minimal HTTP/1.1 client on one keep-alive connection, one request at a time, over the project's own TCP layer:
+/// cheap per request (benchmarks push transactions with it) and able to send what a real client would not (tests of
+/// the listener's refusals). Responses must carry `Content-Length` (libmicrohttpd's do). Not thread-safe: one task
+/// owns it. Shared by the tests and `isthmus-bench`.
+public final class RawHTTPClient {
     private let connection: TCPConnection
     private var inbound: TCPInbound.AsyncIterator
     private var buffer: [UInt8] = []
     private let host: String
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    /// The server's answer could not be read.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
     }
 
-    init(host: String = "127.0.0.1", port: Int) async throws {
+    /// Connects to `host:port`. Does network I/O.
+    public init(host: String = "127.0.0.1", port: Int) async throws {
         connection = try await TCPConnection.connect(host: host, port: port)
         inbound = connection.inbound.makeAsyncIterator()
         self.host = "\(host):\(port)"
@@ -22,13 +25,26 @@ final class RawHTTPClient {
     deinit { connection.abort() }
 
     /// Writes the request (calling `willSend` just before the bytes go out) and returns the status and body.
-    func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = [],
-                 willSend: () -> Void = {}) async throws -> (status: Int, body: [UInt8]) {
+    ///
+    /// `expectContinue`: with a body, send the head with `Expect: 100-continue` and the body only after the server's
+    /// `100 Continue` (RFC 9110 §10.1.1), as real clients do — a server that refuses on the head answers at once and
+    /// closes, and a body already on its way would make it reset the connection before the answer is read.
+    public func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = [],
+                        expectContinue: Bool = false, willSend: () -> Void = {}) async throws -> (status: Int, body: [UInt8]) {
+        let waitForContinue = expectContinue && !body.isEmpty
         var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host)\r\nContent-Length: \(body.count)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if waitForContinue { head += "Expect: 100-continue\r\n" }
         head += "\r\n"
         willSend()
-        try connection.write(Array(head.utf8) + body)
+        guard waitForContinue else {
+            try connection.write(Array(head.utf8) + body)
+            return try await readResponse()
+        }
+        try connection.write(Array(head.utf8))
+        let interim = try await readResponse()
+        guard interim.status == 100 else { return interim }
+        try connection.write(body)
         return try await readResponse()
     }
 
