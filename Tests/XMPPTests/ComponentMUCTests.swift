@@ -59,13 +59,14 @@ import XMPPComponent
     @Test func aSecondJoinForTheSameOccupantAndRoomWaitsItsTurn() async throws {
         let fixture = try ComponentFixture(requestTimeout: .milliseconds(300))
         let session = try await fixture.acceptNext()
-        async let first = fixture.connection.join(room: room, nick: "Alice", occupant: alice)
+        // The first join must still be waiting when the second comes, even on a loaded machine: its own long timeout.
+        async let first = fixture.connection.join(room: room, nick: "Alice", occupant: alice, timeout: .seconds(30))
         _ = try await session.receiveElement()
         await #expect(throws: ComponentError.requestInProgress("join of room@conference.localhost/Alice by \(alice)")) {
             _ = try await fixture.connection.join(room: room, nick: "Alice", occupant: alice)
         }
+        await fixture.stop()   // ends the first join too
         _ = try? await first
-        await fixture.stop()
     }
 
     @Test func nickChangeWaitsForTheNewNicksSelfPresence() async throws {
