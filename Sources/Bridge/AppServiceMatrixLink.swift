@@ -61,6 +61,10 @@ public struct AppServiceMatrixLink: MatrixLink {
         switch error.kind {
         case .transport, .timeout: return MatrixLinkError.unavailable(error.description)
         case .homeserver where (error.status ?? 0) >= 500: return MatrixLinkError.unavailable(error.description)
+        // A certificate the bridge does not accept (or a TLS or URL setting that cannot work) fails every call until
+        // the operator fixes it: the message is not the problem, so it waits like during an outage (nothing is lost)
+        // while the log names the certificate, not "homeserver unavailable".
+        case .unusable: return MatrixLinkError.unavailable(error.message)
         default: return error
         }
     }

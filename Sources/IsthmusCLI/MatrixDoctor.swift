@@ -23,8 +23,10 @@ public enum MatrixDoctor {
             findings.append(DoctorFinding(ok: true, check: "matrix.homeserver",
                                           detail: "the homeserver at \(homeserver) answers (spec versions up to \(versions.last ?? "unknown"))"))
         } catch {
-            findings.append(DoctorFinding(ok: false, check: "matrix.homeserver",
-                                          detail: "the homeserver at \(homeserver) does not answer: \(error.message)"))
+            let detail = error.kind == .unusable
+                ? "the homeserver at \(homeserver) cannot be used: \(error.message)"   // certificate of HOST not accepted: …
+                : "the homeserver at \(homeserver) does not answer: \(error.message)"
+            findings.append(DoctorFinding(ok: false, check: "matrix.homeserver", detail: detail))
             return findings
         }
 
