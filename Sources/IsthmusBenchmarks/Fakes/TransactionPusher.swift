@@ -24,7 +24,9 @@ final class TransactionPusher: Sendable {
     private let port: Int
     private let hsToken: String
     private let maxBatch: Int
-    private let txnPrefix = "bench\(UInt32.random(in: 0...UInt32.max))-"
+    /// Transaction ids as Synapse makes them: numbers from one increasing sequence (the bridge reads a hole in them as
+    /// a possibly stranded transaction). A random start keeps runs against one store apart.
+    private let firstTransaction = Int.random(in: 1...1_000_000_000)
 
     init(port: Int, hsToken: String, maxBatch: Int = 100) {
         self.port = port
@@ -85,7 +87,7 @@ final class TransactionPusher: Sendable {
             guard let batch else { return }
             number += 1
             let body = Array(("{\"events\":[" + batch.map(\.json).joined(separator: ",") + "],\"ephemeral\":[]}").utf8)
-            let path = "/_matrix/app/v1/transactions/\(txnPrefix)\(number)"
+            let path = "/_matrix/app/v1/transactions/\(firstTransaction + number)"
             var delivered = false
             var attempts = 0
             while !delivered, !state.withLock({ $0.stopped }) {
