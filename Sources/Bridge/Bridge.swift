@@ -75,13 +75,18 @@ public final class Bridge: Sendable {
         let selfCheckInterval = self.selfCheckInterval
         let store = context.store
         let (metrics, clock, botOccupant) = (context.metrics, context.clock, context.naming.botOccupant)
-        let (writeGate, probeInterval) = (context.writeGate, diskFullProbeInterval)
+        let (writeGate, probeInterval, xmpp) = (context.writeGate, diskFullProbeInterval, context.xmpp)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 // While the disk is full nothing more is taken from XMPP: what is not taken is not lost (the
                 // component's reading pauses behind it, and the room's archive still has it after a restart).
                 for await event in xmppEvents {
-                    guard await writeGate.waitUntilWritable() else { return }
+                    if writeGate.isFull {
+                        await xmpp.setReadingPaused(true)
+                        let writable = await writeGate.waitUntilWritable()
+                        await xmpp.setReadingPaused(false)
+                        guard writable else { return }
+                    }
                     metrics.observe(event, botOccupant: botOccupant, now: clock.now())
                     directory.route(event, logger: logger)
                 }

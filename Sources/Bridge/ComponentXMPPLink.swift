@@ -82,6 +82,10 @@ public final class ComponentXMPPLink: XMPPLink {
         }
     }
 
+    public func setReadingPaused(_ paused: Bool) async {
+        if paused { await connection.pauseReading() } else { await connection.resumeReading() }
+    }
+
     public func join(room: JID, nick: String, occupant: JID) async throws -> MUCJoinResult {
         do {
             switch try await connection.join(room: room, nick: nick, occupant: occupant) {

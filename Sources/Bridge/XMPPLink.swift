@@ -23,6 +23,9 @@ public protocol XMPPLink: Sendable {
     func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult
     /// The room's archive (XEP-0313) after `after` (or since `since` when no id is known), all pages, oldest first.
     func archive(room: JID, as occupant: JID, after: StanzaID?, since: Date?) async throws -> [RoomMessage]
+    /// Stops (true) or resumes (false) reading from the XMPP server: while the store cannot write (a full disk) the
+    /// bridge takes nothing it could not record, and the server's data waits in the socket instead of in memory.
+    func setReadingPaused(_ paused: Bool) async
 }
 
 /// How a join or nick change ended.

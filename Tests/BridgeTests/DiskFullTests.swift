@@ -30,12 +30,15 @@ import TestSupport
 
         try await fill(store)
         let count = 150   // enough records to outgrow the room left in the tables' last pages
-        let stanzaIDs = (1...count).compactMap { xmpp.occupantSays("romeo", "from xmpp \($0)", in: muc).stanzaID }
+        var stanzaIDs = (1...count - 10).compactMap { xmpp.occupantSays("romeo", "from xmpp \($0)", in: muc).stanzaID }
         // The XMPP side finds the disk full first: a message sent to Matrix whose record fails must be recorded once
         // the store can write again (not sent twice, not forgotten so that catch-up would send it again).
         try await eventually("the XMPP side found the disk full") {
             sink.records.contains { $0.message.hasPrefix("The disk is full") }
         }
+        // What comes from XMPP now is not taken: reading pauses until the store can write again.
+        stanzaIDs += (count - 9...count).compactMap { xmpp.occupantSays("romeo", "from xmpp \($0)", in: muc).stanzaID }
+        try await eventually("XMPP reading paused") { xmpp.state.withLock { $0.readingPaused } == [true] }
         var refused: [(MatrixRoomEvent, TransactionID)] = []
         for index in 1...count {
             let event = MatrixRoomEvent(eventID: EventID("$m\(index)")!, room: room, sender: alice,
@@ -73,6 +76,7 @@ import TestSupport
         let full = sink.records.filter { $0.message.hasPrefix("The disk is full") }
         #expect(full.count == 1, "the full disk is logged once, not per message")
         #expect(sink.records.contains { $0.message.hasPrefix("The store can write again") })
+        #expect(xmpp.state.withLock { $0.readingPaused } == [true, false], "XMPP reading paused while full, then resumed")
 
         bridge.shutdown()
         xmpp.feed.finish()

@@ -18,6 +18,8 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         var leaves: [(room: JID, nick: String, status: String?)] = []
         var nickChanges: [(room: JID, nick: String)] = []
         var sent: [Sent] = []
+        /// Every ``setReadingPaused(_:)`` call, in order.
+        var readingPaused: [Bool] = []
         var privates: [(to: JID, body: String)] = []
         var takenNicks: Set<String> = []
         var occupantNicks: [JID: String] = [:]
@@ -36,6 +38,8 @@ final class FakeXMPPLink: XMPPLink, Sendable {
     init() {
         (events, feed) = AsyncStream.makeStream(of: XMPPLinkEvent.self)
     }
+
+    func setReadingPaused(_ paused: Bool) async { state.withLock { $0.readingPaused.append(paused) } }
 
     func join(room: JID, nick: String, occupant: JID) async throws -> MUCJoinResult {
         state.withLock { state in
