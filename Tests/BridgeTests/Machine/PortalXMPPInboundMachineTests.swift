@@ -59,6 +59,26 @@ import Testing
         #expect(sending.key == PortalStateMachine.digestKey(message, body: "hi"))
     }
 
+    @Test func aRoomWithoutStanzaIDsKeysMessagesOnTheirSenderAndTheirID() {
+        let f = MachineFixture()
+        func key(_ nick: String, _ body: String, originID: String? = nil, id: String? = nil, occupantID: String? = nil) -> StanzaID {
+            var message = f.groupchat(nick, body, stanzaID: nil, originID: originID, occupantID: occupantID)
+            message.id = id
+            return PortalStateMachine.digestKey(message, body: body)
+        }
+        // The same message twice: one key (one Matrix transaction id).
+        #expect(key("romeo", "hi", originID: "o1") == key("romeo", "hi", originID: "o1"))
+        #expect(key("romeo", "hi", id: "m1") == key("romeo", "hi", id: "m1"))
+        // The same text sent twice by the same sender: two messages, two keys.
+        #expect(key("romeo", "hi", id: "m1") != key("romeo", "hi", id: "m2"))
+        #expect(key("romeo", "hi", originID: "o1") != key("romeo", "hi", originID: "o2"))
+        // The same id from two senders: two messages (an occupant cannot suppress another's message by reusing its id).
+        #expect(key("romeo", "hi", id: "m1") != key("juliet", "hi", id: "m1"))
+        #expect(key("romeo", "hi", id: "m1", occupantID: "a") != key("romeo", "hi", id: "m1", occupantID: "b"))
+        // The origin-id wins over the stanza id.
+        #expect(key("romeo", "hi", originID: "o1", id: "m1") == key("romeo", "hi", originID: "o1", id: "m2"))
+    }
+
     @Test func anUnavailableHomeserverIsRetriedWithBackoffInOrder() {
         var f = MachineFixture()
         f.activate()
