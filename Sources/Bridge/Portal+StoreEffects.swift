@@ -61,6 +61,15 @@ extension Portal {
         }
     }
 
+    func recordRoomFeatures(_ features: RoomFeatures) async {
+        let room = link.matrixRoom
+        do {
+            try await durably { try await context.store.updateRoomLinkArchive(room, archive: features.canCatchUp) }
+        } catch {
+            logger.error("Could not record the MUC's features", metadata: ["error": "\(error)"])
+        }
+    }
+
     func recordRefused(_ mapping: MessageMapping) async {
         let room = link.matrixRoom
         _ = try? await durably { try await context.store.insertMapping(mapping) }

@@ -21,6 +21,10 @@ extension PortalStateMachine {
     /// One groupchat message (live or archived): our own reflection is a receipt; anything else goes to Matrix once
     /// (the message map is consulted first when the room assigned a stanza-id).
     mutating func bridgeRoomMessage(_ message: RoomMessage) -> [Action] {
+        var message = message
+        // XEP-0359 §6: a stanza-id is the room's only if the room announces them; otherwise an occupant may have
+        // put it there (a forged one could suppress another message), so the message is keyed like in a room without.
+        if roomFeatures?.stanzaIDs == false { message.stanzaID = nil }
         if isOurOccupant(nick: message.nick, realJID: message.realJID) {
             return [.recordReflection(originID: message.originID, stanzaID: message.stanzaID)]
         }

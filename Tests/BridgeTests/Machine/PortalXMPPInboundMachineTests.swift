@@ -59,6 +59,25 @@ import Testing
         #expect(sending.key == PortalStateMachine.digestKey(message, body: "hi"))
     }
 
+    @Test func aStanzaIDIsTrustedOnlyWhereTheRoomAnnouncesStanzaIDs() {
+        var f = MachineFixture()
+        f.activate(features: RoomFeatures(stanzaIDs: false, archive: false))
+        // An occupant could have put this stanza-id there (to suppress a message already mapped under it).
+        let forged = f.groupchat("romeo", "hi", stanzaID: "s1", originID: "o1")
+        guard case .sendToMatrix(let sending)? = f.act(.xmppMessage(forged)).first else {
+            Issue.record("not sent")
+            return
+        }
+        var keyed = forged
+        keyed.stanzaID = nil
+        #expect(sending.key == PortalStateMachine.digestKey(keyed, body: "hi"))
+        #expect(sending.message.stanzaID == nil)
+
+        var trusting = MachineFixture()
+        trusting.activate(features: RoomFeatures(stanzaIDs: true, archive: true))
+        #expect(trusting.act(.xmppMessage(forged)) == [.lookUpBridged(forged)])
+    }
+
     @Test func aRoomWithoutStanzaIDsKeysMessagesOnTheirSenderAndTheirID() {
         let f = MachineFixture()
         func key(_ nick: String, _ body: String, originID: String? = nil, id: String? = nil, occupantID: String? = nil) -> StanzaID {
