@@ -18,6 +18,8 @@ public final class Bridge: Sendable {
     private let linkPollInterval: Duration
     /// How often each portal checks (XEP-0410 self-ping) that the bridge is still in its MUC.
     private let selfCheckInterval: Duration
+    /// How often the store is probed while the disk is full (see ``StoreWriteGate``).
+    private let diskFullProbeInterval: Duration
     /// Holes in the homeserver's transaction ids while it may be retrying us (see ``TransactionGapDetector``).
     private let gaps: Mutex<TransactionGapDetector>
 
@@ -46,22 +48,26 @@ public final class Bridge: Sendable {
     /// (see ``TransactionGapDetector``; tests shorten it). `clock`: the time source of every decision (tests inject one).
     /// `backgroundTimelineChecks`: when rooms check their timelines after a start or a failed transaction.
     /// `metrics`: where the bridge counts what it does (the runtime shares it with the operations listener).
+    /// `diskFullProbeInterval`: how often a full store is probed for room again.
     public init(store: Store, xmpp: any XMPPLink, matrix: any MatrixLink, naming: BridgeNaming, logger: Logger,
                 linkPollInterval: Duration = .seconds(1), selfCheckInterval: Duration = .seconds(300),
                 timelineCheckWindow: Duration = .seconds(120),
                 backgroundTimelineChecks: [Duration] = Bridge.defaultBackgroundTimelineChecks,
-                clock: TimeSource = .system, metrics: BridgeMetrics = BridgeMetrics()) {
+                clock: TimeSource = .system, metrics: BridgeMetrics = BridgeMetrics(),
+                diskFullProbeInterval: Duration = .seconds(5)) {
         self.backgroundTimelineChecks = backgroundTimelineChecks
         let (commands, control) = AsyncStream.makeStream(of: Command.self)
         self.commands = commands
         self.control = control
         self.linkPollInterval = linkPollInterval
         self.selfCheckInterval = selfCheckInterval
+        self.diskFullProbeInterval = diskFullProbeInterval
         var gaps = TransactionGapDetector(window: timelineCheckWindow)
         gaps.arm(now: clock.now())
         self.gaps = Mutex(gaps)
         context = BridgeContext(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger.with(label: "bridge"),
-                                clock: clock, metrics: metrics, notify: { control.yield(.portal($0)) })
+                                clock: clock, metrics: metrics,
+                                writeGate: StoreWriteGate(logger: logger.with(label: "bridge")), notify: { control.yield(.portal($0)) })
     }
 
     /// The bridge's metrics.
@@ -79,11 +85,26 @@ public final class Bridge: Sendable {
         let selfCheckInterval = self.selfCheckInterval
         let store = context.store
         let (metrics, clock, botOccupant) = (context.metrics, context.clock, context.naming.botOccupant)
+        let (writeGate, probeInterval, xmpp) = (context.writeGate, diskFullProbeInterval, context.xmpp)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
+                // While the disk is full nothing more is taken from XMPP: what is not taken is not lost (the
+                // component's reading pauses behind it, and the room's archive still has it after a restart).
                 for await event in xmppEvents {
+                    if writeGate.isFull {
+                        await xmpp.setReadingPaused(true)
+                        let writable = await writeGate.waitUntilWritable()
+                        await xmpp.setReadingPaused(false)
+                        guard writable else { return }
+                    }
                     metrics.observe(event, botOccupant: botOccupant, now: clock.now())
                     directory.route(event, logger: logger)
+                }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: probeInterval)
+                    if writeGate.isFull, await store.probeWrite() { writeGate.reopen() }
                 }
             }
             group.addTask {
@@ -135,6 +156,7 @@ public final class Bridge: Sendable {
                     if case .unlinked(let room) = notice { directory.remove(room) }
                 case .shutdown:
                     logger.info("Bridge stopping")
+                    writeGate.finish()
                     for portal in directory.all { portal.finish() }
                     group.cancelAll()
                     return
@@ -161,6 +183,8 @@ public final class Bridge: Sendable {
         let accepted = context.clock.now()
         let gap = gaps.withLock { $0.observe(transaction, now: accepted) }
         do {
+            // A full disk: refused (500) before anything is read, so the homeserver retries it later.
+            if context.writeGate.isFull { throw StoreFullError() }
             var rows: [(room: RoomID, eventID: EventID, payload: [UInt8])] = []
             var byID: [EventID: MatrixRoomEvent] = [:]
             if !events.isEmpty {
@@ -200,6 +224,7 @@ public final class Bridge: Sendable {
             }
             for (room, queued) in perRoom { directory.portal(for: room)?.enqueue(.matrixEvents(queued)) }
         } catch {
+            _ = context.writeGate.noteFailure(error)
             gaps.withLock { $0.arm(now: context.clock.now()) }
             control.yield(.homeserverRetrying)
             throw error

@@ -12,6 +12,8 @@ struct BridgeContext: Sendable {
     let clock: TimeSource
     /// Counters, gauges and latencies (see ``BridgeMetrics``).
     let metrics: BridgeMetrics
+    /// Closed while the disk is full (see ``StoreWriteGate``).
+    let writeGate: StoreWriteGate
     /// Called when a portal's status changes or it finished unlinking (the bridge service observes it).
     let notify: @Sendable (PortalNotice) -> Void
 }

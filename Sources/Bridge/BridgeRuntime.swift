@@ -28,7 +28,8 @@ public struct BridgeRuntime: Sendable {
 
     /// Runs the bridge until `stop` yields (or finishes). Throws only when it cannot start.
     public func run(until stop: AsyncStream<Void>) async throws {
-        let store = try Store(path: config.database.path, logger: logger.with(label: "store"))
+        let store = try Store(path: config.database.path, synchronous: StoreSynchronous(config.database.synchronous),
+                              logger: logger.with(label: "store"))
         guard let namespace = GhostNamespace(prefix: config.appservice.ghostPrefix, serverName: config.matrix.serverName,
                                              botLocalpart: config.appservice.botLocalpart),
               let naming = BridgeNaming(componentDomain: config.xmpp.componentDomain, botNick: config.xmpp.botNick) else {

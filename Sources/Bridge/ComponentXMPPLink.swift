@@ -82,6 +82,19 @@ public final class ComponentXMPPLink: XMPPLink {
         }
     }
 
+    public func roomFeatures(room: JID, as occupant: JID) async throws -> RoomFeatures {
+        do {
+            let features = Set(try await connection.discoInfo(of: room.bare, as: occupant).features)
+            return RoomFeatures(stanzaIDs: features.contains(XMPPNamespace.stanzaID), archive: features.contains(XMPPNamespace.mam))
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
+    public func setReadingPaused(_ paused: Bool) async {
+        if paused { await connection.pauseReading() } else { await connection.resumeReading() }
+    }
+
     public func join(room: JID, nick: String, occupant: JID) async throws -> MUCJoinResult {
         do {
             switch try await connection.join(room: room, nick: nick, occupant: occupant) {

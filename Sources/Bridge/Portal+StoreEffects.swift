@@ -8,7 +8,7 @@ extension Portal {
     func loadRoom() async -> PortalStateMachine.Input {
         let room = link.matrixRoom
         do {
-            let first = try await context.store.recordFirstActivation(room, at: context.clock.wallNow())
+            let first = try await durably { try await context.store.recordFirstActivation(room, at: context.clock.wallNow()) }
             return .roomLoaded(PortalStateMachine.RoomSnapshot(
                 puppets: try await context.store.puppets(room), ghosts: try await context.store.roomGhosts(room),
                 firstActivation: first, lastStanzaID: try await context.store.lastStanzaID(room),
@@ -38,11 +38,11 @@ extension Portal {
         let room = link.matrixRoom
         context.metrics.reflected(muc: link.muc, stanzaID: stanzaID)
         do {
-            if let originID, try await context.store.markDeliveredIfOurs(room: room, originID: originID, stanzaID: stanzaID) {
+            if let originID, try await durably({ try await context.store.markDeliveredIfOurs(room: room, originID: originID, stanzaID: stanzaID) }) {
                 context.metrics.deliveredToXMPP(room: room, originID: originID, now: context.clock.now())
                 return
             }
-            if let stanzaID { try await context.store.setLastStanzaID(room, stanzaID) }
+            if let stanzaID { try await durably { try await context.store.setLastStanzaID(room, stanzaID) } }
         } catch {
             logger.error("Could not record a receipt", metadata: ["error": "\(error)"])
         }
@@ -54,16 +54,26 @@ extension Portal {
     /// that assigns no stanza-id has no archive either: its messages arrive once, live.)
     func recordBridged(_ mapping: MessageMapping) async {
         do {
-            try await context.store.recordBridgedFromXMPP(mapping)
+            try await durably { try await context.store.recordBridgedFromXMPP(mapping) }
             context.metrics.bridgedToMatrix(room: link.matrixRoom, eventID: mapping.eventID, now: context.clock.now())
         } catch {
             logger.error("Could not record a bridged message", metadata: ["error": "\(error)"])
         }
     }
 
+    func recordRoomFeatures(_ features: RoomFeatures) async {
+        let room = link.matrixRoom
+        do {
+            try await durably { try await context.store.updateRoomLinkArchive(room, archive: features.canCatchUp) }
+        } catch {
+            logger.error("Could not record the MUC's features", metadata: ["error": "\(error)"])
+        }
+    }
+
     func recordRefused(_ mapping: MessageMapping) async {
-        _ = try? await context.store.insertMapping(mapping)
-        if let stanzaID = mapping.stanzaID { try? await context.store.setLastStanzaID(link.matrixRoom, stanzaID) }
+        let room = link.matrixRoom
+        _ = try? await durably { try await context.store.insertMapping(mapping) }
+        if let stanzaID = mapping.stanzaID { try? await durably { try await context.store.setLastStanzaID(room, stanzaID) } }
     }
 
     func lookUpOwnMessage(_ originID: OriginID, error: StanzaErrorInfo) async -> PortalStateMachine.Input {
@@ -72,7 +82,8 @@ extension Portal {
 
     func markFailed(_ originID: OriginID) async {
         context.metrics.refusedByXMPP(room: link.matrixRoom, originID: originID)
-        try? await context.store.markFailed(room: link.matrixRoom, originID: originID)
+        let room = link.matrixRoom
+        try? await durably { try await context.store.markFailed(room: room, originID: originID) }
     }
 
     func loadUndelivered() async -> PortalStateMachine.Input {
@@ -120,7 +131,7 @@ extension Portal {
     func insertMapping(_ mapping: MessageMapping, consumingInbox seq: Int64,
                        delivery: PortalStateMachine.XMPPDelivery) async -> PortalStateMachine.Input {
         do {
-            return .mappingInserted(delivery, inserted: try await context.store.insertMapping(mapping, consumingInbox: seq))
+            return .mappingInserted(delivery, inserted: try await durably { try await context.store.insertMapping(mapping, consumingInbox: seq) })
         } catch {
             logger.error("Could not map a Matrix message", metadata: ["matrix.event.id": mapping.eventID?.rawValue ?? "-", "error": "\(error)"])
             return .mappingInserted(delivery, inserted: nil)
@@ -129,7 +140,7 @@ extension Portal {
 
     func dequeue(seq: Int64) async {
         do {
-            try await context.store.deleteInbox(seq: seq)
+            try await durably { try await context.store.deleteInbox(seq: seq) }
         } catch {
             logger.error("Could not dequeue a Matrix event", metadata: ["error": "\(error)"])
         }
@@ -137,7 +148,7 @@ extension Portal {
 
     func savePuppet(_ puppet: Puppet) async {
         do {
-            try await context.store.savePuppet(puppet)
+            try await durably { try await context.store.savePuppet(puppet) }
         } catch {
             logger.error("Could not save a puppet", metadata: ["matrix.user.id": puppet.user.rawValue, "error": "\(error)"])
         }
@@ -150,7 +161,8 @@ extension Portal {
     /// Records the link's status for `isthmus links`.
     func setStatus(_ status: RoomLink.Status, detail: String?) async {
         do {
-            try await context.store.updateRoomLinkStatus(link.matrixRoom, status: status, detail: detail)
+            let room = link.matrixRoom
+            try await durably { try await context.store.updateRoomLinkStatus(room, status: status, detail: detail) }
         } catch {
             logger.error("Could not record link status", metadata: ["error": "\(error)"])
         }
@@ -193,5 +205,18 @@ extension Portal {
         }
         context.notify(.unlinked(room))
         logger.info("Unlinked")
+    }
+
+    /// Runs one store write. While the disk is full (``StoreWriteGate``) it waits until the store can write again and
+    /// retries, so the portal pauses instead of going on without the record; it gives up (rethrows) only when the
+    /// bridge is stopping. Runs on the portal's actor; does store I/O.
+    func durably<T: Sendable>(_ write: () async throws -> T) async throws -> T {
+        while true {
+            do {
+                return try await write()
+            } catch where context.writeGate.noteFailure(error) {
+                guard await context.writeGate.waitUntilWritable() else { throw error }
+            }
+        }
     }
 }

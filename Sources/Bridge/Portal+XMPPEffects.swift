@@ -57,6 +57,15 @@ extension Portal {
         }
     }
 
+    func readRoomFeatures() async -> PortalStateMachine.Input {
+        do {
+            return .roomFeaturesRead(try await context.xmpp.roomFeatures(room: link.muc, as: context.naming.botOccupant))
+        } catch {
+            logger.debug("disco#info of the MUC failed", metadata: ["error": "\(error)"])
+            return .roomFeaturesRead(nil)
+        }
+    }
+
     func fetchArchive(after: StanzaID?, since: Date?) async -> PortalStateMachine.Input {
         do {
             let messages = try await context.xmpp.archive(room: link.muc, as: context.naming.botOccupant, after: after, since: since)

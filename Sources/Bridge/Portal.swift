@@ -104,6 +104,8 @@ actor Portal {
         case .selfPing(let nick): return await selfPing(nick: nick)
         case .fetchArchive(let after, let since): return await fetchArchive(after: after, since: since)
         case .loadRoom: return await loadRoom()
+        case .readRoomFeatures: return await readRoomFeatures()
+        case .recordRoomFeatures(let features): await recordRoomFeatures(features)
         case .lookUpBridged(let message): return await lookUpBridged(message)
         case .recordReflection(let originID, let stanzaID): await recordReflection(originID: originID, stanzaID: stanzaID)
         case .recordBridged(let mapping): await recordBridged(mapping)

@@ -37,6 +37,8 @@ extension PortalStateMachine {
         case sendPrivate(to: JID, body: String)
         /// → ``Input/selfPinged(joined:)``: XEP-0410 self-ping of the bridge's occupant.
         case selfPing(nick: String)
+        /// → ``Input/roomFeaturesRead(_:)``: the room's disco#info (stanza-ids, archive).
+        case readRoomFeatures
         /// → ``Input/archiveFetched(_:)``: the MUC archive after `after` (or since `since`).
         case fetchArchive(after: StanzaID?, since: Date?)
 
@@ -47,6 +49,8 @@ extension PortalStateMachine {
         case lookUpBridged(RoomMessage)
         /// A reflection of one of ours (the receipt, when its origin-id is mapped) or at least the room's new resume point.
         case recordReflection(originID: OriginID?, stanzaID: StanzaID?)
+        /// Whether the room keeps an archive with stanza-ids, for `isthmus links`.
+        case recordRoomFeatures(RoomFeatures)
         /// An XMPP → Matrix message is bridged (map entry and resume point in one commit).
         case recordBridged(MessageMapping)
         /// An XMPP → Matrix message was refused for good (recorded so it is not retried).
@@ -83,7 +87,7 @@ extension PortalStateMachine {
         var awaitsOutcome: Bool {
             switch self {
             case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
-                 .sendGroupchat, .selfPing, .fetchArchive, .loadRoom, .lookUpBridged, .lookUpOwnMessage, .loadUndelivered,
+                 .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .lookUpOwnMessage, .loadUndelivered,
                  .readInbox, .insertMapping:
                 return true
             default:

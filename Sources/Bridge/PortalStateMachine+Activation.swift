@@ -34,6 +34,8 @@ extension PortalStateMachine {
             }
         case .roomLoaded(let snapshot):
             return roomLoaded(snapshot)
+        case .roomFeaturesRead(let features):
+            return roomFeaturesRead(features)
         case .archiveFetched(let messages):
             guard let messages else { return [] }
             agenda.insert(contentsOf: messages.map { message in
@@ -82,6 +84,8 @@ extension PortalStateMachine {
             let nick = attempt == 0 ? base : "\(base) \(attempt + 1)"
             return [.joinMUC(MUCJoin(nick: nick, occupant: configuration.naming.botOccupant, change: false,
                                      purpose: .bot(attempt: attempt)))]
+        case .readRoomFeatures:
+            return [.readRoomFeatures]
         case .loadRoom:
             return [.loadRoom]
         case .bridgeRoomMessage(let message):
@@ -127,7 +131,7 @@ extension PortalStateMachine {
         case .joined(let given, let created):
             botNick = given
             botJoined = true
-            agenda = [.loadRoom]
+            agenda = [.readRoomFeatures, .loadRoom]
             return [.log(LogEntry(level: .info, message: "Joined the MUC", metadata: ["xmpp.nick": given, "xmpp.muc.created": "\(created)"]))]
         case .nickConflict:
             guard attempt + 1 < 10 else {
@@ -144,6 +148,23 @@ extension PortalStateMachine {
         }
     }
 
+    /// The room's disco#info arrived: stanza-ids are trusted only where the room announces them, and a room without
+    /// an archive is said to be one (once per activation). When disco#info fails the last answer stands.
+    private mutating func roomFeaturesRead(_ features: RoomFeatures?) -> [Action] {
+        guard let features else {
+            return [.log(LogEntry(level: .warning, message: "Could not read the MUC's features; keeping what was known",
+                                  metadata: [:]))]
+        }
+        roomFeatures = features
+        var actions: [Action] = [.recordRoomFeatures(features)]
+        if !features.canCatchUp {
+            actions.append(.log(LogEntry(
+                level: .notice, message: "The MUC keeps no archive with stanza-ids: messages sent while the bridge is down cannot be caught up",
+                metadata: ["xmpp.muc.stanza_ids": "\(features.stanzaIDs)", "xmpp.muc.archive": "\(features.archive)"])))
+        }
+        return actions
+    }
+
     /// The room's persisted state arrived: puppets and ghosts are known again; the archive fills the gap.
     private mutating func roomLoaded(_ snapshot: RoomSnapshot?) -> [Action] {
         agenda = [.syncPuppets, .loadUndelivered, .finishActivation]
@@ -155,6 +176,7 @@ extension PortalStateMachine {
             displaynames[puppet.user] = displaynames[puppet.user] ?? puppet.displayname
         }
         ghosts = Dictionary(snapshot.ghosts.map { ($0.user, $0) }, uniquingKeysWith: { first, _ in first })
+        if roomFeatures?.canCatchUp == false { return [] }   // nothing to catch up from (said at activation)
         guard let query = catchUpQuery(snapshot) else { return [] }
         return [.fetchArchive(after: query.after, since: query.since)]
     }

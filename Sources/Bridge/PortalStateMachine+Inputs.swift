@@ -34,6 +34,8 @@ extension PortalStateMachine {
         case groupchatSent(XMPPDelivery, XMPPFailure?)
         /// Whether the bridge's occupant is still in the MUC; nil when the ping itself failed.
         case selfPinged(joined: Bool?)
+        /// What the room announces; nil when disco#info could not be read.
+        case roomFeaturesRead(RoomFeatures?)
         /// The archive's messages after the resume point, oldest first; nil when the query failed.
         case archiveFetched([RoomMessage]?)
         /// The room's persisted state; nil when it could not be read.
@@ -52,6 +54,7 @@ extension PortalStateMachine {
     /// The remaining steps of the piece of work in progress.
     enum Step: Sendable, Equatable {
         case joinBotOccupant(attempt: Int)
+        case readRoomFeatures
         case loadRoom
         case bridgeRoomMessage(RoomMessage)
         case syncPuppets

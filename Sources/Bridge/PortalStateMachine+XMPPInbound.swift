@@ -21,6 +21,10 @@ extension PortalStateMachine {
     /// One groupchat message (live or archived): our own reflection is a receipt; anything else goes to Matrix once
     /// (the message map is consulted first when the room assigned a stanza-id).
     mutating func bridgeRoomMessage(_ message: RoomMessage) -> [Action] {
+        var message = message
+        // XEP-0359 §6: a stanza-id is the room's only if the room announces them; otherwise an occupant may have
+        // put it there (a forged one could suppress another message), so the message is keyed like in a room without.
+        if roomFeatures?.stanzaIDs == false { message.stanzaID = nil }
         if isOurOccupant(nick: message.nick, realJID: message.realJID) {
             return [.recordReflection(originID: message.originID, stanzaID: message.stanzaID)]
         }
@@ -50,10 +54,19 @@ extension PortalStateMachine {
             txnID: configuration.naming.matrixTxnID(room: configuration.muc, stanzaID: key)))]
     }
 
-    /// The dedupe key of a message from a room that assigns no stanza-id.
+    /// The dedupe key of a message from a room that assigns no stanza-id (a room without an archive): the sender as
+    /// the room identifies it (real JID, XEP-0421 occupant id, else nick) and the id the sender gave the message (its
+    /// XEP-0359 origin-id, else the stanza's `id`), so a copy of the same message gets the same key (and the same
+    /// Matrix transaction id) while a different message with the same text from the same sender does not. Only a
+    /// message with neither id falls back to its text. Pure.
     static func digestKey(_ message: RoomMessage, body: String) -> StanzaID {
-        let digest = Digest.hex(Digest.sha256(Array("\(message.nick)\u{0}\(message.id ?? "")\u{0}\(body)".utf8)).prefix(12))
-        return StanzaID("noid:\(digest)")!
+        let sender = MessageSender.occupant(occupantIdentity(message)).description
+        let material = if let id = message.originID?.rawValue ?? message.id {
+            "\(sender)\u{0}id\u{0}\(id)"
+        } else {
+            "\(sender)\u{0}body\u{0}\(body)"
+        }
+        return StanzaID("noid:\(Digest.hex(Digest.sha256(Array(material.utf8)).prefix(12)))")!
     }
 
     /// The sender of a MUC message as well as the room identifies it.

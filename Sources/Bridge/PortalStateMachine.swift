@@ -22,6 +22,8 @@ struct PortalStateMachine: Sendable {
     // MARK: Control state
     var xmppConnected = false
     var botJoined = false
+    /// What the room announced at the last activation; nil until known (stanza-ids are then trusted, as before).
+    var roomFeatures: RoomFeatures?
     /// Matrix events wait: the XMPP side was unavailable.
     var inboxBlocked = false
     /// The next Matrix work reads the store (events were handed in while they could not be handled, or nothing is

@@ -23,6 +23,28 @@ public protocol XMPPLink: Sendable {
     func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult
     /// The room's archive (XEP-0313) after `after` (or since `since` when no id is known), all pages, oldest first.
     func archive(room: JID, as occupant: JID, after: StanzaID?, since: Date?) async throws -> [RoomMessage]
+    /// What the room announces in its disco#info (XEP-0030) that the bridge relies on, asked as `occupant`.
+    func roomFeatures(room: JID, as occupant: JID) async throws -> RoomFeatures
+    /// Stops (true) or resumes (false) reading from the XMPP server: while the store cannot write (a full disk) the
+    /// bridge takes nothing it could not record, and the server's data waits in the socket instead of in memory.
+    func setReadingPaused(_ paused: Bool) async
+}
+
+/// What a MUC announces about the ids and archive the bridge's exactly-once rests on.
+public struct RoomFeatures: Sendable, Equatable {
+    /// XEP-0359 §6: the room adds `<stanza-id by='room'>` (`urn:xmpp:sid:0`). Without it a stanza-id in a message may
+    /// come from an occupant, so none is trusted.
+    public var stanzaIDs: Bool
+    /// XEP-0313: the room keeps an archive (`urn:xmpp:mam:2`).
+    public var archive: Bool
+
+    public init(stanzaIDs: Bool, archive: Bool) {
+        self.stanzaIDs = stanzaIDs
+        self.archive = archive
+    }
+
+    /// Whether messages missed during downtime can be caught up: an archive, addressed by stanza-ids.
+    public var canCatchUp: Bool { stanzaIDs && archive }
 }
 
 /// How a join or nick change ended.

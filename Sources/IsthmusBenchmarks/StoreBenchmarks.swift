@@ -2,7 +2,7 @@ import Foundation
 import IsthmusCommon
 import IsthmusStore
 
-/// `isthmus-bench store [--calls N]`: the store's own path, without HTTP — calls/s, CPU per call and the latency of
+/// `isthmus-bench store [--calls N] [--synchronous normal|full]`: the store's own path, without HTTP — calls/s, CPU per call and the latency of
 /// one awaited call (the hop to the store's executor and back), one caller at a time and from 50 rooms' tasks at once,
 /// on an on-disk WAL database as `serve` uses. Prints figures; asserts nothing.
 enum StoreBenchmarks {
@@ -10,7 +10,10 @@ enum StoreBenchmarks {
         let calls = arguments.firstIndex(of: "--calls").flatMap { Int(arguments[$0 + 1]) } ?? 20_000
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("isthmus-bench-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        let store = try Store(path: path, logger: .disabled)
+        let synchronous = arguments.firstIndex(of: "--synchronous").flatMap { StoreSynchronous(rawValue: arguments[$0 + 1]) }
+            ?? .normal
+        print("store: synchronous = \(synchronous.rawValue)")
+        let store = try Store(path: path, synchronous: synchronous, logger: .disabled)
         let transaction = TransactionID("bench")!
         try await store.markTransactionProcessed(transaction)
 

@@ -1,3 +1,4 @@
+import Bridge
 import IsthmusCommon
 import IsthmusConfig
 import IsthmusStore
@@ -6,7 +7,8 @@ extension CommandContext {
     /// Opens the config's store (applying migrations); a failure becomes a one-line ``CommandFailure``.
     func openStore(_ config: Config) throws(CommandFailure) -> Store {
         do {
-            return try Store(path: config.database.path, logger: logger(config, label: "store"))
+            return try Store(path: config.database.path, synchronous: StoreSynchronous(config.database.synchronous),
+                             logger: logger(config, label: "store"))
         } catch {
             throw CommandFailure("cannot open the database \(config.database.path): \(error)")
         }

@@ -40,6 +40,8 @@ enum LinkListing {
         var muc: String
         var status: String
         var detail: String?
+        /// false: the MUC keeps no archive with stanza-ids (no catch-up after downtime); absent: not known yet.
+        var archive: Bool?
     }
 
     static func status(_ link: RoomLink) -> String { link.unlinking ? "unlinking" : link.status.rawValue }
@@ -47,13 +49,14 @@ enum LinkListing {
     static func line(_ link: RoomLink) -> String {
         var line = "\(link.matrixRoom) \(link.muc) \(status(link))"
         if link.status == .error, let detail = link.detail { line += " (\(detail))" }
+        if link.archive == false { line += " [no archive: no catch-up after downtime]" }
         return line
     }
 
     static func json(_ links: [RoomLink]) throws -> String {
         let entries = links.map {
             Entry(matrix_room: $0.matrixRoom.rawValue, matrix_alias: $0.matrixAlias?.rawValue, muc: $0.muc.description,
-                  status: status($0), detail: $0.status == .error ? $0.detail : nil)
+                  status: status($0), detail: $0.status == .error ? $0.detail : nil, archive: $0.archive)
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -70,6 +70,10 @@ extension Config {
         let rawPath = try dbReader.optionalString("path") ?? "isthmus.sqlite"
         if rawPath.isEmpty { throw dbReader.invalid("path", "must not be empty") }
         let path = resolve(rawPath, against: baseDirectory)
+        let rawSynchronous = try dbReader.optionalString("synchronous") ?? Database.Synchronous.normal.rawValue
+        guard let synchronous = Database.Synchronous(rawValue: rawSynchronous) else {
+            throw dbReader.invalid("synchronous", "must be normal or full")
+        }
         warnings += dbReader.unknownKeys()
 
         var logReader = try top.section("logging")
@@ -87,7 +91,7 @@ extension Config {
 
         var config = Config(
             matrix: matrix, appservice: appservice, xmpp: xmpp,
-            database: Database(path: path), logging: logging, metrics: metrics)
+            database: Database(path: path, synchronous: synchronous), logging: logging, metrics: metrics)
         config.warnings = warnings
         return config
     }

@@ -42,6 +42,16 @@ public struct Config: Sendable, Equatable {
     public struct Database: Sendable, Equatable {
         /// Absolute path (relative paths in the file resolve against the config file's folder).
         public var path: String
+        /// `database.synchronous`: how hard each commit is pushed to the disk (default ``Synchronous/normal``).
+        public var synchronous: Synchronous = .normal
+
+        /// SQLite's `PRAGMA synchronous` in WAL mode: what a commit survives once it returns.
+        public enum Synchronous: String, Sendable, Equatable, CaseIterable {
+            /// Survives a crash of the process (kill -9); the last commits may be lost on power loss or an OS crash.
+            case normal
+            /// Also survives power loss and OS crashes: every commit waits for the disk (slower; see docs/deploy.md).
+            case full
+        }
     }
 
     /// `logging:` — log output.

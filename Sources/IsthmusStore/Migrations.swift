@@ -12,6 +12,7 @@ enum Migrations {
         Migration(version: 2, name: "appservice transactions", sql: AppServiceTransactionTable.schema),
         Migration(version: 3, name: "bridge state", sql: GhostTable.schema + PuppetTable.schema + MessageMapTable.schema
                   + RoomStateTable.schema + MatrixInboxTable.schema),
+        Migration(version: 4, name: "room archive capability", sql: RoomLinkTable.archiveColumn),
     ]
 
     /// Applies the migrations not yet recorded; returns the versions applied now.

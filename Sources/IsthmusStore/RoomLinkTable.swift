@@ -13,7 +13,9 @@ enum RoomLinkTable {
             created_at    INTEGER NOT NULL DEFAULT (strftime('%s','now'))
         );
         """
-    static let columns = "matrix_room, matrix_alias, muc, status, detail, unlinking"
+    static let columns = "matrix_room, matrix_alias, muc, status, detail, unlinking, archive"
+    /// Migration 4: whether the MUC keeps an archive with stanza-ids (NULL: not known yet).
+    static let archiveColumn = "ALTER TABLE room_links ADD COLUMN archive INTEGER;"
 }
 
 /// One linked pair of rooms.
@@ -35,15 +37,20 @@ public struct RoomLink: Sendable, Equatable {
     public var detail: String?
     /// Set by `unlink`; `serve` cleans up both sides, then deletes the row.
     public var unlinking: Bool
+    /// Whether the MUC announces stanza-ids (XEP-0359 `urn:xmpp:sid:0` in its disco#info), which the bridge takes as
+    /// the sign that it archives: without them nothing missed during downtime can be caught up. nil until `serve`
+    /// has asked the room.
+    public var archive: Bool?
 
     public init(matrixRoom: RoomID, matrixAlias: RoomAlias?, muc: JID, status: Status = .pending, detail: String? = nil,
-                unlinking: Bool = false) {
+                unlinking: Bool = false, archive: Bool? = nil) {
         self.matrixRoom = matrixRoom
         self.matrixAlias = matrixAlias
         self.muc = muc
         self.status = status
         self.detail = detail
         self.unlinking = unlinking
+        self.archive = archive
     }
 }
 
@@ -93,6 +100,13 @@ extension Store {
         localLinkChanges += 1
     }
 
+    /// Records whether the link's MUC keeps an archive with stanza-ids (no-op for unknown rooms).
+    public func updateRoomLinkArchive(_ room: RoomID, archive: Bool) throws {
+        try write { db in
+            try db.run("UPDATE room_links SET archive = ? WHERE matrix_room = ?", archive ? 1 : 0, room)
+        }
+    }
+
     /// Sets a link's status and detail (no-op for unknown rooms).
     public func updateRoomLinkStatus(_ room: RoomID, status: RoomLink.Status, detail: String?) throws {
         try write { db in
@@ -127,6 +141,6 @@ extension RoomLinkTable {
         guard let room: RoomID = row.id(0), let muc: JID = row.id(2),
               let status = RoomLink.Status(rawValue: row.string(3) ?? "") else { return nil }
         return RoomLink(matrixRoom: room, matrixAlias: row.id(1), muc: muc, status: status, detail: row.string(4),
-                        unlinking: (row.int(5) ?? 0) != 0)
+                        unlinking: (row.int(5) ?? 0) != 0, archive: row.int(6).map { $0 != 0 })
     }
 }

@@ -6,6 +6,8 @@ public struct SQLiteResultCode: RawRepresentable, Sendable, Hashable {
     public init(rawValue: Int32) { self.rawValue = rawValue }
     public static let ok = SQLiteResultCode(rawValue: 0)
     public static let busy = SQLiteResultCode(rawValue: 5)
+    /// SQLITE_FULL: the disk (or the `max_page_count` limit) has no room for the write.
+    public static let full = SQLiteResultCode(rawValue: 13)
     public static let constraint = SQLiteResultCode(rawValue: 19)
     public static let row = SQLiteResultCode(rawValue: 100)
     public static let done = SQLiteResultCode(rawValue: 101)

@@ -21,15 +21,19 @@ public actor Store {
     /// Checkpoints the write-ahead log off this actor (nil for in-memory databases).
     private let checkpointer: WALCheckpointer?
 
+    /// How hard each commit is pushed to the disk.
+    public nonisolated let synchronous: StoreSynchronous
+
     /// Opens the database at `path`, applies pending migrations and starts the store's thread. Does file I/O on the
     /// caller's thread (once, at start-up); everything after runs on the store's thread.
-    public init(path: String, logger: Logger) throws {
+    public init(path: String, synchronous: StoreSynchronous = .normal, logger: Logger) throws {
         self.path = path
+        self.synchronous = synchronous
         self.logger = logger
         connection = try SQLiteConnection(path: path)
         try connection.execute("""
             PRAGMA journal_mode = WAL;
-            PRAGMA synchronous = NORMAL;
+            PRAGMA synchronous = \(synchronous.pragmaValue);
             PRAGMA foreign_keys = ON;
             """)
         // Checkpoints happen on the checkpointer's own connection and thread. The automatic checkpoint stays, rarer,
@@ -63,6 +67,11 @@ public actor Store {
     @discardableResult
     func write<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try connection.transaction { try body(connection) }
+    }
+
+    /// The connection's `PRAGMA synchronous` as SQLite reports it (1 NORMAL, 2 FULL).
+    public func synchronousPragma() throws -> Int {
+        try connection.query("PRAGMA synchronous") { $0.int(0) ?? -1 }.first ?? -1
     }
 
     /// Numbers of the migrations applied to this database, in order.

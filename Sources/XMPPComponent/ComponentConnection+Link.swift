@@ -44,6 +44,11 @@ extension ComponentConnection {
         var reason: String?
         do {
             for try await chunk in socket.inbound {
+                // Paused: this chunk waits here and the ones after it in the socket (TCPConnection stops reading
+                // past its limit), so the server's data is held, not lost.
+                while readingPaused, !Task.isCancelled {
+                    try? await Task.sleep(for: configuration.tickInterval)
+                }
                 received(chunk, link: number)
             }
         } catch {
@@ -63,6 +68,7 @@ extension ComponentConnection {
         while !Task.isCancelled {
             try? await Task.sleep(for: configuration.tickInterval)
             guard let link, link.number == number, !link.finished else { return }
+            if readingPaused { continue }   // no keepalive verdict while we are not reading the answers
             let now = configuration.timeSource.now()
             perform(link.machine.tick(now: now), on: link)
             iqWaiters.expire(now: now)

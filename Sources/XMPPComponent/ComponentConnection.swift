@@ -27,6 +27,9 @@ public actor ComponentConnection {
     let iqWaiters = ResponseWaiters<StanzaAttributeID, JID?, IQ>()
     let presenceWaiters = ResponseWaiters<OccupantKey, OccupantPresenceMatcher, OccupantPresenceMatcher.Match>()
     var mamCollectors: [String: MAMCollector] = [:]
+    /// Set by ``pauseReading()``: the read loop takes no more bytes from the socket (its back-pressure then stops
+    /// the kernel's buffer, and the server's, from draining) and the keepalive timers stand still.
+    var readingPaused = false
 
     /// A connection that does nothing until ``run()``. `logger` is used as given (add metadata before passing it).
     public init(configuration: ComponentConfiguration, logger: Logger) {
@@ -35,6 +38,20 @@ public actor ComponentConnection {
         logger[metadataKey: "xmpp.component.domain"] = configuration.componentDomain
         self.logger = logger
         (events, eventSink) = AsyncStream<ComponentEvent>.makeStream()
+    }
+
+    /// Stops taking bytes from the server until ``resumeReading()`` (the bridge's consumer cannot record what it
+    /// would get). Sending goes on. Runs on the actor; no I/O.
+    public func pauseReading() {
+        readingPaused = true
+    }
+
+    /// Resumes reading after ``pauseReading()``. The keepalive clock restarts: the pause, not the server, kept its
+    /// bytes from us. Runs on the actor; no I/O.
+    public func resumeReading() {
+        guard readingPaused else { return }
+        readingPaused = false
+        if let link, !link.finished { link.machine.bytesReceived(now: configuration.timeSource.now()) }
     }
 
     /// Whether the handshake has completed and stanzas can be sent now.

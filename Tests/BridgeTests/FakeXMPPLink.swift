@@ -18,6 +18,10 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         var leaves: [(room: JID, nick: String, status: String?)] = []
         var nickChanges: [(room: JID, nick: String)] = []
         var sent: [Sent] = []
+        /// Every ``setReadingPaused(_:)`` call, in order.
+        var readingPaused: [Bool] = []
+        /// What the room announces (a room with an archive unless a test says otherwise).
+        var roomFeatures = RoomFeatures(stanzaIDs: true, archive: true)
         var privates: [(to: JID, body: String)] = []
         var takenNicks: Set<String> = []
         var occupantNicks: [JID: String] = [:]
@@ -36,6 +40,10 @@ final class FakeXMPPLink: XMPPLink, Sendable {
     init() {
         (events, feed) = AsyncStream.makeStream(of: XMPPLinkEvent.self)
     }
+
+    func roomFeatures(room: JID, as occupant: JID) async throws -> RoomFeatures { state.withLock { $0.roomFeatures } }
+
+    func setReadingPaused(_ paused: Bool) async { state.withLock { $0.readingPaused.append(paused) } }
 
     func join(room: JID, nick: String, occupant: JID) async throws -> MUCJoinResult {
         state.withLock { state in

@@ -137,6 +137,11 @@ import Testing
         #expect(configError(text) == "config error at line 13, column 9: 'database.path': must not be empty")
     }
 
+    @Test func unknownDatabaseSynchronous() {
+        let text = ConfigFixture.minimal + "database:\n  synchronous: off\n"
+        #expect(configError(text) == "config error at line 13, column 16: 'database.synchronous': must be normal or full")
+    }
+
     @Test func invalidBotLocalpartAndPrefix() {
         let bot = minimal(replacing: "  id: isthmus\n", with: "  id: isthmus\n  bot_localpart: Bridge Bot\n")
         #expect(configError(bot) == """

@@ -151,6 +151,12 @@ func configError(_ text: String, environment: [String: String] = [:]) -> String?
     @Test func acceptsEmptyOptionalSections() throws {
         let config = try parseConfig(ConfigFixture.minimal + "database:\nlogging: ~\n")
         #expect(config.database.path == "/srv/isthmus/isthmus.sqlite")
+        #expect(config.database.synchronous == .normal)
         #expect(config.logging.level == .info)
+    }
+
+    @Test func databaseSynchronousIsNormalOrFull() throws {
+        #expect(try parseConfig(ConfigFixture.minimal + "database:\n  synchronous: full\n").database.synchronous == .full)
+        #expect(try parseConfig(ConfigFixture.minimal + "database:\n  synchronous: normal\n").database.synchronous == .normal)
     }
 }

@@ -25,6 +25,14 @@ import Testing
         #expect(links.allSatisfy { !$0.unlinking && $0.detail == nil })
     }
 
+    @Test func recordsWhetherTheMUCKeepsAnArchive() async throws {
+        let store = try await storeWithTwoLinks()
+        #expect(try await store.roomLinks().map(\.archive) == [nil, nil])
+        try await store.updateRoomLinkArchive(first.matrixRoom, archive: false)
+        try await store.updateRoomLinkArchive(second.matrixRoom, archive: true)
+        #expect(try await store.roomLinks().map(\.archive) == [false, true])
+    }
+
     @Test func storesTheBareMUCJID() async throws {
         let store = try Store(path: ":memory:", logger: .disabled)
         try await store.insertRoomLink(RoomLink(matrixRoom: RoomID("!r:localhost")!, matrixAlias: nil,

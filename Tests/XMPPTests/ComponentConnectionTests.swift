@@ -91,6 +91,21 @@ import XMPPComponent
         await fixture.stop()
     }
 
+    @Test func pausedReadingHoldsStanzasAndTheKeepaliveUntilResumed() async throws {
+        // A keepalive that would drop a silent link within 0.4 s: a pause of 1 s must not count as silence.
+        let fixture = try ComponentFixture(pingInterval: .milliseconds(100), pingTimeout: .milliseconds(300))
+        let session = try await fixture.acceptNext()
+        await fixture.connection.pauseReading()
+        try session.send("<message from='room@conference.localhost/a' to='x@bridge.localhost' type='groupchat'><body>held</body></message>")
+        await #expect(throws: (any Error).self, "an event came through a paused connection") {
+            try await fixture.nextEvent(within: 1)
+        }
+        await fixture.connection.resumeReading()
+        guard case .stanza(.message(let message)) = try await fixture.nextEvent() else { throw TestFailure("not the held message") }
+        #expect(message.body == "held")
+        await fixture.stop()
+    }
+
     @Test func serverClosingTheStreamIsReportedAndReconnected() async throws {
         let fixture = try ComponentFixture()
         let session = try await fixture.acceptNext()

@@ -111,10 +111,12 @@ struct MachineFixture {
 
     /// Activation with nothing to catch up: the bot joins both rooms, `members` get puppets, the first drain reads an
     /// empty inbox. Leaves the machine active at t0.
-    mutating func activate(members: [UserID: String?] = [:], snapshot: PortalStateMachine.RoomSnapshot? = nil) {
+    mutating func activate(members: [UserID: String?] = [:], snapshot: PortalStateMachine.RoomSnapshot? = nil,
+                           features: RoomFeatures = RoomFeatures(stanzaIDs: true, archive: true)) {
         _ = act(.activate)
         _ = act(.botJoinedMatrix(error: nil))
         _ = act(.mucJoined(botJoin, .joined(nick: "Matrix", created: false)))
+        _ = act(.roomFeaturesRead(features))
         _ = act(.roomLoaded(snapshot ?? self.snapshot(first: true)))
         var next = act(.membersFetched(members))
         while case .joinMUC(let join)? = next.last {

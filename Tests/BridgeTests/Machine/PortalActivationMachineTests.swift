@@ -10,7 +10,9 @@ import Testing
         var f = MachineFixture()
         #expect(f.act(.activate) == [.joinMatrixAsBot])
         #expect(f.act(.botJoinedMatrix(error: nil)) == [.joinMUC(f.botJoin)])
-        #expect(f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: true))) == [.loadRoom])
+        #expect(f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: true))) == [.readRoomFeatures])
+        let features = RoomFeatures(stanzaIDs: true, archive: true)
+        #expect(f.act(.roomFeaturesRead(features)) == [.recordRoomFeatures(features), .loadRoom])
         #expect(f.act(.roomLoaded(f.snapshot(last: StanzaID("s9")!))) == [.fetchArchive(after: StanzaID("s9")!, since: nil)])
         let archived = f.groupchat("romeo", "while away", stanzaID: "s10", archived: true)
         #expect(f.act(.archiveFetched([archived])) == [.lookUpBridged(archived)])
@@ -21,6 +23,38 @@ import Testing
         #expect(f.act(.undeliveredLoaded([])) == [.queueGhostReconciliation, .setStatus(.active, detail: nil), .readInbox(checkTimeline: true)])
         #expect(f.act(.inboxRead([])) == [])
         #expect(f.machine.botJoined && f.machine.canSend)
+    }
+
+    @Test func aRoomWithoutAnArchiveIsSaidToBeOneAndNotCaughtUp() {
+        var f = MachineFixture()
+        _ = f.act(.activate)
+        _ = f.act(.botJoinedMatrix(error: nil))
+        #expect(f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false))) == [.readRoomFeatures])
+        let features = RoomFeatures(stanzaIDs: false, archive: false)
+        #expect(f.act(.roomFeaturesRead(features)) == [.recordRoomFeatures(features), .loadRoom])
+        // A resume point is known, but there is no archive to read it from.
+        #expect(f.act(.roomLoaded(f.snapshot(last: StanzaID("s9")!))) == [.fetchMatrixMembers])
+    }
+
+    @Test func aRoomWithoutAnArchiveIsLoggedAtActivation() {
+        var f = MachineFixture()
+        _ = f.act(.activate)
+        _ = f.act(.botJoinedMatrix(error: nil))
+        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        let logs = f.machine.receive(.roomFeaturesRead(RoomFeatures(stanzaIDs: true, archive: false)), now: f.t0).compactMap {
+            if case .log(let entry) = $0 { entry } else { nil }
+        }
+        #expect(logs.map(\.level) == [.notice])
+        #expect(logs.first?.message.contains("cannot be caught up") == true)
+    }
+
+    @Test func whenDiscoFailsTheLastKnownFeaturesStand() {
+        var f = MachineFixture()
+        f.activate(features: RoomFeatures(stanzaIDs: false, archive: false))
+        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        let actions = f.act(.roomFeaturesRead(nil))
+        #expect(actions.last == .loadRoom)
+        #expect(f.machine.roomFeatures == RoomFeatures(stanzaIDs: false, archive: false))
     }
 
     @Test func theFirstActivationBridgesNothingFromBeforeTheLink() {

@@ -59,6 +59,45 @@ import Testing
         #expect(sending.key == PortalStateMachine.digestKey(message, body: "hi"))
     }
 
+    @Test func aStanzaIDIsTrustedOnlyWhereTheRoomAnnouncesStanzaIDs() {
+        var f = MachineFixture()
+        f.activate(features: RoomFeatures(stanzaIDs: false, archive: false))
+        // An occupant could have put this stanza-id there (to suppress a message already mapped under it).
+        let forged = f.groupchat("romeo", "hi", stanzaID: "s1", originID: "o1")
+        guard case .sendToMatrix(let sending)? = f.act(.xmppMessage(forged)).first else {
+            Issue.record("not sent")
+            return
+        }
+        var keyed = forged
+        keyed.stanzaID = nil
+        #expect(sending.key == PortalStateMachine.digestKey(keyed, body: "hi"))
+        #expect(sending.message.stanzaID == nil)
+
+        var trusting = MachineFixture()
+        trusting.activate(features: RoomFeatures(stanzaIDs: true, archive: true))
+        #expect(trusting.act(.xmppMessage(forged)) == [.lookUpBridged(forged)])
+    }
+
+    @Test func aRoomWithoutStanzaIDsKeysMessagesOnTheirSenderAndTheirID() {
+        let f = MachineFixture()
+        func key(_ nick: String, _ body: String, originID: String? = nil, id: String? = nil, occupantID: String? = nil) -> StanzaID {
+            var message = f.groupchat(nick, body, stanzaID: nil, originID: originID, occupantID: occupantID)
+            message.id = id
+            return PortalStateMachine.digestKey(message, body: body)
+        }
+        // The same message twice: one key (one Matrix transaction id).
+        #expect(key("romeo", "hi", originID: "o1") == key("romeo", "hi", originID: "o1"))
+        #expect(key("romeo", "hi", id: "m1") == key("romeo", "hi", id: "m1"))
+        // The same text sent twice by the same sender: two messages, two keys.
+        #expect(key("romeo", "hi", id: "m1") != key("romeo", "hi", id: "m2"))
+        #expect(key("romeo", "hi", originID: "o1") != key("romeo", "hi", originID: "o2"))
+        // The same id from two senders: two messages (an occupant cannot suppress another's message by reusing its id).
+        #expect(key("romeo", "hi", id: "m1") != key("juliet", "hi", id: "m1"))
+        #expect(key("romeo", "hi", id: "m1", occupantID: "a") != key("romeo", "hi", id: "m1", occupantID: "b"))
+        // The origin-id wins over the stanza id.
+        #expect(key("romeo", "hi", originID: "o1", id: "m1") == key("romeo", "hi", originID: "o1", id: "m2"))
+    }
+
     @Test func anUnavailableHomeserverIsRetriedWithBackoffInOrder() {
         var f = MachineFixture()
         f.activate()

@@ -1,0 +1,24 @@
+import IsthmusCommon
+@testable import IsthmusCLI
+import IsthmusStore
+import Testing
+
+/// `isthmus links`: a room without an archive says that it cannot be caught up after downtime.
+@Suite struct LinkListingTests {
+    let room = RoomID("!r:localhost")!
+    let muc = JID("lounge@conference.localhost")!
+
+    @Test func aRoomWithoutAnArchiveSaysSo() throws {
+        let link = RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc, status: .active, archive: false)
+        #expect(LinkListing.line(link) == "!r:localhost lounge@conference.localhost active [no archive: no catch-up after downtime]")
+        #expect(try LinkListing.json([link]).contains(#""archive":false"#))
+    }
+
+    @Test func anArchivedOrUnknownRoomSaysNothingMore() throws {
+        for archive in [true, nil] as [Bool?] {
+            let link = RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc, status: .active, archive: archive)
+            #expect(LinkListing.line(link) == "!r:localhost lounge@conference.localhost active")
+        }
+        #expect(try !LinkListing.json([RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc)]).contains("archive"))
+    }
+}
