@@ -16,7 +16,7 @@ import PackageDescription
 /// - `MessageFormatting`: Matrix HTML ↔ XEP-0393 styling converters (libxml2's HTML parser; pure functions).
 /// - `Matrix`: ids, event models, ghost-id encoding, appservice routing (no sockets).
 /// - `MatrixAppService`: the libmicrohttpd listener and transaction handling.
-/// - `MatrixClient`: the client-server API (own HTTP/1.1 keep-alive client for `http://`, URLSession for `https://`).
+/// - `MatrixClient`: the client-server API over libcurl's multi interface (one I/O thread, kept-alive connections, HTTP/2).
 /// - `Bridge`: portals, link management, the bridge service.
 /// - `IsthmusCLI`: the command-line interface; `isthmus` is a thin executable over it.
 let package = Package(
@@ -32,6 +32,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // MARK: Libraries
         .target(name: "IsthmusCommon", dependencies: ["COpenSSL"]),
@@ -45,7 +46,7 @@ let package = Package(
         .target(name: "MessageFormatting", dependencies: ["CLibXML2", "IsthmusCommon"]),
         .target(name: "Matrix", dependencies: ["IsthmusCommon"]),
         .target(name: "MatrixAppService", dependencies: ["Matrix", "IsthmusCommon", "IsthmusStore", "CMicroHTTPD"]),
-        .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon", "Network"]),
+        .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon", "CCurl"]),
         .target(name: "Bridge", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusMetrics", "IsthmusStore", "XMPP", "XMPPComponent",
             "Matrix", "MatrixAppService", "MatrixClient",

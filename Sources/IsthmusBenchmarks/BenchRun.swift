@@ -4,7 +4,7 @@ import IsthmusCommon
 import Glibc
 #endif
 
-/// `isthmus-bench run [--only bridge,scale,fanin,real] [--json] [--testbed DIR]`: the benchmarks of `scripts/bench`.
+/// `isthmus-bench run [--only bridge,scale,fanin,real,client] [--json] [--testbed DIR]`: the benchmarks of `scripts/bench`.
 /// Prints one table (or, with `--json`, one JSON object) on stdout; progress goes to stderr.
 ///
 /// The bridge under test is the release `isthmus` binary beside this one (or `$ISTHMUS_BIN`), run as its own process.
@@ -12,7 +12,7 @@ import Glibc
 /// `ISTHMUS_BENCH_DIRECTION=x2m|m2x` (scale part), `ISTHMUS_BENCH_WRAPPER="heaptrack"` (runs the bridge under a
 /// profiler), `ISTHMUS_BENCH_KEEP=1` (keeps the bridge's config, store and log).
 enum BenchRun {
-    static let parts = ["bridge", "scale", "fanin", "real"]
+    static let parts = ["bridge", "scale", "fanin", "real", "client"]
 
     static func run(_ arguments: [String]) async throws {
         var only = Set(parts)
@@ -39,7 +39,7 @@ enum BenchRun {
         }
         signal(SIGPIPE, SIG_IGN)
         BridgeUnderTest.stopAllOnSignal()
-        guard FileManager.default.isExecutableFile(atPath: BridgeUnderTest.isthmusBinary) else {
+        guard only == ["client"] || FileManager.default.isExecutableFile(atPath: BridgeUnderTest.isthmusBinary) else {
             throw BenchmarkFailure("no isthmus binary at \(BridgeUnderTest.isthmusBinary) (build it, or set ISTHMUS_BIN)")
         }
         let machine: [String: String] = [
@@ -52,6 +52,7 @@ enum BenchRun {
         if only.contains("bridge") { try await BridgeOnlyBenchmark(report: report).run() }
         if only.contains("scale") { try await ScaleBenchmark(report: report).run() }
         if only.contains("fanin") { try await FanInBenchmark(report: report).run() }
+        if only.contains("client") { try await MatrixClientBenchmark(report: report).run() }
         if only.contains("real") {
             guard let testbed else { throw BenchmarkFailure("the real-server part needs --testbed DIR (scripts/bench starts one)") }
             try await RealServerBenchmark(report: report, testbed: testbed).run()

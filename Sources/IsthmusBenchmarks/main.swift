@@ -9,6 +9,7 @@ let suites: [String: @Sendable ([String]) async throws -> Void] = [
     "xml": XMLBenchmarks.run,
     "appservice": MatrixBenchmarks.run,
     "store": StoreBenchmarks.run,
+    "client-worker": MatrixClientBenchmark.workerMain,
 ]
 guard let name = arguments.first, let suite = suites[name] else {
     StandardStreams.writeError("usage: isthmus-bench <\(suites.keys.sorted().joined(separator: "|"))> [options]\n")

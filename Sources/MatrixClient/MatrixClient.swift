@@ -1,16 +1,16 @@
 import Foundation
 import IsthmusCommon
 import Matrix
-import Network
 
 /// The Matrix client-server API as the appservice uses it: `Authorization: Bearer <as_token>`, acting as any of its
 /// ghosts with `?user_id=` (appservice API §2.4 "Client-Server API extensions"). Also works with an ordinary
-/// user's access token (tests, relay mode). Thread-safe; every call does network I/O over ``HTTP1Client``'s
-/// keep-alive connections (`https://` through OpenSSL, trusting the system's CA store or
-/// ``Configuration/trustedCertificatesFile``).
+/// user's access token (tests, relay mode). Thread-safe; every call does network I/O through ``CurlTransport``
+/// (libcurl: one I/O thread, kept-alive connections, HTTP/2 over TLS where the homeserver offers it), trusting the
+/// system's CA store, `SSL_CERT_FILE`, or ``Configuration/trustedCertificatesFile``.
 ///
 /// Every call has a timeout per attempt; rate limits are waited out and network failures and 5xx retried per
-/// ``RetryPolicy``; failures throw ``MatrixError`` naming the call and endpoint.
+/// ``RetryPolicy``; a certificate that is not accepted is not retried (``MatrixError/Kind/unusable``); failures throw
+/// ``MatrixError`` naming the call and endpoint.
 public final class MatrixClient: Sendable {
     /// Where the homeserver is and how to talk to it.
     public struct Configuration: Sendable {
@@ -21,10 +21,10 @@ public final class MatrixClient: Sendable {
         /// Timeout of one attempt.
         public var requestTimeout: Duration
         public var retryPolicy: RetryPolicy
-        /// Connections to the homeserver at most (URLSession's default of 6 per host throttles many ghosts at once).
+        /// Connections to the homeserver at most over HTTP/1.1 (HTTP/2 multiplexes every call on one).
         public var maxConnectionsPerHost: Int
-        /// For `https://`: trust only the PEM certificates in this file instead of the system's CA store (which
-        /// OpenSSL finds itself, honouring `SSL_CERT_FILE`/`SSL_CERT_DIR`).
+        /// For `https://`: trust only the PEM certificates in this file instead of the system's CA store (or the
+        /// file `SSL_CERT_FILE` names, or the directory `SSL_CERT_DIR` names).
         public var trustedCertificatesFile: String?
 
         public init(homeserverURL: URL, accessToken: String, requestTimeout: Duration = .seconds(30),
@@ -40,41 +40,31 @@ public final class MatrixClient: Sendable {
     }
 
     public let configuration: Configuration
-    /// HTTP/1.1 to the homeserver (TLS for `https://`); nil when the URL cannot be used — ``unusable`` says why.
-    private let http1: HTTP1Client?
+    /// libcurl to the homeserver; nil when the URL cannot be used — ``unusable`` says why.
+    private let transport: CurlTransport?
     private let unusable: String?
-    /// The homeserver URL's path (requests' targets start with it).
-    private let basePath: String
+    /// The homeserver URL without a trailing slash (requests' URLs start with it).
+    private let baseURL: String
     private let logger: Logger
 
-    /// Creates the client. No I/O until the first call. A URL it cannot use (not http(s), no host, credentials in
-    /// it) or a TLS set-up that fails makes every call fail with that reason.
+    /// Creates the client (and ``CurlTransport``'s I/O thread). No network I/O until the first call. A URL it cannot
+    /// use (not http(s), no host, credentials in it) makes every call fail with that reason.
     public init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
         let url = configuration.homeserverURL
         let scheme = url.scheme?.lowercased()
-        var path = url.path
-        while path.hasSuffix("/") { path.removeLast() }
-        basePath = path
-        guard let host = url.host, !host.isEmpty, url.user == nil, scheme == "http" || scheme == "https" else {
-            http1 = nil
+        var base = url.absoluteString
+        while base.hasSuffix("/") { base.removeLast() }
+        baseURL = base
+        guard let host = url.host, !host.isEmpty, url.user == nil, url.query == nil, url.fragment == nil,
+              scheme == "http" || scheme == "https" else {
+            transport = nil
             unusable = "cannot use homeserver URL \(url.absoluteString): expected http:// or https:// with a host and no credentials"
             return
         }
-        if scheme == "http" {
-            http1 = HTTP1Client(host: host, port: url.port ?? 80, maxConnections: configuration.maxConnectionsPerHost)
-            unusable = nil
-            return
-        }
-        do {
-            let tls = try TLSContext(caFile: configuration.trustedCertificatesFile)
-            http1 = HTTP1Client(host: host, port: url.port ?? 443, maxConnections: configuration.maxConnectionsPerHost, tls: tls)
-            unusable = nil
-        } catch {
-            http1 = nil
-            unusable = "\(error)"
-        }
+        transport = CurlTransport(maxConnections: configuration.maxConnectionsPerHost, caFile: configuration.trustedCertificatesFile)
+        unusable = nil
     }
 
     /// Sends `request` and decodes a 2xx body as `Response`, retrying per the policy.
@@ -106,33 +96,29 @@ public final class MatrixClient: Sendable {
             attempts += 1
             let failure: RetryPolicy.Failure
             let error: MatrixError
-            do {
-                let (data, status, retryAfterHeader) = try await exchange(request)
-                if (200..<300).contains(status) { return (data, attempts + rateLimitWaits) }
-                let body = try? JSONDecoder().decode(MatrixErrorBody.self, from: data)
-                let retryAfter = retryAfterHeader.flatMap { Int($0) }
-                failure = .status(status, errcode: body?.errcode, retryAfterMilliseconds: body?.retryAfterMilliseconds,
+            do throws(TransportFailure) {
+                let response = try await exchange(request)
+                if (200..<300).contains(response.status) { return (response.body, attempts + rateLimitWaits) }
+                let body = try? JSONDecoder().decode(MatrixErrorBody.self, from: response.body)
+                let retryAfter = response.headers["retry-after"].flatMap { Int($0) }
+                failure = .status(response.status, errcode: body?.errcode, retryAfterMilliseconds: body?.retryAfterMilliseconds,
                                   retryAfterHeaderSeconds: retryAfter)
-                error = MatrixError(kind: .homeserver, call: request.call, endpoint: request.endpoint, status: status,
-                                    errcode: body?.errcode, message: body?.error ?? String(decoding: data.prefix(200), as: UTF8.self),
+                error = MatrixError(kind: .homeserver, call: request.call, endpoint: request.endpoint, status: response.status,
+                                    errcode: body?.errcode,
+                                    message: body?.error ?? String(decoding: response.body.prefix(200), as: UTF8.self),
                                     attempts: attempts + rateLimitWaits)
-            } catch let caught as HTTP1Client.Failure {
-                if Task.isCancelled { throw cancelled(request, attempts) }
-                if case .unusable(let reason) = caught {   // nothing to retry
-                    throw MatrixError(kind: .transport, call: request.call, endpoint: request.endpoint, message: reason, attempts: attempts)
-                }
-                if case .connectionRefused = caught { failure = .connectionRefused } else { failure = .transport }
-                if case .timedOut = caught {
-                    error = MatrixError(kind: .timeout, call: request.call, endpoint: request.endpoint, message: caught.description,
-                                        attempts: attempts + rateLimitWaits)
-                } else {
-                    error = MatrixError(kind: .transport, call: request.call, endpoint: request.endpoint, message: caught.description,
-                                        attempts: attempts + rateLimitWaits)
-                }
             } catch let caught {
-                if Task.isCancelled { throw cancelled(request, attempts) }
-                failure = .transport
-                error = MatrixError(kind: .transport, call: request.call, endpoint: request.endpoint, message: "\(caught)",
+                if Task.isCancelled || caught == .cancelled { throw cancelled(request, attempts) }
+                let kind: MatrixError.Kind
+                switch caught {
+                case .unusable:   // a certificate, TLS or URL problem: the same call would fail the same way
+                    throw MatrixError(kind: .unusable, call: request.call, endpoint: request.endpoint, message: caught.description,
+                                      attempts: attempts + rateLimitWaits)
+                case .connectFailed: (failure, kind) = (.connectionRefused, .transport)
+                case .timedOut: (failure, kind) = (.transport, .timeout)
+                case .broken, .cancelled: (failure, kind) = (.transport, .transport)
+                }
+                error = MatrixError(kind: kind, call: request.call, endpoint: request.endpoint, message: caught.description,
                                     attempts: attempts + rateLimitWaits)
             }
             let decision = configuration.retryPolicy.decide(failure, mode: request.retry, attempts: attempts, rateLimitWaits: rateLimitWaits)
@@ -149,17 +135,17 @@ public final class MatrixClient: Sendable {
         }
     }
 
-    /// One attempt: the status, body and `Retry-After` header of the answer.
-    private func exchange(_ request: ClientRequest) async throws -> (Data, Int, String?) {
-        guard let http1 else { throw HTTP1Client.Failure.unusable(unusable ?? "no homeserver connection") }
+    /// One attempt.
+    private func exchange(_ request: ClientRequest) async throws(TransportFailure) -> HTTPResponse {
         var headers: [(String, String)] = [("Accept", "application/json")]
         if request.authenticated, !configuration.accessToken.isEmpty {
             headers.append(("Authorization", "Bearer " + configuration.accessToken))
         }
         if request.body != nil { headers.append(("Content-Type", "application/json")) }
-        let response = try await http1.send(method: request.method, target: basePath + request.pathAndQuery, headers: headers,
-                                                body: request.body, timeout: configuration.requestTimeout)
-        return (response.body, response.status, response.headers["retry-after"])
+        guard let transport else { throw .unusable(unusable ?? "no homeserver connection") }
+        return try await transport.send(HTTPRequest(method: request.method, url: baseURL + request.pathAndQuery, headers: headers,
+                                                    body: request.body, timeout: configuration.requestTimeout,
+                                                    mayReuseConnection: request.retry == .full))
     }
 
     private func cancelled(_ request: ClientRequest, _ attempts: Int) -> MatrixError {

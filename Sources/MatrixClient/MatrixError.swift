@@ -4,8 +4,11 @@ public struct MatrixError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         /// The homeserver answered with an error status (see ``status`` and ``errcode``).
         case homeserver
-        /// No answer: connection refused or reset, DNS, TLS… (after the retries).
+        /// No answer: connection refused or reset, DNS… (after the retries).
         case transport
+        /// No call can succeed as configured, so none was retried: the homeserver's certificate is not accepted
+        /// (``message`` says "certificate of HOST not accepted: REASON"), TLS cannot be agreed, the URL is unusable.
+        case unusable
         /// No answer within the call's timeout (after the retries).
         case timeout
         /// A 2xx answer whose body did not decode.

@@ -94,7 +94,7 @@ final class Report: Sendable {
     /// The JSON key of each part's section (the table shows the titles).
     static let sectionKeys = [
         BridgeOnlyBenchmark.section: "bridge", ScaleBenchmark.section: "scale", FanInBenchmark.section: "fanin",
-        RealServerBenchmark.section: "real",
+        RealServerBenchmark.section: "real", MatrixClientBenchmark.section: "client",
     ]
 
     private static func jsonKey(_ section: String) -> String {
