@@ -33,4 +33,5 @@ public enum MatrixErrorCode {
     public static let unknown = "M_UNKNOWN"
     public static let userInUse = "M_USER_IN_USE"
     public static let exclusive = "M_EXCLUSIVE"
+    public static let roomInUse = "M_ROOM_IN_USE"
 }
