@@ -24,11 +24,11 @@ public struct LinkConsentMachine: Sendable {
     /// A MUC occupant as its presence shows it (XEP-0045 §7.2.3, `muc#user` `item`).
     public struct Occupant: Sendable, Equatable {
         public var nick: String
-        public var affiliation: String?
+        public var affiliation: MUCAffiliation?
         public var occupantID: OccupantID?
         public var realJID: JID?
 
-        public init(nick: String, affiliation: String?, occupantID: OccupantID? = nil, realJID: JID? = nil) {
+        public init(nick: String, affiliation: MUCAffiliation?, occupantID: OccupantID? = nil, realJID: JID? = nil) {
             self.nick = nick
             self.affiliation = affiliation
             self.occupantID = occupantID
@@ -90,7 +90,7 @@ public struct LinkConsentMachine: Sendable {
         guard let owner = occupants.first(where: { $0.nick == request.ownerNick }) else {
             return refuse("\(request.ownerNick) is not in \(request.muc)")
         }
-        guard owner.affiliation == "owner" || owner.affiliation == "admin" else {
+        guard owner.affiliation == .owner || owner.affiliation == .admin else {
             return refuse("\(request.ownerNick) is not an owner or admin of \(request.muc)")
         }
         let deadline = now + timeout

@@ -9,8 +9,8 @@ import Testing
     let muc = JID("lounge@conference.localhost")!
     let request = LinkConsentMachine.Request(room: RoomID("!room:localhost")!, requester: UserID("@alice:localhost")!,
                                              muc: JID("lounge@conference.localhost")!, ownerNick: "Juliet")
-    let juliet = Occupant(nick: "Juliet", affiliation: "owner", occupantID: OccupantID("oid-juliet"))
-    let romeo = Occupant(nick: "Romeo", affiliation: "member", occupantID: OccupantID("oid-romeo"))
+    let juliet = Occupant(nick: "Juliet", affiliation: .owner, occupantID: OccupantID("oid-juliet"))
+    let romeo = Occupant(nick: "Romeo", affiliation: .member, occupantID: OccupantID("oid-romeo"))
 
     func asked() -> LinkConsentMachine {
         var machine = LinkConsentMachine(request: request, timeout: .seconds(300))
@@ -41,7 +41,7 @@ import Testing
         var machine = asked()
         #expect(machine.privateMessage(from: romeo, body: "yes", now: t0 + .seconds(1)) == [])
         // Someone who took the nick after Juliet left is another occupant.
-        let impostor = Occupant(nick: "Juliet", affiliation: "none", occupantID: OccupantID("oid-other"))
+        let impostor = Occupant(nick: "Juliet", affiliation: .none, occupantID: OccupantID("oid-other"))
         #expect(machine.privateMessage(from: impostor, body: "yes", now: t0 + .seconds(2)) == [])
         #expect(machine.privateMessage(from: juliet, body: "y", now: t0 + .seconds(3)) == [.leaveMUC(muc), .link(request)])
     }
@@ -75,7 +75,7 @@ import Testing
     @Test func theNamedNickMustBeAnOwnerOrAdminAndPresent() {
         var machine = LinkConsentMachine(request: request, timeout: .seconds(300))
         _ = machine.start()
-        #expect(machine.joined([romeo, Occupant(nick: "Juliet", affiliation: "member")], now: t0)
+        #expect(machine.joined([romeo, Occupant(nick: "Juliet", affiliation: .member)], now: t0)
                 == [.leaveMUC(muc), .noticeMatrix("Not linked: Juliet is not an owner or admin of lounge@conference.localhost.")])
         machine = LinkConsentMachine(request: request, timeout: .seconds(300))
         _ = machine.start()
@@ -83,7 +83,7 @@ import Testing
                 == [.leaveMUC(muc), .noticeMatrix("Not linked: Juliet is not in lounge@conference.localhost.")])
         machine = LinkConsentMachine(request: request, timeout: .seconds(5))
         _ = machine.start()
-        #expect(machine.joined([Occupant(nick: "Juliet", affiliation: "admin")], now: t0).first
+        #expect(machine.joined([Occupant(nick: "Juliet", affiliation: .admin)], now: t0).first
                 == .sendPrivate(nick: "Juliet", body: "@alice:localhost asks to bridge lounge@conference.localhost with the Matrix room "
                     + "!room:localhost. Reply yes within 5 seconds to allow; anything else refuses."))
     }
