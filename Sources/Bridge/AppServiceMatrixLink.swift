@@ -120,6 +120,19 @@ public struct AppServiceMatrixLink: MatrixLink {
         }
     }
 
+    /// Sets the bridge-info state under both of its event types, as the bot; `{}` when `state.content` is nil.
+    public func setBridgeInfo(_ state: BridgeInfoState, in room: RoomID) async throws {
+        for type in BridgeInfoState.eventTypes {
+            _ = try await classified("set_state") { () async throws(MatrixError) in
+                if let content = state.content {
+                    try await client.sendState(content, type: type, stateKey: state.stateKey, to: room, as: botUserID)
+                } else {
+                    try await client.sendState(JSONValue.object([:]), type: type, stateKey: state.stateKey, to: room, as: botUserID)
+                }
+            }
+        }
+    }
+
     public func setRoomDisplayname(_ name: String, for user: UserID, in room: RoomID) async throws {
         _ = try await classified("set_room_displayname") { () async throws(MatrixError) in
             try await client.setRoomDisplayName(name, in: room, for: user)

@@ -45,12 +45,16 @@ public struct BridgeRuntime: Sendable {
         let matrix = AppServiceMatrixLink(client: client, namespace: namespace, logger: logger.with(label: "matrix.link"), metrics: metrics)
         let bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger, metrics: metrics)
         let handler = BridgeAppServiceHandler(bridge: bridge, namespace: namespace, logger: logger.with(label: "matrix.appservice"))
+        let links = LinkService(store: store, client: client, bot: namespace.botUserID,
+                                allowedMUCDomains: config.provisioning.allowedMUCDomains)
+        let provisioner = config.provisioning.sharedSecret == nil
+            ? nil : ProvisioningAPI(service: links, logger: self.logger.with(label: "provisioning"))
         let listener: AppServiceListener
         do {
             listener = try AppServiceListener(
                 configuration: .init(host: config.appservice.listen.host, port: config.appservice.listen.port,
-                                     hsToken: config.appservice.hsToken),
-                store: store, handler: handler, logger: logger.with(label: "matrix.appservice"))
+                                     hsToken: config.appservice.hsToken, provisioningSecret: config.provisioning.sharedSecret),
+                store: store, handler: handler, provisioner: provisioner, logger: logger.with(label: "matrix.appservice"))
         } catch {
             throw StartError(description: "cannot listen on \(config.appservice.listen): \(error)")
         }

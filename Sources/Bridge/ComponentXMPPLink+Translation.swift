@@ -34,6 +34,7 @@ extension ComponentXMPPLink {
             statusCodes: Set(presence.statusCodes.map(\.rawValue)), newNick: item?.nick, reason: item?.reason,
             error: presence.type == .error
                 ? StanzaErrorInfo(condition: presence.error?.condition ?? .undefinedCondition, text: presence.error?.text)
-                : nil)
+                : nil,
+            affiliation: item?.affiliation)
     }
 }

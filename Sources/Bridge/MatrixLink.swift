@@ -2,6 +2,8 @@ import FoundationEssentials
 import IsthmusCommon
 @_exported import struct Matrix.Membership
 @_exported import struct Matrix.MessageType
+@_exported import struct Matrix.BridgeInfoContent
+@_exported import struct Matrix.BridgeInfoState
 
 /// What the bridge core needs from the Matrix side: client-server calls as the bot or as a ghost.
 ///
@@ -24,6 +26,9 @@ public protocol MatrixLink: Sendable {
     func leave(_ room: RoomID, as user: UserID, reason: String?) async throws
     /// The bot kicks (`ban: false`) or bans `user` from `room`.
     func remove(_ user: UserID, from room: RoomID, ban: Bool, reason: String?) async throws
+    /// The bot sets (or, with nil content, withdraws) the room's bridge-info state (MSC2346 `m.bridge` and
+    /// `uk.half-shot.bridge`).
+    func setBridgeInfo(_ state: BridgeInfoState, in room: RoomID) async throws
     /// Sets `user`'s per-room displayname (its `m.room.member` state) in `room`.
     func setRoomDisplayname(_ name: String, for user: UserID, in room: RoomID) async throws
     /// Sends a message as `user` with a caller-chosen txnId (idempotent); `timestamp` sets `origin_server_ts`.

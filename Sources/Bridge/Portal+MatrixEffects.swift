@@ -53,6 +53,17 @@ extension Portal {
         }
     }
 
+    /// Sets or withdraws the room's bridge-info state as the bot. A refusal (the bot lacks the power to send state)
+    /// is logged and the link carries on without it.
+    func setBridgeInfo(_ info: BridgeInfoState) async {
+        do {
+            try await context.matrix.setBridgeInfo(info, in: link.matrixRoom)
+        } catch {
+            logger.warning("Could not set the room's m.bridge state", metadata: [
+                "matrix.state.key": info.stateKey, "matrix.bridge_info.set": "\(info.content != nil)", "error": "\(error)"])
+        }
+    }
+
     func renameGhost(_ ghost: RoomGhost) async {
         do {
             try await context.matrix.setRoomDisplayname(ghost.nick, for: ghost.user, in: link.matrixRoom)

@@ -128,6 +128,7 @@ actor Portal {
                 enqueue(.retryInbox)
             }
         case .queueGhostReconciliation: enqueue(.reconcileGhosts)
+        case .setBridgeInfo(let info): await setBridgeInfo(info)
         case .unlink(let plan): await unlink(plan)
         case .log(let entry): logger.log(entry.level, entry.message, metadata: entry.metadata)
         }

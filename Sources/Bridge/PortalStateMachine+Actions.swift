@@ -23,6 +23,8 @@ extension PortalStateMachine {
         case removeGhost(UserID, GhostRemoval, saving: RoomGhost?)
         /// A notice from the bot in the Matrix room (idempotent per subject).
         case postNotice(String, subject: String)
+        /// The bot sets or withdraws the room's bridge-info state (`m.bridge`); a refusal (no power) is logged, no outcome.
+        case setBridgeInfo(BridgeInfoState)
         /// → ``Input/membersFetched(_:)``: the Matrix room's joined members.
         case fetchMatrixMembers
 

@@ -199,10 +199,12 @@ extension PortalStateMachine {
         inboxNeedsReload = true
         if resendsWentOut {
             inboxBlocked = false
-            return [.queueGhostReconciliation, .setStatus(.active, detail: nil)] + startDrainFromStore(selfCheck: false)
+            return [.queueGhostReconciliation] + publishBridgeInfo() + [.setStatus(.active, detail: nil)]
+                + startDrainFromStore(selfCheck: false)
         }
         inboxBlocked = true
-        return [.queueGhostReconciliation, .scheduleInboxRetry(at: now + configuration.inboxRetryDelay), .setStatus(.active, detail: nil)]
+        return [.queueGhostReconciliation, .scheduleInboxRetry(at: now + configuration.inboxRetryDelay)] + publishBridgeInfo()
+            + [.setStatus(.active, detail: nil)]
     }
 
     // MARK: Drains

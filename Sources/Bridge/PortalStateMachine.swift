@@ -34,6 +34,8 @@ struct PortalStateMachine: Sendable {
     /// Inbox rows up to here were handled or read: a handed-in copy of one of them is not handled again.
     var highestSeq: Int64 = 0
     var closed = false
+    /// The room's bridge-info state was set during this portal's life.
+    var bridgeInfoSet = false
 
     // MARK: Room model
     /// The nick the bridge's own occupant holds.
@@ -139,7 +141,7 @@ struct PortalStateMachine: Sendable {
             xmppConnected = connected
             closed = true
             let leaving = connected ? puppets.values.filter(\.joined).sorted { $0.user.rawValue < $1.user.rawValue } : []
-            return [.unlink(UnlinkPlan(puppets: leaving, botNick: connected && botJoined ? botNick : nil))]
+            return [withdrawBridgeInfo, .unlink(UnlinkPlan(puppets: leaving, botNick: connected && botJoined ? botNick : nil))]
         }
     }
 

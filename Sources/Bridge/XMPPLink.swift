@@ -1,6 +1,7 @@
 import FoundationEssentials
 import IsthmusCommon
 @_exported import struct XMPP.StanzaErrorCondition
+@_exported import enum XMPP.MUCAffiliation
 
 /// What the bridge core needs from the XMPP side: MUC occupant operations for JIDs under the component.
 ///
@@ -118,6 +119,8 @@ public struct RoomPresence: Sendable, Equatable {
     public var available: Bool
     public var occupantID: OccupantID?
     public var realJID: JID?
+    /// The occupant's affiliation (`muc#user` `item affiliation`, XEP-0045 §5.2), when the room says.
+    public var affiliation: MUCAffiliation?
     /// XEP-0045 status codes (110 self, 201 created, 210 nick rewritten, 303 nick change, 307 kick, 301 ban, …).
     public var statusCodes: Set<Int>
     /// The new nick on a 303 nick change.
@@ -128,8 +131,10 @@ public struct RoomPresence: Sendable, Equatable {
     public var error: StanzaErrorInfo?
 
     public init(room: JID, nick: String, to: JID? = nil, available: Bool, occupantID: OccupantID? = nil, realJID: JID? = nil,
-                statusCodes: Set<Int> = [], newNick: String? = nil, reason: String? = nil, error: StanzaErrorInfo? = nil) {
+                statusCodes: Set<Int> = [], newNick: String? = nil, reason: String? = nil, error: StanzaErrorInfo? = nil,
+                affiliation: MUCAffiliation? = nil) {
         self.room = room
+        self.affiliation = affiliation
         self.nick = nick
         self.to = to
         self.available = available

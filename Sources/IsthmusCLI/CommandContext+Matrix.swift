@@ -1,3 +1,4 @@
+import Bridge
 import IsthmusCommon
 import IsthmusConfig
 import Matrix
@@ -21,20 +22,20 @@ extension CommandContext {
         return namespace
     }
 
-    /// Resolves a room argument to a room id (aliases through the homeserver).
-    func resolve(_ room: LinkArguments.MatrixRoom, client: MatrixClient) async throws(CommandFailure) -> RoomID {
-        switch room {
-        case .id(let id):
-            return id
-        case .alias(let alias):
-            do {
-                return try await client.resolveAlias(alias).roomID
-            } catch {
-                if error.errcode == "M_NOT_FOUND" || error.status == 404 {
-                    throw CommandFailure("unknown room: no room has the alias \(alias)")
-                }
-                throw CommandFailure(LinkCommand.describe(error, config: nil))
+    /// The link service over the config's store and homeserver (the admin CLI may link any MUC service).
+    func linkService(_ config: Config) throws(CommandFailure) -> LinkService {
+        LinkService(store: try openStore(config), client: matrixClient(config), bot: try ghostNamespace(config).botUserID)
+    }
+
+    /// Runs a ``LinkService`` call; a refusal becomes a one-line ``CommandFailure``.
+    func linking<T>(_ config: Config, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let refusal as LinkRefusal {
+            if case .homeserverUnreachable(let reason) = refusal {
+                throw CommandFailure("cannot reach the homeserver at \(config.matrix.homeserverURL.absoluteString): \(reason)")
             }
+            throw CommandFailure(refusal.description)
         }
     }
 }

@@ -1,16 +1,13 @@
+import Bridge
 import IsthmusCommon
 
 /// Syntax checks for room arguments of `link` / `unlink`. A malformed argument is a usage error (exit 64).
 enum LinkArguments {
     /// A Matrix room argument: a room id or an alias.
-    enum MatrixRoom: Sendable, Equatable {
-        case id(RoomID)
-        case alias(RoomAlias)
-    }
+    typealias MatrixRoom = LinkService.MatrixRoom
 
     static func matrixRoom(_ text: String, command: String) throws(UsageError) -> MatrixRoom {
-        if text.hasPrefix("!"), let id = RoomID(text) { return .id(id) }
-        if text.hasPrefix("#"), let alias = RoomAlias(text) { return .alias(alias) }
+        if let room = MatrixRoom(text) { return room }
         throw UsageError("'\(text)' is not a Matrix room id (!…) or alias (#name:server).", command: command)
     }
 

@@ -1,8 +1,7 @@
 import IsthmusCommon
 import IsthmusConfig
 import IsthmusStore
-import Matrix
-import MatrixClient
+import Bridge
 
 /// `isthmus link MATRIX_ROOM MUC_JID`: links a Matrix room with a MUC.
 ///
@@ -34,53 +33,8 @@ struct LinkCommand: Subcommand {
 
     func run(_ context: CommandContext) async throws {
         let config = try context.loadConfig()
-        let store = try context.openStore(config)
-        let client = context.matrixClient(config)
-        let bot = try context.ghostNamespace(config).botUserID
-        if let existing = try await store.roomLinks().first(where: { $0.muc == muc.bare }) {
-            throw CommandFailure("\(muc) is already linked with \(existing.matrixRoom)")
-        }
-        let roomID = try await context.resolve(room, client: client)
-        if let existing = try await store.roomLinks().first(where: { $0.matrixRoom == roomID }) {
-            throw CommandFailure("\(roomID) is already linked with \(existing.muc)")
-        }
-        do {
-            _ = try await client.join(roomID, as: bot)
-        } catch {
-            throw CommandFailure(Self.describe(error, config: config, room: roomID, bot: bot))
-        }
-        var alias: RoomAlias?
-        if case .alias(let given) = room { alias = given }
-        do {
-            try await store.insertRoomLink(RoomLink(matrixRoom: roomID, matrixAlias: alias, muc: muc.bare))
-        } catch let conflict as RoomLinkConflict {
-            switch conflict {
-            case .matrixRoomAlreadyLinked(let other): throw CommandFailure("\(roomID) is already linked with \(other.muc)")
-            case .mucAlreadyLinked(let other): throw CommandFailure("\(muc) is already linked with \(other.matrixRoom)")
-            }
-        }
-        context.print("Linked \(roomID)\(alias.map { " (\($0))" } ?? "") with \(muc): pending until `isthmus serve` joins both sides.")
-    }
-
-    /// A one-line reason for a failed Matrix call in `link`.
-    static func describe(_ error: MatrixError, config: Config?, room: RoomID? = nil, bot: UserID? = nil) -> String {
-        switch error.kind {
-        case .transport, .timeout:
-            return "cannot reach the homeserver\(config.map { " at \($0.matrix.homeserverURL.absoluteString)" } ?? ""): \(error.message)"
-        default:
-            break
-        }
-        if error.errcode == .unknownToken || error.status == 401 {
-            return "the homeserver rejected the appservice token (as_token): is the registration loaded?"
-        }
-        if let room, let bot {
-            if error.errcode == .forbidden {
-                return "the bridge bot \(bot) is not invited to \(room) and may not join it: invite it first"
-            }
-            if error.errcode == .notFound || error.status == 404 {
-                return "unknown room: \(room) does not exist (or the homeserver knows no server for it)"
-            }
-        }
-        return "the homeserver refused: \(error.errcode?.rawValue ?? "HTTP \(error.status ?? 0)"): \(error.message)"
+        let service = try context.linkService(config)
+        let link = try await context.linking(config) { try await service.link(room, muc: muc) }
+        context.print("Linked \(link.matrixRoom)\(link.matrixAlias.map { " (\($0))" } ?? "") with \(link.muc): pending until `isthmus serve` joins both sides.")
     }
 }

@@ -1,5 +1,5 @@
+import Bridge
 import IsthmusCommon
-import IsthmusStore
 
 /// `isthmus unlink MATRIX_ROOM|MUC_JID`: ends a link. `serve` cleans up both sides (now, or at its next start).
 struct UnlinkCommand: Subcommand {
@@ -32,33 +32,13 @@ struct UnlinkCommand: Subcommand {
 
     func run(_ context: CommandContext) async throws {
         let config = try context.loadConfig()
-        let store = try context.openStore(config)
-        let links = try await store.roomLinks()
-        let link: RoomLink?
-        switch target {
-        case .muc(let muc):
-            link = links.first { $0.muc == muc.bare }
-        case .matrix(.id(let id)):
-            link = links.first { $0.matrixRoom == id }
-        case .matrix(.alias(let alias)):
-            if let byAlias = links.first(where: { $0.matrixAlias == alias }) {
-                link = byAlias
-            } else {
-                let id = try await context.resolve(.alias(alias), client: context.matrixClient(config))
-                link = links.first { $0.matrixRoom == id }
+        let service = try context.linkService(config)
+        let link = try await context.linking(config) {
+            switch target {
+            case .muc(let muc): try await service.unlink(muc: muc)
+            case .matrix(let room): try await service.unlink(room)
             }
         }
-        guard let link, try await store.markUnlinking(matrixRoom: link.matrixRoom) != nil else {
-            throw CommandFailure("not linked: \(Self.describe(target))")
-        }
         context.print("Unlinking \(link.matrixRoom) from \(link.muc): `isthmus serve` cleans up both sides.")
-    }
-
-    static func describe(_ target: Target) -> String {
-        switch target {
-        case .muc(let muc): muc.description
-        case .matrix(.id(let id)): id.rawValue
-        case .matrix(.alias(let alias)): alias.rawValue
-        }
     }
 }

@@ -7,6 +7,7 @@ extension Config {
         public static let asToken = "ISTHMUS_AS_TOKEN"
         public static let hsToken = "ISTHMUS_HS_TOKEN"
         public static let componentSecret = "ISTHMUS_COMPONENT_SECRET"
+        public static let provisioningSecret = "ISTHMUS_PROVISIONING_SECRET"
     }
 
     /// Reads and validates the config file at `path`. Does file I/O.
@@ -87,11 +88,15 @@ extension Config {
             throw metricsReader.invalid("listen", "\(listen) is appservice.listen's port; the operations listener needs its own")
         }
         warnings += metricsReader.unknownKeys()
+        var provisioningReader = try top.section("provisioning")
+        let provisioning = try decodeProvisioning(&provisioningReader, environment: environment)
+        warnings += provisioningReader.unknownKeys()
         warnings += top.unknownKeys()
 
         var config = Config(
             matrix: matrix, appservice: appservice, xmpp: xmpp,
             database: Database(path: path, synchronous: synchronous), logging: logging, metrics: metrics)
+        config.provisioning = provisioning
         config.warnings = warnings
         return config
     }

@@ -81,12 +81,14 @@ public struct Config: Sendable, Equatable {
     public var database: Database
     public var logging: Logging
     public var metrics = Metrics()
+    public var provisioning = Provisioning()
     /// Non-fatal findings (unknown keys), to be shown by `check-config` and logged by `serve`.
     public var warnings: [ConfigError] = []
 
     public static func == (lhs: Config, rhs: Config) -> Bool {
         lhs.matrix == rhs.matrix && lhs.appservice == rhs.appservice && lhs.xmpp == rhs.xmpp
             && lhs.database == rhs.database && lhs.logging == rhs.logging && lhs.metrics == rhs.metrics
+            && lhs.provisioning == rhs.provisioning
     }
 
     /// The bridge bot's full Matrix user id, e.g. `@isthmus:localhost`.

@@ -92,6 +92,22 @@ struct ConfigReader {
         }
     }
 
+    /// A sequence of strings; absent → nil.
+    mutating func optionalStrings(_ key: String) throws(ConfigError) -> [String]? {
+        guard let value = node(key) else { return nil }
+        guard case .sequence(let items, _) = value else {
+            throw ConfigError(.wrongType(expected: "a list of strings"), key: keyPath(key), mark: value.mark)
+        }
+        var strings: [String] = []
+        for item in items {
+            guard case .scalar(let text, _, _) = item, !text.isEmpty else {
+                throw ConfigError(.wrongType(expected: "a string"), key: keyPath(key), mark: item.mark)
+            }
+            strings.append(text)
+        }
+        return strings
+    }
+
     /// A nested mapping's entries as they are (for maps with free keys, such as `logging.levels`); absent → empty.
     mutating func optionalMapping(_ key: String) throws(ConfigError) -> [(key: String, keyMark: YAMLNode.Mark, value: YAMLNode)] {
         guard let value = node(key) else { return [] }

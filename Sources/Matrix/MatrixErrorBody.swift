@@ -46,4 +46,5 @@ public struct MatrixErrorCode: RawRepresentable, Sendable, Hashable, Codable, Ex
     public static let userInUse: MatrixErrorCode = "M_USER_IN_USE"
     public static let exclusive: MatrixErrorCode = "M_EXCLUSIVE"
     public static let duplicateAnnotation: MatrixErrorCode = "M_DUPLICATE_ANNOTATION"
+    public static let roomInUse: MatrixErrorCode = "M_ROOM_IN_USE"
 }

@@ -31,7 +31,7 @@ struct AppServiceAdmission: Sendable {
         switch route {
         case .transaction: maxTransactionBytes
         case .health: 0
-        case .userQuery, .roomAliasQuery, .ping: Self.maxOtherBodyBytes
+        case .userQuery, .roomAliasQuery, .ping, .provisioning: Self.maxOtherBodyBytes
         }
     }
 

@@ -23,6 +23,8 @@ public final class AppServiceListener: Sendable {
         public var port: Int
         /// The registration's `hs_token`.
         public var hsToken: String
+        /// The provisioning API's bearer token; nil: its routes answer 404.
+        public var provisioningSecret: String?
         /// Transaction bodies above this are refused with 413 (Synapse sends at most ~100 events of ≤ 64 KiB).
         /// Every other route takes at most 64 KiB.
         public var maxBodyBytes: Int
@@ -40,8 +42,10 @@ public final class AppServiceListener: Sendable {
 
         public init(host: String, port: Int, hsToken: String, maxBodyBytes: Int = 16 << 20, connectionLimit: Int = 64,
                     unauthenticatedConnectionsPerAddress: Int = 32, unauthenticatedTimeout: Duration = .seconds(10),
-                    idleTimeout: Duration = .seconds(90), requestTimeout: Duration = .seconds(60)) {
+                    idleTimeout: Duration = .seconds(90), requestTimeout: Duration = .seconds(60),
+                    provisioningSecret: String? = nil) {
             self.host = host
+            self.provisioningSecret = provisioningSecret
             self.port = port
             self.hsToken = hsToken
             self.maxBodyBytes = maxBodyBytes
@@ -59,12 +63,16 @@ public final class AppServiceListener: Sendable {
     private let gate: AppServiceGate
     private let processor: TransactionProcessor
     private let handler: any AppServiceHandler
+    private let provisioner: (any ProvisioningHandler)?
     private let logger: Logger
 
     /// Binds the listening socket (requests wait until ``run()``). Does I/O.
     /// - Throws: ``HTTPServerError`` when the address cannot be bound (e.g. already in use).
-    public init(configuration: Configuration, store: Store, handler: any AppServiceHandler, logger: Logger) throws(HTTPServerError) {
-        let gate = AppServiceGate(hsToken: configuration.hsToken)
+    /// `provisioner` serves the provisioning API (only when `configuration.provisioningSecret` is set).
+    public init(configuration: Configuration, store: Store, handler: any AppServiceHandler,
+                provisioner: (any ProvisioningHandler)? = nil, logger: Logger) throws(HTTPServerError) {
+        let gate = AppServiceGate(hsToken: configuration.hsToken,
+                                  provisioningSecret: provisioner == nil ? nil : configuration.provisioningSecret)
         let admission = AppServiceAdmission(gate: gate, maxTransactionBytes: configuration.maxBodyBytes)
         server = try HTTPServer(
             configuration: .init(
@@ -78,6 +86,7 @@ public final class AppServiceListener: Sendable {
         self.gate = gate
         processor = TransactionProcessor(store: store, handler: handler, logger: logger)
         self.handler = handler
+        self.provisioner = provisioner
         self.logger = logger
     }
 
@@ -143,6 +152,9 @@ public final class AppServiceListener: Sendable {
             return await handler.userExists(user) ? .json(200, EmptyObject()) : .matrixError(Self.notFound)
         case .roomAliasQuery(let alias):
             return await handler.roomAliasExists(alias) ? .json(200, EmptyObject()) : .matrixError(Self.notFound)
+        case .provisioning(let route):
+            guard let provisioner else { return .matrixError(Self.notFound) }
+            return await provisioner.provision(route, body: request.body)
         case .transaction:
             return .matrixError(Self.notFound)  // routed to the transaction queue before reaching here
         }

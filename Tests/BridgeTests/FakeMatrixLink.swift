@@ -29,6 +29,8 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         /// What `/messages` shows per room, oldest first (tests put events here that the homeserver "stored").
         var timelines: [RoomID: [MatrixTimelineEntry]] = [:]
         var timelineReads = 0
+        /// Bridge-info state as set by the bot, by room and state key (nil content: withdrawn).
+        var bridgeInfo: [RoomID: [String: BridgeInfoContent?]] = [:]
     }
 
     let state = Mutex(State())
@@ -67,6 +69,10 @@ final class FakeMatrixLink: MatrixLink, Sendable {
             state.members[room]?[user] = nil
             state.removals.append((user, ban, reason))
         }
+    }
+
+    func setBridgeInfo(_ info: BridgeInfoState, in room: RoomID) async throws {
+        state.withLock { $0.bridgeInfo[room, default: [:]][info.stateKey] = .some(info.content) }
     }
 
     func setRoomDisplayname(_ name: String, for user: UserID, in room: RoomID) async throws {

@@ -159,11 +159,14 @@ import TestSupport
         let (store, xmpp, matrix, bridge) = (running.store, running.xmpp, running.matrix, running.bridge)
         xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "romeo", to: FakeXMPPLink.bot, available: true)))
         try await eventually("ghost joined") { matrix.state.withLock { $0.roomNames.values.contains("romeo") } }
+        let stateKey = "xmpp://\(muc)"
+        #expect(matrix.state.withLock { $0.bridgeInfo[room]?[stateKey]??.channel.id } == muc.description, "m.bridge set once active")
         _ = try await store.markUnlinking(matrixRoom: room)
         try await eventually("link deleted") { try await store.roomLinks().isEmpty }
         let leftNicks = xmpp.state.withLock { $0.leaves.map(\.nick) }
         #expect(Set(leftNicks) == ["Alice", "Matrix"])
         #expect(matrix.state.withLock { $0.members[room].map { Array($0.keys) } } == [alice])
+        #expect(matrix.state.withLock { $0.bridgeInfo[room]?[stateKey].map { $0 == nil } } == true, "m.bridge withdrawn")
         await running.stop()
     }
 }

@@ -17,6 +17,7 @@ public struct AppServiceRejection: Error, Sendable, Equatable, CustomStringConve
 
     static let missingToken = AppServiceRejection(status: 401, errcode: MatrixErrorCode.unauthorized, message: "Missing access token")
     static let wrongToken = AppServiceRejection(status: 403, errcode: MatrixErrorCode.forbidden, message: "Invalid hs_token")
+    static let wrongProvisioningToken = AppServiceRejection(status: 403, errcode: MatrixErrorCode.forbidden, message: "Invalid provisioning token")
     static let tooLarge = AppServiceRejection(status: 413, errcode: MatrixErrorCode.tooLarge, message: "Request body too large")
     static let unknownPath = AppServiceRejection(status: 404, errcode: MatrixErrorCode.unrecognized, message: "Unrecognized request")
     static let wrongMethod = AppServiceRejection(status: 405, errcode: MatrixErrorCode.unrecognized, message: "Method not allowed")

@@ -12,6 +12,8 @@ public enum AppServiceRoute: Sendable, Equatable {
     case roomAliasQuery(RoomAlias)
     /// `POST /_matrix/app/v1/ping`.
     case ping
+    /// `/_isthmus/provision/v1/…`: the provisioning API (its own bearer token).
+    case provisioning(ProvisioningRoute)
 
     /// Whether the homeserver must present the hs_token for this route.
     public var requiresAuthentication: Bool { self != .health }
@@ -24,6 +26,9 @@ public enum AppServiceRoute: Sendable, Equatable {
         case .userQuery: "user_query"
         case .roomAliasQuery: "room_alias_query"
         case .ping: "ping"
+        case .provisioning(.listLinks): "provision_list"
+        case .provisioning(.createLink): "provision_link"
+        case .provisioning(.deleteLink): "provision_unlink"
         }
     }
 }

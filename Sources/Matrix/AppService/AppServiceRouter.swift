@@ -7,11 +7,19 @@ import IsthmusCommon
 /// a path parameter that is not a valid id → 400 `M_INVALID_PARAM`.
 public enum AppServiceRouter {
     private static let prefix = ["_matrix", "app", "v1"]
+    private static let provisioningPrefix = ["_isthmus", "provision", "v1"]
 
     public static func route(method: String, path: String) -> Result<AppServiceRoute, AppServiceRejection> {
         var segments = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard segments.first == "" else { return .failure(.unknownPath) }
         segments.removeFirst()
+        if segments.starts(with: provisioningPrefix) {
+            switch ProvisioningRoute.route(Array(segments.dropFirst(provisioningPrefix.count)), method: method) {
+            case .success(let route): return .success(.provisioning(route))
+            case .failure(let rejection): return .failure(rejection)
+            case nil: return .failure(.unknownPath)
+            }
+        }
         if segments.starts(with: prefix) {
             segments.removeFirst(prefix.count)
             if segments == ["ping"] { return expect("POST", method, .ping) }

@@ -20,6 +20,10 @@ public enum MatrixEventType {
     public static let powerLevels = "m.room.power_levels"
     /// `m.room.tombstone` — the room was upgraded (spec §11.32 "Room upgrades").
     public static let tombstone = "m.room.tombstone"
+    /// `m.bridge` — which bridge links the room to what (MSC2346).
+    public static let bridge = "m.bridge"
+    /// `uk.half-shot.bridge` — MSC2346's unstable name, still read by Element.
+    public static let bridgeUnstable = "uk.half-shot.bridge"
     /// `m.typing` — ephemeral (spec §11.5).
     public static let typing = "m.typing"
     /// `m.receipt` — ephemeral (spec §11.6).

@@ -38,6 +38,17 @@ struct MachineFixture {
 
     // MARK: Values
 
+    /// The `m.bridge` state the portal sets once active (MSC2346 shape, spelled out).
+    var bridgeInfo: BridgeInfoState {
+        BridgeInfoState(stateKey: "xmpp://lounge@conference.localhost", content: BridgeInfoContent(
+            bridgebot: bot, protocol: .init(id: "xmpp", displayname: "XMPP"),
+            network: .init(id: "conference.localhost", displayname: "conference.localhost"),
+            channel: .init(id: "lounge@conference.localhost", displayname: "lounge")))
+    }
+
+    /// The same state withdrawn (`{}`).
+    var bridgeInfoWithdrawn: BridgeInfoState { BridgeInfoState(stateKey: "xmpp://lounge@conference.localhost", content: nil) }
+
     var botJoin: PortalStateMachine.MUCJoin {
         .init(nick: "Matrix", occupant: naming.botOccupant, change: false, purpose: .bot(attempt: 0))
     }

@@ -20,7 +20,8 @@ import Testing
         let join = f.puppetJoin(f.alice, "Alice", then: .sync)
         #expect(f.act(.membersFetched([f.alice: "Alice", f.bot: nil])) == [.joinMUC(join)])
         #expect(f.act(.mucJoined(join, .joined(nick: "Alice", created: false))) == [.savePuppet(f.puppet(f.alice, "Alice")), .loadUndelivered])
-        #expect(f.act(.undeliveredLoaded([])) == [.queueGhostReconciliation, .setStatus(.active, detail: nil), .readInbox(checkTimeline: true)])
+        #expect(f.act(.undeliveredLoaded([]))
+                == [.queueGhostReconciliation, .setBridgeInfo(f.bridgeInfo), .setStatus(.active, detail: nil), .readInbox(checkTimeline: true)])
         #expect(f.act(.inboxRead([])) == [])
         #expect(f.machine.botJoined && f.machine.canSend)
     }
@@ -126,7 +127,8 @@ import Testing
         let join = f.puppetJoin(f.alice, "Alice", then: .send(resend))
         #expect(f.act(.undeliveredLoaded([one, two])) == [.joinMUC(join)])
         #expect(f.act(.mucJoined(join, .failed(.timeout)))
-                == [.queueGhostReconciliation, .scheduleInboxRetry(at: f.t0 + .seconds(5)), .setStatus(.active, detail: nil)])
+                == [.queueGhostReconciliation, .scheduleInboxRetry(at: f.t0 + .seconds(5)), .setBridgeInfo(f.bridgeInfo),
+                    .setStatus(.active, detail: nil)])
         #expect(f.act(.matrixEvents([f.text(3)])) == [])
         // The retry resends first, then drains the store.
         #expect(f.act(.retryInbox, at: f.t0 + .seconds(5)) == [.loadUndelivered])
@@ -203,7 +205,8 @@ import Testing
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice", f.bob: "Bob"])
         #expect(f.act(.unlink(xmppConnected: true))
-                == [.unlink(.init(puppets: [f.puppet(f.alice, "Alice"), f.puppet(f.bob, "Bob")], botNick: "Matrix"))])
+                == [.setBridgeInfo(f.bridgeInfoWithdrawn),
+                    .unlink(.init(puppets: [f.puppet(f.alice, "Alice"), f.puppet(f.bob, "Bob")], botNick: "Matrix"))])
         #expect(f.machine.closed)
         #expect(f.act(.activate) == [])
         #expect(f.act(.matrixEvents([f.text(1)])) == [])
@@ -212,7 +215,7 @@ import Testing
 
     @Test func aPortalLoadedOnlyToUnlinkWhileXMPPIsDownLeavesOnlyMatrix() {
         var f = MachineFixture()
-        #expect(f.act(.unlink(xmppConnected: false)) == [.unlink(.init(puppets: [], botNick: nil))])
+        #expect(f.act(.unlink(xmppConnected: false)) == [.setBridgeInfo(f.bridgeInfoWithdrawn), .unlink(.init(puppets: [], botNick: nil))])
     }
 
     @Test func ghostsOfOccupantsThatAreGoneLeaveAfterTheJoin() {

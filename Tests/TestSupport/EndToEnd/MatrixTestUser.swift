@@ -88,6 +88,24 @@ public struct MatrixTestUser: Sendable {
         _ = try await call("PUT", "/_matrix/client/v3/rooms/\(Self.encode(room))/state/\(type)/\(Self.encode(stateKey))", body: content)
     }
 
+    /// A state event's content, or nil when the room has none (404).
+    public func state(_ type: String, stateKey: String = "", in room: String) async throws -> [String: Any]? {
+        do {
+            return try await call("GET", "/_matrix/client/v3/rooms/\(Self.encode(room))/state/\(type)/\(Self.encode(stateKey))", body: nil)
+        } catch let failure as Failure where failure.status == 404 {
+            return nil
+        }
+    }
+
+    /// Gives `user` power level `level` in `room` (the rest of `m.room.power_levels` kept as it is).
+    public func grantPower(_ level: Int, to user: String, in room: String) async throws {
+        var content = try await state("m.room.power_levels", in: room) ?? [:]
+        var users = content["users"] as? [String: Any] ?? [:]
+        users[user] = level
+        content["users"] = users
+        try await setState("m.room.power_levels", content: content, in: room)
+    }
+
     /// Joined members with their per-room displaynames.
     public func members(of room: String) async throws -> [String: String?] {
         let json = try await call("GET", "/_matrix/client/v3/rooms/\(Self.encode(room))/joined_members", body: nil)

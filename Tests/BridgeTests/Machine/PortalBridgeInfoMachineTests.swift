@@ -1,0 +1,60 @@
+@testable import Bridge
+import Foundation
+import IsthmusCommon
+import Testing
+
+/// The room's `m.bridge` state (MSC2346) as literal sequences: set once when the link becomes active, withdrawn on unlink.
+@Suite struct PortalBridgeInfoMachineTests {
+    @Test func theStateIsSetWhenTheLinkBecomesActiveAndNotAgainAfterAReconnect() {
+        var f = MachineFixture()
+        _ = f.act(.activate)
+        _ = f.act(.botJoinedMatrix(error: nil))
+        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = f.act(.roomLoaded(f.snapshot(first: true)))
+        #expect(f.act(.membersFetched([:]))
+                == [.loadUndelivered])
+        #expect(f.act(.undeliveredLoaded([]))
+                == [.queueGhostReconciliation, .setBridgeInfo(f.bridgeInfo), .setStatus(.active, detail: nil), .readInbox(checkTimeline: true)])
+        _ = f.act(.inboxRead([]))
+        _ = f.act(.xmppDisconnected)
+        _ = f.act(.activate)
+        _ = f.act(.botJoinedMatrix(error: nil))
+        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = f.act(.roomLoaded(f.snapshot()))
+        _ = f.act(.membersFetched([:]))
+        #expect(f.act(.undeliveredLoaded([])) == [.queueGhostReconciliation, .setStatus(.active, detail: nil), .readInbox(checkTimeline: true)])
+    }
+
+    @Test func aFailedActivationSetsNothing() {
+        var f = MachineFixture()
+        _ = f.act(.activate)
+        #expect(f.act(.botJoinedMatrix(error: "M_FORBIDDEN")).contains { if case .setBridgeInfo = $0 { true } else { false } } == false)
+        #expect(f.machine.bridgeInfoSet == false)
+    }
+
+    @Test func unlinkWithdrawsTheStateBeforeAnyoneLeaves() {
+        var f = MachineFixture()
+        f.activate()
+        let actions = f.act(.unlink(xmppConnected: true))
+        #expect(actions.first == .setBridgeInfo(f.bridgeInfoWithdrawn))
+        #expect(actions.count == 2)
+    }
+
+    @Test func theContentHasMSC2346sShape() throws {
+        let f = MachineFixture()
+        let content = try #require(f.bridgeInfo.content)
+        let json = String(decoding: try JSONEncoder.sorted.encode(content), as: UTF8.self)
+        #expect(json == #"{"bridgebot":"@isthmus:localhost","channel":{"displayname":"lounge","id":"lounge@conference.localhost"},"#
+                + #""network":{"displayname":"conference.localhost","id":"conference.localhost"},"protocol":{"displayname":"XMPP","id":"xmpp"}}"#)
+        #expect(f.machine.bridgeInfo == content)
+    }
+}
+
+extension JSONEncoder {
+    /// Keys sorted, slashes unescaped: JSON comparable as text.
+    static var sorted: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+}
