@@ -81,9 +81,10 @@ struct BridgeOnlyBenchmark {
                 }
             }
             if m2x.rateUntilIdle < 5_000 {
-                report.note("Matrix → XMPP is bounded by durable work per message: two SQLite commits (the message map "
-                            + "entry replacing the inbox entry, the receipt), JSON decoding of the transaction and the inbox entry, and parsing our own "
-                            + "message's reflection — on two cores shared with the fakes (docs/performance.md)")
+                report.note("Matrix → XMPP is bounded by handoffs between threads and durable work per message: three store "
+                            + "calls on the store's own thread (the inbox commit with the transaction, the map entry replacing the inbox entry, "
+                            + "the receipt), JSON decoding of the transaction, and parsing our own message's reflection — on two cores shared "
+                            + "with the fakes (docs/performance.md)")
             }
             if let stats {
                 report.add(section, "bridge_rss_mib", "bridge resident memory after the runs", stats.residentMiB, "MiB")
