@@ -1,5 +1,4 @@
 import Foundation
-import FoundationNetworking
 import IsthmusCommon
 import TestSupport
 import XCTest
@@ -116,15 +115,9 @@ struct ProvisioningClient {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~/")
         let encoded = path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/_isthmus/provision/v1/\(encoded)")!)
-        request.httpMethod = method
-        request.timeoutInterval = 30
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        if let body {
-            request.httpBody = try JSONSerialization.data(withJSONObject: body)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return Answer(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: String(decoding: data, as: UTF8.self))
+        let data = try body.map { try JSONSerialization.data(withJSONObject: $0) }
+        let response = try await RawHTTP.request(method, port: port, "/_isthmus/provision/v1/\(encoded)", bearer: token, body: data,
+                                                 timeout: 30)
+        return Answer(status: response.status, body: response.text)
     }
 }
