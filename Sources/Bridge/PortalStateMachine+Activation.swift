@@ -15,7 +15,7 @@ extension PortalStateMachine {
     }
 
     /// Outcomes of performed actions.
-    mutating func outcome(_ input: Input, now: ContinuousClock.Instant) -> [Action] {
+    mutating func outcome(_ input: Input) -> [Action] {
         switch input {
         case .event:
             return []
@@ -53,7 +53,7 @@ extension PortalStateMachine {
             botJoined = false
             return [.log(LogEntry(level: .warning, message: "The bridge is no longer in the MUC; rejoining"))] + startActivation()
         case .inboxRead(let queued):
-            guard let queued else { return drainBlocked(retry: true, now: now) }
+            guard let queued else { return drainBlocked(retry: true) }
             agenda.insert(contentsOf: queued.map(Step.handleMatrixEvent) + [.finishDrain(highestSeq: queued.map(\.seq).max() ?? 0)], at: 0)
             return []
         case .ghostPrepared(let setup, let error):
@@ -65,19 +65,19 @@ extension PortalStateMachine {
         case .membersFetched(let members):
             return membersFetched(members)
         case .groupchatSent(let delivery, let failure):
-            return groupchatSent(delivery, failure: failure, now: now)
+            return groupchatSent(delivery, failure: failure)
         case .bridgedLookedUp(let message, let bridged):
             guard bridged == false else { return [] }
             return deliverToMatrix(message)
         case .ownMessageFound(let originID, let mapping, let error):
             return ownMessageRefused(originID, mapping: mapping, error: error)
         case .mappingInserted(let delivery, let inserted):
-            return mappingInserted(delivery, inserted: inserted, now: now)
+            return mappingInserted(delivery, inserted: inserted)
         }
     }
 
     /// One step of the agenda.
-    mutating func run(_ step: Step, now: ContinuousClock.Instant) -> [Action] {
+    mutating func run(_ step: Step) -> [Action] {
         switch step {
         case .joinBotOccupant(let attempt):
             let base = configuration.naming.botNick
@@ -104,7 +104,7 @@ extension PortalStateMachine {
             return [.log(LogEntry(level: .info, message: "Resending an unreceipted message", metadata: ["xmpp.origin.id": originID.rawValue]))]
                 + ensurePuppet(user, then: .send(XMPPDelivery(user: user, originID: originID, body: body, purpose: .resend)))
         case .finishActivation:
-            return finishActivation(now: now)
+            return finishActivation()
         case .finishRetry:
             guard resendsWentOut else {
                 inboxBlocked = true
@@ -113,7 +113,7 @@ extension PortalStateMachine {
             inboxBlocked = false
             return startDrainFromStore(selfCheck: false)
         case .handleMatrixEvent(let queued):
-            return matrixEvent(queued, now: now)
+            return matrixEvent(queued)
         case .finishDrain(let seq):
             highestSeq = max(highestSeq, seq)
             inboxNeedsReload = false
@@ -194,7 +194,7 @@ extension PortalStateMachine {
         return (nil, since)
     }
 
-    private mutating func finishActivation(now: ContinuousClock.Instant) -> [Action] {
+    private mutating func finishActivation() -> [Action] {
         timelineCheckPending = true
         inboxNeedsReload = true
         if resendsWentOut {
@@ -225,7 +225,7 @@ extension PortalStateMachine {
     }
 
     /// The XMPP side was unavailable during a drain: the rest waits in the store.
-    mutating func drainBlocked(retry: Bool, now: ContinuousClock.Instant) -> [Action] {
+    mutating func drainBlocked(retry: Bool) -> [Action] {
         agenda.removeAll { step in
             switch step {
             case .handleMatrixEvent, .finishDrain: return true

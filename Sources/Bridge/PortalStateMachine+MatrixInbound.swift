@@ -6,7 +6,7 @@ import IsthmusStore
 /// memberships moving puppets. Puppets get their nicks here (conflicts → deterministic alternatives).
 extension PortalStateMachine {
     /// One queued Matrix event.
-    mutating func matrixEvent(_ queued: QueuedMatrixEvent, now: ContinuousClock.Instant) -> [Action] {
+    mutating func matrixEvent(_ queued: QueuedMatrixEvent) -> [Action] {
         let event = queued.event
         switch event.content {
         case .message(let msgtype, let body):
@@ -44,11 +44,11 @@ extension PortalStateMachine {
     }
 
     /// The message is mapped (its inbox row consumed in the same commit): from now on the map entry gets it out.
-    mutating func mappingInserted(_ delivery: XMPPDelivery, inserted: Bool?, now: ContinuousClock.Instant) -> [Action] {
+    mutating func mappingInserted(_ delivery: XMPPDelivery, inserted: Bool?) -> [Action] {
         switch inserted {
         case nil:
             // The store failed: the row is still queued; try again after a pause.
-            return drainBlocked(retry: true, now: now)
+            return drainBlocked(retry: true)
         case false?:
             return []   // mapped already: bridged, or being resent from the map
         case true?:
@@ -153,10 +153,10 @@ extension PortalStateMachine {
     /// The XMPP side was unavailable while a Matrix event was being handled: the drain stops, keeping the rest.
     private mutating func unavailableDuringDrain(_ failure: XMPPFailure) -> [Action] {
         [.log(LogEntry(level: .info, message: "XMPP is unavailable; Matrix events wait in the inbox", metadata: ["error": "\(failure)"]))]
-            + drainBlocked(retry: failure == .timeout, now: timeOfInput)
+            + drainBlocked(retry: failure == .timeout)
     }
 
-    mutating func groupchatSent(_ delivery: XMPPDelivery, failure: XMPPFailure?, now: ContinuousClock.Instant) -> [Action] {
+    mutating func groupchatSent(_ delivery: XMPPDelivery, failure: XMPPFailure?) -> [Action] {
         guard let failure else { return [] }
         return sendFailed(delivery, failure)
     }

@@ -56,8 +56,9 @@ struct PortalStateMachine: Sendable {
     var resendsWentOut = true
     /// The drain in progress, if any.
     var drain: Drain?
-    /// The time passed with the input being handled (set by every ``receive(_:now:)`` before anything reads it).
-    var timeOfInput = ContinuousClock.Instant.now
+    /// The time passed with the input being handled: every decision in ``receive(_:now:)`` reads it from here (set
+    /// before anything else; the initial value is never read).
+    private(set) var now = ContinuousClock.Instant.now
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -81,22 +82,22 @@ struct PortalStateMachine: Sendable {
     /// Takes one input; returns what to do, in order (at most the last action awaits an outcome).
     mutating func receive(_ input: Input, now: ContinuousClock.Instant) -> [Action] {
         guard !closed else { return [] }
-        timeOfInput = now
+        self.now = now
         var actions: [Action]
         switch input {
         case .event(let event):
-            actions = receive(event, now: now)
+            actions = receive(event)
         default:
-            actions = outcome(input, now: now)
+            actions = outcome(input)
         }
         while !(actions.last?.awaitsOutcome ?? false), !closed, !agenda.isEmpty {
-            actions += run(agenda.removeFirst(), now: now)
+            actions += run(agenda.removeFirst())
         }
         assert(actions.dropLast().allSatisfy { !$0.awaitsOutcome }, "an awaited action must end its batch")
         return actions
     }
 
-    private mutating func receive(_ event: PortalEvent, now: ContinuousClock.Instant) -> [Action] {
+    private mutating func receive(_ event: PortalEvent) -> [Action] {
         switch event {
         case .activate:
             xmppConnected = true
