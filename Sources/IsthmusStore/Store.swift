@@ -1,4 +1,7 @@
 import IsthmusCommon
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The bridge's durable state: one SQLite database (WAL mode) owned by this actor.
 ///
@@ -31,11 +34,14 @@ public actor Store {
         self.synchronous = synchronous
         self.logger = logger
         connection = try SQLiteConnection(path: path)
-        try connection.execute("""
-            PRAGMA journal_mode = WAL;
-            PRAGMA synchronous = \(synchronous.pragmaValue);
-            PRAGMA foreign_keys = ON;
-            """)
+        let connection = self.connection
+        try Self.retryingWhenBusy {
+            try connection.execute("""
+                PRAGMA journal_mode = WAL;
+                PRAGMA synchronous = \(synchronous.pragmaValue);
+                PRAGMA foreign_keys = ON;
+                """)
+        }
         // Checkpoints happen on the checkpointer's own connection and thread. The automatic checkpoint stays, rarer,
         // as the bound on the log's size: under sustained writes a passive checkpoint beside the writer never catches
         // up completely, and only a checkpoint in the writer's own connection lets the log start over.
@@ -56,6 +62,22 @@ public actor Store {
 
     deinit {
         executor.stop()
+    }
+
+    /// Runs `body` again while SQLite answers `SQLITE_BUSY` (up to ~2 s). Switching a new file to WAL needs an exclusive
+    /// lock, and when two processes open the same new file at once (the CLI beside `serve`) SQLite returns BUSY at
+    /// once instead of calling the busy handler, since waiting could deadlock; one of them must let go and try again.
+    /// Start-up only: it blocks the calling thread.
+    private static func retryingWhenBusy(_ body: () throws -> Void) throws {
+        var attempt = 0
+        while true {
+            do {
+                return try body()
+            } catch let error as SQLiteError where error.code.primary == .busy && attempt < 100 {
+                attempt += 1
+                usleep(20_000)
+            }
+        }
     }
 
     /// Runs `body` with the connection on this actor (no transaction). Internal: no other module sees the connection.
