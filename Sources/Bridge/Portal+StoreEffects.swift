@@ -70,10 +70,9 @@ extension Portal {
         }
     }
 
+    /// A refused XMPP message is mapped `failed` (so it is not retried) and the resume point moves past it, in one commit.
     func recordRefused(_ mapping: MessageMapping) async {
-        let room = link.matrixRoom
-        _ = try? await durably { try await context.store.insertMapping(mapping) }
-        if let stanzaID = mapping.stanzaID { try? await durably { try await context.store.setLastStanzaID(room, stanzaID) } }
+        _ = try? await durably { try await context.store.recordBridgedFromXMPP(mapping) }
     }
 
     func lookUpOwnMessage(_ originID: OriginID, error: StanzaErrorInfo) async -> PortalStateMachine.Input {

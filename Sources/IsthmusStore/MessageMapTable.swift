@@ -145,13 +145,15 @@ extension Store {
         }
     }
 
-    /// Records an XMPP → Matrix message as bridged and advances the room's resume point, in one transaction.
+    /// Records an XMPP → Matrix message — bridged (`delivered`, with its event id) or refused for good (`failed`) — and
+    /// advances the room's resume point, in one transaction.
     public func recordBridgedFromXMPP(_ mapping: MessageMapping) throws {
         try write { db in
             _ = try db.run("""
                 INSERT OR IGNORE INTO message_map (matrix_room, event_id, stanza_id, origin_id, direction, sender, state)
-                VALUES (?, ?, ?, ?, 'x2m', ?, 'delivered')
-                """, mapping.room, mapping.eventID, mapping.stanzaID, mapping.originID, mapping.sender.description)
+                VALUES (?, ?, ?, ?, 'x2m', ?, ?)
+                """, mapping.room, mapping.eventID, mapping.stanzaID, mapping.originID, mapping.sender.description,
+                mapping.state.rawValue)
             if let stanzaID = mapping.stanzaID { try RoomStateTable.setLastStanzaID(db, room: mapping.room, stanzaID: stanzaID) }
         }
     }
