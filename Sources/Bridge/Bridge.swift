@@ -206,12 +206,7 @@ public final class Bridge: Sendable {
                                                       msgtype: msgtype, at: accepted, now: accepted)
                 }
             }
-            let added: [InboxEntry]
-            if let transaction {
-                added = try await context.store.enqueueInbox(rows, markingProcessed: transaction)
-            } else {
-                added = try await context.store.enqueueInbox(rows)
-            }
+            let added = try await context.store.enqueueInbox(rows, markingProcessed: transaction)
             if gap {
                 context.logger.info("A homeserver transaction may be missing; rooms check their timelines first",
                                     metadata: ["matrix.txn.id": transaction?.rawValue ?? "-"])

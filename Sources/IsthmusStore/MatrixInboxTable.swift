@@ -38,20 +38,16 @@ public struct InboxEntry: Sendable, Equatable {
 }
 
 extension Store {
-    /// Queues events (already encoded) in one transaction; an event id seen before is ignored. Durable on return.
-    /// Returns the entries actually added, in order. For events the bridge fetched itself (the timeline check).
-    public func enqueueInbox(_ events: [(room: RoomID, eventID: EventID, payload: [UInt8])]) throws -> [InboxEntry] {
-        try write { db in try MatrixInboxTable.insert(events, in: db) }
-    }
-
-    /// Queues the events of the homeserver transaction `transaction` and records it as processed, in one commit:
-    /// both are durable when this returns, or neither is, so no crash can leave queued (perhaps already handled) events
-    /// of a transaction the homeserver will push again. Returns the entries actually added, in order.
+    /// Queues events (already encoded) in one transaction; an event id seen before is ignored. Returns the entries
+    /// actually added, in order. With `transaction`, the homeserver transaction is recorded as processed in the same
+    /// commit: both are durable when this returns, or neither is, so no crash can leave queued (perhaps already
+    /// handled) events of a transaction the homeserver will push again. Without: events the bridge fetched itself (the
+    /// timeline check).
     public func enqueueInbox(_ events: [(room: RoomID, eventID: EventID, payload: [UInt8])],
-                             markingProcessed transaction: TransactionID) throws -> [InboxEntry] {
+                             markingProcessed transaction: TransactionID? = nil) throws -> [InboxEntry] {
         try write { db in
             let added = try MatrixInboxTable.insert(events, in: db)
-            try AppServiceTransactionTable.markProcessed(transaction, in: db)
+            if let transaction { try AppServiceTransactionTable.markProcessed(transaction, in: db) }
             return added
         }
     }
