@@ -43,10 +43,7 @@ public final class ComponentXMPPLink: XMPPLink {
             let primaryOccupant: JID?
 
             public mutating func next() async -> XMPPLinkEvent? {
-                while let event = await base.next() {
-                    if let translated = translate(event) { return translated }
-                }
-                return nil
+                await next(isolation: nil)
             }
 
             public mutating func next(isolation actor: isolated (any Actor)?) async -> XMPPLinkEvent? {
