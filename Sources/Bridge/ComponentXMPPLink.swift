@@ -127,9 +127,11 @@ public final class ComponentXMPPLink: XMPPLink {
         }
     }
 
-    public func sendGroupchat(room: JID, from occupant: JID, body: String, originID: OriginID) async throws {
+    public func sendGroupchat(room: JID, from occupant: JID, body: String?, references: MessageReferences,
+                              originID: OriginID) async throws {
         do {
-            try await connection.sendGroupchat(from: occupant, room: room, body: body, originID: originID)
+            try await connection.sendGroupchat(from: occupant, room: room, body: body, originID: originID,
+                                               extensions: references.elements)
         } catch {
             throw Self.linkError(error)
         }

@@ -11,6 +11,7 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         var from: JID
         var body: String
         var originID: OriginID
+        var references = MessageReferences()
     }
 
     struct State {
@@ -67,18 +68,19 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         }
     }
 
-    func sendGroupchat(room: JID, from occupant: JID, body: String, originID: OriginID) async throws {
+    func sendGroupchat(room: JID, from occupant: JID, body: String?, references: MessageReferences, originID: OriginID) async throws {
         let reflection: RoomMessage? = try state.withLock { state in
             if state.timeoutSends > 0 {
                 state.timeoutSends -= 1
                 throw XMPPLinkError.timeout
             }
-            state.sent.append(Sent(room: room, from: occupant, body: body, originID: originID))
+            state.sent.append(Sent(room: room, from: occupant, body: body ?? "", originID: originID, references: references))
             guard state.reflect, let nick = state.occupantNicks[occupant] else { return nil }
             let stanzaID = StanzaID("sid-\(state.nextStanza)")!
             state.nextStanza += 1
-            let message = RoomMessage(room: room, nick: nick, to: FakeXMPPLink.bot, stanzaID: stanzaID, originID: originID,
+            var message = RoomMessage(room: room, nick: nick, to: FakeXMPPLink.bot, stanzaID: stanzaID, originID: originID,
                                       id: originID.rawValue, body: body)
+            message.references = references
             state.archive.append(message)
             return message
         }
