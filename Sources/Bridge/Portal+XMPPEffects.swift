@@ -41,6 +41,15 @@ extension Portal {
         }
     }
 
+    func moderate(_ job: PortalStateMachine.ModerationJob) async -> PortalStateMachine.Input {
+        do {
+            try await context.xmpp.moderate(room: link.muc, job.request, as: job.occupant)
+            return .moderated(job, nil)
+        } catch {
+            return .moderated(job, Self.xmppFailure(error))
+        }
+    }
+
     func sendPrivate(to occupant: JID, body: String) async {
         do {
             try await context.xmpp.sendPrivate(from: context.naming.botOccupant, to: occupant, body: body)

@@ -101,6 +101,7 @@ actor Portal {
         case .leaveMUC(let nick, let occupant, let status): await leaveMUC(nick: nick, occupant: occupant, status: status)
         case .sendGroupchat(let delivery): return await sendGroupchat(delivery)
         case .sendPrivate(let to, let body): await sendPrivate(to: to, body: body)
+        case .moderate(let job): return await moderate(job)
         case .selfPing(let nick): return await selfPing(nick: nick)
         case .fetchArchive(let after, let since): return await fetchArchive(after: after, since: since)
         case .loadRoom: return await loadRoom()

@@ -35,6 +35,8 @@ extension PortalStateMachine {
         case leaveMUC(nick: String, occupant: JID, status: String?)
         /// → ``Input/groupchatSent(_:_:)``: a groupchat message from a puppet, with our origin-id.
         case sendGroupchat(XMPPDelivery)
+        /// → ``Input/moderated(_:_:)``: a Matrix moderator's puppet asks the room to retract an XMPP message (XEP-0425).
+        case moderate(ModerationJob)
         /// A private message from the bridge's occupant to an occupant.
         case sendPrivate(to: JID, body: String)
         /// → ``Input/selfPinged(joined:)``: XEP-0410 self-ping of the bridge's occupant.
@@ -95,7 +97,7 @@ extension PortalStateMachine {
             switch self {
             case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets,
-                 .lookUpOwnMessage, .loadUndelivered,
+                 .lookUpOwnMessage, .loadUndelivered, .moderate,
                  .readInbox, .insertMapping:
                 return true
             default:
@@ -260,6 +262,16 @@ extension PortalStateMachine {
         case sync
         /// A message waits to go out.
         case send(XMPPDelivery)
+    }
+
+    /// A Matrix moderator's redaction of an XMPP user's message, asked of the room by the moderator's puppet.
+    struct ModerationJob: Sendable, Equatable {
+        var user: UserID
+        var occupant: JID
+        var request: ModerationRequest
+        /// The redaction's inbox row and event.
+        var seq: Int64
+        var eventID: EventID
     }
 
     /// One Matrix → XMPP message on its way.

@@ -64,6 +64,8 @@ extension PortalStateMachine {
             return matrixDeliveryFailed(delivery, failure)
         case .membersFetched(let members):
             return membersFetched(members)
+        case .moderated(let job, let failure):
+            return moderated(job, failure: failure)
         case .groupchatSent(let delivery, let failure):
             return groupchatSent(delivery, failure: failure)
         case .bridgedLookedUp(let message, let bridged, let targets):

@@ -31,6 +31,8 @@ extension PortalStateMachine {
         /// The Matrix room's joined members and their per-room displaynames; nil when they could not be read.
         case membersFetched([UserID: String?]?)
         case mucJoined(MUCJoin, JoinOutcome)
+        /// The room retracted the message (nil) or why not.
+        case moderated(ModerationJob, XMPPFailure?)
         /// A groupchat message went out (nil) or why not.
         case groupchatSent(XMPPDelivery, XMPPFailure?)
         /// Whether the bridge's occupant is still in the MUC; nil when the ping itself failed.

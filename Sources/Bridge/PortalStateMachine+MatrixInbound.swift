@@ -147,7 +147,7 @@ extension PortalStateMachine {
     }
 
     /// The XMPP side was unavailable while a Matrix event was being handled: the drain stops, keeping the rest.
-    private mutating func unavailableDuringDrain(_ failure: XMPPFailure) -> [Action] {
+    mutating func unavailableDuringDrain(_ failure: XMPPFailure) -> [Action] {
         [.log(LogEntry(level: .info, message: "XMPP is unavailable; Matrix events wait in the inbox", metadata: ["error": "\(failure)"]))]
             + drainBlocked(retry: failure == .timeout)
     }

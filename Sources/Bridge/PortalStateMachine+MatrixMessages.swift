@@ -109,13 +109,43 @@ extension PortalStateMachine {
                                            references: references)
             return mapAndSend(queued, user: author, stanza: stanza, kind: .retraction, target: target)
         case .xmppToMatrix:
-            let who = displaynames[queued.event.sender] ?? queued.event.sender.localpart
-            return [.log(LogEntry(level: .info, message: "A Matrix redaction of an XMPP user's message stays on Matrix",
-                                  metadata: ["matrix.event.id": target.rawValue])),
-                    .postNotice("⚠️ \(who) removed a message of an XMPP user here; it stays in the XMPP room (the bridge cannot moderate there).",
-                                subject: "redaction:\(queued.event.eventID.rawValue)"),
-                    .dequeue(seq: queued.seq)]
+            // XEP-0425, in the version the room speaks, from the moderator's puppet (the room checks its role).
+            let user = queued.event.sender
+            guard let version = roomFeatures?.moderation, let stanzaID = redacted.stanzaID, let puppet = puppets[user], puppet.joined else {
+                let why = roomFeatures?.moderation == nil ? "the XMPP room does not support moderation" : "the message cannot be named in the XMPP room"
+                return notModerated(queued, why)
+            }
+            return [.moderate(ModerationJob(user: user, occupant: puppet.occupant,
+                                            request: ModerationRequest(stanzaID: stanzaID.rawValue, reason: reason, version: version),
+                                            seq: queued.seq, eventID: queued.event.eventID))]
         }
+    }
+
+    mutating func moderated(_ job: ModerationJob, failure: XMPPFailure?) -> [Action] {
+        guard let failure else {
+            return [.log(LogEntry(level: .info, message: "A Matrix moderator's redaction was applied in the MUC",
+                                  metadata: ["matrix.event.id": job.eventID.rawValue])),
+                    .dequeue(seq: job.seq)]
+        }
+        if failure.isUnavailable { return unavailableDuringDrain(failure) }
+        let why: String = if case .refused(let error) = failure, error.condition == .forbidden {
+            "their XMPP occupant is not a moderator there"
+        } else {
+            failure.description
+        }
+        return notModerated(QueuedMatrixEvent(seq: job.seq, event: MatrixRoomEvent(eventID: job.eventID, room: configuration.room,
+                                                                                  sender: job.user, content: .redaction(target: job.eventID, reason: nil))),
+                            why)
+    }
+
+    /// A Matrix redaction of an XMPP user's message that could not be applied in the MUC: the room is told.
+    private func notModerated(_ queued: QueuedMatrixEvent, _ why: String) -> [Action] {
+        let who = displaynames[queued.event.sender] ?? queued.event.sender.localpart
+        return [.log(LogEntry(level: .info, message: "A Matrix redaction of an XMPP user's message stays on Matrix",
+                              metadata: ["matrix.event.id": queued.event.eventID.rawValue, "reason": why])),
+                .postNotice("⚠️ \(who) removed a message of an XMPP user here, but it stays in the XMPP room: \(why).",
+                            subject: "redaction:\(queued.event.eventID.rawValue)"),
+                .dequeue(seq: queued.seq)]
     }
 
     /// A XEP-0444 set as a message with no body.

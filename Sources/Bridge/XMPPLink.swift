@@ -3,6 +3,7 @@ import IsthmusCommon
 @_exported import struct XMPP.StanzaErrorCondition
 @_exported import enum XMPP.MUCAffiliation
 @_exported import struct XMPP.MessageReferences
+@_exported import struct XMPP.ModerationRequest
 
 /// What the bridge core needs from the XMPP side: MUC occupant operations for JIDs under the component.
 ///
@@ -20,6 +21,9 @@ public protocol XMPPLink: Sendable {
     /// Sends a groupchat message from `occupant` with an XEP-0359 origin-id (also used as the stanza id), and the
     /// elements that make it a reply, correction, retraction or reaction (``MessageReferences``); `body` nil: none.
     func sendGroupchat(room: JID, from occupant: JID, body: String?, references: MessageReferences, originID: OriginID) async throws
+    /// Asks the room, as `occupant` (who must be a moderator there), to retract a message for everyone (XEP-0425).
+    /// Throws ``XMPPLinkError/stanzaError(_:)`` when the room refuses (e.g. `forbidden`).
+    func moderate(room: JID, _ request: ModerationRequest, as occupant: JID) async throws
     /// Sends a private message (type `chat`) from `sender` to `recipient` (e.g. a failure notice to an occupant).
     func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws
     /// XEP-0410 self-ping of `occupant`'s occupant JID: is it still joined?
@@ -40,10 +44,13 @@ public struct RoomFeatures: Sendable, Equatable {
     public var stanzaIDs: Bool
     /// XEP-0313: the room keeps an archive (`urn:xmpp:mam:2`).
     public var archive: Bool
+    /// XEP-0425: which moderation protocol the room speaks, if any.
+    public var moderation: ModerationRequest.Version?
 
-    public init(stanzaIDs: Bool, archive: Bool) {
+    public init(stanzaIDs: Bool, archive: Bool, moderation: ModerationRequest.Version? = nil) {
         self.stanzaIDs = stanzaIDs
         self.archive = archive
+        self.moderation = moderation
     }
 
     /// Whether messages missed during downtime can be caught up: an archive, addressed by stanza-ids.

@@ -15,6 +15,7 @@ final class FakeXMPPLink: XMPPLink, Sendable {
     }
 
     struct State {
+        var moderations: [ModerationRequest] = []
         var joins: [(room: JID, nick: String, occupant: JID)] = []
         var leaves: [(room: JID, nick: String, status: String?)] = []
         var nickChanges: [(room: JID, nick: String)] = []
@@ -85,6 +86,10 @@ final class FakeXMPPLink: XMPPLink, Sendable {
             return message
         }
         if let reflection { feed.yield(.message(reflection)) }
+    }
+
+    func moderate(room: JID, _ request: ModerationRequest, as occupant: JID) async throws {
+        state.withLock { $0.moderations.append(request) }
     }
 
     func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws {

@@ -221,3 +221,40 @@ extension Message {
     /// The references among this message's extensions.
     public var references: MessageReferences { MessageReferences(extensions: extensions) }
 }
+
+/// A XEP-0425 moderation request: the room is asked to retract the message with this stanza-id for everyone. Sent as
+/// an `iq type='set'` to the room's bare JID by an occupant with the moderator role.
+public struct ModerationRequest: Sendable, Hashable {
+    /// Which wire version the room speaks (its disco#info feature).
+    public enum Version: Sendable, Hashable {
+        /// `urn:xmpp:message-moderate:1` (XEP-0425 v0.3+).
+        case current
+        /// `urn:xmpp:message-moderate:0` inside `<apply-to>` (v0.2: prosody-modules' mod_muc_moderation).
+        case legacy
+    }
+    public var stanzaID: String
+    public var reason: String?
+    public var version: Version
+
+    public init(stanzaID: String, reason: String?, version: Version) {
+        self.stanzaID = stanzaID
+        self.reason = reason
+        self.version = version
+    }
+
+    /// The IQ's payload element.
+    public var element: XElement {
+        switch version {
+        case .current:
+            var moderate = XElement("moderate", namespace: XMPPNamespace.moderation, ["id": stanzaID])
+            moderate.append(XElement("retract", namespace: XMPPNamespace.retraction))
+            if let reason { moderate.append(XElement("reason", namespace: XMPPNamespace.moderation, children: [.text(reason)])) }
+            return moderate
+        case .legacy:
+            var moderate = XElement("moderate", namespace: XMPPNamespace.moderationLegacy)
+            moderate.append(XElement("retract", namespace: XMPPNamespace.retractionLegacy))
+            if let reason { moderate.append(XElement("reason", namespace: XMPPNamespace.moderationLegacy, children: [.text(reason)])) }
+            return XElement("apply-to", namespace: XMPPNamespace.fasten, ["id": stanzaID], children: [.element(moderate)])
+        }
+    }
+}
