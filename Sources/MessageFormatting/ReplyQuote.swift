@@ -33,13 +33,22 @@ public enum ReplyQuote {
         return (text, 0..<text.unicodeScalars.count)
     }
 
-    /// The excerpt's lines to quote, already cut and marked.
+    /// The excerpt's lines to quote, already cut and marked. Reads only as far as it needs: a huge excerpt costs
+    /// no more than its first few lines.
     static func excerptLines(_ excerpt: String) -> [String] {
-        let allLines = excerpt.unicodeScalars.split(whereSeparator: isLineBreak).map(trimmed).filter { !$0.isEmpty }
         var lines: [String] = []
         var budget = maximumScalars
-        var cut = allLines.count > maximumLines
-        for line in allLines.prefix(maximumLines) {
+        var cut = false
+        var rest = excerpt.unicodeScalars[...]
+        while !rest.isEmpty {
+            let end = rest.firstIndex(where: isLineBreak) ?? rest.endIndex
+            let line = trimmed(rest[..<end])
+            rest = end < rest.endIndex ? rest[rest.index(after: end)...] : rest[end...]
+            if line.isEmpty { continue }
+            if lines.count == maximumLines {
+                cut = true
+                break
+            }
             let (kept, complete) = prefix(of: line, scalars: budget)
             if !kept.isEmpty { lines.append(kept) }
             budget -= kept.unicodeScalars.count

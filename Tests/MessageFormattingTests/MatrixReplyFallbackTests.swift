@@ -32,6 +32,11 @@ import Testing
         #expect(stripped.body == "reply\n> own quote")
     }
 
+    @Test func ownQuoteAfterTheFallbackStays() {
+        let stripped = MatrixReplyFallback.strip(body: "> <@a:b> x\n\n> my own quote\nreply", formattedBody: "<mx-reply>q</mx-reply>r")
+        #expect(stripped.body == "> my own quote\nreply")
+    }
+
     @Test func crlfBodies() {
         let stripped = MatrixReplyFallback.strip(body: "> <@a:b> x\r\n> y\r\n\r\nreply\r\nmore", formattedBody: "<mx-reply>q</mx-reply>r")
         #expect(stripped.body == "reply\r\nmore")

@@ -29,3 +29,23 @@ import Testing
         #expect(PlainBodyStyling.needsUnstyled(String(repeating: "*a* ", count: 200_000)))
     }
 }
+
+/// Line breaks written as CR LF or CR: an XMPP client may see separate lines there, so styling that needs a line
+/// start counts too.
+@Suite struct PlainBodyStylingLineBreakTests {
+    @Test(arguments: ["a\r\n> quote", "a\r> quote", "a\r\n```\r\ncode", "*a*\r\n", "\r\n`x`"])
+    func crlfLinesAreLines(body: String) {
+        #expect(PlainBodyStyling.needsUnstyled(body))
+    }
+
+    @Test(arguments: ["a\r\nb", "\r\r\n\n", "a >\r\nb", "2 * 3\r\n4 * 5"])
+    func crlfWithoutStyling(body: String) {
+        #expect(!PlainBodyStyling.needsUnstyled(body))
+    }
+
+    @Test func spanAcrossCRLFAsTheParserReadsIt() {
+        // StylingParser keeps "\r\n" inside one line (one Character), so it styles this; we say yes as well.
+        #expect(StylingToHTML.convert("a *b\r\nc* d") != nil)
+        #expect(PlainBodyStyling.needsUnstyled("a *b\r\nc* d"))
+    }
+}
