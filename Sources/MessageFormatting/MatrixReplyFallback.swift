@@ -63,21 +63,16 @@ public enum MatrixReplyFallback {
               bytes.contains(UInt8(ascii: "\n"))
         else { return body }
         var lineStart = bytes.startIndex
-        var quoting = true
         while lineStart < bytes.endIndex {
             let newline = bytes[lineStart...].firstIndex(of: UInt8(ascii: "\n"))
             var line = bytes[lineStart..<(newline ?? bytes.endIndex)]
             if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
-            if quoting, line.starts(with: "> ".utf8) || line.elementsEqual(">".utf8) {
-                // still in the quote
-            } else if quoting, line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) {
-                quoting = false  // the one blank line that separates the quote from the reply
-            } else {
-                break
-            }
+            let isQuoted = line.starts(with: "> ".utf8) || line.elementsEqual(">".utf8)
+            let isBlank = line.allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+            guard isQuoted || isBlank else { break }
             guard let newline else { return "" }
             lineStart = bytes.index(after: newline)
-            if !quoting { break }
+            if isBlank { break }  // the one blank line that separates the quote from the reply
         }
         return String(body[lineStart...])
     }
