@@ -10,15 +10,16 @@ public enum MatrixReplyFallback {
     ///
     /// Only when `formattedBody` starts, after optional HTML white space, with a closed `<mx-reply>` element is
     /// anything removed: the element (and the white space before it) goes from `formattedBody`, and — when `body`
-    /// starts with `> <` or `> * <` and has more than one line, as mautrix-go's `TrimReplyFallbackText` requires — the
-    /// leading lines of `body` that start with "> " (or are exactly ">"), plus one blank line after them, go from
+    /// starts with `> <` or `> * <` and has more than one line, as mautrix-go's `TrimReplyFallbackText` requires —
+    /// the leading lines of `body` that start with "> " (or are exactly ">"), plus one blank line after them, go from
     /// `body`. Otherwise both are returned unchanged: a user's own "> " quote stays. A `<mx-reply>` that is never
-    /// closed is not a fallback (nothing is removed); the HTML converter then reduces it to its text.
+    /// closed is not a fallback (nothing is removed here; ``HTMLToStyling`` drops any `mx-reply` element with its
+    /// content anyway, so such a message comes out empty there).
     ///
     /// Why a scan instead of libxml2: the rest of `formattedBody` must be returned as the sender wrote it, and
-    /// ``HTMLParser`` reports events, not source offsets. Text cannot hold a literal `<`, and the spec forbids a
-    /// nested `<mx-reply>` (the quoted event's own fallback is stripped first), so the element ends at the first
-    /// `</mx-reply>` that balances the `<mx-reply` openings seen (nesting is counted anyway, for hostile input). This
+    /// ``HTMLParser`` reports events, not source offsets. In HTML, `</mx-reply>` is always an end tag (text spells
+    /// it `&lt;/mx-reply&gt;`), and the spec forbids a nested `<mx-reply>` (the quoted event's own fallback is
+    /// stripped first), so the element ends at the first `</mx-reply>` that balances the `<mx-reply` openings seen (nesting is counted anyway, for hostile input). This
     /// is what mautrix-go's `^<mx-reply>[\s\S]+?</mx-reply>` does, plus the nesting count and case-insensitivity.
     /// A comment or attribute value holding `</mx-reply>` can end the element early; that only changes what the
     /// sender's own message shows.

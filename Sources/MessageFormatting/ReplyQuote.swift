@@ -20,9 +20,10 @@ public enum ReplyQuote {
     /// - Parameters:
     ///   - nick: the author's MUC nick; line breaks in it become spaces. Empty: no `> Nick:` line.
     ///   - excerpt: the original's text. Split at line breaks (LF, CR, CRLF, VT, FF, NEL, U+2028, U+2029, so no
-    ///     line can escape its "> "); each line is trimmed of white space and blank lines are skipped. At most ``maximumLines`` lines and ``maximumScalars`` code
-    ///     points are kept, cut at a grapheme-cluster boundary (an emoji sequence or accented letter is kept whole
-    ///     or left out); a cut is marked by appending "…" to the last kept line.
+    ///     line can escape its "> "); each line is trimmed of white space and blank lines are skipped. At most
+    ///     ``maximumLines`` lines and ``maximumScalars`` code points are kept, cut at a grapheme-cluster boundary
+    ///     (an emoji sequence or accented letter is kept whole or left out); a cut is marked by appending "…" to
+    ///     the last kept line.
     /// - Returns: `text` such as `"> Alice:\n> hello\n"` and its range. Both nick and excerpt empty: `("", 0..<0)`,
     ///   and the caller sends no fallback.
     public static func make(nick: String, excerpt: String) -> (text: String, range: Range<Int>) {
