@@ -19,8 +19,9 @@ public enum MatrixReplyFallback {
     /// Why a scan instead of libxml2: the rest of `formattedBody` must be returned as the sender wrote it, and
     /// ``HTMLParser`` reports events, not source offsets. In HTML, `</mx-reply>` is always an end tag (text spells
     /// it `&lt;/mx-reply&gt;`), and the spec forbids a nested `<mx-reply>` (the quoted event's own fallback is
-    /// stripped first), so the element ends at the first `</mx-reply>` that balances the `<mx-reply` openings seen (nesting is counted anyway, for hostile input). This
-    /// is what mautrix-go's `^<mx-reply>[\s\S]+?</mx-reply>` does, plus the nesting count and case-insensitivity.
+    /// stripped first), so the element ends at the first `</mx-reply>` that balances the `<mx-reply` openings seen
+    /// (nesting is counted anyway, for hostile input). This is what mautrix-go's `^<mx-reply>[\s\S]+?</mx-reply>`
+    /// does, plus the nesting count and case-insensitivity.
     /// A comment or attribute value holding `</mx-reply>` can end the element early; that only changes what the
     /// sender's own message shows.
     public static func strip(body: String, formattedBody: String?) -> (body: String, formattedBody: String?) {
