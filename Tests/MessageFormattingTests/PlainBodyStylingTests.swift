@@ -43,9 +43,8 @@ import Testing
         #expect(!PlainBodyStyling.needsUnstyled(body))
     }
 
-    @Test func spanAcrossCRLFAsTheParserReadsIt() {
-        // StylingParser keeps "\r\n" inside one line (one Character), so it styles this; we say yes as well.
-        #expect(StylingToHTML.convert("a *b\r\nc* d") != nil)
-        #expect(PlainBodyStyling.needsUnstyled("a *b\r\nc* d"))
+    @Test func aSpanDoesNotCrossACRLF() {
+        // XEP-0393: spans never cross lines, and "\r\n" ends a line like "\n".
+        #expect(StylingToHTML.convert("a *b\r\nc* d") == nil)
     }
 }
