@@ -10,7 +10,8 @@ extension PortalStateMachine {
         let event = queued.event
         switch event.content {
         case .message(let msgtype, let body):
-            guard isBridgedMatrixUser(event.sender), let text = MessageTranslation.toXMPP(msgtype: msgtype, body: body) else {
+            guard isBridgedMatrixUser(event.sender), BridgeCommand.parse(msgtype: msgtype, body: body) == nil,
+                  let text = MessageTranslation.toXMPP(msgtype: msgtype, body: body) else {
                 return [.dequeue(seq: queued.seq)]
             }
             let originID = configuration.naming.originID(for: event.eventID)
@@ -237,6 +238,7 @@ extension PortalStateMachine {
     /// A message the portal would send to the MUC (see ``matrixEvent(_:now:)``).
     func isBridgeableMessage(_ event: MatrixRoomEvent) -> Bool {
         guard case .message(let msgtype, let body) = event.content else { return false }
-        return isBridgedMatrixUser(event.sender) && MessageTranslation.toXMPP(msgtype: msgtype, body: body) != nil
+        return isBridgedMatrixUser(event.sender) && BridgeCommand.parse(msgtype: msgtype, body: body) == nil
+            && MessageTranslation.toXMPP(msgtype: msgtype, body: body) != nil
     }
 }
