@@ -18,7 +18,7 @@ final class SelfServiceTests: XCTestCase {
         try await romeo.joinRoom(muc, nick: "Romeo")   // creates the room: Romeo is its owner
         // Alice created the room (version 12): as a creator she has unlimited power without being in `users`.
         let room = try await alice.createRoom(name: "Lounge \(world.suffix)", invite: [world.botUserID])
-        _ = try await world.botNotice(alice, in: room, containing: "Hello!")
+        try await world.waitForBot(alice, in: room)
 
         try await alice.send("!isthmus link \(muc) Romeo", to: room)
         let question = try await world.privateMessage(to: romeo, from: muc)
@@ -68,7 +68,7 @@ final class SelfServiceTests: XCTestCase {
         try await nurse.joinRoom(muc, nick: "Nurse")   // affiliation none
         let room = try await alice.createRoom(invite: [world.botUserID, bob.userID])
         try await bob.join(room)
-        _ = try await world.botNotice(alice, in: room, containing: "Hello!")
+        try await world.waitForBot(alice, in: room)
 
         try await bob.send("!isthmus link \(muc) Romeo", to: room)
         let refusal = try await world.botNotice(alice, in: room, containing: "Only members with power level")
@@ -102,7 +102,7 @@ final class SelfServiceTests: XCTestCase {
         defer { romeo.close() }
         try await romeo.joinRoom(muc, nick: "Romeo")
         let room = try await alice.createRoom(invite: [world.botUserID])
-        _ = try await world.botNotice(alice, in: room, containing: "Hello!")
+        try await world.waitForBot(alice, in: room)
 
         try await alice.send("!isthmus link \(muc) Romeo", to: room)
         let question = try await world.privateMessage(to: romeo, from: muc)
@@ -128,8 +128,7 @@ final class SelfServiceTests: XCTestCase {
         try await world.startBridge()
         let alice = try await world.matrixUser("alice")
         let room = try await alice.createRoom(invite: [world.botUserID])
-        let greeting = try await world.botNotice(alice, in: room, containing: "Hello!")
-        XCTAssertTrue(greeting.body?.contains("If nothing is linked within 6 seconds, I leave.") == true, "\(greeting.body ?? "-")")
+        try await world.waitForBot(alice, in: room)
         world.stopBridge()
         try await world.startBridge()
         defer { world.stopBridge() }
@@ -146,6 +145,13 @@ extension EndToEndHarness {
             try await user.messages(in: room).first {
                 $0.sender == self.botUserID && $0.msgtype == "m.notice" && $0.body?.contains(text) == true
             }
+        }
+    }
+
+    /// Waits until the bot has joined `room` (it does on invitation).
+    func waitForBot(_ user: MatrixTestUser, in room: String) async throws {
+        try await eventually("bot joined \(room)", timeout: 20, pollEvery: .milliseconds(100)) {
+            try await user.members(of: room)[self.botUserID] != nil
         }
     }
 

@@ -13,7 +13,7 @@ import Synchronization
 /// cannot link twice). Commands are not queued durably: one lost in a crash is simply sent again.
 final class SelfServiceDesk: Sendable {
     enum Input: Sendable {
-        case invited(RoomID, by: UserID, eventID: EventID)
+        case invited(RoomID, by: UserID)
         case command(BridgeCommand, room: RoomID, sender: UserID, eventID: EventID)
         case checkInvitations
     }
@@ -55,7 +55,7 @@ final class SelfServiceDesk: Sendable {
         for event in events where event.sender != bot && !context.matrix.isGhost(event.sender) {
             switch event.content {
             case .member(let member) where event.stateKey == bot.rawValue && member.membership == .invite:
-                if firstSighting(event.eventID) { continuation.yield(.invited(event.roomID, by: event.sender, eventID: event.eventID)) }
+                if firstSighting(event.eventID) { continuation.yield(.invited(event.roomID, by: event.sender)) }
             case .message(let message):
                 guard message.relatesTo?.relationType != "m.replace",
                       let command = BridgeCommand.parse(msgtype: message.messageType, body: message.body) else { continue }
@@ -90,8 +90,8 @@ final class SelfServiceDesk: Sendable {
             }
             for await input in inputs {
                 switch input {
-                case .invited(let room, let sender, let eventID):
-                    group.addTask { await self.invited(room, by: sender, eventID: eventID) }
+                case .invited(let room, let sender):
+                    group.addTask { await self.invited(room, by: sender) }
                 case .command(let command, let room, let sender, let eventID):
                     group.addTask { await self.handle(command, room: room, sender: sender, eventID: eventID) }
                 case .checkInvitations:
@@ -120,8 +120,8 @@ final class SelfServiceDesk: Sendable {
     // MARK: Invitations
 
     /// The bot was invited: unless the room is linked (the CLI and the API join by themselves), it records the
-    /// deadline, joins and says what it can do.
-    private func invited(_ room: RoomID, by sender: UserID, eventID: EventID) async {
+    /// deadline and joins.
+    private func invited(_ room: RoomID, by sender: UserID) async {
         guard settings.enabled else { return }
         do {
             if try await !context.store.linkedRooms(among: [room]).isEmpty { return }
@@ -133,11 +133,8 @@ final class SelfServiceDesk: Sendable {
             try? await context.store.forgetInvitation(room)
             return
         }
+        // No greeting: the CLI and the API also start with an invitation, and their rooms need no advice.
         logger.info("Joined a room on invitation", metadata: ["matrix.room.id": room.rawValue, "matrix.user.id": sender.rawValue])
-        await notice("Hello! I bridge Matrix rooms with XMPP group chats (MUCs). A member allowed to change this room's settings "
-                     + "can link it: !isthmus link room@conference.example.org OWNER_NICK — that MUC owner then confirms in XMPP. "
-                     + "If nothing is linked within \(Self.describe(settings.inviteTimeout)), I leave. !isthmus help lists the commands.",
-                     in: room, subject: "invited:\(eventID.rawValue)")
     }
 
     /// Leaves the rooms whose invitation expired with nothing linked (and forgets linked ones).
