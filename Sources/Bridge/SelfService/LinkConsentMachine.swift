@@ -122,6 +122,9 @@ public struct LinkConsentMachine: Sendable {
         case .awaitingAnswer(let owner, _) where !available && occupant.nick == owner.nick:
             let why = newNick == nil ? "left \(request.muc) before answering" : "changed nick before answering"
             return refuse("\(owner.nick) \(why)")
+        case .awaitingAnswer(let owner, _) where occupant.nick == owner.nick && occupant.affiliation != nil
+            && occupant.affiliation != .owner && occupant.affiliation != .admin:
+            return refuse("\(owner.nick) is no longer an owner or admin of \(request.muc)")
         default:
             return []
         }

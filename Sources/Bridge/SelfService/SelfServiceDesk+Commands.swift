@@ -8,7 +8,10 @@ import MatrixClient
 extension SelfServiceDesk {
     /// Handles one command from `sender` in `room`. Does I/O; runs on a child task of ``run()``.
     func handle(_ command: BridgeCommand, room: RoomID, sender: UserID, eventID: EventID) async {
-        let reply = { @Sendable (text: String) async in await self.notice(text, in: room, subject: "command:\(eventID.rawValue)") }
+        // One transaction id per command and text: a retried call posts once, two different replies both post.
+        let reply = { @Sendable (text: String) async in
+            await self.notice(text, in: room, subject: "command:\(eventID.rawValue):\(text)")
+        }
         logger.info("Command received", metadata: ["matrix.room.id": room.rawValue, "matrix.user.id": sender.rawValue,
                                                    "matrix.event.id": eventID.rawValue])
         switch command {

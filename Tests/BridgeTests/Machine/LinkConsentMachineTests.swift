@@ -94,6 +94,18 @@ import Testing
         ])
     }
 
+    @Test func anOwnerDemotedWhileAskedCannotAllowIt() {
+        var machine = asked()
+        // A presence update keeping the affiliation changes nothing.
+        #expect(machine.presence(juliet, available: true, now: t0 + .seconds(1)) == [])
+        var demoted = juliet
+        demoted.affiliation = .member
+        #expect(machine.presence(demoted, available: true, now: t0 + .seconds(2)) == [
+            .leaveMUC(muc), .noticeMatrix("Not linked: Juliet is no longer an owner or admin of lounge@conference.localhost."),
+        ])
+        #expect(machine.privateMessage(from: juliet, body: "yes", now: t0 + .seconds(3)) == [])
+    }
+
     @Test func anythingElseRefuses() {
         var machine = asked()
         #expect(machine.privateMessage(from: juliet, body: "no way", now: t0 + .seconds(1)) == [
