@@ -12,7 +12,7 @@ extension SelfServiceDesk {
         let reply = { @Sendable (text: String) async in
             await self.notice(text, in: room, subject: "command:\(eventID.rawValue):\(text)")
         }
-        logger.info("Command received", metadata: ["matrix.room.id": room.rawValue, "matrix.user.id": sender.rawValue,
+        logger.debug("Command received", metadata: ["matrix.room.id": room.rawValue, "matrix.user.id": sender.rawValue,
                                                    "matrix.event.id": eventID.rawValue])
         switch command {
         case .help:
