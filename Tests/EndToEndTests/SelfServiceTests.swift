@@ -124,7 +124,7 @@ final class SelfServiceTests: XCTestCase {
 
     func testTheBotLeavesAnInvitedRoomWithNothingLinkedEvenAcrossARestart() async throws {
         let world = try EndToEndHarness("self-service-invite")
-        try world.editConfig { $0 + "\nprovisioning:\n  invite_timeout_seconds: 6\n" }
+        try world.editConfig { $0 + "\nprovisioning:\n  invite_timeout_seconds: 8\n" }
         try await world.startBridge()
         let alice = try await world.matrixUser("alice")
         let room = try await alice.createRoom(invite: [world.botUserID])
@@ -132,7 +132,13 @@ final class SelfServiceTests: XCTestCase {
         world.stopBridge()
         try await world.startBridge()
         defer { world.stopBridge() }
-        _ = try await world.botNotice(alice, in: room, containing: "Nothing was linked within 6 seconds, so I am leaving.", timeout: 30)
+        // Still there after the restart (else this test would prove nothing about the restart: raise the timeout)…
+        let early = try await alice.messages(in: room)
+        let members = try await alice.members(of: room)
+        XCTAssertNotNil(members[world.botUserID], "the bot left before the restart")
+        XCTAssertFalse(early.contains { $0.sender == world.botUserID }, "\(early)")
+        // …and the new process remembers the deadline.
+        _ = try await world.botNotice(alice, in: room, containing: "Nothing was linked within 8 seconds, so I am leaving.", timeout: 30)
         try await eventually("bot left", timeout: 20) { try await alice.members(of: room)[world.botUserID] == nil }
     }
 }
