@@ -75,10 +75,12 @@ final class PortalDirectory: Sendable {
             }
         case .disconnected(let reason):
             logger.warning("XMPP link down", metadata: ["reason": reason])
-            table.withLock { table in
+            let consents = table.withLock { table in
                 table.xmppConnected = false
                 for portal in table.portals.values { portal.enqueue(.xmppDisconnected) }
+                return Array(table.consents.values)
             }
+            for consent in consents { consent(event) }
         case .message(let message):
             let (portal, consent) = table.withLock { ($0.byMUC[message.room.bare], $0.consents[message.room.bare]) }
             if let portal { portal.enqueue(.xmppMessage(message)) } else { consent?(event) }

@@ -84,7 +84,9 @@ actor LinkConsent {
                 logger.debug("Private message ignored: not the asked occupant's answer", metadata: ["xmpp.muc": message.room.description])
             }
             return actions
-        case .message, .connected, .disconnected:
+        case .disconnected:
+            return machine.connectionLost()
+        case .message, .connected:
             return []
         }
     }

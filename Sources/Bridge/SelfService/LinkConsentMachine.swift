@@ -188,6 +188,17 @@ public struct LinkConsentMachine: Sendable {
         }
     }
 
+    /// The XMPP connection dropped: the bridge's occupant is gone from the MUC, so no answer can reach it.
+    public mutating func connectionLost() -> [Action] {
+        switch state {
+        case .joining, .lookingForOwner, .awaitingAnswer:
+            state = .finished
+            return [.noticeMatrix("Not linked: the bridge's XMPP connection dropped while asking; try again in a moment.")]
+        case .idle, .linking, .finished:
+            return []
+        }
+    }
+
     /// The link was recorded (nil) or refused (why).
     public mutating func linked(error: String?) -> [Action] {
         guard case .linking(let owner) = state else { return [] }

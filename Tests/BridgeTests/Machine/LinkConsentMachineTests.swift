@@ -106,6 +106,19 @@ import Testing
         #expect(machine.privateMessage(from: juliet, body: "yes", now: t0 + .seconds(3)) == [])
     }
 
+    @Test func aDroppedConnectionEndsTheRequest() {
+        var machine = asked()
+        #expect(machine.connectionLost()
+                == [.noticeMatrix("Not linked: the bridge's XMPP connection dropped while asking; try again in a moment.")])
+        #expect(machine.isFinished)
+        #expect(machine.privateMessage(from: juliet, body: "yes", now: t0 + .seconds(1)) == [])
+        // Once linking, the link goes ahead (it needs no XMPP).
+        machine = asked()
+        _ = machine.privateMessage(from: juliet, body: "yes", now: t0 + .seconds(1))
+        #expect(machine.connectionLost() == [])
+        #expect(machine.linked(error: nil).last == .noticeMatrix("Linked with lounge@conference.localhost, allowed by Juliet."))
+    }
+
     @Test func anythingElseRefuses() {
         var machine = asked()
         #expect(machine.privateMessage(from: juliet, body: "no way", now: t0 + .seconds(1)) == [
