@@ -84,9 +84,13 @@ actor LinkConsent {
                 logger.debug("Private message ignored: not the asked occupant's answer", metadata: ["xmpp.muc": message.room.description])
             }
             return actions
+        case .message(let message):
+            // Only bounces matter here (groupchat traffic waits for the portal).
+            guard let error = message.error else { return [] }
+            return machine.privateMessageBounced(to: message.nick, reason: error.text ?? error.condition.rawValue)
         case .disconnected:
             return machine.connectionLost()
-        case .message, .connected:
+        case .connected:
             return []
         }
     }

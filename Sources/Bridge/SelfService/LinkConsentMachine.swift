@@ -188,6 +188,13 @@ public struct LinkConsentMachine: Sendable {
         }
     }
 
+    /// The room bounced a private message to `nick` (e.g. a service that forbids private messages, XEP-0045 §7.5).
+    /// While asking, the question did not arrive: refused, saying why.
+    public mutating func privateMessageBounced(to nick: String, reason: String) -> [Action] {
+        guard case .awaitingAnswer(let owner, _) = state, nick == owner.nick else { return [] }
+        return refuse("the MUC did not pass the question on to \(owner.nick) (\(reason))")
+    }
+
     /// The XMPP connection dropped: the bridge's occupant is gone from the MUC, so no answer can reach it.
     public mutating func connectionLost() -> [Action] {
         switch state {

@@ -119,6 +119,15 @@ import Testing
         #expect(machine.linked(error: nil).last == .noticeMatrix("Linked with lounge@conference.localhost, allowed by Juliet."))
     }
 
+    @Test func aBouncedQuestionRefusesAtOnce() {
+        var machine = asked()
+        #expect(machine.privateMessageBounced(to: "Romeo", reason: "not-acceptable") == [])
+        #expect(machine.privateMessageBounced(to: "Juliet", reason: "private messages are not allowed") == [
+            .leaveMUC(muc),
+            .noticeMatrix("Not linked: the MUC did not pass the question on to Juliet (private messages are not allowed)."),
+        ])
+    }
+
     @Test func anythingElseRefuses() {
         var machine = asked()
         #expect(machine.privateMessage(from: juliet, body: "no way", now: t0 + .seconds(1)) == [
