@@ -122,6 +122,21 @@ final class SelfServiceTests: XCTestCase {
         XCTAssertTrue(try world.links().isEmpty)
     }
 
+    func testTurnedOffTheCommandsRefuseToLinkButStillAnswer() async throws {
+        let world = try EndToEndHarness("self-service-off")
+        try world.editConfig { $0 + "\nprovisioning:\n  self_service: false\n" }
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        let alice = try await world.matrixUser("alice")
+        let muc = world.muc("off")
+        let room = try await world.linkedRoom(owner: alice, muc: muc)   // the administrator's way still works
+        try await alice.send("!isthmus unlink", to: room)
+        _ = try await world.botNotice(alice, in: room, containing: "Self-service linking is turned off on this bridge")
+        try await alice.send("!isthmus status", to: room)
+        _ = try await world.botNotice(alice, in: room, containing: "This room is linked with \(muc): active.")
+        XCTAssertEqual(try world.links().map { $0["muc"] }, [muc.description])
+    }
+
     func testTheBotLeavesAnInvitedRoomWithNothingLinkedEvenAcrossARestart() async throws {
         let world = try EndToEndHarness("self-service-invite")
         try world.editConfig { $0 + "\nprovisioning:\n  invite_timeout_seconds: 8\n" }
