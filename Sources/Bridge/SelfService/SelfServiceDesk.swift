@@ -130,7 +130,11 @@ final class SelfServiceDesk: Sendable {
             try await context.matrix.join(room, as: bot)
         } catch {
             logger.warning("Could not accept an invitation", metadata: ["matrix.room.id": room.rawValue, "error": "\(error)"])
-            try? await context.store.forgetInvitation(room)
+            // The deadline is forgotten only when the homeserver refused the join: after a timeout, a dropped connection
+            // or a shutdown the join may have happened all the same, and the deadline must stay to make the bot leave.
+            if let refused = error as? MatrixError, refused.kind == .homeserver {
+                try? await context.store.forgetInvitation(room)
+            }
             return
         }
         // No greeting: the CLI and the API also start with an invitation, and their rooms need no advice.
@@ -151,8 +155,13 @@ final class SelfServiceDesk: Sendable {
                              + "Invite me again to try again.", in: room, subject: "expired:\(room.rawValue):\(invitation.leaveAfter.timeIntervalSince1970)")
                 do {
                     try await context.matrix.leave(room, as: bot, reason: "nothing linked in time")
+                } catch let refused as MatrixError where refused.kind == .homeserver {
+                    // Not in the room any more (kicked, or the join never happened): nothing to leave.
+                    logger.info("Could not leave an invited room", metadata: ["matrix.room.id": room.rawValue, "error": "\(refused)"])
                 } catch {
-                    logger.info("Could not leave an invited room", metadata: ["matrix.room.id": room.rawValue, "error": "\(error)"])
+                    // Unreachable homeserver or shutdown: the next round tries again (the notice is not repeated).
+                    logger.info("Could not leave an invited room yet", metadata: ["matrix.room.id": room.rawValue, "error": "\(error)"])
+                    continue
                 }
                 try await context.store.forgetInvitation(room)
                 logger.info("Left an invited room: nothing linked in time", metadata: ["matrix.room.id": room.rawValue])
