@@ -167,11 +167,15 @@ public struct MessageReferences: Sendable, Hashable, Codable {
                 let bodies = element.children("body", namespace: XMPPNamespace.fallback)
                 var ranges: [Range<Int>]? = []
                 for body in bodies {
-                    guard let start = body[attribute: "start"].flatMap(Int.init), let end = body[attribute: "end"].flatMap(Int.init) else {
-                        ranges = nil   // a range without offsets covers the whole body
+                    let start = body[attribute: "start"], end = body[attribute: "end"]
+                    if start == nil, end == nil {
+                        ranges = nil   // XEP-0428: a range without offsets covers the whole body
                         break
                     }
-                    if start >= 0, end >= start { ranges?.append(start..<end) }
+                    // Malformed offsets (not numbers, negative, reversed, one missing) are ignored: they must not
+                    // turn the whole body into fallback (a reply's own text would then be removed).
+                    guard let lower = start.flatMap(Int.init), let upper = end.flatMap(Int.init), lower >= 0, upper >= lower else { continue }
+                    ranges?.append(lower..<upper)
                 }
                 if bodies.isEmpty { ranges = nil }
                 fallbacks.append(Fallback(feature: feature, ranges: ranges))
