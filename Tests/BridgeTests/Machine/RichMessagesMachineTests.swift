@@ -356,6 +356,18 @@ import Testing
         let out = try mapped(resolve(&f, reply, .init(reply: romeosMessage(f))))
         #expect(out.delivery.stanza.body == "> romeo:\n> hello\nyes")
         #expect(out.delivery.stanza.references.reply == .init(to: f.muc.with(resource: "romeo"), id: "S1"))
+        // A target the room gave no stanza-id cannot be named (XEP-0461): the quote alone keeps the context.
+        var unnamed = romeosMessage(f)
+        unnamed.stanzaID = nil
+        let toUnnamed = matrixMessage(f, 2, from: f.alice, "yes", details: MessageDetails(replyTo: EventID("$r1")))
+        let quoted = try mapped(resolve(&f, toUnnamed, .init(reply: unnamed)))
+        #expect(quoted.delivery.stanza.body == "> romeo:\n> hello\nyes")
+        #expect(quoted.delivery.stanza.references.reply == nil)
+        // A reply to something that is not a message (a reaction row) is sent as plain text.
+        var reactionRow = romeosMessage(f)
+        reactionRow.kind = .reaction
+        let toReaction = matrixMessage(f, 3, from: f.alice, "yes", details: MessageDetails(replyTo: EventID("$r1")))
+        #expect(try mapped(resolve(&f, toReaction, .init(reply: reactionRow))).delivery.stanza == OutgoingGroupchat(body: "yes"))
     }
 
     @Test func aMatrixEditOfOwnMessageNamesTheOriginalsID() throws {
