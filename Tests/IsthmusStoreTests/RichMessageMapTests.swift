@@ -72,6 +72,20 @@ import Testing
 
     // MARK: New columns and lookups
 
+    @Test func twoXMPPSendersMayReuseAnOriginIDOnlyOursAreUnique() async throws {
+        let store = try store()
+        let romeo = MessageSender.occupant(.nick("romeo")), juliet = MessageSender.occupant(.nick("juliet"))
+        try await store.recordBridgedFromXMPP(fromXMPP("$x1", stanza: "s1", sender: romeo, origin: "same"))
+        try await store.recordBridgedFromXMPP(fromXMPP("$x2", stanza: "s2", sender: juliet, origin: "same"))
+        #expect(try await store.mapping(room: room, sender: romeo, originID: OriginID("same")!)?.eventID == event("$x1"))
+        #expect(try await store.mapping(room: room, sender: juliet, originID: OriginID("same")!)?.eventID == event("$x2"))
+        // Our own origin-ids stay unique, and the room-wide lookup finds only ours.
+        #expect(try await store.mapping(room: room, originID: OriginID("same")!) == nil)
+        #expect(try await store.insertMapping(fromMatrix("$m1", user: UserID("@alice:localhost")!, origin: "ours")))
+        #expect(try await !store.insertMapping(fromMatrix("$m2", user: UserID("@alice:localhost")!, origin: "ours")))
+        #expect(try await store.mapping(room: room, originID: OriginID("ours")!)?.eventID == event("$m1"))
+    }
+
     @Test func theNewColumnsRoundTrip() async throws {
         let store = try store()
         let edit = fromMatrix("$edit", user: alice, origin: "o-edit", kind: .edit, target: "$orig", payload: #"{"body":"x"}"#)
