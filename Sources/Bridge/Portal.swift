@@ -21,6 +21,8 @@ actor Portal {
     private(set) var machine: PortalStateMachine
     /// The pending inbox retry (owned here: replaced by a newer one, cancelled when the portal ends).
     private var retryTimer: Task<Void, Never>?
+    /// The pending resume of a drain that waits for a reflection.
+    private var resumeTimer: Task<Void, Never>?
 
     init(link: RoomLink, context: BridgeContext) {
         self.link = link
@@ -62,6 +64,7 @@ actor Portal {
         }
         queue.finish()
         retryTimer?.cancel()
+        resumeTimer?.cancel()
     }
 
     /// Handles a burst of events in order (stops after unlink).
@@ -128,6 +131,13 @@ actor Portal {
             retryTimer = Task { [self] in
                 guard (try? await Task.sleep(for: delay)) != nil else { return }
                 enqueue(.retryInbox)
+            }
+        case .scheduleDrainResume(let instant):
+            resumeTimer?.cancel()
+            let delay = instant - context.clock.now()
+            resumeTimer = Task { [self] in
+                guard (try? await Task.sleep(for: delay)) != nil else { return }
+                enqueue(.resumeDrain)
             }
         case .queueGhostReconciliation: enqueue(.reconcileGhosts)
         case .setBridgeInfo(let info): await setBridgeInfo(info)

@@ -14,6 +14,8 @@ enum PortalEvent: Sendable, Equatable {
     case matrixEvents([QueuedMatrixEvent])
     /// Try the inbox (from the store) again after an XMPP request timed out (the link itself is up).
     case retryInbox
+    /// A Matrix event waited for one of our messages' reflection long enough: drain again (see ``PortalStateMachine/ReceiptWait``).
+    case resumeDrain
     /// A homeserver transaction may be missing (a hole in its ids): check the timeline before the next Matrix events.
     case timelineGap
     /// The homeserver may have stranded a transaction with nothing after it: check the timeline now.

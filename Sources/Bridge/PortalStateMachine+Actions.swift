@@ -85,6 +85,8 @@ extension PortalStateMachine {
         // MARK: The portal itself
         /// Deliver ``PortalEvent/retryInbox`` at this time.
         case scheduleInboxRetry(at: ContinuousClock.Instant)
+        /// Deliver ``PortalEvent/resumeDrain`` at this time.
+        case scheduleDrainResume(at: ContinuousClock.Instant)
         /// Queue ``PortalEvent/reconcileGhosts`` behind the events already queued: the occupants' presences that
         /// arrived during the join must be handled before ghosts of departed occupants are told apart.
         case queueGhostReconciliation

@@ -73,8 +73,12 @@ extension PortalStateMachine {
             return skipped(queued, "reaction to a message that was not bridged")
         }
         guard let stanzaID = reacted.stanzaID else {
+            if reacted.direction == .matrixToXMPP, reacted.state == .sending, let originID = reacted.originID {
+                return waitForReceipt(of: originID, queued)
+            }
             return skipped(queued, "reaction to a message the room gave no stanza-id (XEP-0444 cannot name it)")
         }
+        if receiptWait?.eventID == queued.event.eventID { receiptWait = nil }
         var keys = targets.reactions.map(\.key)
         guard !keys.contains(key) else { return [.dequeue(seq: queued.seq)] }
         keys.append(key)
@@ -147,6 +151,36 @@ extension PortalStateMachine {
                 .postNotice("⚠️ \(who) removed a message of an XMPP user here, but it stays in the XMPP room: \(why).",
                             subject: "redaction:\(queued.event.eventID.rawValue)"),
                 .dequeue(seq: queued.seq)]
+    }
+
+    /// How long a Matrix event waits for the MUC to reflect the message it refers to.
+    static let receiptWaitLimit: Duration = .seconds(10)
+
+    /// The event refers to one of our messages the MUC has not reflected yet, so it has no stanza-id to name it
+    /// (a reaction right after the message): the drain pauses — the event stays first in the inbox — until that
+    /// reflection arrives or ``receiptWaitLimit`` passes; then the event is skipped (logged).
+    private mutating func waitForReceipt(of originID: OriginID, _ queued: QueuedMatrixEvent) -> [Action] {
+        if let wait = receiptWait, wait.eventID == queued.event.eventID {
+            guard now < wait.until else {
+                receiptWait = nil
+                return skipped(queued, "the message it refers to was not reflected by the MUC in time")
+            }
+        } else {
+            receiptWait = ReceiptWait(originID: originID, eventID: queued.event.eventID, until: now + Self.receiptWaitLimit)
+        }
+        agenda.removeAll { step in
+            switch step {
+            case .handleMatrixEvent, .finishDrain: return true
+            default: return false
+            }
+        }
+        inboxNeedsReload = true
+        let selfCheck = drain?.selfCheck ?? false
+        drain = nil
+        if selfCheck { agenda.insert(.selfPing, at: 0) }
+        return [.log(LogEntry(level: .debug, message: "A Matrix event waits for the MUC to reflect the message it refers to",
+                              metadata: ["matrix.event.id": queued.event.eventID.rawValue, "xmpp.origin.id": originID.rawValue])),
+                .scheduleDrainResume(at: receiptWait!.until)]
     }
 
     /// A XEP-0444 set as a message with no body.

@@ -21,7 +21,12 @@ extension PortalStateMachine {
         }
         message.references.moderation = nil
         if isOurOccupant(nick: message.nick, realJID: message.realJID) {
-            return [.recordReflection(originID: message.originID, stanzaID: message.stanzaID)]
+            let receipt = Action.recordReflection(originID: message.originID, stanzaID: message.stanzaID)
+            // A Matrix event waited for this message's stanza-id: the drain goes on (after the receipt is recorded).
+            if let wait = receiptWait, wait.originID == message.originID, canSend, drain == nil {
+                return [receipt] + startDrainFromStore(selfCheck: false)
+            }
+            return [receipt]
         }
         let references = message.references
         let refers = references.reply != nil || references.replaces != nil || references.retraction != nil || references.reactions != nil

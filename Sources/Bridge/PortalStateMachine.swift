@@ -56,6 +56,9 @@ struct PortalStateMachine: Sendable {
     var resendsWentOut = true
     /// The drain in progress, if any.
     var drain: Drain?
+    /// A Matrix event that refers to one of our messages the MUC has not reflected yet (no stanza-id to name it):
+    /// the drain pauses until that reflection or the deadline.
+    var receiptWait: ReceiptWait?
     /// The time passed with the input being handled: every decision in ``receive(_:now:)`` reads it from here (set
     /// before anything else; the initial value is never read).
     private(set) var now = ContinuousClock.Instant.now
@@ -71,6 +74,13 @@ struct PortalStateMachine: Sendable {
         var occupantID: OccupantID?
         var realJID: JID?
         var ghost: UserID?
+    }
+
+    /// A Matrix event waiting for the reflection of the message it refers to.
+    struct ReceiptWait: Sendable, Equatable {
+        var originID: OriginID
+        var eventID: EventID
+        var until: ContinuousClock.Instant
     }
 
     /// A drain of the Matrix inbox in progress.
@@ -121,6 +131,9 @@ struct PortalStateMachine: Sendable {
             if inboxNeedsReload || timelineCheckPending { return startDrainFromStore(selfCheck: false) }
             highestSeq = max(highestSeq, fresh.map(\.seq).max() ?? 0)
             return startDrain(fresh, selfCheck: false)
+        case .resumeDrain:
+            guard receiptWait != nil, canSend, drain == nil else { return [] }
+            return startDrainFromStore(selfCheck: false)
         case .retryInbox:
             guard xmppConnected, botJoined, inboxBlocked else { return [] }
             agenda = [.loadUndelivered, .finishRetry]

@@ -488,6 +488,41 @@ import Testing
         ])
     }
 
+    @Test func aReactionToOurMessageNotYetReflectedWaitsForTheReflectionBounded() throws {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        var pending = alicesMessage(f)
+        pending.stanzaID = nil
+        pending.state = .sending
+        let react = matrixEvent(f, 3, from: f.alice, .reaction(target: EventID("$a1")!, key: "👍"))
+        // No stanza-id to name the message yet: the drain pauses until the reflection (or 10 s).
+        #expect(resolve(&f, react, .init(reacted: pending)) == [.scheduleDrainResume(at: f.t0 + .seconds(10))])
+        // The reflection of our message arrives: its receipt is recorded, then the inbox is drained again.
+        let reflection = RoomMessage(room: f.muc, nick: "Alice", to: f.naming.botOccupant, stanzaID: StanzaID("S0"),
+                                     originID: pending.originID, body: "hello")
+        #expect(f.act(.xmppMessage(reflection)) == [.recordReflection(originID: pending.originID, stanzaID: StanzaID("S0")),
+                                                    .readInbox(checkTimeline: false)])
+        #expect(f.act(.inboxRead([react])) == [.resolveMatrixTargets(react)])
+        let sent = try mapped(f.act(.matrixTargetsResolved(react, .init(reacted: alicesMessage(f)))))
+        #expect(sent.delivery.stanza.references.reactions == .init(id: "S0", keys: ["👍"]))
+        #expect(f.machine.receiptWait == nil)
+    }
+
+    @Test func aReactionWaitingTooLongForTheReflectionIsSkipped() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        var pending = alicesMessage(f)
+        pending.stanzaID = nil
+        pending.state = .sending
+        let react = matrixEvent(f, 3, from: f.alice, .reaction(target: EventID("$a1")!, key: "👍"))
+        #expect(resolve(&f, react, .init(reacted: pending)) == [.scheduleDrainResume(at: f.t0 + .seconds(10))])
+        let late = f.t0 + .seconds(10)
+        #expect(f.act(.resumeDrain, at: late) == [.readInbox(checkTimeline: false)])
+        #expect(f.act(.inboxRead([react]), at: late) == [.resolveMatrixTargets(react)])
+        #expect(f.act(.matrixTargetsResolved(react, .init(reacted: pending)), at: late) == [.dequeue(seq: 3)])
+        #expect(f.machine.receiptWait == nil)
+    }
+
     @Test func redactingAnXMPPUsersMessageTellsTheRoomAndDequeues() {
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice"])
