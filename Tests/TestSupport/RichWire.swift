@@ -144,6 +144,18 @@ public enum RichWire {
         return (element[attribute: "id"], element.children("reaction", namespace: reactions).map(\.text))
     }
 
+    /// `element` as text with attributes sorted, to compare elements whatever order a server wrote attributes in.
+    public static func canonical(_ element: XElement) -> String {
+        let attributes = element.attributes.map { "\($0.namespace ?? "")|\($0.name)=\($0.value)" }.sorted()
+        let children = element.children.map { node in
+            switch node {
+            case .element(let child): canonical(child)
+            case .text(let text): text.debugDescription
+            }
+        }
+        return "{\(element.namespace)}\(element.name)\(attributes)[\(children.joined(separator: ","))]"
+    }
+
     /// Whether `message` carries anything in the XHTML-IM namespace.
     public static func hasXHTMLIM(_ message: Message) -> Bool {
         message.extensions.contains { $0.namespace == xhtmlIM }
