@@ -37,6 +37,14 @@ struct RichPair {
         return RichPair(world: world, alice: alice, muc: muc, room: room, romeo: romeo, juliet: juliet)
     }
 
+    /// Raises the bridge bot to power level 50 in the Matrix room (unless it has more), as a room admin does who wants
+    /// XMPP moderation to remove Matrix users' messages too: only a user with the `redact` level may redact others' events.
+    func grantBotModeratorPower() async throws {
+        let levels = try await alice.state("m.room.power_levels", in: room) ?? [:]
+        let current = ((levels["users"] as? [String: Any])?[world.botUserID] as? NSNumber)?.intValue ?? 0
+        if current < 50 { try await alice.grantPower(50, to: world.botUserID, in: room) }
+    }
+
     func close() {
         romeo.close()
         juliet?.close()

@@ -106,7 +106,8 @@ final class RichXMPPToMatrixTests: XCTestCase {
         XCTAssertFalse(isKeptRedacted, "Juliet retracted Romeo's message")
 
         // Moderation: Romeo owns the MUC, so mod_muc_moderation lets him remove alice's message and Juliet's; the room
-        // announces it and the bridge redacts both Matrix events.
+        // announces it and the bridge redacts both Matrix events (alice's by the bot, which the room's admin lets redact).
+        try await pair.grantBotModeratorPower()
         let (aliceEventID, aliceSeen) = try await pair.aliceSays("a matrix message the owner removes")
         let juliets = try await pair.xmppSays("a juliet message the owner removes", by: juliet)
         for stanzaID in [try pair.stanzaID(of: aliceSeen), try pair.stanzaID(of: juliets.reflected)] {
