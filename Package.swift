@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon", "CCurl"]),
         .target(name: "Bridge", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusMetrics", "IsthmusStore", "XMPP", "XMPPComponent",
-            "Matrix", "MatrixAppService", "MatrixClient",
+            "Matrix", "MatrixAppService", "MatrixClient", "MessageFormatting",
         ]),
         .target(name: "IsthmusCLI", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMPP", "XMPPComponent",
@@ -85,7 +85,7 @@ let package = Package(
         .testTarget(name: "MatrixRealServerTests", dependencies: [
             "Matrix", "MatrixAppService", "MatrixClient", "IsthmusStore", "IsthmusCLI", "TestSupport",
         ]),
-        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "TestSupport"]),
+        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "MessageFormatting", "TestSupport"]),
         /// The whole bridge against real Prosody and Synapse, driven through the CLI (XCTest: runs sequentially).
         .testTarget(name: "EndToEndTests", dependencies: ["Bridge", "IsthmusCLI", "TestSupport"]),
     ]

@@ -141,11 +141,48 @@ public struct AppServiceMatrixLink: MatrixLink {
 
     public func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
                      timestamp: Date?) async throws -> EventID {
-        let content = MessageContent(messageType: MessageType(rawValue: message.kind.rawValue), body: message.body)
-        let ts = timestamp.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+        let content = Self.content(message)
+        let ts = Self.milliseconds(timestamp)
         return try await classified("send") { () async throws(MatrixError) in
             try await client.sendMessage(content, to: room, transactionID: txnID, as: user, timestamp: ts)
         }
+    }
+
+    public func react(to target: EventID, key: String, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
+                      timestamp: Date?) async throws -> EventID? {
+        let ts = Self.milliseconds(timestamp)
+        do {
+            return try await classified("react") { () async throws(MatrixError) in
+                try await client.send(ReactionContent(reactingTo: target, key: key), type: MatrixEventType.reaction, to: room,
+                                      transactionID: txnID, as: user, timestamp: ts)
+            }
+        } catch let error as MatrixError where error.errcode == .duplicateAnnotation {
+            return nil
+        }
+    }
+
+    public func redact(_ event: EventID, reason: String?, as user: UserID, in room: RoomID,
+                       txnID: ClientTransactionID) async throws -> EventID {
+        try await classified("redact") { () async throws(MatrixError) in
+            try await client.redact(event, in: room, transactionID: txnID, reason: reason, as: user)
+        }
+    }
+
+    /// The `m.room.message` content for a message to send.
+    static func content(_ message: OutgoingMatrixMessage) -> MessageContent {
+        let type = MessageType(rawValue: message.kind.rawValue)
+        var content = MessageContent(messageType: type, body: message.body,
+                                     format: message.html == nil ? nil : MessageContent.htmlFormat, formattedBody: message.html,
+                                     relatesTo: message.relatesTo, mentions: Mentions(userIDs: message.mentions))
+        if let new = message.replacement {
+            content.newContent = NewContent(messageType: type, body: new.body, format: new.html == nil ? nil : MessageContent.htmlFormat,
+                                            formattedBody: new.html, mentions: Mentions(userIDs: new.mentions))
+        }
+        return content
+    }
+
+    static func milliseconds(_ date: Date?) -> Int64? {
+        date.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
     }
 
     public func joinedMembers(_ room: RoomID) async throws -> [UserID: String?] {

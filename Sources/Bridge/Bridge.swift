@@ -201,9 +201,9 @@ public final class Bridge: Sendable {
             // In flight before the commit: a portal may take the rows from the store (a drain, a timeline check) and
             // send them before this call returns. A replay of a delivered message leaves an entry that expires.
             for (_, event) in byID {
-                if case .message(let msgtype, _) = event.content {
+                if let kind = event.metricsKind {
                     context.metrics.enteredFromMatrix(room: event.room, originID: context.naming.originID(for: event.eventID),
-                                                      msgtype: msgtype, at: accepted, now: accepted)
+                                                      kind: kind, at: accepted, now: accepted)
                 }
             }
             let added = try await context.store.enqueueInbox(rows, markingProcessed: transaction)

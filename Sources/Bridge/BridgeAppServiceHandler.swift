@@ -36,9 +36,27 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
     static func roomEvent(_ event: ClientEvent) -> MatrixRoomEvent? {
         switch event.content {
         case .message(let content):
-            if content.relatesTo?.relationType == "m.replace" { return nil }   // edits arrive with rich messages
+            if let original = content.relatesTo?.replacedEventID {
+                // An edit: what it now reads is `m.new_content` (spec §11.37); without one there is nothing to bridge.
+                guard let new = content.newContent else { return nil }
+                let details = MessageDetails(html: new.format == MessageContent.htmlFormat ? new.formattedBody : nil,
+                                             replaces: original, mentions: content.mentions?.userIDs)
+                return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender,
+                                       content: .message(msgtype: new.messageType, body: new.body, details: details))
+            }
+            let details = MessageDetails(html: content.html, replyTo: content.relatesTo?.replyToEventID,
+                                         mentions: content.mentions?.userIDs)
             return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender,
-                                   content: .message(msgtype: content.messageType, body: content.body))
+                                   content: .message(msgtype: content.messageType, body: content.body,
+                                                     details: details.orNilWhenEmpty))
+        case .reaction(let content):
+            guard let target = content.targetEventID, let key = content.key, !key.isEmpty else { return nil }
+            return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender,
+                                   content: .reaction(target: target, key: key))
+        case .redaction(let content):
+            guard let target = event.redactedEventID else { return nil }
+            return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender,
+                                   content: .redaction(target: target, reason: content.reason))
         case .member(let content):
             guard let stateKey = event.stateKey else { return nil }
             var previousMembership: Membership?

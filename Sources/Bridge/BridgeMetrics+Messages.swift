@@ -31,10 +31,11 @@ extension BridgeMetrics {
     }
 
     /// The Matrix send of an XMPP message succeeded; its map entry comes next.
-    func sentToMatrix(muc: JID, key: StanzaID, kind: OutgoingMatrixMessage.Kind, room: RoomID, eventID: EventID,
+    func sentToMatrix(muc: JID, key: StanzaID, kind: MessageKind, room: RoomID, eventID: EventID?,
                       now: ContinuousClock.Instant) {
         let entered = inFlight.take(.fromXMPP(muc: muc.bare, key: key))?.enteredAt
-        inFlight.enter(.sentToMatrix(room, eventID), kind: MessageKind(kind), at: entered, now: now)
+        guard let eventID else { return }
+        inFlight.enter(.sentToMatrix(room, eventID), kind: kind, at: entered, now: now)
     }
 
     /// An XMPP message's map entry was written after its successful send: delivered.
@@ -55,9 +56,9 @@ extension BridgeMetrics {
     }
 
     /// A Matrix message entered: from an accepted transaction (`at`: its acceptance) or read back from the inbox (nil).
-    func enteredFromMatrix(room: RoomID, originID: OriginID, msgtype: MessageType, at instant: ContinuousClock.Instant?,
+    func enteredFromMatrix(room: RoomID, originID: OriginID, kind: MessageKind, at instant: ContinuousClock.Instant?,
                            now: ContinuousClock.Instant) {
-        inFlight.enter(.fromMatrix(room, originID), kind: MessageKind(msgtype), at: instant, now: now)
+        inFlight.enter(.fromMatrix(room, originID), kind: kind, at: instant, now: now)
     }
 
     /// The MUC reflected one of our messages not yet delivered: delivered.

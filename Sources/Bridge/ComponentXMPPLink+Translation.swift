@@ -12,12 +12,14 @@ extension ComponentXMPPLink {
         guard message.type == .groupchat || isError else { return nil }
         let nick = from.resource ?? ""
         let stanzaID = message.stanzaIDs.first { $0.by == room }?.id
-        return RoomMessage(
+        var translated = RoomMessage(
             room: room, nick: nick, to: message.to, stanzaID: stanzaID, originID: message.originID,
             id: message.id?.rawValue, occupantID: message.occupantID, realJID: message.mucUser?.item?.jid?.bare,
             body: message.body, delay: message.delay?.stamp,
             error: isError ? StanzaErrorInfo(condition: message.error?.condition ?? .undefinedCondition,
                                              text: message.error?.text) : nil)
+        translated.references = message.references
+        return translated
     }
 
     /// An occupant's presence in a room, in the bridge's terms; nil when it is not from an occupant JID.

@@ -82,7 +82,10 @@ public final class ComponentXMPPLink: XMPPLink {
     public func roomFeatures(room: JID, as occupant: JID) async throws -> RoomFeatures {
         do {
             let features = Set(try await connection.discoInfo(of: room.bare, as: occupant).features)
-            return RoomFeatures(stanzaIDs: features.contains(XMPPNamespace.stanzaID), archive: features.contains(XMPPNamespace.mam))
+            let moderation: ModerationRequest.Version? = features.contains(XMPPNamespace.moderation) ? .current
+                : features.contains(XMPPNamespace.moderationLegacy) ? .legacy : nil
+            return RoomFeatures(stanzaIDs: features.contains(XMPPNamespace.stanzaID), archive: features.contains(XMPPNamespace.mam),
+                                moderation: moderation)
         } catch {
             throw Self.linkError(error)
         }
@@ -127,9 +130,24 @@ public final class ComponentXMPPLink: XMPPLink {
         }
     }
 
-    public func sendGroupchat(room: JID, from occupant: JID, body: String, originID: OriginID) async throws {
+    public func sendGroupchat(room: JID, from occupant: JID, body: String?, references: MessageReferences,
+                              originID: OriginID) async throws {
         do {
-            try await connection.sendGroupchat(from: occupant, room: room, body: body, originID: originID)
+            try await connection.sendGroupchat(from: occupant, room: room, body: body, originID: originID,
+                                               extensions: references.elements)
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
+    public func moderate(room: JID, _ request: ModerationRequest, as occupant: JID) async throws {
+        do {
+            let response = try await connection.sendIQ(IQ(type: .set, from: occupant, to: room.bare, payload: .other(request.element)))
+            if let error = response.error {
+                throw XMPPLinkError.stanzaError(StanzaErrorInfo(condition: error.condition, text: error.text))
+            }
+        } catch let error as XMPPLinkError {
+            throw error
         } catch {
             throw Self.linkError(error)
         }

@@ -4,6 +4,7 @@ import IsthmusCommon
 @_exported import struct Matrix.MessageType
 @_exported import struct Matrix.BridgeInfoContent
 @_exported import struct Matrix.BridgeInfoState
+@_exported import struct Matrix.RelatesTo
 
 /// What the bridge core needs from the Matrix side: client-server calls as the bot or as a ghost.
 ///
@@ -34,6 +35,12 @@ public protocol MatrixLink: Sendable {
     /// Sends a message as `user` with a caller-chosen txnId (idempotent); `timestamp` sets `origin_server_ts`.
     func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
               timestamp: Date?) async throws -> EventID
+    /// Sends `user`'s reaction `key` to `target` (`m.reaction`, idempotent by txnId). nil when the homeserver says the
+    /// user already reacted so (`M_DUPLICATE_ANNOTATION`: the reaction is there, which is what was asked).
+    func react(to target: EventID, key: String, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
+               timestamp: Date?) async throws -> EventID?
+    /// Redacts `event` as `user` (idempotent by txnId); returns the redaction's event id.
+    func redact(_ event: EventID, reason: String?, as user: UserID, in room: RoomID, txnID: ClientTransactionID) async throws -> EventID
     /// Joined members of `room` with their per-room displaynames.
     func joinedMembers(_ room: RoomID) async throws -> [UserID: String?]
     /// One page of `room`'s timeline as the bot sees it, newest first, continuing from `token` (nil: the newest).
@@ -75,7 +82,7 @@ public enum MatrixLinkError: Error, Sendable, Equatable {
     case unavailable(String)
 }
 
-/// A message to post in a Matrix room.
+/// A message to post in a Matrix room: its text, and optionally HTML, a reply or edit relation and mentions.
 public struct OutgoingMatrixMessage: Sendable, Equatable {
     public enum Kind: String, Sendable, Equatable {
         case text = "m.text"
@@ -84,17 +91,48 @@ public struct OutgoingMatrixMessage: Sendable, Equatable {
     }
     public var kind: Kind
     public var body: String
-    public init(kind: Kind, body: String) {
+    /// `formatted_body` (`org.matrix.custom.html`).
+    public var html: String?
+    /// A reply (`m.in_reply_to`) or, for an edit, the `m.replace` relation.
+    public var relatesTo: RelatesTo?
+    /// `m.mentions.user_ids` (always sent, possibly empty, as the spec recommends for bridged messages).
+    public var mentions: [UserID]
+    /// For an edit: the message as it reads after the edit (`m.new_content`); ``body`` is then `* ` + the new text.
+    public var replacement: Replacement?
+
+    /// `m.new_content` of an edit.
+    public struct Replacement: Sendable, Equatable {
+        public var body: String
+        public var html: String?
+        public var mentions: [UserID]
+        public init(body: String, html: String?, mentions: [UserID]) {
+            self.body = body
+            self.html = html
+            self.mentions = mentions
+        }
+    }
+
+    public init(kind: Kind, body: String, html: String? = nil, relatesTo: RelatesTo? = nil, mentions: [UserID] = [],
+                replacement: Replacement? = nil) {
         self.kind = kind
         self.body = body
+        self.html = html
+        self.relatesTo = relatesTo
+        self.mentions = mentions
+        self.replacement = replacement
     }
 }
 
 /// A Matrix room event the bridge acts on, reduced to what portals need. Codable: it is queued durably.
 public struct MatrixRoomEvent: Sendable, Equatable, Codable {
     public enum Content: Sendable, Equatable, Codable {
-        /// `m.room.message` (`msgtype` m.text, m.emote, m.notice, …) with its plain `body`.
-        case message(msgtype: MessageType, body: String)
+        /// `m.room.message` (`msgtype` m.text, m.emote, m.notice, …) with its plain `body`, and what else it carries
+        /// (HTML, a reply, an edit — for an edit, msgtype, body and HTML are those of `m.new_content`).
+        case message(msgtype: MessageType, body: String, details: MessageDetails? = nil)
+        /// `m.reaction`: `key` on `target`.
+        case reaction(target: EventID, key: String)
+        /// `m.room.redaction` of `target`.
+        case redaction(target: EventID, reason: String?)
         /// `m.room.member` for `stateKey`: membership and per-room displayname.
         case member(membership: Membership, displayname: String?, reason: String?)
     }
@@ -118,6 +156,28 @@ public struct MatrixRoomEvent: Sendable, Equatable, Codable {
         self.previousMembership = previousMembership
         self.previousDisplayname = previousDisplayname
     }
+}
+
+/// What a Matrix message carries besides its text. Codable: it is queued durably.
+public struct MessageDetails: Sendable, Equatable, Codable {
+    /// `formatted_body` when `format` is `org.matrix.custom.html`.
+    public var html: String?
+    /// The event this message answers (`m.in_reply_to`, not a thread fallback).
+    public var replyTo: EventID?
+    /// For an edit (`m.replace`): the original event.
+    public var replaces: EventID?
+    /// `m.mentions.user_ids`.
+    public var mentions: [UserID]?
+
+    public init(html: String? = nil, replyTo: EventID? = nil, replaces: EventID? = nil, mentions: [UserID]? = nil) {
+        self.html = html
+        self.replyTo = replyTo
+        self.replaces = replaces
+        self.mentions = mentions
+    }
+
+    /// nil when there is nothing besides the text.
+    var orNilWhenEmpty: MessageDetails? { self == MessageDetails() ? nil : self }
 }
 
 extension MatrixRoomEvent {

@@ -35,15 +35,28 @@ extension Portal {
         }
     }
 
-    /// Prepares the ghost when needed, then sends as it (idempotent: the txnId comes from the stanza-id).
+    /// Prepares the ghost when needed, then makes the delivery's calls as it, in order (each idempotent: its txnId
+    /// comes from the stanza's key, so a retry after a partial failure repeats nothing).
     func sendToMatrix(_ delivery: PortalStateMachine.MatrixDelivery) async -> PortalStateMachine.Input {
+        let matrix = context.matrix
+        let room = link.matrixRoom
         do {
             if let setup = delivery.setup { try await prepareGhost(setup) }
-            let eventID = try await context.matrix.send(delivery.outgoing, as: delivery.ghost, in: link.matrixRoom,
-                                                        txnID: delivery.txnID, timestamp: delivery.message.delay)
-            context.metrics.sentToMatrix(muc: link.muc, key: delivery.key, kind: delivery.outgoing.kind, room: link.matrixRoom,
-                                         eventID: eventID, now: context.clock.now())
-            return .matrixDelivered(delivery, eventID: eventID)
+            var eventIDs: [EventID?] = []
+            for send in delivery.sends {
+                switch send {
+                case .message(let outgoing, let txnID):
+                    eventIDs.append(try await matrix.send(outgoing, as: delivery.ghost, in: room, txnID: txnID, timestamp: delivery.message.delay))
+                case .reaction(let target, let key, let txnID):
+                    eventIDs.append(try await matrix.react(to: target, key: key, as: delivery.ghost, in: room, txnID: txnID,
+                                                           timestamp: delivery.message.delay))
+                case .redaction(let event, let reason, let txnID):
+                    eventIDs.append(try await matrix.redact(event, reason: reason, as: delivery.ghost, in: room, txnID: txnID))
+                }
+            }
+            context.metrics.sentToMatrix(muc: link.muc, key: delivery.key, kind: delivery.kind, room: room,
+                                         eventID: eventIDs.first ?? nil, now: context.clock.now())
+            return .matrixDelivered(delivery, eventIDs: eventIDs)
         } catch MatrixLinkError.unavailable(let reason) {
             return .matrixDeliveryFailed(delivery, .unavailable(reason))
         } catch {

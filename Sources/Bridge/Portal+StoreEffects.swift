@@ -19,13 +19,96 @@ extension Portal {
         }
     }
 
+    /// Whether the message was bridged already and, if not, the mapped messages it refers to. Ids are resolved as
+    /// RICH.md A1 says: the room's stanza-id first; an `id` attribute or origin-id only together with its sender.
     func lookUpBridged(_ message: RoomMessage) async -> PortalStateMachine.Input {
-        guard let stanzaID = message.stanzaID else { return .bridgedLookedUp(message, bridged: false) }
+        let store = context.store
+        let room = link.matrixRoom
         do {
-            return .bridgedLookedUp(message, bridged: try await context.store.mapping(room: link.matrixRoom, stanzaID: stanzaID) != nil)
+            if let stanzaID = message.stanzaID, try await store.mapping(room: room, stanzaID: stanzaID) != nil {
+                return .bridgedLookedUp(message, bridged: true)
+            }
+            let sender = MessageSender.occupant(PortalStateMachine.occupantIdentity(message))
+            let references = message.references
+            var targets = PortalStateMachine.XMPPTargets()
+            if let reply = references.reply { targets.reply = try await original(of: referenced(reply.id)) }
+            if let id = references.replaces {
+                var found: MessageMapping?
+                if let attribute = MessageIDAttribute(id) { found = try await store.mapping(room: room, sender: sender, xmppID: attribute) }
+                if found == nil, let originID = OriginID(id) { found = try await store.mapping(room: room, sender: sender, originID: originID) }
+                targets.original = try await original(of: found)
+            }
+            switch references.retraction {
+            case .current(let id)?:
+                var found = try await StanzaID(id).asyncFlatMap { try await store.mapping(room: room, stanzaID: $0) }
+                if found == nil, let originID = OriginID(id) { found = try await store.mapping(room: room, sender: sender, originID: originID) }
+                targets.retracted = found
+            case .legacy(let id)?:
+                targets.retracted = try await OriginID(id).asyncFlatMap { try await store.mapping(room: room, sender: sender, originID: $0) }
+            case nil:
+                break
+            }
+            if let reactions = references.reactions, let target = try await original(of: referenced(reactions.id)),
+               let event = target.eventID {
+                targets.reacted = target
+                targets.reactions = try await store.reactions(room: room, target: event, reactor: sender)
+            }
+            if let moderation = references.moderation {
+                targets.moderated = try await StanzaID(moderation.stanzaID).asyncFlatMap { try await store.mapping(room: room, stanzaID: $0) }
+            }
+            return .bridgedLookedUp(message, bridged: false, targets: targets)
         } catch {
             logger.error("Message map lookup failed", metadata: ["error": "\(error)"])
             return .bridgedLookedUp(message, bridged: nil)
+        }
+    }
+
+    /// The message an XEP-0461/0444 id names: the room's stanza-id, else (liberal on input) an origin-id.
+    private func referenced(_ id: String) async throws -> MessageMapping? {
+        let room = link.matrixRoom
+        if let stanzaID = StanzaID(id), let found = try await context.store.mapping(room: room, stanzaID: stanzaID) { return found }
+        return try await OriginID(id).asyncFlatMap { try await context.store.mapping(room: room, originID: $0) }
+    }
+
+    /// A message row as the original it stands for: a correction → its original; reactions and retractions → nil.
+    private func original(of mapping: MessageMapping?) async throws -> MessageMapping? {
+        guard let mapping else { return nil }
+        switch mapping.kind {
+        case .message: return mapping
+        case .edit: return try await mapping.target.asyncFlatMap { try await context.store.mapping(room: link.matrixRoom, eventID: $0) }
+        case .reaction, .retraction: return nil
+        }
+    }
+
+    /// What a Matrix event refers to, from the message map and the reactions table.
+    func resolveMatrixTargets(_ queued: QueuedMatrixEvent) async -> PortalStateMachine.Input {
+        let store = context.store
+        let room = link.matrixRoom
+        let event = queued.event
+        var targets = PortalStateMachine.MatrixTargets()
+        do {
+            switch event.content {
+            case .message(_, _, let details):
+                targets.reply = try await details?.replyTo.asyncFlatMap { try await store.mapping(room: room, eventID: $0) }
+                targets.original = try await details?.replaces.asyncFlatMap { try await store.mapping(room: room, eventID: $0) }
+            case .reaction(let target, _):
+                targets.reacted = try await store.mapping(room: room, eventID: target)
+                targets.reactions = try await store.reactions(room: room, target: target, reactor: .matrix(event.sender))
+            case .redaction(let target, _):
+                if let reaction = try await store.reaction(room: room, eventID: target), reaction.reactor.matrixUser != nil {
+                    targets.redactedReaction = reaction
+                    targets.reacted = try await store.mapping(room: room, eventID: reaction.target)
+                    targets.reactions = try await store.reactions(room: room, target: reaction.target, reactor: reaction.reactor)
+                } else {
+                    targets.redacted = try await store.mapping(room: room, eventID: target)
+                }
+            case .member:
+                break
+            }
+            return .matrixTargetsResolved(queued, targets)
+        } catch {
+            logger.error("Message map lookup failed", metadata: ["matrix.event.id": event.eventID.rawValue, "error": "\(error)"])
+            return .matrixTargetsResolved(queued, nil)
         }
     }
 
@@ -52,9 +135,9 @@ extension Portal {
     /// only when the map does not have its stanza-id yet — retries end here once, the copies addressed to puppets are
     /// ignored, and archived copies of bridged messages are dropped by the map lookup before they are sent. (A room
     /// that assigns no stanza-id has no archive either: its messages arrive once, live.)
-    func recordBridged(_ mapping: MessageMapping) async {
+    func recordBridged(_ mapping: MessageMapping, reactions: ReactionChange) async {
         do {
-            try await durably { try await context.store.recordBridgedFromXMPP(mapping) }
+            try await durably { try await context.store.recordBridgedFromXMPP(mapping, reactions: reactions) }
             context.metrics.bridgedToMatrix(room: link.matrixRoom, eventID: mapping.eventID, now: context.clock.now())
         } catch {
             logger.error("Could not record a bridged message", metadata: ["error": "\(error)"])
@@ -119,18 +202,20 @@ extension Portal {
                 continue
             }
             queued.append(QueuedMatrixEvent(seq: entry.seq, event: event))
-            if case .message(let msgtype, _) = event.content {   // for the kind label; no latency (entered earlier)
+            if let kind = event.metricsKind {   // for the kind label; no latency (entered earlier)
                 context.metrics.enteredFromMatrix(room: link.matrixRoom, originID: context.naming.originID(for: event.eventID),
-                                                  msgtype: msgtype, at: nil, now: context.clock.now())
+                                                  kind: kind, at: nil, now: context.clock.now())
             }
         }
         return .inboxRead(queued)
     }
 
-    func insertMapping(_ mapping: MessageMapping, consumingInbox seq: Int64,
-                       delivery: PortalStateMachine.XMPPDelivery) async -> PortalStateMachine.Input {
+    func insertMapping(_ mapping: MessageMapping, consumingInbox seq: Int64, delivery: PortalStateMachine.XMPPDelivery,
+                       reaction: ReactionChange?) async -> PortalStateMachine.Input {
         do {
-            return .mappingInserted(delivery, inserted: try await durably { try await context.store.insertMapping(mapping, consumingInbox: seq) })
+            return .mappingInserted(delivery, inserted: try await durably {
+                try await context.store.insertMapping(mapping, consumingInbox: seq, reaction: reaction)
+            })
         } catch {
             logger.error("Could not map a Matrix message", metadata: ["matrix.event.id": mapping.eventID?.rawValue ?? "-", "error": "\(error)"])
             return .mappingInserted(delivery, inserted: nil)

@@ -33,10 +33,20 @@ extension Portal {
             return .groupchatSent(delivery, .other("no occupant for \(delivery.user)"))
         }
         do {
-            try await context.xmpp.sendGroupchat(room: link.muc, from: puppet.occupant, body: delivery.body, originID: delivery.originID)
+            try await context.xmpp.sendGroupchat(room: link.muc, from: puppet.occupant, body: delivery.stanza.body,
+                                                 references: delivery.stanza.references, originID: delivery.originID)
             return .groupchatSent(delivery, nil)
         } catch {
             return .groupchatSent(delivery, Self.xmppFailure(error))
+        }
+    }
+
+    func moderate(_ job: PortalStateMachine.ModerationJob) async -> PortalStateMachine.Input {
+        do {
+            try await context.xmpp.moderate(room: link.muc, job.request, as: job.occupant)
+            return .moderated(job, nil)
+        } catch {
+            return .moderated(job, Self.xmppFailure(error))
         }
     }
 

@@ -35,6 +35,8 @@ extension PortalStateMachine {
         case leaveMUC(nick: String, occupant: JID, status: String?)
         /// → ``Input/groupchatSent(_:_:)``: a groupchat message from a puppet, with our origin-id.
         case sendGroupchat(XMPPDelivery)
+        /// → ``Input/moderated(_:_:)``: a Matrix moderator's puppet asks the room to retract an XMPP message (XEP-0425).
+        case moderate(ModerationJob)
         /// A private message from the bridge's occupant to an occupant.
         case sendPrivate(to: JID, body: String)
         /// → ``Input/selfPinged(joined:)``: XEP-0410 self-ping of the bridge's occupant.
@@ -47,14 +49,18 @@ extension PortalStateMachine {
         // MARK: Store
         /// → ``Input/roomLoaded(_:)``: records the first activation and reads the room's persisted state.
         case loadRoom
-        /// → ``Input/bridgedLookedUp(_:bridged:)``: whether the message map has this stanza-id.
+        /// → ``Input/bridgedLookedUp(_:bridged:targets:)``: whether the message map has this stanza-id, and the
+        /// mapped messages it refers to (reply, correction, retraction, reactions, moderation).
         case lookUpBridged(RoomMessage)
+        /// → ``Input/matrixTargetsResolved(_:_:)``: the mapped messages a Matrix event refers to (reply, edit,
+        /// reaction, redaction) and the sender's reactions on a reaction's target.
+        case resolveMatrixTargets(QueuedMatrixEvent)
         /// A reflection of one of ours (the receipt, when its origin-id is mapped) or at least the room's new resume point.
         case recordReflection(originID: OriginID?, stanzaID: StanzaID?)
         /// Whether the room keeps an archive with stanza-ids, for `isthmus links`.
         case recordRoomFeatures(RoomFeatures)
-        /// An XMPP → Matrix message is bridged (map entry and resume point in one commit).
-        case recordBridged(MessageMapping)
+        /// An XMPP → Matrix message is bridged (map entry, reaction changes and resume point in one commit).
+        case recordBridged(MessageMapping, reactions: ReactionChange = ReactionChange())
         /// An XMPP → Matrix message was refused for good (recorded so it is not retried).
         case recordRefused(MessageMapping)
         /// → ``Input/ownMessageFound(_:mapping:error:)``: the map entry of one of our messages the MUC bounced.
@@ -66,8 +72,9 @@ extension PortalStateMachine {
         /// → ``Input/inboxRead(_:)``: the room's Matrix inbox from the store, after recovering messages the
         /// homeserver never pushed from the timeline when `checkTimeline`.
         case readInbox(checkTimeline: Bool)
-        /// → ``Input/mappingInserted(_:inserted:)``: maps a Matrix message before it goes out, consuming its inbox row.
-        case insertMapping(MessageMapping, consumingInbox: Int64, delivery: XMPPDelivery)
+        /// → ``Input/mappingInserted(_:inserted:)``: maps a Matrix message before it goes out, consuming its inbox row
+        /// (and recording the reaction change it makes, in the same commit).
+        case insertMapping(MessageMapping, consumingInbox: Int64, delivery: XMPPDelivery, reaction: ReactionChange? = nil)
         /// A handled inbox row is removed.
         case dequeue(seq: Int64)
         case savePuppet(Puppet)
@@ -89,7 +96,8 @@ extension PortalStateMachine {
         var awaitsOutcome: Bool {
             switch self {
             case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
-                 .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .lookUpOwnMessage, .loadUndelivered,
+                 .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets,
+                 .lookUpOwnMessage, .loadUndelivered, .moderate,
                  .readInbox, .insertMapping:
                 return true
             default:
@@ -117,17 +125,69 @@ extension PortalStateMachine {
         var saved: RoomGhost
     }
 
-    /// One XMPP → Matrix message on its way.
+    /// One XMPP → Matrix message on its way: the Matrix calls it takes (a message; a redaction; a reaction set's
+    /// additions and removals), in order, each idempotent by its txnId, then what is recorded once they all went out.
     struct MatrixDelivery: Sendable, Equatable {
         var message: RoomMessage
         /// The dedupe key: the room's stanza-id, or a digest for rooms that do not assign one.
         var key: StanzaID
+        /// Who acts: the sender's ghost, or the bot (a moderation by the room).
         var ghost: UserID
         var setup: GhostSetup?
-        var outgoing: OutgoingMatrixMessage
-        var txnID: ClientTransactionID
+        var sends: [MatrixSend]
+        /// The map entry written after the sends (its event id is the first send's).
+        var record: MessageMapping
+        /// Reactions added (their event ids are filled from the sends, in order) and removed.
+        var reactions = ReactionChange()
         /// Attempts so far (the pause before the next one doubles, up to 30 s).
         var attempt = 0
+
+        /// The metrics' kind of what is delivered.
+        var kind: BridgeMetrics.MessageKind {
+            switch record.kind {
+            case .message: if case .message(let outgoing, _)? = sends.first { .init(outgoing.kind) } else { .text }
+            case .edit: .edit
+            case .reaction: .reaction
+            case .retraction: .retraction
+            }
+        }
+    }
+
+    /// One Matrix call of a delivery.
+    enum MatrixSend: Sendable, Equatable {
+        case message(OutgoingMatrixMessage, txnID: ClientTransactionID)
+        case reaction(target: EventID, key: String, txnID: ClientTransactionID)
+        case redaction(EventID, reason: String?, txnID: ClientTransactionID)
+    }
+
+    /// What the message map holds about the messages an XMPP message refers to.
+    struct XMPPTargets: Sendable, Equatable {
+        /// The message a XEP-0461 reply answers.
+        var reply: MessageMapping?
+        /// The original of a XEP-0308 correction (a correction of a correction is followed to it).
+        var original: MessageMapping?
+        /// The message a XEP-0424 retraction removes.
+        var retracted: MessageMapping?
+        /// The message a XEP-0444 set reacts to, and the sender's reactions to it so far.
+        var reacted: MessageMapping?
+        var reactions: [Reaction] = []
+        /// The message a XEP-0425 moderation removed.
+        var moderated: MessageMapping?
+    }
+
+    /// What the message map holds about the messages a Matrix event refers to.
+    struct MatrixTargets: Sendable, Equatable {
+        /// The message a reply answers.
+        var reply: MessageMapping?
+        /// The original of an edit.
+        var original: MessageMapping?
+        /// The message a reaction is on, or a redacted reaction was on, and the sender's reactions to it so far.
+        var reacted: MessageMapping?
+        var reactions: [Reaction] = []
+        /// A redacted message.
+        var redacted: MessageMapping?
+        /// A redacted reaction.
+        var redactedReaction: Reaction?
     }
 
     /// Why a Matrix call failed, as far as the machine cares.
@@ -204,6 +264,16 @@ extension PortalStateMachine {
         case send(XMPPDelivery)
     }
 
+    /// A Matrix moderator's redaction of an XMPP user's message, asked of the room by the moderator's puppet.
+    struct ModerationJob: Sendable, Equatable {
+        var user: UserID
+        var occupant: JID
+        var request: ModerationRequest
+        /// The redaction's inbox row and event.
+        var seq: Int64
+        var eventID: EventID
+    }
+
     /// One Matrix → XMPP message on its way.
     struct XMPPDelivery: Sendable, Equatable {
         enum Purpose: Sendable, Equatable {
@@ -216,8 +286,20 @@ extension PortalStateMachine {
         }
         var user: UserID
         var originID: OriginID
-        var body: String
+        var stanza: OutgoingGroupchat
         var purpose: Purpose
+
+        init(user: UserID, originID: OriginID, stanza: OutgoingGroupchat, purpose: Purpose) {
+            self.user = user
+            self.originID = originID
+            self.stanza = stanza
+            self.purpose = purpose
+        }
+
+        /// A plain text message.
+        init(user: UserID, originID: OriginID, body: String, purpose: Purpose) {
+            self.init(user: user, originID: originID, stanza: OutgoingGroupchat(body: body), purpose: purpose)
+        }
     }
 
     /// A room's persisted state, read at activation.

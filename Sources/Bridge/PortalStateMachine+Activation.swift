@@ -58,17 +58,21 @@ extension PortalStateMachine {
             return []
         case .ghostPrepared(let setup, let error):
             return ghostPrepared(setup, error: error)
-        case .matrixDelivered(let delivery, let eventID):
-            return matrixDelivered(delivery, eventID: eventID)
+        case .matrixDelivered(let delivery, let eventIDs):
+            return matrixDelivered(delivery, eventIDs: eventIDs)
         case .matrixDeliveryFailed(let delivery, let failure):
             return matrixDeliveryFailed(delivery, failure)
         case .membersFetched(let members):
             return membersFetched(members)
+        case .moderated(let job, let failure):
+            return moderated(job, failure: failure)
         case .groupchatSent(let delivery, let failure):
             return groupchatSent(delivery, failure: failure)
-        case .bridgedLookedUp(let message, let bridged):
+        case .bridgedLookedUp(let message, let bridged, let targets):
             guard bridged == false else { return [] }
-            return deliverToMatrix(message)
+            return deliverToMatrix(message, targets: targets)
+        case .matrixTargetsResolved(let queued, let targets):
+            return matrixEvent(queued, targets: targets)
         case .ownMessageFound(let originID, let mapping, let error):
             return ownMessageRefused(originID, mapping: mapping, error: error)
         case .mappingInserted(let delivery, let inserted):
@@ -100,9 +104,10 @@ extension PortalStateMachine {
         case .loadUndelivered:
             return [.loadUndelivered]
         case .resend(let mapping):
-            guard let user = mapping.sender.matrixUser, let originID = mapping.originID, let body = mapping.body else { return [] }
+            guard let user = mapping.sender.matrixUser, let originID = mapping.originID,
+                  let stanza = OutgoingGroupchat(mapping: mapping) else { return [] }
             return [.log(LogEntry(level: .info, message: "Resending an unreceipted message", metadata: ["xmpp.origin.id": originID.rawValue]))]
-                + ensurePuppet(user, then: .send(XMPPDelivery(user: user, originID: originID, body: body, purpose: .resend)))
+                + ensurePuppet(user, then: .send(XMPPDelivery(user: user, originID: originID, stanza: stanza, purpose: .resend)))
         case .finishActivation:
             return finishActivation()
         case .finishRetry:

@@ -25,11 +25,14 @@ extension PortalStateMachine {
         case botJoinedMatrix(error: String?)
         /// A ghost is set up (nil), or why not.
         case ghostPrepared(GhostSetup, error: String?)
-        case matrixDelivered(MatrixDelivery, eventID: EventID)
+        /// Every send of the delivery went out: their event ids (nil: a reaction that was there already).
+        case matrixDelivered(MatrixDelivery, eventIDs: [EventID?])
         case matrixDeliveryFailed(MatrixDelivery, MatrixFailure)
         /// The Matrix room's joined members and their per-room displaynames; nil when they could not be read.
         case membersFetched([UserID: String?]?)
         case mucJoined(MUCJoin, JoinOutcome)
+        /// The room retracted the message (nil) or why not.
+        case moderated(ModerationJob, XMPPFailure?)
         /// A groupchat message went out (nil) or why not.
         case groupchatSent(XMPPDelivery, XMPPFailure?)
         /// Whether the bridge's occupant is still in the MUC; nil when the ping itself failed.
@@ -40,8 +43,10 @@ extension PortalStateMachine {
         case archiveFetched([RoomMessage]?)
         /// The room's persisted state; nil when it could not be read.
         case roomLoaded(RoomSnapshot?)
-        /// Whether the stanza-id is in the message map; nil when the lookup failed.
-        case bridgedLookedUp(RoomMessage, bridged: Bool?)
+        /// Whether the stanza-id is in the message map (nil when the lookup failed), and what it refers to.
+        case bridgedLookedUp(RoomMessage, bridged: Bool?, targets: XMPPTargets = XMPPTargets())
+        /// What a Matrix event refers to; nil when the store could not be read.
+        case matrixTargetsResolved(QueuedMatrixEvent, MatrixTargets?)
         case ownMessageFound(OriginID, mapping: MessageMapping?, error: StanzaErrorInfo)
         /// Unreceipted messages, oldest first; nil when they could not be read.
         case undeliveredLoaded([MessageMapping]?)

@@ -9,16 +9,12 @@ extension PortalStateMachine {
     mutating func matrixEvent(_ queued: QueuedMatrixEvent) -> [Action] {
         let event = queued.event
         switch event.content {
-        case .message(let msgtype, let body):
-            guard isBridgedMatrixUser(event.sender), let text = MessageTranslation.toXMPP(msgtype: msgtype, body: body) else {
-                return [.dequeue(seq: queued.seq)]
+        case .message, .reaction, .redaction:
+            guard isBridgedMatrixUser(event.sender) else { return [.dequeue(seq: queued.seq)] }
+            if case .message(_, _, let details) = event.content, details?.replyTo == nil, details?.replaces == nil {
+                return matrixEvent(queued, targets: MatrixTargets())
             }
-            let originID = configuration.naming.originID(for: event.eventID)
-            let mapping = MessageMapping(room: configuration.room, eventID: event.eventID, stanzaID: nil, originID: originID,
-                                         direction: .matrixToXMPP, sender: .matrix(event.sender), state: .sending, body: text)
-            return [.insertMapping(mapping, consumingInbox: queued.seq,
-                                   delivery: XMPPDelivery(user: event.sender, originID: originID, body: text,
-                                                          purpose: .inbox(seq: queued.seq)))]
+            return [.resolveMatrixTargets(queued)]
         case .member(let membership, let displayname, let reason):
             guard let user = event.stateKey.flatMap(UserID.init), isBridgedMatrixUser(user) else { return [.dequeue(seq: queued.seq)] }
             switch membership {
@@ -151,7 +147,7 @@ extension PortalStateMachine {
     }
 
     /// The XMPP side was unavailable while a Matrix event was being handled: the drain stops, keeping the rest.
-    private mutating func unavailableDuringDrain(_ failure: XMPPFailure) -> [Action] {
+    mutating func unavailableDuringDrain(_ failure: XMPPFailure) -> [Action] {
         [.log(LogEntry(level: .info, message: "XMPP is unavailable; Matrix events wait in the inbox", metadata: ["error": "\(failure)"]))]
             + drainBlocked(retry: failure == .timeout)
     }
@@ -234,9 +230,13 @@ extension PortalStateMachine {
         return missed
     }
 
-    /// A message the portal would send to the MUC (see ``matrixEvent(_:now:)``).
+    /// A message, reaction or redaction the portal would act on (see ``matrixEvent(_:)``).
     func isBridgeableMessage(_ event: MatrixRoomEvent) -> Bool {
-        guard case .message(let msgtype, let body) = event.content else { return false }
-        return isBridgedMatrixUser(event.sender) && MessageTranslation.toXMPP(msgtype: msgtype, body: body) != nil
+        guard isBridgedMatrixUser(event.sender) else { return false }
+        switch event.content {
+        case .message(let msgtype, let body, _): return MessageTranslation.toXMPP(msgtype: msgtype, body: body) != nil
+        case .reaction, .redaction: return true
+        case .member: return false
+        }
     }
 }

@@ -18,106 +18,6 @@ extension PortalStateMachine {
         return bridgeRoomMessage(message)
     }
 
-    /// One groupchat message (live or archived): our own reflection is a receipt; anything else goes to Matrix once
-    /// (the message map is consulted first when the room assigned a stanza-id).
-    mutating func bridgeRoomMessage(_ message: RoomMessage) -> [Action] {
-        var message = message
-        // XEP-0359 §6: a stanza-id is the room's only if the room announces them; otherwise an occupant may have
-        // put it there (a forged one could suppress another message), so the message is keyed like in a room without.
-        if roomFeatures?.stanzaIDs == false { message.stanzaID = nil }
-        if isOurOccupant(nick: message.nick, realJID: message.realJID) {
-            return [.recordReflection(originID: message.originID, stanzaID: message.stanzaID)]
-        }
-        guard message.body != nil else { return [] }
-        if message.stanzaID != nil { return [.lookUpBridged(message)] }
-        return deliverToMatrix(message)
-    }
-
-    /// Whether a message or presence from `nick` is one of ours (the bridge's occupant or a puppet).
-    func isOurOccupant(nick: String, realJID: JID?) -> Bool {
-        if let realJID, configuration.naming.isOurs(realJID) { return true }
-        if nick == botNick { return true }
-        // Joined or not: after a restart puppets are rejoining, and archived reflections carry their nicks.
-        return puppets.values.contains { $0.nick == nick }
-    }
-
-    /// Sends a message that is not in the map yet, as its sender's ghost.
-    mutating func deliverToMatrix(_ message: RoomMessage) -> [Action] {
-        guard let body = message.body else { return [] }
-        let key = message.stanzaID ?? Self.digestKey(message, body: body)
-        guard let (ghost, setup) = planGhost(nick: message.nick, occupantID: message.occupantID, realJID: message.realJID,
-                                             joinedNow: !message.fromArchive) else {
-            return refused(message, key: key, reason: "no ghost id for the occupant \(message.nick)")
-        }
-        return [.sendToMatrix(MatrixDelivery(
-            message: message, key: key, ghost: ghost, setup: setup, outgoing: MessageTranslation.toMatrix(body),
-            txnID: configuration.naming.matrixTxnID(room: configuration.muc, stanzaID: key)))]
-    }
-
-    /// The dedupe key of a message from a room that assigns no stanza-id (a room without an archive): the sender as
-    /// the room identifies it (real JID, XEP-0421 occupant id, else nick) and the id the sender gave the message (its
-    /// XEP-0359 origin-id, else the stanza's `id`), so a copy of the same message gets the same key (and the same
-    /// Matrix transaction id) while a different message with the same text from the same sender does not. Only a
-    /// message with neither id falls back to its text. Pure.
-    static func digestKey(_ message: RoomMessage, body: String) -> StanzaID {
-        let sender = MessageSender.occupant(occupantIdentity(message)).description
-        let material = if let id = message.originID?.rawValue ?? message.id {
-            "\(sender)\u{0}id\u{0}\(id)"
-        } else {
-            "\(sender)\u{0}body\u{0}\(body)"
-        }
-        return StanzaID("noid:\(Digest.hex(Digest.sha256(Array(material.utf8)).prefix(12)))")!
-    }
-
-    /// The sender of a MUC message as well as the room identifies it.
-    static func occupantIdentity(_ message: RoomMessage) -> MessageSender.OccupantIdentity {
-        if let realJID = message.realJID { return .realJID(realJID.bare) }
-        if let occupantID = message.occupantID { return .occupantID(occupantID) }
-        return .nick(message.nick)
-    }
-
-    mutating func matrixDelivered(_ delivery: MatrixDelivery, eventID: EventID) -> [Action] {
-        if let setup = delivery.setup { ghosts[setup.ghost] = setup.saved }
-        let message = delivery.message
-        return [
-            .recordBridged(MessageMapping(room: configuration.room, eventID: eventID, stanzaID: message.stanzaID,
-                                          originID: message.originID, direction: .xmppToMatrix,
-                                          sender: .occupant(Self.occupantIdentity(message)), state: .delivered)),
-            .log(LogEntry(level: .debug, message: "Bridged XMPP message",
-                          metadata: ["xmpp.stanza.id": delivery.key.rawValue, "matrix.event.id": eventID.rawValue])),
-        ]
-    }
-
-    mutating func matrixDeliveryFailed(_ delivery: MatrixDelivery, _ failure: MatrixFailure) -> [Action] {
-        switch failure {
-        case .unavailable(let reason):
-            // The homeserver is down or overloaded: wait (this room's later events wait too, keeping order).
-            let pause = min(Duration.seconds(1) * (1 << min(delivery.attempt, 16)), configuration.maxMatrixBackoff)
-            var next = delivery
-            next.attempt += 1
-            return [.log(LogEntry(level: .warning, message: "Homeserver unavailable; retrying",
-                                  metadata: ["xmpp.stanza.id": delivery.key.rawValue, "error": reason])),
-                    .retrySendToMatrix(next, after: pause)]
-        case .refused(let reason):
-            return refused(delivery.message, key: delivery.key, reason: reason)
-        }
-    }
-
-    /// Matrix refused a message for good: it is recorded as failed (so it is not retried) and its sender is told.
-    private func refused(_ message: RoomMessage, key: StanzaID, reason: String) -> [Action] {
-        var actions: [Action] = [.log(LogEntry(level: .error, message: "Could not bridge an XMPP message to Matrix",
-                                               metadata: ["xmpp.stanza.id": key.rawValue, "error": reason]))]
-        if let stanzaID = message.stanzaID {
-            actions.append(.recordRefused(MessageMapping(room: configuration.room, eventID: nil, stanzaID: stanzaID, originID: nil,
-                                                         direction: .xmppToMatrix, sender: .occupant(Self.occupantIdentity(message)),
-                                                         state: .failed)))
-        }
-        if !message.fromArchive, botJoined, let occupant = configuration.muc.with(resource: message.nick) {
-            actions.append(.sendPrivate(to: occupant, body: "Your message could not be delivered to Matrix: \(reason)"))
-        }
-        return actions
-    }
-
     /// The MUC bounced one of our messages. `not-acceptable` means the puppet is no longer an occupant: rejoin and
     /// resend once. Anything else: the Matrix sender is told in the room.
     mutating func ownMessageRefused(_ originID: OriginID, mapping: MessageMapping?, error: StanzaErrorInfo) -> [Action] {
@@ -126,9 +26,9 @@ extension PortalStateMachine {
         }
         let log = Action.log(LogEntry(level: .warning, message: "The MUC refused a bridged message",
                                       metadata: ["xmpp.origin.id": originID.rawValue, "xmpp.error": error.condition.rawValue]))
-        if error.condition == .notAcceptable, let body = mapping.body, puppets[user]?.joined == true {
+        if error.condition == .notAcceptable, let stanza = OutgoingGroupchat(mapping: mapping), puppets[user]?.joined == true {
             puppets[user]?.joined = false
-            return [log] + ensurePuppet(user, then: .send(XMPPDelivery(user: user, originID: originID, body: body,
+            return [log] + ensurePuppet(user, then: .send(XMPPDelivery(user: user, originID: originID, stanza: stanza,
                                                                        purpose: .afterRefusal(error))))
         }
         return [log] + failedToXMPP(user: user, originID: originID, reason: error.text.map { "\(error.condition): \($0)" } ?? error.condition.rawValue)

@@ -2,6 +2,8 @@ import FoundationEssentials
 import IsthmusCommon
 @_exported import struct XMPP.StanzaErrorCondition
 @_exported import enum XMPP.MUCAffiliation
+@_exported import struct XMPP.MessageReferences
+@_exported import struct XMPP.ModerationRequest
 
 /// What the bridge core needs from the XMPP side: MUC occupant operations for JIDs under the component.
 ///
@@ -16,8 +18,12 @@ public protocol XMPPLink: Sendable {
     func leave(room: JID, nick: String, occupant: JID, status: String?) async throws
     /// Changes `occupant`'s nick in `room` (XEP-0045 §7.6).
     func changeNick(room: JID, to nick: String, occupant: JID) async throws -> MUCJoinResult
-    /// Sends a groupchat message from `occupant` with an XEP-0359 origin-id (also used as the stanza id).
-    func sendGroupchat(room: JID, from occupant: JID, body: String, originID: OriginID) async throws
+    /// Sends a groupchat message from `occupant` with an XEP-0359 origin-id (also used as the stanza id), and the
+    /// elements that make it a reply, correction, retraction or reaction (``MessageReferences``); `body` nil: none.
+    func sendGroupchat(room: JID, from occupant: JID, body: String?, references: MessageReferences, originID: OriginID) async throws
+    /// Asks the room, as `occupant` (who must be a moderator there), to retract a message for everyone (XEP-0425).
+    /// Throws ``XMPPLinkError/stanzaError(_:)`` when the room refuses (e.g. `forbidden`).
+    func moderate(room: JID, _ request: ModerationRequest, as occupant: JID) async throws
     /// Sends a private message (type `chat`) from `sender` to `recipient` (e.g. a failure notice to an occupant).
     func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws
     /// XEP-0410 self-ping of `occupant`'s occupant JID: is it still joined?
@@ -38,10 +44,13 @@ public struct RoomFeatures: Sendable, Equatable {
     public var stanzaIDs: Bool
     /// XEP-0313: the room keeps an archive (`urn:xmpp:mam:2`).
     public var archive: Bool
+    /// XEP-0425: which moderation protocol the room speaks, if any.
+    public var moderation: ModerationRequest.Version?
 
-    public init(stanzaIDs: Bool, archive: Bool) {
+    public init(stanzaIDs: Bool, archive: Bool, moderation: ModerationRequest.Version? = nil) {
         self.stanzaIDs = stanzaIDs
         self.archive = archive
+        self.moderation = moderation
     }
 
     /// Whether messages missed during downtime can be caught up: an archive, addressed by stanza-ids.
@@ -90,6 +99,9 @@ public struct RoomMessage: Sendable, Equatable {
     public var error: StanzaErrorInfo?
     /// Whether it came from the archive rather than live.
     public var fromArchive: Bool
+    /// What it refers to or how its body is to be read: reply, correction, retraction, moderation, reactions,
+    /// fallback ranges, `<unstyled/>`.
+    public var references = MessageReferences()
 
     public init(room: JID, nick: String, to: JID? = nil, stanzaID: StanzaID? = nil, originID: OriginID? = nil, id: String? = nil,
                 occupantID: OccupantID? = nil, realJID: JID? = nil, body: String? = nil, delay: Date? = nil,

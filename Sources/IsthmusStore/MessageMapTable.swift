@@ -24,7 +24,24 @@ enum MessageMapTable {
         CREATE UNIQUE INDEX message_map_stanza ON message_map (matrix_room, stanza_id);
         CREATE UNIQUE INDEX message_map_origin ON message_map (matrix_room, origin_id);
         """
-    static let columns = "matrix_room, event_id, stanza_id, origin_id, direction, sender, state, body, seq, created_at"
+    /// Migration 5: what rich messages need — the message's `id` attribute and the sender's nick at send time (replies,
+    /// corrections), what kind of event a row stands for and which original it refers to (corrections, reactions,
+    /// retractions are mapped too), a short excerpt of the text (the quote of a reply for clients without XEP-0461)
+    /// and, for Matrix → XMPP rows, the whole outgoing stanza's content until it is delivered (resends).
+    static let richColumns = """
+        ALTER TABLE message_map ADD COLUMN kind TEXT NOT NULL DEFAULT 'message';
+        ALTER TABLE message_map ADD COLUMN xmpp_id TEXT;
+        ALTER TABLE message_map ADD COLUMN nick TEXT;
+        ALTER TABLE message_map ADD COLUMN target_event TEXT;
+        ALTER TABLE message_map ADD COLUMN excerpt TEXT;
+        ALTER TABLE message_map ADD COLUMN payload TEXT;
+        CREATE INDEX message_map_sender_id ON message_map (matrix_room, sender, xmpp_id);
+        CREATE INDEX message_map_sender_origin ON message_map (matrix_room, sender, origin_id);
+        """
+    static let columns = """
+        matrix_room, event_id, stanza_id, origin_id, direction, sender, state, body, seq, created_at, \
+        kind, xmpp_id, nick, target_event, excerpt, payload
+        """
 }
 
 /// One bridged message.
@@ -38,6 +55,16 @@ public struct MessageMapping: Sendable, Equatable {
         /// The other side refused it; the sender was told.
         case failed
     }
+    /// What a row stands for: a message, or an event that refers to one (``target``).
+    public enum Kind: String, Sendable {
+        case message
+        /// A correction (XEP-0308) / `m.replace`.
+        case edit
+        /// A reaction update (XEP-0444 set) / `m.reaction` or its redaction.
+        case reaction
+        /// A retraction or moderation (XEP-0424/0425) / `m.room.redaction`.
+        case retraction
+    }
     public var room: RoomID
     public var eventID: EventID?
     public var stanzaID: StanzaID?
@@ -48,13 +75,26 @@ public struct MessageMapping: Sendable, Equatable {
     public var state: State
     /// Matrix → XMPP: the body as sent, kept until delivered so it can be resent.
     public var body: String?
+    public var kind: Kind = .message
+    /// The message's `id` attribute (ours: the origin-id); corrections name the original by it, per sender.
+    public var xmppID: MessageIDAttribute?
+    /// The sender's nick when the message was sent (the `to` of a XEP-0461 reply to it).
+    public var nick: String?
+    /// For edits, reactions and retractions: the Matrix event of the message they refer to.
+    public var target: EventID?
+    /// The start of the message's plain text, for the quote of a reply to it.
+    public var excerpt: String?
+    /// Matrix → XMPP: the outgoing stanza's content (encoded by the bridge), kept until delivered so it can be resent.
+    public var payload: String?
     /// Insertion order (resends keep it).
     public var seq: Int64 = 0
     /// When the row was created (set when read from the store; the store stamps new rows itself).
     public var createdAt = Date.distantPast
 
     public init(room: RoomID, eventID: EventID?, stanzaID: StanzaID?, originID: OriginID?, direction: Direction,
-                sender: MessageSender, state: State, body: String? = nil) {
+                sender: MessageSender, state: State, body: String? = nil, kind: Kind = .message,
+                xmppID: MessageIDAttribute? = nil, nick: String? = nil, target: EventID? = nil, excerpt: String? = nil,
+                payload: String? = nil) {
         self.room = room
         self.eventID = eventID
         self.stanzaID = stanzaID
@@ -63,6 +103,12 @@ public struct MessageMapping: Sendable, Equatable {
         self.sender = sender
         self.state = state
         self.body = body
+        self.kind = kind
+        self.xmppID = xmppID
+        self.nick = nick
+        self.target = target
+        self.excerpt = excerpt
+        self.payload = payload
     }
 }
 
@@ -91,16 +137,32 @@ extension Store {
         }
     }
 
+    /// The row for the message `sender` gave the `id` attribute `xmppID` (or, with `originID`, that origin-id) — ids
+    /// are only unique per sender (XEP-0359 §Security: origin-ids are spoofable).
+    public func mapping(room: RoomID, sender: MessageSender, xmppID: MessageIDAttribute) throws -> MessageMapping? {
+        try read { db in
+            try db.query("SELECT \(MessageMapTable.columns) FROM message_map WHERE matrix_room = ? AND sender = ? AND xmpp_id = ? ORDER BY seq LIMIT 1",
+                         room, sender.description, xmppID, map: MessageMapTable.decode).first
+        }
+    }
+
+    /// The row for the message `sender` gave the origin-id `originID`.
+    public func mapping(room: RoomID, sender: MessageSender, originID: OriginID) throws -> MessageMapping? {
+        try read { db in
+            try db.query("SELECT \(MessageMapTable.columns) FROM message_map WHERE matrix_room = ? AND sender = ? AND origin_id = ? ORDER BY seq LIMIT 1",
+                         room, sender.description, originID, map: MessageMapTable.decode).first
+        }
+    }
+
     /// Records a new mapping; returns false when one with the same ids already exists (nothing changed).
     /// `consumingInbox`: the Matrix inbox entry it stands for is deleted in the same commit — from then on the
     /// mapping (`sending`, with its body) is what gets the message out, also after a crash.
-    public func insertMapping(_ mapping: MessageMapping, consumingInbox seq: Int64? = nil) throws -> Bool {
+    /// `reaction`: the Matrix → XMPP reaction change this row sends, applied to the reactions table in the same commit.
+    public func insertMapping(_ mapping: MessageMapping, consumingInbox seq: Int64? = nil,
+                              reaction: ReactionChange? = nil) throws -> Bool {
         try write { db in
-            let inserted = try db.run("""
-                INSERT OR IGNORE INTO message_map (matrix_room, event_id, stanza_id, origin_id, direction, sender, state, body)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, mapping.room, mapping.eventID, mapping.stanzaID, mapping.originID, mapping.direction.rawValue,
-                mapping.sender.description, mapping.state.rawValue, mapping.body) > 0
+            let inserted = try MessageMapTable.insert(db, mapping)
+            if inserted, let reaction { try ReactionTable.apply(db, reaction) }
             if let seq { _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq) }
             return inserted
         }
@@ -109,7 +171,7 @@ extension Store {
     /// Marks our message `originID` delivered with the room's `stanzaID` (the receipt) and advances the room's resume point.
     public func markDelivered(room: RoomID, originID: OriginID, stanzaID: StanzaID?) throws {
         try write { db in
-            _ = try db.run("UPDATE message_map SET state = 'delivered', stanza_id = COALESCE(?, stanza_id), body = NULL WHERE matrix_room = ? AND origin_id = ?",
+            _ = try db.run("UPDATE message_map SET state = 'delivered', stanza_id = COALESCE(?, stanza_id), body = NULL, payload = NULL WHERE matrix_room = ? AND origin_id = ?",
                            stanzaID, room, originID)
             if let stanzaID { try RoomStateTable.setLastStanzaID(db, room: room, stanzaID: stanzaID) }
         }
@@ -122,7 +184,7 @@ extension Store {
     public func markDeliveredIfOurs(room: RoomID, originID: OriginID, stanzaID: StanzaID?) throws -> Bool {
         try write { db in
             let updated = try db.run("""
-                UPDATE message_map SET state = 'delivered', stanza_id = COALESCE(?, stanza_id), body = NULL
+                UPDATE message_map SET state = 'delivered', stanza_id = COALESCE(?, stanza_id), body = NULL, payload = NULL
                 WHERE matrix_room = ? AND origin_id = ? AND direction = 'm2x' AND state <> 'delivered'
                 """, stanzaID, room, originID) > 0
             if updated, let stanzaID { try RoomStateTable.setLastStanzaID(db, room: room, stanzaID: stanzaID) }
@@ -133,7 +195,7 @@ extension Store {
     /// Marks a message as refused by the other side.
     public func markFailed(room: RoomID, originID: OriginID) throws {
         try write { db in
-            _ = try db.run("UPDATE message_map SET state = 'failed', body = NULL WHERE matrix_room = ? AND origin_id = ?", room, originID)
+            _ = try db.run("UPDATE message_map SET state = 'failed', body = NULL, payload = NULL WHERE matrix_room = ? AND origin_id = ?", room, originID)
         }
     }
 
@@ -148,19 +210,24 @@ extension Store {
     /// Records an XMPP → Matrix message — bridged (`delivered`, with its event id) or refused for good (`failed`) — and
     /// advances the room's resume point, in one transaction.
     public func recordBridgedFromXMPP(_ mapping: MessageMapping) throws {
-        try write { db in
-            _ = try db.run("""
-                INSERT OR IGNORE INTO message_map (matrix_room, event_id, stanza_id, origin_id, direction, sender, state)
-                VALUES (?, ?, ?, ?, 'x2m', ?, ?)
-                """, mapping.room, mapping.eventID, mapping.stanzaID, mapping.originID, mapping.sender.description,
-                mapping.state.rawValue)
-            if let stanzaID = mapping.stanzaID { try RoomStateTable.setLastStanzaID(db, room: mapping.room, stanzaID: stanzaID) }
-        }
+        try write { db in try Self.recordBridgedFromXMPP(db, mapping) }
+    }
+
+    static func recordBridgedFromXMPP(_ db: SQLiteConnection, _ mapping: MessageMapping) throws {
+        var row = mapping
+        row.direction = .xmppToMatrix
+        row.body = nil
+        row.payload = nil
+        _ = try MessageMapTable.insert(db, row)
+        if let stanzaID = mapping.stanzaID { try RoomStateTable.setLastStanzaID(db, room: mapping.room, stanzaID: stanzaID) }
     }
 
     /// Forgets every mapping of `room` (after unlink).
     public func deleteMappings(_ room: RoomID) throws {
-        try write { db in _ = try db.run("DELETE FROM message_map WHERE matrix_room = ?", room) }
+        try write { db in
+            _ = try db.run("DELETE FROM message_map WHERE matrix_room = ?", room)
+            _ = try db.run("DELETE FROM reactions WHERE matrix_room = ?", room)
+        }
     }
 }
 
@@ -170,9 +237,21 @@ extension MessageMapTable {
         var mapping = MessageMapping(
             room: row.id(0)!, eventID: row.id(1), stanzaID: row.id(2), originID: row.id(3), direction: direction,
             sender: MessageSender(stored: row.string(5) ?? "", direction: direction), state: MessageMapping.State(rawValue: row.string(6) ?? "") ?? .delivered,
-            body: row.string(7))
+            body: row.string(7), kind: MessageMapping.Kind(rawValue: row.string(10) ?? "") ?? .message, xmppID: row.id(11),
+            nick: row.string(12), target: row.id(13), excerpt: row.string(14), payload: row.string(15))
         mapping.seq = Int64(row.int(8) ?? 0)
         mapping.createdAt = Date(timeIntervalSince1970: row.double(9) ?? 0)
         return mapping
+    }
+
+    /// Inserts a row unless one with the same event id, stanza-id or origin-id exists; returns whether it was new.
+    static func insert(_ db: SQLiteConnection, _ mapping: MessageMapping) throws -> Bool {
+        try db.run("""
+            INSERT OR IGNORE INTO message_map (matrix_room, event_id, stanza_id, origin_id, direction, sender, state, body,
+                                               kind, xmpp_id, nick, target_event, excerpt, payload)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, mapping.room, mapping.eventID, mapping.stanzaID, mapping.originID, mapping.direction.rawValue,
+            mapping.sender.description, mapping.state.rawValue, mapping.body, mapping.kind.rawValue, mapping.xmppID,
+            mapping.nick, mapping.target, mapping.excerpt, mapping.payload) > 0
     }
 }

@@ -13,6 +13,7 @@ enum Migrations {
         Migration(version: 3, name: "bridge state", sql: GhostTable.schema + PuppetTable.schema + MessageMapTable.schema
                   + RoomStateTable.schema + MatrixInboxTable.schema),
         Migration(version: 4, name: "room archive capability", sql: RoomLinkTable.archiveColumn),
+        Migration(version: 5, name: "rich messages", sql: MessageMapTable.richColumns + ReactionTable.schema),
     ]
 
     /// Applies the migrations not yet recorded; returns the versions applied now.

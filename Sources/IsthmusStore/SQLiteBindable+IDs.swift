@@ -10,3 +10,4 @@ extension JID: SQLiteBindable {}
 extension StanzaID: SQLiteBindable {}
 extension OriginID: SQLiteBindable {}
 extension OccupantID: SQLiteBindable {}
+extension MessageIDAttribute: SQLiteBindable {}

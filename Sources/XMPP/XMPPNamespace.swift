@@ -61,10 +61,20 @@ public enum XMPPNamespace {
     // MARK: Message features the bridge translates
     /// XEP-0308 last message correction.
     public static let correction = "urn:xmpp:message-correct:0"
-    /// XEP-0424 message retraction.
+    /// XEP-0424 message retraction (v0.4+: `<retract id>` with the stanza-id).
     public static let retraction = "urn:xmpp:message-retract:1"
-    /// XEP-0425 message moderation.
+    /// XEP-0424 up to v0.3: `<retract/>` inside a XEP-0422 `<apply-to id>` with the origin-id.
+    public static let retractionLegacy = "urn:xmpp:message-retract:0"
+    /// XEP-0422 message fastening (the wrapper of the older retraction and moderation forms).
+    public static let fasten = "urn:xmpp:fasten:0"
+    /// XEP-0425 message moderation (v0.3+).
     public static let moderation = "urn:xmpp:message-moderate:1"
+    /// XEP-0425 up to v0.2 (what prosody-modules' mod_muc_moderation speaks), inside `<apply-to>`.
+    public static let moderationLegacy = "urn:xmpp:message-moderate:0"
+    /// XEP-0334 message processing hints (`<store/>`).
+    public static let hints = "urn:xmpp:hints"
+    /// XEP-0393 message styling (`<unstyled/>`).
+    public static let styling = "urn:xmpp:styling:0"
     /// XEP-0444 reactions.
     public static let reactions = "urn:xmpp:reactions:0"
     /// XEP-0461 replies.

@@ -14,7 +14,24 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         var timestamp: Date?
     }
 
+    struct Reaction: Sendable, Equatable {
+        var room: RoomID
+        var user: UserID
+        var target: EventID
+        var key: String
+        var eventID: EventID
+    }
+
+    struct Redaction: Sendable, Equatable {
+        var room: RoomID
+        var user: UserID
+        var event: EventID
+        var reason: String?
+    }
+
     struct State {
+        var reactions: [Reaction] = []
+        var redactions: [Redaction] = []
         var members: [RoomID: [UserID: String?]] = [:]
         var sent: [Sent] = []
         var byTxn: [String: EventID] = [:]
@@ -91,6 +108,29 @@ final class FakeMatrixLink: MatrixLink, Sendable {
             state.nextEvent += 1
             state.byTxn["\(room)|\(txnID)"] = eventID
             state.sent.append(Sent(room: room, user: user, message: message, txnID: txnID, eventID: eventID, timestamp: timestamp))
+            return eventID
+        }
+    }
+
+    func react(to target: EventID, key: String, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
+               timestamp: Date?) async throws -> EventID? {
+        try state.withLock { state in
+            if let existing = state.byTxn["\(room)|\(txnID)"] { return existing }
+            let eventID = EventID("$ev\(state.nextEvent)")!
+            state.nextEvent += 1
+            state.byTxn["\(room)|\(txnID)"] = eventID
+            state.reactions.append(Reaction(room: room, user: user, target: target, key: key, eventID: eventID))
+            return eventID
+        }
+    }
+
+    func redact(_ event: EventID, reason: String?, as user: UserID, in room: RoomID, txnID: ClientTransactionID) async throws -> EventID {
+        state.withLock { state in
+            if let existing = state.byTxn["\(room)|\(txnID)"] { return existing }
+            let eventID = EventID("$ev\(state.nextEvent)")!
+            state.nextEvent += 1
+            state.byTxn["\(room)|\(txnID)"] = eventID
+            state.redactions.append(Redaction(room: room, user: user, event: event, reason: reason))
             return eventID
         }
     }

@@ -11,9 +11,11 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         var from: JID
         var body: String
         var originID: OriginID
+        var references = MessageReferences()
     }
 
     struct State {
+        var moderations: [ModerationRequest] = []
         var joins: [(room: JID, nick: String, occupant: JID)] = []
         var leaves: [(room: JID, nick: String, status: String?)] = []
         var nickChanges: [(room: JID, nick: String)] = []
@@ -67,22 +69,27 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         }
     }
 
-    func sendGroupchat(room: JID, from occupant: JID, body: String, originID: OriginID) async throws {
+    func sendGroupchat(room: JID, from occupant: JID, body: String?, references: MessageReferences, originID: OriginID) async throws {
         let reflection: RoomMessage? = try state.withLock { state in
             if state.timeoutSends > 0 {
                 state.timeoutSends -= 1
                 throw XMPPLinkError.timeout
             }
-            state.sent.append(Sent(room: room, from: occupant, body: body, originID: originID))
+            state.sent.append(Sent(room: room, from: occupant, body: body ?? "", originID: originID, references: references))
             guard state.reflect, let nick = state.occupantNicks[occupant] else { return nil }
             let stanzaID = StanzaID("sid-\(state.nextStanza)")!
             state.nextStanza += 1
-            let message = RoomMessage(room: room, nick: nick, to: FakeXMPPLink.bot, stanzaID: stanzaID, originID: originID,
+            var message = RoomMessage(room: room, nick: nick, to: FakeXMPPLink.bot, stanzaID: stanzaID, originID: originID,
                                       id: originID.rawValue, body: body)
+            message.references = references
             state.archive.append(message)
             return message
         }
         if let reflection { feed.yield(.message(reflection)) }
+    }
+
+    func moderate(room: JID, _ request: ModerationRequest, as occupant: JID) async throws {
+        state.withLock { $0.moderations.append(request) }
     }
 
     func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws {

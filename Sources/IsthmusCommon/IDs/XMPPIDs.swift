@@ -24,3 +24,13 @@ public struct OccupantID: StringIdentifier {
         rawValue = text
     }
 }
+
+/// The `id` attribute a sender gave a message (RFC 6120 §8.1.3). Not unique across a room's occupants: look it up
+/// only together with the sender (XEP-0308 corrections name the original this way).
+public struct MessageIDAttribute: StringIdentifier {
+    public let rawValue: String
+    public init?(_ text: String) {
+        guard !text.isEmpty, text.utf8.count <= 1024 else { return nil }
+        rawValue = text
+    }
+}

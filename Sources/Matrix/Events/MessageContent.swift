@@ -94,18 +94,23 @@ public struct NewContent: Sendable, Equatable, Codable {
     public var body: String
     public var format: String?
     public var formattedBody: String?
+    /// `m.mentions` of the message as edited.
+    public var mentions: Mentions?
 
-    public init(messageType: MessageType, body: String, format: String? = nil, formattedBody: String? = nil) {
+    public init(messageType: MessageType, body: String, format: String? = nil, formattedBody: String? = nil,
+                mentions: Mentions? = nil) {
         self.messageType = messageType
         self.body = body
         self.format = format
         self.formattedBody = formattedBody
+        self.mentions = mentions
     }
 
     enum CodingKeys: String, CodingKey {
         case messageType = "msgtype"
         case body, format
         case formattedBody = "formatted_body"
+        case mentions = "m.mentions"
     }
 }
 

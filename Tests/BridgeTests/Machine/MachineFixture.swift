@@ -107,15 +107,18 @@ struct MachineFixture {
     }
 
     func outgoing(_ queued: QueuedMatrixEvent, purpose: PortalStateMachine.XMPPDelivery.Purpose? = nil) -> PortalStateMachine.XMPPDelivery {
-        guard case .message(_, let body) = queued.event.content else { fatalError("not a message") }
-        return .init(user: queued.event.sender, originID: naming.originID(for: queued.event.eventID), body: body,
-                     purpose: purpose ?? .inbox(seq: queued.seq))
+        guard case .message(let msgtype, let body, _) = queued.event.content else { fatalError("not a message") }
+        return .init(user: queued.event.sender, originID: naming.originID(for: queued.event.eventID),
+                     body: MessageTranslation.toXMPP(msgtype: msgtype, body: body) ?? body, purpose: purpose ?? .inbox(seq: queued.seq))
     }
 
+    /// The map entry of a plain Matrix message as the machine writes it (with the puppet's nick at the time).
     func mapping(_ queued: QueuedMatrixEvent) -> MessageMapping {
         let delivery = outgoing(queued)
         return MessageMapping(room: room, eventID: queued.event.eventID, stanzaID: nil, originID: delivery.originID,
-                              direction: .matrixToXMPP, sender: .matrix(delivery.user), state: .sending, body: delivery.body)
+                              direction: .matrixToXMPP, sender: .matrix(delivery.user), state: .sending, body: delivery.stanza.body,
+                              xmppID: MessageIDAttribute(delivery.originID.rawValue), nick: machine.puppets[delivery.user]?.nick,
+                              excerpt: delivery.stanza.body)
     }
 
     // MARK: Sequences

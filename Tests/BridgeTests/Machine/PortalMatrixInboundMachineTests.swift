@@ -24,7 +24,7 @@ import Testing
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice"])
         let emote = f.text(1, "waves", msgtype: .emote)
-        guard case .insertMapping(let mapping, _, _)? = f.act(.matrixEvents([emote])).first else {
+        guard case .insertMapping(let mapping, _, _, _)? = f.act(.matrixEvents([emote])).first else {
             Issue.record("not mapped")
             return
         }

@@ -2,6 +2,7 @@
 import Foundation
 import IsthmusCommon
 import IsthmusStore
+import MessageFormatting
 import Testing
 
 /// The MUC's traffic through the portal machine: exactly once to Matrix, receipts, retries, refusals, ghosts.
@@ -11,10 +12,19 @@ import Testing
         let ghost = f.ghost(of: message.nick, occupantID: occupantID)
         let identity = PortalStateMachine.ghostIdentity(muc: f.muc, nick: message.nick, occupantID: occupantID.flatMap(OccupantID.init), realJID: nil)
         let saved = RoomGhost(room: f.room, user: ghost, nick: message.nick, occupantID: occupantID.flatMap(OccupantID.init), realJID: nil, joined: true)
+        var outgoing = MessageTranslation.toMatrix(message.body!)
+        outgoing.html = StylingToHTML.convert(outgoing.body)
         return .init(message: message, key: message.stanzaID!, ghost: ghost,
                      setup: setup ? .init(ghost: ghost, identity: identity, nick: message.nick, join: join, saved: saved) : nil,
-                     outgoing: MessageTranslation.toMatrix(message.body!),
-                     txnID: f.naming.matrixTxnID(room: f.muc, stanzaID: message.stanzaID!))
+                     sends: [.message(outgoing, txnID: f.naming.matrixTxnID(room: f.muc, stanzaID: message.stanzaID!))],
+                     record: recorded(f, message, eventID: nil, occupantID: occupantID))
+    }
+
+    /// The map entry the machine writes for a plain XMPP message.
+    func recorded(_ f: MachineFixture, _ message: RoomMessage, eventID: EventID?, occupantID: String? = nil) -> MessageMapping {
+        MessageMapping(room: f.room, eventID: eventID, stanzaID: message.stanzaID, originID: message.originID, direction: .xmppToMatrix,
+                       sender: .occupant(occupantID.flatMap(OccupantID.init).map { .occupantID($0) } ?? .nick(message.nick)),
+                       state: .delivered, nick: message.nick, excerpt: message.body.map(RichTranslation.excerpt))
     }
 
     @Test func aMessageIsLookedUpSentAsItsGhostAndRecordedOnce() {
@@ -24,9 +34,8 @@ import Testing
         #expect(f.act(.xmppMessage(message)) == [.lookUpBridged(message)])
         let sending = delivery(f, message, setup: true, occupantID: "occ1")
         #expect(f.act(.bridgedLookedUp(message, bridged: false)) == [.sendToMatrix(sending)])
-        #expect(f.act(.matrixDelivered(sending, eventID: EventID("$x1")!))
-                == [.recordBridged(MessageMapping(room: f.room, eventID: EventID("$x1")!, stanzaID: StanzaID("s1"), originID: nil,
-                                                  direction: .xmppToMatrix, sender: .occupant(.occupantID(OccupantID("occ1")!)), state: .delivered))])
+        #expect(f.act(.matrixDelivered(sending, eventIDs: [EventID("$x1")!]))
+                == [.recordBridged(recorded(f, message, eventID: EventID("$x1")!, occupantID: "occ1"))])
         // A second message from the same occupant needs no ghost setup.
         let second = f.groupchat("romeo", "again", stanzaID: "s2", occupantID: "occ1")
         _ = f.act(.xmppMessage(second))
@@ -115,7 +124,7 @@ import Testing
             sending = next
         }
         #expect(pauses == [1, 2, 4, 8, 16, 30, 30].map { Duration.seconds($0) })
-        #expect(f.act(.matrixDelivered(sending, eventID: EventID("$x")!)).count == 1)
+        #expect(f.act(.matrixDelivered(sending, eventIDs: [EventID("$x")!])).count == 1)
     }
 
     @Test func aRefusedMessageIsRecordedAndItsSenderToldPrivatelyUnlessItCameFromTheArchive() {

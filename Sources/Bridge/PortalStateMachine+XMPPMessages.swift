@@ -1,0 +1,219 @@
+import FoundationEssentials
+import IsthmusCommon
+import IsthmusStore
+import XMPP
+
+/// MUC messages to Matrix, exactly once: text (styled, with mentions), replies, corrections, retractions, reactions
+/// and the room's moderations — each resolved against the message map first (RICH.md A1: which id each XEP names).
+extension PortalStateMachine {
+    /// One groupchat message (live or archived): our own reflection is a receipt; anything else goes to Matrix once
+    /// (the message map is consulted first when the room assigned a stanza-id or the message refers to another).
+    mutating func bridgeRoomMessage(_ message: RoomMessage) -> [Action] {
+        var message = message
+        // XEP-0359 §6: a stanza-id is the room's only if the room announces them; otherwise an occupant may have
+        // put it there (a forged one could suppress another message), so the message is keyed like in a room without.
+        if roomFeatures?.stanzaIDs == false { message.stanzaID = nil }
+        if message.nick.isEmpty {
+            // From the room itself: only a XEP-0425 moderation announcement concerns us (trusted from the room only).
+            guard message.references.moderation != nil else { return [] }
+            return [.lookUpBridged(message)]
+        }
+        message.references.moderation = nil
+        if isOurOccupant(nick: message.nick, realJID: message.realJID) {
+            return [.recordReflection(originID: message.originID, stanzaID: message.stanzaID)]
+        }
+        let references = message.references
+        let refers = references.reply != nil || references.replaces != nil || references.retraction != nil || references.reactions != nil
+        guard message.body != nil || refers else { return [] }
+        if message.stanzaID != nil || refers { return [.lookUpBridged(message)] }
+        return deliverToMatrix(message, targets: XMPPTargets())
+    }
+
+    /// Whether a message or presence from `nick` is one of ours (the bridge's occupant or a puppet).
+    func isOurOccupant(nick: String, realJID: JID?) -> Bool {
+        if let realJID, configuration.naming.isOurs(realJID) { return true }
+        if nick == botNick { return true }
+        // Joined or not: after a restart puppets are rejoining, and archived reflections carry their nicks.
+        return puppets.values.contains { $0.nick == nick }
+    }
+
+    /// Translates a message that is not in the map yet and sends it as its sender's ghost (a moderation: as the bot).
+    mutating func deliverToMatrix(_ message: RoomMessage, targets: XMPPTargets) -> [Action] {
+        let references = message.references
+        let key = message.stanzaID ?? Self.digestKey(message, body: message.body ?? Self.describe(references))
+        let sender = MessageSender.occupant(Self.occupantIdentity(message))
+        var record = MessageMapping(room: configuration.room, eventID: nil, stanzaID: message.stanzaID, originID: message.originID,
+                                    direction: .xmppToMatrix, sender: sender, state: .delivered,
+                                    xmppID: message.id.flatMap(MessageIDAttribute.init), nick: message.nick)
+        if let moderation = references.moderation {
+            guard let target = targets.moderated?.eventID else { return ignored(message, record, "moderation of a message that was not bridged") }
+            record.kind = .retraction
+            record.target = target
+            return [.sendToMatrix(MatrixDelivery(
+                message: message, key: key, ghost: configuration.botUserID, setup: nil,
+                sends: [.redaction(target, reason: moderation.reason ?? "Removed by a moderator of the XMPP room", txnID: txnID(key))],
+                record: record))]
+        }
+        guard let (ghost, setup) = planGhost(nick: message.nick, occupantID: message.occupantID, realJID: message.realJID,
+                                             joinedNow: !message.fromArchive) else {
+            return refused(message, key: key, reason: "no ghost id for the occupant \(message.nick)")
+        }
+        func delivery(_ sends: [MatrixSend], _ record: MessageMapping, reactions: ReactionChange = ReactionChange()) -> [Action] {
+            [.sendToMatrix(MatrixDelivery(message: message, key: key, ghost: ghost, setup: setup, sends: sends, record: record,
+                                          reactions: reactions))]
+        }
+        if references.retraction != nil {
+            // XEP-0424: only the author may retract (the map is scoped to the sender's identity).
+            guard let target = targets.retracted, target.sender == sender, let event = target.eventID else {
+                return ignored(message, record, "retraction of a message that is not the sender's bridged message")
+            }
+            record.kind = .retraction
+            record.target = event
+            return delivery([.redaction(event, reason: nil, txnID: txnID(key))], record)
+        }
+        if let reactions = references.reactions {
+            guard let target = targets.reacted, let event = target.eventID else {
+                return ignored(message, record, "reactions to a message that was not bridged")
+            }
+            record.kind = .reaction
+            record.target = event
+            let current = targets.reactions
+            let added = reactions.keys.filter { key in !current.contains { $0.key == key } }
+            let removed = current.filter { !reactions.keys.contains($0.key) }
+            let sends = added.map { MatrixSend.reaction(target: event, key: $0, txnID: txnID(key, "+" + $0)) }
+                + removed.compactMap { reaction in reaction.eventID.map { MatrixSend.redaction($0, reason: nil, txnID: txnID(key, "-" + reaction.key)) } }
+            let change = ReactionChange(
+                added: added.map { Reaction(room: configuration.room, target: event, reactor: sender, key: $0, eventID: nil) },
+                removed: removed)
+            guard !sends.isEmpty else { return [.recordBridged(record, reactions: change)] }
+            return delivery(sends, record, reactions: change)
+        }
+        guard let body = message.body else { return ignored(message, record, "nothing to bridge") }
+        var text = body
+        var relation: RelatesTo?
+        var alsoMention: [UserID] = []
+        if let reply = references.reply, let target = targets.reply, let event = target.eventID {
+            // XEP-0461 + XEP-0428: the quote is only for clients without replies; Matrix shows the reply itself.
+            if let ranges = references.fallbackRanges(for: XMPPNamespace.reply) { text = XMPPFallback.removing(ranges: ranges, from: body) }
+            relation = .reply(to: event)
+            if let user = target.sender.matrixUser { alsoMention.append(user) }
+            _ = reply
+        }
+        var outgoing = RichTranslation.toMatrix(text, unstyled: references.unstyled, nicks: puppetNicks)
+        for user in alsoMention where !outgoing.mentions.contains(user) { outgoing.mentions.append(user) }
+        record.excerpt = RichTranslation.excerpt(outgoing.body)
+        if references.replaces != nil, let original = targets.original, original.sender == sender, let event = original.eventID {
+            // XEP-0308 → m.replace from the same ghost (a correction by anyone else never gets here: the lookup is per sender).
+            outgoing = OutgoingMatrixMessage(
+                kind: outgoing.kind, body: "* " + outgoing.body, html: outgoing.html.map { "* " + $0 },
+                relatesTo: .replacing(event), mentions: outgoing.mentions,
+                replacement: .init(body: outgoing.body, html: outgoing.html, mentions: outgoing.mentions))
+            record.kind = .edit
+            record.target = event
+        } else {
+            outgoing.relatesTo = relation
+        }
+        return delivery([.message(outgoing, txnID: txnID(key))], record)
+    }
+
+    /// The Matrix users' occupants by nick (who an XMPP message can mention).
+    var puppetNicks: [String: UserID] {
+        Dictionary(puppets.values.map { ($0.nick, $0.user) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The Matrix txnId of a delivery's send: from the stanza's key (and, for one of several sends, what it is for).
+    func txnID(_ key: StanzaID, _ part: String? = nil) -> ClientTransactionID {
+        let id = part.flatMap { StanzaID(key.rawValue + "\u{0}" + $0) } ?? key
+        return configuration.naming.matrixTxnID(room: configuration.muc, stanzaID: id)
+    }
+
+    /// A message that refers to nothing the bridge can act on: recorded as handled (the archive catch-up does not
+    /// bring it again) and logged.
+    private func ignored(_ message: RoomMessage, _ record: MessageMapping, _ reason: String) -> [Action] {
+        var actions: [Action] = [.log(LogEntry(level: .info, message: "XMPP message not bridged",
+                                               metadata: ["xmpp.nick": message.nick, "reason": reason]))]
+        if message.stanzaID != nil {
+            var failed = record
+            failed.state = .failed
+            actions.append(.recordRefused(failed))
+        }
+        return actions
+    }
+
+    /// The dedupe key of a message from a room that assigns no stanza-id (a room without an archive): the sender as
+    /// the room identifies it (real JID, XEP-0421 occupant id, else nick) and the id the sender gave the message (its
+    /// XEP-0359 origin-id, else the stanza's `id`), so a copy of the same message gets the same key (and the same
+    /// Matrix transaction id) while a different message with the same text from the same sender does not. Only a
+    /// message with neither id falls back to its text. Pure.
+    static func digestKey(_ message: RoomMessage, body: String) -> StanzaID {
+        let sender = MessageSender.occupant(occupantIdentity(message)).description
+        let material = if let id = message.originID?.rawValue ?? message.id {
+            "\(sender)\u{0}id\u{0}\(id)"
+        } else {
+            "\(sender)\u{0}body\u{0}\(body)"
+        }
+        return StanzaID("noid:\(Digest.hex(Digest.sha256(Array(material.utf8)).prefix(12)))")!
+    }
+
+    /// A body-less message's stand-in text for its dedupe key.
+    static func describe(_ references: MessageReferences) -> String {
+        if let reactions = references.reactions { return "reactions\u{0}\(reactions.id)\u{0}" + reactions.keys.joined(separator: "\u{0}") }
+        if let retraction = references.retraction { return "retract\u{0}\(retraction.id)" }
+        if let moderation = references.moderation { return "moderate\u{0}\(moderation.stanzaID)" }
+        return ""
+    }
+
+    /// The sender of a MUC message as well as the room identifies it.
+    static func occupantIdentity(_ message: RoomMessage) -> MessageSender.OccupantIdentity {
+        if let realJID = message.realJID { return .realJID(realJID.bare) }
+        if let occupantID = message.occupantID { return .occupantID(occupantID) }
+        return .nick(message.nick)
+    }
+
+    mutating func matrixDelivered(_ delivery: MatrixDelivery, eventIDs: [EventID?]) -> [Action] {
+        if let setup = delivery.setup { ghosts[setup.ghost] = setup.saved }
+        var record = delivery.record
+        var reactions = delivery.reactions
+        if record.kind == .reaction {
+            for index in reactions.added.indices where index < eventIDs.count { reactions.added[index].eventID = eventIDs[index] }
+        } else {
+            record.eventID = eventIDs.first ?? nil
+        }
+        return [
+            .recordBridged(record, reactions: reactions),
+            .log(LogEntry(level: .debug, message: "Bridged XMPP message", metadata: [
+                "xmpp.stanza.id": delivery.key.rawValue, "matrix.event.id": record.eventID?.rawValue ?? "-", "kind": record.kind.rawValue,
+            ])),
+        ]
+    }
+
+    mutating func matrixDeliveryFailed(_ delivery: MatrixDelivery, _ failure: MatrixFailure) -> [Action] {
+        switch failure {
+        case .unavailable(let reason):
+            // The homeserver is down or overloaded: wait (this room's later events wait too, keeping order).
+            let pause = min(Duration.seconds(1) * (1 << min(delivery.attempt, 16)), configuration.maxMatrixBackoff)
+            var next = delivery
+            next.attempt += 1
+            return [.log(LogEntry(level: .warning, message: "Homeserver unavailable; retrying",
+                                  metadata: ["xmpp.stanza.id": delivery.key.rawValue, "error": reason])),
+                    .retrySendToMatrix(next, after: pause)]
+        case .refused(let reason):
+            return refused(delivery.message, key: delivery.key, reason: reason, tellSender: delivery.record.kind == .message)
+        }
+    }
+
+    /// Matrix refused a message for good: it is recorded as failed (so it is not retried) and its sender is told.
+    private func refused(_ message: RoomMessage, key: StanzaID, reason: String, tellSender: Bool = true) -> [Action] {
+        var actions: [Action] = [.log(LogEntry(level: .error, message: "Could not bridge an XMPP message to Matrix",
+                                               metadata: ["xmpp.stanza.id": key.rawValue, "error": reason]))]
+        if let stanzaID = message.stanzaID {
+            actions.append(.recordRefused(MessageMapping(room: configuration.room, eventID: nil, stanzaID: stanzaID, originID: nil,
+                                                         direction: .xmppToMatrix, sender: .occupant(Self.occupantIdentity(message)),
+                                                         state: .failed)))
+        }
+        if tellSender, !message.fromArchive, botJoined, !message.nick.isEmpty, let occupant = configuration.muc.with(resource: message.nick) {
+            actions.append(.sendPrivate(to: occupant, body: "Your message could not be delivered to Matrix: \(reason)"))
+        }
+        return actions
+    }
+}
