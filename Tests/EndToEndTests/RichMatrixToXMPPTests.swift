@@ -93,20 +93,61 @@ final class RichMatrixToXMPPTests: XCTestCase {
         XCTAssertNotNil(applyTo?.child("retract", namespace: RichWire.retract0), "apply-to carries <retract xmlns=':0'/>")
         XCTAssertNotNil(retraction.extensionElement("store", namespace: RichWire.hints), "a <store/> hint, so the room archives it")
 
+        let late = try await pair.puppetMessages(untilSentinel: "edit sentinel")
+        XCTAssertEqual(late.map(\.body), ["edit sentinel"], "doubled corrections or retractions")
+        for message in [first, second, retraction] + late { XCTAssertEqual(RichWire.matrixIdentifiers(in: message.body ?? ""), []) }
+    }
+
+    func testAModeratorsRedactionModeratesTheMUCWhereThePuppetMayElseANoticeSaysItCouldNot() async throws {
+        let pair = try await RichPair.start("mmoderate")
+        defer { pair.close() }
+        let bot = pair.world.botUserID
+        let isAnnouncement: @Sendable (Stanza) -> Bool = { stanza in
+            guard case .message(let message) = stanza else { return false }
+            return message.extensionElement("apply-to", namespace: RichWire.fasten)?.child("moderated", namespace: RichWire.moderate0) != nil
+        }
+
         // alice (the room's creator) redacts Romeo's message. Her puppet is no moderator of the MUC, so the bridge says
         // in the Matrix room that the XMPP copy could not be removed, and retracts nothing.
-        let romeos = try await pair.xmppSays("romeo's words alice wants gone")
+        _ = try await pair.aliceSays("alice is here")  // her puppet joins under her name
+        let first = try await pair.xmppSays("romeo's words alice wants gone")
         let before = Set(try await pair.alice.timeline(of: pair.room).map(\.eventID))
-        try await pair.alice.redact(romeos.event.eventID, in: pair.room)
-        let bot = pair.world.botUserID
+        try await pair.alice.redact(first.event.eventID, in: pair.room)
         let notice = try await pair.matrixEvent("the bridge's notice") {
             $0.sender == bot && $0.msgtype == "m.notice" && !before.contains($0.eventID)
         }
         XCTAssertTrue(notice.body?.contains("XMPP") == true, notice.description)
+        let late = try await pair.puppetMessages(untilSentinel: "moderation sentinel 1")
+        XCTAssertEqual(late.map(\.body), ["moderation sentinel 1"], "a retraction of Romeo's message from the puppet")
+        XCTAssertFalse(pair.romeo.queuedStanzas.contains(where: isAnnouncement), "the room announced a moderation")
 
-        let late = try await pair.puppetMessages(untilSentinel: "edit sentinel")
-        XCTAssertEqual(late.map(\.body), ["edit sentinel"], "doubled corrections/retractions, or a retraction of Romeo's message")
-        for message in [first, second, retraction] + late { XCTAssertEqual(RichWire.matrixIdentifiers(in: message.body ?? ""), []) }
+        // Romeo (the owner) makes alice's occupant a moderator: her next redaction of his message is a XEP-0425 v0.2
+        // request (what the room announces), and the room tells everyone.
+        let grant = try await pair.romeo.request(IQ(type: .set, to: pair.muc.bare, payload: .other(XElement(
+            "query", namespace: "http://jabber.org/protocol/muc#admin",
+            children: [.element(XElement("item", namespace: "http://jabber.org/protocol/muc#admin", ["nick": RichPair.puppetNick, "role": "moderator"]))]))))
+        XCTAssertEqual(grant.type, .result, "\(grant.error.map(String.init(describing:)) ?? "")")
+        _ = try await pair.romeo.nextPresence(within: 10, "alice's occupant as moderator") {
+            $0.from?.resource == RichPair.puppetNick && $0.mucUser?.item?.role == .moderator
+        }
+        let second = try await pair.xmppSays("romeo's words a moderator removes")
+        let secondStanzaID = try pair.stanzaID(of: second.reflected)
+        try await pair.alice.redact(second.event.eventID, in: pair.room)
+        let announcement = try await pair.romeo.nextMessage(within: 30, "the moderation announcement") {
+            $0.from == pair.muc.bare && $0.extensionElement("apply-to", namespace: RichWire.fasten) != nil
+        }
+        let applyTo = try XCTUnwrap(announcement.extensionElement("apply-to", namespace: RichWire.fasten))
+        XCTAssertEqual(applyTo[attribute: "id"], secondStanzaID)
+        let moderated = applyTo.child("moderated", namespace: RichWire.moderate0)
+        XCTAssertEqual(moderated?[attribute: "by"], pair.muc.bare.with(resource: RichPair.puppetNick)!.description)
+        XCTAssertNotNil(moderated?.child("retract", namespace: RichWire.retract0))
+
+        // Once each, and no notice this time.
+        let after = try await pair.puppetMessages(untilSentinel: "moderation sentinel 2")
+        XCTAssertEqual(after.map(\.body), ["moderation sentinel 2"])
+        XCTAssertFalse(pair.romeo.queuedStanzas.contains(where: isAnnouncement), "a second announcement")
+        let notices = try await pair.alice.timeline(of: pair.room).filter { $0.sender == bot && $0.msgtype == "m.notice" && !before.contains($0.eventID) }
+        XCTAssertEqual(notices.map(\.eventID), [notice.eventID], "a notice although the moderation worked")
     }
 
     func testReactionsArriveAsTheReactorsWholeSetWithAStoreHint() async throws {
