@@ -1,6 +1,7 @@
 import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
+import MessageFormatting
 import XMPP
 
 /// Matrix messages, edits, reactions and redactions to the MUC, from their senders' puppets, exactly once: each is

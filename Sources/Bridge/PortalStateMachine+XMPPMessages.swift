@@ -1,6 +1,7 @@
 import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
+import MessageFormatting
 import XMPP
 
 /// MUC messages to Matrix, exactly once: text (styled, with mentions), replies, corrections, retractions, reactions
@@ -94,7 +95,10 @@ extension PortalStateMachine {
         var alsoMention: [UserID] = []
         if let reply = references.reply, let target = targets.reply, let event = target.eventID {
             // XEP-0461 + XEP-0428: the quote is only for clients without replies; Matrix shows the reply itself.
-            if let ranges = references.fallbackRanges(for: XMPPNamespace.reply) { text = XMPPFallback.removing(ranges: ranges, from: body) }
+            if let ranges = references.fallbackRanges(for: XMPPNamespace.reply) {
+                text = XMPPFallback.removing(ranges: ranges.map { $0.map { CodePointRange(start: $0.lowerBound, end: $0.upperBound) } },
+                                             from: body)
+            }
             relation = .reply(to: event)
             if let user = target.sender.matrixUser { alsoMention.append(user) }
             _ = reply

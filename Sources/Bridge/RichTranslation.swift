@@ -19,7 +19,7 @@ enum RichTranslation {
         var html = StylingToHTML.convert(text, unstyled: unstyled)
         if let found = LeadingMention.find(in: text, nicks: Array(nicks.keys)), let user = nicks[found.nick] {
             mentions.append(user)
-            html = MentionPill.formattedBody(for: text, mention: found, user: user, unstyled: unstyled)
+            html = MentionPill.formattedBody(body: text, mention: found, user: user, unstyled: unstyled)
         }
         message.html = html
         message.mentions = mentions

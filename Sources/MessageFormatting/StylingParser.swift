@@ -36,7 +36,8 @@ enum StylingParser {
 
     /// Splits `body` into blocks.
     static func blocks(_ body: String) -> [StylingBlock] {
-        let lines = body.split(separator: "\n", omittingEmptySubsequences: false)
+        // "\r\n" is one Character in Swift: split on it too, or CRLF bodies would be one long line.
+        let lines = body.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
         return blocks(lines[...], depth: 0)
     }
 

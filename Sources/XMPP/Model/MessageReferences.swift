@@ -166,11 +166,11 @@ public struct MessageReferences: Sendable, Hashable, Codable {
                 guard let feature = element[attribute: "for"] else { continue }
                 let bodies = element.children("body", namespace: XMPPNamespace.fallback)
                 var ranges: [Range<Int>]? = []
+                // XEP-0428: an absent start is the body's start, an absent end its end; an unreadable offset voids
+                // that range only.
                 for body in bodies {
-                    guard let start = body[attribute: "start"].flatMap(Int.init), let end = body[attribute: "end"].flatMap(Int.init) else {
-                        ranges = nil   // a range without offsets covers the whole body
-                        break
-                    }
+                    let startText = body[attribute: "start"], endText = body[attribute: "end"]
+                    guard let start = startText.map(Int.init) ?? 0, let end = endText.map(Int.init) ?? Int.max else { continue }
                     if start >= 0, end >= start { ranges?.append(start..<end) }
                 }
                 if bodies.isEmpty { ranges = nil }
