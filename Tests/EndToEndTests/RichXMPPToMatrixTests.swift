@@ -190,5 +190,10 @@ final class RichXMPPToMatrixTests: XCTestCase {
         let bodies = pair.ghostMessages(in: timeline).compactMap(\.body)
         XCTAssertEqual(bodies, ["*bold* _it_", "*bold* _it_ but unstyled", "*<script>alert(1)</script>* & co",
                                 "\(RichPair.puppetNick): hi", "format sentinel"], "byte-exact bodies, each once")
+        // The nick "Alice Liddell" is alice's own occupant (renamed after her displayname): no ghost stands for it, so
+        // nothing else can be mentioned by it.
+        let members = try await pair.alice.members(of: pair.room)
+        XCTAssertEqual(Set(members.keys), [pair.alice.userID, pair.world.botUserID, styled.event.sender],
+                       "members: \(members)")
     }
 }
