@@ -123,9 +123,8 @@ final class RichMatrixToXMPPTests: XCTestCase {
 
         // Romeo (the owner) makes alice's occupant a moderator: her next redaction of his message is a XEP-0425 v0.2
         // request (what the room announces), and the room tells everyone.
-        let grant = try await pair.romeo.request(IQ(type: .set, to: pair.muc.bare, payload: .other(XElement(
-            "query", namespace: "http://jabber.org/protocol/muc#admin",
-            children: [.element(XElement("item", namespace: "http://jabber.org/protocol/muc#admin", ["nick": RichPair.puppetNick, "role": "moderator"]))]))))
+        let grant = try await pair.romeo.request(IQ(type: .set, to: pair.muc.bare,
+                                                    payload: .other(RichWire.roleChange(nick: RichPair.puppetNick, role: "moderator"))))
         XCTAssertEqual(grant.type, .result, "\(grant.error.map(String.init(describing:)) ?? "")")
         _ = try await pair.romeo.nextPresence(within: 10, "alice's occupant as moderator") {
             $0.from?.resource == RichPair.puppetNick && $0.mucUser?.item?.role == .moderator

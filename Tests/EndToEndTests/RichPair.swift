@@ -10,13 +10,20 @@ import XMPP
 /// "Alice Liddell"), Romeo on XMPP (he created the MUC, so he owns it and is a moderator), and optionally Juliet,
 /// a second XMPP occupant.
 struct RichPair {
+    /// alice's displayname in the room, hence her puppet occupant's nick.
     static let puppetNick = "Alice Liddell"
 
+    /// The test bed, the bridge process and its config.
     let world: EndToEndHarness
+    /// The Matrix user, creator of the Matrix room.
     let alice: MatrixTestUser
+    /// The MUC, created by Romeo.
     let muc: JID
+    /// The linked Matrix room's id.
     let room: String
+    /// The MUC's owner, nick "Romeo" (XMPP user bob).
     let romeo: XMPPTestClient
+    /// A second XMPP occupant, nick "Juliet" (XMPP user carol), when asked for.
     let juliet: XMPPTestClient?
 
     /// Starts the bridge and links a fresh room named after `name`.
@@ -45,6 +52,7 @@ struct RichPair {
         if current < 50 { try await alice.grantPower(50, to: world.botUserID, in: room) }
     }
 
+    /// Closes the XMPP clients and stops the bridge (expecting a clean exit).
     func close() {
         romeo.close()
         juliet?.close()

@@ -100,6 +100,14 @@ public enum RichWire {
         return XElement("apply-to", namespace: fasten, ["id": stanzaID], children: [.element(moderate)])
     }
 
+    /// XEP-0045 §9.6: the payload of a moderator's or owner's `<iq type='set' to='ROOM'>` giving the occupant `nick`
+    /// the role `role` (e.g. `moderator`).
+    public static func roleChange(nick: String, role: String) -> XElement {
+        XElement("query", namespace: XMPPNamespace.mucAdmin, children: [
+            .element(XElement("item", namespace: XMPPNamespace.mucAdmin, ["nick": nick, "role": role])),
+        ])
+    }
+
     // MARK: Reading
 
     /// Removes the code-point ranges that `<fallback for='FEATURE'>` marks from `body` (all of it when a `<body/>` has
