@@ -37,7 +37,8 @@ final class RichMatrixToXMPPTests: XCTestCase {
         received.append(legacy)
 
         // Mentions: a pill to Romeo's ghost becomes his nick. The plain body names the ghost's mxid, as Matrix clients
-        // write it: the formatted body is the source. A pill whose text is the mxid itself becomes the nick too.
+        // write it: the formatted body is the source. A pill whose text is the mxid itself becomes the nick too; its
+        // link is percent-encoded as the spec asks of matrix.to links (ghost ids may hold '/', from the occupant-id).
         try await pair.alice.send("\(ghost): are you there?", to: pair.room, extra: [
             "format": "org.matrix.custom.html", "formatted_body": "<a href=\"https://matrix.to/#/\(ghost)\">Romeo</a>: are you there?",
             "m.mentions": ["user_ids": [ghost]],
@@ -45,7 +46,7 @@ final class RichMatrixToXMPPTests: XCTestCase {
         let mention = try await pair.fromPuppet("the mention") { $0.body?.contains("are you there?") == true }
         XCTAssertEqual(mention.body, "Romeo: are you there?")
         try await pair.alice.send("\(ghost), second ping", to: pair.room, extra: [
-            "format": "org.matrix.custom.html", "formatted_body": "<a href=\"https://matrix.to/#/\(ghost)\">\(ghost)</a>, second ping",
+            "format": "org.matrix.custom.html", "formatted_body": "<a href=\"https://matrix.to/#/\(matrixToEncoded(ghost))\">\(ghost)</a>, second ping",
             "m.mentions": ["user_ids": [ghost]],
         ])
         let mxidPill = try await pair.fromPuppet("the mxid pill") { $0.body?.contains("second ping") == true }
@@ -191,6 +192,13 @@ final class RichMatrixToXMPPTests: XCTestCase {
     }
 
     // MARK: Assertions
+
+    /// A matrix.to identifier percent-encoded as the spec says (RFC 3986: everything but unreserved characters).
+    private func matrixToEncoded(_ identifier: String) -> String {
+        var unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        unreserved.insert(charactersIn: "-._~")
+        return identifier.addingPercentEncoding(withAllowedCharacters: unreserved) ?? identifier
+    }
 
     /// A XEP-0461 reply to `id` by `author` whose body is a quote marked as XEP-0428 fallback, then exactly `text`.
     private func assertReply(_ message: Message, to author: JID, id: String, text: String,
