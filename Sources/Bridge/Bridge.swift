@@ -11,7 +11,7 @@ import Synchronization
 /// Portals run as child tasks.
 public final class Bridge: Sendable {
     private let context: BridgeContext
-    private let directory = PortalDirectory()
+    private let directory: PortalDirectory
     private let commands: AsyncStream<Command>
     private let control: AsyncStream<Command>.Continuation
     /// How often the store is checked for link changes made by `isthmus link/unlink`.
@@ -22,6 +22,8 @@ public final class Bridge: Sendable {
     private let diskFullProbeInterval: Duration
     /// Holes in the homeserver's transaction ids while it may be retrying us (see ``TransactionGapDetector``).
     private let gaps: Mutex<TransactionGapDetector>
+    /// Invitations and `!isthmus` commands (nil: the bridge ignores both, as in tests that do not need them).
+    let selfService: SelfServiceDesk?
 
     enum Command: Sendable {
         /// The homeserver may be retrying us: check timelines in the background a few times (a stranded last message).
@@ -54,7 +56,7 @@ public final class Bridge: Sendable {
                 timelineCheckWindow: Duration = .seconds(120),
                 backgroundTimelineChecks: [Duration] = Bridge.defaultBackgroundTimelineChecks,
                 clock: TimeSource = .system, metrics: BridgeMetrics = BridgeMetrics(),
-                diskFullProbeInterval: Duration = .seconds(5)) {
+                diskFullProbeInterval: Duration = .seconds(5), selfService: SelfServiceSettings? = nil) {
         self.backgroundTimelineChecks = backgroundTimelineChecks
         let (commands, control) = AsyncStream.makeStream(of: Command.self)
         self.commands = commands
@@ -68,6 +70,19 @@ public final class Bridge: Sendable {
         context = BridgeContext(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger.with(label: "bridge"),
                                 clock: clock, metrics: metrics,
                                 writeGate: StoreWriteGate(logger: logger.with(label: "bridge")), notify: { control.yield(.portal($0)) })
+        let directory = PortalDirectory()
+        self.directory = directory
+        if let selfService {
+            let context = self.context
+            self.selfService = SelfServiceDesk(
+                settings: selfService,
+                context: BridgeContext(store: context.store, xmpp: context.xmpp, matrix: context.matrix, naming: context.naming,
+                                       logger: logger.with(label: "bridge.selfservice"), clock: context.clock, metrics: context.metrics,
+                                       writeGate: context.writeGate, notify: context.notify),
+                directory: directory, reloadLinks: { control.yield(.reloadLinks) })
+        } else {
+            self.selfService = nil
+        }
     }
 
     /// The bridge's metrics.
@@ -124,6 +139,9 @@ public final class Bridge: Sendable {
                     control.yield(.selfCheck)
                 }
             }
+            if let selfService {
+                group.addTask { await selfService.run() }
+            }
             control.yield(.homeserverRetrying)
             for await command in commands {
                 switch command {
@@ -157,6 +175,7 @@ public final class Bridge: Sendable {
                 case .shutdown:
                     logger.info("Bridge stopping")
                     writeGate.finish()
+                    selfService?.finish()
                     for portal in directory.all { portal.finish() }
                     group.cancelAll()
                     return
@@ -244,6 +263,8 @@ public final class Bridge: Sendable {
                 if link.unlinking { directory.unlink(link.matrixRoom) }
                 continue
             }
+            // A consent handshake still has the MUC: it asks for a reload when it has left.
+            if directory.isReserved(link.muc) { continue }
             let portal = Portal(link: link, context: context)
             group.addTask { await portal.run() }
             directory.add(portal)

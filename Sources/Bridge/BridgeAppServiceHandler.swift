@@ -24,6 +24,9 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
             .filter { !namespace.isOurs($0.sender) || $0.stateKey.flatMap(UserID.init).map { !namespace.isOurs($0) } == true }
         try await bridge.acceptMatrixEvents(events, transaction: transaction.id)
         bridge.metrics.transactionAccepted()
+        // Invitations and `!isthmus` commands, once the transaction is durable (commands in linked rooms were queued
+        // above too; their portals drop them: commands are never bridged).
+        bridge.selfService?.accept(transaction.events)
     }
 
     public func userExists(_ user: UserID) async -> Bool {

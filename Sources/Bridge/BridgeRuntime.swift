@@ -43,10 +43,14 @@ public struct BridgeRuntime: Sendable {
         let component = ComponentConnection(configuration: componentConfiguration, logger: logger.with(label: "xmpp.component"))
         let xmpp = ComponentXMPPLink(connection: component, logger: logger.with(label: "xmpp.link"), primaryOccupant: naming.botOccupant)
         let matrix = AppServiceMatrixLink(client: client, namespace: namespace, logger: logger.with(label: "matrix.link"), metrics: metrics)
-        let bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger, metrics: metrics)
-        let handler = BridgeAppServiceHandler(bridge: bridge, namespace: namespace, logger: logger.with(label: "matrix.appservice"))
         let links = LinkService(store: store, client: client, bot: namespace.botUserID,
                                 allowedMUCDomains: config.provisioning.allowedMUCDomains)
+        let selfService = SelfServiceSettings(enabled: config.provisioning.selfService,
+                                              consentTimeout: config.provisioning.consentTimeout,
+                                              inviteTimeout: config.provisioning.inviteTimeout, links: links, client: client)
+        let bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger, metrics: metrics,
+                            selfService: selfService)
+        let handler = BridgeAppServiceHandler(bridge: bridge, namespace: namespace, logger: logger.with(label: "matrix.appservice"))
         let provisioner = config.provisioning.sharedSecret == nil
             ? nil : ProvisioningAPI(service: links, logger: self.logger.with(label: "provisioning"))
         let listener: AppServiceListener

@@ -22,6 +22,15 @@ extension ComponentXMPPLink {
         return translated
     }
 
+    /// A MUC private message (XEP-0045 §7.5: `type='chat'` from `room@service/nick`) in the bridge's terms; nil when
+    /// it is not from an occupant JID or has no body.
+    static func privateMessage(_ message: Message) -> RoomMessage? {
+        guard message.type == .chat, let from = message.from, from.localpart != nil, let nick = from.resource,
+              let body = message.body else { return nil }
+        return RoomMessage(room: from.bare, nick: nick, to: message.to, id: message.id?.rawValue, occupantID: message.occupantID,
+                           realJID: message.mucUser?.item?.jid?.bare, body: body)
+    }
+
     /// An occupant's presence in a room, in the bridge's terms; nil when it is not from an occupant JID.
     static func roomPresence(_ presence: Presence) -> RoomPresence? {
         guard let from = presence.from, let nick = from.resource, from.localpart != nil else { return nil }

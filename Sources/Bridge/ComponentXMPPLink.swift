@@ -62,6 +62,7 @@ public final class ComponentXMPPLink: XMPPLink {
                     return .disconnected(reason: error.description)
                 case .stanza(.message(let message)):
                     if message.type != .error, isOtherOccupantsCopy(to: message.to) { return nil }
+                    if message.type == .chat { return ComponentXMPPLink.privateMessage(message).map(XMPPLinkEvent.privateMessage) }
                     return ComponentXMPPLink.roomMessage(message).map(XMPPLinkEvent.message)
                 case .stanza(.presence(let presence)):
                     if isOtherOccupantsCopy(to: presence.to) { return nil }

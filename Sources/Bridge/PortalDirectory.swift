@@ -14,6 +14,8 @@ final class PortalDirectory: Sendable {
         var byMUC: [JID: Portal] = [:]
         var unlinking: Set<RoomID> = []
         var xmppConnected = false
+        /// MUCs a self-service consent handshake is using (no portal meanwhile), and where their events go.
+        var consents: [JID: @Sendable (XMPPLinkEvent) -> Void] = [:]
     }
 
     private let table = Mutex(Table())
@@ -73,14 +75,45 @@ final class PortalDirectory: Sendable {
             }
         case .disconnected(let reason):
             logger.warning("XMPP link down", metadata: ["reason": reason])
-            table.withLock { table in
+            let consents = table.withLock { table in
                 table.xmppConnected = false
                 for portal in table.portals.values { portal.enqueue(.xmppDisconnected) }
+                return Array(table.consents.values)
             }
+            for consent in consents { consent(event) }
         case .message(let message):
-            table.withLock { $0.byMUC[message.room.bare] }?.enqueue(.xmppMessage(message))
+            let (portal, consent) = table.withLock { ($0.byMUC[message.room.bare], $0.consents[message.room.bare]) }
+            if let portal { portal.enqueue(.xmppMessage(message)) } else { consent?(event) }
         case .presence(let presence):
-            table.withLock { $0.byMUC[presence.room.bare] }?.enqueue(.xmppPresence(presence))
+            let (portal, consent) = table.withLock { ($0.byMUC[presence.room.bare], $0.consents[presence.room.bare]) }
+            if let portal { portal.enqueue(.xmppPresence(presence)) } else { consent?(event) }
+        case .privateMessage(let message):
+            table.withLock { $0.consents[message.room.bare] }?(event)
         }
+    }
+
+    /// Reserves `muc` for a self-service consent handshake: its room events go to `route` until ``release(_:)``, and
+    /// the bridge loads no portal for it meanwhile. False when a portal or another handshake has it.
+    func reserve(_ muc: JID, route: @escaping @Sendable (XMPPLinkEvent) -> Void) -> Bool {
+        table.withLock { table in
+            guard table.byMUC[muc.bare] == nil, table.consents[muc.bare] == nil else { return false }
+            table.consents[muc.bare] = route
+            return true
+        }
+    }
+
+    /// Ends a reservation made by ``reserve(_:route:)``.
+    func release(_ muc: JID) {
+        _ = table.withLock { $0.consents.removeValue(forKey: muc.bare) }
+    }
+
+    /// Whether the XMPP link is up.
+    var isXMPPConnected: Bool {
+        table.withLock { $0.xmppConnected }
+    }
+
+    /// Whether a consent handshake holds `muc`.
+    func isReserved(_ muc: JID) -> Bool {
+        table.withLock { $0.consents[muc.bare] != nil }
     }
 }

@@ -11,8 +11,10 @@ extension PortalStateMachine {
         switch event.content {
         case .message, .reaction, .redaction:
             guard isBridgedMatrixUser(event.sender) else { return [.dequeue(seq: queued.seq)] }
-            if case .message(_, _, let details) = event.content, details?.replyTo == nil, details?.replaces == nil {
-                return matrixEvent(queued, targets: MatrixTargets())
+            if case .message(let msgtype, let body, let details) = event.content {
+                // `!isthmus` commands are for the bridge (SelfServiceDesk), never for the MUC.
+                if BridgeCommand.parse(msgtype: msgtype, body: body) != nil { return [.dequeue(seq: queued.seq)] }
+                if details?.replyTo == nil, details?.replaces == nil { return matrixEvent(queued, targets: MatrixTargets()) }
             }
             return [.resolveMatrixTargets(queued)]
         case .member(let membership, let displayname, let reason):
@@ -234,7 +236,8 @@ extension PortalStateMachine {
     func isBridgeableMessage(_ event: MatrixRoomEvent) -> Bool {
         guard isBridgedMatrixUser(event.sender) else { return false }
         switch event.content {
-        case .message(let msgtype, let body, _): return MessageTranslation.toXMPP(msgtype: msgtype, body: body) != nil
+        case .message(let msgtype, let body, _):
+            return BridgeCommand.parse(msgtype: msgtype, body: body) == nil && MessageTranslation.toXMPP(msgtype: msgtype, body: body) != nil
         case .reaction, .redaction: return true
         case .member: return false
         }

@@ -177,4 +177,7 @@ public enum XMPPLinkEvent: Sendable {
     case disconnected(reason: String)
     case message(RoomMessage)
     case presence(RoomPresence)
+    /// A MUC private message (`type='chat'` from an occupant JID) to one of our occupants. Portals ignore them; the
+    /// self-service consent handshake reads the MUC owner's answer from one.
+    case privateMessage(RoomMessage)
 }

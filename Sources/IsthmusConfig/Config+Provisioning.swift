@@ -6,7 +6,7 @@ extension Config {
     public struct Provisioning: Sendable, Equatable {
         /// The bearer token of `/_isthmus/provision/v1/`; nil: the API is off (404).
         public var sharedSecret: String?
-        /// Whether `!isthmus link` works in rooms the bot was invited to.
+        /// Whether the bot accepts invitations and `!isthmus link`/`unlink` work in Matrix rooms (self-service linking).
         public var selfService = true
         /// MUC services links may use; nil: any.
         public var allowedMUCDomains: Set<String>?

@@ -14,6 +14,7 @@ enum Migrations {
                   + RoomStateTable.schema + MatrixInboxTable.schema),
         Migration(version: 4, name: "room archive capability", sql: RoomLinkTable.archiveColumn),
         Migration(version: 5, name: "rich messages", sql: MessageMapTable.richColumns + ReactionTable.schema),
+        Migration(version: 6, name: "invited rooms", sql: InvitedRoomTable.schema),
     ]
 
     /// Applies the migrations not yet recorded; returns the versions applied now.

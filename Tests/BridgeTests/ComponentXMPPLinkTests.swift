@@ -43,4 +43,42 @@ import XMPPComponent
         #expect(seen == ["presence to bridge.localhost/isthmus", "message m1", "message m2 error", "message m3"])
         await runner.stop()
     }
+
+    /// MUC private messages to the bridge's occupant reach the bridge as such (the consent handshake reads them),
+    /// with the occupant-id the room added; those to puppets are dropped like other copies.
+    @Test func privateMessagesToTheBridgesOccupantArePrivateMessages() async throws {
+        let server = try FakeXMPPServer()
+        defer { server.close() }
+        let connection = ComponentConnection(
+            configuration: ComponentConfiguration(host: "127.0.0.1", port: server.port, componentDomain: "bridge.localhost",
+                                                  secret: "s3cret", serverDomain: "localhost", pingInterval: .seconds(3600)),
+            logger: .disabled)
+        let bot = try #require(JID("bridge.localhost/isthmus"))
+        let link = ComponentXMPPLink(connection: connection, logger: .disabled, primaryOccupant: bot)
+        let runner = BackgroundTask { await connection.run() }
+        let events = AsyncQueue.collecting(link.events)
+        let session = try await server.nextSession()
+        _ = try await session.acceptComponent(secret: "s3cret")
+        _ = try await events.next(within: 5, "connected")
+
+        let puppet = "alice\\3alocalhost@bridge.localhost/isthmus"
+        try session.send("<message type='chat' from='room@muc.localhost/Juliet' to='\(puppet)' id='p1'><body>to a puppet</body></message>")
+        try session.send("<message type='chat' from='room@muc.localhost/Juliet' to='bridge.localhost/isthmus' id='p2'><body>yes</body>"
+            + "<occupant-id xmlns='urn:xmpp:occupant-id:0' id='oid-juliet'/><x xmlns='http://jabber.org/protocol/muc#user'/></message>")
+        try session.send("<message type='groupchat' from='room@muc.localhost/bob' to='bridge.localhost/isthmus' id='m3'><body>end</body></message>")
+
+        var privates: [RoomMessage] = []
+        while true {
+            let event = try await events.next(within: 5, "a room event")
+            if case .privateMessage(let message) = event { privates.append(message) }
+            if case .message(let message) = event, message.id == "m3" { break }
+            if case .message(let message) = event { Issue.record("a private message became a groupchat one: \(message)") }
+        }
+        #expect(privates.map(\.id) == ["p2"])
+        #expect(privates.first?.room == JID("room@muc.localhost"))
+        #expect(privates.first?.nick == "Juliet")
+        #expect(privates.first?.body == "yes")
+        #expect(privates.first?.occupantID == OccupantID("oid-juliet"))
+        await runner.stop()
+    }
 }

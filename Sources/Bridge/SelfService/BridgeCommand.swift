@@ -24,6 +24,12 @@ public enum BridgeCommand: Sendable, Equatable {
         !isthmus help — this text
         """
 
+    /// The command an `m.room.message` holds, if any: only `m.text` bodies are commands. A command is never bridged
+    /// to XMPP (portals drop it), linked room or not.
+    public static func parse(msgtype: MessageType, body: String) -> BridgeCommand? {
+        msgtype == .text ? parse(body) : nil
+    }
+
     /// Parses a message body; nil when it is not addressed to the bridge.
     public static func parse(_ body: String) -> BridgeCommand? {
         let trimmed = body.trimmingWhitespace

@@ -20,6 +20,10 @@ public enum MatrixEventType {
     public static let powerLevels = "m.room.power_levels"
     /// `m.room.tombstone` — the room was upgraded (spec §11.32 "Room upgrades").
     public static let tombstone = "m.room.tombstone"
+    /// `m.room.create` (its sender is the room's creator from room version 11 on).
+    public static let create = "m.room.create"
+    /// `m.room.canonical_alias`.
+    public static let canonicalAlias = "m.room.canonical_alias"
     /// `m.bridge` — which bridge links the room to what (MSC2346).
     public static let bridge = "m.bridge"
     /// `uk.half-shot.bridge` — MSC2346's unstable name, still read by Element.

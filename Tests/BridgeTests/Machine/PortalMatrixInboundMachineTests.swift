@@ -35,6 +35,18 @@ import Testing
         #expect(f.act(.matrixEvents([f.text(4, "", msgtype: .image)])) == [.dequeue(seq: 4)])
     }
 
+    @Test func commandsToTheBridgeAreNeverBridged() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        #expect(f.act(.matrixEvents([f.text(1, "!isthmus status")])) == [.dequeue(seq: 1)])
+        #expect(f.act(.matrixEvents([f.text(2, "!isthmus frobnicate")])) == [.dequeue(seq: 2)])
+        #expect(!f.machine.isBridgeableMessage(f.text(3, "!isthmus unlink").event))
+        // Not a command: bridged.
+        let quoted = f.text(4, "try !isthmus help")
+        #expect(f.machine.isBridgeableMessage(quoted.event))
+        #expect(f.act(.matrixEvents([quoted])) == [.insertMapping(f.mapping(quoted), consumingInbox: 4, delivery: f.outgoing(quoted))])
+    }
+
     @Test func aJoinGivesAPuppetTheDisplaynameOrADeterministicAlternative() {
         var f = MachineFixture()
         f.activate()
