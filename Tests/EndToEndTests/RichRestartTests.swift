@@ -27,10 +27,15 @@ final class RichRestartTests: XCTestCase {
         try romeo.sendGroupchat(to: muc, body: nil, extensions: RichWire.reactionElements(id: try pair.stanzaID(of: matrixReactTarget.seen), ["👍"]))
         try romeo.sendGroupchat(to: muc, body: RichWire.retractionFallbackBody,
                                 extensions: RichWire.retractElements(stanzaID: try pair.stanzaID(of: xmppRetract.reflected)))
-        // Matrix, meanwhile: alice edits, reacts to Romeo's message, redacts.
+        // ... and says something new and corrects it: the correction resolves against a message caught up with it.
+        let born = try romeo.sendGroupchat(to: muc, body: "xmpp born while down")
+        try romeo.sendGroupchat(to: muc, body: "xmpp born while down, fixed", extensions: [RichWire.replaceElement(id: try XCTUnwrap(born.id?.rawValue))])
+        // Matrix, meanwhile: alice edits, reacts to Romeo's message, redacts, and says something new and edits it.
         try await alice.edit(matrixFix.eventID, to: "matrix fixed", in: room)
         try await alice.react("🎉", to: xmppReactTarget.event.eventID, in: room)
         try await alice.redact(matrixRedact.eventID, in: room)
+        let matrixBorn = try await alice.send("matrix born while down", to: room)
+        try await alice.edit(matrixBorn, to: "matrix born while down, fixed", in: room)
         try await pair.world.startBridge()
 
         // XMPP → Matrix: each once, from Romeo's ghost. The sentinel comes after all three in the room's archive.
@@ -47,15 +52,20 @@ final class RichRestartTests: XCTestCase {
                        [xmppRetract.event.eventID], "the retraction, once")
         let isRetracted = try await alice.isRedacted(xmppRetract.event.eventID, in: room)
         XCTAssertTrue(isRetracted)
-        let bodies = pair.ghostMessages(in: timeline).filter { $0.relationType == nil && !$0.isRedacted }.compactMap(\.body)
-        XCTAssertEqual(bodies, ["xmpp fix me", "xmpp react to me", "xmpp sentinel after restart"], "no stray or doubled message")
+        let bodies = pair.ghostMessages(in: timeline).filter { $0.relationType == nil && !$0.isRedacted }
+        XCTAssertEqual(bodies.compactMap(\.body), ["xmpp fix me", "xmpp react to me", "xmpp born while down", "xmpp sentinel after restart"],
+                       "no stray or doubled message")
+        let bornEvent = bodies.first { $0.body == "xmpp born while down" }?.eventID
+        let bornEdits = timeline.filter { $0.relationType == "m.replace" && $0.relatedEventID == bornEvent }
+        XCTAssertEqual(bornEdits.map { $0.raw.at("content", "m.new_content", "body")?.stringValue }, ["xmpp born while down, fixed"])
 
         // Matrix → XMPP: each once, from alice's puppet.
         let late = try await pair.puppetMessages(untilSentinel: "matrix sentinel after restart", timeout: 60)
         let corrections = late.filter { $0.extensionElement("replace", namespace: RichWire.correction) != nil }
-        XCTAssertEqual(corrections.map(\.body), ["matrix fixed"], "the correction, once")
+        XCTAssertEqual(corrections.map(\.body), ["matrix fixed", "matrix born while down, fixed"], "each correction, once")
+        let bornSeen = late.first { $0.body == "matrix born while down" }
         XCTAssertEqual(corrections.map { $0.extensionElement("replace", namespace: RichWire.correction)?[attribute: "id"] },
-                       [matrixFix.seen.id?.rawValue])
+                       [matrixFix.seen.id?.rawValue, bornSeen?.id?.rawValue])
         let reactionSets = late.compactMap { RichWire.reactions(in: $0) }
         XCTAssertEqual(reactionSets.map(\.keys), [["🎉"]], "the reaction, once")
         XCTAssertEqual(reactionSets.map(\.id), [try pair.stanzaID(of: xmppReactTarget.reflected)])
@@ -65,6 +75,6 @@ final class RichRestartTests: XCTestCase {
         let plain = late.filter { message in
             message.extensions.allSatisfy { ![RichWire.correction, RichWire.reactions, RichWire.retract1, RichWire.fasten].contains($0.namespace) }
         }
-        XCTAssertEqual(plain.map(\.body), ["matrix sentinel after restart"], "no stray or doubled message")
+        XCTAssertEqual(plain.map(\.body), ["matrix born while down", "matrix sentinel after restart"], "no stray or doubled message")
     }
 }
