@@ -94,8 +94,20 @@ final class RichMatrixToXMPPTests: XCTestCase {
         XCTAssertNotNil(applyTo?.child("retract", namespace: RichWire.retract0), "apply-to carries <retract xmlns=':0'/>")
         XCTAssertNotNil(retraction.extensionElement("store", namespace: RichWire.hints), "a <store/> hint, so the room archives it")
 
+        // bob (another Matrix user) "edits" alice's message: Synapse relays any m.replace, the bridge applies only the
+        // author's.
+        let bob = try await pair.world.matrixUser("bob")
+        try await pair.alice.invite(bob.userID, to: pair.room)
+        try await bob.join(pair.room)
+        try await bob.edit(eventID, to: "hijacked by bob", in: pair.room)
+
         let late = try await pair.puppetMessages(untilSentinel: "edit sentinel")
         XCTAssertEqual(late.map(\.body), ["edit sentinel"], "doubled corrections or retractions")
+        let hijacks = pair.romeo.queuedStanzas.filter { stanza in
+            guard case .message(let message) = stanza else { return false }
+            return message.extensionElement("replace", namespace: RichWire.correction)?[attribute: "id"] == originalID
+        }
+        XCTAssertEqual(hijacks.count, 0, "bob's edit of alice's message was applied: \(hijacks)")
         for message in [first, second, retraction] + late { XCTAssertEqual(RichWire.matrixIdentifiers(in: message.body ?? ""), []) }
     }
 
