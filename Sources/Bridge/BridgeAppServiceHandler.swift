@@ -42,8 +42,10 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
             if let original = content.relatesTo?.replacedEventID {
                 // An edit: what it now reads is `m.new_content` (spec §11.37); without one there is nothing to bridge.
                 guard let new = content.newContent else { return nil }
+                // The mentions of the message as edited are m.new_content's; the outer ones only name who is newly
+                // mentioned (to be pinged), so they are the fallback for clients that leave the inner ones out.
                 let details = MessageDetails(html: new.format == MessageContent.htmlFormat ? new.formattedBody : nil,
-                                             replaces: original, mentions: content.mentions?.userIDs)
+                                             replaces: original, mentions: new.mentions?.userIDs ?? content.mentions?.userIDs)
                 return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender,
                                        content: .message(msgtype: new.messageType, body: new.body, details: details))
             }

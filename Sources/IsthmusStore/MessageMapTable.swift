@@ -24,6 +24,8 @@ enum MessageMapTable {
         CREATE UNIQUE INDEX message_map_stanza ON message_map (matrix_room, stanza_id);
         CREATE UNIQUE INDEX message_map_origin ON message_map (matrix_room, origin_id);
         """
+    /// Migration 5 also narrows the origin-id's uniqueness to our own (Matrix → XMPP) rows: XMPP senders choose
+    /// their origin-ids, which are unique per sender only — a second sender reusing one must not lose its row.
     /// Migration 5: what rich messages need — the message's `id` attribute and the sender's nick at send time (replies,
     /// corrections), what kind of event a row stands for and which original it refers to (corrections, reactions,
     /// retractions are mapped too), a short excerpt of the text (the quote of a reply for clients without XEP-0461)
@@ -36,6 +38,8 @@ enum MessageMapTable {
         ALTER TABLE message_map ADD COLUMN excerpt TEXT;
         ALTER TABLE message_map ADD COLUMN payload TEXT;
         CREATE INDEX message_map_sender_id ON message_map (matrix_room, sender, xmpp_id);
+        DROP INDEX message_map_origin;
+        CREATE UNIQUE INDEX message_map_origin ON message_map (matrix_room, origin_id) WHERE direction = 'm2x';
         CREATE INDEX message_map_sender_origin ON message_map (matrix_room, sender, origin_id);
         """
     static let columns = """
@@ -129,10 +133,10 @@ extension Store {
         }
     }
 
-    /// The mapping for one of our origin-ids.
+    /// The mapping for one of our origin-ids (a Matrix → XMPP message).
     public func mapping(room: RoomID, originID: OriginID) throws -> MessageMapping? {
         try read { db in
-            try db.query("SELECT \(MessageMapTable.columns) FROM message_map WHERE matrix_room = ? AND origin_id = ?",
+            try db.query("SELECT \(MessageMapTable.columns) FROM message_map WHERE matrix_room = ? AND origin_id = ? AND direction = 'm2x'",
                          room, originID, map: MessageMapTable.decode).first
         }
     }
@@ -171,7 +175,7 @@ extension Store {
     /// Marks our message `originID` delivered with the room's `stanzaID` (the receipt) and advances the room's resume point.
     public func markDelivered(room: RoomID, originID: OriginID, stanzaID: StanzaID?) throws {
         try write { db in
-            _ = try db.run("UPDATE message_map SET state = 'delivered', stanza_id = COALESCE(?, stanza_id), body = NULL, payload = NULL WHERE matrix_room = ? AND origin_id = ?",
+            _ = try db.run("UPDATE message_map SET state = 'delivered', stanza_id = COALESCE(?, stanza_id), body = NULL, payload = NULL WHERE matrix_room = ? AND origin_id = ? AND direction = 'm2x'",
                            stanzaID, room, originID)
             if let stanzaID { try RoomStateTable.setLastStanzaID(db, room: room, stanzaID: stanzaID) }
         }
@@ -195,7 +199,7 @@ extension Store {
     /// Marks a message as refused by the other side.
     public func markFailed(room: RoomID, originID: OriginID) throws {
         try write { db in
-            _ = try db.run("UPDATE message_map SET state = 'failed', body = NULL, payload = NULL WHERE matrix_room = ? AND origin_id = ?", room, originID)
+            _ = try db.run("UPDATE message_map SET state = 'failed', body = NULL, payload = NULL WHERE matrix_room = ? AND origin_id = ? AND direction = 'm2x'", room, originID)
         }
     }
 

@@ -169,9 +169,17 @@ public struct MessageReferences: Sendable, Hashable, Codable {
                 // XEP-0428: an absent start is the body's start, an absent end its end; an unreadable offset voids
                 // that range only.
                 for body in bodies {
-                    let startText = body[attribute: "start"], endText = body[attribute: "end"]
-                    guard let start = startText.map(Int.init) ?? 0, let end = endText.map(Int.init) ?? Int.max else { continue }
-                    if start >= 0, end >= start { ranges?.append(start..<end) }
+                    let start = body[attribute: "start"], end = body[attribute: "end"]
+                    if start == nil, end == nil {
+                        ranges = nil   // XEP-0428: a range without offsets covers the whole body
+                        break
+                    }
+                    // One offset missing: the body's start or end. Malformed offsets (not numbers, negative, reversed)
+                    // void that range only: they must not turn the whole body into fallback (a reply's own text
+                    // would then be removed).
+                    guard let lower = start.map(Int.init) ?? 0, let upper = end.map(Int.init) ?? Int.max,
+                          lower >= 0, upper >= lower else { continue }
+                    ranges?.append(lower..<upper)
                 }
                 if bodies.isEmpty { ranges = nil }
                 fallbacks.append(Fallback(feature: feature, ranges: ranges))
