@@ -134,6 +134,10 @@ public final class XMPPTestClient: Sendable {
         try await stanzas.next(within: seconds, what, where: matches)
     }
 
+    /// What was received and not yet read, oldest first (no waiting): to check that something did not arrive before
+    /// a sentinel that did.
+    public var queuedStanzas: [Stanza] { stanzas.pending }
+
     /// The next received message that matches.
     public func nextMessage(
         within seconds: Double = 10, _ what: String = "a message", where matches: @escaping @Sendable (Message) -> Bool = { _ in true }

@@ -1,4 +1,5 @@
 import Foundation
+import Matrix
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -12,7 +13,10 @@ public struct MatrixTestUser: Sendable {
         public var sender: String
         public var stateKey: String?
         public var originServerTS: Int64
+        /// The content's string members only; ``raw`` has the whole event.
         public var content: [String: String]
+        /// The whole event as the server sent it (nested content, `unsigned`, relations).
+        public var raw: JSONValue = .null
         public var body: String? { content["body"] }
         public var msgtype: String? { content["msgtype"] }
         public var description: String { "\(type) from \(sender): \(content)" }
@@ -127,7 +131,8 @@ public struct MatrixTestUser: Sendable {
             }
             return Event(type: raw["type"] as? String ?? "", eventID: raw["event_id"] as? String ?? "",
                          sender: raw["sender"] as? String ?? "", stateKey: raw["state_key"] as? String,
-                         originServerTS: (raw["origin_server_ts"] as? NSNumber)?.int64Value ?? 0, content: content)
+                         originServerTS: (raw["origin_server_ts"] as? NSNumber)?.int64Value ?? 0, content: content,
+                         raw: (try? JSONValue(jsonObject: raw)) ?? .null)
         }
     }
 
