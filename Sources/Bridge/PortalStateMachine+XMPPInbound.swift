@@ -49,6 +49,9 @@ extension PortalStateMachine {
         guard presence.to == nil || presence.to == configuration.naming.botOccupant else { return [] }
         if presence.statusCodes.contains(110) || presence.nick == botNick { return ownPresence(presence) }
         if isOurOccupant(nick: presence.nick, realJID: presence.realJID) { return puppetPresence(presence) }
+        // A puppet's nick change (303): the machine already holds the new nick, so the old one is not recognised —
+        // the new one is. Without this the old nick's departure would look like an XMPP occupant renaming and get a ghost.
+        if presence.statusCodes.contains(303), let newNick = presence.newNick, isOurOccupant(nick: newNick, realJID: nil) { return [] }
         if presence.available {
             guard let (ghost, setup) = planGhost(nick: presence.nick, occupantID: presence.occupantID, realJID: presence.realJID,
                                                  joinedNow: true) else {

@@ -18,9 +18,17 @@ enum LinkTarget: Equatable {
         let trimmed = href.trimmingHTMLWhitespace()
         let decoded = PercentDecoding.decode(trimmed)
         let lowered = decoded.lowercased()
-        for prefix in ["https://matrix.to/#/", "http://matrix.to/#/"] where lowered.hasPrefix(prefix) {
-            let identifier = decoded.dropFirst(prefix.count).prefix { $0 != "?" && $0 != "/" }
-            self = UserID(String(identifier)).map(LinkTarget.user) ?? .matrixOnly
+        for prefix in ["https://matrix.to/#/", "http://matrix.to/#/"] where trimmed.lowercased().hasPrefix(prefix) {
+            // A user id may hold `/` (ghosts of XMPP occupants carry base64 occupant-ids), raw or as `%2F`: a user
+            // pill's id runs to the query. Other identifiers (`!room/$event`) are split at `/` before decoding.
+            let raw = trimmed.dropFirst(prefix.count)
+            let first = PercentDecoding.decode(String(raw.prefix { $0 != "?" && $0 != "/" }))
+            if first.hasPrefix("@") {
+                let identifier = PercentDecoding.decode(String(raw.prefix { $0 != "?" }))
+                self = UserID(identifier).map(LinkTarget.user) ?? .matrixOnly
+            } else {
+                self = .matrixOnly
+            }
             return
         }
         if lowered.hasPrefix("matrix:") {
