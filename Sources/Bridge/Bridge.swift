@@ -215,6 +215,10 @@ public final class Bridge: Sendable {
             }
             guard !rows.isEmpty else {
                 if let transaction { try await context.store.markTransactionProcessed(transaction) }
+                // The hole counts even when this transaction brings nothing to keep (only our ghosts' echoes, or
+                // other rooms' events): the next one would show no hole, and what sits behind it would go out
+                // before the stranded message.
+                if gap { flagTimelineGap(transaction) }
                 return
             }
             // In flight before the commit: a portal may take the rows from the store (a drain, a timeline check) and
@@ -226,11 +230,7 @@ public final class Bridge: Sendable {
                 }
             }
             let added = try await context.store.enqueueInbox(rows, markingProcessed: transaction)
-            if gap {
-                context.logger.info("A homeserver transaction may be missing; rooms check their timelines first",
-                                    metadata: ["matrix.txn.id": transaction?.rawValue ?? "-"])
-                for portal in directory.all { portal.enqueue(.timelineGap) }
-            }
+            if gap { flagTimelineGap(transaction) }
             var perRoom: [RoomID: [QueuedMatrixEvent]] = [:]
             for entry in added {
                 guard let event = byID[entry.eventID] else { continue }
@@ -243,6 +243,13 @@ public final class Bridge: Sendable {
             control.yield(.homeserverRetrying)
             throw error
         }
+    }
+
+    /// A transaction before `transaction` may be stranded: every room checks its timeline before its next Matrix events.
+    private func flagTimelineGap(_ transaction: TransactionID?) {
+        context.logger.info("A homeserver transaction may be missing; rooms check their timelines first",
+                            metadata: ["matrix.txn.id": transaction?.rawValue ?? "-"])
+        for portal in directory.all { portal.enqueue(.timelineGap) }
     }
 
     /// Whether `user` is a ghost this bridge created (for the homeserver's user query).

@@ -3,11 +3,15 @@ import IsthmusCommon
 
 /// XEP-0313 archive catch-up on a room. On the ``ComponentConnection`` actor.
 extension ComponentConnection {
-    /// Fetches `room`'s archived messages after the stanza id `after` (XEP-0313 §4.1.1 `after-id`, needs
-    /// `urn:xmpp:mam:2#extended`) — or, when no id is known, since `since` — asking as `querier` (an occupant JID
-    /// under the component; rooms may only show their archive to occupants). Pages with RSM (XEP-0059) until the
-    /// room answers `<fin complete='true'>`. Results come oldest first, as typed messages with delay stamps and the
-    /// room's stanza ids; they are not delivered to ``events``.
+    /// Fetches `room`'s archived messages after the stanza id `after` — or, when no id is known, since `since` —
+    /// asking as `querier` (an occupant JID under the component; rooms may only show their archive to occupants).
+    /// Pages with RSM (XEP-0059) until the room answers `<fin complete='true'>`. Results come oldest first, as typed
+    /// messages with delay stamps and the room's stanza ids; they are not delivered to ``events``.
+    ///
+    /// With `after`, the room's disco#info is read first: where it announces `urn:xmpp:mam:2#extended` the id goes
+    /// in the `after-id` filter (XEP-0313 §4.1.1); elsewhere (ejabberd 23.01, which refuses the field with
+    /// `bad-request`) it is the RSM `<after>` of the first page — an archive's ids are its RSM item ids (XEP-0313 §5),
+    /// so over the whole archive both ask for the same messages.
     ///
     /// - Parameter maxPages: a bound against runaway archives (nil: none).
     /// - Throws: ``ComponentError/requestFailed(_:)`` when the room refuses (e.g. `item-not-found` for an unknown
@@ -18,12 +22,17 @@ extension ComponentConnection {
     ) async throws -> [ArchivedMessage] {
         let archive = room.bare
         var results: [ArchivedMessage] = []
+        var afterByFilter = false
         var pageAfter: String?
+        if let after {
+            afterByFilter = try await discoInfo(of: archive, as: querier, timeout: timeout).supportsMAMExtended
+            if !afterByFilter { pageAfter = after.rawValue }
+        }
         var pages = 0
         while true {
             let queryID = StanzaAttributeID.random().rawValue
             let query = MAMQuery(
-                queryID: queryID, start: after == nil ? since : nil, afterID: after,
+                queryID: queryID, start: after == nil ? since : nil, afterID: afterByFilter ? after : nil,
                 rsm: RSMSet(max: pageSize, after: pageAfter))
             mamCollectors[queryID] = MAMCollector(archive: archive, querier: querier)
             defer { mamCollectors[queryID] = nil }

@@ -127,3 +127,24 @@ extension PortalMatrixCatchUpTests {
         await harness.stop()
     }
 }
+
+extension PortalMatrixCatchUpTests {
+    /// Seen on the test bed: Synapse stranded transaction 65; 66 held only a ghost's echo (nothing the bridge keeps);
+    /// 67 held the next message, which went out before the stranded one.
+    @Test func aHoleBeforeATransactionWithNothingToKeepStillMakesRoomsCheckFirst() async throws {
+        let harness = try Harness()   // inside the window after the start, when the homeserver may strand one
+        try await linked(harness)
+        let first = message("first", "first"), stranded = message("stranded", "stranded"), later = message("later", "later")
+        try await harness.bridge.acceptMatrixEvents([first], transaction: TransactionID("10"))
+        try await eventually("first sent") { sentBodies(harness) == ["first"] }
+        harness.matrix.state.withLock {
+            $0.timelines[room] = [entry(first, secondsAgo: 3), entry(stranded, secondsAgo: 2), entry(later, secondsAgo: 1)]
+        }
+        // 11 (with `stranded`) never comes; 12 brings nothing the bridge keeps (the handler dropped a ghost's echo).
+        try await harness.bridge.acceptMatrixEvents([], transaction: TransactionID("12"))
+        try await harness.bridge.acceptMatrixEvents([later], transaction: TransactionID("13"))
+        try await eventually("all three sent") { sentBodies(harness).count >= 3 }
+        #expect(sentBodies(harness) == ["first", "stranded", "later"])
+        await harness.stop()
+    }
+}

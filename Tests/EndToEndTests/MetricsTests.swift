@@ -86,7 +86,7 @@ final class MetricsTests: XCTestCase {
         let unknown = try await RawHTTP.request("GET", port: port, "/nothing").status
         XCTAssertEqual([health, post, unknown], [200, 405, 404])
 
-        try world.bed.kill(.prosody)
+        try world.bed.kill(.xmpp)
         do {
             let stopped = ContinuousClock.now
             let answer = try await eventuallyValue("/ready 503 after Prosody stopped", timeout: 30) { () -> RawHTTP.Response? in
@@ -102,10 +102,10 @@ final class MetricsTests: XCTestCase {
             let scrape = try await MetricsScrape.fetch(port: port)
             XCTAssertEqual(scrape["isthmus_xmpp_connected"], 0)
         } catch {
-            try? world.bed.startOne(.prosody)
+            try? world.bed.startOne(.xmpp)
             throw error
         }
-        try world.bed.startOne(.prosody)
+        try world.bed.startOne(.xmpp)
         try await eventually("/ready 200 with Prosody back", timeout: 60) {
             try await RawHTTP.request("GET", port: port, "/ready").status == 200
         }

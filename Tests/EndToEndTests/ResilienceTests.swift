@@ -73,7 +73,7 @@ final class ResilienceTests: XCTestCase {
         let alice = try await world.matrixUser("alice")
         let muc = world.muc("xmpprestart")
         let room = try await world.linkedRoom(owner: alice, muc: muc)
-        try world.bed.restart(.prosody)
+        try world.bed.restart(.xmpp)
         // Messages from Matrix while the link is re-established are queued and delivered.
         try await alice.send("during reconnect", to: room)
         let romeo = try await world.xmppUser("bob")

@@ -50,12 +50,12 @@ final class TestBedTests: XCTestCase {
 
     func testProsodyRestartKillAndStartOne() throws {
         let bed = try TestBed.fromEnvironment()
-        try bed.restart(.prosody)
+        try bed.restart(.xmpp)
         try assertComponentStreamHeader(bed)
 
-        try bed.kill(.prosody)
+        try bed.kill(.xmpp)
         let whileKilled = Result { try LoopbackSocket(port: bed.componentPort, timeout: 2) }
-        try bed.startOne(.prosody)  // before any assertion, so later tests find Prosody running
+        try bed.startOne(.xmpp)  // before any assertion, so later tests find Prosody running
         if case .success = whileKilled { XCTFail("the component port still accepted connections after kill") }
         try assertComponentStreamHeader(bed)
     }

@@ -1,7 +1,8 @@
 import Foundation
 
-/// The real Prosody + Synapse test bed started by `scripts/testbed start --dir DIR`, as described by the
-/// `export` lines of `DIR/env` (which `scripts/test` sources before `swift test`).
+/// The real XMPP server (Prosody, or ejabberd with `--xmpp ejabberd`) + Synapse test bed started by
+/// `scripts/testbed start --dir DIR`, as described by the `export` lines of `DIR/env` (which `scripts/test` sources
+/// before `swift test`).
 ///
 /// A plain value: reading it does no I/O beyond the environment. Only ``restart(_:)``, ``kill(_:)`` and
 /// ``startOne(_:)`` do I/O: they run `scripts/testbed` synchronously on the calling thread and return once the
@@ -9,10 +10,23 @@ import Foundation
 public struct TestBed: Sendable {
     /// One of the two servers of the test bed.
     public enum Server: String, Sendable, CaseIterable {
-        /// The XMPP server (c2s for test clients, the XEP-0114 component port for the bridge, the MUC service).
-        case prosody
+        /// The XMPP server, whichever it is (c2s for test clients, the XEP-0114 component port for the bridge, the
+        /// MUC service).
+        case xmpp
         /// The Matrix homeserver, with the bridge's appservice registration loaded.
         case synapse
+
+        /// The XMPP server's name from when Prosody was the only one; the same as ``xmpp``.
+        public static var prosody: Server { .xmpp }
+    }
+
+    /// Which XMPP server the bed runs (`ISTHMUS_TEST_XMPP_SERVER`). Tests that assert a behaviour only one server has
+    /// ask this, and say in a comment why the difference is legitimate.
+    public enum XMPPServer: String, Sendable {
+        /// Prosody 0.12 (Debian), with `muc_mam`.
+        case prosody
+        /// ejabberd 23.01 (Debian), with mod_mam and rooms archiving by default; no XEP-0421 occupant-id.
+        case ejabberd
     }
 
     /// The test bed's directory (`ISTHMUS_TESTBED_DIR`): configs, logs and databases.
@@ -21,15 +35,17 @@ public struct TestBed: Sendable {
     public let script: URL
     /// The bridge config written for the tests (`ISTHMUS_TEST_CONFIG`, `DIR/isthmus.yaml`).
     public let configFile: URL
+    /// Which XMPP server runs (`ISTHMUS_TEST_XMPP_SERVER`; Prosody when unset).
+    public let xmppServer: XMPPServer
     /// The loopback address every server listens on.
     public let host: String
     /// The XMPP domain of the test users, `localhost` (`ISTHMUS_TEST_XMPP_DOMAIN`).
     public let xmppDomain: String
     /// The MUC service, `conference.localhost` (`ISTHMUS_TEST_MUC_DOMAIN`).
     public let mucDomain: String
-    /// Prosody's client-to-server port, plain text (`ISTHMUS_TEST_C2S_PORT`).
+    /// The XMPP server's client-to-server port, plain text (`ISTHMUS_TEST_C2S_PORT`).
     public let c2sPort: Int
-    /// Prosody's XEP-0114 component port (`ISTHMUS_TEST_COMPONENT_PORT`).
+    /// The XMPP server's XEP-0114 component port (`ISTHMUS_TEST_COMPONENT_PORT`).
     public let componentPort: Int
     /// The bridge component's domain, `bridge.localhost` (`ISTHMUS_TEST_COMPONENT_DOMAIN`).
     public let componentDomain: String
@@ -47,8 +63,8 @@ public struct TestBed: Sendable {
     public let hsToken: String
     /// Synapse's log file (`ISTHMUS_TEST_SYNAPSE_LOG`).
     public let synapseLog: URL
-    /// Prosody's log file (`ISTHMUS_TEST_PROSODY_LOG`).
-    public let prosodyLog: URL
+    /// The XMPP server's log file (`ISTHMUS_TEST_XMPP_LOG`, else the older `ISTHMUS_TEST_PROSODY_LOG`).
+    public let xmppLog: URL
     /// Synapse's `registration_shared_secret`, for creating more Matrix users (`ISTHMUS_TEST_REGISTRATION_SECRET`).
     public let registrationSecret: String
     /// The password of every test user (`ISTHMUS_TEST_PASSWORD`).
@@ -71,6 +87,7 @@ public struct TestBed: Sendable {
             directory: try reader.file("ISTHMUS_TESTBED_DIR"),
             script: try reader.file("ISTHMUS_TESTBED_SCRIPT"),
             configFile: URL(fileURLWithPath: config),
+            xmppServer: try reader.xmppServer("ISTHMUS_TEST_XMPP_SERVER"),
             host: "127.0.0.1",
             xmppDomain: try reader.string("ISTHMUS_TEST_XMPP_DOMAIN"),
             mucDomain: try reader.string("ISTHMUS_TEST_MUC_DOMAIN"),
@@ -84,7 +101,7 @@ public struct TestBed: Sendable {
             asToken: try reader.string("ISTHMUS_TEST_AS_TOKEN"),
             hsToken: try reader.string("ISTHMUS_TEST_HS_TOKEN"),
             synapseLog: try reader.file("ISTHMUS_TEST_SYNAPSE_LOG"),
-            prosodyLog: try reader.file("ISTHMUS_TEST_PROSODY_LOG"),
+            xmppLog: try reader.file(environment["ISTHMUS_TEST_XMPP_LOG"] == nil ? "ISTHMUS_TEST_PROSODY_LOG" : "ISTHMUS_TEST_XMPP_LOG"),
             registrationSecret: try reader.string("ISTHMUS_TEST_REGISTRATION_SECRET"),
             password: try reader.string("ISTHMUS_TEST_PASSWORD")
         )
@@ -164,6 +181,15 @@ private struct EnvironmentReader {
             throw TestBedError.invalidValue(variable: name, value: value)
         }
         return url
+    }
+
+    /// Prosody when unset: beds written before ejabberd was supported say nothing.
+    func xmppServer(_ name: String) throws -> TestBed.XMPPServer {
+        guard let value = environment[name], !value.isEmpty else { return .prosody }
+        guard let server = TestBed.XMPPServer(rawValue: value) else {
+            throw TestBedError.invalidValue(variable: name, value: value)
+        }
+        return server
     }
 
     func file(_ name: String) throws -> URL {

@@ -127,10 +127,19 @@ import XMPPComponent
         await fixture.stop()
     }
 
+    /// Answers the disco#info that a query after a stanza id starts with, announcing `features`.
+    private func answerDisco(_ session: FakeXMPPSession, features: [String]) async throws {
+        let disco = try IQ(element: try await session.receiveElement())
+        guard case .discoInfo? = disco.payload else { throw TestFailure("not a disco#info request: \(disco.element)") }
+        #expect(disco.to == room && disco.from == bot && disco.type == .get)
+        try session.send(disco.result(payload: .discoInfo(DiscoInfo(features: features))).element)
+    }
+
     @Test func mamQueryPagesUntilCompleteAndKeepsLiveTrafficSeparate() async throws {
         let fixture = try ComponentFixture()
         let session = try await fixture.acceptNext()
         async let archive = fixture.connection.mamQuery(room: room, as: bot, after: StanzaID("S1"), pageSize: 2)
+        try await answerDisco(session, features: [XMPPNamespace.mam, XMPPNamespace.mamExtended])
 
         func result(_ query: IQ, _ id: String, _ body: String) -> String {
             guard case .mamQuery(let mam)? = query.payload else { return "" }
@@ -144,6 +153,7 @@ import XMPPComponent
         let first = try IQ(element: try await session.receiveElement())
         guard case .mamQuery(let query)? = first.payload else { throw TestFailure("not a MAM query") }
         #expect(first.to == room && first.from == bot && query.afterID == StanzaID("S1") && query.rsm == RSMSet(max: 2))
+        #expect(query.start == nil)
         try session.send(result(first, "S2", "two"))
         try session.send("<message from='room@conference.localhost/dave' to='\(bot)' type='groupchat'><body>live</body></message>")
         try session.send(result(first, "S3", "three"))
@@ -164,10 +174,59 @@ import XMPPComponent
         await fixture.stop()
     }
 
+    /// ejabberd 23.01: MAM without `urn:xmpp:mam:2#extended` refuses `after-id`; the id is the first page's RSM
+    /// `<after>` instead, and later pages go on from each page's last id.
+    @Test func mamQueryWithoutTheExtendedFeaturePagesAfterTheIDWithRSM() async throws {
+        let fixture = try ComponentFixture()
+        let session = try await fixture.acceptNext()
+        async let archive = fixture.connection.mamQuery(room: room, as: bot, after: StanzaID("S1"), pageSize: 1)
+        try await answerDisco(session, features: [XMPPNamespace.mam, XMPPNamespace.stanzaID])
+
+        func result(_ query: IQ, _ id: String, _ body: String) -> String {
+            guard case .mamQuery(let mam)? = query.payload else { return "" }
+            return """
+                <message to='\(bot)' from='room@conference.localhost'><result xmlns='urn:xmpp:mam:2' queryid='\(mam.queryID ?? "")' id='\(id)'>\
+                <forwarded xmlns='urn:xmpp:forward:0'><delay xmlns='urn:xmpp:delay' stamp='2026-11-29T10:00:00Z'/>\
+                <message xmlns='jabber:client' from='room@conference.localhost/carol' type='groupchat'><body>\(body)</body></message>\
+                </forwarded></result></message>
+                """
+        }
+        let first = try IQ(element: try await session.receiveElement())
+        guard case .mamQuery(let query)? = first.payload else { throw TestFailure("not a MAM query") }
+        #expect(query.afterID == nil && query.start == nil && query.rsm == RSMSet(max: 1, after: "S1"))
+        try session.send(result(first, "S2", "two"))
+        try session.send(first.result(payload: .mamFin(MAMFin(complete: false, rsm: RSMSet(first: "S2", last: "S2")))).element)
+
+        let second = try IQ(element: try await session.receiveElement())
+        guard case .mamQuery(let next)? = second.payload else { throw TestFailure("no second page") }
+        #expect(next.afterID == nil && next.rsm == RSMSet(max: 1, after: "S2"))
+        try session.send(result(second, "S3", "three"))
+        try session.send(second.result(payload: .mamFin(MAMFin(complete: true, rsm: RSMSet(first: "S3", last: "S3")))).element)
+
+        let messages = try await archive
+        #expect(messages.map(\.id) == [StanzaID("S2"), StanzaID("S3")])
+        #expect(messages.map(\.message.body) == ["two", "three"])
+        await fixture.stop()
+    }
+
+    @Test func mamQueryByTimeAsksNoDisco() async throws {
+        let fixture = try ComponentFixture()
+        let session = try await fixture.acceptNext()
+        let since = Date(timeIntervalSince1970: 1_800_000_000)
+        async let archive = fixture.connection.mamQuery(room: room, as: bot, since: since)
+        let first = try IQ(element: try await session.receiveElement())
+        guard case .mamQuery(let query)? = first.payload else { throw TestFailure("not a MAM query: \(first.element)") }
+        #expect(query.start == since && query.afterID == nil && query.rsm == RSMSet(max: 100))
+        try session.send(first.result(payload: .mamFin(MAMFin(complete: true, rsm: nil))).element)
+        #expect(try await archive == [])
+        await fixture.stop()
+    }
+
     @Test func mamQueryErrorIsThrown() async throws {
         let fixture = try ComponentFixture()
         let session = try await fixture.acceptNext()
         async let archive = fixture.connection.mamQuery(room: room, as: bot, after: StanzaID("unknown"))
+        try await answerDisco(session, features: [XMPPNamespace.mam, XMPPNamespace.mamExtended])
         let query = try IQ(element: try await session.receiveElement())
         try session.send(query.errorResponse(StanzaError(type: .cancel, condition: .itemNotFound)).element)
         let result: Result<[ArchivedMessage], any Error>
