@@ -36,6 +36,26 @@ import Testing
         #expect(f.act(.bridgedLookedUp(message, bridged: true)) == [])
     }
 
+    /// Found by scripts/chaos (seed 7): after a restart, archived messages carry an occupant id but no real JID. They
+    /// must go out as the ghost already known for that occupant id (by its real JID), not as a second ghost — or a
+    /// message the first ghost sent just before a crash is sent again by the second (duplicate), or by a second
+    /// ghost that is no longer in the room (lost).
+    @Test func anArchivedMessageGoesOutAsTheGhostAlreadyKnownForItsOccupantID() {
+        var f = MachineFixture()
+        let bob = JID("bob@localhost")!
+        let known = f.machine.configuration.ghostUserID(bob.description)!
+        let saved = RoomGhost(room: f.room, user: known, nick: "romeo", occupantID: OccupantID("occ1"), realJID: bob, joined: true)
+        f.activate(snapshot: f.snapshot(first: true, ghosts: [saved]))   // ghosts as a restart loads them
+        let archived = f.groupchat("romeo", "sent while we were down", occupantID: "occ1", archived: true)
+        #expect(f.act(.xmppMessage(archived)) == [.lookUpBridged(archived)])
+        guard case .sendToMatrix(let sending)? = f.act(.bridgedLookedUp(archived, bridged: false)).first else {
+            Issue.record("not sent")
+            return
+        }
+        #expect(sending.ghost == known)
+        #expect(sending.setup == nil, "the known ghost is joined already: no second ghost is set up")
+    }
+
     @Test func ourOwnReflectionIsAReceiptAndOtherOccupantsCopiesAreIgnored() {
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice"])
