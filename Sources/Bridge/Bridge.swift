@@ -207,15 +207,22 @@ public final class Bridge: Sendable {
                 }
             }
             let added = try await context.store.enqueueInbox(rows, markingProcessed: transaction)
-            if gap {
-                context.logger.info("A homeserver transaction may be missing; rooms check their timelines first",
-                                    metadata: ["matrix.txn.id": transaction?.rawValue ?? "-"])
-                for portal in directory.all { portal.enqueue(.timelineGap) }
-            }
             var perRoom: [RoomID: [QueuedMatrixEvent]] = [:]
             for entry in added {
                 guard let event = byID[entry.eventID] else { continue }
                 perRoom[entry.room, default: []].append(QueuedMatrixEvent(seq: entry.seq, event: event))
+            }
+            switch gap {
+            case .new:
+                context.logger.info("A homeserver transaction may be missing; rooms check their timelines first",
+                                    metadata: ["matrix.txn.id": transaction?.rawValue ?? "-"])
+                for portal in directory.all { portal.enqueue(.timelineGap) }
+            case .open:
+                context.logger.debug("A homeserver transaction is still missing; this one's rooms check their timelines first",
+                                     metadata: ["matrix.txn.id": transaction?.rawValue ?? "-"])
+                for room in perRoom.keys { directory.portal(for: room)?.enqueue(.timelineGap) }
+            case .none:
+                break
             }
             for (room, queued) in perRoom { directory.portal(for: room)?.enqueue(.matrixEvents(queued)) }
         } catch {
