@@ -118,6 +118,26 @@ import Testing
         #expect(key("romeo", "hi", originID: "o1", id: "m1") == key("romeo", "hi", originID: "o1", id: "m2"))
     }
 
+    /// Found by scripts/chaos (seed 11): Synapse stored a message, stopped before answering, and forgot the
+    /// transaction id when it came back; the retry would have made a second event.
+    @Test func aRetryFindsTheCopyItsEarlierAttemptLeftButNeverAnotherMessagesEvent() {
+        let f = MachineFixture()
+        let message = f.groupchat("romeo", "hi")
+        let sending = delivery(f, message, setup: false)
+        func entry(_ id: String, from sender: UserID, _ body: String, msgtype: MessageType = .text) -> MatrixTimelineEntry {
+            MatrixTimelineEntry(eventID: EventID(id)!, timestamp: Date(), event: MatrixRoomEvent(
+                eventID: EventID(id)!, room: f.room, sender: sender, content: .message(msgtype: msgtype, body: body)))
+        }
+        let earlier = entry("$earlier", from: sending.ghost, "hi")   // an earlier "hi" of Romeo's, bridged already
+        let copy = entry("$copy", from: sending.ghost, "hi")
+        let timeline = [earlier, entry("$alice", from: f.alice, "hi"), copy, entry("$other", from: sending.ghost, "bye"),
+                        entry("$emote", from: sending.ghost, "hi", msgtype: .emote)]
+        #expect(PortalStateMachine.earlierCopy(of: sending, in: timeline, mapped: [EventID("$earlier")!]) == EventID("$copy"))
+        // Nothing unmapped with this sender and content: send.
+        #expect(PortalStateMachine.earlierCopy(of: sending, in: timeline, mapped: [EventID("$earlier")!, EventID("$copy")!]) == nil)
+        #expect(PortalStateMachine.earlierCopy(of: sending, in: [], mapped: []) == nil)
+    }
+
     @Test func anUnavailableHomeserverIsRetriedWithBackoffInOrder() {
         var f = MachineFixture()
         f.activate()
