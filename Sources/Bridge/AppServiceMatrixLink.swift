@@ -96,6 +96,9 @@ public struct AppServiceMatrixLink: MatrixLink {
         do {
             try await observed("invite") { () async throws(MatrixError) in try await client.invite(user, to: room, as: botUserID) }
         } catch {
+            // An unreachable homeserver is not a refusal: the caller waits and tries again (found by scripts/chaos,
+            // seed 4711: the invite failed during a Synapse restart, the join after it was refused, the message lost).
+            if let unavailable = Self.classify(error) as? MatrixLinkError { throw unavailable }
             // Already invited is fine; anything else shows up in the join below.
             logger.debug("Invite before ghost join failed", metadata: ["matrix.user.id": user.rawValue, "error": "\(error)"])
         }
