@@ -218,7 +218,7 @@ public final class Bridge: Sendable {
                 // The hole counts even when this transaction brings nothing to keep (only our ghosts' echoes, or
                 // other rooms' events): the next one would show no hole, and what sits behind it would go out
                 // before the stranded message.
-                if gap { flagTimelineGap(transaction) }
+                if gap == .new { flagTimelineGap(transaction) }
                 return
             }
             // In flight before the commit: a portal may take the rows from the store (a drain, a timeline check) and
@@ -230,11 +230,20 @@ public final class Bridge: Sendable {
                 }
             }
             let added = try await context.store.enqueueInbox(rows, markingProcessed: transaction)
-            if gap { flagTimelineGap(transaction) }
             var perRoom: [RoomID: [QueuedMatrixEvent]] = [:]
             for entry in added {
                 guard let event = byID[entry.eventID] else { continue }
                 perRoom[entry.room, default: []].append(QueuedMatrixEvent(seq: entry.seq, event: event))
+            }
+            switch gap {
+            case .new:
+                flagTimelineGap(transaction)
+            case .open:
+                context.logger.debug("A homeserver transaction is still missing; this one's rooms check their timelines first",
+                                     metadata: ["matrix.txn.id": transaction?.rawValue ?? "-"])
+                for room in perRoom.keys { directory.portal(for: room)?.enqueue(.timelineGap) }
+            case .none:
+                break
             }
             for (room, queued) in perRoom { directory.portal(for: room)?.enqueue(.matrixEvents(queued)) }
         } catch {

@@ -36,8 +36,15 @@ extension Portal {
     }
 
     /// Prepares the ghost when needed, then makes the delivery's calls as it, in order (each idempotent: its txnId
-    /// comes from the stanza's key, so a retry after a partial failure repeats nothing).
+    /// comes from the stanza's key, so a retry after a partial failure repeats nothing). A retry after the homeserver
+    /// was unavailable first looks for a copy its earlier attempt left (see
+    /// ``PortalStateMachine/earlierCopy(of:in:mapped:)``).
     func sendToMatrix(_ delivery: PortalStateMachine.MatrixDelivery) async -> PortalStateMachine.Input {
+        if delivery.attempt > 0, let eventID = await earlierCopy(of: delivery) {
+            logger.notice("A retried message had reached the homeserver already; not sent again", metadata: [
+                "xmpp.stanza.id": delivery.key.rawValue, "matrix.event.id": eventID.rawValue])
+            return .matrixDelivered(delivery, eventIDs: [eventID])
+        }
         let matrix = context.matrix
         let room = link.matrixRoom
         do {
@@ -129,4 +136,17 @@ extension Portal {
     static func describe(_ error: any Error) -> String {
         MessageTranslation.describe(error)
     }
+
+    /// The room's last events (one page, as the bot) searched for a copy of `delivery`; nil when there is none or
+    /// the homeserver does not answer (the send that follows then fails or succeeds as usual).
+    private func earlierCopy(of delivery: PortalStateMachine.MatrixDelivery) async -> EventID? {
+        guard let page = try? await context.matrix.timeline(link.matrixRoom, from: nil, limit: Self.earlierCopyLookback),
+              let mapped = try? await context.store.seenMatrixEvents(link.matrixRoom, among: page.entries.map(\.eventID)) else {
+            return nil
+        }
+        return PortalStateMachine.earlierCopy(of: delivery, in: page.entries.reversed(), mapped: mapped)
+    }
+
+    /// How many of the room's latest events a retry looks through for its earlier copy.
+    static let earlierCopyLookback = 50
 }

@@ -154,15 +154,17 @@ extension PortalStateMachine {
     }
 
     /// The room's disco#info arrived: stanza-ids are trusted only where the room announces them, and a room without
-    /// an archive is said to be one (once per activation). When disco#info fails the last answer stands.
+    /// an archive is said to be one — once per process, and again only after it had one (reactivations after every
+    /// reconnect or rejoin repeat nothing). When disco#info fails the last answer stands.
     private mutating func roomFeaturesRead(_ features: RoomFeatures?) -> [Action] {
         guard let features else {
             return [.log(LogEntry(level: .warning, message: "Could not read the MUC's features; keeping what was known",
                                   metadata: [:]))]
         }
+        let saidBefore = roomFeatures?.canCatchUp == false
         roomFeatures = features
         var actions: [Action] = [.recordRoomFeatures(features)]
-        if !features.canCatchUp {
+        if !features.canCatchUp && !saidBefore {
             actions.append(.log(LogEntry(
                 level: .notice, message: "The MUC keeps no archive with stanza-ids: messages sent while the bridge is down cannot be caught up",
                 metadata: ["xmpp.muc.stanza_ids": "\(features.stanzaIDs)", "xmpp.muc.archive": "\(features.archive)"])))

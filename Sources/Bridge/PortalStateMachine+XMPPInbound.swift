@@ -153,7 +153,7 @@ extension PortalStateMachine {
     mutating func planGhost(nick: String, occupantID: OccupantID?, realJID: JID?, joinedNow: Bool) -> (UserID, GhostSetup?)? {
         let known = occupants[nick]
         let identity = Self.ghostIdentity(muc: configuration.muc, nick: nick, occupantID: occupantID ?? known?.occupantID,
-                                          realJID: realJID ?? known?.realJID)
+                                          realJID: realJID ?? known?.realJID ?? knownRealJID(occupantID: occupantID ?? known?.occupantID))
         guard let ghost = known?.ghost ?? configuration.ghostUserID(identity) else { return nil }
         if joinedNow || known != nil {
             occupants[nick] = Occupant(nick: nick, occupantID: occupantID ?? known?.occupantID, realJID: realJID ?? known?.realJID,
@@ -164,6 +164,17 @@ extension PortalStateMachine {
         let saved = RoomGhost(room: configuration.room, user: ghost, nick: nick, occupantID: occupantID ?? stored?.occupantID,
                               realJID: realJID ?? stored?.realJID, joined: true)
         return (ghost, GhostSetup(ghost: ghost, identity: identity, nick: nick, join: stored?.joined != true, saved: saved))
+    }
+
+    /// The real JID of the ghost already seen in this room with `occupantID`, if any. XEP-0421 §4: a room gives one
+    /// real JID the same occupant id, so that ghost is the sender's. An archived message (catch-up after a restart,
+    /// before any presence) carries the occupant id but no real JID; without this it would get a second ghost, and
+    /// a message sent by the first ghost just before a crash would be sent again by the second — a transaction id
+    /// counts per sender, so Matrix would keep both.
+    func knownRealJID(occupantID: OccupantID?) -> JID? {
+        guard let occupantID else { return nil }
+        return ghosts.values.filter { $0.occupantID == occupantID && $0.realJID != nil }
+            .sorted { $0.user.rawValue < $1.user.rawValue }.first?.realJID
     }
 
     mutating func ghostPrepared(_ setup: GhostSetup, error: String?) -> [Action] {

@@ -8,10 +8,17 @@ public struct DoctorFinding: Sendable, Equatable {
     public var check: String
     /// What was found, in plain words, e.g. `the XMPP server rejected the component secret (not-authorized)`.
     public var detail: String
+    /// A passed check that still deserves the operator's attention (printed as `warn`; not a failure).
+    public var warning: Bool
 
     public init(ok: Bool, check: String, detail: String) {
+        self.init(ok: ok, check: check, detail: detail, warning: false)
+    }
+
+    public init(ok: Bool, check: String, detail: String, warning: Bool) {
         self.ok = ok
         self.check = check
         self.detail = detail
+        self.warning = warning
     }
 }

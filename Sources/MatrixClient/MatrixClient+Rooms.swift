@@ -7,19 +7,24 @@ extension MatrixClient {
     /// client-server API §9.4.3). Repeating a txnId returns the first event id instead of sending again (Synapse keeps
     /// an appservice's txnIds per appservice and room, not per ghost: see ``Matrix/ClientTransactionID/derived(fromSourceKey:)``).
     /// `timestamp` (ms since the epoch) becomes `origin_server_ts` (appservice API §2.4.4 "Timestamp massaging").
+    /// `retry`: ``RetryPolicy/Mode/full`` repeats the request after a reset, a timeout or a 5xx, trusting the
+    /// transaction id; ``RetryPolicy/Mode/rateLimitOnly`` leaves those to the caller (a homeserver that restarts
+    /// forgets an appservice user's transaction ids, so a repeat after it may store the event twice).
     public func send(_ content: some Encodable & Sendable, type: String, to room: RoomID, transactionID: ClientTransactionID,
-                     as user: UserID? = nil, timestamp: Int64? = nil) async throws(MatrixError) -> EventID {
+                     as user: UserID? = nil, timestamp: Int64? = nil, retry: RetryPolicy.Mode = .full) async throws(MatrixError) -> EventID {
         let body = try json(content, call: "send")
         return try await perform(ClientRequest(
             "send", "PUT",
             ["_matrix/client/v3/rooms", .param("roomId", room), "send", .param("eventType", type), .param("txnId", transactionID)],
-            query: acting(user) + (timestamp.map { [("ts", String($0))] } ?? []), body: body), as: Bodies.EventIDResponse.self).eventID
+            query: acting(user) + (timestamp.map { [("ts", String($0))] } ?? []), body: body, retry: retry),
+            as: Bodies.EventIDResponse.self).eventID
     }
 
-    /// Sends an `m.room.message`; see ``send(_:type:to:transactionID:as:timestamp:)``.
+    /// Sends an `m.room.message`; see ``send(_:type:to:transactionID:as:timestamp:retry:)``.
     public func sendMessage(_ content: MessageContent, to room: RoomID, transactionID: ClientTransactionID, as user: UserID? = nil,
-                            timestamp: Int64? = nil) async throws(MatrixError) -> EventID {
-        try await send(content, type: MatrixEventType.message, to: room, transactionID: transactionID, as: user, timestamp: timestamp)
+                            timestamp: Int64? = nil, retry: RetryPolicy.Mode = .full) async throws(MatrixError) -> EventID {
+        try await send(content, type: MatrixEventType.message, to: room, transactionID: transactionID, as: user, timestamp: timestamp,
+                       retry: retry)
     }
 
     /// Sets a state event (`PUT /rooms/{roomId}/state/{eventType}/{stateKey}`, client-server API §9.4.3). Returns its id.

@@ -35,6 +35,8 @@ public enum XMPPNamespace {
     public static let mucUser = "http://jabber.org/protocol/muc#user"
     /// Room configuration by the owner (instant rooms).
     public static let mucOwner = "http://jabber.org/protocol/muc#owner"
+    /// The room configuration form's `FORM_TYPE` (XEP-0045 §16.5.3).
+    public static let mucRoomConfig = "http://jabber.org/protocol/muc#roomconfig"
     /// Moderation by admins and moderators.
     public static let mucAdmin = "http://jabber.org/protocol/muc#admin"
     /// Disco feature: the room keeps message ids stable (XEP-0045 §6.4).

@@ -6,7 +6,7 @@ import IsthmusCommon
 extension ComponentConnection {
     /// Joins `room` as `nick` on behalf of `occupant` (XEP-0045 §7.2), asking for `history` (default none: catch
     /// up through MAM instead). Waits for our self-presence or a presence error. When the join created the room
-    /// (status 201, §10.1.2), submits the instant-room form before reporting joined.
+    /// (status 201, §10.1), configures it (archiving on where the server offers it) before reporting joined.
     ///
     /// Presences of other occupants that arrive meanwhile go on to ``events`` as usual.
     /// - Throws: ``ComponentError`` (not connected, timeout, the room refusing the instant-room form) or
@@ -25,7 +25,7 @@ extension ComponentConnection {
         switch match {
         case .available(let selfPresence):
             if selfPresence.createdRoom {
-                try await submitInstantRoomConfiguration(room: matcher.room, owner: occupant, timeout: timeout)
+                try await configureCreatedRoom(room: matcher.room, owner: occupant, timeout: timeout)
             }
             logger.debug("Joined a room", metadata: [
                 "xmpp.room": matcher.room.description, "xmpp.occupant": occupant.description,
@@ -124,14 +124,25 @@ extension ComponentConnection {
         return info
     }
 
-    /// XEP-0045 §10.1.2: accepts the default configuration of a room we just created (an empty `submit` form to
-    /// `muc#owner`), which unlocks it.
-    func submitInstantRoomConfiguration(room: JID, owner: JID, timeout: Duration?) async throws {
+    /// XEP-0045 §10.1: configures a room we just created, which unlocks it. Asks for the configuration form first
+    /// (§10.1.3) and, when it has a switch for the room's archive, submits it turned on (``CreatedRoomConfiguration``);
+    /// otherwise — or when asking fails — accepts the defaults with an empty `submit` form (§10.1.2, instant room).
+    /// Only rooms our own join created get here: an existing room's configuration is never changed.
+    func configureCreatedRoom(room: JID, owner: JID, timeout: Duration?) async throws {
+        var offered: DataForm?
+        if let answer = try? await sendIQ(IQ(type: .get, from: owner, to: room.bare, payload: .mucOwner(nil)), timeout: timeout),
+           answer.type == .result, case .mucOwner(let form)? = answer.payload {
+            offered = form
+        }
+        let submission = CreatedRoomConfiguration.submission(offered: offered)
         let response = try await sendIQ(
-            IQ(type: .set, from: owner, to: room.bare, payload: .mucOwner(DataForm(type: "submit"))), timeout: timeout)
+            IQ(type: .set, from: owner, to: room.bare, payload: .mucOwner(submission)), timeout: timeout)
         if response.type == .error {
             throw ComponentError.requestFailed(response.error ?? StanzaError(type: .cancel, condition: .undefinedCondition))
         }
-        logger.info("Created a room with the default configuration", metadata: ["xmpp.room": room.description])
+        logger.info("Created a room", metadata: [
+            "xmpp.room": room.description,
+            "xmpp.room.archiving": CreatedRoomConfiguration.enablesArchiving(submission) ? "enabled" : "server default",
+        ])
     }
 }

@@ -1,4 +1,8 @@
 @testable import Bridge
+import Foundation
+import IsthmusCommon
+import IsthmusFakes
+import Matrix
 import MatrixClient
 import Testing
 
@@ -17,5 +21,53 @@ import Testing
         #expect(AppServiceMatrixLink.classify(error(.transport)) is MatrixLinkError)
         #expect(AppServiceMatrixLink.classify(error(.homeserver, status: 502)) is MatrixLinkError)
         #expect(AppServiceMatrixLink.classify(error(.homeserver, status: 403)) is MatrixError)
+    }
+
+    /// Found by scripts/chaos (seed 4711): a ghost that must be invited before it joins, while the homeserver restarts.
+    /// The invite fails for want of a homeserver; the join that followed was refused ("not invited") and the message
+    /// counted as refused for good. Now the invite's outage is the join's outage: the message waits.
+    @Test func aGhostJoinWhoseInviteMeetsAnOutageWaitsInsteadOfFailing() async throws {
+        let fake = try FakeHomeserver { request, _ in
+            if request.path.contains("/invite") { return FakeHomeserver.json(502, #"{"errcode": "M_UNKNOWN", "error": "restarting"}"#) }
+            return FakeHomeserver.json(403, #"{"errcode": "M_FORBIDDEN", "error": "You are not invited to this room."}"#)
+        }
+        let policy = RetryPolicy(maxAttempts: 2, initialBackoff: .milliseconds(1), maxBackoff: .milliseconds(2),
+                                 maxRateLimitWaits: 1, maxRateLimitWait: .milliseconds(10))
+        let client = MatrixClient(configuration: .init(homeserverURL: fake.url, accessToken: "as", retryPolicy: policy), logger: .disabled)
+        let link = AppServiceMatrixLink(client: client, namespace: GhostNamespace(prefix: "_xmpp_", serverName: "localhost", botLocalpart: "isthmus")!,
+                                        logger: .disabled)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await fake.run() }
+            defer { fake.stop() }
+            await #expect(throws: MatrixLinkError.self) {
+                try await link.join(RoomID("!room:localhost")!, as: UserID("@_xmpp_romeo:localhost")!)
+            }
+            // The join was not tried again after the failed invite.
+            #expect(fake.requests.filter { $0.path.contains("/join") }.count == 1)
+        }
+    }
+
+    /// Found by scripts/chaos (seed 2026): a ghost made to leave just before a crash, still joined as the store saw it.
+    /// Its message is refused ("not in room"); the ghost joins and the message goes out instead of being lost.
+    @Test func aGhostThatIsNotInTheRoomJoinsAndSendsAgain() async throws {
+        let fake = try FakeHomeserver { request, number in
+            if request.path.contains("/send/") {
+                return number == 1 ? FakeHomeserver.json(403, #"{"errcode": "M_FORBIDDEN", "error": "User not in room"}"#)
+                    : FakeHomeserver.json(200, #"{"event_id": "$sent:localhost"}"#)
+            }
+            return FakeHomeserver.json(200, #"{"room_id": "!room:localhost"}"#)
+        }
+        let client = MatrixClient(configuration: .init(homeserverURL: fake.url, accessToken: "as"), logger: .disabled)
+        let link = AppServiceMatrixLink(client: client, namespace: GhostNamespace(prefix: "_xmpp_", serverName: "localhost", botLocalpart: "isthmus")!,
+                                        logger: .disabled)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await fake.run() }
+            defer { fake.stop() }
+            let event = try await link.send(OutgoingMatrixMessage(kind: .text, body: "hi"), as: UserID("@_xmpp_romeo:localhost")!,
+                                            in: RoomID("!room:localhost")!, txnID: ClientTransactionID("t1")!, timestamp: nil)
+            #expect(event == EventID("$sent:localhost"))
+            #expect(fake.requests.map { $0.path.contains("/send/") ? "send" : $0.path.contains("/join/") ? "join" : $0.path }
+                    == ["send", "join", "send"])
+        }
     }
 }

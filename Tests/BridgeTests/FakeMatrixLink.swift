@@ -43,6 +43,9 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         var nextEvent = 1
         /// The next this many sends fail as if the homeserver were down.
         var unavailableSends = 0
+        /// Sends the homeserver stores (in `sent` and the room's timeline) but never answers, forgetting every
+        /// transaction id as it restarts (Synapse keeps an appservice user's in memory).
+        var storedButUnansweredSends = 0
         /// What `/messages` shows per room, oldest first (tests put events here that the homeserver "stored").
         var timelines: [RoomID: [MatrixTimelineEntry]] = [:]
         var timelineReads = 0
@@ -108,6 +111,15 @@ final class FakeMatrixLink: MatrixLink, Sendable {
             state.nextEvent += 1
             state.byTxn["\(room)|\(txnID)"] = eventID
             state.sent.append(Sent(room: room, user: user, message: message, txnID: txnID, eventID: eventID, timestamp: timestamp))
+            if state.storedButUnansweredSends > 0 {
+                state.storedButUnansweredSends -= 1
+                state.byTxn.removeAll()
+                let msgtype = MessageType(rawValue: message.kind.rawValue)
+                state.timelines[room, default: []].append(MatrixTimelineEntry(
+                    eventID: eventID, timestamp: Date(),
+                    event: MatrixRoomEvent(eventID: eventID, room: room, sender: user, content: .message(msgtype: msgtype, body: message.body))))
+                throw MatrixLinkError.unavailable("connection reset while the homeserver stopped")
+            }
             return eventID
         }
     }

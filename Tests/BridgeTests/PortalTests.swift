@@ -119,4 +119,21 @@ import TestSupport
         #expect(harness.xmpp.state.withLock { $0.privates.isEmpty })
         await harness.stop()
     }
+
+    /// Found by scripts/chaos (seed 11): the homeserver stored a message but stopped before answering and forgot the
+    /// transaction id; the retry finds the stored copy instead of making a second event.
+    @Test func aMessageTheHomeserverStoredWithoutAnsweringIsNotSentTwice() async throws {
+        let harness = try Harness()
+        try await linked(harness, members: [alice: "Alice"])
+        harness.matrix.state.withLock { $0.storedButUnansweredSends = 1 }
+        _ = harness.xmpp.occupantSays("romeo", "first", in: muc)
+        _ = harness.xmpp.occupantSays("romeo", "second", in: muc)
+        try await eventually("both bridged", timeout: 15) { harness.matrix.state.withLock { $0.sent.count } >= 2 }
+        _ = harness.xmpp.occupantSays("romeo", "sentinel", in: muc)
+        try await eventually("the sentinel bridged", timeout: 15) {
+            harness.matrix.state.withLock { $0.sent.contains { $0.message.body == "sentinel" } }
+        }
+        #expect(harness.matrix.state.withLock { $0.sent.map(\.message.body) } == ["first", "second", "sentinel"])
+        await harness.stop()
+    }
 }

@@ -21,4 +21,16 @@ import Testing
         }
         #expect(try !LinkListing.json([RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc)]).contains("archive"))
     }
+
+    @Test func doctorWarnsOnlyAboutLinkedRoomsKnownToKeepNoArchive() {
+        let without = RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc, status: .active, archive: false)
+        let with = RoomLink(matrixRoom: RoomID("!s:localhost")!, matrixAlias: nil, muc: JID("b@conference.localhost")!, archive: true)
+        let unknown = RoomLink(matrixRoom: RoomID("!t:localhost")!, matrixAlias: nil, muc: JID("c@conference.localhost")!)
+        let findings = LinkDoctor.findings([without, with, unknown])
+        #expect(findings.count == 1)
+        #expect(findings.first?.ok == true && findings.first?.warning == true)
+        #expect(findings.first?.check == "Archive of lounge@conference.localhost")
+        #expect(findings.first?.detail.contains("cannot be caught up") == true)
+        #expect(findings.first?.detail.contains("muc#roomconfig_enablearchiving") == true)
+    }
 }

@@ -52,6 +52,19 @@ import Testing
         #expect(handler.transactions.map(\.id.rawValue) == ["a/b:1"])
     }
 
+    /// Found by scripts/chaos (seed 2026): Synapse on SQLite handed out transaction ids again after a restart; the
+    /// reused id carried new messages, which were acknowledged and dropped.
+    @Test func aKnownIDWithMessagesNeverSeenIsProcessedAndATrueRepeatIsNot() async throws {
+        let handler = RecordingAppServiceHandler()
+        try await withListener(handler: handler) { port in
+            let first = try await put(port, "66", Self.transactionBody(["$1"]))
+            let retry = try await put(port, "66", Self.transactionBody(["$1"]))   // the homeserver's retry
+            let reused = try await put(port, "66", Self.transactionBody(["$2"]))  // the id handed out again
+            #expect(first.status == 200 && retry.status == 200 && reused.status == 200)
+        }
+        #expect(handler.transactions.map { $0.events.map(\.eventID.rawValue) } == [["$1"], ["$2"]])
+    }
+
     @Test func aHandlerFailureIsA500AndTheRetryIsProcessed() async throws {
         let handler = RecordingAppServiceHandler()
         handler.failNext(1)

@@ -24,6 +24,21 @@ import Testing
         }
     }
 
+    /// A send whose caller retries itself (after looking for a stored copy) is not repeated inside the client after
+    /// an answer that may come from a homeserver that stored it (found by scripts/chaos, seed 8086).
+    @Test func aSendCanLeaveRepeatsAfterAServerErrorToItsCaller() async throws {
+        try await withFake({ _, number in
+            number == 1 ? FakeHomeserver.json(502, #"{"errcode": "M_UNKNOWN"}"#) : FakeHomeserver.json(200, #"{"event_id": "$ev:x"}"#)
+        }) { client, fake in
+            await #expect(throws: MatrixError.self) {
+                try await client.sendMessage(.text("hi"), to: RoomID("!r:x")!, transactionID: ClientTransactionID("t1")!, retry: .rateLimitOnly)
+            }
+            #expect(fake.requests.count == 1)
+            let event = try await client.sendMessage(.text("hi"), to: RoomID("!r:x")!, transactionID: ClientTransactionID("t1")!)
+            #expect(event == EventID("$ev:x"))
+        }
+    }
+
     @Test func sendEncodesEveryPathSegmentAndActsAsTheGhost() async throws {
         try await withFake({ _, _ in FakeHomeserver.json(200, #"{"event_id": "$ev:x"}"#) }) { client, fake in
             let event = try await client.sendMessage(.text("hi"), to: RoomID("!room/with:odd#chars")!, transactionID: ClientTransactionID("t/1:#ü")!,

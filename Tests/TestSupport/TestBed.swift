@@ -43,6 +43,9 @@ public struct TestBed: Sendable {
     public let xmppDomain: String
     /// The MUC service, `conference.localhost` (`ISTHMUS_TEST_MUC_DOMAIN`).
     public let mucDomain: String
+    /// A second MUC service, `noarchive.localhost`, whose rooms keep no archive unless their owner turns it on
+    /// (`ISTHMUS_TEST_ARCHIVELESS_MUC_DOMAIN`).
+    public let archivelessMUCDomain: String
     /// The XMPP server's client-to-server port, plain text (`ISTHMUS_TEST_C2S_PORT`).
     public let c2sPort: Int
     /// The XMPP server's XEP-0114 component port (`ISTHMUS_TEST_COMPONENT_PORT`).
@@ -91,6 +94,7 @@ public struct TestBed: Sendable {
             host: "127.0.0.1",
             xmppDomain: try reader.string("ISTHMUS_TEST_XMPP_DOMAIN"),
             mucDomain: try reader.string("ISTHMUS_TEST_MUC_DOMAIN"),
+            archivelessMUCDomain: try reader.string("ISTHMUS_TEST_ARCHIVELESS_MUC_DOMAIN"),
             c2sPort: try reader.port("ISTHMUS_TEST_C2S_PORT"),
             componentPort: try reader.port("ISTHMUS_TEST_COMPONENT_PORT"),
             componentDomain: try reader.string("ISTHMUS_TEST_COMPONENT_DOMAIN"),

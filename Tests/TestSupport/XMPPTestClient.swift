@@ -30,6 +30,13 @@ public final class XMPPTestClient: Sendable {
     }
 
     /// Why logging in failed.
+    /// An answer that is not what the request asks for.
+    public struct UnexpectedAnswer: Error, CustomStringConvertible {
+        public var request: String
+        public var element: XElement
+        public var description: String { "unexpected answer to \(request): \(XMLSerializer.string(of: element))" }
+    }
+
     public struct LoginFailed: Error, CustomStringConvertible {
         public var step: String
         public var element: XElement?
@@ -179,6 +186,19 @@ public final class XMPPTestClient: Sendable {
             if case .iq(let iq) = result, let error = iq.error { throw error }
         }
         return answer
+    }
+
+    /// XEP-0030 disco#info of `entity` (e.g. a room: does it archive?). Throws the error the entity answers.
+    public func discoInfo(of entity: JID, within seconds: Double = 10) async throws -> DiscoInfo {
+        let request = IQ(type: .get, to: entity, payload: .discoInfo(DiscoInfo()))
+        try send(.iq(request))
+        let answer = try await nextStanza(within: seconds, "disco#info of \(entity)") { stanza in
+            if case .iq(let iq) = stanza { iq.id == request.id } else { false }
+        }
+        guard case .iq(let iq) = answer else { fatalError("unreachable") }
+        if let error = iq.error { throw error }
+        guard case .discoInfo(let info)? = iq.payload else { throw UnexpectedAnswer(request: "disco#info of \(entity)", element: iq.element) }
+        return info
     }
 
     /// Sends a groupchat message with an XEP-0359 origin id (also the stanza id) and returns it as sent.

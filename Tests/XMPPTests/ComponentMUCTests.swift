@@ -12,7 +12,7 @@ import XMPPComponent
 
     func presence(_ xml: String) -> XElement { TestXML.element(xml) }
 
-    @Test func joinThatCreatesTheRoomSubmitsTheInstantFormFirst() async throws {
+    @Test func joinThatCreatesTheRoomTurnsItsArchiveOnBeforeReportingJoined() async throws {
         let fixture = try ComponentFixture()
         let session = try await fixture.acceptNext()
         async let outcome = fixture.connection.join(room: room, nick: "Alice", occupant: alice)
@@ -26,9 +26,21 @@ import XMPPComponent
             <presence from='room@conference.localhost/Alice' to='\(alice)'><x xmlns='http://jabber.org/protocol/muc#user'>\
             <item affiliation='owner' role='moderator'/><status code='110'/><status code='201'/></x></presence>
             """)
+        // The configuration form is asked for; this one (Prosody's mod_muc_mam) has a switch for the archive.
+        let ask = try IQ(element: try await session.receiveElement())
+        #expect(ask.type == .get && ask.to == room && ask.from == alice && ask.payload == .mucOwner(nil))
+        try session.send("""
+            <iq type='result' id='\(ask.id.rawValue)' from='\(room)' to='\(alice)'><query xmlns='http://jabber.org/protocol/muc#owner'>\
+            <x xmlns='jabber:x:data' type='form'><field var='FORM_TYPE' type='hidden'><value>http://jabber.org/protocol/muc#roomconfig</value></field>\
+            <field var='muc#roomconfig_persistentroom' type='boolean'><value>1</value></field>\
+            <field var='muc#roomconfig_enablearchiving' type='boolean'><value>0</value></field></x></query></iq>
+            """)
         let configure = try IQ(element: try await session.receiveElement())
         #expect(configure.type == .set && configure.to == room && configure.from == alice)
-        #expect(configure.payload == .mucOwner(DataForm(type: "submit")))
+        #expect(configure.payload == .mucOwner(DataForm(type: "submit", fields: [
+            .init("FORM_TYPE", type: "hidden", values: ["http://jabber.org/protocol/muc#roomconfig"]),
+            .init("muc#roomconfig_enablearchiving", values: ["1"]),
+        ])))
         try session.send(configure.result().element)
 
         guard case .joined(let selfPresence) = try await outcome else { throw TestFailure("not joined") }
@@ -36,6 +48,36 @@ import XMPPComponent
         guard case .presence(let bob) = try await fixture.nextStanza() else { throw TestFailure("Bob's presence not delivered") }
         #expect(bob.from == JID("room@conference.localhost/Bob"))
         await fixture.stop()
+    }
+
+    @Test func aCreatedRoomWithoutAnArchiveSwitchGetsTheInstantForm() async throws {
+        let fixture = try ComponentFixture()
+        let session = try await fixture.acceptNext()
+        async let outcome = fixture.connection.join(room: room, nick: "Alice", occupant: alice)
+        _ = try await session.receiveElement()
+        try session.send("""
+            <presence from='room@conference.localhost/Alice' to='\(alice)'><x xmlns='http://jabber.org/protocol/muc#user'>\
+            <item affiliation='owner' role='moderator'/><status code='110'/><status code='201'/></x></presence>
+            """)
+        let ask = try IQ(element: try await session.receiveElement())
+        #expect(ask.type == .get && ask.payload == .mucOwner(nil))
+        try session.send("""
+            <iq type='error' id='\(ask.id.rawValue)' from='\(room)' to='\(alice)'>\
+            <error type='cancel'><feature-not-implemented xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></iq>
+            """)
+        let configure = try IQ(element: try await session.receiveElement())
+        #expect(configure.type == .set && configure.payload == .mucOwner(DataForm(type: "submit")))
+        try session.send(configure.result().element)
+        guard case .joined = try await outcome else { throw TestFailure("not joined") }
+        await fixture.stop()
+    }
+
+    @Test func theArchiveSwitchIsSetOnlyWhereTheFormOffersIt() {
+        let ejabberd = DataForm(type: "form", fields: [.init("mam", type: "boolean", values: ["0"])])
+        #expect(CreatedRoomConfiguration.submission(offered: ejabberd).fields.map(\.name) == ["FORM_TYPE", "mam"])
+        let none = DataForm(type: "form", fields: [.init("muc#roomconfig_persistentroom", type: "boolean", values: ["1"])])
+        #expect(CreatedRoomConfiguration.submission(offered: none) == DataForm(type: "submit"))
+        #expect(CreatedRoomConfiguration.submission(offered: nil) == DataForm(type: "submit"))
     }
 
     @Test func nickConflictAndRefusalsAreOutcomes() async throws {

@@ -49,6 +49,23 @@ import Testing
         #expect(logs.first?.message.contains("cannot be caught up") == true)
     }
 
+    @Test func theMissingArchiveIsLoggedOncePerProcessAndAgainOnlyAfterItHadOne() {
+        var f = MachineFixture()
+        let none = RoomFeatures(stanzaIDs: true, archive: false), some = RoomFeatures(stanzaIDs: true, archive: true)
+        func notices(_ features: RoomFeatures) -> Int {
+            _ = f.act(.activate)   // a reactivation: reconnect, rejoin
+            _ = f.act(.botJoinedMatrix(error: nil))
+            _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+            return f.machine.receive(.roomFeaturesRead(features), now: f.t0).filter {
+                if case .log(let entry) = $0 { entry.level == .notice } else { false }
+            }.count
+        }
+        #expect(notices(none) == 1)
+        #expect(notices(none) == 0)
+        #expect(notices(some) == 0)
+        #expect(notices(none) == 1)
+    }
+
     @Test func whenDiscoFailsTheLastKnownFeaturesStand() {
         var f = MachineFixture()
         f.activate(features: RoomFeatures(stanzaIDs: false, archive: false))

@@ -9,7 +9,8 @@ import Synchronization
 /// transactions or to hold them in ``handle(_:)`` until released. Thread-safe.
 ///
 /// Like the bridge's handler, it records each transaction it takes as processed in the store it was given with
-/// ``use(_:)`` (the listener's store), as the ``AppServiceHandler`` contract requires.
+/// ``use(_:)`` (the listener's store), as the ``AppServiceHandler`` contract requires, with its events queued in the
+/// inbox in the same commit.
 public final class RecordingAppServiceHandler: AppServiceHandler {
     private struct State {
         var transactions: [Transaction] = []
@@ -93,7 +94,9 @@ public final class RecordingAppServiceHandler: AppServiceHandler {
         if handleDelay > .zero { try await Task.sleep(for: handleDelay) }
         if fail { throw InjectedFailure() }
         guard let store = state.withLock({ $0.store }) else { throw NoStore() }
-        try await store.markTransactionProcessed(transaction.id)
+        // As the bridge does: the events go to the inbox in the commit that records the transaction.
+        let rows = transaction.events.map { ($0.roomID, $0.eventID, Array("{}".utf8)) }
+        _ = try await store.enqueueInbox(rows, markingProcessed: transaction.id)
         state.withLock { $0.transactions.append(transaction) }
     }
 
