@@ -107,16 +107,25 @@ final class RichXMPPToMatrixTests: XCTestCase {
 
         // Moderation: Romeo owns the MUC, so mod_muc_moderation lets him remove alice's message and Juliet's; the room
         // announces it and the bridge redacts both Matrix events (alice's by the bot, which the room's admin lets redact).
+        // ejabberd 23.01 has no XEP-0425 (RICH.md A3; it comes in 23.04): the room refuses the request, nothing is
+        // announced and nothing is redacted — the other half of this test (retractions) holds on both servers.
+        let moderates = pair.world.bed.xmppServer == .prosody
         try await pair.grantBotModeratorPower()
         let (aliceEventID, aliceSeen) = try await pair.aliceSays("a matrix message the owner removes")
         let juliets = try await pair.xmppSays("a juliet message the owner removes", by: juliet)
         for stanzaID in [try pair.stanzaID(of: aliceSeen), try pair.stanzaID(of: juliets.reflected)] {
             let answer = try await pair.romeo.request(IQ(
                 type: .set, to: pair.muc.bare, payload: .other(RichWire.moderationPayload(stanzaID: stanzaID, reason: "off topic"))))
-            XCTAssertEqual(answer.type, .result, "moderation refused: \(answer.error.map(String.init(describing:)) ?? "-")")
+            if moderates {
+                XCTAssertEqual(answer.type, .result, "moderation refused: \(answer.error.map(String.init(describing:)) ?? "-")")
+            } else {
+                XCTAssertEqual(answer.error?.condition, .serviceUnavailable, "ejabberd 23.01 accepted a XEP-0425 request")
+            }
         }
-        _ = try await pair.redaction(of: aliceEventID)
-        _ = try await pair.redaction(of: juliets.event.eventID)
+        if moderates {
+            _ = try await pair.redaction(of: aliceEventID)
+            _ = try await pair.redaction(of: juliets.event.eventID)
+        }
 
         // No retraction's fallback body became a message, nothing else was redacted.
         let timeline = try await pair.timeline(untilXMPPSentinel: "moderation sentinel")
@@ -125,7 +134,7 @@ final class RichXMPPToMatrixTests: XCTestCase {
         let stillKept = try await pair.alice.isRedacted(kept.event.eventID, in: pair.room)
         XCTAssertFalse(stillKept)
         let redactions = timeline.filter { $0.type == "m.room.redaction" }
-        XCTAssertEqual(redactions.count, 4, redactions.map(\.raw.jsonText).joined(separator: "\n"))
+        XCTAssertEqual(redactions.count, moderates ? 4 : 2, redactions.map(\.raw.jsonText).joined(separator: "\n"))
     }
 
     func testReactionSetsBecomeAnnotationsFromTheGhostAndTheirRedactions() async throws {
