@@ -36,7 +36,7 @@ let package = Package(
 
         // MARK: Libraries
         .target(name: "IsthmusCommon", dependencies: ["COpenSSL"]),
-        .target(name: "IsthmusConfig", dependencies: ["IsthmusCommon", "CYAML"]),
+        .target(name: "IsthmusConfig", dependencies: ["IsthmusCommon", "Matrix", "CYAML"]),
         .target(name: "IsthmusMetrics"),
         .target(name: "IsthmusStore", dependencies: ["IsthmusCommon", "CSQLite"]),
         .target(name: "XMLStream", dependencies: ["CLibXML2"]),
