@@ -191,6 +191,8 @@ extension Config {
     private static func httpURL(_ text: String) -> URL? {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
               scheme == "http" || scheme == "https", url.host?.isEmpty == false else { return nil }
+        // URL accepts any number as the port; a TCP port is 1–65535 (found by fuzzing: `:69331` was accepted).
+        if let port = url.port, !(1...65535).contains(port) { return nil }
         return url
     }
 

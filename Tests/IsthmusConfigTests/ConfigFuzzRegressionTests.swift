@@ -27,4 +27,11 @@ import Testing
         let plus = ConfigFixture.minimal.replacingOccurrences(of: "  id: isthmus\n", with: "  id: isthmus\n  ghost_prefix: _x+\n")
         #expect(configError(plus) == nil)
     }
+
+    @Test func aURLWithAPortBeyond65535IsRefused() {
+        let text = ConfigFixture.minimal.replacingOccurrences(of: "url: http://127.0.0.1:29331", with: "url: http://127.0.0.1:69331")
+        #expect(configError(text)?.contains("'appservice.url': expected an http:// or https:// URL, got 'http://127.0.0.1:69331'") == true)
+        let homeserver = ConfigFixture.minimal.replacingOccurrences(of: "http://127.0.0.1:8008", with: "http://127.0.0.1:0")
+        #expect(configError(homeserver)?.contains("'matrix.homeserver_url'") == true)
+    }
 }
