@@ -110,3 +110,11 @@ if Context.environment["ISTHMUS_FUZZ"] == "1" {
         package.targets.append(.executableTarget(name: name, dependencies: dependencies + ["FuzzSupport"], path: "Fuzz/\(name)"))
     }
 }
+
+// MARK: ThreadSanitizer support (only with ISTHMUS_SANITIZE=thread)
+/// `scripts/sanitize thread` links a shim into the test binary that tells TSan about Synchronization.Mutex's
+/// futex slow path (see Tests/CTSanMutexShim/TSanMutexShim.c); without it every contended lock is a false race.
+if Context.environment["ISTHMUS_SANITIZE"] == "thread" {
+    package.targets.append(.target(name: "CTSanMutexShim", path: "Tests/CTSanMutexShim"))
+    package.targets.first { $0.name == "TestSupport" }?.dependencies.append("CTSanMutexShim")
+}
