@@ -4,9 +4,11 @@ import XMLStream
 /// The XMPP stream parser on arbitrary bytes (the XML a peer server sends), fed in one piece and again cut at
 /// points derived from the input. Properties:
 /// - the parser never crashes, and refuses instead of growing past its limits;
-/// - splitting never changes the outcome: the same events, and a refusal of the same kind (the parser's contract:
-///   "pushed in as bytes, split anywhere"; malformed syntax and bad UTF-8 count as one kind, see `refusal`), except
-///   that a refusal may come later (libxml2 may need more bytes to notice) or, for size, earlier;
+/// - splitting never changes the outcome when the stream is accepted: the same events (the parser's contract:
+///   "pushed in as bytes, split anywhere"; no stanza waits for later bytes). When it is refused, the refusal may come
+///   later (libxml2 may need more bytes to notice a syntax error) or, for size, earlier, so one run's events are a
+///   prefix of the other's, and two refusals are of one kind (malformed syntax and bad UTF-8 count as one: see
+///   `refusal`);
 /// - ``XMLStreamParser/reset()`` gives a parser that behaves like a new one;
 /// - every stanza it returns serializes (``XMLSerializer``) to bytes that parse back to the same stanza.
 ///
@@ -27,13 +29,19 @@ public func fuzzXMLStream(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let pieces = randomSplit(stream, maxPieces: 16, using: &generator)
     let split = outcome(XMLStreamParser(limits: limits), pieces)
     // The size limit is checked after each piece fed (at least every 16 KiB), so with more pieces a stanza may be
-    // refused for size before it closes or before a later syntax error: then the refused run's events must be a
-    // prefix of the other's. libxml2 notices some syntax errors only once more bytes arrive, so one delivery may
-    // not have refused yet where the other has; the events must still be the same, and two refusals of one kind.
-    let sizeRefusal = whole.isTooLarge || split.isTooLarge
+    // refused for size before it closes or before a later syntax error. libxml2 notices some syntax errors only once
+    // more bytes arrive, and just before an error it may still be holding back the last event. So: without refusals
+    // the events must be equal (no stanza waits for later bytes); otherwise one run's events must be a prefix of the
+    // other's, and two refusals (other than for size) must be of one kind.
     let (shorter, longer) = whole.events.count <= split.events.count ? (whole, split) : (split, whole)
-    let agree = sizeRefusal ? longer.events.starts(with: shorter.events)
-        : whole.events == split.events && (whole.refusal == nil || split.refusal == nil || whole.refusal == split.refusal)
+    let agree: Bool
+    if whole.refusal == nil && split.refusal == nil {
+        agree = whole.events == split.events
+    } else {
+        let sameKind = whole.refusal == nil || split.refusal == nil || whole.isTooLarge || split.isTooLarge
+            || whole.refusal == split.refusal
+        agree = sameKind && longer.events.starts(with: shorter.events)
+    }
     if !agree {
         fuzzFailure("split input changed the outcome: whole \(whole), split into \(pieces.count): \(split)")
     }
