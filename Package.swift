@@ -36,7 +36,7 @@ let package = Package(
 
         // MARK: Libraries
         .target(name: "IsthmusCommon", dependencies: ["COpenSSL"]),
-        .target(name: "IsthmusConfig", dependencies: ["IsthmusCommon", "CYAML"]),
+        .target(name: "IsthmusConfig", dependencies: ["IsthmusCommon", "Matrix", "CYAML"]),
         .target(name: "IsthmusMetrics"),
         .target(name: "IsthmusStore", dependencies: ["IsthmusCommon", "CSQLite"]),
         .target(name: "XMLStream", dependencies: ["CLibXML2"]),
@@ -90,3 +90,31 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: ["Bridge", "IsthmusCLI", "TestSupport"]),
     ]
 )
+
+// MARK: Fuzz harnesses (only with ISTHMUS_FUZZ=1)
+/// libFuzzer harnesses, one per untrusted input (`Fuzz/<Name>/`, seeds in `Fuzz/Corpus/<Name>/`). They exist only when
+/// `ISTHMUS_FUZZ=1`, so `swift build --build-tests` never compiles them; `scripts/fuzz` builds them in `.build-fuzz`
+/// with `-sanitize=fuzzer,address` (each harness's `@main` hands its `LLVMFuzzerTestOneInput` to libFuzzer's driver).
+if Context.environment["ISTHMUS_FUZZ"] == "1" {
+    package.targets.append(.target(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"))
+    package.targets.append(.target(name: "FuzzSupport", dependencies: ["CLibFuzzer"], path: "Fuzz/Support"))
+    let harnesses: [(String, [Target.Dependency])] = [
+        ("fuzz-xml-stream", ["XMLStream"]),
+        ("fuzz-appservice-request", ["MatrixAppService", "Matrix", "IsthmusCommon"]),
+        ("fuzz-homeserver-response", ["MatrixClient", "Matrix", "IsthmusCommon"]),
+        ("fuzz-config", ["IsthmusConfig", "Matrix", "Bridge"]),
+        ("fuzz-formatting", ["MessageFormatting", "IsthmusCommon"]),
+        ("fuzz-identifiers", ["Matrix", "IsthmusCommon", "Bridge"]),
+    ]
+    for (name, dependencies) in harnesses {
+        package.targets.append(.executableTarget(name: name, dependencies: dependencies + ["FuzzSupport"], path: "Fuzz/\(name)"))
+    }
+}
+
+// MARK: ThreadSanitizer support (only with ISTHMUS_SANITIZE=thread)
+/// `scripts/sanitize thread` links a shim into the test binary that tells TSan about Synchronization.Mutex's
+/// futex slow path (see Tests/CTSanMutexShim/TSanMutexShim.c); without it every contended lock is a false race.
+if Context.environment["ISTHMUS_SANITIZE"] == "thread" {
+    package.targets.append(.target(name: "CTSanMutexShim", path: "Tests/CTSanMutexShim"))
+    package.targets.first { $0.name == "TestSupport" }?.dependencies.append("CTSanMutexShim")
+}

@@ -23,9 +23,16 @@ public struct BridgeNaming: Sendable {
 
     /// The real JID of a Matrix user's occupants: the user id without `@`, XEP-0106-escaped, under the component.
     /// `@alice:example.org` → `alice\3aexample.org@component/isthmus`.
+    ///
+    /// JID localparts fold case (``JID`` lowercases them) but Matrix ids do not: `@Bob:x` and `@bob:x` are two users.
+    /// When folding changes the escaped id, `#` and 12 hex digits of SHA-256(user id) are appended, so two users never
+    /// share an occupant (found by fuzzing). Ids without upper-case letters keep the plain form.
     public func puppetJID(for user: UserID) -> JID? {
-        JID(localpart: BridgeNaming.escapeJIDLocalpart(String(user.rawValue.dropFirst())), domain: componentDomain,
-            resource: "isthmus")
+        let escaped = BridgeNaming.escapeJIDLocalpart(String(user.rawValue.dropFirst()))
+        guard let jid = JID(localpart: escaped, domain: componentDomain, resource: "isthmus") else { return nil }
+        if jid.localpart == escaped { return jid }
+        let digest = Digest.hex(Digest.sha256(Array(user.rawValue.utf8)).prefix(6))
+        return JID(localpart: escaped + "#" + digest, domain: componentDomain, resource: "isthmus")
     }
 
     /// Whether `jid` is under our component domain.

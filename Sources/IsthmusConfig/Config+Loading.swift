@@ -1,5 +1,6 @@
 import FoundationEssentials
 import IsthmusCommon
+import Matrix
 
 extension Config {
     /// Environment variables that may supply secrets instead of the file (they win over the file).
@@ -61,6 +62,11 @@ extension Config {
 
         var asReader = try top.section("appservice")
         let appservice = try decodeAppService(&asReader, environment: environment)
+        // `serve` builds its ghosts' user ids from these: refuse here what it would refuse at start (found by fuzzing).
+        guard GhostNamespace(prefix: appservice.ghostPrefix, serverName: matrix.serverName, botLocalpart: appservice.botLocalpart) != nil else {
+            throw asReader.invalid("ghost_prefix", "'\(appservice.ghostPrefix)' cannot prefix ghost user ids on '\(matrix.serverName)' "
+                                   + "(a-z 0-9 . _ = - / + without '==', and the ids must fit in 255 bytes)")
+        }
         warnings += asReader.unknownKeys()
 
         var xmppReader = try top.section("xmpp")
@@ -150,7 +156,8 @@ extension Config {
 
     private static func decodeXMPP(_ reader: inout ConfigReader, environment: [String: String]) throws(ConfigError) -> XMPP {
         let domain = try reader.string("component_domain")
-        guard isValidServerName(domain), !domain.contains(":") else {
+        // Also a valid JID domain (no empty label, no leading or trailing dot): the bridge's occupants live under it.
+        guard isValidServerName(domain), !domain.contains(":"), JID(localpart: nil, domain: domain) != nil else {
             throw reader.invalid("component_domain", "'\(domain)' is not a valid domain")
         }
         let host = try reader.optionalString("server_host") ?? "127.0.0.1"
@@ -184,6 +191,8 @@ extension Config {
     private static func httpURL(_ text: String) -> URL? {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
               scheme == "http" || scheme == "https", url.host?.isEmpty == false else { return nil }
+        // URL accepts any number as the port; a TCP port is 1–65535 (found by fuzzing: `:69331` was accepted).
+        if let port = url.port, !(1...65535).contains(port) { return nil }
         return url
     }
 

@@ -196,7 +196,20 @@ final class CurlTransport: Sendable {
     }
 
     /// `retry-after:` in lower case.
-    fileprivate static let retryAfter = Array("retry-after:".utf8)
+    private static let retryAfter = Array("retry-after:".utf8)
+
+    /// Reads one response header line into `headers`. Only `Retry-After` is kept (all the client reads), matched on
+    /// the bytes: making a String of every header line cost ~7 % of the I/O thread. A status line (a 100 before the
+    /// answer, say) starts over. Pure; called on the I/O thread (and by the fuzz harness).
+    static func readHeaderLine(_ line: UnsafeRawBufferPointer, into headers: inout [String: String]) {
+        if line.starts(with: "HTTP/".utf8) {
+            headers = [:]
+        } else if line.count > retryAfter.count,
+                  zip(line, retryAfter).allSatisfy({ $0 | 0x20 == $1 }) {   // ASCII case-insensitive; ':' | 0x20 == ':'
+            let value = line[retryAfter.count...].filter { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D && $0 != 0x0A }
+            headers["retry-after"] = String(decoding: value, as: UTF8.self)
+        }
+    }
 
     // MARK: One request
 
@@ -361,21 +374,12 @@ final class CurlTransport: Sendable {
             return length
         }
 
-        /// `CURLOPT_HEADERFUNCTION`: one header line. Only `Retry-After` is kept (all the client reads), matched on the
-        /// bytes: making a String of every header line cost ~7 % of the I/O thread. A status line (a 100 before the
-        /// answer, say) starts over.
+        /// `CURLOPT_HEADERFUNCTION`: one header line (see ``CurlTransport/readHeaderLine(_:into:)``).
         private static let receiveHeader: isthmus_curl_data_callback = { data, size, count, context in
             let exchange = Unmanaged<Exchange>.fromOpaque(context!).takeUnretainedValue()
             let length = size * count
             guard let data else { return length }
-            let line = UnsafeRawBufferPointer(start: data, count: length)
-            if line.starts(with: "HTTP/".utf8) {
-                exchange.headers = [:]
-            } else if line.count > CurlTransport.retryAfter.count,
-                      zip(line, CurlTransport.retryAfter).allSatisfy({ $0 | 0x20 == $1 }) {   // ASCII case-insensitive; ':' | 0x20 == ':'
-                let value = line[CurlTransport.retryAfter.count...].filter { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D && $0 != 0x0A }
-                exchange.headers["retry-after"] = String(decoding: value, as: UTF8.self)
-            }
+            CurlTransport.readHeaderLine(UnsafeRawBufferPointer(start: data, count: length), into: &exchange.headers)
             return length
         }
     }

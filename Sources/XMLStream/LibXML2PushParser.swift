@@ -104,12 +104,21 @@ final class LibXML2PushParser {
         return string
     }
 
+    /// libxml2's `XML_NS_ERR_QNAME` ("Failed to parse QName").
+    static let qnameError = 202
+
     fileprivate func startElement(
         _ localname: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?,
         _ namespaceCount: Int32, _ namespaces: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?,
         _ attributeCount: Int32, _ rawAttributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
     ) {
         guard let name = interned(localname) else { return refuse(.invalidUTF8, "element name is not UTF-8") }
+        // libxml2 only warns about a name with a second colon (`a:b:c`) and reports `b:c` or `a:b:c` as the local
+        // name; serialized again it would read as another prefix and element. XMPP requires namespace-well-formed XML
+        // (RFC 6120 §11.2), so refuse it (found by fuzzing the serializer round trip).
+        guard !name.utf8.contains(UInt8(ascii: ":")) else {
+            return refuse(.notWellFormed(code: Self.qnameError), "element name '\(name)' is not namespace-well-formed")
+        }
         let namespace = uri.map { interned($0) ?? "" } ?? ""
         var defaultNamespace: String?
         for index in 0..<Int(namespaceCount) where namespaces?[2 * index] == nil {
@@ -126,6 +135,9 @@ final class LibXML2PushParser {
             let valueBytes = UnsafeBufferPointer(start: start, count: end - start)
             guard let value = String(validating: valueBytes, as: UTF8.self) else {
                 return refuse(.invalidUTF8, "attribute value is not UTF-8")
+            }
+            guard !attributeName.utf8.contains(UInt8(ascii: ":")) else {
+                return refuse(.notWellFormed(code: Self.qnameError), "attribute name '\(attributeName)' is not namespace-well-formed")
             }
             attributes.append(XAttribute(attributeName, value, namespace: base[2].flatMap { interned($0) }))
         }

@@ -15,6 +15,17 @@ import Testing
         #expect(!naming.isOurs(JID("x@example.org/y")!))
     }
 
+    /// Found by the identifier fuzz harness: JIDs fold case, Matrix ids do not.
+    @Test func usersDifferingOnlyInCaseGetDifferentPuppets() throws {
+        let lower = try #require(naming.puppetJID(for: UserID("@bob:example.org")!))
+        let upper = try #require(naming.puppetJID(for: UserID("@Bob:example.org")!))
+        let server = try #require(naming.puppetJID(for: UserID("@bob:Example.org")!))
+        #expect(Set([lower, upper, server]).count == 3)
+        #expect(lower.description == "bob\\3aexample.org@bridge.example.org/isthmus")
+        #expect(upper.localpart?.hasPrefix("bob\\3aexample.org#") == true)
+        #expect(upper == naming.puppetJID(for: UserID("@Bob:example.org")!))
+    }
+
     @Test func idsAreDerivedDeterministically() {
         let event = EventID("$abc")!
         #expect(naming.originID(for: event) == naming.originID(for: event))

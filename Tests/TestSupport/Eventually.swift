@@ -7,10 +7,11 @@ public struct DeadlineExceeded: Error, CustomStringConvertible {
     public var description: String { "timed out after \(seconds) s waiting for: \(what)" }
 }
 
-/// Polls `condition` until it holds or `timeout` passes (then throws ``DeadlineExceeded``). Never a fixed sleep:
+/// Polls `condition` until it holds or `timeout` passes (× ``TestTimeScale``; then throws ``DeadlineExceeded``). Never a fixed sleep:
 /// it returns as soon as the condition is true.
 public func eventually(_ what: String, timeout: Double = 10, pollEvery: Duration = .milliseconds(20),
                        _ condition: () async throws -> Bool) async throws {
+    let timeout = TestTimeScale.scaled(timeout)
     let deadline = Date().addingTimeInterval(timeout)
     while true {
         if try await condition() { return }
@@ -22,6 +23,7 @@ public func eventually(_ what: String, timeout: Double = 10, pollEvery: Duration
 /// Polls `probe` until it returns a value or `timeout` passes (then throws ``DeadlineExceeded``); returns the value.
 public func eventuallyValue<T: Sendable>(_ what: String, timeout: Double = 10, pollEvery: Duration = .milliseconds(20),
                                          _ probe: () async throws -> T?) async throws -> T {
+    let timeout = TestTimeScale.scaled(timeout)
     let deadline = Date().addingTimeInterval(timeout)
     while true {
         if let value = try await probe() { return value }

@@ -7,11 +7,12 @@ public struct WaitTimeout: Error, CustomStringConvertible {
     public var description: String { "timed out after \(seconds) s waiting for \(what)" }
 }
 
-/// Runs `operation`, failing with ``WaitTimeout`` if it takes longer than `seconds`.
+/// Runs `operation`, failing with ``WaitTimeout`` if it takes longer than `seconds` (× ``TestTimeScale``).
 public func withDeadline<T: Sendable>(
     _ what: String, seconds: Double = 10, _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
+    let seconds = TestTimeScale.scaled(seconds)
+    return try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await operation() }
         group.addTask {
             try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))

@@ -62,6 +62,13 @@ import XMLStream
         #expect(events.count == 1)
     }
 
+    /// Found by fuzzing (Fuzz/fuzz-xml-stream): libxml2 accepts `a:b:c` with a warning, and the stanza would be
+    /// serialized as a different element. Refused under every delivery, element and attribute names alike.
+    @Test(arguments: ["<feature:urn:x xmlns:feature='urn:f'/>", "<m xmlns:p='urn:p' p:a:b='v'/>", "<a:b:c/>"])
+    func namesWithASecondColonAreRefused(attack: String) {
+        expectRefusedAfterGoodStanza(attack, .notWellFormed(code: 202))
+    }
+
     @Test func undeclaredEntityIsRefused() {
         let parser = XMLStreamParser()
         var events: [XMLStreamEvent] = []

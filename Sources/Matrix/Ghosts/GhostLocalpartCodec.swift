@@ -33,6 +33,13 @@ public enum GhostLocalpartCodec {
     /// The original of an escaped `localpart`; nil unless `localpart` is exactly what ``encode(_:)`` produces for
     /// some string (so every decodable localpart has one canonical original).
     public static func decode(_ localpart: some StringProtocol) -> String? {
+        decodeBytes(localpart).flatMap { String(validating: $0, as: UTF8.self) }
+    }
+
+    /// The original bytes of an escaped `localpart`, without requiring them to be UTF-8: the hashed long form of
+    /// ``GhostNamespace`` keeps a head of the escaped identity that may end inside a multi-byte character.
+    /// Nil unless every escape is canonical (as in ``decode(_:)``).
+    public static func decodeBytes(_ localpart: some StringProtocol) -> [UInt8]? {
         var bytes: [UInt8] = []
         var iterator = localpart.utf8.makeIterator()
         while let byte = iterator.next() {
@@ -58,7 +65,7 @@ public enum GhostLocalpartCodec {
                 return nil
             }
         }
-        return String(validating: bytes, as: UTF8.self)
+        return bytes
     }
 
     private static func isLiteral(_ byte: UInt8) -> Bool {

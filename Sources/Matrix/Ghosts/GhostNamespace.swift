@@ -20,10 +20,10 @@ public struct GhostNamespace: Sendable, Equatable {
     private static let hashMarker = "=="
     private static let hashDigits = 32
 
-    /// Fails when the prefix is not made of lower-case localpart characters, or when not even the long form
+    /// Fails when the prefix is not made of lower-case localpart characters (or holds `==`), or when not even the long form
     /// of a ghost id would fit in 255 bytes with this server name.
     public init?(prefix: String, serverName: String, botLocalpart: String) {
-        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789._=-/")
+        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789._=-/+")   // the spec's localpart characters (v1.8 added `+`)
         guard !prefix.isEmpty, prefix.allSatisfy(allowed.contains), !prefix.contains("==") else { return nil }
         guard UserID(localpart: botLocalpart, server: serverName) != nil else { return nil }
         let overhead = 2 + prefix.utf8.count + serverName.utf8.count
@@ -60,7 +60,10 @@ public struct GhostNamespace: Sendable, Equatable {
         guard let encoded = ghostLocalpartSuffix(user) else { return false }
         if let marker = encoded.firstRange(of: Self.hashMarker) {
             let hash = encoded[marker.upperBound...]
-            return hash.utf8.count == Self.hashDigits && hash.allSatisfy(\.isHexDigit) && GhostLocalpartCodec.decode(encoded[..<marker.lowerBound]) != nil
+            // The head may end inside a multi-byte character (it is cut at a byte budget): its escapes must be
+            // canonical, its bytes need not be UTF-8 (found by fuzzing: such ghosts were not recognised as ours).
+            return hash.utf8.count == Self.hashDigits && hash.allSatisfy(\.isHexDigit)
+                && GhostLocalpartCodec.decodeBytes(encoded[..<marker.lowerBound]) != nil
         }
         return GhostLocalpartCodec.decode(encoded) != nil
     }
