@@ -177,21 +177,23 @@ import XMPPComponent
         try session.send(disco.result(payload: .discoInfo(DiscoInfo(features: features))).element)
     }
 
+    /// The archive's answer to `query`: the message `body` from carol with the archive id `id`.
+    func result(_ query: IQ, _ id: String, _ body: String) -> String {
+        guard case .mamQuery(let mam)? = query.payload else { return "" }
+        return """
+            <message to='\(bot)' from='room@conference.localhost'><result xmlns='urn:xmpp:mam:2' queryid='\(mam.queryID ?? "")' id='\(id)'>\
+            <forwarded xmlns='urn:xmpp:forward:0'><delay xmlns='urn:xmpp:delay' stamp='2026-11-29T10:00:00Z'/>\
+            <message xmlns='jabber:client' from='room@conference.localhost/carol' type='groupchat'><body>\(body)</body></message>\
+            </forwarded></result></message>
+            """
+    }
+
     @Test func mamQueryPagesUntilCompleteAndKeepsLiveTrafficSeparate() async throws {
         let fixture = try ComponentFixture()
         let session = try await fixture.acceptNext()
         async let archive = fixture.connection.mamQuery(room: room, as: bot, after: StanzaID("S1"), pageSize: 2)
         try await answerDisco(session, features: [XMPPNamespace.mam, XMPPNamespace.mamExtended])
 
-        func result(_ query: IQ, _ id: String, _ body: String) -> String {
-            guard case .mamQuery(let mam)? = query.payload else { return "" }
-            return """
-                <message to='\(bot)' from='room@conference.localhost'><result xmlns='urn:xmpp:mam:2' queryid='\(mam.queryID ?? "")' id='\(id)'>\
-                <forwarded xmlns='urn:xmpp:forward:0'><delay xmlns='urn:xmpp:delay' stamp='2026-11-29T10:00:00Z'/>\
-                <message xmlns='jabber:client' from='room@conference.localhost/carol' type='groupchat'><body>\(body)</body></message>\
-                </forwarded></result></message>
-                """
-        }
         let first = try IQ(element: try await session.receiveElement())
         guard case .mamQuery(let query)? = first.payload else { throw TestFailure("not a MAM query") }
         #expect(first.to == room && first.from == bot && query.afterID == StanzaID("S1") && query.rsm == RSMSet(max: 2))
@@ -224,15 +226,6 @@ import XMPPComponent
         async let archive = fixture.connection.mamQuery(room: room, as: bot, after: StanzaID("S1"), pageSize: 1)
         try await answerDisco(session, features: [XMPPNamespace.mam, XMPPNamespace.stanzaID])
 
-        func result(_ query: IQ, _ id: String, _ body: String) -> String {
-            guard case .mamQuery(let mam)? = query.payload else { return "" }
-            return """
-                <message to='\(bot)' from='room@conference.localhost'><result xmlns='urn:xmpp:mam:2' queryid='\(mam.queryID ?? "")' id='\(id)'>\
-                <forwarded xmlns='urn:xmpp:forward:0'><delay xmlns='urn:xmpp:delay' stamp='2026-11-29T10:00:00Z'/>\
-                <message xmlns='jabber:client' from='room@conference.localhost/carol' type='groupchat'><body>\(body)</body></message>\
-                </forwarded></result></message>
-                """
-        }
         let first = try IQ(element: try await session.receiveElement())
         guard case .mamQuery(let query)? = first.payload else { throw TestFailure("not a MAM query") }
         #expect(query.afterID == nil && query.start == nil && query.rsm == RSMSet(max: 1, after: "S1"))

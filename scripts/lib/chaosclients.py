@@ -14,6 +14,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import xml.etree.ElementTree as ET
+
+from testbed import Matrix as TestBedMatrix
 from xml.sax.saxutils import escape, quoteattr
 
 STREAM = "http://etherx.jabber.org/streams"
@@ -215,15 +217,11 @@ class XMPPClient:
         self.sock.close()
 
 
-class MatrixClient:
-    """A Matrix user on the client-server API (password login)."""
+class MatrixClient(TestBedMatrix):
+    """A Matrix user on the client-server API (password login, as the test bed's), with timeouts per call."""
 
     def __init__(self, base, user, password):
-        self.base = base
-        self.token = None
-        self.token = self.call("POST", "/_matrix/client/v3/login", {
-            "type": "m.login.password", "identifier": {"type": "m.id.user", "user": user},
-            "password": password})["access_token"]
+        super().__init__(base, user, password)
         self.user_id = self.call("GET", "/_matrix/client/v3/account/whoami")["user_id"]
 
     def call(self, method, path, body=None, timeout=30):

@@ -488,15 +488,21 @@ import Testing
         ])
     }
 
-    @Test func aReactionToOurMessageNotYetReflectedWaitsForTheReflectionBounded() throws {
+    /// Alice reacts (seq 3) to her own message `$a1` before the MUC reflected it: the drain pauses until the
+    /// reflection (or 10 s). Returns the machine, the not-yet-receipted mapping and the reaction.
+    func reactionWaitingForAReflection() -> (MachineFixture, MessageMapping, QueuedMatrixEvent) {
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice"])
         var pending = alicesMessage(f)
         pending.stanzaID = nil
         pending.state = .sending
         let react = matrixEvent(f, 3, from: f.alice, .reaction(target: EventID("$a1")!, key: "👍"))
-        // No stanza-id to name the message yet: the drain pauses until the reflection (or 10 s).
         #expect(resolve(&f, react, .init(reacted: pending)) == [.scheduleDrainResume(at: f.t0 + .seconds(10))])
+        return (f, pending, react)
+    }
+
+    @Test func aReactionToOurMessageNotYetReflectedWaitsForTheReflectionBounded() throws {
+        var (f, pending, react) = reactionWaitingForAReflection()
         // The reflection of our message arrives: its receipt is recorded, then the inbox is drained again.
         let reflection = RoomMessage(room: f.muc, nick: "Alice", to: f.naming.botOccupant, stanzaID: StanzaID("S0"),
                                      originID: pending.originID, body: "hello")
@@ -509,13 +515,7 @@ import Testing
     }
 
     @Test func aReactionWaitingTooLongForTheReflectionIsSkipped() {
-        var f = MachineFixture()
-        f.activate(members: [f.alice: "Alice"])
-        var pending = alicesMessage(f)
-        pending.stanzaID = nil
-        pending.state = .sending
-        let react = matrixEvent(f, 3, from: f.alice, .reaction(target: EventID("$a1")!, key: "👍"))
-        #expect(resolve(&f, react, .init(reacted: pending)) == [.scheduleDrainResume(at: f.t0 + .seconds(10))])
+        var (f, pending, react) = reactionWaitingForAReflection()
         let late = f.t0 + .seconds(10)
         #expect(f.act(.resumeDrain, at: late) == [.readInbox(checkTimeline: false)])
         #expect(f.act(.inboxRead([react]), at: late) == [.resolveMatrixTargets(react)])
