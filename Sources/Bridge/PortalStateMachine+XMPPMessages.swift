@@ -108,7 +108,8 @@ extension PortalStateMachine {
             if let user = target.sender.matrixUser { alsoMention.append(user) }
             _ = reply
         }
-        var outgoing = RichTranslation.toMatrix(text, unstyled: references.unstyled, nicks: puppetNicks)
+        var outgoing = RichTranslation.toMatrix(text, unstyled: references.unstyled,
+                                                nicks: RichTranslation.mayAddressSomeone(text) ? puppetNicks : [:])
         for user in alsoMention where !outgoing.mentions.contains(user) { outgoing.mentions.append(user) }
         record.excerpt = RichTranslation.excerpt(outgoing.body)
         if references.replaces != nil, let original = targets.original, original.sender == sender, let event = original.eventID {

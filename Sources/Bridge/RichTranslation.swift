@@ -16,8 +16,11 @@ enum RichTranslation {
         var message = MessageTranslation.toMatrix(body)
         let text = message.body
         var mentions: [UserID] = []
-        var html = StylingToHTML.convert(text, unstyled: unstyled)
-        if let found = LeadingMention.find(in: text, nicks: Array(nicks.keys)), let user = nicks[found.nick] {
+        // Most messages carry neither styling nor an address: both checks are skipped by a scan for the characters
+        // they need (the message path's cost; see docs/performance.md).
+        var html = PlainBodyStyling.needsUnstyled(text) ? StylingToHTML.convert(text, unstyled: unstyled) : nil
+        if !nicks.isEmpty, Self.mayAddressSomeone(text),
+           let found = LeadingMention.find(in: text, nicks: Array(nicks.keys)), let user = nicks[found.nick] {
             mentions.append(user)
             html = MentionPill.formattedBody(body: text, mention: found, user: user, unstyled: unstyled)
         }
@@ -38,6 +41,12 @@ enum RichTranslation {
         }
         guard let text = MessageTranslation.toXMPP(msgtype: msgtype, body: stripped.body) else { return nil }
         return (text, PlainBodyStyling.needsUnstyled(stripped.body), [])
+    }
+
+    /// Whether `text` has a `:` or `,` within its first 128 bytes, where a leading `Nick:` / `Nick,` would end (a
+    /// nick is at most 64 characters after sanitizing; MUCs rarely allow longer).
+    static func mayAddressSomeone(_ text: String) -> Bool {
+        text.utf8.prefix(128).contains { $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ",") }
     }
 
     /// At most this many characters of a message are kept as the quote of later replies to it.
