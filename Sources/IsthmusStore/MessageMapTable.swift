@@ -24,6 +24,9 @@ enum MessageMapTable {
         CREATE UNIQUE INDEX message_map_stanza ON message_map (matrix_room, stanza_id);
         CREATE UNIQUE INDEX message_map_origin ON message_map (matrix_room, origin_id);
         """
+    /// The sender-scoped lookups (corrections by `id`, older retractions by origin-id) concern XMPP senders only: their
+    /// indexes are partial and hold the id alone (room and sender are checked on the one or two rows found). Two
+    /// indexes keyed by room + sender + id on every row cost ~60 µs per bridged message both ways (docs/performance.md).
     /// Migration 5 also narrows the origin-id's uniqueness to our own (Matrix → XMPP) rows: XMPP senders choose
     /// their origin-ids, which are unique per sender only — a second sender reusing one must not lose its row.
     /// Migration 5: what rich messages need — the message's `id` attribute and the sender's nick at send time (replies,
@@ -37,10 +40,10 @@ enum MessageMapTable {
         ALTER TABLE message_map ADD COLUMN target_event TEXT;
         ALTER TABLE message_map ADD COLUMN excerpt TEXT;
         ALTER TABLE message_map ADD COLUMN payload TEXT;
-        CREATE INDEX message_map_sender_id ON message_map (matrix_room, sender, xmpp_id);
+        CREATE INDEX message_map_x2m_id ON message_map (xmpp_id) WHERE direction = 'x2m';
+        CREATE INDEX message_map_x2m_origin ON message_map (origin_id) WHERE direction = 'x2m';
         DROP INDEX message_map_origin;
         CREATE UNIQUE INDEX message_map_origin ON message_map (matrix_room, origin_id) WHERE direction = 'm2x';
-        CREATE INDEX message_map_sender_origin ON message_map (matrix_room, sender, origin_id);
         """
     static let columns = """
         matrix_room, event_id, stanza_id, origin_id, direction, sender, state, body, seq, created_at, \
@@ -145,16 +148,16 @@ extension Store {
     /// are only unique per sender (XEP-0359 §Security: origin-ids are spoofable).
     public func mapping(room: RoomID, sender: MessageSender, xmppID: MessageIDAttribute) throws -> MessageMapping? {
         try read { db in
-            try db.query("SELECT \(MessageMapTable.columns) FROM message_map WHERE matrix_room = ? AND sender = ? AND xmpp_id = ? ORDER BY seq LIMIT 1",
-                         room, sender.description, xmppID, map: MessageMapTable.decode).first
+            try db.query("SELECT \(MessageMapTable.columns) FROM message_map WHERE xmpp_id = ? AND direction = 'x2m' AND matrix_room = ? AND sender = ? ORDER BY seq LIMIT 1",
+                         xmppID, room, sender.description, map: MessageMapTable.decode).first
         }
     }
 
     /// The row for the message `sender` gave the origin-id `originID`.
     public func mapping(room: RoomID, sender: MessageSender, originID: OriginID) throws -> MessageMapping? {
         try read { db in
-            try db.query("SELECT \(MessageMapTable.columns) FROM message_map WHERE matrix_room = ? AND sender = ? AND origin_id = ? ORDER BY seq LIMIT 1",
-                         room, sender.description, originID, map: MessageMapTable.decode).first
+            try db.query("SELECT \(MessageMapTable.columns) FROM message_map WHERE origin_id = ? AND direction = 'x2m' AND matrix_room = ? AND sender = ? ORDER BY seq LIMIT 1",
+                         originID, room, sender.description, map: MessageMapTable.decode).first
         }
     }
 
