@@ -28,8 +28,7 @@ extension PortalStateMachine {
             }
             return [receipt]
         }
-        let references = message.references
-        let refers = references.reply != nil || references.replaces != nil || references.retraction != nil || references.reactions != nil
+        let refers = message.references.refersToAnother   // (moderation cleared above: only the room may announce one)
         guard message.body != nil || refers else { return [] }
         if message.stanzaID != nil || refers { return [.lookUpBridged(message)] }
         return deliverToMatrix(message, targets: XMPPTargets())
@@ -98,7 +97,7 @@ extension PortalStateMachine {
         var text = body
         var relation: RelatesTo?
         var alsoMention: [UserID] = []
-        if let reply = references.reply, let target = targets.reply, let event = target.eventID {
+        if references.reply != nil, let target = targets.reply, let event = target.eventID {
             // XEP-0461 + XEP-0428: the quote is only for clients without replies; Matrix shows the reply itself.
             if let ranges = references.fallbackRanges(for: XMPPNamespace.reply) {
                 text = XMPPFallback.removing(ranges: ranges.map { $0.map { CodePointRange(start: $0.lowerBound, end: $0.upperBound) } },
@@ -106,7 +105,6 @@ extension PortalStateMachine {
             }
             relation = .reply(to: event)
             if let user = target.sender.matrixUser { alsoMention.append(user) }
-            _ = reply
         }
         var outgoing = RichTranslation.toMatrix(text, unstyled: references.unstyled,
                                                 nicks: RichTranslation.mayAddressSomeone(text) ? puppetNicks : [:])
