@@ -171,7 +171,13 @@ public final class Bridge: Sendable {
                 case .selfCheck:
                     for portal in directory.all { portal.enqueue(.selfCheck) }
                 case .portal(let notice):
-                    if case .unlinked(let room) = notice { directory.remove(room) }
+                    switch notice {
+                    case .unlinked(let room): directory.remove(room)
+                    case .moved(let room):
+                        directory.remove(room)
+                        await reloadLinks(&group)
+                    case .status: break
+                    }
                 case .shutdown:
                     logger.info("Bridge stopping")
                     writeGate.finish()

@@ -33,7 +33,7 @@ actor Portal {
         let matrix = context.matrix
         machine = PortalStateMachine(configuration: .init(
             room: link.matrixRoom, muc: link.muc, naming: context.naming, botUserID: matrix.botUserID,
-            ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) }))
+            ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) }, syncName: link.syncName))
     }
 
     /// Queues an event for this portal. Safe from any context; order of calls is order of handling.
@@ -141,6 +141,13 @@ actor Portal {
             }
         case .queueGhostReconciliation: enqueue(.reconcileGhosts)
         case .setBridgeInfo(let info): await setBridgeInfo(info)
+        case .setMatrixTopic(let change): return await setMatrixTopic(change)
+        case .setMatrixRoomName(let name): await setMatrixRoomName(name)
+        case .recordSubject(let subject): await recordSubject(subject)
+        case .sendSubject(let change): return await sendSubject(change)
+        case .joinReplacementRoom(let upgrade): return await joinReplacementRoom(upgrade)
+        case .moveLink(let upgrade): return await moveLink(upgrade)
+        case .finishUpgrade(let upgrade, let ghosts): await finishUpgrade(upgrade, ghosts: ghosts)
         case .unlink(let plan): await unlink(plan)
         case .log(let entry): logger.log(entry.level, entry.message, metadata: entry.metadata)
         }

@@ -38,6 +38,10 @@ extension PortalStateMachine {
             default:
                 return [.dequeue(seq: queued.seq)]
             }
+        case .topic(let text):
+            return matrixTopic(queued, text: text)
+        case .tombstone(let replacement, _):
+            return roomUpgraded(queued, to: replacement)
         }
     }
 
@@ -121,6 +125,8 @@ extension PortalStateMachine {
             return []
         case .send(let delivery):
             return [.sendGroupchat(delivery)]
+        case .subject(let change):
+            return sendSubject(change, from: puppet.occupant)
         }
     }
 
@@ -145,6 +151,8 @@ extension PortalStateMachine {
             return [log]
         case .send(let delivery):
             return sendFailed(delivery, failure)
+        case .subject(let change):
+            return subjectNotSent(change, failure)
         }
     }
 
@@ -239,7 +247,7 @@ extension PortalStateMachine {
         case .message(let msgtype, let body, _):
             return BridgeCommand.parse(msgtype: msgtype, body: body) == nil && MessageTranslation.toXMPP(msgtype: msgtype, body: body) != nil
         case .reaction, .redaction: return true
-        case .member: return false
+        case .member, .topic, .tombstone: return false
         }
     }
 }

@@ -48,6 +48,12 @@ struct PortalStateMachine: Sendable {
     var displaynames: [UserID: String] = [:]
     /// This room's ghosts as stored (loaded at activation, then kept in step with every write).
     var ghosts: [UserID: RoomGhost] = [:]
+    /// The subject/topic and name last bridged; nil until loaded at activation.
+    var roomTexts: RoomTexts?
+    /// A subject change of ours the MUC has neither reflected nor refused yet.
+    var pendingSubject: SubjectChange?
+    /// The MUC was destroyed (XEP-0045 §10.9): the bridge stays out of it (rejoining would create it again).
+    var destroyed = false
 
     // MARK: Work in progress
     /// The rest of the current piece of work.
@@ -111,6 +117,7 @@ struct PortalStateMachine: Sendable {
         switch event {
         case .activate:
             xmppConnected = true
+            if destroyed { return [] }
             return startActivation()
         case .xmppDisconnected:
             xmppConnected = false
