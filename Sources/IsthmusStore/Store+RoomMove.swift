@@ -11,8 +11,8 @@ extension Store {
         let moved = try write { db -> RoomLink? in
             let rows = try db.query("SELECT \(RoomLinkTable.columns) FROM room_links WHERE matrix_room = ? OR matrix_room = ?",
                                     old, new, map: RoomLinkTable.decode).compactMap { $0 }
-            if let other = rows.first(where: { $0.matrixRoom == new }) { throw RoomLinkConflict.matrixRoomAlreadyLinked(other) }
             guard var link = rows.first(where: { $0.matrixRoom == old }) else { return nil }
+            if let other = rows.first(where: { $0.matrixRoom == new }) { throw RoomLinkConflict.matrixRoomAlreadyLinked(other) }
             try db.run("UPDATE room_links SET matrix_room = ?, matrix_alias = NULL WHERE matrix_room = ?", new, old)
             try db.run("UPDATE room_state SET matrix_room = ? WHERE matrix_room = ?", new, old)
             try db.run("UPDATE room_ghosts SET matrix_room = ?, joined = 0 WHERE matrix_room = ?", new, old)

@@ -23,8 +23,11 @@ public struct ProvisioningAPI: ProvisioningHandler {
         var muc: String
         var status: String
         var detail: String?
+        /// Whether the MUC's name is copied to the Matrix room.
+        var syncName: Bool
 
         init(_ link: RoomLink) {
+            syncName = link.syncName
             matrixRoom = link.matrixRoom.rawValue
             matrixAlias = link.matrixAlias?.rawValue
             muc = link.muc.description
@@ -33,7 +36,7 @@ public struct ProvisioningAPI: ProvisioningHandler {
         }
 
         enum CodingKeys: String, CodingKey {
-            case matrixRoom = "matrix_room", matrixAlias = "matrix_alias", muc, status, detail
+            case matrixRoom = "matrix_room", matrixAlias = "matrix_alias", muc, status, detail, syncName = "sync_name"
         }
     }
 
@@ -42,7 +45,9 @@ public struct ProvisioningAPI: ProvisioningHandler {
     struct LinkRequest: Decodable {
         var matrixRoom: String
         var muc: String
-        enum CodingKeys: String, CodingKey { case matrixRoom = "matrix_room", muc }
+        /// Optional, default false: copy the MUC's name to the Matrix room (`link --sync-name`).
+        var syncName: Bool?
+        enum CodingKeys: String, CodingKey { case matrixRoom = "matrix_room", muc, syncName = "sync_name" }
     }
 
     public func provision(_ route: ProvisioningRoute, body: Data) async -> HTTPServerResponse {
@@ -60,7 +65,7 @@ public struct ProvisioningAPI: ProvisioningHandler {
                     throw AppServiceRejection(status: 400, errcode: MatrixErrorCode.invalidParameter,
                                               message: "muc must be a MUC room JID (room@service)")
                 }
-                let link = try await service.link(room, muc: muc)
+                let link = try await service.link(room, muc: muc, syncName: request.syncName ?? false)
                 logger.info("Linked through the provisioning API", metadata: [
                     "matrix.room.id": link.matrixRoom.rawValue, "xmpp.muc": link.muc.description])
                 return .json(201, LinkBody(link))
