@@ -3,8 +3,8 @@ import IsthmusCommon
 import IsthmusStore
 
 /// Matrix room upgrades (`m.room.tombstone`, spec §11.32; RICH.md §11): the bot joins the replacement room through the
-/// tombstone sender's homeserver, checks that the new room names this one as its predecessor, and the link moves
-/// there in one commit. This portal then closes; the bridge loads the link's portal for the new room, whose
+/// tombstone sender's homeserver (waiting for an invitation where the new room is invite-only), checks that the new
+/// room names this one as its predecessor, and the link moves there in one commit. This portal then closes; the bridge loads the link's portal for the new room, whose
 /// activation brings the ghosts of present occupants into it, catches up the MUC from the resume point and reads the
 /// new room's timeline — so nothing said on either side during the move is lost, and the message map (moved with the
 /// link) keeps anything from being bridged twice. What the old room says after its tombstone is not bridged.
@@ -37,11 +37,14 @@ extension PortalStateMachine {
             return [.log(LogEntry(level: .warning, message: "Could not join the replacement room; trying again later",
                                   metadata: ["error": reason]))] + drainBlocked(retry: true)
         case .refused(let reason)?:
-            return [.log(LogEntry(level: .error, message: "The bridge could not join the replacement room",
+            // An invite-only replacement: the bridge waits for an invitation (Synapse does not invite anyone into the
+            // new room; clients offer to), trying the join again with the inbox's retries. The old room's later
+            // events wait behind the tombstone and are dropped once the link moves.
+            return [.log(LogEntry(level: .warning, message: "The bridge could not join the replacement room; waiting for an invitation",
                                   metadata: ["matrix.room.replacement": upgrade.replacement.rawValue, "error": reason])),
-                    .postNotice("⚠️ The bridge could not join the upgraded room (\(reason)); it stays linked here. Invite it to the new room and link that one instead.",
-                                subject: "upgrade-failed:\(upgrade.eventID.rawValue)"),
-                    .dequeue(seq: upgrade.seq)]
+                    .postNotice("⚠️ This room was upgraded. Invite the bridge to the new room to keep it linked with the XMPP room (joining it was refused: \(reason)).",
+                                subject: "upgrade-refused:\(upgrade.eventID.rawValue)")]
+                + drainBlocked(retry: true)
         case nil:
             guard predecessor == configuration.room else {
                 return [.log(LogEntry(level: .warning, message: "A tombstone names a room that does not replace this one; not followed",

@@ -272,15 +272,18 @@ import Testing
         #expect(!f.machine.closed)
     }
 
-    @Test func aReplacementTheBotCannotJoinIsExplainedAndAnUnavailableHomeserverRetried() {
+    @Test func aReplacementTheBotCannotJoinYetIsExplainedAndTriedAgainAsAnUnavailableHomeserverIs() {
         var f = active()
         let new = RoomID("!new:localhost")!
         let upgrade = PortalStateMachine.RoomUpgrade(replacement: new, via: ["localhost"], seq: 1, eventID: EventID("$tomb1")!)
-        _ = f.act(.matrixEvents([tombstone(1, to: new)]))
+        _ = f.act(.matrixEvents([tombstone(1, to: new), f.text(2, "after the tombstone")]))
+        // Invite-only: the users are told to invite the bridge; the tombstone stays queued and is tried again.
         #expect(f.act(.replacementJoined(upgrade, predecessor: nil, .refused("M_FORBIDDEN"))) == [
-            .postNotice("⚠️ The bridge could not join the upgraded room (M_FORBIDDEN); it stays linked here. Invite it to the new room and link that one instead.",
-                        subject: "upgrade-failed:$tomb1"),
-            .dequeue(seq: 1)])
+            .postNotice("⚠️ This room was upgraded. Invite the bridge to the new room to keep it linked with the XMPP room (joining it was refused: M_FORBIDDEN).",
+                        subject: "upgrade-refused:$tomb1"),
+            .scheduleInboxRetry(at: f.t0 + .seconds(5))])
+        #expect(f.machine.inboxBlocked && f.machine.agenda.isEmpty)
+        #expect(f.act(.retryInbox) == [.loadUndelivered])
         var g = active()
         _ = g.act(.matrixEvents([tombstone(1, to: new)]))
         #expect(g.act(.replacementJoined(upgrade, predecessor: nil, .unavailable("down"))) == [.scheduleInboxRetry(at: g.t0 + .seconds(5))])
