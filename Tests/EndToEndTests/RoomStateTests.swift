@@ -154,6 +154,11 @@ final class RoomStateTests: XCTestCase {
             received.append(message.body ?? "")
         }
         XCTAssertEqual(received, ["hello from the new room", "matrix upgrade sentinel"])
+        // The ghost and the bot left the old room.
+        try await eventually("the bridge out of the old room", timeout: 30) {
+            let members = try await pair.alice.members(of: pair.room)
+            return members[ghost] == nil && members[pair.world.botUserID] == nil
+        }
     }
 
     // MARK: Destruction
