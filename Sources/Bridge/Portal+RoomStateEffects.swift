@@ -34,6 +34,17 @@ extension Portal {
         }
     }
 
+    /// Records the destruction with the link (status `error`, `detail`) so no later start joins the MUC again.
+    func recordDestruction(detail: String) async {
+        let room = link.matrixRoom
+        do {
+            try await durably { try await context.store.markRoomLinkDestroyed(room, detail: detail) }
+        } catch {
+            logger.error("Could not record the MUC's destruction", metadata: ["error": "\(error)"])
+        }
+        context.notify(.status(room, .error))
+    }
+
     /// Sends the subject change from the puppet of its user, or from the bridge's occupant for the bridge's retry.
     func sendSubject(_ change: PortalStateMachine.SubjectChange) async -> PortalStateMachine.Input {
         let occupant = change.byBridge ? context.naming.botOccupant : machine.puppets[change.user]?.occupant

@@ -33,7 +33,8 @@ actor Portal {
         let matrix = context.matrix
         machine = PortalStateMachine(configuration: .init(
             room: link.matrixRoom, muc: link.muc, naming: context.naming, botUserID: matrix.botUserID,
-            ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) }, syncName: link.syncName))
+            ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) }, syncName: link.syncName,
+            mucDestroyed: link.mucDestroyed))
     }
 
     /// Queues an event for this portal. Safe from any context; order of calls is order of handling.
@@ -144,6 +145,7 @@ actor Portal {
         case .setMatrixTopic(let change): return await setMatrixTopic(change)
         case .setMatrixRoomName(let name): await setMatrixRoomName(name)
         case .recordSubject(let subject): await recordSubject(subject)
+        case .recordDestruction(let detail): await recordDestruction(detail: detail)
         case .sendSubject(let change): return await sendSubject(change)
         case .joinReplacementRoom(let upgrade): return await joinReplacementRoom(upgrade)
         case .moveLink(let upgrade): return await moveLink(upgrade)

@@ -89,6 +89,8 @@ extension PortalStateMachine {
         case setMatrixRoomName(String)
         /// Records the subject/topic both sides now agree on.
         case recordSubject(String)
+        /// Records that the MUC was destroyed, with the link's `error` status and its detail (one write).
+        case recordDestruction(detail: String)
         /// → ``Input/subjectSent(_:_:)``: a subject change from one of our occupants (the room's reflection or its
         /// bounced error follows as an event).
         case sendSubject(SubjectChange)

@@ -14,6 +14,8 @@ extension PortalStateMachine {
         var isGhost: @Sendable (UserID) -> Bool
         /// Whether the MUC's name is copied to the Matrix room (`link --sync-name`).
         var syncName = false
+        /// Whether the MUC was destroyed (recorded with the link): the bridge does not join it again.
+        var mucDestroyed = false
         /// How long a paused inbox waits after an XMPP request timed out.
         var inboxRetryDelay: Duration = .seconds(5)
         /// The longest pause between attempts while the homeserver is unavailable.

@@ -14,7 +14,8 @@ extension PortalStateMachine {
         /// The ghost of the occupant who changed the subject, or the bot (when the occupant has no ghost in the room,
         /// the room itself set it, or the ghost lacks the power).
         var actor: UserID
-        /// The nick of the occupant who changed it (nil: the room), named in a notice when the bot sets the topic.
+        /// The nick of the occupant who changed it (nil: the room, or a subject sent on join), named in a notice when
+        /// the bot sets the topic.
         var setter: String?
     }
 
@@ -46,8 +47,9 @@ extension PortalStateMachine {
             roomTexts = RoomTexts(subject: subject, name: roomTexts?.name)
             return [.recordSubject(subject)]
         }
-        let setter = message.nick.isEmpty ? nil : message.nick
-        let ghost = setter.flatMap { occupants[$0]?.ghost }.flatMap { ghosts[$0]?.joined == true ? $0 : nil }
+        let ghost = occupants[message.nick]?.ghost.flatMap { ghosts[$0]?.joined == true ? $0 : nil }
+        // A delayed subject is the one sent on join (set earlier, maybe by someone long gone): nobody is named.
+        let setter = message.nick.isEmpty || message.delay != nil ? nil : message.nick
         return [.setMatrixTopic(TopicChange(text: subject, actor: ghost ?? configuration.botUserID, setter: setter))]
     }
 
@@ -153,7 +155,7 @@ extension PortalStateMachine {
 
     /// The MUC was destroyed (XEP-0045 §10.9): the link goes to `error` with the reason, the Matrix room is told —
     /// naming the alternate venue as an `xmpp:` URI, the address its people need — and the bridge stays out of the
-    /// MUC (joining again would create a new room under the same address).
+    /// MUC (joining again would create a new room under the same address), also after a restart (recorded with the link).
     mutating func roomDestroyed(_ destruction: RoomDestruction) -> [Action] {
         guard !destroyed else { return [] }
         destroyed = true
@@ -174,7 +176,7 @@ extension PortalStateMachine {
         }
         return [.log(LogEntry(level: .notice, message: "The MUC was destroyed",
                               metadata: ["xmpp.alternate_venue": destruction.alternateVenue?.description ?? "-"])),
-                .setStatus(.error, detail: detail),
+                .recordDestruction(detail: detail),
                 .postNotice(notice, subject: "destroyed:\(configuration.muc.bare)")]
     }
 }

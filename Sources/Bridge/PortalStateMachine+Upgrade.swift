@@ -40,7 +40,9 @@ extension PortalStateMachine {
             // An invite-only replacement: the bridge waits for an invitation (Synapse does not invite anyone into the
             // new room; clients offer to), trying the join again with the inbox's retries. The old room's later
             // events wait behind the tombstone and are dropped once the link moves.
-            return [.log(LogEntry(level: .warning, message: "The bridge could not join the replacement room; waiting for an invitation",
+            let first = awaitingUpgradeInvite != upgrade.eventID
+            awaitingUpgradeInvite = upgrade.eventID
+            return [.log(LogEntry(level: first ? .warning : .debug, message: "The bridge could not join the replacement room; waiting for an invitation",
                                   metadata: ["matrix.room.replacement": upgrade.replacement.rawValue, "error": reason])),
                     .postNotice("⚠️ This room was upgraded. Invite the bridge to the new room to keep it linked with the XMPP room (joining it was refused: \(reason)).",
                                 subject: "upgrade-refused:\(upgrade.eventID.rawValue)")]

@@ -54,6 +54,8 @@ struct PortalStateMachine: Sendable {
     var pendingSubject: SubjectChange?
     /// The MUC was destroyed (XEP-0045 §10.9): the bridge stays out of it (rejoining would create it again).
     var destroyed = false
+    /// The tombstone whose replacement room the bot may not join yet (it waits for an invitation; said once).
+    var awaitingUpgradeInvite: EventID?
 
     // MARK: Work in progress
     /// The rest of the current piece of work.
@@ -72,6 +74,7 @@ struct PortalStateMachine: Sendable {
     init(configuration: Configuration) {
         self.configuration = configuration
         botNick = configuration.naming.botNick
+        destroyed = configuration.mucDestroyed
     }
 
     /// A MUC occupant that is not ours, and the ghost standing for it on Matrix.
@@ -123,6 +126,7 @@ struct PortalStateMachine: Sendable {
             xmppConnected = false
             botJoined = false
             for user in puppets.keys { puppets[user]?.joined = false }
+            if destroyed { return [] }   // the link stays in error: there is nothing to wait for
             return [.setStatus(.pending, detail: "waiting for the XMPP server")]
         case .xmppMessage(let message):
             return xmppMessage(message)

@@ -13,11 +13,14 @@ enum RoomLinkTable {
             created_at    INTEGER NOT NULL DEFAULT (strftime('%s','now'))
         );
         """
-    static let columns = "matrix_room, matrix_alias, muc, status, detail, unlinking, archive, sync_name"
+    static let columns = "matrix_room, matrix_alias, muc, status, detail, unlinking, archive, sync_name, muc_destroyed"
     /// Migration 4: whether the MUC keeps an archive with stanza-ids (NULL: not known yet).
     static let archiveColumn = "ALTER TABLE room_links ADD COLUMN archive INTEGER;"
     /// Migration 9: whether the MUC's name is copied to the Matrix room (`link --sync-name`).
-    static let syncNameColumn = "ALTER TABLE room_links ADD COLUMN sync_name INTEGER NOT NULL DEFAULT 0;"
+    static let syncNameColumn = """
+        ALTER TABLE room_links ADD COLUMN sync_name INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE room_links ADD COLUMN muc_destroyed INTEGER NOT NULL DEFAULT 0;
+        """
 }
 
 /// One linked pair of rooms.
@@ -46,10 +49,13 @@ public struct RoomLink: Sendable, Equatable {
     /// Whether the MUC's name (disco#info `muc#roomconfig_roomname`) is copied to the Matrix room's `m.room.name`
     /// (`isthmus link --sync-name`). Off by default: the Matrix room keeps its own name.
     public var syncName: Bool
+    /// Whether the MUC was destroyed (XEP-0045 §10.9): `serve` does not join it again (that would create a new room).
+    public var mucDestroyed: Bool
 
     public init(matrixRoom: RoomID, matrixAlias: RoomAlias?, muc: JID, status: Status = .pending, detail: String? = nil,
-                unlinking: Bool = false, archive: Bool? = nil, syncName: Bool = false) {
+                unlinking: Bool = false, archive: Bool? = nil, syncName: Bool = false, mucDestroyed: Bool = false) {
         self.syncName = syncName
+        self.mucDestroyed = mucDestroyed
         self.matrixRoom = matrixRoom
         self.matrixAlias = matrixAlias
         self.muc = muc
@@ -120,6 +126,13 @@ extension Store {
         }
     }
 
+    /// Records that a link's MUC was destroyed: status `error` with `detail`, and no joining it again.
+    public func markRoomLinkDestroyed(_ room: RoomID, detail: String) throws {
+        try write { db in
+            try db.run("UPDATE room_links SET status = 'error', detail = ?, muc_destroyed = 1 WHERE matrix_room = ?", detail, room)
+        }
+    }
+
     /// Marks a link for clean-up by `serve`; returns the link, or nil when nothing matches.
     public func markUnlinking(matrixRoom: RoomID? = nil, muc: JID? = nil) throws -> RoomLink? {
         let result = try write { db -> RoomLink? in
@@ -147,6 +160,7 @@ extension RoomLinkTable {
         guard let room: RoomID = row.id(0), let muc: JID = row.id(2),
               let status = RoomLink.Status(rawValue: row.string(3) ?? "") else { return nil }
         return RoomLink(matrixRoom: room, matrixAlias: row.id(1), muc: muc, status: status, detail: row.string(4),
-                        unlinking: (row.int(5) ?? 0) != 0, archive: row.int(6).map { $0 != 0 }, syncName: (row.int(7) ?? 0) != 0)
+                        unlinking: (row.int(5) ?? 0) != 0, archive: row.int(6).map { $0 != 0 }, syncName: (row.int(7) ?? 0) != 0,
+                        mucDestroyed: (row.int(8) ?? 0) != 0)
     }
 }

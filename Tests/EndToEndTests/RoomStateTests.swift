@@ -133,6 +133,8 @@ final class RoomStateTests: XCTestCase {
         try await pair.world.waitForLink(new, status: "active", timeout: 60)
         XCTAssertFalse(try pair.world.links().contains { $0["matrix_room"] == pair.room }, "the old room is still linked")
         try await pair.alice.setDisplayname(RichPair.puppetNick, in: new)
+        // Romeo's ghost follows into the new room before anyone says anything.
+        try await eventually("Romeo's ghost in the new room", timeout: 30) { try await pair.alice.members(of: new)[ghost] != nil }
 
         // XMPP → Matrix in the new room, by Romeo's ghost, once.
         try pair.romeo.sendGroupchat(to: pair.muc, body: "hello, new room")

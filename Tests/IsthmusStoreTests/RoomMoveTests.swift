@@ -63,3 +63,14 @@ import Testing
         #expect(try await store.roomLinks().map(\.matrixRoom) == [old, new])
     }
 }
+
+extension RoomMoveTests {
+    @Test func aDestroyedMUCIsRecordedWithTheLink() async throws {
+        let store = try Store(path: ":memory:", logger: .disabled)
+        try await store.insertRoomLink(RoomLink(matrixRoom: old, matrixAlias: nil, muc: muc))
+        #expect(try await store.roomLinks().map(\.mucDestroyed) == [false])
+        try await store.markRoomLinkDestroyed(old, detail: "the XMPP room was destroyed")
+        let link = try #require(try await store.roomLinks().first)
+        #expect(link.mucDestroyed && link.status == .error && link.detail == "the XMPP room was destroyed")
+    }
+}

@@ -216,7 +216,7 @@ import Testing
         var gone = f.presence("Matrix", available: false, codes: [110])
         gone.destroyed = RoomDestruction(reason: "Moved", alternateVenue: JID("salon@conference.localhost")!)
         #expect(f.act(.xmppPresence(gone)) == [
-            .setStatus(.error, detail: "the XMPP room was destroyed: Moved; alternate venue xmpp:salon@conference.localhost?join"),
+            .recordDestruction(detail: "the XMPP room was destroyed: Moved; alternate venue xmpp:salon@conference.localhost?join"),
             .postNotice("⚠️ The XMPP room was destroyed (reason: Moved). This room is no longer bridged. The conversation continues at xmpp:salon@conference.localhost?join",
                         subject: "destroyed:lounge@conference.localhost")])
         #expect(f.machine.destroyed)
@@ -230,8 +230,32 @@ import Testing
         #expect(ghost == f.ghost(of: "romeo"))
         #expect(f.act(.xmppPresence(gone)) == [])
         // Reconnecting does not join again (that would create the room anew).
-        #expect(f.act(.xmppDisconnected) == [.setStatus(.pending, detail: "waiting for the XMPP server")])
+        #expect(f.act(.xmppDisconnected) == [])
         #expect(f.act(.activate) == [])
+    }
+
+    @Test func aLinkRecordedAsDestroyedIsNotActivatedAfterARestart() {
+        var f = MachineFixture()
+        var configuration = f.machine.configuration
+        configuration.mucDestroyed = true
+        f.machine = PortalStateMachine(configuration: configuration)
+        #expect(f.act(.activate) == [])
+        #expect(f.act(.selfCheck) == [])
+        // Unlinking still works.
+        #expect(f.act(.unlink(xmppConnected: true)) == [.setBridgeInfo(f.bridgeInfoWithdrawn),
+                                                        .unlink(.init(puppets: [], botNick: nil))])
+    }
+
+    @Test func aDelayedSubjectSentOnJoinNamesNobody() {
+        var f = active()
+        var joinSubject = subject("romeo", "Set long ago")
+        joinSubject.delay = Date(timeIntervalSince1970: 1_700_000_000)
+        let change = TopicChange(text: "Set long ago", actor: f.ghost(of: "romeo"), setter: nil)
+        #expect(f.act(.xmppMessage(joinSubject)) == [.setMatrixTopic(change)])
+        var refusedForGhost = change
+        refusedForGhost.actor = f.bot
+        #expect(f.act(.topicSet(change, .refused("M_FORBIDDEN"))) == [.setMatrixTopic(refusedForGhost)])
+        #expect(f.act(.topicSet(refusedForGhost, nil)) == [.recordSubject("Set long ago")])
     }
 
     @Test func aDestructionWithoutReasonOrVenueSaysSo() {
@@ -239,7 +263,7 @@ import Testing
         var gone = f.presence("Matrix", available: false, codes: [110])
         gone.destroyed = RoomDestruction()
         #expect(f.act(.xmppPresence(gone)) == [
-            .setStatus(.error, detail: "the XMPP room was destroyed"),
+            .recordDestruction(detail: "the XMPP room was destroyed"),
             .postNotice("⚠️ The XMPP room was destroyed. This room is no longer bridged.", subject: "destroyed:lounge@conference.localhost")])
     }
 
@@ -293,6 +317,18 @@ import Testing
         _ = h.act(.replacementJoined(upgrade, predecessor: h.room, nil))
         #expect(h.act(.linkMoved(upgrade, moved: false)) == [.scheduleInboxRetry(at: h.t0 + .seconds(5))])
         #expect(!h.machine.closed)
+    }
+
+    @Test func waitingForAnInvitationIsAWarningOnceThenQuiet() {
+        var f = active()
+        let new = RoomID("!new:localhost")!
+        let upgrade = PortalStateMachine.RoomUpgrade(replacement: new, via: ["localhost"], seq: 1, eventID: EventID("$tomb1")!)
+        _ = f.act(.matrixEvents([tombstone(1, to: new)]))
+        func levels(_ actions: [PortalStateMachine.Action]) -> [Logger.Level] {
+            actions.compactMap { if case .log(let entry) = $0 { entry.level } else { nil } }
+        }
+        #expect(levels(f.machine.receive(.replacementJoined(upgrade, predecessor: nil, .refused("M_FORBIDDEN")), now: f.t0)) == [.warning])
+        #expect(levels(f.machine.receive(.replacementJoined(upgrade, predecessor: nil, .refused("M_FORBIDDEN")), now: f.t0)) == [.debug])
     }
 
     @Test func tombstonesFromTheBridgeOrToThisSameRoomAreIgnored() {
