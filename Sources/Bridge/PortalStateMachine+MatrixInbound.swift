@@ -126,7 +126,7 @@ extension PortalStateMachine {
         case .send(let delivery):
             return [.sendGroupchat(delivery)]
         case .subject(let change):
-            return sendSubject(change, from: puppet.occupant)
+            return sendSubject(change)
         }
     }
 

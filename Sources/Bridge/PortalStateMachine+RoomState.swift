@@ -89,8 +89,9 @@ extension PortalStateMachine {
         return ensurePuppet(event.sender, then: .subject(change))
     }
 
-    /// The change goes out from `occupant`; the room's reflection (or its error) follows as an event.
-    mutating func sendSubject(_ change: SubjectChange, from occupant: JID) -> [Action] {
+    /// The change goes out (from the puppet, or the bridge's occupant for its retry); the room's reflection (or its
+    /// error) follows as an event.
+    mutating func sendSubject(_ change: SubjectChange) -> [Action] {
         pendingSubject = change
         return [.sendSubject(change)]
     }
@@ -121,7 +122,7 @@ extension PortalStateMachine {
             retry.byBridge = true
             retry.seq = nil
             retry.id = OriginID(change.id.rawValue + "-bridge") ?? change.id
-            return [log] + sendSubject(retry, from: configuration.naming.botOccupant)
+            return [log] + sendSubject(retry)
         }
         let reason = error.condition == .forbidden
             ? "only its moderators may change the subject there"
