@@ -57,6 +57,15 @@ extension Portal {
         }
     }
 
+    func announceInMUC(_ text: String) async {
+        do {
+            try await context.xmpp.sendGroupchat(room: link.muc, from: context.naming.botOccupant, body: text,
+                                                 references: MessageReferences(), originID: OriginID("isthmus-" + Digest.randomHex(bytes: 8))!)
+        } catch {
+            logger.warning("Could not post in the MUC", metadata: ["error": "\(Self.describe(error))"])
+        }
+    }
+
     func joinReplacementRoom(_ upgrade: PortalStateMachine.RoomUpgrade) async -> PortalStateMachine.Input {
         do {
             let predecessor = try await context.matrix.joinReplacement(upgrade.replacement, via: upgrade.via)

@@ -146,6 +146,7 @@ actor Portal {
         case .setMatrixRoomName(let name): await setMatrixRoomName(name)
         case .recordSubject(let subject): await recordSubject(subject)
         case .recordDestruction(let detail): await recordDestruction(detail: detail)
+        case .announceInMUC(let text): await announceInMUC(text)
         case .sendSubject(let change): return await sendSubject(change)
         case .joinReplacementRoom(let upgrade): return await joinReplacementRoom(upgrade)
         case .moveLink(let upgrade): return await moveLink(upgrade)

@@ -40,12 +40,20 @@ extension PortalStateMachine {
     mutating func subjectMessage(_ message: RoomMessage, subject: String) -> [Action] {
         guard !message.fromArchive else { return [] }
         let ours = message.nick == botNick || puppets.values.contains { $0.nick == message.nick }
-        if ours, pendingSubject?.text == subject { pendingSubject = nil }
-        if roomTexts?.subject == subject { return [] }
+        var announce: [Action] = []
+        if ours, let pending = pendingSubject, pending.text == subject {
+            pendingSubject = nil
+            // The bridge's occupant set it for a Matrix user: the MUC is told who, by the name they go by there.
+            if pending.byBridge, message.nick == botNick {
+                let name = puppets[pending.user]?.nick ?? displaynames[pending.user] ?? pending.user.localpart
+                announce = [.announceInMUC("\(name) changed the subject.")]
+            }
+        }
+        if roomTexts?.subject == subject { return announce }
         // Our own change reflected, or nothing known yet and nothing to say: it is now what both sides agree on.
         if ours || (roomTexts?.subject == nil && subject.isEmpty) {
             roomTexts = RoomTexts(subject: subject, name: roomTexts?.name)
-            return [.recordSubject(subject)]
+            return [.recordSubject(subject)] + announce
         }
         let ghost = occupants[message.nick]?.ghost.flatMap { ghosts[$0]?.joined == true ? $0 : nil }
         // A delayed subject is the one sent on join (set earlier, maybe by someone long gone): nobody is named.

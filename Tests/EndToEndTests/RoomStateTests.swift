@@ -67,6 +67,11 @@ final class RoomStateTests: XCTestCase {
         }
         XCTAssertEqual(subject.subject, "The bridge may")
         XCTAssertNil(subject.body)
+        // The room then learns who changed it, by the nick alice has there (no Matrix id).
+        let who = try await pair.romeo.nextMessage(within: 30, "who changed the subject") {
+            $0.from == pair.muc.bare.with(resource: Self.botNick) && $0.body != nil
+        }
+        XCTAssertEqual(who.body, "Alice Liddell changed the subject.")
         // Neither subject came from alice's occupant, and the refused one never reached the room.
         let late = try await pair.puppetMessages(untilSentinel: "rights sentinel")
         XCTAssertEqual(late.map(\.body), ["rights sentinel"])

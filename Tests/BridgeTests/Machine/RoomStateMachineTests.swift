@@ -139,6 +139,10 @@ import Testing
         retry.id = OriginID(change.id.rawValue + "-bridge")!
         #expect(f.act(.xmppMessage(bounce)) == [.sendSubject(retry)])
         #expect(f.act(.subjectSent(retry, nil)) == [])
+        // Had the room taken it from the bridge's occupant, the MUC would be told who changed it, by her nick there.
+        var accepted = f
+        #expect(accepted.act(.xmppMessage(subject("Matrix", "From Matrix"))) == [.recordSubject("From Matrix"),
+                                                                               .announceInMUC("Alice changed the subject.")])
         // The bridge's occupant is refused too: Alice is told why, in the Matrix room.
         var second = bounce
         second.to = f.naming.botOccupant
