@@ -99,6 +99,15 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         state.withLock { $0.roomNames[user] = name; $0.members[room, default: [:]][user] = .some(name) }
     }
 
+    func createDirectRoom(as creator: UserID, inviting user: UserID) async throws -> RoomID {
+        state.withLock { state in
+            let room = RoomID("!dm\(state.nextEvent):localhost")!
+            state.nextEvent += 1
+            state.members[room, default: [:]][creator] = .some(nil)
+            return room
+        }
+    }
+
     func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
               timestamp: Date?) async throws -> EventID {
         try state.withLock { state in

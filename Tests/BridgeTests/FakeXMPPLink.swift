@@ -96,6 +96,10 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         state.withLock { $0.privates.append((recipient, body)) }
     }
 
+    func sendChat(from occupant: JID, to recipient: JID, body: String, references: MessageReferences, originID: OriginID) async throws {
+        state.withLock { $0.privates.append((recipient, body)) }
+    }
+
     func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult {
         state.withLock { $0.selfPingResult }
     }
