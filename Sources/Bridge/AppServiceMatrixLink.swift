@@ -216,6 +216,12 @@ public struct AppServiceMatrixLink: MatrixLink {
         }
     }
 
+    public func membership(of user: UserID, in room: RoomID, as viewer: UserID) async throws -> Membership? {
+        try await classified("state") { () async throws(MatrixError) in
+            try await client.stateEvent(MemberContent.self, type: MatrixEventType.member, stateKey: user.rawValue, in: room, as: viewer)
+        }?.membership
+    }
+
     public func joinedMembers(_ room: RoomID) async throws -> [UserID: String?] {
         try await observed("joined_members") { () async throws(MatrixError) in
             try await client.joinedMembers(of: room, as: botUserID)

@@ -89,7 +89,24 @@ actor DirectChats {
         let store = context.store
         var chat = try await store.directChat(linkedRoom: linkedRoom, ghost: inbound.ghost, user: inbound.user)
             ?? DirectChat(linkedRoom: linkedRoom, identity: inbound.identity, matrixUser: inbound.user, muc: muc, ghost: inbound.ghost)
-        if let room = chat.matrixRoom { return room }
+        if let room = chat.matrixRoom {
+            // The leave may not have reached the bridge yet (it comes with a homeserver transaction, this from XMPP):
+            // a message into a room the user left would be lost, so ask. A refusal (the ghost is not in it either)
+            // counts as gone too.
+            let membership: Membership?
+            do {
+                membership = try await retrying { try await self.context.matrix.membership(of: inbound.user, in: room, as: inbound.ghost) }
+            } catch is MatrixLinkError {
+                throw MatrixLinkError.unavailable("membership of the DM room")
+            } catch {
+                membership = nil
+            }
+            if membership == .join || membership == .invite { return room }
+            logger.info("The Matrix user is no longer in the DM room; opening a new one",
+                        metadata: ["matrix.dm.id": room.rawValue, "matrix.user.id": inbound.user.rawValue])
+            try? await context.matrix.leave(room, as: inbound.ghost, reason: nil)
+            chat.matrixRoom = nil
+        }
         let pending = chat
         try await durably { try await store.saveDirectChat(pending) }
         try await retrying { try await self.context.matrix.registerGhost(inbound.ghost) }
