@@ -145,10 +145,14 @@ actor DirectChats {
     private func handle(_ queued: [QueuedMatrixEvent]) async {
         for item in queued {
             do {
-                // A drain and the live hand-over may both bring a row: the first to handle it removes it.
-                guard try await context.store.hasInboxEntry(seq: item.seq) else { continue }
+                // A drain and the live hand-over may both bring a row (the first to handle it removes it), and a
+                // replayed event finds itself recorded as handled.
+                guard try await durably({ try await self.context.store.isDirectEventPending(seq: item.seq, eventID: item.event.eventID) })
+                else { continue }
                 guard try await handle(item.event) else { return }
-                try await durably { try await self.context.store.deleteInbox(seq: item.seq) }
+                try await durably {
+                    try await self.context.store.consumeDirectEvent(seq: item.seq, eventID: item.event.eventID, room: item.event.room)
+                }
             } catch {
                 logger.error("Could not handle a DM event", metadata: ["matrix.event.id": item.event.eventID.rawValue, "error": "\(error)"])
             }

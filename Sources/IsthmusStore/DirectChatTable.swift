@@ -6,7 +6,7 @@ import IsthmusCommon
 /// The row is written before the DM room is created (with no room), so a retry finds it; `matrix_room` is set as soon
 /// as the homeserver answers, and cleared when the Matrix user leaves the room (the next private message creates a
 /// new one). `identity` is the one the occupant's ghost is derived from (real JID when known, else the occupant JID),
-/// so a nick change keeps the same DM room.
+/// so a nick change keeps the same DM room. `direct_events`: the DM events already handled (a replay is not sent twice).
 enum DirectChatTable {
     static let schema = """
         CREATE TABLE direct_chats (
@@ -19,6 +19,10 @@ enum DirectChatTable {
             PRIMARY KEY (linked_room, ghost, matrix_user)
         );
         CREATE UNIQUE INDEX direct_chats_room ON direct_chats (matrix_room) WHERE matrix_room IS NOT NULL;
+        CREATE TABLE direct_events (
+            event_id     TEXT PRIMARY KEY,
+            matrix_room  TEXT NOT NULL
+        );
         """
 }
 
@@ -99,9 +103,25 @@ extension Store {
         }
     }
 
-    /// Whether the inbox row `seq` is still queued (not handled yet).
-    public func hasInboxEntry(seq: Int64) throws -> Bool {
-        try read { db in try !db.query("SELECT 1 FROM matrix_inbox WHERE seq = ?", seq, map: { _ in true }).isEmpty }
+    /// Whether the DM event in inbox row `seq` is still to be handled: queued, and not handled before (a replay of an
+    /// event already handled finds it in `direct_events`; its new row is then dropped).
+    public func isDirectEventPending(seq: Int64, eventID: EventID) throws -> Bool {
+        try write { db in
+            guard try !db.query("SELECT 1 FROM matrix_inbox WHERE seq = ?", seq, map: { _ in true }).isEmpty else { return false }
+            guard try db.query("SELECT 1 FROM direct_events WHERE event_id = ?", eventID, map: { _ in true }).isEmpty else {
+                _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq)
+                return false
+            }
+            return true
+        }
+    }
+
+    /// Records a DM event as handled and removes its inbox row, in one commit.
+    public func consumeDirectEvent(seq: Int64, eventID: EventID, room: RoomID) throws {
+        try write { db in
+            _ = try db.run("INSERT OR IGNORE INTO direct_events (event_id, matrix_room) VALUES (?, ?)", eventID, room)
+            _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq)
+        }
     }
 
     /// The ghost's current state in the linked `room` (its nick, whether its occupant is in the MUC), if stored.

@@ -108,6 +108,7 @@ final class FakeMatrixLink: MatrixLink, Sendable {
             let room = RoomID("!dm\(state.nextEvent):localhost")!
             state.nextEvent += 1
             state.members[room, default: [:]][creator] = .some(nil)
+            state.members[room, default: [:]][user] = .some(nil)   // as if the invite was accepted at once
             return room
         }
     }

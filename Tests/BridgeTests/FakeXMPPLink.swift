@@ -25,6 +25,8 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         /// What the room announces (a room with an archive unless a test says otherwise).
         var roomFeatures = RoomFeatures(stanzaIDs: true, archive: true)
         var privates: [(to: JID, body: String)] = []
+        /// MUC private messages from puppets (``sendChat(from:to:body:references:originID:)``), in order.
+        var chats: [(from: JID, to: JID, body: String, originID: OriginID)] = []
         var takenNicks: Set<String> = []
         var occupantNicks: [JID: String] = [:]
         var archive: [RoomMessage] = []
@@ -97,7 +99,7 @@ final class FakeXMPPLink: XMPPLink, Sendable {
     }
 
     func sendChat(from occupant: JID, to recipient: JID, body: String, references: MessageReferences, originID: OriginID) async throws {
-        state.withLock { $0.privates.append((recipient, body)) }
+        state.withLock { $0.chats.append((occupant, recipient, body, originID)) }
     }
 
     func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult {
