@@ -236,7 +236,8 @@ public final class Bridge: Sendable {
             }
             // In flight before the commit: a portal may take the rows from the store (a drain, a timeline check) and
             // send them before this call returns. A replay of a delivered message leaves an entry that expires.
-            for (_, event) in byID {
+            // (Linked rooms only: the latency metrics follow room messages to their MUC reflection, which DMs lack.)
+            for (_, event) in byID where !direct.contains(event.room) {
                 if let kind = event.metricsKind {
                     context.metrics.enteredFromMatrix(room: event.room, originID: context.naming.originID(for: event.eventID),
                                                       kind: kind, at: accepted, now: accepted)
