@@ -111,6 +111,41 @@ final class PrivateMessageTests: XCTestCase {
         juliet.close()
     }
 
+    func testAPrivateMessageTheMUCBouncesBecomesANoticeInTheDM() async throws {
+        let world = try EndToEndHarness("pm-bounce")
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        let alice = try await world.matrixUser("alice")
+        let muc = world.muc("pmbounce")
+        let owner = try await world.xmppUser("bob")
+        try await owner.joinRoom(muc, nick: "Owner")   // bob creates the room and owns it
+        let room = try await world.linkedRoom(owner: alice, muc: muc)
+        let aliceOccupant = muc.with(resource: "alice")!
+        _ = try await owner.nextPresence(within: 20, "alice's occupant") { $0.from == aliceOccupant && $0.type == .available }
+        let ghost = try await eventuallyValue("Owner's ghost") {
+            try await alice.members(of: room).first(where: { $0.value == "Owner" })?.key
+        }
+        try owner.send(.message(Self.privateMessage(to: aliceOccupant, body: "hi")))
+        let invitation = try await eventuallyValue("the DM invite", timeout: 30) {
+            try await alice.invitations().first { $0.inviter == ghost }
+        }
+        try await alice.join(invitation.room)
+
+        // The owner kicks alice's occupant (XEP-0045 §8.2): her private messages are no longer accepted by the room
+        // (she is not an occupant), and the room's error reply is the one the DM hears about.
+        _ = try await owner.request(IQ(type: .set, to: muc, payload: .other(RichWire.roleChange(nick: "alice", role: "none"))))
+        _ = try await owner.nextPresence(within: 20, "alice's occupant kicked") {
+            $0.from == aliceOccupant && $0.statusCodes.contains(MUCStatusCode(307))
+        }
+        try await alice.send("can you hear me?", to: invitation.room)
+        let notice = try await eventuallyValue("a notice in the DM", timeout: 30) {
+            try await alice.messages(in: invitation.room).first { $0.msgtype == "m.notice" }
+        }
+        XCTAssertEqual(notice.sender, ghost)
+        XCTAssertTrue(notice.body?.hasPrefix("⚠️ Your message could not be delivered to Owner (") == true, notice.description)
+        owner.close()
+    }
+
     /// A MUC private message (XEP-0045 §7.5) to `occupant`.
     static func privateMessage(to occupant: JID, body: String) -> Message {
         Message(type: .chat, to: occupant, id: StanzaAttributeID(UUID().uuidString), body: body,
