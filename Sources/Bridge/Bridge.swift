@@ -120,8 +120,6 @@ public final class Bridge: Sendable {
                     }
                     metrics.observe(event, botOccupant: botOccupant, now: clock.now())
                     directory.route(event, logger: logger)
-                    // DM events kept while XMPP was away (or from before a restart) go out now.
-                    if case .connected = event { directChats.enqueue(.drain) }
                 }
             }
             group.addTask {
@@ -180,7 +178,13 @@ public final class Bridge: Sendable {
                 case .selfCheck:
                     for portal in directory.all { portal.enqueue(.selfCheck) }
                 case .portal(let notice):
-                    if case .unlinked(let room) = notice { directory.remove(room) }
+                    switch notice {
+                    case .unlinked(let room):
+                        directory.remove(room)
+                        directChats.enqueue(.linkStatus(room, .error))
+                    case .status(let room, let status):
+                        directChats.enqueue(.linkStatus(room, status))
+                    }
                 case .shutdown:
                     logger.info("Bridge stopping")
                     writeGate.finish()

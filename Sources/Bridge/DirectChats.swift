@@ -13,6 +13,7 @@ import IsthmusStore
 ///   room's) and handed here; each is handled (a private message from the user's occupant to the ghost's occupant's
 ///   current nick, or a notice back) and then removed. After a crash in between, the message is sent again with the
 ///   same origin-id (XMPP private messages have no reflection that could serve as a receipt).
+///   They wait while the linked room's portal is not active (after a start, until its puppets have rejoined the MUC).
 /// - A private message the MUC bounces comes back here (by its origin-id) as a notice in the DM.
 ///
 /// Decisions are ``DirectChatRules``'; this actor does the I/O.
@@ -23,8 +24,9 @@ actor DirectChats {
         case fromXMPP(DirectChatRules.Inbound, linkedRoom: RoomID, muc: JID)
         /// Events of DM rooms just written to the durable inbox.
         case matrixEvents([QueuedMatrixEvent])
-        /// Handle whatever DM events are still queued in the store (after a start or a reconnection).
-        case drain
+        /// A linked room's portal changed status: its DMs' Matrix events go out only while it is active (its puppets
+        /// are in the MUC then); becoming active, the ones still queued in the store go out.
+        case linkStatus(RoomID, RoomLink.Status)
         /// The MUC bounced one of our private messages.
         case bounced(originID: OriginID, nick: String, error: StanzaErrorInfo)
     }
@@ -33,6 +35,8 @@ actor DirectChats {
     let logger: Logger
     private let work: AsyncStream<Work>
     private let feed: AsyncStream<Work>.Continuation
+    /// Linked rooms whose portal is active (its puppets joined): their DMs' Matrix events can go out.
+    private var activeRooms: Set<RoomID> = []
     /// The DM room of each private message sent lately, by origin-id, to place a bounce (most recent last; bounded).
     private var recentlySent: [(OriginID, RoomID)] = []
     static let recentlySentLimit = 500
@@ -59,7 +63,13 @@ actor DirectChats {
             switch item {
             case .fromXMPP(let inbound, let linkedRoom, let muc): await deliverToMatrix(inbound, linkedRoom: linkedRoom, muc: muc)
             case .matrixEvents(let queued): await handle(queued)
-            case .drain: await drain()
+            case .linkStatus(let room, let status):
+                if status == .active {
+                    activeRooms.insert(room)
+                    await drain()
+                } else {
+                    activeRooms.remove(room)
+                }
             case .bounced(let originID, let nick, let error): await bounced(originID, nick: nick, error: error)
             }
         }
@@ -143,13 +153,18 @@ actor DirectChats {
     }
 
     private func handle(_ queued: [QueuedMatrixEvent]) async {
-        for item in queued {
+        // DM rooms with an event that has to wait: their later events wait too (order within a DM).
+        var held: Set<RoomID> = []
+        for item in queued where !held.contains(item.event.room) {
             do {
                 // A drain and the live hand-over may both bring a row (the first to handle it removes it), and a
                 // replayed event finds itself recorded as handled.
                 guard try await durably({ try await self.context.store.isDirectEventPending(seq: item.seq, eventID: item.event.eventID) })
                 else { continue }
-                guard try await handle(item.event) else { return }
+                guard try await handle(item.event) else {
+                    held.insert(item.event.room)
+                    continue
+                }
                 try await durably {
                     try await self.context.store.consumeDirectEvent(seq: item.seq, eventID: item.event.eventID, room: item.event.room)
                 }
@@ -159,9 +174,19 @@ actor DirectChats {
         }
     }
 
-    /// Handles one DM event; false when the XMPP side is not connected (the event stays queued for the next drain).
+    /// Handles one DM event; false when it must wait (its linked room is not active, or XMPP is not connected): it
+    /// stays queued in the store for the drain when the room is active again.
     private func handle(_ event: MatrixRoomEvent) async throws -> Bool {
         guard let chat = try await context.store.directChat(in: event.room) else { return true }
+        guard activeRooms.contains(chat.linkedRoom) else {
+            // Unlinked: nothing will carry it any more; say so rather than keep it forever.
+            guard try await context.store.linkedRooms(among: [chat.linkedRoom]).isEmpty else { return false }
+            if case .message = event.content, event.sender == chat.matrixUser {
+                try await notice("⚠️ This conversation is no longer bridged to XMPP; the message was not delivered.", in: chat,
+                                 subject: "dm:\(event.eventID.rawValue)")
+            }
+            return true
+        }
         let occupant = try await context.store.roomGhost(chat.ghost, in: chat.linkedRoom)
         switch DirectChatRules.step(for: event, chat: chat, occupant: occupant) {
         case .ignore:

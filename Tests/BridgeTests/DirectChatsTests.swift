@@ -100,6 +100,28 @@ import TestSupport
         await harness.stop()
     }
 
+    /// After a start, a DM event (Synapse redelivers at once) waits until the linked room is active — its puppets are
+    /// back in the MUC — or the room would refuse the private message from a non-occupant.
+    @Test func aDMEventWaitsUntilItsLinkedRoomIsActive() async throws {
+        let harness = try PortalTests.Harness()
+        let ghost = UserID("@_xmpp_romeo:localhost")!
+        let dm = RoomID("!dm:localhost")!
+        harness.matrix.state.withLock { $0.members[room] = [alice: "Alice"] }
+        try await harness.store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
+        try await harness.store.saveDirectChat(DirectChat(linkedRoom: room, identity: romeoJID.description, matrixUser: alice, muc: muc,
+                                                          ghost: ghost, matrixRoom: dm))
+        try await harness.store.saveRoomGhost(RoomGhost(room: room, user: ghost, nick: "Romeo", occupantID: nil, realJID: romeoJID, joined: true))
+        try await harness.bridge.acceptMatrixEvents([dmText("sent while the bridge was down", in: dm, id: "$early")])
+        #expect(try await harness.store.inbox(dm).count == 1)
+        harness.xmpp.feed.yield(.connected(reconnected: false))
+        try await eventually("the DM message went out") { harness.xmpp.state.withLock { $0.chats.count } == 1 }
+        let chat = try #require(harness.xmpp.state.withLock { $0.chats.first })
+        #expect(chat.body == "sent while the bridge was down")
+        #expect(chat.to == muc.with(resource: "Romeo"))
+        #expect(chat.senderJoined, "sent before alice's occupant was back in the MUC")
+        await harness.stop()
+    }
+
     @Test func aDMTheUserLeftIsReplacedByANewOne() async throws {
         let harness = try PortalTests.Harness()
         _ = try await setUp(harness)

@@ -146,6 +146,51 @@ final class PrivateMessageTests: XCTestCase {
         owner.close()
     }
 
+    func testTheDMSurvivesARestartAndWhatAliceSentMeanwhileGoesOutOnce() async throws {
+        let world = try EndToEndHarness("pm-restart")
+        try await world.startBridge()
+        let alice = try await world.matrixUser("alice")
+        let muc = world.muc("pmrestart")
+        let romeo = try await world.xmppUser("bob")
+        try await romeo.joinRoom(muc, nick: "Romeo")
+        let room = try await world.linkedRoom(owner: alice, muc: muc)
+        let aliceOccupant = muc.with(resource: "alice")!
+        _ = try await romeo.nextPresence(within: 20, "alice's occupant") { $0.from == aliceOccupant && $0.type == .available }
+        let ghost = try await eventuallyValue("Romeo's ghost") {
+            try await alice.members(of: room).first(where: { $0.value == "Romeo" })?.key
+        }
+        try romeo.send(.message(Self.privateMessage(to: aliceOccupant, body: "before")))
+        let invitation = try await eventuallyValue("the DM invite", timeout: 30) {
+            try await alice.invitations().first { $0.inviter == ghost }
+        }
+        try await alice.join(invitation.room)
+        _ = try await world.matrixMessages(alice, in: invitation.room, count: 1, excluding: alice.userID)
+
+        // Down: alice writes, and the owner kicks her occupant (XEP-0045 §8.2). Up again: the message goes out once her
+        // occupant is back in the MUC (not before: the room would refuse a private message from a non-occupant).
+        world.stopBridge()
+        try await alice.send("while you were away", to: invitation.room)
+        _ = try await romeo.request(IQ(type: .set, to: muc, payload: .other(RichWire.roleChange(nick: "alice", role: "none"))))
+        _ = try await romeo.nextPresence(within: 20, "alice's occupant kicked") {
+            $0.from == aliceOccupant && $0.statusCodes.contains(MUCStatusCode(307))
+        }
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        let late = try await romeo.nextMessage(within: 30, "alice's message from the downtime") { $0.type == .chat && $0.body != nil }
+        XCTAssertEqual(late.body, "while you were away")
+        XCTAssertEqual(late.from, aliceOccupant)
+        try await alice.send("sentinel", to: invitation.room)
+        let next = try await romeo.nextMessage(within: 20, "the sentinel") { $0.type == .chat && $0.body != nil }
+        XCTAssertEqual(next.body, "sentinel", "the downtime message arrived twice")
+        // The same DM room after the restart.
+        try romeo.send(.message(Self.privateMessage(to: aliceOccupant, body: "after")))
+        let messages = try await world.matrixMessages(alice, in: invitation.room, count: 2, excluding: alice.userID)
+        XCTAssertEqual(messages.map(\.body), ["before", "after"])
+        let notices = try await alice.messages(in: invitation.room).filter { $0.msgtype == "m.notice" }
+        XCTAssertEqual(notices.map(\.description), [], "nothing bounced")
+        romeo.close()
+    }
+
     /// A MUC private message (XEP-0045 §7.5) to `occupant`.
     static func privateMessage(to occupant: JID, body: String) -> Message {
         Message(type: .chat, to: occupant, id: StanzaAttributeID(UUID().uuidString), body: body,
