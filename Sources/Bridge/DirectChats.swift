@@ -31,7 +31,9 @@ actor DirectChats {
         case bounced(originID: OriginID, nick: String, error: StanzaErrorInfo)
     }
 
+    /// The store and both links (its `directChats` is nil: this actor is the one).
     let context: BridgeContext
+    /// `bridge.dm`.
     let logger: Logger
     private let work: AsyncStream<Work>
     private let feed: AsyncStream<Work>.Continuation
@@ -246,10 +248,11 @@ actor DirectChats {
         if recentlySent.count > Self.recentlySentLimit { recentlySent.removeFirst(recentlySent.count - Self.recentlySentLimit) }
     }
 
-    /// Runs `call`, again after 1, 2 and 4 s while the homeserver is unavailable.
+    /// Runs `call`, again after 1, 2, 4, 8 and 16 s while the homeserver is unavailable (a private message from XMPP
+    /// is in memory only: the MUC does not archive it). Blocks the DMs meanwhile, which all need the homeserver too.
     private func retrying<T: Sendable>(_ call: () async throws -> T) async throws -> T {
         var pause = Duration.seconds(1)
-        for _ in 0..<3 {
+        for _ in 0..<5 {
             do {
                 return try await call()
             } catch is MatrixLinkError {
