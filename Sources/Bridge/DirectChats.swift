@@ -68,7 +68,7 @@ actor DirectChats {
             case .linkStatus(let room, let status):
                 if status == .active {
                     activeRooms.insert(room)
-                    await drain()
+                    await drain(linkedRoom: room)
                 } else {
                     activeRooms.remove(room)
                 }
@@ -134,9 +134,10 @@ actor DirectChats {
 
     // MARK: Matrix → XMPP
 
-    private func drain() async {
+    /// Handles the queued events of the DMs that belong to `linkedRoom`.
+    private func drain(linkedRoom: RoomID) async {
         do {
-            for room in try await context.store.directRooms() {
+            for room in try await context.store.directRooms(of: linkedRoom) {
                 let entries = try await context.store.inbox(room)
                 let queued = entries.compactMap { entry in
                     (try? JSONDecoder().decode(MatrixRoomEvent.self, from: Data(entry.payload))).map { QueuedMatrixEvent(seq: entry.seq, event: $0) }
@@ -180,17 +181,20 @@ actor DirectChats {
     /// stays queued in the store for the drain when the room is active again.
     private func handle(_ event: MatrixRoomEvent) async throws -> Bool {
         guard let chat = try await context.store.directChat(in: event.room) else { return true }
-        guard activeRooms.contains(chat.linkedRoom) else {
+        let occupant = try await context.store.roomGhost(chat.ghost, in: chat.linkedRoom)
+        let step = DirectChatRules.step(for: event, chat: chat, occupant: occupant)
+        switch step {
+        case .sendPrivate, .notice:
+            guard !activeRooms.contains(chat.linkedRoom) else { break }
             // Unlinked: nothing will carry it any more; say so rather than keep it forever.
             guard try await context.store.linkedRooms(among: [chat.linkedRoom]).isEmpty else { return false }
-            if case .message = event.content, event.sender == chat.matrixUser {
-                try await notice("⚠️ This conversation is no longer bridged to XMPP; the message was not delivered.", in: chat,
-                                 subject: "dm:\(event.eventID.rawValue)")
-            }
+            try await notice("⚠️ This conversation is no longer bridged to XMPP; the message was not delivered.", in: chat,
+                             subject: "dm:\(event.eventID.rawValue)")
             return true
+        case .ignore, .forgetRoom:
+            break
         }
-        let occupant = try await context.store.roomGhost(chat.ghost, in: chat.linkedRoom)
-        switch DirectChatRules.step(for: event, chat: chat, occupant: occupant) {
+        switch step {
         case .ignore:
             return true
         case .sendPrivate(let to, let body, let unstyled):

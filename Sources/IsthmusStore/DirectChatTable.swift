@@ -95,11 +95,11 @@ extension Store {
         }
     }
 
-    /// Every current DM room.
-    public func directRooms() throws -> [RoomID] {
+    /// The current DM rooms that belong to the linked room `linkedRoom`.
+    public func directRooms(of linkedRoom: RoomID) throws -> [RoomID] {
         try read { db in
-            try db.query("SELECT matrix_room FROM direct_chats WHERE matrix_room IS NOT NULL ORDER BY matrix_room") { $0.id(0, as: RoomID.self) }
-                .compactMap { $0 }
+            try db.query("SELECT matrix_room FROM direct_chats WHERE linked_room = ? AND matrix_room IS NOT NULL ORDER BY matrix_room",
+                         linkedRoom) { $0.id(0, as: RoomID.self) }.compactMap { $0 }
         }
     }
 

@@ -104,7 +104,7 @@ import TestSupport
     /// back in the MUC — or the room would refuse the private message from a non-occupant.
     @Test func aDMEventWaitsUntilItsLinkedRoomIsActive() async throws {
         let harness = try PortalTests.Harness()
-        let ghost = UserID("@_xmpp_romeo:localhost")!
+        let ghost = try #require(harness.matrix.ghostUserID(forIdentity: romeoJID.description))
         let dm = RoomID("!dm:localhost")!
         harness.matrix.state.withLock { $0.members[room] = [alice: "Alice"] }
         try await harness.store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
@@ -114,11 +114,27 @@ import TestSupport
         try await harness.bridge.acceptMatrixEvents([dmText("sent while the bridge was down", in: dm, id: "$early")])
         #expect(try await harness.store.inbox(dm).count == 1)
         harness.xmpp.feed.yield(.connected(reconnected: false))
+        // Romeo is still in the MUC: the room lists him when the bridge rejoins (else reconciliation would mark him gone).
+        harness.xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "Romeo", to: FakeXMPPLink.bot, available: true, realJID: romeoJID)))
         try await eventually("the DM message went out") { harness.xmpp.state.withLock { $0.chats.count } == 1 }
         let chat = try #require(harness.xmpp.state.withLock { $0.chats.first })
         #expect(chat.body == "sent while the bridge was down")
         #expect(chat.to == muc.with(resource: "Romeo"))
         #expect(chat.senderJoined, "sent before alice's occupant was back in the MUC")
+        await harness.stop()
+    }
+
+    @Test func aDMWhoseRoomWasUnlinkedSaysSoInsteadOfWaiting() async throws {
+        let harness = try PortalTests.Harness()
+        let ghost = UserID("@_xmpp_romeo:localhost")!
+        let dm = RoomID("!dm:localhost")!
+        try await harness.store.saveDirectChat(DirectChat(linkedRoom: room, identity: romeoJID.description, matrixUser: alice, muc: muc,
+                                                          ghost: ghost, matrixRoom: dm))
+        try await harness.bridge.acceptMatrixEvents([dmText("anyone?", in: dm, id: "$late")])
+        try await eventually("a notice") { harness.matrix.state.withLock { !$0.sent.isEmpty } }
+        #expect(harness.matrix.state.withLock { $0.sent.map(\.message) }
+                == [OutgoingMatrixMessage(kind: .notice, body: "⚠️ This conversation is no longer bridged to XMPP; the message was not delivered.")])
+        try await eventually("consumed") { try await harness.store.inbox(dm).isEmpty }
         await harness.stop()
     }
 

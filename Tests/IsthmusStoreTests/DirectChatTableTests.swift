@@ -15,7 +15,7 @@ import Testing
         var chat = DirectChat(linkedRoom: linked, identity: "romeo@localhost", matrixUser: alice, muc: muc, ghost: ghost)
         try await store.saveDirectChat(chat)   // recorded before the room exists
         #expect(try await store.directChat(linkedRoom: linked, ghost: ghost, user: alice) == chat)
-        #expect(try await store.directRooms() == [])
+        #expect(try await store.directRooms(of: linked) == [])
         chat.matrixRoom = dm
         try await store.saveDirectChat(chat)
         #expect(try await store.directChat(in: dm) == chat)
@@ -29,7 +29,8 @@ import Testing
         #expect(try await store.directChat(in: dm) == nil)
         chat.matrixRoom = RoomID("!dm2:localhost")!
         try await store.saveDirectChat(chat)
-        #expect(try await store.directRooms() == [RoomID("!dm2:localhost")!])
+        #expect(try await store.directRooms(of: linked) == [RoomID("!dm2:localhost")!])
+        #expect(try await store.directRooms(of: RoomID("!other:localhost")!) == [])
     }
 
     @Test func aHandledDMEventIsNotPendingAgainWhenReplayed() async throws {
