@@ -41,6 +41,11 @@ public protocol MatrixLink: Sendable {
                timestamp: Date?) async throws -> EventID?
     /// Redacts `event` as `user` (idempotent by txnId); returns the redaction's event id.
     func redact(_ event: EventID, reason: String?, as user: UserID, in room: RoomID, txnID: ClientTransactionID) async throws -> EventID
+    /// Creates a direct chat as `creator` (a ghost) inviting `user` (`POST /createRoom` with `is_direct: true` and the
+    /// `trusted_private_chat` preset); returns the new room. Not idempotent: the caller records its intent first.
+    func createDirectRoom(as creator: UserID, inviting user: UserID) async throws -> RoomID
+    /// `user`'s membership in `room` as `viewer` (a member) sees it; nil when the user never was a member.
+    func membership(of user: UserID, in room: RoomID, as viewer: UserID) async throws -> Membership?
     /// Joined members of `room` with their per-room displaynames.
     func joinedMembers(_ room: RoomID) async throws -> [UserID: String?]
     /// One page of `room`'s timeline as the bot sees it, newest first, continuing from `token` (nil: the newest).
