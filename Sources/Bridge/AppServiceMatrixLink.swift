@@ -230,6 +230,18 @@ public struct AppServiceMatrixLink: MatrixLink {
         return create?.predecessor?.roomID
     }
 
+    public func createDirectRoom(as creator: UserID, inviting user: UserID) async throws -> RoomID {
+        try await classified("create_room") { () async throws(MatrixError) in
+            try await client.createRoom(CreateRoomRequest(preset: "trusted_private_chat", invite: [user], isDirect: true), as: creator)
+        }
+    }
+
+    public func membership(of user: UserID, in room: RoomID, as viewer: UserID) async throws -> Membership? {
+        try await classified("state") { () async throws(MatrixError) in
+            try await client.stateEvent(MemberContent.self, type: MatrixEventType.member, stateKey: user.rawValue, in: room, as: viewer)
+        }?.membership
+    }
+
     public func joinedMembers(_ room: RoomID) async throws -> [UserID: String?] {
         try await observed("joined_members") { () async throws(MatrixError) in
             try await client.joinedMembers(of: room, as: botUserID)

@@ -24,6 +24,8 @@ public final class Bridge: Sendable {
     private let gaps: Mutex<TransactionGapDetector>
     /// Invitations and `!isthmus` commands (nil: the bridge ignores both, as in tests that do not need them).
     let selfService: SelfServiceDesk?
+    /// MUC private messages ↔ Matrix DM rooms.
+    private let directChats: DirectChats
 
     enum Command: Sendable {
         /// The homeserver may be retrying us: check timelines in the background a few times (a stranded last message).
@@ -67,9 +69,12 @@ public final class Bridge: Sendable {
         var gaps = TransactionGapDetector(window: timelineCheckWindow)
         gaps.arm(now: clock.now())
         self.gaps = Mutex(gaps)
-        context = BridgeContext(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger.with(label: "bridge"),
-                                clock: clock, metrics: metrics,
-                                writeGate: StoreWriteGate(logger: logger.with(label: "bridge")), notify: { control.yield(.portal($0)) })
+        var context = BridgeContext(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger.with(label: "bridge"),
+                                    clock: clock, metrics: metrics,
+                                    writeGate: StoreWriteGate(logger: logger.with(label: "bridge")), notify: { control.yield(.portal($0)) })
+        directChats = DirectChats(context: context)
+        context.directChats = directChats
+        self.context = context
         let directory = PortalDirectory()
         self.directory = directory
         if let selfService {
@@ -101,6 +106,7 @@ public final class Bridge: Sendable {
         let store = context.store
         let (metrics, clock, botOccupant) = (context.metrics, context.clock, context.naming.botOccupant)
         let (writeGate, probeInterval, xmpp) = (context.writeGate, diskFullProbeInterval, context.xmpp)
+        let directChats = self.directChats
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 // While the disk is full nothing more is taken from XMPP: what is not taken is not lost (the
@@ -142,6 +148,7 @@ public final class Bridge: Sendable {
             if let selfService {
                 group.addTask { await selfService.run() }
             }
+            group.addTask { await directChats.run() }
             control.yield(.homeserverRetrying)
             for await command in commands {
                 switch command {
@@ -172,16 +179,21 @@ public final class Bridge: Sendable {
                     for portal in directory.all { portal.enqueue(.selfCheck) }
                 case .portal(let notice):
                     switch notice {
-                    case .unlinked(let room): directory.remove(room)
+                    case .unlinked(let room):
+                        directory.remove(room)
+                        directChats.enqueue(.linkStatus(room, .error))
                     case .moved(let room):
                         directory.remove(room)
+                        directChats.enqueue(.linkStatus(room, .error))   // its DMs now wait for the new room's portal
                         await reloadLinks(&group)
-                    case .status: break
+                    case .status(let room, let status):
+                        directChats.enqueue(.linkStatus(room, status))
                     }
                 case .shutdown:
                     logger.info("Bridge stopping")
                     writeGate.finish()
                     selfService?.finish()
+                    directChats.finish()
                     for portal in directory.all { portal.finish() }
                     group.cancelAll()
                     return
@@ -212,9 +224,12 @@ public final class Bridge: Sendable {
             if context.writeGate.isFull { throw StoreFullError() }
             var rows: [(room: RoomID, eventID: EventID, payload: [UInt8])] = []
             var byID: [EventID: MatrixRoomEvent] = [:]
+            var direct: Set<RoomID> = []
             if !events.isEmpty {
-                let linked = try await context.store.linkedRooms(among: Set(events.map(\.room)))
-                for event in events where linked.contains(event.room) {
+                let rooms = Set(events.map(\.room))
+                let linked = try await context.store.linkedRooms(among: rooms)
+                direct = try await context.store.directRooms(among: rooms.subtracting(linked))
+                for event in events where linked.contains(event.room) || direct.contains(event.room) {
                     rows.append((event.room, event.eventID, try event.inboxPayload()))
                     byID[event.eventID] = event
                 }
@@ -229,7 +244,8 @@ public final class Bridge: Sendable {
             }
             // In flight before the commit: a portal may take the rows from the store (a drain, a timeline check) and
             // send them before this call returns. A replay of a delivered message leaves an entry that expires.
-            for (_, event) in byID {
+            // (Linked rooms only: the latency metrics follow room messages to their MUC reflection, which DMs lack.)
+            for (_, event) in byID where !direct.contains(event.room) {
                 if let kind = event.metricsKind {
                     context.metrics.enteredFromMatrix(room: event.room, originID: context.naming.originID(for: event.eventID),
                                                       kind: kind, at: accepted, now: accepted)
@@ -251,7 +267,9 @@ public final class Bridge: Sendable {
             case .none:
                 break
             }
-            for (room, queued) in perRoom { directory.portal(for: room)?.enqueue(.matrixEvents(queued)) }
+            for (room, queued) in perRoom {
+                if direct.contains(room) { directChats.enqueue(.matrixEvents(queued)) } else { directory.portal(for: room)?.enqueue(.matrixEvents(queued)) }
+            }
         } catch {
             _ = context.writeGate.noteFailure(error)
             gaps.withLock { $0.arm(now: context.clock.now()) }

@@ -16,6 +16,8 @@ struct BridgeContext: Sendable {
     let writeGate: StoreWriteGate
     /// Called when a portal's status changes or it finished unlinking (the bridge service observes it).
     let notify: @Sendable (PortalNotice) -> Void
+    /// Where private messages and DM rooms are handled (nil: nowhere, as in tests that do not need them).
+    var directChats: DirectChats? = nil
 }
 
 /// What portals tell the bridge service.

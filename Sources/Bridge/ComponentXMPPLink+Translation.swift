@@ -33,6 +33,15 @@ extension ComponentXMPPLink {
                            realJID: message.mucUser?.item?.jid?.bare, body: body)
     }
 
+    /// An error the room bounced for one of our private messages (its id carries ``BridgeNaming/privateOriginIDPrefix``),
+    /// in the bridge's terms; nil for anything else.
+    static func privateMessageError(_ message: Message) -> RoomMessage? {
+        guard message.type == .error, let from = message.from, from.localpart != nil, let id = message.id?.rawValue,
+              id.hasPrefix(BridgeNaming.privateOriginIDPrefix) else { return nil }
+        return RoomMessage(room: from.bare, nick: from.resource ?? "", to: message.to, originID: OriginID(id), id: id,
+                           error: StanzaErrorInfo(condition: message.error?.condition ?? .undefinedCondition, text: message.error?.text))
+    }
+
     /// An occupant's presence in a room, in the bridge's terms; nil when it is not from an occupant JID.
     static func roomPresence(_ presence: Presence) -> RoomPresence? {
         guard let from = presence.from, let nick = from.resource, from.localpart != nil else { return nil }

@@ -61,8 +61,10 @@ public final class ComponentXMPPLink: XMPPLink {
                 case .disconnected(let error):
                     return .disconnected(reason: error.description)
                 case .stanza(.message(let message)):
-                    if message.type != .error, isOtherOccupantsCopy(to: message.to) { return nil }
+                    // A private message is addressed to one occupant alone: never another's copy.
+                    if message.type != .error, message.type != .chat, isOtherOccupantsCopy(to: message.to) { return nil }
                     if message.type == .chat { return ComponentXMPPLink.privateMessage(message).map(XMPPLinkEvent.privateMessage) }
+                    if let bounced = ComponentXMPPLink.privateMessageError(message) { return .privateMessage(bounced) }
                     return ComponentXMPPLink.roomMessage(message).map(XMPPLinkEvent.message)
                 case .stanza(.presence(let presence)):
                     if isOtherOccupantsCopy(to: presence.to) { return nil }
@@ -167,6 +169,17 @@ public final class ComponentXMPPLink: XMPPLink {
     public func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws {
         do {
             try await connection.send(.message(Message(type: .chat, from: sender, to: recipient, body: body)))
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
+    public func sendChat(from occupant: JID, to recipient: JID, body: String, references: MessageReferences,
+                         originID: OriginID) async throws {
+        do {
+            try await connection.sendGroupchat(from: occupant, room: recipient, body: body, originID: originID,
+                                               extensions: references.elements + [XElement("x", namespace: XMPPNamespace.mucUser)],
+                                               type: .chat)
         } catch {
             throw Self.linkError(error)
         }

@@ -49,6 +49,11 @@ public protocol MatrixLink: Sendable {
     /// The bot joins `room` — the replacement of an upgraded room — through `servers` (the tombstone sender's
     /// homeserver) and returns the room its `m.room.create` names as its predecessor (nil: none).
     func joinReplacement(_ room: RoomID, via servers: [String]) async throws -> RoomID?
+    /// Creates a direct chat as `creator` (a ghost) inviting `user` (`POST /createRoom` with `is_direct: true` and the
+    /// `trusted_private_chat` preset); returns the new room. Not idempotent: the caller records its intent first.
+    func createDirectRoom(as creator: UserID, inviting user: UserID) async throws -> RoomID
+    /// `user`'s membership in `room` as `viewer` (a member) sees it; nil when the user never was a member.
+    func membership(of user: UserID, in room: RoomID, as viewer: UserID) async throws -> Membership?
     /// Joined members of `room` with their per-room displaynames.
     func joinedMembers(_ room: RoomID) async throws -> [UserID: String?]
     /// One page of `room`'s timeline as the bot sees it, newest first, continuing from `token` (nil: the newest).

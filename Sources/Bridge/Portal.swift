@@ -101,6 +101,10 @@ actor Portal {
         case .removeGhost(let ghost, let removal, let saving): await removeGhost(ghost, removal, saving: saving)
         case .postNotice(let text, let subject): await postNotice(text, subject: subject)
         case .fetchMatrixMembers: return await fetchMatrixMembers()
+        case .deliverPrivateToMatrix(let inbound):
+            context.directChats?.enqueue(.fromXMPP(inbound, linkedRoom: link.matrixRoom, muc: link.muc))
+        case .reportPrivateBounce(let originID, let nick, let error):
+            context.directChats?.enqueue(.bounced(originID: originID, nick: nick, error: error))
         case .joinMUC(let join): return await joinMUC(join)
         case .leaveMUC(let nick, let occupant, let status): await leaveMUC(nick: nick, occupant: occupant, status: status)
         case .sendGroupchat(let delivery): return await sendGroupchat(delivery)

@@ -89,7 +89,8 @@ final class PortalDirectory: Sendable {
             let (portal, consent) = table.withLock { ($0.byMUC[presence.room.bare], $0.consents[presence.room.bare]) }
             if let portal { portal.enqueue(.xmppPresence(presence)) } else { consent?(event) }
         case .privateMessage(let message):
-            table.withLock { $0.consents[message.room.bare] }?(event)
+            let (portal, consent) = table.withLock { ($0.byMUC[message.room.bare], $0.consents[message.room.bare]) }
+            if let portal { portal.enqueue(.xmppPrivateMessage(message)) } else { consent?(event) }
         }
     }
 

@@ -10,6 +10,8 @@ enum PortalEvent: Sendable, Equatable {
     case xmppMessage(RoomMessage)
     /// A presence in the MUC.
     case xmppPresence(RoomPresence)
+    /// A private message from an occupant to a Matrix user's occupant, or a bounce of one of ours (``RoomMessage/error``).
+    case xmppPrivateMessage(RoomMessage)
     /// Events of this room just written to the durable inbox, in order (handled without reading them back).
     case matrixEvents([QueuedMatrixEvent])
     /// Try the inbox (from the store) again after an XMPP request timed out (the link itself is up).

@@ -27,6 +27,10 @@ extension PortalStateMachine {
         case setBridgeInfo(BridgeInfoState)
         /// → ``Input/membersFetched(_:)``: the Matrix room's joined members.
         case fetchMatrixMembers
+        /// A private message to a Matrix user's occupant goes to their DM with the sender's ghost (``DirectChats``).
+        case deliverPrivateToMatrix(DirectChatRules.Inbound)
+        /// The MUC bounced one of our private messages (from a DM): the DM is told (``DirectChats``).
+        case reportPrivateBounce(originID: OriginID, nick: String, error: StanzaErrorInfo)
 
         // MARK: XMPP side
         /// → ``Input/mucJoined(_:_:)``: an occupant of ours joins the MUC (or changes nick, when `change`).

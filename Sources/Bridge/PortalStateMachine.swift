@@ -132,6 +132,8 @@ struct PortalStateMachine: Sendable {
             return xmppMessage(message)
         case .xmppPresence(let presence):
             return xmppPresence(presence)
+        case .xmppPrivateMessage(let message):
+            return xmppPrivateMessage(message)
         case .matrixEvents(let queued):
             let fresh = queued.filter { $0.seq > highestSeq }
             guard !fresh.isEmpty else { return [] }

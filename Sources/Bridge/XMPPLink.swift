@@ -26,6 +26,10 @@ public protocol XMPPLink: Sendable {
     func moderate(room: JID, _ request: ModerationRequest, as occupant: JID) async throws
     /// Sends a private message (type `chat`) from `sender` to `recipient` (e.g. a failure notice to an occupant).
     func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws
+    /// Sends a MUC private message (XEP-0045 §7.5: `type='chat'` to `room@service/nick`, with an empty muc#user `<x/>`)
+    /// from `occupant` (a real JID under the component that is an occupant of the room), carrying `originID` as the
+    /// XEP-0359 origin-id and as its `id` (an error reply names it), and `<unstyled/>` when `references` says so.
+    func sendChat(from occupant: JID, to recipient: JID, body: String, references: MessageReferences, originID: OriginID) async throws
     /// XEP-0410 self-ping of `occupant`'s occupant JID: is it still joined?
     func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult
     /// The room's archive (XEP-0313) after `after` (or since `since` when no id is known), all pages, oldest first.
@@ -204,7 +208,8 @@ public enum XMPPLinkEvent: Sendable {
     case disconnected(reason: String)
     case message(RoomMessage)
     case presence(RoomPresence)
-    /// A MUC private message (`type='chat'` from an occupant JID) to one of our occupants. Portals ignore them; the
+    /// A MUC private message (`type='chat'` from an occupant JID) to one of our occupants, or (with ``RoomMessage/error``
+    /// set) an error bounced for one of our private messages. Portals hand them to the Matrix user's DM; the
     /// self-service consent handshake reads the MUC owner's answer from one.
     case privateMessage(RoomMessage)
 }

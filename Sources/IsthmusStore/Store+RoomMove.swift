@@ -2,7 +2,7 @@ import IsthmusCommon
 
 extension Store {
     /// Moves a link from `old` to `new` — the Matrix room was upgraded (`m.room.tombstone`) — in one commit: the link
-    /// row, its resume state, puppets, the message map and reactions now belong to `new` (old event ids stay valid for
+    /// row, its resume state, puppets, the message map, reactions and DMs now belong to `new` (old event ids stay valid for
     /// lookups), its ghosts are recorded as not joined there yet (so they join it as their occupants are seen), and the
     /// old room's unhandled Matrix events are dropped (what a tombstoned room says after it is not bridged).
     /// Returns the moved link; nil when `old` is not linked (moved already). Throws ``RoomLinkConflict`` when `new` is
@@ -19,6 +19,7 @@ extension Store {
             try db.run("UPDATE puppets SET matrix_room = ? WHERE matrix_room = ?", new, old)
             try db.run("UPDATE message_map SET matrix_room = ? WHERE matrix_room = ?", new, old)
             try db.run("UPDATE reactions SET matrix_room = ? WHERE matrix_room = ?", new, old)
+            try db.run("UPDATE direct_chats SET linked_room = ? WHERE linked_room = ?", new, old)
             try db.run("DELETE FROM matrix_inbox WHERE matrix_room = ?", old)
             link.matrixRoom = new
             link.matrixAlias = nil

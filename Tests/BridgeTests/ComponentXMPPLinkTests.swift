@@ -44,8 +44,9 @@ import XMPPComponent
         await runner.stop()
     }
 
-    /// MUC private messages to the bridge's occupant reach the bridge as such (the consent handshake reads them),
-    /// with the occupant-id the room added; those to puppets are dropped like other copies.
+    /// MUC private messages reach the bridge as such — to the bridge's occupant (the consent handshake reads them)
+    /// with the occupant-id the room added, and to puppets (each is the only copy: it goes to that user's DM) — and so
+    /// does an error the room bounced for one of our private messages (named by its id).
     @Test func privateMessagesToTheBridgesOccupantArePrivateMessages() async throws {
         let server = try FakeXMPPServer()
         defer { server.close() }
@@ -65,6 +66,8 @@ import XMPPComponent
         try session.send("<message type='chat' from='room@muc.localhost/Juliet' to='\(puppet)' id='p1'><body>to a puppet</body></message>")
         try session.send("<message type='chat' from='room@muc.localhost/Juliet' to='bridge.localhost/isthmus' id='p2'><body>yes</body>"
             + "<occupant-id xmlns='urn:xmpp:occupant-id:0' id='oid-juliet'/><x xmlns='http://jabber.org/protocol/muc#user'/></message>")
+        try session.send("<message type='error' from='room@muc.localhost/Gone' to='\(puppet)' id='isthmus-pm-1'><error type='cancel'>"
+            + "<item-not-found xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></message>")
         try session.send("<message type='groupchat' from='room@muc.localhost/bob' to='bridge.localhost/isthmus' id='m3'><body>end</body></message>")
 
         var privates: [RoomMessage] = []
@@ -74,11 +77,16 @@ import XMPPComponent
             if case .message(let message) = event, message.id == "m3" { break }
             if case .message(let message) = event { Issue.record("a private message became a groupchat one: \(message)") }
         }
-        #expect(privates.map(\.id) == ["p2"])
-        #expect(privates.first?.room == JID("room@muc.localhost"))
-        #expect(privates.first?.nick == "Juliet")
-        #expect(privates.first?.body == "yes")
-        #expect(privates.first?.occupantID == OccupantID("oid-juliet"))
+        #expect(privates.map(\.id) == ["p1", "p2", "isthmus-pm-1"])
+        #expect(privates.first?.to == JID(puppet))
+        #expect(privates.first?.body == "to a puppet")
+        #expect(privates[1].room == JID("room@muc.localhost"))
+        #expect(privates[1].nick == "Juliet")
+        #expect(privates[1].body == "yes")
+        #expect(privates[1].occupantID == OccupantID("oid-juliet"))
+        #expect(privates[2].nick == "Gone")
+        #expect(privates[2].originID == OriginID("isthmus-pm-1"))
+        #expect(privates[2].error == StanzaErrorInfo(condition: .itemNotFound))
         await runner.stop()
     }
 }

@@ -106,6 +106,20 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         state.withLock { $0.roomNames[user] = name; $0.members[room, default: [:]][user] = .some(name) }
     }
 
+    func membership(of user: UserID, in room: RoomID, as viewer: UserID) async throws -> Membership? {
+        state.withLock { $0.members[room]?[user] != nil ? .join : nil }
+    }
+
+    func createDirectRoom(as creator: UserID, inviting user: UserID) async throws -> RoomID {
+        state.withLock { state in
+            let room = RoomID("!dm\(state.nextEvent):localhost")!
+            state.nextEvent += 1
+            state.members[room, default: [:]][creator] = .some(nil)
+            state.members[room, default: [:]][user] = .some(nil)   // as if the invite was accepted at once
+            return room
+        }
+    }
+
     func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
               timestamp: Date?) async throws -> EventID {
         try state.withLock { state in

@@ -25,6 +25,9 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         /// What the room announces (a room with an archive unless a test says otherwise).
         var roomFeatures = RoomFeatures(stanzaIDs: true, archive: true)
         var privates: [(to: JID, body: String)] = []
+        /// MUC private messages from puppets (``sendChat(from:to:body:references:originID:)``), in order, and whether the
+        /// sender had joined (a real MUC refuses a private message from a non-occupant).
+        var chats: [(from: JID, to: JID, body: String, originID: OriginID, senderJoined: Bool)] = []
         var takenNicks: Set<String> = []
         var occupantNicks: [JID: String] = [:]
         var archive: [RoomMessage] = []
@@ -100,6 +103,10 @@ final class FakeXMPPLink: XMPPLink, Sendable {
 
     func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws {
         state.withLock { $0.privates.append((recipient, body)) }
+    }
+
+    func sendChat(from occupant: JID, to recipient: JID, body: String, references: MessageReferences, originID: OriginID) async throws {
+        state.withLock { $0.chats.append((occupant, recipient, body, originID, $0.occupantNicks[occupant] != nil)) }
     }
 
     func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult {

@@ -39,6 +39,9 @@ import Testing
                                      direction: .xmppToMatrix, sender: .occupant(.nick("romeo")), state: .delivered)
         _ = try await store.insertMapping(mapping)
         _ = try await store.enqueueInbox([(old, EventID("$late")!, Array("{}".utf8))])
+        let dm = RoomID("!dm:localhost")!
+        try await store.saveDirectChat(DirectChat(linkedRoom: old, identity: "romeo@localhost", matrixUser: alice, muc: muc,
+                                                  ghost: ghost, matrixRoom: dm))
 
         let moved = try #require(try await store.moveRoomLink(from: old, to: new))
         #expect(moved.matrixRoom == new && moved.matrixAlias == nil && moved.muc == muc && moved.syncName)
@@ -50,6 +53,7 @@ import Testing
         #expect(try await store.puppets(new).map(\.user) == [alice])
         #expect(try await store.mapping(room: new, eventID: EventID("$e1")!)?.stanzaID == StanzaID("s1"))
         #expect(try await store.inbox(old).isEmpty)
+        #expect(try await store.directChat(in: dm)?.linkedRoom == new)
         #expect(try await store.roomGhosts(old).isEmpty)
         // Moved already: nothing to move.
         #expect(try await store.moveRoomLink(from: old, to: new) == nil)

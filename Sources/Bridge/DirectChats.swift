@@ -1,0 +1,280 @@
+import FoundationEssentials
+import IsthmusCommon
+import IsthmusStore
+
+/// MUC private messages ↔ Matrix DM rooms (RICH.md §12): one actor for every DM, handling its work one item at a
+/// time in arrival order from one queue (DMs are few and light; one order is simple and enough).
+///
+/// - XMPP → Matrix: a portal hands over a private message to one of its Matrix users' occupants (it knows who the
+///   sender is: the same identity and ghost as in the linked room). The DM room of (linked room, ghost, Matrix user)
+///   is created by the ghost when there is none — recorded before and after the `createRoom` call — and the message
+///   is sent in it by the ghost, with a txnId derived from the stanza's id.
+/// - Matrix → XMPP: events of DM rooms are written to the durable inbox with the homeserver transaction (like a linked
+///   room's) and handed here; each is handled (a private message from the user's occupant to the ghost's occupant's
+///   current nick, or a notice back) and then removed. After a crash in between, the message is sent again with the
+///   same origin-id (XMPP private messages have no reflection that could serve as a receipt).
+///   They wait while the linked room's portal is not active (after a start, until its puppets have rejoined the MUC).
+/// - A private message the MUC bounces comes back here (by its origin-id) as a notice in the DM.
+///
+/// Decisions are ``DirectChatRules``'; this actor does the I/O.
+actor DirectChats {
+    /// One piece of work.
+    enum Work: Sendable {
+        /// A private message from XMPP, from the portal of `linkedRoom`.
+        case fromXMPP(DirectChatRules.Inbound, linkedRoom: RoomID, muc: JID)
+        /// Events of DM rooms just written to the durable inbox.
+        case matrixEvents([QueuedMatrixEvent])
+        /// A linked room's portal changed status: its DMs' Matrix events go out only while it is active (its puppets
+        /// are in the MUC then); becoming active, the ones still queued in the store go out.
+        case linkStatus(RoomID, RoomLink.Status)
+        /// The MUC bounced one of our private messages.
+        case bounced(originID: OriginID, nick: String, error: StanzaErrorInfo)
+    }
+
+    /// The store and both links (its `directChats` is nil: this actor is the one).
+    let context: BridgeContext
+    /// `bridge.dm`.
+    let logger: Logger
+    private let work: AsyncStream<Work>
+    private let feed: AsyncStream<Work>.Continuation
+    /// Linked rooms whose portal is active (its puppets joined): their DMs' Matrix events can go out.
+    private var activeRooms: Set<RoomID> = []
+    /// The DM room of each private message sent lately, by origin-id, to place a bounce (most recent last; bounded).
+    private var recentlySent: [(OriginID, RoomID)] = []
+    static let recentlySentLimit = 500
+
+    init(context: BridgeContext) {
+        self.context = context
+        logger = context.logger.with(label: "bridge.dm")
+        (work, feed) = AsyncStream.makeStream(of: Work.self)
+    }
+
+    /// Queues work. Safe from any context.
+    nonisolated func enqueue(_ item: Work) {
+        feed.yield(item)
+    }
+
+    /// Ends ``run()`` after the work already queued.
+    nonisolated func finish() {
+        feed.finish()
+    }
+
+    /// Handles work until ``finish()``.
+    func run() async {
+        for await item in work {
+            switch item {
+            case .fromXMPP(let inbound, let linkedRoom, let muc): await deliverToMatrix(inbound, linkedRoom: linkedRoom, muc: muc)
+            case .matrixEvents(let queued): await handle(queued)
+            case .linkStatus(let room, let status):
+                if status == .active {
+                    activeRooms.insert(room)
+                    await drain(linkedRoom: room)
+                } else {
+                    activeRooms.remove(room)
+                }
+            case .bounced(let originID, let nick, let error): await bounced(originID, nick: nick, error: error)
+            }
+        }
+    }
+
+    // MARK: XMPP → Matrix
+
+    private func deliverToMatrix(_ inbound: DirectChatRules.Inbound, linkedRoom: RoomID, muc: JID) async {
+        let metadata: Logger.Metadata = ["matrix.room.id": linkedRoom.rawValue, "matrix.user.id": inbound.user.rawValue,
+                                         "xmpp.nick": inbound.nick]
+        do {
+            let room = try await directRoom(for: inbound, linkedRoom: linkedRoom, muc: muc)
+            let message = RichTranslation.toMatrix(inbound.body, unstyled: inbound.unstyled, nicks: [:])
+            let txnID = context.naming.privateTxnID(muc: muc, identity: inbound.identity,
+                                                    stanzaID: inbound.stanzaID ?? UUID().uuidString)
+            _ = try await retrying { try await self.context.matrix.send(message, as: inbound.ghost, in: room, txnID: txnID, timestamp: nil) }
+            logger.debug("Private message bridged to a DM", metadata: metadata.merging(["matrix.dm.id": room.rawValue]) { $1 })
+        } catch {
+            logger.error("Could not bridge a private message to Matrix",
+                         metadata: metadata.merging(["error": "\(MessageTranslation.describe(error))"]) { $1 })
+        }
+    }
+
+    /// The pair's DM room, created by the ghost (inviting the Matrix user) when there is none. The pair is recorded
+    /// before the room is created, and the room as soon as it is: a failure in between is retried on the same row.
+    private func directRoom(for inbound: DirectChatRules.Inbound, linkedRoom: RoomID, muc: JID) async throws -> RoomID {
+        let store = context.store
+        var chat = try await store.directChat(linkedRoom: linkedRoom, ghost: inbound.ghost, user: inbound.user)
+            ?? DirectChat(linkedRoom: linkedRoom, identity: inbound.identity, matrixUser: inbound.user, muc: muc, ghost: inbound.ghost)
+        if let room = chat.matrixRoom {
+            // The leave may not have reached the bridge yet (it comes with a homeserver transaction, this from XMPP):
+            // a message into a room the user left would be lost, so ask. A refusal (the ghost is not in it either)
+            // counts as gone too.
+            let membership: Membership?
+            do {
+                membership = try await retrying { try await self.context.matrix.membership(of: inbound.user, in: room, as: inbound.ghost) }
+            } catch is MatrixLinkError {
+                throw MatrixLinkError.unavailable("membership of the DM room")
+            } catch {
+                membership = nil
+            }
+            if membership == .join || membership == .invite { return room }
+            logger.info("The Matrix user is no longer in the DM room; opening a new one",
+                        metadata: ["matrix.dm.id": room.rawValue, "matrix.user.id": inbound.user.rawValue])
+            try? await context.matrix.leave(room, as: inbound.ghost, reason: nil)
+            chat.matrixRoom = nil
+        }
+        let pending = chat
+        try await durably { try await store.saveDirectChat(pending) }
+        try await retrying { try await self.context.matrix.registerGhost(inbound.ghost) }
+        // Not retried on an ambiguous failure: a repeat could create a second room.
+        let room = try await context.matrix.createDirectRoom(as: inbound.ghost, inviting: inbound.user)
+        chat.matrixRoom = room
+        let created = chat
+        try await durably { try await store.saveDirectChat(created) }
+        logger.info("DM room created", metadata: ["matrix.room.id": linkedRoom.rawValue, "matrix.dm.id": room.rawValue,
+                                                   "matrix.user.id": inbound.user.rawValue])
+        return room
+    }
+
+    // MARK: Matrix → XMPP
+
+    /// Handles the queued events of the DMs that belong to `linkedRoom`.
+    private func drain(linkedRoom: RoomID) async {
+        do {
+            for room in try await context.store.directRooms(of: linkedRoom) {
+                let entries = try await context.store.inbox(room)
+                let queued = entries.compactMap { entry in
+                    (try? JSONDecoder().decode(MatrixRoomEvent.self, from: Data(entry.payload))).map { QueuedMatrixEvent(seq: entry.seq, event: $0) }
+                }
+                if queued.count < entries.count {
+                    logger.warning("Undecodable DM events dropped", metadata: ["matrix.dm.id": room.rawValue])
+                    for entry in entries where !queued.contains(where: { $0.seq == entry.seq }) {
+                        try await durably { try await self.context.store.deleteInbox(seq: entry.seq) }
+                    }
+                }
+                await handle(queued)
+            }
+        } catch {
+            logger.error("Could not read the queued DM events", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func handle(_ queued: [QueuedMatrixEvent]) async {
+        // DM rooms with an event that has to wait: their later events wait too (order within a DM).
+        var held: Set<RoomID> = []
+        for item in queued where !held.contains(item.event.room) {
+            do {
+                // A drain and the live hand-over may both bring a row (the first to handle it removes it), and a
+                // replayed event finds itself recorded as handled.
+                guard try await durably({ try await self.context.store.isDirectEventPending(seq: item.seq, eventID: item.event.eventID) })
+                else { continue }
+                guard try await handle(item.event) else {
+                    held.insert(item.event.room)
+                    continue
+                }
+                try await durably {
+                    try await self.context.store.consumeDirectEvent(seq: item.seq, eventID: item.event.eventID, room: item.event.room)
+                }
+            } catch {
+                logger.error("Could not handle a DM event", metadata: ["matrix.event.id": item.event.eventID.rawValue, "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Handles one DM event; false when it must wait (its linked room is not active, or XMPP is not connected): it
+    /// stays queued in the store for the drain when the room is active again.
+    private func handle(_ event: MatrixRoomEvent) async throws -> Bool {
+        guard let chat = try await context.store.directChat(in: event.room) else { return true }
+        let occupant = try await context.store.roomGhost(chat.ghost, in: chat.linkedRoom)
+        let step = DirectChatRules.step(for: event, chat: chat, occupant: occupant)
+        switch step {
+        case .sendPrivate, .notice:
+            guard !activeRooms.contains(chat.linkedRoom) else { break }
+            // Unlinked: nothing will carry it any more; say so rather than keep it forever.
+            guard try await context.store.linkedRooms(among: [chat.linkedRoom]).isEmpty else { return false }
+            try await notice("⚠️ This conversation is no longer bridged to XMPP; the message was not delivered.", in: chat,
+                             subject: "dm:\(event.eventID.rawValue)")
+            return true
+        case .ignore, .forgetRoom:
+            break
+        }
+        switch step {
+        case .ignore:
+            return true
+        case .sendPrivate(let to, let body, let unstyled):
+            guard let from = context.naming.puppetJID(for: chat.matrixUser) else { return true }
+            let originID = context.naming.privateOriginID(for: event.eventID)
+            var references = MessageReferences()
+            references.unstyled = unstyled
+            do {
+                try await context.xmpp.sendChat(from: from, to: to, body: body, references: references, originID: originID)
+            } catch XMPPLinkError.notConnected {
+                logger.notice("XMPP is not connected; the DM message waits", metadata: ["matrix.event.id": event.eventID.rawValue])
+                return false
+            }
+            remember(originID, in: event.room)
+            return true
+        case .notice(let text):
+            try await notice(text, in: chat, subject: "dm:\(event.eventID.rawValue)")
+            return true
+        case .forgetRoom:
+            var forgotten = chat
+            forgotten.matrixRoom = nil
+            try await durably { try await self.context.store.saveDirectChat(forgotten) }
+            try? await context.matrix.leave(event.room, as: chat.ghost, reason: nil)
+            logger.info("The Matrix user left a DM room; the next private message opens a new one",
+                        metadata: ["matrix.dm.id": event.room.rawValue, "matrix.user.id": chat.matrixUser.rawValue])
+            return true
+        }
+    }
+
+    private func bounced(_ originID: OriginID, nick: String, error: StanzaErrorInfo) async {
+        guard let room = recentlySent.last(where: { $0.0 == originID })?.1 else {
+            logger.notice("A private message bounced that the bridge no longer places", metadata: ["xmpp.origin.id": originID.rawValue])
+            return
+        }
+        do {
+            guard let chat = try await context.store.directChat(in: room) else { return }
+            try await notice(DirectChatRules.bounceNotice(nick: nick, error: error), in: chat, subject: "bounce:\(originID.rawValue)")
+        } catch {
+            logger.error("Could not report a bounced private message", metadata: ["matrix.dm.id": room.rawValue, "error": "\(error)"])
+        }
+    }
+
+    // MARK: Helpers
+
+    private func notice(_ text: String, in chat: DirectChat, subject: String) async throws {
+        guard let room = chat.matrixRoom else { return }
+        _ = try await retrying {
+            try await self.context.matrix.send(OutgoingMatrixMessage(kind: .notice, body: text), as: chat.ghost, in: room,
+                                               txnID: self.context.naming.noticeTxnID(subject: subject), timestamp: nil)
+        }
+    }
+
+    private func remember(_ originID: OriginID, in room: RoomID) {
+        recentlySent.append((originID, room))
+        if recentlySent.count > Self.recentlySentLimit { recentlySent.removeFirst(recentlySent.count - Self.recentlySentLimit) }
+    }
+
+    /// Runs `call`, again after 1, 2, 4, 8 and 16 s while the homeserver is unavailable (a private message from XMPP
+    /// is in memory only: the MUC does not archive it). Blocks the DMs meanwhile, which all need the homeserver too.
+    private func retrying<T: Sendable>(_ call: () async throws -> T) async throws -> T {
+        var pause = Duration.seconds(1)
+        for _ in 0..<5 {
+            do {
+                return try await call()
+            } catch is MatrixLinkError {
+                try await Task.sleep(for: pause)
+                pause *= 2
+            }
+        }
+        return try await call()
+    }
+
+    /// Runs a store write, waiting while the disk is full (see ``StoreWriteGate``).
+    private func durably<T: Sendable>(_ write: () async throws -> T) async throws -> T {
+        while true {
+            do {
+                return try await write()
+            } catch where context.writeGate.noteFailure(error) {
+                guard await context.writeGate.waitUntilWritable() else { throw error }
+            }
+        }
+    }
+}

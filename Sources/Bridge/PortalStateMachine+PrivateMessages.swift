@@ -1,0 +1,31 @@
+import IsthmusCommon
+
+/// MUC private messages (XEP-0045 §7.5) to the Matrix users' occupants: the portal knows who sent one — the same
+/// occupant, identity and ghost as in the room — and hands it to the DMs (RICH.md §12).
+extension PortalStateMachine {
+    /// A private message to one of our puppets (to Matrix, into the user's DM with the sender's ghost), or a bounce
+    /// of one of ours (reported in the DM it came from).
+    mutating func xmppPrivateMessage(_ message: RoomMessage) -> [Action] {
+        if let error = message.error {
+            guard let originID = message.originID else { return [] }
+            return [.reportPrivateBounce(originID: originID, nick: message.nick, error: error)]
+        }
+        guard let to = message.to, let user = puppets.first(where: { $0.value.occupant == to })?.key else {
+            return [.log(LogEntry(level: .debug, message: "A private message not to a Matrix user's occupant ignored",
+                                  metadata: ["xmpp.nick": message.nick]))]
+        }
+        guard let body = message.body, !message.nick.isEmpty, message.nick != botNick,
+              !isOurOccupant(nick: message.nick, realJID: message.realJID) else { return [] }
+        // The sender as the room knows it (its occupant follows nick changes and keeps its ghost).
+        let known = occupants[message.nick]
+        let occupantID = known?.occupantID ?? message.occupantID
+        let realJID = known?.realJID ?? message.realJID ?? knownRealJID(occupantID: occupantID)
+        let identity = Self.ghostIdentity(muc: configuration.muc, nick: message.nick, occupantID: occupantID, realJID: realJID)
+        guard let ghost = known?.ghost ?? configuration.ghostUserID(identity) else {
+            return [.log(LogEntry(level: .error, message: "Could not form a ghost for a private message", metadata: ["xmpp.nick": message.nick]))]
+        }
+        return [.deliverPrivateToMatrix(DirectChatRules.Inbound(
+            user: user, ghost: ghost, identity: identity, nick: message.nick, body: body, unstyled: message.references.unstyled,
+            stanzaID: message.id ?? message.originID?.rawValue))]
+    }
+}

@@ -1,0 +1,131 @@
+import IsthmusCommon
+
+/// `direct_chats`: the Matrix DM room of each (linked room, XMPP occupant, Matrix user) triple — where MUC private
+/// messages between the two go (RICH.md §12). The occupant is keyed by its ghost, which is derived from its identity.
+///
+/// The row is written before the DM room is created (with no room), so a retry finds it; `matrix_room` is set as soon
+/// as the homeserver answers, and cleared when the Matrix user leaves the room (the next private message creates a
+/// new one). `identity` is the one the occupant's ghost is derived from (real JID when known, else the occupant JID),
+/// so a nick change keeps the same DM room. `direct_events`: the DM events already handled (a replay is not sent twice).
+enum DirectChatTable {
+    static let schema = """
+        CREATE TABLE direct_chats (
+            linked_room  TEXT NOT NULL,
+            identity     TEXT NOT NULL,
+            matrix_user  TEXT NOT NULL,
+            muc          TEXT NOT NULL,
+            ghost        TEXT NOT NULL,
+            matrix_room  TEXT,
+            PRIMARY KEY (linked_room, ghost, matrix_user)
+        );
+        CREATE UNIQUE INDEX direct_chats_room ON direct_chats (matrix_room) WHERE matrix_room IS NOT NULL;
+        CREATE TABLE direct_events (
+            event_id     TEXT PRIMARY KEY,
+            matrix_room  TEXT NOT NULL
+        );
+        """
+}
+
+/// One pair's DM: the linked room (and its MUC) it belongs to, the XMPP occupant (by identity, and its ghost), the
+/// Matrix user, and the DM room when there is one.
+public struct DirectChat: Sendable, Equatable {
+    public var linkedRoom: RoomID
+    public var identity: String
+    public var matrixUser: UserID
+    public var muc: JID
+    public var ghost: UserID
+    /// nil: not created yet, or the Matrix user left it.
+    public var matrixRoom: RoomID?
+
+    public init(linkedRoom: RoomID, identity: String, matrixUser: UserID, muc: JID, ghost: UserID, matrixRoom: RoomID? = nil) {
+        self.linkedRoom = linkedRoom
+        self.identity = identity
+        self.matrixUser = matrixUser
+        self.muc = muc
+        self.ghost = ghost
+        self.matrixRoom = matrixRoom
+    }
+}
+
+extension Store {
+    private static let directChatColumns = "linked_room, identity, matrix_user, muc, ghost, matrix_room"
+
+    private static func directChat(_ row: SQLiteConnection.Row) -> DirectChat? {
+        guard let linked = row.id(0, as: RoomID.self), let identity = row.string(1), let user = row.id(2, as: UserID.self),
+              let muc = row.id(3, as: JID.self), let ghost = row.id(4, as: UserID.self) else { return nil }
+        return DirectChat(linkedRoom: linked, identity: identity, matrixUser: user, muc: muc, ghost: ghost,
+                          matrixRoom: row.id(5, as: RoomID.self))
+    }
+
+    /// The DM of a pair, if one was ever started.
+    public func directChat(linkedRoom: RoomID, ghost: UserID, user: UserID) throws -> DirectChat? {
+        try read { db in
+            try db.query("SELECT \(Self.directChatColumns) FROM direct_chats WHERE linked_room = ? AND ghost = ? AND matrix_user = ?",
+                         linkedRoom, ghost, user, map: Self.directChat).compactMap { $0 }.first
+        }
+    }
+
+    /// The DM whose Matrix room is `room`, if any.
+    public func directChat(in room: RoomID) throws -> DirectChat? {
+        try read { db in
+            try db.query("SELECT \(Self.directChatColumns) FROM direct_chats WHERE matrix_room = ?", room,
+                         map: Self.directChat).compactMap { $0 }.first
+        }
+    }
+
+    /// Inserts or replaces a pair's DM.
+    public func saveDirectChat(_ chat: DirectChat) throws {
+        try write { db in
+            _ = try db.run("""
+                INSERT INTO direct_chats (\(Self.directChatColumns)) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (linked_room, ghost, matrix_user) DO UPDATE SET muc = excluded.muc, identity = excluded.identity,
+                    matrix_room = excluded.matrix_room
+                """, chat.linkedRoom, chat.identity, chat.matrixUser, chat.muc, chat.ghost, chat.matrixRoom)
+        }
+    }
+
+    /// Which of `rooms` are DM rooms (their events go to the DMs, not to a portal).
+    public func directRooms(among rooms: Set<RoomID>) throws -> Set<RoomID> {
+        try read { db in
+            var direct: Set<RoomID> = []
+            for room in rooms where try !db.query("SELECT 1 FROM direct_chats WHERE matrix_room = ?", room, map: { _ in true }).isEmpty {
+                direct.insert(room)
+            }
+            return direct
+        }
+    }
+
+    /// The current DM rooms that belong to the linked room `linkedRoom`.
+    public func directRooms(of linkedRoom: RoomID) throws -> [RoomID] {
+        try read { db in
+            try db.query("SELECT matrix_room FROM direct_chats WHERE linked_room = ? AND matrix_room IS NOT NULL ORDER BY matrix_room",
+                         linkedRoom) { $0.id(0, as: RoomID.self) }.compactMap { $0 }
+        }
+    }
+
+    /// Whether the DM event in inbox row `seq` is still to be handled: queued, and not handled before (a replay of an
+    /// event already handled finds it in `direct_events`; its new row is then dropped).
+    public func isDirectEventPending(seq: Int64, eventID: EventID) throws -> Bool {
+        try write { db in
+            guard try !db.query("SELECT 1 FROM matrix_inbox WHERE seq = ?", seq, map: { _ in true }).isEmpty else { return false }
+            guard try db.query("SELECT 1 FROM direct_events WHERE event_id = ?", eventID, map: { _ in true }).isEmpty else {
+                _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq)
+                return false
+            }
+            return true
+        }
+    }
+
+    /// Records a DM event as handled and removes its inbox row, in one commit.
+    public func consumeDirectEvent(seq: Int64, eventID: EventID, room: RoomID) throws {
+        try write { db in
+            _ = try db.run("INSERT OR IGNORE INTO direct_events (event_id, matrix_room) VALUES (?, ?)", eventID, room)
+            _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq)
+        }
+    }
+
+    /// The ghost's current state in the linked `room` (its nick, whether its occupant is in the MUC), if stored.
+    public func roomGhost(_ user: UserID, in room: RoomID) throws -> RoomGhost? {
+        try roomGhosts(room).first { $0.user == user }
+    }
+}

@@ -1,0 +1,68 @@
+@testable import Bridge
+import IsthmusCommon
+import IsthmusStore
+import Testing
+
+/// The decisions of the DM path, event by event.
+@Suite struct DirectChatRulesTests {
+    let linked = RoomID("!linked:localhost")!
+    let dm = RoomID("!dm:localhost")!
+    let alice = UserID("@alice:localhost")!
+    let ghost = UserID("@_xmpp_romeo:localhost")!
+    let muc = JID("lounge@conference.localhost")!
+
+    var chat: DirectChat {
+        DirectChat(linkedRoom: linked, identity: "romeo@localhost", matrixUser: alice, muc: muc, ghost: ghost, matrixRoom: dm)
+    }
+
+    func occupant(_ nick: String, joined: Bool = true) -> RoomGhost {
+        RoomGhost(room: linked, user: ghost, nick: nick, occupantID: nil, realJID: JID("romeo@localhost"), joined: joined)
+    }
+
+    func message(_ body: String, from sender: UserID? = nil, msgtype: MessageType = .text, details: MessageDetails? = nil) -> MatrixRoomEvent {
+        MatrixRoomEvent(eventID: EventID("$e1")!, room: dm, sender: sender ?? alice, content: .message(msgtype: msgtype, body: body, details: details))
+    }
+
+    func member(_ user: UserID, _ membership: Membership) -> MatrixRoomEvent {
+        MatrixRoomEvent(eventID: EventID("$m1")!, room: dm, sender: user, stateKey: user.rawValue,
+                        content: .member(membership: membership, displayname: nil, reason: nil))
+    }
+
+    @Test func theUsersTextGoesToTheOccupantsCurrentNick() {
+        #expect(DirectChatRules.step(for: message("hi <b>"), chat: chat, occupant: occupant("Romeo2"))
+                == .sendPrivate(to: JID("lounge@conference.localhost/Romeo2")!, body: "hi <b>", unstyled: false))
+        #expect(DirectChatRules.step(for: message("waves", msgtype: .emote), chat: chat, occupant: occupant("Romeo"))
+                == .sendPrivate(to: JID("lounge@conference.localhost/Romeo")!, body: "/me waves", unstyled: false))
+        // Formatted: the HTML is the source, as in linked rooms.
+        let formatted = message("bold", details: MessageDetails(html: "<strong>bold</strong>"))
+        #expect(DirectChatRules.step(for: formatted, chat: chat, occupant: occupant("Romeo"))
+                == .sendPrivate(to: JID("lounge@conference.localhost/Romeo")!, body: "*bold*", unstyled: false))
+    }
+
+    @Test func anOccupantWhoLeftGetsANoticeBackNotSilence() {
+        #expect(DirectChatRules.step(for: message("there?"), chat: chat, occupant: occupant("Romeo", joined: false))
+                == .notice("⚠️ Romeo is not in the XMPP room any more; the message was not delivered."))
+        #expect(DirectChatRules.step(for: message("there?"), chat: chat, occupant: nil)
+                == .notice("⚠️ This XMPP user is not in the XMPP room any more; the message was not delivered."))
+    }
+
+    @Test func theUserLeavingForgetsTheRoomOtherEventsAreIgnored() {
+        #expect(DirectChatRules.step(for: member(alice, .leave), chat: chat, occupant: occupant("Romeo")) == .forgetRoom)
+        #expect(DirectChatRules.step(for: member(alice, .ban), chat: chat, occupant: occupant("Romeo")) == .forgetRoom)
+        #expect(DirectChatRules.step(for: member(alice, .join), chat: chat, occupant: occupant("Romeo")) == .ignore)
+        #expect(DirectChatRules.step(for: member(ghost, .leave), chat: chat, occupant: occupant("Romeo")) == .ignore)
+        // Someone else's message (an invited third user), an edit, a reaction: not bridged.
+        #expect(DirectChatRules.step(for: message("hi", from: UserID("@mallory:localhost")!), chat: chat, occupant: occupant("Romeo")) == .ignore)
+        #expect(DirectChatRules.step(for: message("fixed", details: MessageDetails(replaces: EventID("$e0")!)), chat: chat,
+                                     occupant: occupant("Romeo")) == .ignore)
+        let reaction = MatrixRoomEvent(eventID: EventID("$r1")!, room: dm, sender: alice, content: .reaction(target: EventID("$e0")!, key: "👍"))
+        #expect(DirectChatRules.step(for: reaction, chat: chat, occupant: occupant("Romeo")) == .ignore)
+    }
+
+    @Test func aBounceNamesTheConditionAndText() {
+        #expect(DirectChatRules.bounceNotice(nick: "Romeo", error: StanzaErrorInfo(condition: .itemNotFound, text: "Recipient not in room"))
+                == "⚠️ Your message could not be delivered to Romeo (item-not-found: Recipient not in room).")
+        #expect(DirectChatRules.bounceNotice(nick: "Romeo", error: StanzaErrorInfo(condition: .notAcceptable))
+                == "⚠️ Your message could not be delivered to Romeo (not-acceptable).")
+    }
+}

@@ -1,0 +1,49 @@
+import IsthmusCommon
+import IsthmusStore
+import TestSupport
+import Testing
+
+@Suite struct DirectChatTableTests {
+    let linked = RoomID("!linked:localhost")!
+    let dm = RoomID("!dm:localhost")!
+    let alice = UserID("@alice:localhost")!
+    let ghost = UserID("@_xmpp_romeo:localhost")!
+    let muc = JID("lounge@conference.localhost")!
+
+    @Test func aPairHasOneDMRoomWhichCanBeForgottenAndReplaced() async throws {
+        let store = try Store(path: ":memory:", logger: .disabled)
+        var chat = DirectChat(linkedRoom: linked, identity: "romeo@localhost", matrixUser: alice, muc: muc, ghost: ghost)
+        try await store.saveDirectChat(chat)   // recorded before the room exists
+        #expect(try await store.directChat(linkedRoom: linked, ghost: ghost, user: alice) == chat)
+        #expect(try await store.directRooms(of: linked) == [])
+        chat.matrixRoom = dm
+        try await store.saveDirectChat(chat)
+        #expect(try await store.directChat(in: dm) == chat)
+        #expect(try await store.directRooms(among: [dm, linked]) == [dm])
+        // Another user's DM with the same ghost is another pair.
+        let bob = UserID("@bob:localhost")!
+        #expect(try await store.directChat(linkedRoom: linked, ghost: ghost, user: bob) == nil)
+        // The user left: forgotten, then a new room.
+        chat.matrixRoom = nil
+        try await store.saveDirectChat(chat)
+        #expect(try await store.directChat(in: dm) == nil)
+        chat.matrixRoom = RoomID("!dm2:localhost")!
+        try await store.saveDirectChat(chat)
+        #expect(try await store.directRooms(of: linked) == [RoomID("!dm2:localhost")!])
+        #expect(try await store.directRooms(of: RoomID("!other:localhost")!) == [])
+    }
+
+    @Test func aHandledDMEventIsNotPendingAgainWhenReplayed() async throws {
+        let store = try Store(path: ":memory:", logger: .disabled)
+        let event = EventID("$e1")!
+        let first = try await store.enqueueInbox([(dm, event, [1])])
+        #expect(try await store.isDirectEventPending(seq: first[0].seq, eventID: event))
+        try await store.consumeDirectEvent(seq: first[0].seq, eventID: event, room: dm)
+        #expect(try await store.inbox(dm).isEmpty)
+        #expect(try await !store.isDirectEventPending(seq: first[0].seq, eventID: event))
+        // A replay queues it again; it is found handled and its row dropped.
+        let replay = try await store.enqueueInbox([(dm, event, [1])])
+        #expect(try await !store.isDirectEventPending(seq: replay[0].seq, eventID: event))
+        #expect(try await store.inbox(dm).isEmpty)
+    }
+}
