@@ -210,6 +210,40 @@ public struct AppServiceMatrixLink: MatrixLink {
         date.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
     }
 
+    public func invite(_ user: UserID, to room: RoomID, reason: String?) async throws {
+        do {
+            try await observed("invite") { () async throws(MatrixError) in
+                try await client.invite(user, to: room, as: botUserID, reason: reason)
+            }
+        } catch {
+            // Synapse refuses to invite a member who is joined or invited already (403): the goal is reached.
+            if error.errcode == .forbidden, let membership = try? await membership(of: user, in: room),
+               membership == .join || membership == .invite { return }
+            throw Self.classify(error)
+        }
+    }
+
+    /// `user`'s current membership in `room` as the bot sees it; nil when it has none.
+    private func membership(of user: UserID, in room: RoomID) async throws -> Membership? {
+        try await observed("state") { () async throws(MatrixError) in
+            try await client.stateEvent(MemberContent.self, type: MatrixEventType.member, stateKey: user.rawValue, in: room, as: botUserID)
+        }?.membership
+    }
+
+    public func roomPowerState(_ room: RoomID) async throws -> RoomPowerState {
+        // The whole state in one call: `m.room.create`'s sender (a creator from room version 11 on) is only in the event.
+        let state = try await classified("room_state") { () async throws(MatrixError) in try await client.roomState(room, as: botUserID) }
+        let authority = RoomAuthority(state: state)
+        let content = state.first { $0.type == MatrixEventType.powerLevels && $0.stateKey.isEmpty }?.content
+        return RoomPowerState(roomVersion: authority.roomVersion, creators: authority.creators, powerLevels: content)
+    }
+
+    public func setPowerLevels(_ content: JSONValue, in room: RoomID) async throws {
+        _ = try await classified("set_state") { () async throws(MatrixError) in
+            try await client.sendState(content, type: MatrixEventType.powerLevels, to: room, as: botUserID)
+        }
+    }
+
     public func joinedMembers(_ room: RoomID) async throws -> [UserID: String?] {
         try await observed("joined_members") { () async throws(MatrixError) in
             try await client.joinedMembers(of: room, as: botUserID)

@@ -16,6 +16,8 @@ struct BridgeContext: Sendable {
     let writeGate: StoreWriteGate
     /// Called when a portal's status changes or it finished unlinking (the bridge service observes it).
     let notify: @Sendable (PortalNotice) -> Void
+    /// The power level each MUC position gives a ghost (config `power_levels:`).
+    var roleLevels = RoleLevels()
 }
 
 /// What portals tell the bridge service.

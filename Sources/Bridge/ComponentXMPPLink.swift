@@ -61,6 +61,8 @@ public final class ComponentXMPPLink: XMPPLink {
                 case .disconnected(let error):
                     return .disconnected(reason: error.description)
                 case .stanza(.message(let message)):
+                    // Invitations are addressed to a puppet's JID, never to our own occupant: read before that filter.
+                    if let invite = ComponentXMPPLink.roomInvite(message) { return .invite(invite) }
                     if message.type != .error, isOtherOccupantsCopy(to: message.to) { return nil }
                     if message.type == .chat { return ComponentXMPPLink.privateMessage(message).map(XMPPLinkEvent.privateMessage) }
                     return ComponentXMPPLink.roomMessage(message).map(XMPPLinkEvent.message)
@@ -157,6 +159,15 @@ public final class ComponentXMPPLink: XMPPLink {
     public func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws {
         do {
             try await connection.send(.message(Message(type: .chat, from: sender, to: recipient, body: body)))
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
+    public func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?) async throws {
+        do {
+            let invite = MUCInvite(to: invitee, reason: reason)
+            try await connection.send(.message(Message(from: sender, to: room.bare, mucUser: invite.mucUser)))
         } catch {
             throw Self.linkError(error)
         }

@@ -5,6 +5,7 @@ import IsthmusCommon
 @_exported import struct Matrix.BridgeInfoContent
 @_exported import struct Matrix.BridgeInfoState
 @_exported import struct Matrix.RelatesTo
+@_exported import enum Matrix.JSONValue
 
 /// What the bridge core needs from the Matrix side: client-server calls as the bot or as a ghost.
 ///
@@ -41,6 +42,12 @@ public protocol MatrixLink: Sendable {
                timestamp: Date?) async throws -> EventID?
     /// Redacts `event` as `user` (idempotent by txnId); returns the redaction's event id.
     func redact(_ event: EventID, reason: String?, as user: UserID, in room: RoomID, txnID: ClientTransactionID) async throws -> EventID
+    /// The bot invites `user` into `room` (already invited or joined counts as success).
+    func invite(_ user: UserID, to room: RoomID, reason: String?) async throws
+    /// What `room`'s state says about power (its version, creators and `m.room.power_levels` content), as the bot.
+    func roomPowerState(_ room: RoomID) async throws -> RoomPowerState
+    /// The bot sets `room`'s `m.room.power_levels` to `content`.
+    func setPowerLevels(_ content: JSONValue, in room: RoomID) async throws
     /// Joined members of `room` with their per-room displaynames.
     func joinedMembers(_ room: RoomID) async throws -> [UserID: String?]
     /// One page of `room`'s timeline as the bot sees it, newest first, continuing from `token` (nil: the newest).

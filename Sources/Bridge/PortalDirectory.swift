@@ -89,6 +89,8 @@ final class PortalDirectory: Sendable {
             if let portal { portal.enqueue(.xmppPresence(presence)) } else { consent?(event) }
         case .privateMessage(let message):
             table.withLock { $0.consents[message.room.bare] }?(event)
+        case .invite(let invite):
+            table.withLock { $0.byMUC[invite.room.bare] }?.enqueue(.xmppInvite(invite))
         }
     }
 

@@ -10,6 +10,11 @@ enum PortalEvent: Sendable, Equatable {
     case xmppMessage(RoomMessage)
     /// A presence in the MUC.
     case xmppPresence(RoomPresence)
+    /// The MUC forwarded a mediated invitation to one of our JIDs (XEP-0045 §7.8.2).
+    case xmppInvite(RoomInvite)
+    /// Ghosts' power levels are due: the occupants' roles changed since the last time (queued behind the events
+    /// already queued, so a burst of presences makes one `m.room.power_levels` change).
+    case syncPowerLevels
     /// Events of this room just written to the durable inbox, in order (handled without reading them back).
     case matrixEvents([QueuedMatrixEvent])
     /// Try the inbox (from the store) again after an XMPP request timed out (the link itself is up).

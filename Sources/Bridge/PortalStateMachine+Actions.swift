@@ -27,6 +27,11 @@ extension PortalStateMachine {
         case setBridgeInfo(BridgeInfoState)
         /// → ``Input/membersFetched(_:)``: the Matrix room's joined members.
         case fetchMatrixMembers
+        /// → ``Input/powerLevelsApplied(_:_:)``: read `m.room.power_levels`, give the ghosts these levels (and take them
+        /// from ghosts not listed), write it back when it changed.
+        case applyGhostPowerLevels(GhostPowerLevels)
+        /// The bot invites a Matrix user into the room (a mediated invitation from the MUC); a failure is logged.
+        case inviteToMatrix(UserID, reason: String)
 
         // MARK: XMPP side
         /// → ``Input/mucJoined(_:_:)``: an occupant of ours joins the MUC (or changes nick, when `change`).
@@ -39,6 +44,8 @@ extension PortalStateMachine {
         case moderate(ModerationJob)
         /// A private message from the bridge's occupant to an occupant.
         case sendPrivate(to: JID, body: String)
+        /// A XEP-0045 §7.8.2 mediated invitation from one of our occupants to a real JID; a failure is logged.
+        case sendInvite(from: JID, to: JID, reason: String?)
         /// → ``Input/selfPinged(joined:)``: XEP-0410 self-ping of the bridge's occupant.
         case selfPing(nick: String)
         /// → ``Input/roomFeaturesRead(_:)``: the room's disco#info (stanza-ids, archive).
@@ -69,6 +76,8 @@ extension PortalStateMachine {
         case markFailed(OriginID)
         /// → ``Input/undeliveredLoaded(_:)``: our messages still waiting for their reflection, oldest first.
         case loadUndelivered
+        /// → ``Input/ghostAddressFound(_:_:)``: the real JID a ghost stands for, from the ghost table.
+        case lookUpGhostAddress(GhostInvite)
         /// → ``Input/inboxRead(_:)``: the room's Matrix inbox from the store, after recovering messages the
         /// homeserver never pushed from the timeline when `checkTimeline`.
         case readInbox(checkTimeline: Bool)
@@ -90,6 +99,8 @@ extension PortalStateMachine {
         /// Queue ``PortalEvent/reconcileGhosts`` behind the events already queued: the occupants' presences that
         /// arrived during the join must be handled before ghosts of departed occupants are told apart.
         case queueGhostReconciliation
+        /// Queue ``PortalEvent/syncPowerLevels`` behind the events already queued (one change per burst of presences).
+        case queuePowerLevelSync
         /// Leave both rooms and forget the link (see ``UnlinkPlan``).
         case unlink(UnlinkPlan)
         case log(LogEntry)
@@ -100,7 +111,7 @@ extension PortalStateMachine {
             case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
-                 .readInbox, .insertMapping:
+                 .readInbox, .insertMapping, .applyGhostPowerLevels, .lookUpGhostAddress:
                 return true
             default:
                 return false
@@ -264,6 +275,8 @@ extension PortalStateMachine {
         case sync
         /// A message waits to go out.
         case send(XMPPDelivery)
+        /// A Matrix invitation of a ghost waits to go out as a mediated invitation.
+        case invite(GhostInvite)
     }
 
     /// A Matrix moderator's redaction of an XMPP user's message, asked of the room by the moderator's puppet.

@@ -25,6 +25,7 @@ extension PortalStateMachine {
                         .setStatus(.error, detail: "the bridge bot cannot join the Matrix room: \(error)")]
             }
             occupants.removeAll()
+            powerLevelSync.ready = false
             agenda = [.joinBotOccupant(attempt: 0)]
             return []
         case .mucJoined(let join, let result):
@@ -73,6 +74,10 @@ extension PortalStateMachine {
             return deliverToMatrix(message, targets: targets)
         case .matrixTargetsResolved(let queued, let targets):
             return matrixEvent(queued, targets: targets)
+        case .ghostAddressFound(let invite, let address):
+            return ghostAddressFound(invite, address)
+        case .powerLevelsApplied(let levels, let result):
+            return powerLevelsApplied(levels, result)
         case .ownMessageFound(let originID, let mapping, let error):
             return ownMessageRefused(originID, mapping: mapping, error: error)
         case .mappingInserted(let delivery, let inserted):

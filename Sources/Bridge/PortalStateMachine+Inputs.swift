@@ -16,6 +16,8 @@ extension PortalStateMachine {
         var inboxRetryDelay: Duration = .seconds(5)
         /// The longest pause between attempts while the homeserver is unavailable.
         var maxMatrixBackoff: Duration = .seconds(30)
+        /// The power level each MUC position gives a ghost.
+        var roleLevels = RoleLevels()
     }
 
     /// What happened: an event of the room, or the outcome of an action the machine waits for.
@@ -54,6 +56,10 @@ extension PortalStateMachine {
         case inboxRead([QueuedMatrixEvent]?)
         /// Whether the mapping was new (false: mapped already, nothing to send); nil when the store failed.
         case mappingInserted(XMPPDelivery, inserted: Bool?)
+        /// The real JID the invited ghost stands for, from the store (nil: unknown).
+        case ghostAddressFound(GhostInvite, JID?)
+        /// How a change of the ghosts' power levels ended.
+        case powerLevelsApplied(GhostPowerLevels, PowerLevelResult)
     }
 
     /// The remaining steps of the piece of work in progress.

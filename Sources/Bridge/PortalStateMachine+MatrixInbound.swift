@@ -18,6 +18,10 @@ extension PortalStateMachine {
             }
             return [.resolveMatrixTargets(queued)]
         case .member(let membership, let displayname, let reason):
+            if membership == .invite, let ghost = event.stateKey.flatMap(UserID.init), configuration.isGhost(ghost),
+               isBridgedMatrixUser(event.sender) {
+                return ghostInvited(ghost, by: event.sender, reason: reason, eventID: event.eventID, seq: queued.seq)
+            }
             guard let user = event.stateKey.flatMap(UserID.init), isBridgedMatrixUser(user) else { return [.dequeue(seq: queued.seq)] }
             switch membership {
             case .join:
@@ -121,6 +125,8 @@ extension PortalStateMachine {
             return []
         case .send(let delivery):
             return [.sendGroupchat(delivery)]
+        case .invite(let invite):
+            return sendGhostInvite(invite, from: puppet)
         }
     }
 
@@ -145,6 +151,11 @@ extension PortalStateMachine {
             return [log]
         case .send(let delivery):
             return sendFailed(delivery, failure)
+        case .invite(let invite):
+            if failure.isUnavailable { return unavailableDuringDrain(failure) }
+            return [.log(LogEntry(level: .warning, message: "Puppet could not join to send an invitation",
+                                  metadata: ["matrix.user.id": user.rawValue, "error": "\(failure)"])),
+                    .dequeue(seq: invite.seq)]
         }
     }
 

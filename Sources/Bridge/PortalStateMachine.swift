@@ -36,6 +36,10 @@ struct PortalStateMachine: Sendable {
     var closed = false
     /// The room's bridge-info state was set during this portal's life.
     var bridgeInfoSet = false
+    /// Where the ghosts' power levels stand (see `PortalStateMachine+Roles`).
+    var powerLevelSync = PowerLevelSync()
+    /// When the last rate-limited log line (hostile or odd input) was asked for.
+    var lastRateLimitedLog: ContinuousClock.Instant?
 
     // MARK: Room model
     /// The nick the bridge's own occupant holds.
@@ -74,6 +78,9 @@ struct PortalStateMachine: Sendable {
         var occupantID: OccupantID?
         var realJID: JID?
         var ghost: UserID?
+        /// XEP-0045 §5: what the room last said about the occupant (nil: nothing yet).
+        var affiliation: MUCAffiliation?
+        var role: MUCRole?
     }
 
     /// A Matrix event waiting for the reflection of the message it refers to.
@@ -121,6 +128,10 @@ struct PortalStateMachine: Sendable {
             return xmppMessage(message)
         case .xmppPresence(let presence):
             return xmppPresence(presence)
+        case .xmppInvite(let invite):
+            return xmppInvite(invite)
+        case .syncPowerLevels:
+            return syncPowerLevels()
         case .matrixEvents(let queued):
             let fresh = queued.filter { $0.seq > highestSeq }
             guard !fresh.isEmpty else { return [] }

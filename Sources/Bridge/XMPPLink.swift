@@ -2,6 +2,7 @@ import FoundationEssentials
 import IsthmusCommon
 @_exported import struct XMPP.StanzaErrorCondition
 @_exported import enum XMPP.MUCAffiliation
+@_exported import enum XMPP.MUCRole
 @_exported import struct XMPP.MessageReferences
 @_exported import struct XMPP.ModerationRequest
 
@@ -26,6 +27,8 @@ public protocol XMPPLink: Sendable {
     func moderate(room: JID, _ request: ModerationRequest, as occupant: JID) async throws
     /// Sends a private message (type `chat`) from `sender` to `recipient` (e.g. a failure notice to an occupant).
     func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws
+    /// Asks `room`, as the occupant `sender`, to invite `invitee` (XEP-0045 §7.8.2 mediated invitation).
+    func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?) async throws
     /// XEP-0410 self-ping of `occupant`'s occupant JID: is it still joined?
     func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult
     /// The room's archive (XEP-0313) after `after` (or since `since` when no id is known), all pages, oldest first.
@@ -133,6 +136,8 @@ public struct RoomPresence: Sendable, Equatable {
     public var realJID: JID?
     /// The occupant's affiliation (`muc#user` `item affiliation`, XEP-0045 §5.2), when the room says.
     public var affiliation: MUCAffiliation?
+    /// The occupant's role (`muc#user` `item role`, XEP-0045 §5.1), when the room says.
+    public var role: MUCRole?
     /// XEP-0045 status codes (110 self, 201 created, 210 nick rewritten, 303 nick change, 307 kick, 301 ban, …).
     public var statusCodes: Set<Int>
     /// The new nick on a 303 nick change.
@@ -144,9 +149,10 @@ public struct RoomPresence: Sendable, Equatable {
 
     public init(room: JID, nick: String, to: JID? = nil, available: Bool, occupantID: OccupantID? = nil, realJID: JID? = nil,
                 statusCodes: Set<Int> = [], newNick: String? = nil, reason: String? = nil, error: StanzaErrorInfo? = nil,
-                affiliation: MUCAffiliation? = nil) {
+                affiliation: MUCAffiliation? = nil, role: MUCRole? = nil) {
         self.room = room
         self.affiliation = affiliation
+        self.role = role
         self.nick = nick
         self.to = to
         self.available = available
@@ -180,4 +186,24 @@ public enum XMPPLinkEvent: Sendable {
     /// A MUC private message (`type='chat'` from an occupant JID) to one of our occupants. Portals ignore them; the
     /// self-service consent handshake reads the MUC owner's answer from one.
     case privateMessage(RoomMessage)
+    /// A room forwards a mediated invitation (XEP-0045 §7.8.2) to one of our JIDs (a Matrix user's puppet).
+    case invite(RoomInvite)
+}
+
+/// A mediated invitation a room forwarded to one of our JIDs, in the bridge's terms.
+public struct RoomInvite: Sendable, Equatable {
+    /// The room's bare JID.
+    public var room: JID
+    /// The invitee: one of our JIDs (a puppet's, when the invite is for a Matrix user).
+    public var invitee: JID
+    /// The inviter's JID as the room gives it.
+    public var inviter: JID?
+    public var reason: String?
+
+    public init(room: JID, invitee: JID, inviter: JID?, reason: String?) {
+        self.room = room
+        self.invitee = invitee
+        self.inviter = inviter
+        self.reason = reason
+    }
 }

@@ -25,6 +25,8 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         /// What the room announces (a room with an archive unless a test says otherwise).
         var roomFeatures = RoomFeatures(stanzaIDs: true, archive: true)
         var privates: [(to: JID, body: String)] = []
+        /// Mediated invitations sent: from which occupant, to whom.
+        var invites: [(from: JID, to: JID, reason: String?)] = []
         var takenNicks: Set<String> = []
         var occupantNicks: [JID: String] = [:]
         var archive: [RoomMessage] = []
@@ -94,6 +96,10 @@ final class FakeXMPPLink: XMPPLink, Sendable {
 
     func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws {
         state.withLock { $0.privates.append((recipient, body)) }
+    }
+
+    func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?) async throws {
+        state.withLock { $0.invites.append((sender, invitee, reason)) }
     }
 
     func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult {
