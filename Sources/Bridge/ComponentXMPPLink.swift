@@ -173,6 +173,21 @@ public final class ComponentXMPPLink: XMPPLink {
         }
     }
 
+    public func setRole(room: JID, nick: String, role: MUCRole, as occupant: JID) async throws {
+        let query = XElement("query", namespace: XMPPNamespace.mucAdmin,
+                             children: [.element(MUCItem(role: role, nick: nick).element(namespace: XMPPNamespace.mucAdmin))])
+        do {
+            let response = try await connection.sendIQ(IQ(type: .set, from: occupant, to: room.bare, payload: .other(query)))
+            if let error = response.error {
+                throw XMPPLinkError.stanzaError(StanzaErrorInfo(condition: error.condition, text: error.text))
+            }
+        } catch let error as XMPPLinkError {
+            throw error
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
     public func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult {
         do {
             switch try await connection.selfPing(room: room, nick: nick, occupant: occupant) {

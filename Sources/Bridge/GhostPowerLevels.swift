@@ -18,6 +18,14 @@ public struct RoomPowerState: Sendable, Equatable {
     }
 }
 
+extension RoomPowerState {
+    /// The power levels decoded (leniently: levels as strings are read, other oddities skipped); nil when there are none.
+    var decodedPowerLevels: PowerLevelsContent? {
+        guard let powerLevels else { return nil }
+        return (try? JSONEncoder().encode(powerLevels)).flatMap { try? JSONDecoder().decode(PowerLevelsContent.self, from: $0) }
+    }
+}
+
 /// The power levels the MUC's roles give ghosts (RICH.md §10: XMPP is authoritative for the MUC, one way only), and
 /// the read-modify-write of `m.room.power_levels` that applies them. Pure value.
 ///
@@ -43,8 +51,7 @@ struct GhostPowerLevels: Sendable, Equatable {
     /// The new content for `state`: ghosts (per `isGhost`) in `wanted` get their level, others listed lose theirs.
     func plan(_ state: RoomPowerState, bot: UserID, isGhost: (UserID) -> Bool) -> Plan {
         guard case .object(var content)? = state.powerLevels else { return .noPower(have: nil, need: 50) }
-        let decoded = (try? JSONEncoder().encode(JSONValue.object(content)))
-            .flatMap { try? JSONDecoder().decode(PowerLevelsContent.self, from: $0) } ?? PowerLevelsContent()
+        let decoded = state.decodedPowerLevels ?? PowerLevelsContent()
         let authority = RoomAuthority(roomVersion: state.roomVersion, creators: state.creators)
         // v12: creators have infinite power and are never listed (spec rooms/v12, "Room creators").
         let botIsCreator = authority.creatorsArePrivileged && state.creators.contains(bot)

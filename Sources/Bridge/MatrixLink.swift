@@ -142,6 +142,8 @@ public struct MatrixRoomEvent: Sendable, Equatable, Codable {
         case redaction(target: EventID, reason: String?)
         /// `m.room.member` for `stateKey`: membership and per-room displayname.
         case member(membership: Membership, displayname: String?, reason: String?)
+        /// `m.room.power_levels`: the users listed and `users_default`.
+        case powerLevels(users: [UserID: Int64], usersDefault: Int64)
     }
     public var eventID: EventID
     public var room: RoomID

@@ -47,6 +47,26 @@ extension Portal {
         }
     }
 
+    /// The Matrix room's power state, as the bot reads it (nil: it could not be read).
+    func readMatrixPower() async -> PortalStateMachine.Input {
+        do {
+            return .matrixPowerRead(try await context.matrix.roomPowerState(link.matrixRoom))
+        } catch {
+            logger.warning("Could not read the Matrix room's power levels", metadata: ["error": "\(error)"])
+            return .matrixPowerRead(nil)
+        }
+    }
+
+    /// The bridge's occupant sets `nick`'s role in the MUC; a refusal (the bridge is not the MUC's admin) is logged.
+    func setMUCRole(nick: String, role: MUCRole) async {
+        do {
+            try await context.xmpp.setRole(room: link.muc, nick: nick, role: role, as: context.naming.botOccupant)
+            logger.info("Set a Matrix user's occupant's MUC role", metadata: ["xmpp.nick": nick, "xmpp.role": role.rawValue])
+        } catch {
+            logger.warning("Could not set a MUC role", metadata: ["xmpp.nick": nick, "xmpp.role": role.rawValue, "error": "\(error)"])
+        }
+    }
+
     /// The real bare JID a ghost was derived from, from the ghost table (nil: it stands for a room occupant key).
     func lookUpGhostAddress(_ invite: PortalStateMachine.GhostInvite) async -> PortalStateMachine.Input {
         // Identities of occupants without a known real JID are `room#occupant-id:…` or `room#nick:…`

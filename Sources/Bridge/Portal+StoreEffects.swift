@@ -102,7 +102,7 @@ extension Portal {
                 } else {
                     targets.redacted = try await store.mapping(room: room, eventID: target)
                 }
-            case .member:
+            case .member, .powerLevels:
                 break
             }
             return .matrixTargetsResolved(queued, targets)

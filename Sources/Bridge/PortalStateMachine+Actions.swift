@@ -30,6 +30,8 @@ extension PortalStateMachine {
         /// → ``Input/powerLevelsApplied(_:_:)``: read `m.room.power_levels`, give the ghosts these levels (and take them
         /// from ghosts not listed), write it back when it changed.
         case applyGhostPowerLevels(GhostPowerLevels)
+        /// → ``Input/matrixPowerRead(_:)``: the Matrix room's power state.
+        case readMatrixPower
         /// The bot invites a Matrix user into the room (a mediated invitation from the MUC); a failure is logged.
         case inviteToMatrix(UserID, reason: String)
 
@@ -44,6 +46,8 @@ extension PortalStateMachine {
         case moderate(ModerationJob)
         /// A private message from the bridge's occupant to an occupant.
         case sendPrivate(to: JID, body: String)
+        /// The bridge's occupant sets an occupant's role (XEP-0045 §9.6, §10.4); a refusal is logged.
+        case setMUCRole(nick: String, role: MUCRole)
         /// A XEP-0045 §7.8.2 mediated invitation from one of our occupants to a real JID; a failure is logged.
         case sendInvite(from: JID, to: JID, reason: String?)
         /// → ``Input/selfPinged(joined:)``: XEP-0410 self-ping of the bridge's occupant.
@@ -111,7 +115,7 @@ extension PortalStateMachine {
             case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
-                 .readInbox, .insertMapping, .applyGhostPowerLevels, .lookUpGhostAddress:
+                 .readInbox, .insertMapping, .applyGhostPowerLevels, .lookUpGhostAddress, .readMatrixPower:
                 return true
             default:
                 return false

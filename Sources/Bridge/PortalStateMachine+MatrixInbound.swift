@@ -42,6 +42,8 @@ extension PortalStateMachine {
             default:
                 return [.dequeue(seq: queued.seq)]
             }
+        case .powerLevels(let users, let usersDefault):
+            return matrixPowerLevelsChanged(users: users, usersDefault: usersDefault) + [.dequeue(seq: queued.seq)]
         }
     }
 
@@ -96,7 +98,8 @@ extension PortalStateMachine {
             let puppet = Puppet(room: configuration.room, user: job.user, occupant: job.occupant, nick: given,
                                 displayname: job.displayname, joined: true)
             puppets[job.user] = puppet
-            return [.savePuppet(puppet),
+            moderatedPuppets.remove(job.user)   // a fresh occupant has the room's default role
+            return puppetRoles() + [.savePuppet(puppet),
                     .log(LogEntry(level: .debug, message: "Puppet joined", metadata: ["matrix.user.id": job.user.rawValue, "xmpp.nick": given]))]
                 + puppetReady(puppet, job.then)
         case .nickConflict:
@@ -206,6 +209,7 @@ extension PortalStateMachine {
     /// `puppet`'s occupant leaves the MUC (with a status text saying why, for kicks and bans) and is forgotten.
     mutating func removePuppet(_ puppet: Puppet, status: String?) -> [Action] {
         puppets[puppet.user] = nil
+        moderatedPuppets.remove(puppet.user)
         var actions: [Action] = []
         if puppet.joined, xmppConnected { actions.append(.leaveMUC(nick: puppet.nick, occupant: puppet.occupant, status: status)) }
         return actions + [.deletePuppet(puppet.user)]
@@ -250,7 +254,7 @@ extension PortalStateMachine {
         case .message(let msgtype, let body, _):
             return BridgeCommand.parse(msgtype: msgtype, body: body) == nil && MessageTranslation.toXMPP(msgtype: msgtype, body: body) != nil
         case .reaction, .redaction: return true
-        case .member: return false
+        case .member, .powerLevels: return false
         }
     }
 }

@@ -40,6 +40,10 @@ struct PortalStateMachine: Sendable {
     var powerLevelSync = PowerLevelSync()
     /// When the last rate-limited log line (hostile or odd input) was asked for.
     var lastRateLimitedLog: ContinuousClock.Instant?
+    /// With the link's opt-in: the Matrix room's power (see `PortalStateMachine+MatrixModerators`), nil until read.
+    var matrixPower: MatrixPower?
+    /// Matrix users whose occupants the bridge made MUC moderators.
+    var moderatedPuppets: Set<UserID> = []
 
     // MARK: Room model
     /// The nick the bridge's own occupant holds.

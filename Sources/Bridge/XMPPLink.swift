@@ -27,6 +27,9 @@ public protocol XMPPLink: Sendable {
     func moderate(room: JID, _ request: ModerationRequest, as occupant: JID) async throws
     /// Sends a private message (type `chat`) from `sender` to `recipient` (e.g. a failure notice to an occupant).
     func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws
+    /// Sets the role of the occupant `nick` in `room`, asked as `occupant` (XEP-0045 §9.6 and §10.4 `muc#admin`;
+    /// the asker must be the room's admin or owner to grant moderator). Throws ``XMPPLinkError/stanzaError(_:)`` on refusal.
+    func setRole(room: JID, nick: String, role: MUCRole, as occupant: JID) async throws
     /// Asks `room`, as the occupant `sender`, to invite `invitee` (XEP-0045 §7.8.2 mediated invitation).
     func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?) async throws
     /// XEP-0410 self-ping of `occupant`'s occupant JID: is it still joined?

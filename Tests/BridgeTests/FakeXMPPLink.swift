@@ -27,6 +27,8 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         var privates: [(to: JID, body: String)] = []
         /// Mediated invitations sent: from which occupant, to whom.
         var invites: [(from: JID, to: JID, reason: String?)] = []
+        /// Roles set by the bridge's occupant.
+        var roles: [(nick: String, role: MUCRole)] = []
         var takenNicks: Set<String> = []
         var occupantNicks: [JID: String] = [:]
         var archive: [RoomMessage] = []
@@ -96,6 +98,10 @@ final class FakeXMPPLink: XMPPLink, Sendable {
 
     func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws {
         state.withLock { $0.privates.append((recipient, body)) }
+    }
+
+    func setRole(room: JID, nick: String, role: MUCRole, as occupant: JID) async throws {
+        state.withLock { $0.roles.append((nick, role)) }
     }
 
     func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?) async throws {

@@ -171,4 +171,43 @@ import Testing
         #expect(naming.matrixUser(forPuppet: JID("alice\\3alocalhost@elsewhere.org")!) == nil, "not under our component")
         #expect(naming.matrixUser(forPuppet: JID("bridge.localhost")!) == nil)
     }
+
+    // MARK: The opt-in: Matrix moderators → MUC moderator role
+
+    func powerLevels(_ f: MachineFixture, _ seq: Int64, _ users: [UserID: Int64]) -> QueuedMatrixEvent {
+        QueuedMatrixEvent(seq: seq, event: MatrixRoomEvent(eventID: EventID("$p\(seq)")!, room: f.room, sender: f.alice, stateKey: "",
+                                                           content: .powerLevels(users: users, usersDefault: 0)))
+    }
+
+    @Test func withoutTheOptInAMatrixPowerLevelChangeTouchesNothingInTheMUC() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice", f.bob: "Bob"])
+        #expect(f.act(.matrixEvents([powerLevels(f, 1, [f.bob: 100])])) == [.dequeue(seq: 1)])
+    }
+
+    @Test func withTheOptInMatrixModeratorsOccupantsGetTheModeratorRoleAndLoseIt() {
+        var f = MachineFixture()
+        var configuration = f.machine.configuration
+        configuration.matrixModeratorsToMUC = true
+        f.machine = PortalStateMachine(configuration: configuration)
+        _ = f.act(.activate)
+        _ = f.act(.botJoinedMatrix(error: nil))
+        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = f.act(.roomFeaturesRead(RoomFeatures(stanzaIDs: true, archive: true)))
+        _ = f.act(.roomLoaded(f.snapshot(first: true)))
+        var next = f.act(.membersFetched([f.alice: "Alice", f.bob: "Bob"]))
+        while case .joinMUC(let join)? = next.last { next = f.act(.mucJoined(join, .joined(nick: join.nick, created: false))) }
+        if case .loadUndelivered? = next.last { next = f.act(.undeliveredLoaded([])) }
+        #expect(next.last == .readMatrixPower, "the room's power is read before the activation ends")
+        // Alice created the (version 12) room: unlimited power; bob has 50. Both occupants become MUC moderators.
+        let state = RoomPowerState(roomVersion: "12", creators: [f.alice], powerLevels: .object(["users": .object([f.bob.rawValue: .integer(50)])]))
+        let granted = f.act(.matrixPowerRead(state))
+        #expect(Array(granted.prefix(2)) == [.setMUCRole(nick: "Alice", role: .moderator), .setMUCRole(nick: "Bob", role: .moderator)])
+        #expect(granted.last == .readInbox(checkTimeline: true))
+        _ = f.act(.inboxRead([]))
+        // Bob drops below 50: his occupant goes back to participant; a change that moves nobody does nothing.
+        #expect(f.act(.matrixEvents([powerLevels(f, 1, [f.bob: 49])])) == [.setMUCRole(nick: "Bob", role: .participant), .dequeue(seq: 1)])
+        #expect(f.act(.matrixEvents([powerLevels(f, 2, [f.bob: 10])])) == [.dequeue(seq: 2)])
+        #expect(f.act(.matrixEvents([powerLevels(f, 3, [f.bob: 50])])) == [.setMUCRole(nick: "Bob", role: .moderator), .dequeue(seq: 3)])
+    }
 }
