@@ -118,4 +118,35 @@ final class RolesAndInvitesTests: XCTestCase {
         juliet.close()
         pair.romeo.close()
     }
+
+    /// The per-link opt-in: Matrix users with power level 50 or more get the MUC moderator role for their occupant
+    /// (the bridge created the MUC, so its occupant owns it and may grant roles), and lose it below 50.
+    func testWithTheOptInMatrixModeratorsOccupantsAreMUCModerators() async throws {
+        let world = try EndToEndHarness("optin")
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        let alice = try await world.matrixUser("alice")
+        let bob = try await world.matrixUser("bob")
+        let muc = world.muc("optin")
+        let room = try await alice.createRoom(aliasLocalpart: "room-\(world.suffix)-optin", invite: [world.botUserID, bob.userID])
+        let linked = try world.cli("link", room, muc.description, "--matrix-moderators")
+        XCTAssertEqual(linked.status, 0, linked.stderr)
+        try await world.waitForLink(room, status: "active")
+        let juliet = try await world.xmppUser("carol")
+        try await juliet.joinRoom(muc, nick: "Juliet")
+        func role(of nick: String) async throws -> MUCRole? {
+            try await juliet.nextPresence(within: 20, "\(nick)'s presence") { $0.from?.resource == nick && $0.type == .available }
+                .mucUser?.item?.role
+        }
+        try await bob.join(room)
+        let joined = try await role(of: "bob")
+        XCTAssertEqual(joined, .participant)
+        try await alice.grantPower(50, to: bob.userID, in: room)
+        let raised = try await role(of: "bob")
+        XCTAssertEqual(raised, .moderator, "a Matrix moderator's occupant is a MUC moderator")
+        try await alice.grantPower(0, to: bob.userID, in: room)
+        let lowered = try await role(of: "bob")
+        XCTAssertEqual(lowered, .participant, "and is no longer one below 50")
+        juliet.close()
+    }
 }

@@ -245,7 +245,9 @@ import Testing
         #expect(f.act(.xmppPresence(f.presence("romeo"))) == [])
         var left = stored[1]
         left.joined = false
-        #expect(f.act(.reconcileGhosts) == [.removeGhost(juliet, .leave, saving: left)])
+        // The occupant list is complete: the ghosts' power levels are brought in line once (here: none wanted).
+        #expect(f.act(.reconcileGhosts) == [.removeGhost(juliet, .leave, saving: left), .applyGhostPowerLevels(GhostPowerLevels(wanted: [:]))])
+        _ = f.act(.powerLevelsApplied(GhostPowerLevels(wanted: [:]), .unchanged))
         #expect(f.act(.reconcileGhosts) == [])
     }
 }
