@@ -134,13 +134,25 @@ final class RolesAndInvitesTests: XCTestCase {
         try await world.waitForLink(room, status: "active")
         let juliet = try await world.xmppUser("carol")
         try await juliet.joinRoom(muc, nick: "Juliet")
-        func role(of nick: String) async throws -> MUCRole? {
+        func item(of nick: String) async throws -> MUCItem? {
             try await juliet.nextPresence(within: 20, "\(nick)'s presence") { $0.from?.resource == nick && $0.type == .available }
-                .mucUser?.item?.role
+                .mucUser?.item
         }
+        func role(of nick: String) async throws -> MUCRole? { try await item(of: nick)?.role }
         try await bob.join(room)
-        let joined = try await role(of: "bob")
-        XCTAssertEqual(joined, .participant)
+        let joined = try await item(of: "bob")
+        if world.bed.xmppServer == .ejabberd {
+            // ejabberd looks an occupant's affiliation up by its bare JID, then by its domain (mod_muc_room
+            // do_get_affiliation_fallback): the bridge's own occupant is `component/isthmus`, a domain JID, so in a room
+            // the bridge created every Matrix user's occupant inherits the bridge's owner affiliation and is a
+            // moderator from the start — there is no role left for the opt-in to give. Checked here so that a change
+            // of either side shows.
+            XCTAssertEqual(joined?.affiliation, .owner, "ejabberd: the puppet inherits the component domain's affiliation")
+            XCTAssertEqual(joined?.role, .moderator)
+            juliet.close()
+            return
+        }
+        XCTAssertEqual(joined?.role, .participant)
         try await alice.grantPower(50, to: bob.userID, in: room)
         let raised = try await role(of: "bob")
         XCTAssertEqual(raised, .moderator, "a Matrix moderator's occupant is a MUC moderator")
