@@ -231,10 +231,15 @@ public struct AppServiceMatrixLink: MatrixLink {
     }
 
     public func roomPowerState(_ room: RoomID) async throws -> RoomPowerState {
-        // The whole state in one call: `m.room.create`'s sender (a creator from room version 11 on) is only in the event.
-        let state = try await classified("room_state") { () async throws(MatrixError) in try await client.roomState(room, as: botUserID) }
-        let authority = RoomAuthority(state: state)
-        let content = state.first { $0.type == MatrixEventType.powerLevels && $0.stateKey.isEmpty }?.content
+        // Two small reads rather than the whole state (every member event of a large room): `m.room.create` as a whole
+        // event (its sender is a creator from room version 11 on) and the power levels' content.
+        let create = try await classified("state") { () async throws(MatrixError) in
+            try await client.stateEventWithSender(type: MatrixEventType.create, in: room, as: botUserID)
+        }
+        let content = try await classified("state") { () async throws(MatrixError) in
+            try await client.stateEvent(JSONValue.self, type: MatrixEventType.powerLevels, in: room, as: botUserID)
+        }
+        let authority = RoomAuthority(state: create.map { [$0] } ?? [])
         return RoomPowerState(roomVersion: authority.roomVersion, creators: authority.creators, powerLevels: content)
     }
 
