@@ -211,3 +211,15 @@ import Testing
         #expect(f.act(.matrixEvents([powerLevels(f, 3, [f.bob: 50])])) == [.setMUCRole(nick: "Bob", role: .moderator), .dequeue(seq: 3)])
     }
 }
+
+/// The provisioning API's link request: the opt-in is read, and absent means off.
+@Suite struct ProvisioningLinkRequestTests {
+    @Test func theModeratorOptInIsReadAndOffWhenAbsent() throws {
+        let plain = try JSONDecoder().decode(ProvisioningAPI.LinkRequest.self,
+                                             from: Data(#"{"matrix_room": "!r:localhost", "muc": "a@muc.localhost"}"#.utf8))
+        #expect(plain.matrixModeratorsToMUC == nil)
+        let opted = try JSONDecoder().decode(ProvisioningAPI.LinkRequest.self, from: Data(
+            #"{"matrix_room": "!r:localhost", "muc": "a@muc.localhost", "matrix_moderators_to_muc": true}"#.utf8))
+        #expect(opted.matrixModeratorsToMUC == true)
+    }
+}
