@@ -11,6 +11,7 @@ public struct RoomPowerState: Sendable, Equatable {
     /// The current `m.room.power_levels` content exactly as read (nil: the room has none).
     public var powerLevels: JSONValue?
 
+    /// Builds a value from its parts.
     public init(roomVersion: String = "1", creators: Set<UserID> = [], powerLevels: JSONValue?) {
         self.roomVersion = roomVersion
         self.creators = creators
@@ -106,6 +107,7 @@ public struct RoleLevels: Sendable, Equatable {
     public var admin: Int64
     public var moderator: Int64
 
+    /// The levels; the defaults are RICH.md §10's (owner 100, admin 50, moderator 50).
     public init(owner: Int64 = 100, admin: Int64 = 50, moderator: Int64 = 50) {
         self.owner = owner
         self.admin = admin

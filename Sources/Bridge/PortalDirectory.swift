@@ -90,7 +90,11 @@ final class PortalDirectory: Sendable {
         case .privateMessage(let message):
             table.withLock { $0.consents[message.room.bare] }?(event)
         case .invite(let invite):
-            table.withLock { $0.byMUC[invite.room.bare] }?.enqueue(.xmppInvite(invite))
+            if let portal = table.withLock({ $0.byMUC[invite.room.bare] }) {
+                portal.enqueue(.xmppInvite(invite))
+            } else {
+                logger.debug("Invitation from a room that is not linked ignored", metadata: ["xmpp.muc": invite.room.description])
+            }
         }
     }
 

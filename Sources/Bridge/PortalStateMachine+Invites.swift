@@ -71,8 +71,7 @@ extension PortalStateMachine {
     /// it is exactly that user's puppet JID.
     func invitedMatrixUser(_ jid: JID) -> UserID? {
         if let puppet = puppets.values.first(where: { $0.occupant.bare == jid.bare }) { return puppet.user }
-        guard let user = configuration.naming.matrixUser(forPuppet: jid) else { return nil }
-        return user
+        return configuration.naming.matrixUser(forPuppet: jid)
     }
 
     /// `entry`, unless a rate-limited line was logged within the last minute.

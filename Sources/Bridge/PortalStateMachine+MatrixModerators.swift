@@ -18,6 +18,7 @@ extension PortalStateMachine {
         /// Room version 12 and later: creators have unlimited power without being listed.
         var privilegedCreators: Set<UserID>
 
+        /// Whether `user` counts as a Matrix moderator: a privileged creator, or level 50 or more.
         func isModerator(_ user: UserID) -> Bool {
             privilegedCreators.contains(user) || (users[user] ?? usersDefault) >= PortalStateMachine.matrixModeratorLevel
         }
