@@ -164,10 +164,11 @@ public final class ComponentXMPPLink: XMPPLink {
         }
     }
 
-    public func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?) async throws {
+    public func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?, id: OriginID) async throws {
         do {
             let invite = MUCInvite(to: invitee, reason: reason)
-            try await connection.send(.message(Message(from: sender, to: room.bare, mucUser: invite.mucUser)))
+            try await connection.send(.message(Message(from: sender, to: room.bare, id: StanzaAttributeID(id.rawValue),
+                                                       mucUser: invite.mucUser)))
         } catch {
             throw Self.linkError(error)
         }

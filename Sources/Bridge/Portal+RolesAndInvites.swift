@@ -39,9 +39,9 @@ extension Portal {
     }
 
     /// A mediated invitation from one of our occupants (XEP-0045 §7.8.2); a failure is logged.
-    func sendInvite(from sender: JID, to invitee: JID, reason: String?) async {
+    func sendInvite(from sender: JID, to invitee: JID, reason: String?, id: OriginID) async {
         do {
-            try await context.xmpp.sendInvite(room: link.muc, from: sender, to: invitee, reason: reason)
+            try await context.xmpp.sendInvite(room: link.muc, from: sender, to: invitee, reason: reason, id: id)
         } catch {
             logger.warning("Could not send an XMPP invitation", metadata: ["error": "\(error)"])
         }

@@ -144,7 +144,7 @@ actor Portal {
         case .queuePowerLevelSync: enqueue(.syncPowerLevels)
         case .applyGhostPowerLevels(let levels): return await applyGhostPowerLevels(levels)
         case .inviteToMatrix(let user, let reason): await inviteToMatrix(user, reason: reason)
-        case .sendInvite(let sender, let invitee, let reason): await sendInvite(from: sender, to: invitee, reason: reason)
+        case .sendInvite(let sender, let invitee, let reason, let id): await sendInvite(from: sender, to: invitee, reason: reason, id: id)
         case .lookUpGhostAddress(let invite): return await lookUpGhostAddress(invite)
         case .readMatrixPower: return await readMatrixPower()
         case .setMUCRole(let nick, let role): await setMUCRole(nick: nick, role: role)

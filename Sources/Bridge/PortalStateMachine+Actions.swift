@@ -49,7 +49,7 @@ extension PortalStateMachine {
         /// The bridge's occupant sets an occupant's role (XEP-0045 §9.6, §10.4); a refusal is logged.
         case setMUCRole(nick: String, role: MUCRole)
         /// A XEP-0045 §7.8.2 mediated invitation from one of our occupants to a real JID; a failure is logged.
-        case sendInvite(from: JID, to: JID, reason: String?)
+        case sendInvite(from: JID, to: JID, reason: String?, id: OriginID)
         /// → ``Input/selfPinged(joined:)``: XEP-0410 self-ping of the bridge's occupant.
         case selfPing(nick: String)
         /// → ``Input/roomFeaturesRead(_:)``: the room's disco#info (stanza-ids, archive).

@@ -48,10 +48,30 @@ extension PortalStateMachine {
         ensurePuppet(invite.inviter, then: .invite(invite))
     }
 
-    /// The puppet is in the room: the mediated invitation goes out and the event is done.
-    func sendGhostInvite(_ invite: GhostInvite, from puppet: Puppet) -> [Action] {
+    /// The puppet is in the room: the mediated invitation goes out and the event is done. Its id is remembered for a
+    /// while (the last ``maxPendingInvites``), so a refusal the room bounces can be told in the Matrix room.
+    mutating func sendGhostInvite(_ invite: GhostInvite, from puppet: Puppet) -> [Action] {
         guard let invitee = invite.invitee else { return [.dequeue(seq: invite.seq)] }
-        return [.sendInvite(from: puppet.occupant, to: invitee, reason: invite.reason), .dequeue(seq: invite.seq)]
+        let id = configuration.naming.originID(for: invite.eventID)
+        pendingInvites.removeAll { $0.id == id }
+        pendingInvites.append((id, invite))
+        if pendingInvites.count > Self.maxPendingInvites { pendingInvites.removeFirst() }
+        return [.sendInvite(from: puppet.occupant, to: invitee, reason: invite.reason, id: id), .dequeue(seq: invite.seq)]
+    }
+
+    /// How many sent invitations are remembered for their refusals.
+    static let maxPendingInvites = 32
+
+    /// The room bounced one of our invitations (ejabberd, for one: "Invitations are not allowed in this conference"
+    /// unless the room allows occupants' invitations): the inviter is told in the Matrix room. nil: not ours.
+    mutating func inviteRefused(_ id: OriginID, _ error: StanzaErrorInfo) -> [Action]? {
+        guard let index = pendingInvites.firstIndex(where: { $0.id == id }) else { return nil }
+        let invite = pendingInvites.remove(at: index).invite
+        let name = displaynames[invite.inviter] ?? invite.inviter.localpart
+        let reason = error.text.map { "\(error.condition): \($0)" } ?? error.condition.rawValue
+        return [.log(LogEntry(level: .notice, message: "The MUC refused an invitation", metadata: ["xmpp.error": error.condition.rawValue])),
+                .postNotice("⚠️ \(name)'s invitation could not be delivered to the XMPP room (\(reason)).",
+                            subject: "invite-refused:\(invite.eventID.rawValue)")]
     }
 
     /// The MUC forwarded a mediated invitation to one of our JIDs: the Matrix user whose puppet it is gets invited.

@@ -12,6 +12,7 @@ extension PortalStateMachine {
         if let error = message.error {
             guard let to = message.to, to == bot || puppets.values.contains(where: { $0.occupant == to }),
                   let originID = message.originID ?? message.id.flatMap(OriginID.init) else { return [] }
+            if let told = inviteRefused(originID, error) { return told }
             return [.lookUpOwnMessage(originID, error: error)]
         }
         guard message.to == nil || message.to == bot else { return [] }

@@ -44,6 +44,8 @@ struct PortalStateMachine: Sendable {
     var matrixPower: MatrixPower?
     /// Matrix users whose occupants the bridge made MUC moderators.
     var moderatedPuppets: Set<UserID> = []
+    /// Mediated invitations sent lately, by message id, oldest first (see `PortalStateMachine+Invites`).
+    var pendingInvites: [(id: OriginID, invite: GhostInvite)] = []
 
     // MARK: Room model
     /// The nick the bridge's own occupant holds.

@@ -30,8 +30,9 @@ public protocol XMPPLink: Sendable {
     /// Sets the role of the occupant `nick` in `room`, asked as `occupant` (XEP-0045 §9.6 and §10.4 `muc#admin`;
     /// the asker must be the room's admin or owner to grant moderator). Throws ``XMPPLinkError/stanzaError(_:)`` on refusal.
     func setRole(room: JID, nick: String, role: MUCRole, as occupant: JID) async throws
-    /// Asks `room`, as the occupant `sender`, to invite `invitee` (XEP-0045 §7.8.2 mediated invitation).
-    func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?) async throws
+    /// Asks `room`, as the occupant `sender`, to invite `invitee` (XEP-0045 §7.8.2 mediated invitation); `id` is the
+    /// message's `id`, which a refusal bounced by the room carries back.
+    func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?, id: OriginID) async throws
     /// XEP-0410 self-ping of `occupant`'s occupant JID: is it still joined?
     func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult
     /// The room's archive (XEP-0313) after `after` (or since `since` when no id is known), all pages, oldest first.

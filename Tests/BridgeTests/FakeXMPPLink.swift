@@ -104,7 +104,7 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         state.withLock { $0.roles.append((nick, role)) }
     }
 
-    func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?) async throws {
+    func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?, id: OriginID) async throws {
         state.withLock { $0.invites.append((sender, invitee, reason)) }
     }
 

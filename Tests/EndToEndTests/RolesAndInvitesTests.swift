@@ -21,13 +21,14 @@ final class RolesAndInvitesTests: XCTestCase {
         let romeoGhost: String
     }
 
-    func makePair(_ name: String) async throws -> Pair {
+    func makePair(_ name: String, allowInvites: Bool = true) async throws -> Pair {
         let world = try EndToEndHarness(name)
         try await world.startBridge()
         let alice = try await world.matrixUser("alice")
         let muc = world.muc(name)
         let romeo = try await world.xmppUser("bob")
-        try await romeo.createRoom(muc, nick: "Romeo", fields: ["muc#roomconfig_whois": ["anyone"], "muc#roomconfig_allowinvites": ["1"]])
+        try await romeo.createRoom(muc, nick: "Romeo", fields: ["muc#roomconfig_whois": ["anyone"],
+                                                                "muc#roomconfig_allowinvites": [allowInvites ? "1" : "0"]])
         let alias = "room-\(world.suffix)-\(name)"
         let room = try await alice.createRoom(aliasLocalpart: alias, invite: [world.botUserID], additionalCreators: [world.botUserID])
         let linked = try world.cli("link", room, muc.description)
@@ -160,5 +161,37 @@ final class RolesAndInvitesTests: XCTestCase {
         let lowered = try await role(of: "bob")
         XCTAssertEqual(lowered, .participant, "and is no longer one below 50")
         juliet.close()
+    }
+
+    /// A room that does not let occupants invite: ejabberd bounces the puppet's invitation and the inviter is told in
+    /// the Matrix room; Prosody lets any occupant of an open room invite (its `allowinvites` governs members-only
+    /// rooms), so there the invitation arrives. Each server's branch asserts what that server does.
+    func testARefusedInvitationIsToldInTheMatrixRoom() async throws {
+        let pair = try await makePair("noinvites", allowInvites: false)
+        defer { pair.world.stopBridge() }
+        let juliet = try await pair.world.xmppUser("carol")
+        try juliet.send(.presence(Presence()))
+        try await juliet.joinRoom(pair.muc, nick: "Juliet")
+        let julietGhost = try await eventuallyValue("a ghost named Juliet joined") {
+            try await pair.alice.members(of: pair.room).first(where: { $0.value == "Juliet" })?.key
+        }
+        try juliet.send(.presence(Presence(type: .unavailable, to: pair.muc.with(resource: "Juliet")!)))
+        try await eventually("Juliet's ghost left") { try await pair.alice.members(of: pair.room)[julietGhost] == nil }
+        try await pair.alice.invite(julietGhost, to: pair.room)
+        if pair.world.bed.xmppServer == .ejabberd {
+            let notice = try await eventuallyValue("the refusal told in the Matrix room", timeout: 20) {
+                try await pair.alice.messages(in: pair.room).first {
+                    $0.sender == pair.world.botUserID && $0.msgtype == "m.notice" && $0.body?.contains("invitation could not be delivered") == true
+                }
+            }
+            XCTAssertTrue(notice.body?.hasPrefix("⚠️ alice's invitation could not be delivered to the XMPP room (not-allowed") == true,
+                          notice.body ?? "")
+        } else {
+            _ = try await juliet.nextMessage(within: 20, "the room's invitation") {
+                $0.from == pair.muc.bare && $0.mucUser.flatMap(MUCInvite.init) != nil
+            }
+        }
+        juliet.close()
+        pair.romeo.close()
     }
 }

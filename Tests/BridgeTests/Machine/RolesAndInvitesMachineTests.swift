@@ -104,8 +104,27 @@ import Testing
         let juliet = JID("juliet@localhost")!
         _ = present(&f, occupant(f, "Juliet", .member, .participant, realJID: juliet))
         let ghost = f.machine.occupants["Juliet"]!.ghost!
-        #expect(f.act(.matrixEvents([invite(f, 1, ghost: ghost, by: f.alice, reason: "come back")]))
-                == [.sendInvite(from: f.puppetJID(f.alice), to: juliet, reason: "come back"), .dequeue(seq: 1)])
+        let event = invite(f, 1, ghost: ghost, by: f.alice, reason: "come back")
+        let id = f.naming.originID(for: event.event.eventID)
+        #expect(f.act(.matrixEvents([event])) == [.sendInvite(from: f.puppetJID(f.alice), to: juliet, reason: "come back", id: id), .dequeue(seq: 1)])
+    }
+
+    @Test func aRefusedInvitationIsToldInTheMatrixRoomOnce() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        let juliet = JID("juliet@localhost")!
+        _ = present(&f, occupant(f, "Juliet", .member, .participant, realJID: juliet))
+        let event = invite(f, 1, ghost: f.machine.occupants["Juliet"]!.ghost!, by: f.alice)
+        _ = f.act(.matrixEvents([event]))
+        let id = f.naming.originID(for: event.event.eventID)
+        // ejabberd's answer when the room does not let occupants invite (its id is our invitation's).
+        let bounce = RoomMessage(room: f.muc, nick: "", to: f.puppetJID(f.alice), id: id.rawValue,
+                                 error: StanzaErrorInfo(condition: .notAllowed, text: "Invitations are not allowed in this conference"))
+        let told = f.act(.xmppMessage(bounce))
+        #expect(told == [.postNotice("⚠️ Alice's invitation could not be delivered to the XMPP room (not-allowed: Invitations are not "
+                                     + "allowed in this conference).", subject: "invite-refused:\(event.event.eventID.rawValue)")])
+        // A second copy is no invitation of ours any more: looked up as a message, like any bounce.
+        #expect(f.act(.xmppMessage(bounce)) == [.lookUpOwnMessage(id, error: bounce.error!)])
     }
 
     @Test func aGhostOfAnotherRoomIsLookedUpAndAnUnknownAddressIsToldInTheRoom() {
@@ -116,7 +135,8 @@ import Testing
         let job = PortalStateMachine.GhostInvite(inviter: f.alice, ghost: stranger, reason: nil, seq: 1, eventID: event.event.eventID)
         #expect(f.act(.matrixEvents([event])) == [.lookUpGhostAddress(job)])
         let romeo = JID("romeo@localhost")!
-        #expect(f.act(.ghostAddressFound(job, romeo)) == [.sendInvite(from: f.puppetJID(f.alice), to: romeo, reason: nil), .dequeue(seq: 1)])
+        #expect(f.act(.ghostAddressFound(job, romeo))
+                == [.sendInvite(from: f.puppetJID(f.alice), to: romeo, reason: nil, id: f.naming.originID(for: event.event.eventID)), .dequeue(seq: 1)])
         // A ghost whose real JID the room never revealed: a notice says why nothing went to XMPP.
         let second = invite(f, 2, ghost: stranger, by: f.alice)
         let secondJob = PortalStateMachine.GhostInvite(inviter: f.alice, ghost: stranger, reason: nil, seq: 2, eventID: second.event.eventID)
