@@ -338,5 +338,7 @@ extension PortalStateMachine {
         var puppets: [Puppet]
         /// The bridge's occupant's nick, when it is in the MUC.
         var botNick: String?
+        /// The ghosts' power levels as they are to be left behind (nil: untouched).
+        var ghostLevels: GhostPowerLevels?
     }
 }

@@ -172,7 +172,9 @@ struct PortalStateMachine: Sendable {
             xmppConnected = connected
             closed = true
             let leaving = connected ? puppets.values.filter(\.joined).sorted { $0.user.rawValue < $1.user.rawValue } : []
-            return [withdrawBridgeInfo, .unlink(UnlinkPlan(puppets: leaving, botNick: connected && botJoined ? botNick : nil))]
+            // Ghosts leave with no level of the bridge's left behind in the room's power levels.
+            return [withdrawBridgeInfo, .unlink(UnlinkPlan(puppets: leaving, botNick: connected && botJoined ? botNick : nil,
+                                                           ghostLevels: GhostPowerLevels(wanted: [:])))]
         }
     }
 

@@ -36,6 +36,11 @@ import TestSupport
         // The bot has 100 in a version 10 room: an owner's ghost gets 99, never the bot's own level.
         #expect(written == .object(["users": .object([bot.rawValue: .integer(100), alice.rawValue: .integer(100),
                                                        ghost.rawValue: .integer(99)]), "ban": .integer(50)]))
+        // Unlinked: the ghost's level goes before the ghost does; everything else stays.
+        _ = try await harness.store.markUnlinking(matrixRoom: room)
+        try await eventually("the link is gone") { try await harness.store.roomLinks().isEmpty }
+        #expect(harness.matrix.state.withLock { $0.powerLevelWrites.last?.1 }
+                == .object(["users": .object([bot.rawValue: .integer(100), alice.rawValue: .integer(100)]), "ban": .integer(50)]))
         await harness.stop()
     }
 
