@@ -74,6 +74,11 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
                                    content: .member(membership: content.membership, displayname: content.displayName,
                                                     reason: content.reason),
                                    previousMembership: previousMembership, previousDisplayname: previousName)
+        case .powerLevels(let content):
+            guard event.stateKey == "" else { return nil }
+            let users = Dictionary(content.users.compactMap { key, level in UserID(key).map { ($0, level) } }, uniquingKeysWith: max)
+            return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: "",
+                                   content: .powerLevels(users: users, usersDefault: content.usersDefault ?? 0))
         default:
             return nil
         }

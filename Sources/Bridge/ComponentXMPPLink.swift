@@ -61,6 +61,8 @@ public final class ComponentXMPPLink: XMPPLink {
                 case .disconnected(let error):
                     return .disconnected(reason: error.description)
                 case .stanza(.message(let message)):
+                    // Invitations are addressed to a puppet's JID, never to our own occupant: read before that filter.
+                    if let invite = ComponentXMPPLink.roomInvite(message) { return .invite(invite) }
                     // A private message is addressed to one occupant alone: never another's copy.
                     if message.type != .error, message.type != .chat, isOtherOccupantsCopy(to: message.to) { return nil }
                     if message.type == .chat { return ComponentXMPPLink.privateMessage(message).map(XMPPLinkEvent.privateMessage) }
@@ -170,6 +172,31 @@ public final class ComponentXMPPLink: XMPPLink {
             try await connection.sendGroupchat(from: occupant, room: recipient, body: body, originID: originID,
                                                extensions: references.elements + [XElement("x", namespace: XMPPNamespace.mucUser)],
                                                type: .chat)
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
+    public func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?, id: OriginID) async throws {
+        do {
+            let invite = MUCInvite(to: invitee, reason: reason)
+            try await connection.send(.message(Message(from: sender, to: room.bare, id: StanzaAttributeID(id.rawValue),
+                                                       mucUser: invite.mucUser)))
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
+    public func setRole(room: JID, nick: String, role: MUCRole, as occupant: JID) async throws {
+        let query = XElement("query", namespace: XMPPNamespace.mucAdmin,
+                             children: [.element(MUCItem(role: role, nick: nick).element(namespace: XMPPNamespace.mucAdmin))])
+        do {
+            let response = try await connection.sendIQ(IQ(type: .set, from: occupant, to: room.bare, payload: .other(query)))
+            if let error = response.error {
+                throw XMPPLinkError.stanzaError(StanzaErrorInfo(condition: error.condition, text: error.text))
+            }
+        } catch let error as XMPPLinkError {
+            throw error
         } catch {
             throw Self.linkError(error)
         }

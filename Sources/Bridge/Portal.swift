@@ -33,7 +33,8 @@ actor Portal {
         let matrix = context.matrix
         machine = PortalStateMachine(configuration: .init(
             room: link.matrixRoom, muc: link.muc, naming: context.naming, botUserID: matrix.botUserID,
-            ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) }))
+            ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) }, roleLevels: context.roleLevels,
+            matrixModeratorsToMUC: link.matrixModeratorsToMUC))
     }
 
     /// Queues an event for this portal. Safe from any context; order of calls is order of handling.
@@ -144,6 +145,13 @@ actor Portal {
                 enqueue(.resumeDrain)
             }
         case .queueGhostReconciliation: enqueue(.reconcileGhosts)
+        case .queuePowerLevelSync: enqueue(.syncPowerLevels)
+        case .applyGhostPowerLevels(let levels): return await applyGhostPowerLevels(levels)
+        case .inviteToMatrix(let user, let reason): await inviteToMatrix(user, reason: reason)
+        case .sendInvite(let sender, let invitee, let reason, let id): await sendInvite(from: sender, to: invitee, reason: reason, id: id)
+        case .lookUpGhostAddress(let invite): return await lookUpGhostAddress(invite)
+        case .readMatrixPower: return await readMatrixPower()
+        case .setMUCRole(let nick, let role): await setMUCRole(nick: nick, role: role)
         case .setBridgeInfo(let info): await setBridgeInfo(info)
         case .unlink(let plan): await unlink(plan)
         case .log(let entry): logger.log(entry.level, entry.message, metadata: entry.metadata)

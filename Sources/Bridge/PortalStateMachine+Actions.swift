@@ -31,6 +31,13 @@ extension PortalStateMachine {
         case deliverPrivateToMatrix(DirectChatRules.Inbound)
         /// The MUC bounced one of our private messages (from a DM): the DM is told (``DirectChats``).
         case reportPrivateBounce(originID: OriginID, nick: String, error: StanzaErrorInfo)
+        /// → ``Input/powerLevelsApplied(_:_:)``: read `m.room.power_levels`, give the ghosts these levels (and take them
+        /// from ghosts not listed), write it back when it changed.
+        case applyGhostPowerLevels(GhostPowerLevels)
+        /// → ``Input/matrixPowerRead(_:)``: the Matrix room's power state.
+        case readMatrixPower
+        /// The bot invites a Matrix user into the room (a mediated invitation from the MUC); a failure is logged.
+        case inviteToMatrix(UserID, reason: String)
 
         // MARK: XMPP side
         /// → ``Input/mucJoined(_:_:)``: an occupant of ours joins the MUC (or changes nick, when `change`).
@@ -43,6 +50,10 @@ extension PortalStateMachine {
         case moderate(ModerationJob)
         /// A private message from the bridge's occupant to an occupant.
         case sendPrivate(to: JID, body: String)
+        /// The bridge's occupant sets an occupant's role (XEP-0045 §9.6, §10.4); a refusal is logged.
+        case setMUCRole(nick: String, role: MUCRole)
+        /// A XEP-0045 §7.8.2 mediated invitation from one of our occupants to a real JID; a failure is logged.
+        case sendInvite(from: JID, to: JID, reason: String?, id: OriginID)
         /// → ``Input/selfPinged(joined:)``: XEP-0410 self-ping of the bridge's occupant.
         case selfPing(nick: String)
         /// → ``Input/roomFeaturesRead(_:)``: the room's disco#info (stanza-ids, archive).
@@ -73,6 +84,8 @@ extension PortalStateMachine {
         case markFailed(OriginID)
         /// → ``Input/undeliveredLoaded(_:)``: our messages still waiting for their reflection, oldest first.
         case loadUndelivered
+        /// → ``Input/ghostAddressFound(_:_:)``: the real JID a ghost stands for, from the ghost table.
+        case lookUpGhostAddress(GhostInvite)
         /// → ``Input/inboxRead(_:)``: the room's Matrix inbox from the store, after recovering messages the
         /// homeserver never pushed from the timeline when `checkTimeline`.
         case readInbox(checkTimeline: Bool)
@@ -94,6 +107,8 @@ extension PortalStateMachine {
         /// Queue ``PortalEvent/reconcileGhosts`` behind the events already queued: the occupants' presences that
         /// arrived during the join must be handled before ghosts of departed occupants are told apart.
         case queueGhostReconciliation
+        /// Queue ``PortalEvent/syncPowerLevels`` behind the events already queued (one change per burst of presences).
+        case queuePowerLevelSync
         /// Leave both rooms and forget the link (see ``UnlinkPlan``).
         case unlink(UnlinkPlan)
         case log(LogEntry)
@@ -104,7 +119,7 @@ extension PortalStateMachine {
             case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
-                 .readInbox, .insertMapping:
+                 .readInbox, .insertMapping, .applyGhostPowerLevels, .lookUpGhostAddress, .readMatrixPower:
                 return true
             default:
                 return false
@@ -268,6 +283,8 @@ extension PortalStateMachine {
         case sync
         /// A message waits to go out.
         case send(XMPPDelivery)
+        /// A Matrix invitation of a ghost waits to go out as a mediated invitation.
+        case invite(GhostInvite)
     }
 
     /// A Matrix moderator's redaction of an XMPP user's message, asked of the room by the moderator's puppet.
@@ -325,5 +342,7 @@ extension PortalStateMachine {
         var puppets: [Puppet]
         /// The bridge's occupant's nick, when it is in the MUC.
         var botNick: String?
+        /// The ghosts' power levels as they are to be left behind (nil: untouched).
+        var ghostLevels: GhostPowerLevels?
     }
 }

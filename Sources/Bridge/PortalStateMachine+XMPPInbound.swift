@@ -12,6 +12,7 @@ extension PortalStateMachine {
         if let error = message.error {
             guard let to = message.to, to == bot || puppets.values.contains(where: { $0.occupant == to }),
                   let originID = message.originID ?? message.id.flatMap(OriginID.init) else { return [] }
+            if let told = inviteRefused(originID, error) { return told }
             return [.lookUpOwnMessage(originID, error: error)]
         }
         guard message.to == nil || message.to == bot else { return [] }
@@ -58,10 +59,12 @@ extension PortalStateMachine {
                 return [.log(LogEntry(level: .error, message: "Could not set up a ghost", metadata: ["xmpp.nick": presence.nick]))]
             }
             _ = ghost
-            return setup.map { [.prepareGhost($0)] } ?? []
+            occupants[presence.nick]?.affiliation = presence.affiliation
+            occupants[presence.nick]?.role = presence.role
+            return powerLevelsMayHaveChanged() + (setup.map { [.prepareGhost($0)] } ?? [])
         }
         if presence.statusCodes.contains(303), let newNick = presence.newNick { return renameOccupant(from: presence.nick, to: newNick) }
-        return occupantLeft(presence)
+        return occupantLeft(presence) + powerLevelsMayHaveChanged()
     }
 
     /// The bridge's own occupant was removed (kick, ban, shutdown, error): record it; it rejoins unless kicked or banned.
@@ -129,12 +132,15 @@ extension PortalStateMachine {
     mutating func reconcileGhosts() -> [Action] {
         let present = Set(occupants.values.compactMap(\.ghost))
         let stale = ghosts.values.filter { $0.joined && !present.contains($0.user) }.sorted { $0.user.rawValue < $1.user.rawValue }
-        return stale.map { ghost in
+        let removals: [Action] = stale.map { ghost in
             var left = ghost
             left.joined = false
             ghosts[ghost.user] = left
             return .removeGhost(ghost.user, .leave, saving: left)
         }
+        // The occupant list is complete: the ghosts' power levels can follow it now.
+        powerLevelSync.ready = true
+        return removals + syncPowerLevels()
     }
 
     // MARK: Ghosts

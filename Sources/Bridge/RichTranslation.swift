@@ -65,7 +65,7 @@ extension MatrixRoomEvent {
         case .message(let msgtype, _, let details): details?.replaces != nil ? .edit : BridgeMetrics.MessageKind(msgtype)
         case .reaction: .reaction
         case .redaction: .retraction
-        case .member: nil
+        case .member, .powerLevels: nil
         }
     }
 }

@@ -13,9 +13,11 @@ enum RoomLinkTable {
             created_at    INTEGER NOT NULL DEFAULT (strftime('%s','now'))
         );
         """
-    static let columns = "matrix_room, matrix_alias, muc, status, detail, unlinking, archive"
+    static let columns = "matrix_room, matrix_alias, muc, status, detail, unlinking, archive, matrix_moderators"
     /// Migration 4: whether the MUC keeps an archive with stanza-ids (NULL: not known yet).
     static let archiveColumn = "ALTER TABLE room_links ADD COLUMN archive INTEGER;"
+    /// Migration 10: the link's opt-in that makes Matrix moderators' occupants MUC moderators.
+    static let matrixModeratorsColumn = "ALTER TABLE room_links ADD COLUMN matrix_moderators INTEGER NOT NULL DEFAULT 0;"
 }
 
 /// One linked pair of rooms.
@@ -41,9 +43,13 @@ public struct RoomLink: Sendable, Equatable {
     /// the sign that it archives: without them nothing missed during downtime can be caught up. nil until `serve`
     /// has asked the room.
     public var archive: Bool?
+    /// Opt-in (`isthmus link --matrix-moderators`): Matrix users with power level 50 or more get the MUC *role*
+    /// moderator for their occupant (never an affiliation). Off by default: XMPP is the authority on its room.
+    public var matrixModeratorsToMUC: Bool
 
     public init(matrixRoom: RoomID, matrixAlias: RoomAlias?, muc: JID, status: Status = .pending, detail: String? = nil,
-                unlinking: Bool = false, archive: Bool? = nil) {
+                unlinking: Bool = false, archive: Bool? = nil, matrixModeratorsToMUC: Bool = false) {
+        self.matrixModeratorsToMUC = matrixModeratorsToMUC
         self.matrixRoom = matrixRoom
         self.matrixAlias = matrixAlias
         self.muc = muc
@@ -93,9 +99,9 @@ extension Store {
             }
             if let other = existing.first { throw RoomLinkConflict.mucAlreadyLinked(other) }
             try db.run(
-                "INSERT INTO room_links (matrix_room, matrix_alias, muc, status, detail, unlinking) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO room_links (matrix_room, matrix_alias, muc, status, detail, unlinking, matrix_moderators) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 link.matrixRoom, link.matrixAlias?.description, link.muc.bare.description, link.status.rawValue, link.detail,
-                link.unlinking)
+                link.unlinking, link.matrixModeratorsToMUC)
         }
         localLinkChanges += 1
     }
@@ -141,6 +147,7 @@ extension RoomLinkTable {
         guard let room: RoomID = row.id(0), let muc: JID = row.id(2),
               let status = RoomLink.Status(rawValue: row.string(3) ?? "") else { return nil }
         return RoomLink(matrixRoom: room, matrixAlias: row.id(1), muc: muc, status: status, detail: row.string(4),
-                        unlinking: (row.int(5) ?? 0) != 0, archive: row.int(6).map { $0 != 0 })
+                        unlinking: (row.int(5) ?? 0) != 0, archive: row.int(6).map { $0 != 0 },
+                        matrixModeratorsToMUC: (row.int(7) ?? 0) != 0)
     }
 }

@@ -98,3 +98,17 @@ import Testing
         #expect(result.stdout == "Config OK: \(configPath)\n")
     }
 }
+
+/// `isthmus link --matrix-moderators`: the opt-in is an accepted flag and shows in the help.
+@Suite struct LinkModeratorOptInTests {
+    @Test func theFlagIsListedInTheHelp() async {
+        let result = await isthmus("link", "--help")
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("USAGE: isthmus link [--config <file>] [--matrix-moderators] <matrix-room> <muc-jid>\n"))
+        #expect(result.stdout.contains("""
+              --matrix-moderators     Give Matrix users with power level 50 or more the MUC
+                                      moderator role (never an affiliation).
+
+            """))
+    }
+}

@@ -51,7 +51,8 @@ public struct LinkService: Sendable {
     public func links() async throws -> [RoomLink] { try await store.roomLinks() }
 
     /// Links `room` with `muc`: the bot joins the room, and the link is recorded `pending`. Returns the new link.
-    public func link(_ room: MatrixRoom, muc: JID) async throws -> RoomLink {
+    /// `matrixModeratorsToMUC`: the opt-in that gives Matrix moderators' occupants the MUC moderator role.
+    public func link(_ room: MatrixRoom, muc: JID, matrixModeratorsToMUC: Bool = false) async throws -> RoomLink {
         let muc = muc.bare
         if let allowed = allowedMUCDomains, !allowed.contains(muc.domain) { throw LinkRefusal.mucDomainNotAllowed(muc) }
         if let existing = try await store.roomLinks().first(where: { $0.muc == muc }) {
@@ -68,7 +69,7 @@ public struct LinkService: Sendable {
         }
         var alias: RoomAlias?
         if case .alias(let given) = room { alias = given }
-        let link = RoomLink(matrixRoom: roomID, matrixAlias: alias, muc: muc)
+        let link = RoomLink(matrixRoom: roomID, matrixAlias: alias, muc: muc, matrixModeratorsToMUC: matrixModeratorsToMUC)
         do {
             try await store.insertRoomLink(link)
         } catch let conflict as RoomLinkConflict {

@@ -42,7 +42,9 @@ public struct ProvisioningAPI: ProvisioningHandler {
     struct LinkRequest: Decodable {
         var matrixRoom: String
         var muc: String
-        enum CodingKeys: String, CodingKey { case matrixRoom = "matrix_room", muc }
+        /// The opt-in that gives Matrix moderators' occupants the MUC moderator role (absent: off).
+        var matrixModeratorsToMUC: Bool?
+        enum CodingKeys: String, CodingKey { case matrixRoom = "matrix_room", muc, matrixModeratorsToMUC = "matrix_moderators_to_muc" }
     }
 
     public func provision(_ route: ProvisioningRoute, body: Data) async -> HTTPServerResponse {
@@ -60,7 +62,7 @@ public struct ProvisioningAPI: ProvisioningHandler {
                     throw AppServiceRejection(status: 400, errcode: MatrixErrorCode.invalidParameter,
                                               message: "muc must be a MUC room JID (room@service)")
                 }
-                let link = try await service.link(room, muc: muc)
+                let link = try await service.link(room, muc: muc, matrixModeratorsToMUC: request.matrixModeratorsToMUC ?? false)
                 logger.info("Linked through the provisioning API", metadata: [
                     "matrix.room.id": link.matrixRoom.rawValue, "xmpp.muc": link.muc.description])
                 return .json(201, LinkBody(link))
