@@ -162,6 +162,15 @@ public final class ComponentXMPPLink: XMPPLink {
         }
     }
 
+    public func sendSignals(room: JID, from occupant: JID, _ signals: ChatSignals) async throws {
+        do {
+            try await connection.send(.message(Message(type: .groupchat, from: occupant, to: room.bare, id: .random(),
+                                                       extensions: signals.elements)))
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
     public func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult {
         do {
             switch try await connection.selfPing(room: room, nick: nick, occupant: occupant) {

@@ -37,6 +37,8 @@ extension PortalStateMachine {
         case sendGroupchat(XMPPDelivery)
         /// → ``Input/moderated(_:_:)``: a Matrix moderator's puppet asks the room to retract an XMPP message (XEP-0425).
         case moderate(ModerationJob)
+        /// A typing notice, chat state or read marker, handed to the portal's ``EphemeralSender`` (never awaited).
+        case sendEphemeral(EphemeralSend)
         /// A private message from the bridge's occupant to an occupant.
         case sendPrivate(to: JID, body: String)
         /// → ``Input/selfPinged(joined:)``: XEP-0410 self-ping of the bridge's occupant.
@@ -75,6 +77,8 @@ extension PortalStateMachine {
         /// → ``Input/mappingInserted(_:inserted:)``: maps a Matrix message before it goes out, consuming its inbox row
         /// (and recording the reaction change it makes, in the same commit).
         case insertMapping(MessageMapping, consumingInbox: Int64, delivery: XMPPDelivery, reaction: ReactionChange? = nil)
+        /// → ``Input/readMarkersResolved(_:_:)``: the mapped messages a read marker names.
+        case resolveReadMarkers(ReadMarkerQuery)
         /// A handled inbox row is removed.
         case dequeue(seq: Int64)
         case savePuppet(Puppet)
@@ -87,6 +91,8 @@ extension PortalStateMachine {
         case scheduleInboxRetry(at: ContinuousClock.Instant)
         /// Deliver ``PortalEvent/resumeDrain`` at this time.
         case scheduleDrainResume(at: ContinuousClock.Instant)
+        /// Deliver ``PortalEvent/flushEphemeral`` at this time (replacing a flush asked for before).
+        case scheduleEphemeralFlush(at: ContinuousClock.Instant)
         /// Queue ``PortalEvent/reconcileGhosts`` behind the events already queued: the occupants' presences that
         /// arrived during the join must be handled before ghosts of departed occupants are told apart.
         case queueGhostReconciliation
@@ -100,7 +106,7 @@ extension PortalStateMachine {
             case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
-                 .readInbox, .insertMapping:
+                 .readInbox, .insertMapping, .resolveReadMarkers:
                 return true
             default:
                 return false

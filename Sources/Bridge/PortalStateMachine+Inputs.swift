@@ -54,6 +54,8 @@ extension PortalStateMachine {
         case inboxRead([QueuedMatrixEvent]?)
         /// Whether the mapping was new (false: mapped already, nothing to send); nil when the store failed.
         case mappingInserted(XMPPDelivery, inserted: Bool?)
+        /// The mapped messages a read marker names (see ``ReadMarkerQuery``); nil when the store could not be read.
+        case readMarkersResolved(ReadMarkerQuery, [MessageMapping]?)
     }
 
     /// The remaining steps of the piece of work in progress.

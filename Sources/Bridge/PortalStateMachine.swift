@@ -36,6 +36,8 @@ struct PortalStateMachine: Sendable {
     var closed = false
     /// The room's bridge-info state was set during this portal's life.
     var bridgeInfoSet = false
+    /// Typing and read markers (see ``Ephemeral``).
+    var ephemeral = Ephemeral()
 
     // MARK: Room model
     /// The nick the bridge's own occupant holds.
@@ -121,6 +123,10 @@ struct PortalStateMachine: Sendable {
             return xmppMessage(message)
         case .xmppPresence(let presence):
             return xmppPresence(presence)
+        case .matrixEphemeral(let event):
+            return matrixEphemeral(event)
+        case .flushEphemeral:
+            return flushEphemeral()
         case .matrixEvents(let queued):
             let fresh = queued.filter { $0.seq > highestSeq }
             guard !fresh.isEmpty else { return [] }

@@ -4,6 +4,8 @@ import IsthmusCommon
 @_exported import enum XMPP.MUCAffiliation
 @_exported import struct XMPP.MessageReferences
 @_exported import struct XMPP.ModerationRequest
+@_exported import struct XMPP.ChatSignals
+@_exported import enum XMPP.ChatState
 
 /// What the bridge core needs from the XMPP side: MUC occupant operations for JIDs under the component.
 ///
@@ -26,6 +28,9 @@ public protocol XMPPLink: Sendable {
     func moderate(room: JID, _ request: ModerationRequest, as occupant: JID) async throws
     /// Sends a private message (type `chat`) from `sender` to `recipient` (e.g. a failure notice to an occupant).
     func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws
+    /// Sends a body-less groupchat message from `occupant` carrying only `signals` (a XEP-0085 chat state, a XEP-0333
+    /// displayed marker). Best effort: no origin-id, no receipt is waited for.
+    func sendSignals(room: JID, from occupant: JID, _ signals: ChatSignals) async throws
     /// XEP-0410 self-ping of `occupant`'s occupant JID: is it still joined?
     func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult
     /// The room's archive (XEP-0313) after `after` (or since `since` when no id is known), all pages, oldest first.
@@ -102,6 +107,8 @@ public struct RoomMessage: Sendable, Equatable {
     /// What it refers to or how its body is to be read: reply, correction, retraction, moderation, reactions,
     /// fallback ranges, `<unstyled/>`.
     public var references = MessageReferences()
+    /// Its XEP-0085 chat state and XEP-0333 displayed marker, if any.
+    public var signals = ChatSignals()
 
     public init(room: JID, nick: String, to: JID? = nil, stanzaID: StanzaID? = nil, originID: OriginID? = nil, id: String? = nil,
                 occupantID: OccupantID? = nil, realJID: JID? = nil, body: String? = nil, delay: Date? = nil,

@@ -25,6 +25,8 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         /// What the room announces (a room with an archive unless a test says otherwise).
         var roomFeatures = RoomFeatures(stanzaIDs: true, archive: true)
         var privates: [(to: JID, body: String)] = []
+        /// Chat states and markers sent, in order.
+        var signals: [(from: JID, signals: ChatSignals)] = []
         var takenNicks: Set<String> = []
         var occupantNicks: [JID: String] = [:]
         var archive: [RoomMessage] = []
@@ -94,6 +96,10 @@ final class FakeXMPPLink: XMPPLink, Sendable {
 
     func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws {
         state.withLock { $0.privates.append((recipient, body)) }
+    }
+
+    func sendSignals(room: JID, from occupant: JID, _ signals: ChatSignals) async throws {
+        state.withLock { $0.signals.append((occupant, signals)) }
     }
 
     func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult {
