@@ -19,7 +19,10 @@ extension MatrixTestUser {
     /// now and every receipt the homeserver holds.
     public func ephemeral(in room: String) async throws -> [JSONValue] {
         let filter = #"{"room":{"rooms":["\#(room)"],"timeline":{"limit":1},"state":{"lazy_load_members":true}},"presence":{"not_types":["*"]},"account_data":{"not_types":["*"]}}"#
-        let json = try await call("GET", "/_matrix/client/v3/sync?timeout=0&filter=\(Self.encode(filter))", body: nil)
+        // Synapse caches a /sync answer for two minutes (`sync_response_cache_duration`) by user, timeout, since and
+        // filter; an initial sync ignores its timeout, so a fresh one makes every poll see the present.
+        let bust = Int.random(in: 1...1_000_000_000)
+        let json = try await call("GET", "/_matrix/client/v3/sync?timeout=\(bust)&filter=\(Self.encode(filter))", body: nil)
         let joined = (json["rooms"] as? [String: Any])?["join"] as? [String: Any]
         let events = ((joined?[room] as? [String: Any])?["ephemeral"] as? [String: Any])?["events"] as? [[String: Any]] ?? []
         return events.compactMap { try? JSONValue(jsonObject: $0) }
