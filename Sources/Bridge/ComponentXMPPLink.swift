@@ -134,8 +134,9 @@ public final class ComponentXMPPLink: XMPPLink {
     public func sendGroupchat(room: JID, from occupant: JID, body: String?, references: MessageReferences,
                               originID: OriginID) async throws {
         do {
+            // XEP-0085 §5.1: a message with a body carries <active/>, so clients stop showing the sender as typing.
             try await connection.sendGroupchat(from: occupant, room: room, body: body, originID: originID,
-                                               extensions: references.elements)
+                                               extensions: references.elements + (body == nil ? [] : Self.active))
         } catch {
             throw Self.linkError(error)
         }
@@ -201,6 +202,9 @@ public final class ComponentXMPPLink: XMPPLink {
             return message
         }
     }
+
+    /// The chat state on every message with a body.
+    private static let active = ChatSignals(chatState: .active).elements
 
     /// Maps the connection's errors onto the ones the bridge acts on.
     static func linkError(_ error: any Error) -> any Error {

@@ -37,6 +37,12 @@ struct LatestWinsThrottle<Key: Hashable & Sendable & CustomStringConvertible, Va
         return value
     }
 
+    /// Notes that `value` went out for `key` by other means (it counts as sent now; a waiting value is dropped).
+    mutating func record(_ value: Value, for key: Key, now: ContinuousClock.Instant) {
+        waiting[key] = nil
+        sent[key] = Sent(value: value, at: now)
+    }
+
     /// The values whose window has closed, now going out (by key, in a stable order).
     mutating func takeDue(now: ContinuousClock.Instant) -> [(key: Key, value: Value)] {
         var due: [(key: Key, value: Value)] = []

@@ -90,9 +90,11 @@ extension PortalStateMachine {
             ephemeral.matrixTyping = typing
             var actions: [Action] = []
             for user in started.sorted(by: { $0.rawValue < $1.rawValue }) { actions += puppetChatState(.composing, of: user) }
-            // Paused only after a composing went out (or waits): a puppet that never showed typing has nothing to stop.
-            for user in stopped.sorted(by: { $0.rawValue < $1.rawValue }) where ephemeral.chatStates.lastSent(user) != nil {
-                actions += puppetChatState(.paused, of: user)
+            // Only a puppet that showed typing has something to stop. After its message (<active/>, see ``puppetSpoke``)
+            // the user is active, not paused: that also cancels a composing still waiting.
+            for user in stopped.sorted(by: { $0.rawValue < $1.rawValue }) {
+                guard let last = ephemeral.chatStates.lastSent(user) else { continue }
+                actions += puppetChatState(last == .active ? .active : .paused, of: user)
             }
             return actions + scheduleEphemeralFlush()
         case .read(let reads):
@@ -110,6 +112,15 @@ extension PortalStateMachine {
     private func joinedPuppet(_ user: UserID) -> JID? {
         guard xmppConnected, botJoined, let puppet = puppets[user], puppet.joined else { return nil }
         return puppet.occupant
+    }
+
+    /// A puppet's message went out; with a body it carried `<active/>` (``ComponentXMPPLink``): that is the user's
+    /// chat state now, for users whose typing was bridged.
+    mutating func puppetSpoke(_ delivery: XMPPDelivery) -> [Action] {
+        if delivery.stanza.body != nil, ephemeral.chatStates.lastSent(delivery.user) != nil {
+            ephemeral.chatStates.record(.active, for: delivery.user, now: now)
+        }
+        return []
     }
 
     // MARK: Outcomes and timers

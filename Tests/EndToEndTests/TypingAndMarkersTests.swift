@@ -45,6 +45,10 @@ final class TypingAndMarkersTests: XCTestCase {
         let paused = try await pair.fromPuppet("<paused/>") { $0.signals.chatState != nil }
         XCTAssertEqual(paused.signals.chatState, .paused)
         XCTAssertNil(paused.body)
+
+        // Her message says she is active again (XEP-0085 §5.1), so clients stop showing her as typing at once.
+        let (_, message) = try await pair.aliceSays("typed and sent")
+        XCTAssertEqual(message.signals.chatState, .active)
     }
 
     func testXMPPDisplayedMarkerBecomesTheGhostsReadReceiptOnTheMappedEvent() async throws {

@@ -92,6 +92,21 @@ import Testing
         #expect(f.act(.flushEphemeral, at: f.t0 + .seconds(6)) == [], "back to paused before the window closed: nothing")
     }
 
+    @Test func afterHerMessageTheUserIsActiveSoStoppingSendsNoPaused() {
+        var (f, _) = activeRoom()
+        let puppet = f.puppetJID(f.alice)
+        _ = f.act(.matrixEphemeral(.typing([f.alice])))
+        // Her message went out with <active/> (ComponentXMPPLink adds it to every message with a body).
+        #expect(f.act(.groupchatSent(f.outgoing(f.text(1, from: f.alice)), nil), at: f.t0 + .seconds(4)) == [])
+        #expect(f.act(.matrixEphemeral(.typing([])), at: f.t0 + .seconds(5)) == [], "active already: no paused")
+        // Typing again right after: composing waits out the window that began with the message.
+        #expect(f.act(.matrixEphemeral(.typing([f.alice])), at: f.t0 + .seconds(6)) == [.scheduleEphemeralFlush(at: f.t0 + .seconds(7))])
+        #expect(f.act(.flushEphemeral, at: f.t0 + .seconds(7)) == [.sendEphemeral(.chatState(user: f.alice, occupant: puppet, .composing))])
+        // A user whose typing was never bridged leaves no trace.
+        #expect(f.act(.groupchatSent(f.outgoing(f.text(2, from: f.bob)), nil)) == [])
+        #expect(f.machine.ephemeral.chatStates.lastSent(f.bob) == nil)
+    }
+
     @Test func matrixTypingOfUsersWithoutAJoinedPuppetIsNotBridged() {
         var (f, _) = activeRoom()
         #expect(f.act(.matrixEphemeral(.typing([f.bob]))) == [], "bob has no puppet")
