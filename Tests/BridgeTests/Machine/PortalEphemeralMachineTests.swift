@@ -51,6 +51,20 @@ import Testing
                 == [.sendEphemeral(.typing(ghost: ghost, true))])
     }
 
+    @Test func aFloodOfChatStatesFromOneOccupantBecomesAtMostOneTypingChangePerWindow() {
+        var (f, ghost) = activeRoom()
+        var sends: [Action] = []
+        for index in 0..<200 {
+            let state: ChatState = index.isMultiple(of: 2) ? .composing : .paused
+            sends += f.act(.xmppMessage(signal(f, from: "romeo", state)), at: f.t0 + .milliseconds(5 * index))
+                .filter { if case .sendEphemeral = $0 { true } else { false } }
+        }
+        #expect(sends == [.sendEphemeral(.typing(ghost: ghost, true))], "one notice for the first second")
+        // The last state (paused) goes out when the window closes; nothing else waits.
+        #expect(f.act(.flushEphemeral, at: f.t0 + .seconds(2)) == [.sendEphemeral(.typing(ghost: ghost, false))])
+        #expect(f.machine.ephemeral.nextDeadline == nil)
+    }
+
     @Test func aMessageWithABodyEndsTypingAndIsBridgedAsUsual() {
         var (f, ghost) = activeRoom()
         _ = f.act(.xmppMessage(signal(f, from: "romeo", .composing)))
