@@ -1,7 +1,9 @@
 @testable import Bridge
 import Foundation
 import IsthmusCommon
+import Synchronization
 import Testing
+import TestSupport
 
 /// The throttle behind typing notices, chat states and read markers: at most one value per key per window, the latest
 /// winning, with time passed in.
@@ -76,5 +78,32 @@ import Testing
         while let next = outbox.take() { taken.append(next) }
         #expect(taken == [.typing(ghost: ghost, false), .readReceipt(ghost: ghost, EventID("$2")!), .typing(ghost: other, true)])
         #expect(outbox.isEmpty)
+    }
+}
+
+/// The portal's sender performs one send at a time off the portal's path; while one is on its way, later sends to the
+/// same target replace each other, so a slow side never piles them up.
+@Suite struct EphemeralSenderTests {
+    @Test func whileOneSendIsSlowOnlyTheLatestPerTargetWaits() async throws {
+        let ghost = UserID("@_xmpp_romeo:localhost")!
+        let (gate, open) = AsyncStream.makeStream(of: Void.self)
+        let performed = Mutex<[EphemeralSend]>([])
+        let sender = EphemeralSender { send in
+            let first = performed.withLock { list in
+                list.append(send)
+                return list.count == 1
+            }
+            if first { for await _ in gate { break } }   // the first send hangs until the test opens the gate
+        }
+        sender.submit(.typing(ghost: ghost, true))
+        try await eventually("the first send under way") { performed.withLock { $0.count } == 1 }
+        sender.submit(.typing(ghost: ghost, false))
+        sender.submit(.readReceipt(ghost: ghost, EventID("$1")!))
+        sender.submit(.typing(ghost: ghost, true))
+        open.yield()
+        try await eventually("the rest performed") { performed.withLock { $0.count } == 3 }
+        #expect(performed.withLock { $0 } == [.typing(ghost: ghost, true), .typing(ghost: ghost, true),
+                                              .readReceipt(ghost: ghost, EventID("$1")!)])
+        sender.finish()
     }
 }
