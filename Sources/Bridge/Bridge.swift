@@ -284,6 +284,11 @@ public final class Bridge: Sendable {
         for portal in directory.all { portal.enqueue(.timelineGap) }
     }
 
+    /// Hands typing or receipts to the portal of `room`, if it is linked: not stored, not waited for (best effort).
+    func routeEphemeral(_ event: MatrixEphemeral, to room: RoomID) {
+        directory.portal(for: room)?.enqueue(.matrixEphemeral(event))
+    }
+
     /// Whether `user` is a ghost this bridge created (for the homeserver's user query).
     public func isKnownGhost(_ user: UserID) async -> Bool {
         (try? await context.store.isKnownGhost(user)) ?? false

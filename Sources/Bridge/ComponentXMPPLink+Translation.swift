@@ -19,6 +19,7 @@ extension ComponentXMPPLink {
             error: isError ? StanzaErrorInfo(condition: message.error?.condition ?? .undefinedCondition,
                                              text: message.error?.text) : nil)
         translated.references = message.references
+        translated.signals = message.signals
         return translated
     }
 

@@ -138,8 +138,9 @@ public final class ComponentXMPPLink: XMPPLink {
     public func sendGroupchat(room: JID, from occupant: JID, body: String?, references: MessageReferences,
                               originID: OriginID) async throws {
         do {
+            // XEP-0085 §5.1: a message with a body carries <active/>, so clients stop showing the sender as typing.
             try await connection.sendGroupchat(from: occupant, room: room, body: body, originID: originID,
-                                               extensions: references.elements)
+                                               extensions: references.elements + (body == nil ? [] : Self.active))
         } catch {
             throw Self.linkError(error)
         }
@@ -202,6 +203,15 @@ public final class ComponentXMPPLink: XMPPLink {
         }
     }
 
+    public func sendSignals(room: JID, from occupant: JID, _ signals: ChatSignals) async throws {
+        do {
+            try await connection.send(.message(Message(type: .groupchat, from: occupant, to: room.bare, id: .random(),
+                                                       extensions: signals.elements)))
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
     public func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult {
         do {
             switch try await connection.selfPing(room: room, nick: nick, occupant: occupant) {
@@ -232,6 +242,9 @@ public final class ComponentXMPPLink: XMPPLink {
             return message
         }
     }
+
+    /// The chat state on every message with a body.
+    private static let active = ChatSignals(chatState: .active).elements
 
     /// Maps the connection's errors onto the ones the bridge acts on.
     static func linkError(_ error: any Error) -> any Error {

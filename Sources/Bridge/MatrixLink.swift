@@ -55,6 +55,10 @@ public protocol MatrixLink: Sendable {
     func setPowerLevels(_ content: JSONValue, in room: RoomID) async throws
     /// Joined members of `room` with their per-room displaynames.
     func joinedMembers(_ room: RoomID) async throws -> [UserID: String?]
+    /// Shows (for `timeout`) or clears `user`'s typing notice in `room` (`m.typing`, spec §11.5). Best effort.
+    func setTyping(_ typing: Bool, as user: UserID, in room: RoomID, timeout: Duration) async throws
+    /// Marks `event` read by `user` (an `m.read` receipt, spec §11.6). Best effort.
+    func sendReadReceipt(for event: EventID, as user: UserID, in room: RoomID) async throws
     /// One page of `room`'s timeline as the bot sees it, newest first, continuing from `token` (nil: the newest).
     func timeline(_ room: RoomID, from token: String?, limit: Int) async throws -> MatrixTimelinePage
 }

@@ -19,6 +19,10 @@ enum PortalEvent: Sendable, Equatable {
     case syncPowerLevels
     /// Events of this room just written to the durable inbox, in order (handled without reading them back).
     case matrixEvents([QueuedMatrixEvent])
+    /// Typing or read receipts in the Matrix room (best effort: not stored).
+    case matrixEphemeral(MatrixEphemeral)
+    /// Typing notices, chat states or markers held back by a throttle are due.
+    case flushEphemeral
     /// Try the inbox (from the store) again after an XMPP request timed out (the link itself is up).
     case retryInbox
     /// A Matrix event waited for one of our messages' reflection long enough: drain again (see ``PortalStateMachine/ReceiptWait``).

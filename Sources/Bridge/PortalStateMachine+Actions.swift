@@ -48,6 +48,8 @@ extension PortalStateMachine {
         case sendGroupchat(XMPPDelivery)
         /// → ``Input/moderated(_:_:)``: a Matrix moderator's puppet asks the room to retract an XMPP message (XEP-0425).
         case moderate(ModerationJob)
+        /// A typing notice, chat state or read marker, handed to the portal's ``EphemeralSender`` (never awaited).
+        case sendEphemeral(EphemeralSend)
         /// A private message from the bridge's occupant to an occupant.
         case sendPrivate(to: JID, body: String)
         /// The bridge's occupant sets an occupant's role (XEP-0045 §9.6, §10.4); a refusal is logged.
@@ -92,6 +94,8 @@ extension PortalStateMachine {
         /// → ``Input/mappingInserted(_:inserted:)``: maps a Matrix message before it goes out, consuming its inbox row
         /// (and recording the reaction change it makes, in the same commit).
         case insertMapping(MessageMapping, consumingInbox: Int64, delivery: XMPPDelivery, reaction: ReactionChange? = nil)
+        /// → ``Input/readMarkersResolved(_:_:)``: the mapped messages a read marker names.
+        case resolveReadMarkers(ReadMarkerQuery)
         /// A handled inbox row is removed.
         case dequeue(seq: Int64)
         case savePuppet(Puppet)
@@ -104,6 +108,8 @@ extension PortalStateMachine {
         case scheduleInboxRetry(at: ContinuousClock.Instant)
         /// Deliver ``PortalEvent/resumeDrain`` at this time.
         case scheduleDrainResume(at: ContinuousClock.Instant)
+        /// Deliver ``PortalEvent/flushEphemeral`` at this time (replacing a flush asked for before).
+        case scheduleEphemeralFlush(at: ContinuousClock.Instant)
         /// Queue ``PortalEvent/reconcileGhosts`` behind the events already queued: the occupants' presences that
         /// arrived during the join must be handled before ghosts of departed occupants are told apart.
         case queueGhostReconciliation
@@ -119,7 +125,8 @@ extension PortalStateMachine {
             case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
-                 .readInbox, .insertMapping, .applyGhostPowerLevels, .lookUpGhostAddress, .readMatrixPower:
+                 .readInbox, .insertMapping, .applyGhostPowerLevels, .lookUpGhostAddress, .readMatrixPower,
+                 .resolveReadMarkers:
                 return true
             default:
                 return false

@@ -84,6 +84,8 @@ extension PortalStateMachine {
             return ownMessageRefused(originID, mapping: mapping, error: error)
         case .mappingInserted(let delivery, let inserted):
             return mappingInserted(delivery, inserted: inserted)
+        case .readMarkersResolved(let query, let found):
+            return readMarkersResolved(query, found)
         }
     }
 

@@ -169,7 +169,7 @@ extension PortalStateMachine {
     }
 
     mutating func groupchatSent(_ delivery: XMPPDelivery, failure: XMPPFailure?) -> [Action] {
-        guard let failure else { return [] }
+        guard let failure else { return puppetSpoke(delivery) }
         return sendFailed(delivery, failure)
     }
 

@@ -16,7 +16,10 @@ extension PortalStateMachine {
             return [.lookUpOwnMessage(originID, error: error)]
         }
         guard message.to == nil || message.to == bot else { return [] }
-        return bridgeRoomMessage(message)
+        let typing = occupantTyping(message)
+        // Only a chat state or marker (our puppets' own come back from the room too): nothing for the message path.
+        if message.isSignalOnly { return typing + (occupantDisplayed(message) ?? []) }
+        return typing + bridgeRoomMessage(message)
     }
 
     /// The MUC bounced one of our messages. `not-acceptable` means the puppet is no longer an occupant: rejoin and

@@ -46,6 +46,8 @@ struct PortalStateMachine: Sendable {
     var moderatedPuppets: Set<UserID> = []
     /// Mediated invitations sent lately, by message id, oldest first (see `PortalStateMachine+Invites`).
     var pendingInvites: [(id: OriginID, invite: GhostInvite)] = []
+    /// Typing and read markers (see ``Ephemeral``).
+    var ephemeral = Ephemeral()
 
     // MARK: Room model
     /// The nick the bridge's own occupant holds.
@@ -140,6 +142,10 @@ struct PortalStateMachine: Sendable {
             return xmppInvite(invite)
         case .syncPowerLevels:
             return syncPowerLevels()
+        case .matrixEphemeral(let event):
+            return matrixEphemeral(event)
+        case .flushEphemeral:
+            return flushEphemeral()
         case .matrixEvents(let queued):
             let fresh = queued.filter { $0.seq > highestSeq }
             guard !fresh.isEmpty else { return [] }

@@ -5,6 +5,8 @@ import IsthmusCommon
 @_exported import enum XMPP.MUCRole
 @_exported import struct XMPP.MessageReferences
 @_exported import struct XMPP.ModerationRequest
+@_exported import struct XMPP.ChatSignals
+@_exported import enum XMPP.ChatState
 
 /// What the bridge core needs from the XMPP side: MUC occupant operations for JIDs under the component.
 ///
@@ -37,6 +39,9 @@ public protocol XMPPLink: Sendable {
     /// Asks `room`, as the occupant `sender`, to invite `invitee` (XEP-0045 §7.8.2 mediated invitation); `id` is the
     /// message's `id`, which a refusal bounced by the room carries back.
     func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?, id: OriginID) async throws
+    /// Sends a body-less groupchat message from `occupant` carrying only `signals` (a XEP-0085 chat state, a XEP-0333
+    /// displayed marker). Best effort: no origin-id, no receipt is waited for.
+    func sendSignals(room: JID, from occupant: JID, _ signals: ChatSignals) async throws
     /// XEP-0410 self-ping of `occupant`'s occupant JID: is it still joined?
     func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult
     /// The room's archive (XEP-0313) after `after` (or since `since` when no id is known), all pages, oldest first.
@@ -113,6 +118,8 @@ public struct RoomMessage: Sendable, Equatable {
     /// What it refers to or how its body is to be read: reply, correction, retraction, moderation, reactions,
     /// fallback ranges, `<unstyled/>`.
     public var references = MessageReferences()
+    /// Its XEP-0085 chat state and XEP-0333 displayed marker, if any.
+    public var signals = ChatSignals()
 
     public init(room: JID, nick: String, to: JID? = nil, stanzaID: StanzaID? = nil, originID: OriginID? = nil, id: String? = nil,
                 occupantID: OccupantID? = nil, realJID: JID? = nil, body: String? = nil, delay: Date? = nil,

@@ -57,6 +57,9 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         var powerStates: [RoomID: RoomPowerState] = [:]
         /// Every `m.room.power_levels` content the bot sent, in order.
         var powerLevelWrites: [(RoomID, JSONValue)] = []
+        /// Typing notices (user, on/off) and read receipts (user, event), in order.
+        var typing: [(UserID, Bool)] = []
+        var receipts: [(UserID, EventID)] = []
     }
 
     let state = Mutex(State())
@@ -191,6 +194,14 @@ final class FakeMatrixLink: MatrixLink, Sendable {
 
     func joinedMembers(_ room: RoomID) async throws -> [UserID: String?] {
         state.withLock { $0.members[room] ?? [:] }
+    }
+
+    func setTyping(_ typing: Bool, as user: UserID, in room: RoomID, timeout: Duration) async throws {
+        state.withLock { $0.typing.append((user, typing)) }
+    }
+
+    func sendReadReceipt(for event: EventID, as user: UserID, in room: RoomID) async throws {
+        state.withLock { $0.receipts.append((user, event)) }
     }
 
     /// Pages newest first; the token is how many of the newest entries were handed out already.

@@ -32,6 +32,8 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         var invites: [(from: JID, to: JID, reason: String?)] = []
         /// Roles set by the bridge's occupant.
         var roles: [(nick: String, role: MUCRole)] = []
+        /// Chat states and markers sent, in order.
+        var signals: [(from: JID, signals: ChatSignals)] = []
         var takenNicks: Set<String> = []
         var occupantNicks: [JID: String] = [:]
         var archive: [RoomMessage] = []
@@ -113,6 +115,10 @@ final class FakeXMPPLink: XMPPLink, Sendable {
 
     func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?, id: OriginID) async throws {
         state.withLock { $0.invites.append((sender, invitee, reason)) }
+    }
+
+    func sendSignals(room: JID, from occupant: JID, _ signals: ChatSignals) async throws {
+        state.withLock { $0.signals.append((occupant, signals)) }
     }
 
     func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult {
