@@ -242,6 +242,38 @@ public struct AppServiceMatrixLink: MatrixLink {
         }?.membership
     }
 
+    public func invite(_ user: UserID, to room: RoomID, reason: String?) async throws {
+        do {
+            try await observed("invite") { () async throws(MatrixError) in
+                try await client.invite(user, to: room, as: botUserID, reason: reason)
+            }
+        } catch {
+            // Synapse refuses to invite a member who is joined or invited already (403): the goal is reached.
+            if error.errcode == .forbidden, let membership = try? await membership(of: user, in: room, as: botUserID),
+               membership == .join || membership == .invite { return }
+            throw Self.classify(error)
+        }
+    }
+
+    public func roomPowerState(_ room: RoomID) async throws -> RoomPowerState {
+        // Two small reads rather than the whole state (every member event of a large room): `m.room.create` as a whole
+        // event (its sender is a creator from room version 11 on) and the power levels' content.
+        let create = try await classified("state") { () async throws(MatrixError) in
+            try await client.stateEventWithSender(type: MatrixEventType.create, in: room, as: botUserID)
+        }
+        let content = try await classified("state") { () async throws(MatrixError) in
+            try await client.stateEvent(JSONValue.self, type: MatrixEventType.powerLevels, in: room, as: botUserID)
+        }
+        let authority = RoomAuthority(state: create.map { [$0] } ?? [])
+        return RoomPowerState(roomVersion: authority.roomVersion, creators: authority.creators, powerLevels: content)
+    }
+
+    public func setPowerLevels(_ content: JSONValue, in room: RoomID) async throws {
+        _ = try await classified("set_state") { () async throws(MatrixError) in
+            try await client.sendState(content, type: MatrixEventType.powerLevels, to: room, as: botUserID)
+        }
+    }
+
     public func joinedMembers(_ room: RoomID) async throws -> [UserID: String?] {
         try await observed("joined_members") { () async throws(MatrixError) in
             try await client.joinedMembers(of: room, as: botUserID)

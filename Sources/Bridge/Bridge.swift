@@ -53,12 +53,14 @@ public final class Bridge: Sendable {
     /// `backgroundTimelineChecks`: when rooms check their timelines after a start or a failed transaction.
     /// `metrics`: where the bridge counts what it does (the runtime shares it with the operations listener).
     /// `diskFullProbeInterval`: how often a full store is probed for room again.
+    /// `roleLevels`: the power level each MUC position gives a ghost.
     public init(store: Store, xmpp: any XMPPLink, matrix: any MatrixLink, naming: BridgeNaming, logger: Logger,
                 linkPollInterval: Duration = .seconds(1), selfCheckInterval: Duration = .seconds(300),
                 timelineCheckWindow: Duration = .seconds(120),
                 backgroundTimelineChecks: [Duration] = Bridge.defaultBackgroundTimelineChecks,
                 clock: TimeSource = .system, metrics: BridgeMetrics = BridgeMetrics(),
-                diskFullProbeInterval: Duration = .seconds(5), selfService: SelfServiceSettings? = nil) {
+                diskFullProbeInterval: Duration = .seconds(5), selfService: SelfServiceSettings? = nil,
+                roleLevels: RoleLevels = RoleLevels()) {
         self.backgroundTimelineChecks = backgroundTimelineChecks
         let (commands, control) = AsyncStream.makeStream(of: Command.self)
         self.commands = commands
@@ -71,7 +73,8 @@ public final class Bridge: Sendable {
         self.gaps = Mutex(gaps)
         var context = BridgeContext(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger.with(label: "bridge"),
                                     clock: clock, metrics: metrics,
-                                    writeGate: StoreWriteGate(logger: logger.with(label: "bridge")), notify: { control.yield(.portal($0)) })
+                                    writeGate: StoreWriteGate(logger: logger.with(label: "bridge")), notify: { control.yield(.portal($0)) },
+                                    roleLevels: roleLevels)
         directChats = DirectChats(context: context)
         context.directChats = directChats
         self.context = context
@@ -283,6 +286,11 @@ public final class Bridge: Sendable {
         context.logger.info("A homeserver transaction may be missing; rooms check their timelines first",
                             metadata: ["matrix.txn.id": transaction?.rawValue ?? "-"])
         for portal in directory.all { portal.enqueue(.timelineGap) }
+    }
+
+    /// Hands typing or receipts to the portal of `room`, if it is linked: not stored, not waited for (best effort).
+    func routeEphemeral(_ event: MatrixEphemeral, to room: RoomID) {
+        directory.portal(for: room)?.enqueue(.matrixEphemeral(event))
     }
 
     /// Whether `user` is a ghost this bridge created (for the homeserver's user query).

@@ -27,6 +27,10 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
         // Invitations and `!isthmus` commands, once the transaction is durable (commands in linked rooms were queued
         // above too; their portals drop them: commands are never bridged).
         bridge.selfService?.accept(transaction.events)
+        // Typing and receipts: best effort, after the durable part (a transaction that failed is retried with them).
+        for (room, event) in BridgeAppServiceHandler.ephemeral(transaction.ephemeral, isOurs: namespace.isOurs) {
+            bridge.routeEphemeral(event, to: room)
+        }
     }
 
     public func userExists(_ user: UserID) async -> Bool {
@@ -80,6 +84,11 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
         case .tombstone(let content) where event.stateKey == "":
             return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: "",
                                    content: .tombstone(replacement: content.replacementRoom, body: content.body))
+        case .powerLevels(let content):
+            guard event.stateKey == "" else { return nil }
+            let users = Dictionary(content.users.compactMap { key, level in UserID(key).map { ($0, level) } }, uniquingKeysWith: max)
+            return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: "",
+                                   content: .powerLevels(users: users, usersDefault: content.usersDefault ?? 0))
         default:
             return nil
         }

@@ -18,6 +18,8 @@ struct BridgeContext: Sendable {
     let notify: @Sendable (PortalNotice) -> Void
     /// Where private messages and DM rooms are handled (nil: nowhere, as in tests that do not need them).
     var directChats: DirectChats? = nil
+    /// The power level each MUC position gives a ghost (config `power_levels:`).
+    var roleLevels = RoleLevels()
 }
 
 /// What portals tell the bridge service.

@@ -25,7 +25,7 @@ extension BridgeMetrics {
             let key = message.stanzaID ?? PortalStateMachine.digestKey(message, body: body)
             inFlight.enter(.fromXMPP(muc: message.room.bare, key: key), kind: MessageKind(MessageTranslation.toMatrix(body).kind),
                            at: now, now: now)
-        case .presence, .privateMessage:
+        case .presence, .privateMessage, .invite:
             break
         }
     }

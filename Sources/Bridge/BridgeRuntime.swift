@@ -49,7 +49,9 @@ public struct BridgeRuntime: Sendable {
                                               consentTimeout: config.provisioning.consentTimeout,
                                               inviteTimeout: config.provisioning.inviteTimeout, links: links, client: client)
         let bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger, metrics: metrics,
-                            selfService: selfService)
+                            selfService: selfService,
+                            roleLevels: RoleLevels(owner: config.powerLevels.owner, admin: config.powerLevels.admin,
+                                                   moderator: config.powerLevels.moderator))
         let handler = BridgeAppServiceHandler(bridge: bridge, namespace: namespace, logger: logger.with(label: "matrix.appservice"))
         let provisioner = config.provisioning.sharedSecret == nil
             ? nil : ProvisioningAPI(service: links, logger: self.logger.with(label: "provisioning"))

@@ -21,6 +21,7 @@ extension ComponentXMPPLink {
         translated.references = message.references
         translated.subject = message.subject
         translated.statusCodes = Set(message.mucUser?.statusCodes.map(\.rawValue) ?? [])
+        translated.signals = message.signals
         return translated
     }
 
@@ -57,8 +58,16 @@ extension ComponentXMPPLink {
             error: presence.type == .error
                 ? StanzaErrorInfo(condition: presence.error?.condition ?? .undefinedCondition, text: presence.error?.text)
                 : nil,
-            affiliation: item?.affiliation)
+            affiliation: item?.affiliation, role: item?.role)
         translated.destroyed = presence.mucUser?.destroy.map { RoomDestruction(reason: $0.reason, alternateVenue: $0.alternateVenue?.bare) }
         return translated
+    }
+
+    /// A mediated invitation (XEP-0045 §7.8.2: a message from the room's bare JID with `<invite from>` in `muc#user`)
+    /// in the bridge's terms; nil for anything else.
+    static func roomInvite(_ message: Message) -> RoomInvite? {
+        guard message.type != .error, message.type != .groupchat, let from = message.from, from.resource == nil,
+              from.localpart != nil, let to = message.to, let invite = message.mucUser.flatMap(MUCInvite.init) else { return nil }
+        return RoomInvite(room: from.bare, invitee: to.bare, inviter: invite.from, reason: invite.reason)
     }
 }

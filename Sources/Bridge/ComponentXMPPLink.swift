@@ -61,6 +61,8 @@ public final class ComponentXMPPLink: XMPPLink {
                 case .disconnected(let error):
                     return .disconnected(reason: error.description)
                 case .stanza(.message(let message)):
+                    // Invitations are addressed to a puppet's JID, never to our own occupant: read before that filter.
+                    if let invite = ComponentXMPPLink.roomInvite(message) { return .invite(invite) }
                     // A private message is addressed to one occupant alone: never another's copy.
                     if message.type != .error, message.type != .chat, isOtherOccupantsCopy(to: message.to) { return nil }
                     if message.type == .chat { return ComponentXMPPLink.privateMessage(message).map(XMPPLinkEvent.privateMessage) }
@@ -146,8 +148,9 @@ public final class ComponentXMPPLink: XMPPLink {
     public func sendGroupchat(room: JID, from occupant: JID, body: String?, references: MessageReferences,
                               originID: OriginID) async throws {
         do {
+            // XEP-0085 §5.1: a message with a body carries <active/>, so clients stop showing the sender as typing.
             try await connection.sendGroupchat(from: occupant, room: room, body: body, originID: originID,
-                                               extensions: references.elements)
+                                               extensions: references.elements + (body == nil ? [] : Self.active))
         } catch {
             throw Self.linkError(error)
         }
@@ -185,6 +188,40 @@ public final class ComponentXMPPLink: XMPPLink {
         }
     }
 
+    public func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?, id: OriginID) async throws {
+        do {
+            let invite = MUCInvite(to: invitee, reason: reason)
+            try await connection.send(.message(Message(from: sender, to: room.bare, id: StanzaAttributeID(id.rawValue),
+                                                       mucUser: invite.mucUser)))
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
+    public func setRole(room: JID, nick: String, role: MUCRole, as occupant: JID) async throws {
+        let query = XElement("query", namespace: XMPPNamespace.mucAdmin,
+                             children: [.element(MUCItem(role: role, nick: nick).element(namespace: XMPPNamespace.mucAdmin))])
+        do {
+            let response = try await connection.sendIQ(IQ(type: .set, from: occupant, to: room.bare, payload: .other(query)))
+            if let error = response.error {
+                throw XMPPLinkError.stanzaError(StanzaErrorInfo(condition: error.condition, text: error.text))
+            }
+        } catch let error as XMPPLinkError {
+            throw error
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
+    public func sendSignals(room: JID, from occupant: JID, _ signals: ChatSignals) async throws {
+        do {
+            try await connection.send(.message(Message(type: .groupchat, from: occupant, to: room.bare, id: .random(),
+                                                       extensions: signals.elements)))
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
     public func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult {
         do {
             switch try await connection.selfPing(room: room, nick: nick, occupant: occupant) {
@@ -215,6 +252,9 @@ public final class ComponentXMPPLink: XMPPLink {
             return message
         }
     }
+
+    /// The chat state on every message with a body.
+    private static let active = ChatSignals(chatState: .active).elements
 
     /// Maps the connection's errors onto the ones the bridge acts on.
     static func linkError(_ error: any Error) -> any Error {

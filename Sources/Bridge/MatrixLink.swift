@@ -5,6 +5,7 @@ import IsthmusCommon
 @_exported import struct Matrix.BridgeInfoContent
 @_exported import struct Matrix.BridgeInfoState
 @_exported import struct Matrix.RelatesTo
+@_exported import enum Matrix.JSONValue
 
 /// What the bridge core needs from the Matrix side: client-server calls as the bot or as a ghost.
 ///
@@ -54,8 +55,18 @@ public protocol MatrixLink: Sendable {
     func createDirectRoom(as creator: UserID, inviting user: UserID) async throws -> RoomID
     /// `user`'s membership in `room` as `viewer` (a member) sees it; nil when the user never was a member.
     func membership(of user: UserID, in room: RoomID, as viewer: UserID) async throws -> Membership?
+    /// The bot invites `user` into `room` (already invited or joined counts as success).
+    func invite(_ user: UserID, to room: RoomID, reason: String?) async throws
+    /// What `room`'s state says about power (its version, creators and `m.room.power_levels` content), as the bot.
+    func roomPowerState(_ room: RoomID) async throws -> RoomPowerState
+    /// The bot sets `room`'s `m.room.power_levels` to `content`.
+    func setPowerLevels(_ content: JSONValue, in room: RoomID) async throws
     /// Joined members of `room` with their per-room displaynames.
     func joinedMembers(_ room: RoomID) async throws -> [UserID: String?]
+    /// Shows (for `timeout`) or clears `user`'s typing notice in `room` (`m.typing`, spec §11.5). Best effort.
+    func setTyping(_ typing: Bool, as user: UserID, in room: RoomID, timeout: Duration) async throws
+    /// Marks `event` read by `user` (an `m.read` receipt, spec §11.6). Best effort.
+    func sendReadReceipt(for event: EventID, as user: UserID, in room: RoomID) async throws
     /// One page of `room`'s timeline as the bot sees it, newest first, continuing from `token` (nil: the newest).
     func timeline(_ room: RoomID, from token: String?, limit: Int) async throws -> MatrixTimelinePage
 }
@@ -152,6 +163,8 @@ public struct MatrixRoomEvent: Sendable, Equatable, Codable {
         case topic(String)
         /// `m.room.tombstone`: the room was upgraded; it lives on as `replacement` (spec §11.32 "Room upgrades").
         case tombstone(replacement: RoomID, body: String?)
+        /// `m.room.power_levels`: the users listed and `users_default`.
+        case powerLevels(users: [UserID: Int64], usersDefault: Int64)
     }
     public var eventID: EventID
     public var room: RoomID

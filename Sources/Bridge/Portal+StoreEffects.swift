@@ -103,7 +103,7 @@ extension Portal {
                 } else {
                     targets.redacted = try await store.mapping(room: room, eventID: target)
                 }
-            case .member, .topic, .tombstone:
+            case .member, .powerLevels, .topic, .tombstone:
                 break
             }
             return .matrixTargetsResolved(queued, targets)
@@ -259,6 +259,9 @@ extension Portal {
     func unlink(_ plan: PortalStateMachine.UnlinkPlan) async {
         logger.info("Unlinking")
         let room = link.matrixRoom
+        if let levels = plan.ghostLevels, case .powerLevelsApplied(_, .failed(let failure)) = await applyGhostPowerLevels(levels) {
+            logger.warning("Could not take the ghosts' power levels back", metadata: ["error": "\(failure)"])
+        }
         for ghost in (try? await context.store.roomGhosts(room)) ?? [] where ghost.joined {
             do {
                 try await context.matrix.leave(room, as: ghost.user, reason: "The XMPP room was unlinked")

@@ -23,18 +23,26 @@ actor Portal {
     private var retryTimer: Task<Void, Never>?
     /// The pending resume of a drain that waits for a reflection.
     private var resumeTimer: Task<Void, Never>?
+    /// Typing notices, chat states and read markers on their way (off the portal's path).
+    let ephemeralSender: EphemeralSender
+    /// The pending flush of throttled typing and markers.
+    private var ephemeralTimer: Task<Void, Never>?
 
     init(link: RoomLink, context: BridgeContext) {
         self.link = link
         self.context = context
-        self.logger = context.logger.with(label: "bridge.portal").with([
+        let logger = context.logger.with(label: "bridge.portal").with([
             "matrix.room.id": link.matrixRoom.rawValue, "xmpp.muc": link.muc.description,
         ])
+        self.logger = logger
         let matrix = context.matrix
         machine = PortalStateMachine(configuration: .init(
             room: link.matrixRoom, muc: link.muc, naming: context.naming, botUserID: matrix.botUserID,
             ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) }, syncName: link.syncName,
-            mucDestroyed: link.mucDestroyed))
+            mucDestroyed: link.mucDestroyed, roleLevels: context.roleLevels, matrixModeratorsToMUC: link.matrixModeratorsToMUC))
+        ephemeralSender = EphemeralSender { [context, logger] send in
+            await Portal.performEphemeral(send, link: link, context: context, logger: logger)
+        }
     }
 
     /// Queues an event for this portal. Safe from any context; order of calls is order of handling.
@@ -66,6 +74,8 @@ actor Portal {
         queue.finish()
         retryTimer?.cancel()
         resumeTimer?.cancel()
+        ephemeralTimer?.cancel()
+        ephemeralSender.finish()
     }
 
     /// Handles a burst of events in order (stops after unlink).
@@ -109,6 +119,15 @@ actor Portal {
         case .leaveMUC(let nick, let occupant, let status): await leaveMUC(nick: nick, occupant: occupant, status: status)
         case .sendGroupchat(let delivery): return await sendGroupchat(delivery)
         case .sendPrivate(let to, let body): await sendPrivate(to: to, body: body)
+        case .sendEphemeral(let send): ephemeralSender.submit(send)
+        case .resolveReadMarkers(let query): return await resolveReadMarkers(query)
+        case .scheduleEphemeralFlush(let instant):
+            ephemeralTimer?.cancel()
+            let delay = instant - context.clock.now()
+            ephemeralTimer = Task { [self] in
+                guard (try? await Task.sleep(for: delay)) != nil else { return }
+                enqueue(.flushEphemeral)
+            }
         case .moderate(let job): return await moderate(job)
         case .selfPing(let nick): return await selfPing(nick: nick)
         case .fetchArchive(let after, let since): return await fetchArchive(after: after, since: since)
@@ -145,6 +164,13 @@ actor Portal {
                 enqueue(.resumeDrain)
             }
         case .queueGhostReconciliation: enqueue(.reconcileGhosts)
+        case .queuePowerLevelSync: enqueue(.syncPowerLevels)
+        case .applyGhostPowerLevels(let levels): return await applyGhostPowerLevels(levels)
+        case .inviteToMatrix(let user, let reason): await inviteToMatrix(user, reason: reason)
+        case .sendInvite(let sender, let invitee, let reason, let id): await sendInvite(from: sender, to: invitee, reason: reason, id: id)
+        case .lookUpGhostAddress(let invite): return await lookUpGhostAddress(invite)
+        case .readMatrixPower: return await readMatrixPower()
+        case .setMUCRole(let nick, let role): await setMUCRole(nick: nick, role: role)
         case .setBridgeInfo(let info): await setBridgeInfo(info)
         case .setMatrixTopic(let change): return await setMatrixTopic(change)
         case .setMatrixRoomName(let name): await setMatrixRoomName(name)

@@ -91,6 +91,12 @@ final class PortalDirectory: Sendable {
         case .privateMessage(let message):
             let (portal, consent) = table.withLock { ($0.byMUC[message.room.bare], $0.consents[message.room.bare]) }
             if let portal { portal.enqueue(.xmppPrivateMessage(message)) } else { consent?(event) }
+        case .invite(let invite):
+            if let portal = table.withLock({ $0.byMUC[invite.room.bare] }) {
+                portal.enqueue(.xmppInvite(invite))
+            } else {
+                logger.debug("Invitation from a room that is not linked ignored", metadata: ["xmpp.muc": invite.room.description])
+            }
         }
     }
 

@@ -12,8 +12,17 @@ enum PortalEvent: Sendable, Equatable {
     case xmppPresence(RoomPresence)
     /// A private message from an occupant to a Matrix user's occupant, or a bounce of one of ours (``RoomMessage/error``).
     case xmppPrivateMessage(RoomMessage)
+    /// The MUC forwarded a mediated invitation to one of our JIDs (XEP-0045 §7.8.2).
+    case xmppInvite(RoomInvite)
+    /// Ghosts' power levels are due: the occupants' roles changed since the last time (queued behind the events
+    /// already queued, so a burst of presences makes one `m.room.power_levels` change).
+    case syncPowerLevels
     /// Events of this room just written to the durable inbox, in order (handled without reading them back).
     case matrixEvents([QueuedMatrixEvent])
+    /// Typing or read receipts in the Matrix room (best effort: not stored).
+    case matrixEphemeral(MatrixEphemeral)
+    /// Typing notices, chat states or markers held back by a throttle are due.
+    case flushEphemeral
     /// Try the inbox (from the store) again after an XMPP request timed out (the link itself is up).
     case retryInbox
     /// A Matrix event waited for one of our messages' reflection long enough: drain again (see ``PortalStateMachine/ReceiptWait``).

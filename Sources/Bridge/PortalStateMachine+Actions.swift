@@ -31,6 +31,13 @@ extension PortalStateMachine {
         case deliverPrivateToMatrix(DirectChatRules.Inbound)
         /// The MUC bounced one of our private messages (from a DM): the DM is told (``DirectChats``).
         case reportPrivateBounce(originID: OriginID, nick: String, error: StanzaErrorInfo)
+        /// → ``Input/powerLevelsApplied(_:_:)``: read `m.room.power_levels`, give the ghosts these levels (and take them
+        /// from ghosts not listed), write it back when it changed.
+        case applyGhostPowerLevels(GhostPowerLevels)
+        /// → ``Input/matrixPowerRead(_:)``: the Matrix room's power state.
+        case readMatrixPower
+        /// The bot invites a Matrix user into the room (a mediated invitation from the MUC); a failure is logged.
+        case inviteToMatrix(UserID, reason: String)
 
         // MARK: XMPP side
         /// → ``Input/mucJoined(_:_:)``: an occupant of ours joins the MUC (or changes nick, when `change`).
@@ -41,8 +48,14 @@ extension PortalStateMachine {
         case sendGroupchat(XMPPDelivery)
         /// → ``Input/moderated(_:_:)``: a Matrix moderator's puppet asks the room to retract an XMPP message (XEP-0425).
         case moderate(ModerationJob)
+        /// A typing notice, chat state or read marker, handed to the portal's ``EphemeralSender`` (never awaited).
+        case sendEphemeral(EphemeralSend)
         /// A private message from the bridge's occupant to an occupant.
         case sendPrivate(to: JID, body: String)
+        /// The bridge's occupant sets an occupant's role (XEP-0045 §9.6, §10.4); a refusal is logged.
+        case setMUCRole(nick: String, role: MUCRole)
+        /// A XEP-0045 §7.8.2 mediated invitation from one of our occupants to a real JID; a failure is logged.
+        case sendInvite(from: JID, to: JID, reason: String?, id: OriginID)
         /// → ``Input/selfPinged(joined:)``: XEP-0410 self-ping of the bridge's occupant.
         case selfPing(nick: String)
         /// → ``Input/roomFeaturesRead(_:)``: the room's disco#info (stanza-ids, archive).
@@ -73,12 +86,16 @@ extension PortalStateMachine {
         case markFailed(OriginID)
         /// → ``Input/undeliveredLoaded(_:)``: our messages still waiting for their reflection, oldest first.
         case loadUndelivered
+        /// → ``Input/ghostAddressFound(_:_:)``: the real JID a ghost stands for, from the ghost table.
+        case lookUpGhostAddress(GhostInvite)
         /// → ``Input/inboxRead(_:)``: the room's Matrix inbox from the store, after recovering messages the
         /// homeserver never pushed from the timeline when `checkTimeline`.
         case readInbox(checkTimeline: Bool)
         /// → ``Input/mappingInserted(_:inserted:)``: maps a Matrix message before it goes out, consuming its inbox row
         /// (and recording the reaction change it makes, in the same commit).
         case insertMapping(MessageMapping, consumingInbox: Int64, delivery: XMPPDelivery, reaction: ReactionChange? = nil)
+        /// → ``Input/readMarkersResolved(_:_:)``: the mapped messages a read marker names.
+        case resolveReadMarkers(ReadMarkerQuery)
         /// A handled inbox row is removed.
         case dequeue(seq: Int64)
         case savePuppet(Puppet)
@@ -114,9 +131,13 @@ extension PortalStateMachine {
         case scheduleInboxRetry(at: ContinuousClock.Instant)
         /// Deliver ``PortalEvent/resumeDrain`` at this time.
         case scheduleDrainResume(at: ContinuousClock.Instant)
+        /// Deliver ``PortalEvent/flushEphemeral`` at this time (replacing a flush asked for before).
+        case scheduleEphemeralFlush(at: ContinuousClock.Instant)
         /// Queue ``PortalEvent/reconcileGhosts`` behind the events already queued: the occupants' presences that
         /// arrived during the join must be handled before ghosts of departed occupants are told apart.
         case queueGhostReconciliation
+        /// Queue ``PortalEvent/syncPowerLevels`` behind the events already queued (one change per burst of presences).
+        case queuePowerLevelSync
         /// Leave both rooms and forget the link (see ``UnlinkPlan``).
         case unlink(UnlinkPlan)
         case log(LogEntry)
@@ -127,7 +148,8 @@ extension PortalStateMachine {
             case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
-                 .readInbox, .insertMapping, .setMatrixTopic, .sendSubject, .joinReplacementRoom, .moveLink:
+                 .readInbox, .insertMapping, .applyGhostPowerLevels, .lookUpGhostAddress, .readMatrixPower,
+                 .resolveReadMarkers, .setMatrixTopic, .sendSubject, .joinReplacementRoom, .moveLink:
                 return true
             default:
                 return false
@@ -293,6 +315,8 @@ extension PortalStateMachine {
         case send(XMPPDelivery)
         /// A Matrix topic change waits to go out as the MUC subject.
         case subject(SubjectChange)
+        /// A Matrix invitation of a ghost waits to go out as a mediated invitation.
+        case invite(GhostInvite)
     }
 
     /// A Matrix moderator's redaction of an XMPP user's message, asked of the room by the moderator's puppet.
@@ -352,5 +376,7 @@ extension PortalStateMachine {
         var puppets: [Puppet]
         /// The bridge's occupant's nick, when it is in the MUC.
         var botNick: String?
+        /// The ghosts' power levels as they are to be left behind (nil: untouched).
+        var ghostLevels: GhostPowerLevels?
     }
 }

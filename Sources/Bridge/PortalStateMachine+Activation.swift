@@ -25,6 +25,7 @@ extension PortalStateMachine {
                         .setStatus(.error, detail: "the bridge bot cannot join the Matrix room: \(error)")]
             }
             occupants.removeAll()
+            powerLevelSync.ready = false
             agenda = [.joinBotOccupant(attempt: 0)]
             return []
         case .mucJoined(let join, let result):
@@ -73,6 +74,12 @@ extension PortalStateMachine {
             return deliverToMatrix(message, targets: targets)
         case .matrixTargetsResolved(let queued, let targets):
             return matrixEvent(queued, targets: targets)
+        case .ghostAddressFound(let invite, let address):
+            return ghostAddressFound(invite, address)
+        case .powerLevelsApplied(let levels, let result):
+            return powerLevelsApplied(levels, result)
+        case .matrixPowerRead(let state):
+            return matrixPowerRead(state)
         case .ownMessageFound(let originID, let mapping, let error):
             return ownMessageRefused(originID, mapping: mapping, error: error)
         case .mappingInserted(let delivery, let inserted):
@@ -85,6 +92,8 @@ extension PortalStateMachine {
             return replacementJoined(upgrade, predecessor: predecessor, failure: failure)
         case .linkMoved(let upgrade, let moved):
             return linkMoved(upgrade, moved: moved)
+        case .readMarkersResolved(let query, let found):
+            return readMarkersResolved(query, found)
         }
     }
 
@@ -116,6 +125,8 @@ extension PortalStateMachine {
                   let stanza = OutgoingGroupchat(mapping: mapping) else { return [] }
             return [.log(LogEntry(level: .info, message: "Resending an unreceipted message", metadata: ["xmpp.origin.id": originID.rawValue]))]
                 + ensurePuppet(user, then: .send(XMPPDelivery(user: user, originID: originID, stanza: stanza, purpose: .resend)))
+        case .readMatrixPower:
+            return [.readMatrixPower]
         case .finishActivation:
             return finishActivation()
         case .finishRetry:
@@ -182,7 +193,7 @@ extension PortalStateMachine {
 
     /// The room's persisted state arrived: puppets and ghosts are known again; the archive fills the gap.
     private mutating func roomLoaded(_ snapshot: RoomSnapshot?) -> [Action] {
-        agenda = [.syncPuppets, .loadUndelivered, .finishActivation]
+        agenda = [.syncPuppets, .loadUndelivered] + (configuration.matrixModeratorsToMUC ? [.readMatrixPower] : []) + [.finishActivation]
         guard let snapshot else { return [] }
         for puppet in snapshot.puppets where puppets[puppet.user] == nil {
             var loaded = puppet

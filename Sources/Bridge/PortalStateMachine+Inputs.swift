@@ -20,6 +20,10 @@ extension PortalStateMachine {
         var inboxRetryDelay: Duration = .seconds(5)
         /// The longest pause between attempts while the homeserver is unavailable.
         var maxMatrixBackoff: Duration = .seconds(30)
+        /// The power level each MUC position gives a ghost.
+        var roleLevels = RoleLevels()
+        /// The link's opt-in: Matrix moderators' occupants get the MUC moderator role.
+        var matrixModeratorsToMUC = false
     }
 
     /// What happened: an event of the room, or the outcome of an action the machine waits for.
@@ -66,6 +70,14 @@ extension PortalStateMachine {
         case replacementJoined(RoomUpgrade, predecessor: RoomID?, MatrixFailure?)
         /// Whether the link moved to the replacement room (false: the store failed).
         case linkMoved(RoomUpgrade, moved: Bool)
+        /// The real JID the invited ghost stands for, from the store (nil: unknown).
+        case ghostAddressFound(GhostInvite, JID?)
+        /// How a change of the ghosts' power levels ended.
+        case powerLevelsApplied(GhostPowerLevels, PowerLevelResult)
+        /// The Matrix room's power state (nil: it could not be read).
+        case matrixPowerRead(RoomPowerState?)
+        /// The mapped messages a read marker names (see ``ReadMarkerQuery``); nil when the store could not be read.
+        case readMarkersResolved(ReadMarkerQuery, [MessageMapping]?)
     }
 
     /// The remaining steps of the piece of work in progress.
@@ -80,6 +92,8 @@ extension PortalStateMachine {
         case removeDepartedPuppets(members: Set<UserID>)
         case loadUndelivered
         case resend(MessageMapping)
+        /// With the link's opt-in: read the Matrix room's power levels (Matrix moderators' occupants become MUC moderators).
+        case readMatrixPower
         case finishActivation
         /// After the resends of a retried inbox: drain it, or wait again.
         case finishRetry

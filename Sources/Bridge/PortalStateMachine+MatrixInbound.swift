@@ -18,6 +18,10 @@ extension PortalStateMachine {
             }
             return [.resolveMatrixTargets(queued)]
         case .member(let membership, let displayname, let reason):
+            if membership == .invite, let ghost = event.stateKey.flatMap(UserID.init), configuration.isGhost(ghost),
+               isBridgedMatrixUser(event.sender) {
+                return ghostInvited(ghost, by: event.sender, reason: reason, eventID: event.eventID, seq: queued.seq)
+            }
             guard let user = event.stateKey.flatMap(UserID.init), isBridgedMatrixUser(user) else { return [.dequeue(seq: queued.seq)] }
             switch membership {
             case .join:
@@ -42,6 +46,8 @@ extension PortalStateMachine {
             return matrixTopic(queued, text: text)
         case .tombstone(let replacement, _):
             return roomUpgraded(queued, to: replacement)
+        case .powerLevels(let users, let usersDefault):
+            return matrixPowerLevelsChanged(users: users, usersDefault: usersDefault) + [.dequeue(seq: queued.seq)]
         }
     }
 
@@ -96,7 +102,8 @@ extension PortalStateMachine {
             let puppet = Puppet(room: configuration.room, user: job.user, occupant: job.occupant, nick: given,
                                 displayname: job.displayname, joined: true)
             puppets[job.user] = puppet
-            return [.savePuppet(puppet),
+            moderatedPuppets.remove(job.user)   // a fresh occupant has the room's default role
+            return puppetRoles() + [.savePuppet(puppet),
                     .log(LogEntry(level: .debug, message: "Puppet joined", metadata: ["matrix.user.id": job.user.rawValue, "xmpp.nick": given]))]
                 + puppetReady(puppet, job.then)
         case .nickConflict:
@@ -127,6 +134,8 @@ extension PortalStateMachine {
             return [.sendGroupchat(delivery)]
         case .subject(let change):
             return sendSubject(change)
+        case .invite(let invite):
+            return sendGhostInvite(invite, from: puppet)
         }
     }
 
@@ -153,6 +162,11 @@ extension PortalStateMachine {
             return sendFailed(delivery, failure)
         case .subject(let change):
             return subjectNotSent(change, failure)
+        case .invite(let invite):
+            if failure.isUnavailable { return unavailableDuringDrain(failure) }
+            return [.log(LogEntry(level: .warning, message: "Puppet could not join to send an invitation",
+                                  metadata: ["matrix.user.id": user.rawValue, "error": "\(failure)"])),
+                    .dequeue(seq: invite.seq)]
         }
     }
 
@@ -163,7 +177,7 @@ extension PortalStateMachine {
     }
 
     mutating func groupchatSent(_ delivery: XMPPDelivery, failure: XMPPFailure?) -> [Action] {
-        guard let failure else { return [] }
+        guard let failure else { return puppetSpoke(delivery) }
         return sendFailed(delivery, failure)
     }
 
@@ -203,6 +217,7 @@ extension PortalStateMachine {
     /// `puppet`'s occupant leaves the MUC (with a status text saying why, for kicks and bans) and is forgotten.
     mutating func removePuppet(_ puppet: Puppet, status: String?) -> [Action] {
         puppets[puppet.user] = nil
+        moderatedPuppets.remove(puppet.user)
         var actions: [Action] = []
         if puppet.joined, xmppConnected { actions.append(.leaveMUC(nick: puppet.nick, occupant: puppet.occupant, status: status)) }
         return actions + [.deletePuppet(puppet.user)]
@@ -247,7 +262,7 @@ extension PortalStateMachine {
         case .message(let msgtype, let body, _):
             return BridgeCommand.parse(msgtype: msgtype, body: body) == nil && MessageTranslation.toXMPP(msgtype: msgtype, body: body) != nil
         case .reaction, .redaction: return true
-        case .member, .topic, .tombstone: return false
+        case .member, .powerLevels, .topic, .tombstone: return false
         }
     }
 }

@@ -13,14 +13,18 @@ extension PortalStateMachine {
             if let pending = pendingSubject, message.id == pending.id.rawValue { return subjectRefused(pending, error: error) }
             guard let to = message.to, to == bot || puppets.values.contains(where: { $0.occupant == to }),
                   let originID = message.originID ?? message.id.flatMap(OriginID.init) else { return [] }
+            if let told = inviteRefused(originID, error) { return told }
             return [.lookUpOwnMessage(originID, error: error)]
         }
         guard message.to == nil || message.to == bot else { return [] }
+        let typing = occupantTyping(message)
         // XEP-0045 §8.1: a subject without a body is a subject change (or the subject sent on join).
-        if let subject = message.subject, message.body == nil { return subjectMessage(message, subject: subject) }
+        if let subject = message.subject, message.body == nil { return typing + subjectMessage(message, subject: subject) }
         // XEP-0045 §10.2: status 104 from the room itself — its configuration (and maybe its name) changed.
-        if message.nick.isEmpty, message.statusCodes.contains(104) { return configurationChanged() }
-        return bridgeRoomMessage(message)
+        if message.nick.isEmpty, message.statusCodes.contains(104) { return typing + configurationChanged() }
+        // Only a chat state or marker (our puppets' own come back from the room too): nothing for the message path.
+        if message.isSignalOnly { return typing + (occupantDisplayed(message) ?? []) }
+        return typing + bridgeRoomMessage(message)
     }
 
     /// The MUC bounced one of our messages. `not-acceptable` means the puppet is no longer an occupant: rejoin and
@@ -66,10 +70,12 @@ extension PortalStateMachine {
                 return [.log(LogEntry(level: .error, message: "Could not set up a ghost", metadata: ["xmpp.nick": presence.nick]))]
             }
             _ = ghost
-            return setup.map { [.prepareGhost($0)] } ?? []
+            occupants[presence.nick]?.affiliation = presence.affiliation
+            occupants[presence.nick]?.role = presence.role
+            return powerLevelsMayHaveChanged() + (setup.map { [.prepareGhost($0)] } ?? [])
         }
         if presence.statusCodes.contains(303), let newNick = presence.newNick { return renameOccupant(from: presence.nick, to: newNick) }
-        return occupantLeft(presence)
+        return occupantLeft(presence) + powerLevelsMayHaveChanged()
     }
 
     /// The bridge's own occupant was removed (kick, ban, shutdown, error): record it; it rejoins unless kicked or banned.
@@ -137,12 +143,15 @@ extension PortalStateMachine {
     mutating func reconcileGhosts() -> [Action] {
         let present = Set(occupants.values.compactMap(\.ghost))
         let stale = ghosts.values.filter { $0.joined && !present.contains($0.user) }.sorted { $0.user.rawValue < $1.user.rawValue }
-        return stale.map { ghost in
+        let removals: [Action] = stale.map { ghost in
             var left = ghost
             left.joined = false
             ghosts[ghost.user] = left
             return .removeGhost(ghost.user, .leave, saving: left)
         }
+        // The occupant list is complete: the ghosts' power levels can follow it now.
+        powerLevelSync.ready = true
+        return removals + syncPowerLevels()
     }
 
     // MARK: Ghosts

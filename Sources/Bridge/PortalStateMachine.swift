@@ -36,6 +36,18 @@ struct PortalStateMachine: Sendable {
     var closed = false
     /// The room's bridge-info state was set during this portal's life.
     var bridgeInfoSet = false
+    /// Where the ghosts' power levels stand (see `PortalStateMachine+Roles`).
+    var powerLevelSync = PowerLevelSync()
+    /// When the last rate-limited log line (hostile or odd input) was asked for.
+    var lastRateLimitedLog: ContinuousClock.Instant?
+    /// With the link's opt-in: the Matrix room's power (see `PortalStateMachine+MatrixModerators`), nil until read.
+    var matrixPower: MatrixPower?
+    /// Matrix users whose occupants the bridge made MUC moderators.
+    var moderatedPuppets: Set<UserID> = []
+    /// Mediated invitations sent lately, by message id, oldest first (see `PortalStateMachine+Invites`).
+    var pendingInvites: [(id: OriginID, invite: GhostInvite)] = []
+    /// Typing and read markers (see ``Ephemeral``).
+    var ephemeral = Ephemeral()
 
     // MARK: Room model
     /// The nick the bridge's own occupant holds.
@@ -83,6 +95,9 @@ struct PortalStateMachine: Sendable {
         var occupantID: OccupantID?
         var realJID: JID?
         var ghost: UserID?
+        /// XEP-0045 §5: what the room last said about the occupant (nil: nothing yet).
+        var affiliation: MUCAffiliation?
+        var role: MUCRole?
     }
 
     /// A Matrix event waiting for the reflection of the message it refers to.
@@ -134,6 +149,14 @@ struct PortalStateMachine: Sendable {
             return xmppPresence(presence)
         case .xmppPrivateMessage(let message):
             return xmppPrivateMessage(message)
+        case .xmppInvite(let invite):
+            return xmppInvite(invite)
+        case .syncPowerLevels:
+            return syncPowerLevels()
+        case .matrixEphemeral(let event):
+            return matrixEphemeral(event)
+        case .flushEphemeral:
+            return flushEphemeral()
         case .matrixEvents(let queued):
             let fresh = queued.filter { $0.seq > highestSeq }
             guard !fresh.isEmpty else { return [] }
@@ -168,7 +191,9 @@ struct PortalStateMachine: Sendable {
             xmppConnected = connected
             closed = true
             let leaving = connected ? puppets.values.filter(\.joined).sorted { $0.user.rawValue < $1.user.rawValue } : []
-            return [withdrawBridgeInfo, .unlink(UnlinkPlan(puppets: leaving, botNick: connected && botJoined ? botNick : nil))]
+            // Ghosts leave with no level of the bridge's left behind in the room's power levels.
+            return [withdrawBridgeInfo, .unlink(UnlinkPlan(puppets: leaving, botNick: connected && botJoined ? botNick : nil,
+                                                           ghostLevels: GhostPowerLevels(wanted: [:])))]
         }
     }
 

@@ -2,8 +2,11 @@ import FoundationEssentials
 import IsthmusCommon
 @_exported import struct XMPP.StanzaErrorCondition
 @_exported import enum XMPP.MUCAffiliation
+@_exported import enum XMPP.MUCRole
 @_exported import struct XMPP.MessageReferences
 @_exported import struct XMPP.ModerationRequest
+@_exported import struct XMPP.ChatSignals
+@_exported import enum XMPP.ChatState
 
 /// What the bridge core needs from the XMPP side: MUC occupant operations for JIDs under the component.
 ///
@@ -30,6 +33,15 @@ public protocol XMPPLink: Sendable {
     /// from `occupant` (a real JID under the component that is an occupant of the room), carrying `originID` as the
     /// XEP-0359 origin-id and as its `id` (an error reply names it), and `<unstyled/>` when `references` says so.
     func sendChat(from occupant: JID, to recipient: JID, body: String, references: MessageReferences, originID: OriginID) async throws
+    /// Sets the role of the occupant `nick` in `room`, asked as `occupant` (XEP-0045 §9.6 and §10.4 `muc#admin`;
+    /// the asker must be the room's admin or owner to grant moderator). Throws ``XMPPLinkError/stanzaError(_:)`` on refusal.
+    func setRole(room: JID, nick: String, role: MUCRole, as occupant: JID) async throws
+    /// Asks `room`, as the occupant `sender`, to invite `invitee` (XEP-0045 §7.8.2 mediated invitation); `id` is the
+    /// message's `id`, which a refusal bounced by the room carries back.
+    func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?, id: OriginID) async throws
+    /// Sends a body-less groupchat message from `occupant` carrying only `signals` (a XEP-0085 chat state, a XEP-0333
+    /// displayed marker). Best effort: no origin-id, no receipt is waited for.
+    func sendSignals(room: JID, from occupant: JID, _ signals: ChatSignals) async throws
     /// XEP-0410 self-ping of `occupant`'s occupant JID: is it still joined?
     func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult
     /// The room's archive (XEP-0313) after `after` (or since `since` when no id is known), all pages, oldest first.
@@ -118,6 +130,8 @@ public struct RoomMessage: Sendable, Equatable {
     public var subject: String?
     /// XEP-0045 status codes of a message from the room itself (104: its configuration changed).
     public var statusCodes: Set<Int> = []
+    /// Its XEP-0085 chat state and XEP-0333 displayed marker, if any.
+    public var signals = ChatSignals()
 
     public init(room: JID, nick: String, to: JID? = nil, stanzaID: StanzaID? = nil, originID: OriginID? = nil, id: String? = nil,
                 occupantID: OccupantID? = nil, realJID: JID? = nil, body: String? = nil, delay: Date? = nil,
@@ -149,6 +163,8 @@ public struct RoomPresence: Sendable, Equatable {
     public var realJID: JID?
     /// The occupant's affiliation (`muc#user` `item affiliation`, XEP-0045 §5.2), when the room says.
     public var affiliation: MUCAffiliation?
+    /// The occupant's role (`muc#user` `item role`, XEP-0045 §5.1), when the room says.
+    public var role: MUCRole?
     /// XEP-0045 status codes (110 self, 201 created, 210 nick rewritten, 303 nick change, 307 kick, 301 ban, …).
     public var statusCodes: Set<Int>
     /// The new nick on a 303 nick change.
@@ -162,9 +178,10 @@ public struct RoomPresence: Sendable, Equatable {
 
     public init(room: JID, nick: String, to: JID? = nil, available: Bool, occupantID: OccupantID? = nil, realJID: JID? = nil,
                 statusCodes: Set<Int> = [], newNick: String? = nil, reason: String? = nil, error: StanzaErrorInfo? = nil,
-                affiliation: MUCAffiliation? = nil) {
+                affiliation: MUCAffiliation? = nil, role: MUCRole? = nil) {
         self.room = room
         self.affiliation = affiliation
+        self.role = role
         self.nick = nick
         self.to = to
         self.available = available
@@ -212,4 +229,25 @@ public enum XMPPLinkEvent: Sendable {
     /// set) an error bounced for one of our private messages. Portals hand them to the Matrix user's DM; the
     /// self-service consent handshake reads the MUC owner's answer from one.
     case privateMessage(RoomMessage)
+    /// A room forwards a mediated invitation (XEP-0045 §7.8.2) to one of our JIDs (a Matrix user's puppet).
+    case invite(RoomInvite)
+}
+
+/// A mediated invitation a room forwarded to one of our JIDs, in the bridge's terms.
+public struct RoomInvite: Sendable, Equatable {
+    /// The room's bare JID.
+    public var room: JID
+    /// The invitee: one of our JIDs (a puppet's, when the invite is for a Matrix user).
+    public var invitee: JID
+    /// The inviter's JID as the room gives it.
+    public var inviter: JID?
+    public var reason: String?
+
+    /// Builds a value from its parts.
+    public init(room: JID, invitee: JID, inviter: JID?, reason: String?) {
+        self.room = room
+        self.invitee = invitee
+        self.inviter = inviter
+        self.reason = reason
+    }
 }

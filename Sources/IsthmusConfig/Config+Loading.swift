@@ -97,12 +97,16 @@ extension Config {
         var provisioningReader = try top.section("provisioning")
         let provisioning = try decodeProvisioning(&provisioningReader, environment: environment)
         warnings += provisioningReader.unknownKeys()
+        var powerLevelsReader = try top.section("power_levels")
+        let powerLevels = try decodePowerLevels(&powerLevelsReader)
+        warnings += powerLevelsReader.unknownKeys()
         warnings += top.unknownKeys()
 
         var config = Config(
             matrix: matrix, appservice: appservice, xmpp: xmpp,
             database: Database(path: path, synchronous: synchronous), logging: logging, metrics: metrics)
         config.provisioning = provisioning
+        config.powerLevels = powerLevels
         config.warnings = warnings
         return config
     }

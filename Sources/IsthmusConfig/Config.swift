@@ -82,13 +82,15 @@ public struct Config: Sendable, Equatable {
     public var logging: Logging
     public var metrics = Metrics()
     public var provisioning = Provisioning()
+    /// `power_levels:` — what MUC positions give ghosts on Matrix.
+    public var powerLevels = PowerLevels()
     /// Non-fatal findings (unknown keys), to be shown by `check-config` and logged by `serve`.
     public var warnings: [ConfigError] = []
 
     public static func == (lhs: Config, rhs: Config) -> Bool {
         lhs.matrix == rhs.matrix && lhs.appservice == rhs.appservice && lhs.xmpp == rhs.xmpp
             && lhs.database == rhs.database && lhs.logging == rhs.logging && lhs.metrics == rhs.metrics
-            && lhs.provisioning == rhs.provisioning
+            && lhs.provisioning == rhs.provisioning && lhs.powerLevels == rhs.powerLevels
     }
 
     /// The bridge bot's full Matrix user id, e.g. `@isthmus:localhost`.

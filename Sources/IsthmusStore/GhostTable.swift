@@ -53,6 +53,11 @@ extension Store {
         try read { db in try !db.query("SELECT 1 FROM ghosts WHERE user_id = ?", user) { _ in true }.isEmpty }
     }
 
+    /// What `user` was derived from (a real bare JID, or a room plus an occupant key); nil for no ghost of ours.
+    public func ghostIdentity(_ user: UserID) throws -> String? {
+        try read { db in try db.query("SELECT identity FROM ghosts WHERE user_id = ?", user) { row in row.string(0) }.first ?? nil }
+    }
+
     /// The ghosts of `room`, joined or not.
     public func roomGhosts(_ room: RoomID) throws -> [RoomGhost] {
         try read { db in

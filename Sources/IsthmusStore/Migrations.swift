@@ -15,7 +15,8 @@ enum Migrations {
         Migration(version: 4, name: "room archive capability", sql: RoomLinkTable.archiveColumn),
         Migration(version: 5, name: "rich messages", sql: MessageMapTable.richColumns + ReactionTable.schema),
         Migration(version: 6, name: "invited rooms", sql: InvitedRoomTable.schema),
-        Migration(version: 8, name: "direct chats", sql: DirectChatTable.schema),
+        Migration(version: 7, name: "direct chats", sql: DirectChatTable.schema),
+        Migration(version: 8, name: "matrix moderators to MUC", sql: RoomLinkTable.matrixModeratorsColumn),
         Migration(version: 9, name: "room subject and name", sql: RoomLinkTable.syncNameColumn + RoomStateTable.textColumns),
     ]
 

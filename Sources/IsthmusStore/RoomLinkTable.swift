@@ -13,10 +13,13 @@ enum RoomLinkTable {
             created_at    INTEGER NOT NULL DEFAULT (strftime('%s','now'))
         );
         """
-    static let columns = "matrix_room, matrix_alias, muc, status, detail, unlinking, archive, sync_name, muc_destroyed"
+    static let columns = "matrix_room, matrix_alias, muc, status, detail, unlinking, archive, matrix_moderators, sync_name, muc_destroyed"
     /// Migration 4: whether the MUC keeps an archive with stanza-ids (NULL: not known yet).
     static let archiveColumn = "ALTER TABLE room_links ADD COLUMN archive INTEGER;"
-    /// Migration 9: whether the MUC's name is copied to the Matrix room (`link --sync-name`).
+    /// Migration 8: the link's opt-in that makes Matrix moderators' occupants MUC moderators.
+    static let matrixModeratorsColumn = "ALTER TABLE room_links ADD COLUMN matrix_moderators INTEGER NOT NULL DEFAULT 0;"
+    /// Migration 9: whether the MUC's name is copied to the Matrix room (`link --sync-name`), and whether the MUC was
+    /// destroyed.
     static let syncNameColumn = """
         ALTER TABLE room_links ADD COLUMN sync_name INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE room_links ADD COLUMN muc_destroyed INTEGER NOT NULL DEFAULT 0;
@@ -46,6 +49,9 @@ public struct RoomLink: Sendable, Equatable {
     /// the sign that it archives: without them nothing missed during downtime can be caught up. nil until `serve`
     /// has asked the room.
     public var archive: Bool?
+    /// Opt-in (`isthmus link --matrix-moderators`): Matrix users with power level 50 or more get the MUC *role*
+    /// moderator for their occupant (never an affiliation). Off by default: XMPP is the authority on its room.
+    public var matrixModeratorsToMUC: Bool
     /// Whether the MUC's name (disco#info `muc#roomconfig_roomname`) is copied to the Matrix room's `m.room.name`
     /// (`isthmus link --sync-name`). Off by default: the Matrix room keeps its own name.
     public var syncName: Bool
@@ -53,7 +59,9 @@ public struct RoomLink: Sendable, Equatable {
     public var mucDestroyed: Bool
 
     public init(matrixRoom: RoomID, matrixAlias: RoomAlias?, muc: JID, status: Status = .pending, detail: String? = nil,
-                unlinking: Bool = false, archive: Bool? = nil, syncName: Bool = false, mucDestroyed: Bool = false) {
+                unlinking: Bool = false, archive: Bool? = nil, matrixModeratorsToMUC: Bool = false, syncName: Bool = false,
+                mucDestroyed: Bool = false) {
+        self.matrixModeratorsToMUC = matrixModeratorsToMUC
         self.syncName = syncName
         self.mucDestroyed = mucDestroyed
         self.matrixRoom = matrixRoom
@@ -105,9 +113,9 @@ extension Store {
             }
             if let other = existing.first { throw RoomLinkConflict.mucAlreadyLinked(other) }
             try db.run(
-                "INSERT INTO room_links (matrix_room, matrix_alias, muc, status, detail, unlinking, sync_name) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO room_links (matrix_room, matrix_alias, muc, status, detail, unlinking, matrix_moderators, sync_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 link.matrixRoom, link.matrixAlias?.description, link.muc.bare.description, link.status.rawValue, link.detail,
-                link.unlinking, link.syncName)
+                link.unlinking, link.matrixModeratorsToMUC, link.syncName)
         }
         localLinkChanges += 1
     }
@@ -160,7 +168,8 @@ extension RoomLinkTable {
         guard let room: RoomID = row.id(0), let muc: JID = row.id(2),
               let status = RoomLink.Status(rawValue: row.string(3) ?? "") else { return nil }
         return RoomLink(matrixRoom: room, matrixAlias: row.id(1), muc: muc, status: status, detail: row.string(4),
-                        unlinking: (row.int(5) ?? 0) != 0, archive: row.int(6).map { $0 != 0 }, syncName: (row.int(7) ?? 0) != 0,
-                        mucDestroyed: (row.int(8) ?? 0) != 0)
+                        unlinking: (row.int(5) ?? 0) != 0, archive: row.int(6).map { $0 != 0 },
+                        matrixModeratorsToMUC: (row.int(7) ?? 0) != 0, syncName: (row.int(8) ?? 0) != 0,
+                        mucDestroyed: (row.int(9) ?? 0) != 0)
     }
 }

@@ -31,4 +31,19 @@ extension MatrixClient {
         try await perform(ClientRequest(
             "roomState", "GET", ["_matrix/client/v3/rooms", .param("roomId", room), "state"], query: acting(user)))
     }
+
+    /// One state event of `room` whole — type, state key, sender and content — or nil when the room has none
+    /// (`GET /rooms/{roomId}/state/{eventType}/{stateKey}?format=event`, client-server API §9.4.2; Synapse has answered
+    /// `format=event` for years). For `m.room.create`, whose sender is the creator, without reading the whole state.
+    public func stateEventWithSender(type: String, stateKey: String = "", in room: RoomID,
+                                     as user: UserID? = nil) async throws(MatrixError) -> RoomStateEvent? {
+        do {
+            return try await perform(ClientRequest(
+                "stateEvent", "GET",
+                ["_matrix/client/v3/rooms", .param("roomId", room), "state", .param("eventType", type), .param("stateKey", stateKey)],
+                query: acting(user) + [("format", "event")]), as: RoomStateEvent.self)
+        } catch where error.status == 404 && error.errcode == MatrixErrorCode.notFound {
+            return nil
+        }
+    }
 }

@@ -58,6 +58,15 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         var roomNamesSet: [(room: RoomID, name: String)] = []
         /// The predecessor each room's `m.room.create` names.
         var predecessors: [RoomID: RoomID] = [:]
+        /// The bot's invitations: who, where, with which reason.
+        var invites: [(room: RoomID, user: UserID, reason: String?)] = []
+        /// Each room's power state (the default: the bot at 100 in a room version 10 room with no one else listed).
+        var powerStates: [RoomID: RoomPowerState] = [:]
+        /// Every `m.room.power_levels` content the bot sent, in order.
+        var powerLevelWrites: [(RoomID, JSONValue)] = []
+        /// Typing notices (user, on/off) and read receipts (user, event), in order.
+        var typing: [(UserID, Bool)] = []
+        var receipts: [(UserID, EventID)] = []
     }
 
     let state = Mutex(State())
@@ -77,6 +86,28 @@ final class FakeMatrixLink: MatrixLink, Sendable {
     func registerGhost(_ ghost: UserID) async throws { state.withLock { _ = $0.registered.insert(ghost) } }
 
     func setDisplayname(_ name: String, for user: UserID) async throws { state.withLock { $0.globalNames[user] = name } }
+
+    func invite(_ user: UserID, to room: RoomID, reason: String?) async throws {
+        state.withLock { $0.invites.append((room, user, reason)) }
+    }
+
+    func roomPowerState(_ room: RoomID) async throws -> RoomPowerState {
+        let bot = botUserID
+        return state.withLock { state in
+            state.powerStates[room] ?? RoomPowerState(roomVersion: "10", creators: [bot],
+                                                      powerLevels: .object(["users": .object([bot.rawValue: .integer(100)])]))
+        }
+    }
+
+    func setPowerLevels(_ content: JSONValue, in room: RoomID) async throws {
+        let bot = botUserID
+        state.withLock { state in
+            state.powerLevelWrites.append((room, content))
+            var power = state.powerStates[room] ?? RoomPowerState(roomVersion: "10", creators: [bot], powerLevels: nil)
+            power.powerLevels = content
+            state.powerStates[room] = power
+        }
+    }
 
     func join(_ room: RoomID, as user: UserID) async throws {
         state.withLock { state in
@@ -186,6 +217,14 @@ final class FakeMatrixLink: MatrixLink, Sendable {
 
     func joinedMembers(_ room: RoomID) async throws -> [UserID: String?] {
         state.withLock { $0.members[room] ?? [:] }
+    }
+
+    func setTyping(_ typing: Bool, as user: UserID, in room: RoomID, timeout: Duration) async throws {
+        state.withLock { $0.typing.append((user, typing)) }
+    }
+
+    func sendReadReceipt(for event: EventID, as user: UserID, in room: RoomID) async throws {
+        state.withLock { $0.receipts.append((user, event)) }
     }
 
     /// Pages newest first; the token is how many of the newest entries were handed out already.

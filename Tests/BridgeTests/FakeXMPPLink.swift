@@ -28,6 +28,12 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         /// MUC private messages from puppets (``sendChat(from:to:body:references:originID:)``), in order, and whether the
         /// sender had joined (a real MUC refuses a private message from a non-occupant).
         var chats: [(from: JID, to: JID, body: String, originID: OriginID, senderJoined: Bool)] = []
+        /// Mediated invitations sent: from which occupant, to whom.
+        var invites: [(from: JID, to: JID, reason: String?)] = []
+        /// Roles set by the bridge's occupant.
+        var roles: [(nick: String, role: MUCRole)] = []
+        /// Chat states and markers sent, in order.
+        var signals: [(from: JID, signals: ChatSignals)] = []
         var takenNicks: Set<String> = []
         var occupantNicks: [JID: String] = [:]
         var archive: [RoomMessage] = []
@@ -107,6 +113,18 @@ final class FakeXMPPLink: XMPPLink, Sendable {
 
     func sendChat(from occupant: JID, to recipient: JID, body: String, references: MessageReferences, originID: OriginID) async throws {
         state.withLock { $0.chats.append((occupant, recipient, body, originID, $0.occupantNicks[occupant] != nil)) }
+    }
+
+    func setRole(room: JID, nick: String, role: MUCRole, as occupant: JID) async throws {
+        state.withLock { $0.roles.append((nick, role)) }
+    }
+
+    func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?, id: OriginID) async throws {
+        state.withLock { $0.invites.append((sender, invitee, reason)) }
+    }
+
+    func sendSignals(room: JID, from occupant: JID, _ signals: ChatSignals) async throws {
+        state.withLock { $0.signals.append((occupant, signals)) }
     }
 
     func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult {

@@ -17,13 +17,53 @@ import XMPP
             </presence>
             """)
         #expect(owner?.affiliation == .owner)
+        #expect(owner?.role == .moderator)
         #expect(owner?.realJID == JID("juliet@localhost"))
         let member = try translate("""
             <presence from='lounge@muc.localhost/Romeo' to='bridge.localhost/isthmus'>\
             <x xmlns='http://jabber.org/protocol/muc#user'><item affiliation='member' role='participant'/></x></presence>
             """)
         #expect(member?.affiliation == .member)
+        #expect(member?.role == .participant)
         let bare = try translate("<presence from='lounge@muc.localhost/Nurse' to='bridge.localhost/isthmus'/>")
         #expect(bare?.affiliation == nil)
+    }
+
+    func invite(_ xml: String) throws -> RoomInvite? {
+        ComponentXMPPLink.roomInvite(try Message(element: TestXML.element(xml)))
+    }
+
+    /// XEP-0045 §7.8.2, example 58 shape: the room forwards an invitation with the inviter in `from`.
+    @Test func aMediatedInvitationIsReadFromTheRoomsForward() throws {
+        let forwarded = try invite("""
+            <message from='lounge@muc.localhost' to='alice\\3alocalhost@bridge.localhost' id='i1'>\
+            <x xmlns='http://jabber.org/protocol/muc#user'><invite from='romeo@localhost/phone'><reason>come in</reason></invite>\
+            <password>secret</password></x></message>
+            """)
+        #expect(forwarded == RoomInvite(room: JID("lounge@muc.localhost")!, invitee: JID("alice\\3alocalhost@bridge.localhost")!,
+                                        inviter: JID("romeo@localhost/phone"), reason: "come in"))
+        // Not invitations: one from an occupant (not the room), a groupchat message, an error bounce.
+        #expect(try invite("""
+            <message from='lounge@muc.localhost/Romeo' to='alice@bridge.localhost'>\
+            <x xmlns='http://jabber.org/protocol/muc#user'><invite from='romeo@localhost'/></x></message>
+            """) == nil)
+        #expect(try invite("""
+            <message type='groupchat' from='lounge@muc.localhost' to='alice@bridge.localhost'><body>topic</body></message>
+            """) == nil)
+        #expect(try invite("""
+            <message type='error' from='lounge@muc.localhost' to='alice@bridge.localhost'>\
+            <x xmlns='http://jabber.org/protocol/muc#user'><invite to='juliet@localhost'/></x></message>
+            """) == nil)
+    }
+
+    /// What the bridge sends: `<x muc#user><invite to='…'><reason/></invite></x>` (XEP-0045 §7.8.2, example 56).
+    @Test func theMediatedInvitationWeSendHasTheInviteeAndReason() {
+        let element = MUCInvite(to: JID("juliet@localhost")!, reason: "hello").mucUser.element
+        #expect(element.name == "x" && element.namespace == XMPPNamespace.mucUser)
+        let invite = Array(element.elements).first
+        #expect(invite?.name == "invite")
+        #expect(invite?[attribute: "to"] == "juliet@localhost")
+        #expect(invite?.child("reason", namespace: XMPPNamespace.mucUser)?.text == "hello")
+        #expect(MUCInvite(MUCUser(extensions: [MUCInvite(to: JID("juliet@localhost")!).element])) == MUCInvite(to: JID("juliet@localhost")!))
     }
 }

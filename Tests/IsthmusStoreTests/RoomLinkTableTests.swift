@@ -33,6 +33,15 @@ import Testing
         #expect(try await store.roomLinks().map(\.archive) == [false, true])
     }
 
+    @Test func keepsTheMatrixModeratorsOptIn() async throws {
+        let store = try Store(path: ":memory:", logger: .disabled)
+        var opted = second
+        opted.matrixModeratorsToMUC = true
+        try await store.insertRoomLink(first)
+        try await store.insertRoomLink(opted)
+        #expect(try await store.roomLinks().map(\.matrixModeratorsToMUC) == [false, true])
+    }
+
     @Test func storesTheBareMUCJID() async throws {
         let store = try Store(path: ":memory:", logger: .disabled)
         try await store.insertRoomLink(RoomLink(matrixRoom: RoomID("!r:localhost")!, matrixAlias: nil,

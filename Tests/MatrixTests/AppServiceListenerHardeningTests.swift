@@ -106,14 +106,14 @@ import Testing
                 }
                 return strangers
             }
-            let response = try await withDeadline("the homeserver's transaction", seconds: 5) {
+            let response = try await withDeadline("the homeserver's transaction", seconds: 30) {
                 try await RawHTTP.request("PUT", port: port, "/_matrix/app/v1/transactions/hs-1", bearer: Self.token,
-                                          body: AppServiceListenerLoopbackTests.transactionBody(["$from-hs"]), timeout: 5)
+                                          body: AppServiceListenerLoopbackTests.transactionBody(["$from-hs"]), timeout: 30)
             }
             #expect(response.status == 200)
             #expect(handler.events.map(\.eventID.rawValue) == ["$from-hs"])
             // And the listener keeps no more than its 64 connections of them.
-            try await eventually("the listener to keep at most 64 of the 500 strangers", timeout: 5) {
+            try await eventually("the listener to keep at most 64 of the 500 strangers", timeout: 30) {
                 strangers.count { !$0.receiveUntilClosed(timeout: .zero).closed } <= 64
             }
         }

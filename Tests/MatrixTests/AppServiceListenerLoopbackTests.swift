@@ -146,9 +146,9 @@ import Testing
         try await withListener(handler: handler) { port in
             async let slow = put(port, "slow", Self.transactionBody(["$s"]))
             do {
-                try await eventually("the transaction to be in the handler", timeout: 5) { handler.transactionsInHandler == 1 }
+                try await eventually("the transaction to be in the handler", timeout: 30) { handler.transactionsInHandler == 1 }
                 // Answered while the transaction is held in the handler (it stays there until released below).
-                let response12 = try await withDeadline("a query answered while a transaction is in the handler", seconds: 5) {
+                let response12 = try await withDeadline("a query answered while a transaction is in the handler", seconds: 30) {
                     try await RawHTTP.request("GET", port: port, "/users/%40_xmpp_a%3Alocalhost", bearer: Self.token)
                 }
                 #expect(response12.status == 200)

@@ -76,7 +76,7 @@ import Testing
         let call = Task { () async throws(TransportFailure) -> HTTPResponse in try await transport.send(long) }
         try await eventually("the request reached the server") { server.events("unanswered").count == 2 }
         call.cancel()
-        let outcome = try await withDeadline("the cancelled request to end", seconds: 5) { await call.result }
+        let outcome = try await withDeadline("the cancelled request to end", seconds: 30) { await call.result }
         #expect(throws: TransportFailure.cancelled) { try outcome.get() }
     }
 
@@ -90,7 +90,7 @@ import Testing
             let transport = CurlTransport(maxConnections: 1, caFile: nil)
             for path in ["/mixed", "/upper"] {
                 let response = try await transport.send(HTTPRequest(method: "GET", url: "http://127.0.0.1:\(fake.port)\(path)", headers: [],
-                                                                    timeout: .seconds(5)))
+                                                                    timeout: .seconds(30)))
                 #expect(response.status == 429 && response.headers == ["retry-after": "7"], "\(response.headers)")
             }
         }

@@ -12,7 +12,7 @@ import Testing
                                   maxRateLimitWaits: 3, maxRateLimitWait: .milliseconds(50))
 
     func withFake(_ respond: @escaping @Sendable (FakeHomeserver.Recorded, Int) -> HTTPServerResponse,
-                  timeout: Duration = .seconds(5),
+                  timeout: Duration = .seconds(30),
                   _ body: (MatrixClient, FakeHomeserver) async throws -> Void) async throws {
         let fake = try FakeHomeserver(respond: respond)
         let client = MatrixClient(configuration: .init(homeserverURL: fake.url, accessToken: "as-token", requestTimeout: timeout,

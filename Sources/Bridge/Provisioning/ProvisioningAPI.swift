@@ -45,9 +45,13 @@ public struct ProvisioningAPI: ProvisioningHandler {
     struct LinkRequest: Decodable {
         var matrixRoom: String
         var muc: String
+        /// The opt-in that gives Matrix moderators' occupants the MUC moderator role (absent: off).
+        var matrixModeratorsToMUC: Bool?
         /// Optional, default false: copy the MUC's name to the Matrix room (`link --sync-name`).
         var syncName: Bool?
-        enum CodingKeys: String, CodingKey { case matrixRoom = "matrix_room", muc, syncName = "sync_name" }
+        enum CodingKeys: String, CodingKey {
+            case matrixRoom = "matrix_room", muc, matrixModeratorsToMUC = "matrix_moderators_to_muc", syncName = "sync_name"
+        }
     }
 
     public func provision(_ route: ProvisioningRoute, body: Data) async -> HTTPServerResponse {
@@ -65,7 +69,8 @@ public struct ProvisioningAPI: ProvisioningHandler {
                     throw AppServiceRejection(status: 400, errcode: MatrixErrorCode.invalidParameter,
                                               message: "muc must be a MUC room JID (room@service)")
                 }
-                let link = try await service.link(room, muc: muc, syncName: request.syncName ?? false)
+                let link = try await service.link(room, muc: muc, matrixModeratorsToMUC: request.matrixModeratorsToMUC ?? false,
+                                                  syncName: request.syncName ?? false)
                 logger.info("Linked through the provisioning API", metadata: [
                     "matrix.room.id": link.matrixRoom.rawValue, "xmpp.muc": link.muc.description])
                 return .json(201, LinkBody(link))

@@ -90,7 +90,7 @@ actor LinkConsent {
             return machine.privateMessageBounced(to: message.nick, reason: error.text ?? error.condition.rawValue)
         case .disconnected:
             return machine.connectionLost()
-        case .connected:
+        case .connected, .invite:
             return []
         }
     }

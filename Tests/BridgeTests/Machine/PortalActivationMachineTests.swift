@@ -223,7 +223,8 @@ import Testing
         f.activate(members: [f.alice: "Alice", f.bob: "Bob"])
         #expect(f.act(.unlink(xmppConnected: true))
                 == [.setBridgeInfo(f.bridgeInfoWithdrawn),
-                    .unlink(.init(puppets: [f.puppet(f.alice, "Alice"), f.puppet(f.bob, "Bob")], botNick: "Matrix"))])
+                    .unlink(.init(puppets: [f.puppet(f.alice, "Alice"), f.puppet(f.bob, "Bob")], botNick: "Matrix",
+                                  ghostLevels: GhostPowerLevels(wanted: [:])))])
         #expect(f.machine.closed)
         #expect(f.act(.activate) == [])
         #expect(f.act(.matrixEvents([f.text(1)])) == [])
@@ -232,7 +233,7 @@ import Testing
 
     @Test func aPortalLoadedOnlyToUnlinkWhileXMPPIsDownLeavesOnlyMatrix() {
         var f = MachineFixture()
-        #expect(f.act(.unlink(xmppConnected: false)) == [.setBridgeInfo(f.bridgeInfoWithdrawn), .unlink(.init(puppets: [], botNick: nil))])
+        #expect(f.act(.unlink(xmppConnected: false)) == [.setBridgeInfo(f.bridgeInfoWithdrawn), .unlink(.init(puppets: [], botNick: nil, ghostLevels: GhostPowerLevels(wanted: [:])))])
     }
 
     @Test func ghostsOfOccupantsThatAreGoneLeaveAfterTheJoin() {
@@ -245,7 +246,9 @@ import Testing
         #expect(f.act(.xmppPresence(f.presence("romeo"))) == [])
         var left = stored[1]
         left.joined = false
-        #expect(f.act(.reconcileGhosts) == [.removeGhost(juliet, .leave, saving: left)])
+        // The occupant list is complete: the ghosts' power levels are brought in line once (here: none wanted).
+        #expect(f.act(.reconcileGhosts) == [.removeGhost(juliet, .leave, saving: left), .applyGhostPowerLevels(GhostPowerLevels(wanted: [:]))])
+        _ = f.act(.powerLevelsApplied(GhostPowerLevels(wanted: [:]), .unchanged))
         #expect(f.act(.reconcileGhosts) == [])
     }
 }

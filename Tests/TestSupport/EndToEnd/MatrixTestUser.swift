@@ -44,9 +44,12 @@ public struct MatrixTestUser: Sendable {
         return MatrixTestUser(userID: user, accessToken: token, baseURL: bed.synapseURL)
     }
 
-    /// Creates a private room (invite-only) with an optional alias localpart, inviting `invite`.
-    public func createRoom(aliasLocalpart: String? = nil, name: String? = nil, invite: [String] = []) async throws -> String {
+    /// Creates a private room (invite-only) with an optional alias localpart, inviting `invite`; `additionalCreators`
+    /// share the creator's unlimited power (room version 12, `creation_content.additional_creators`).
+    public func createRoom(aliasLocalpart: String? = nil, name: String? = nil, invite: [String] = [],
+                           additionalCreators: [String] = []) async throws -> String {
         var body: [String: Any] = ["preset": "private_chat", "invite": invite]
+        if !additionalCreators.isEmpty { body["creation_content"] = ["additional_creators": additionalCreators] }
         if let aliasLocalpart { body["room_alias_name"] = aliasLocalpart }
         if let name { body["name"] = name }
         let json = try await call("POST", "/_matrix/client/v3/createRoom", body: body)

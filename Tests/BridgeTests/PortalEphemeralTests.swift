@@ -1,0 +1,62 @@
+@testable import Bridge
+import Foundation
+import IsthmusCommon
+import Matrix
+import MatrixAppService
+import Testing
+import TestSupport
+
+/// Typing and read markers through the whole bridge over the fakes: the appservice handler routes a transaction's
+/// ephemeral events to the portal, whose sender performs them off the message path, and held-back values go out when
+/// the flush timer the machine asked for fires (real time: the windows are 2–3 s).
+extension PortalTests {
+    func handler(_ harness: Harness) -> BridgeAppServiceHandler {
+        BridgeAppServiceHandler(bridge: harness.bridge, namespace: GhostNamespace(prefix: "_xmpp_", serverName: "localhost",
+                                                                                  botLocalpart: "isthmus")!, logger: .disabled)
+    }
+
+    func ephemeralTransaction(_ id: String, _ ephemeral: String) throws -> Transaction {
+        try TransactionDecoder.decode(Data(#"{"events": [], "ephemeral": [\#(ephemeral)]}"#.utf8), id: #require(TransactionID(id))).get()
+    }
+
+    @Test func matrixTypingReachesTheMUCAsChatStatesFromThePuppet() async throws {
+        let harness = try Harness()
+        try await linked(harness, members: [alice: "Alice"])
+        let puppet = try #require(harness.xmpp.state.withLock { $0.joins.first { $0.nick == "Alice" }?.occupant })
+        let handler = handler(harness)
+        try await handler.handle(ephemeralTransaction("t1", #"{"type": "m.typing", "room_id": "\#(room)", "content": {"user_ids": ["@alice:localhost", "@_xmpp_romeo:localhost"]}}"#))
+        try await eventually("composing from alice's occupant") {
+            harness.xmpp.state.withLock { $0.signals.map(\.signals) } == [ChatSignals(chatState: .composing)]
+        }
+        #expect(harness.xmpp.state.withLock { $0.signals.map(\.from) } == [puppet])
+        // She stops within the 3 s window: paused goes out when the flush timer fires.
+        try await handler.handle(ephemeralTransaction("t2", #"{"type": "m.typing", "room_id": "\#(room)", "content": {"user_ids": []}}"#))
+        try await eventually("paused after the window", timeout: 10) {
+            harness.xmpp.state.withLock { $0.signals.map(\.signals) } == [ChatSignals(chatState: .composing), ChatSignals(chatState: .paused)]
+        }
+        await harness.stop()
+    }
+
+    @Test func anOccupantsChatStateAndMarkerBecomeItsGhostsTypingAndReceipt() async throws {
+        let harness = try Harness()
+        try await linked(harness, members: [alice: "Alice"])
+        let message = harness.xmpp.occupantSays("romeo", "read me", in: muc)
+        try await eventually("bridged") { harness.matrix.state.withLock { $0.sent.count } == 1 }
+        let (ghost, event) = try #require(harness.matrix.state.withLock { $0.sent.first.map { ($0.user, $0.eventID) } })
+
+        var composing = RoomMessage(room: muc, nick: "romeo", to: FakeXMPPLink.bot)
+        composing.signals = ChatSignals(chatState: .composing)
+        harness.xmpp.feed.yield(.message(composing))
+        try await eventually("the ghost typing") { harness.matrix.state.withLock { $0.typing.map(\.1) } == [true] }
+        #expect(harness.matrix.state.withLock { $0.typing.map(\.0) } == [ghost])
+
+        var displayed = RoomMessage(room: muc, nick: "romeo", to: FakeXMPPLink.bot)
+        displayed.signals = ChatSignals(displayed: try #require(message.stanzaID?.rawValue))
+        harness.xmpp.feed.yield(.message(displayed))
+        try await eventually("the ghost's receipt") { harness.matrix.state.withLock { $0.receipts.count } == 1 }
+        #expect(harness.matrix.state.withLock { $0.receipts.first?.0 } == ghost)
+        #expect(harness.matrix.state.withLock { $0.receipts.first?.1 } == event)
+        #expect(harness.matrix.state.withLock { $0.sent.count } == 1, "neither became a message")
+        await harness.stop()
+    }
+}
