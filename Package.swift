@@ -47,9 +47,11 @@ let package = Package(
         .target(name: "Matrix", dependencies: ["IsthmusCommon"]),
         .target(name: "MatrixAppService", dependencies: ["Matrix", "IsthmusCommon", "IsthmusStore", "CMicroHTTPD"]),
         .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon", "CCurl"]),
+        /// Media: signed media links, ranges, the SSRF address check, media types, and streaming transfers (libcurl).
+        .target(name: "Media", dependencies: ["IsthmusCommon", "CCurl"]),
         .target(name: "Bridge", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusMetrics", "IsthmusStore", "XMPP", "XMPPComponent",
-            "Matrix", "MatrixAppService", "MatrixClient", "MessageFormatting",
+            "Matrix", "MatrixAppService", "MatrixClient", "MessageFormatting", "Media",
         ]),
         .target(name: "IsthmusCLI", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMPP", "XMPPComponent",
@@ -85,6 +87,7 @@ let package = Package(
         .testTarget(name: "MatrixRealServerTests", dependencies: [
             "Matrix", "MatrixAppService", "MatrixClient", "IsthmusStore", "IsthmusCLI", "TestSupport",
         ]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "IsthmusCommon"]),
         .testTarget(name: "BridgeTests", dependencies: ["Bridge", "MessageFormatting", "TestSupport"]),
         /// The whole bridge against real Prosody and Synapse, driven through the CLI (XCTest: runs sequentially).
         .testTarget(name: "EndToEndTests", dependencies: ["Bridge", "IsthmusCLI", "TestSupport"]),

@@ -15,6 +15,7 @@ enum Migrations {
         Migration(version: 4, name: "room archive capability", sql: RoomLinkTable.archiveColumn),
         Migration(version: 5, name: "rich messages", sql: MessageMapTable.richColumns + ReactionTable.schema),
         Migration(version: 6, name: "invited rooms", sql: InvitedRoomTable.schema),
+        Migration(version: 7, name: "bridge secrets", sql: BridgeSecretTable.schema),
     ]
 
     /// Applies the migrations not yet recorded; returns the versions applied now.
