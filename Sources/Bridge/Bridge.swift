@@ -56,7 +56,8 @@ public final class Bridge: Sendable {
                 timelineCheckWindow: Duration = .seconds(120),
                 backgroundTimelineChecks: [Duration] = Bridge.defaultBackgroundTimelineChecks,
                 clock: TimeSource = .system, metrics: BridgeMetrics = BridgeMetrics(),
-                diskFullProbeInterval: Duration = .seconds(5), selfService: SelfServiceSettings? = nil) {
+                diskFullProbeInterval: Duration = .seconds(5), selfService: SelfServiceSettings? = nil,
+                media: MediaSettings? = nil) {
         self.backgroundTimelineChecks = backgroundTimelineChecks
         let (commands, control) = AsyncStream.makeStream(of: Command.self)
         self.commands = commands
@@ -69,7 +70,8 @@ public final class Bridge: Sendable {
         self.gaps = Mutex(gaps)
         context = BridgeContext(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger.with(label: "bridge"),
                                 clock: clock, metrics: metrics,
-                                writeGate: StoreWriteGate(logger: logger.with(label: "bridge")), notify: { control.yield(.portal($0)) })
+                                writeGate: StoreWriteGate(logger: logger.with(label: "bridge")), notify: { control.yield(.portal($0)) },
+                                media: media)
         let directory = PortalDirectory()
         self.directory = directory
         if let selfService {

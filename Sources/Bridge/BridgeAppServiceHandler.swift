@@ -49,8 +49,10 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
                 return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender,
                                        content: .message(msgtype: new.messageType, body: new.body, details: details))
             }
+            let media = content.messageType.isMedia
+                ? content.url.map { MatrixAttachment(mxc: $0, fileName: content.fileName, info: content.info) } : nil
             let details = MessageDetails(html: content.html, replyTo: content.relatesTo?.replyToEventID,
-                                         mentions: content.mentions?.userIDs)
+                                         mentions: content.mentions?.userIDs, media: media)
             return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender,
                                    content: .message(msgtype: content.messageType, body: content.body,
                                                      details: details.orNilWhenEmpty))

@@ -16,6 +16,8 @@ struct BridgeContext: Sendable {
     let writeGate: StoreWriteGate
     /// Called when a portal's status changes or it finished unlinking (the bridge service observes it).
     let notify: @Sendable (PortalNotice) -> Void
+    /// Media both ways (links to Matrix files, fetching XMPP files); nil: media messages go as text.
+    var media: MediaSettings? = nil
 }
 
 /// What portals tell the bridge service.

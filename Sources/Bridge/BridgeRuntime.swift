@@ -5,6 +5,7 @@ import IsthmusStore
 import Matrix
 import MatrixAppService
 import MatrixClient
+import Media
 import XMPP
 import XMPPComponent
 
@@ -40,6 +41,13 @@ public struct BridgeRuntime: Sendable {
                                  maxConnectionsPerHost: 32),
             logger: logger.with(label: "matrix.client"))
         let metrics = BridgeMetrics()
+        let media = MediaSettings(
+            homeserverURL: config.matrix.homeserverURL, asToken: config.appservice.asToken,
+            caFile: ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 },
+            signer: MediaLinkSigner(publicBase: config.media.publicBase(appserviceURL: config.appservice.url),
+                                    secret: try await store.secret(named: "media_links")),
+            maxSize: config.media.maxSize, allowPrivateAddresses: config.media.allowPrivateAddresses,
+            stallTimeout: config.media.stallTimeout, maxConcurrentTransfers: config.media.maxConcurrentTransfers)
         let component = ComponentConnection(configuration: componentConfiguration, logger: logger.with(label: "xmpp.component"))
         let xmpp = ComponentXMPPLink(connection: component, logger: logger.with(label: "xmpp.link"), primaryOccupant: naming.botOccupant)
         let matrix = AppServiceMatrixLink(client: client, namespace: namespace, logger: logger.with(label: "matrix.link"), metrics: metrics)
@@ -49,7 +57,7 @@ public struct BridgeRuntime: Sendable {
                                               consentTimeout: config.provisioning.consentTimeout,
                                               inviteTimeout: config.provisioning.inviteTimeout, links: links, client: client)
         let bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger, metrics: metrics,
-                            selfService: selfService)
+                            selfService: selfService, media: media)
         let handler = BridgeAppServiceHandler(bridge: bridge, namespace: namespace, logger: logger.with(label: "matrix.appservice"))
         let provisioner = config.provisioning.sharedSecret == nil
             ? nil : ProvisioningAPI(service: links, logger: self.logger.with(label: "provisioning"))
@@ -58,7 +66,8 @@ public struct BridgeRuntime: Sendable {
             listener = try AppServiceListener(
                 configuration: .init(host: config.appservice.listen.host, port: config.appservice.listen.port,
                                      hsToken: config.appservice.hsToken, provisioningSecret: config.provisioning.sharedSecret),
-                store: store, handler: handler, provisioner: provisioner, logger: logger.with(label: "matrix.appservice"))
+                store: store, handler: handler, provisioner: provisioner,
+                media: MediaProxy(settings: media, logger: logger.with(label: "media")), logger: logger.with(label: "matrix.appservice"))
         } catch {
             throw StartError(description: "cannot listen on \(config.appservice.listen): \(error)")
         }

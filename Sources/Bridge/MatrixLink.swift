@@ -168,12 +168,16 @@ public struct MessageDetails: Sendable, Equatable, Codable {
     public var replaces: EventID?
     /// `m.mentions.user_ids`.
     public var mentions: [UserID]?
+    /// The file of a media message (its `body` is then the file name or a caption).
+    public var media: MatrixAttachment?
 
-    public init(html: String? = nil, replyTo: EventID? = nil, replaces: EventID? = nil, mentions: [UserID]? = nil) {
+    public init(html: String? = nil, replyTo: EventID? = nil, replaces: EventID? = nil, mentions: [UserID]? = nil,
+                media: MatrixAttachment? = nil) {
         self.html = html
         self.replyTo = replyTo
         self.replaces = replaces
         self.mentions = mentions
+        self.media = media
     }
 
     /// nil when there is nothing besides the text.

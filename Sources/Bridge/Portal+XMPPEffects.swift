@@ -35,6 +35,11 @@ extension Portal {
         do {
             try await context.xmpp.sendGroupchat(room: link.muc, from: puppet.occupant, body: delivery.stanza.body,
                                                  references: delivery.stanza.references, originID: delivery.originID)
+            if let caption = delivery.stanza.caption, let captionID = OriginID(delivery.originID.rawValue + "-caption") {
+                // A media message's caption, right behind it (see PortalStateMachine+Media.swift); the map tracks the file.
+                try await context.xmpp.sendGroupchat(room: link.muc, from: puppet.occupant, body: caption,
+                                                     references: MessageReferences(), originID: captionID)
+            }
             return .groupchatSent(delivery, nil)
         } catch {
             return .groupchatSent(delivery, Self.xmppFailure(error))

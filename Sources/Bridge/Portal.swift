@@ -33,7 +33,8 @@ actor Portal {
         let matrix = context.matrix
         machine = PortalStateMachine(configuration: .init(
             room: link.matrixRoom, muc: link.muc, naming: context.naming, botUserID: matrix.botUserID,
-            ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) }))
+            ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) },
+            mediaLinks: context.media?.signer))
     }
 
     /// Queues an event for this portal. Safe from any context; order of calls is order of handling.

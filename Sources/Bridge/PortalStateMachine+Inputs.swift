@@ -1,4 +1,5 @@
 import IsthmusCommon
+import Media
 import IsthmusStore
 
 extension PortalStateMachine {
@@ -16,6 +17,8 @@ extension PortalStateMachine {
         var inboxRetryDelay: Duration = .seconds(5)
         /// The longest pause between attempts while the homeserver is unavailable.
         var maxMatrixBackoff: Duration = .seconds(30)
+        /// Signs the links by which XMPP clients fetch Matrix files; nil: media messages go as their text only.
+        var mediaLinks: MediaLinkSigner?
     }
 
     /// What happened: an event of the room, or the outcome of an action the machine waits for.

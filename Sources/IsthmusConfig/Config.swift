@@ -82,6 +82,8 @@ public struct Config: Sendable, Equatable {
     public var logging: Logging
     public var metrics = Metrics()
     public var provisioning = Provisioning()
+    /// `media:` (see ``Media``).
+    public var media = Media()
     /// Non-fatal findings (unknown keys), to be shown by `check-config` and logged by `serve`.
     public var warnings: [ConfigError] = []
 
