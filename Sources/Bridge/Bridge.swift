@@ -71,7 +71,7 @@ public final class Bridge: Sendable {
         context = BridgeContext(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger.with(label: "bridge"),
                                 clock: clock, metrics: metrics,
                                 writeGate: StoreWriteGate(logger: logger.with(label: "bridge")), notify: { control.yield(.portal($0)) },
-                                media: media)
+                                media: media, mediaImporter: media.map { MediaImporter(settings: $0, logger: logger.with(label: "media")) })
         let directory = PortalDirectory()
         self.directory = directory
         if let selfService {

@@ -18,6 +18,8 @@ struct BridgeContext: Sendable {
     let notify: @Sendable (PortalNotice) -> Void
     /// Media both ways (links to Matrix files, fetching XMPP files); nil: media messages go as text.
     var media: MediaSettings? = nil
+    /// Fetches XMPP users' files and uploads them (one for the whole bridge: it bounds the transfers); nil with `media`.
+    var mediaImporter: MediaImporter? = nil
 }
 
 /// What portals tell the bridge service.

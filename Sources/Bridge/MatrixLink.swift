@@ -99,6 +99,8 @@ public struct OutgoingMatrixMessage: Sendable, Equatable {
     public var mentions: [UserID]
     /// For an edit: the message as it reads after the edit (`m.new_content`); ``body`` is then `* ` + the new text.
     public var replacement: Replacement?
+    /// A file (the message is then `m.image`/`m.video`/`m.audio`/`m.file` and ``body`` its caption or file name).
+    public var media: OutgoingMedia?
 
     /// `m.new_content` of an edit.
     public struct Replacement: Sendable, Equatable {
