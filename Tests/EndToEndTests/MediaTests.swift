@@ -1,6 +1,9 @@
 import Foundation
 import IsthmusCommon
+import Matrix
+import MatrixAppService
 import TestSupport
+import Synchronization
 import XCTest
 import XMLStream
 import XMPP
@@ -87,5 +90,133 @@ final class MediaTests: XCTestCase {
         // Nothing doubled: only the sentinel follows.
         let late = try await pair.puppetMessages(untilSentinel: "file sentinel")
         XCTAssertEqual(late.map(\.body), ["file sentinel"])
+    }
+}
+
+// MARK: XMPP → Matrix
+
+extension MediaTests {
+    /// A file server on loopback (where an XMPP upload service would be), counting the requests it gets.
+    final class FileServer: Sendable {
+        let server: FakeHomeserver
+        let task: BackgroundTask
+
+        init(files: [String: (type: String, data: Data)]) throws {
+            let counter = Mutex(0)
+            server = try FakeHomeserver(answer: { request in
+                counter.withLock { $0 += 1 }
+                guard let file = files[request.path] else { return HTTPServerResponse(status: 404) }
+                return HTTPServerResponse(status: 200, headers: ["Content-Type": file.type], body: file.data)
+            })
+            let server = server
+            task = BackgroundTask { await server.run() }
+            requestCount = { counter.withLock { $0 } }
+        }
+
+        /// Requests served so far.
+        let requestCount: @Sendable () -> Int
+
+        func url(_ path: String) -> String { "http://127.0.0.1:\(server.port)\(path)" }
+
+        func stop() async {
+            server.stop()
+            await task.stop()
+        }
+    }
+
+    static func integer(_ value: JSONValue) -> Int? {
+        if case .integer(let number) = value { return Int(number) }
+        return nil
+    }
+
+    static func oob(_ url: String) -> XElement {
+        XElement("x", namespace: "jabber:x:oob", children: [.element(XElement("url", namespace: "jabber:x:oob", children: [.text(url)]))])
+    }
+
+    static func sfs(_ url: String, name: String, type: String) -> XElement {
+        let meta = "urn:xmpp:file:metadata:0"
+        return XElement("file-sharing", namespace: "urn:xmpp:sfs:0", children: [
+            .element(XElement("file", namespace: meta, children: [
+                .element(XElement("media-type", namespace: meta, children: [.text(type)])),
+                .element(XElement("name", namespace: meta, children: [.text(name)])),
+            ])),
+            .element(XElement("sources", namespace: "urn:xmpp:sfs:0", children: [
+                .element(XElement("url-data", namespace: "http://jabber.org/protocol/url-data", ["target": url])),
+            ])),
+        ])
+    }
+
+    /// The test bed is on loopback: the positive cases need private addresses allowed.
+    static let allowPrivate: @Sendable (String) -> String = { $0 + "\nmedia:\n  allow_private_addresses: true\n" }
+
+    func testXMPPImageAndFileBecomeMatrixMediaByteIdenticalAndAWebPageStaysALink() async throws {
+        let report = Self.pattern(2 << 20, seed: 7)
+        let files = try FileServer(files: [
+            "/upload/abc/photo.png": ("image/png", Self.png),
+            "/upload/def/x": ("application/octet-stream", report),
+            "/page": ("text/html; charset=utf-8", Data("<html>hi</html>".utf8)),
+        ])
+        let pair = try await RichPair.start("ximage", config: Self.allowPrivate)
+        defer { pair.close() }
+
+        // Conversations' form: body == URL, plus OOB.
+        let photoURL = files.url("/upload/abc/photo.png")
+        let image = try await pair.xmppSays(photoURL, extensions: [Self.oob(photoURL)]) { $0.msgtype == "m.image" }.event
+        XCTAssertEqual(image.body, "photo.png")
+        XCTAssertEqual(image.raw.at("content", "info", "mimetype")?.stringValue, "image/png")
+        XCTAssertEqual(image.raw.at("content", "info", "size").flatMap(Self.integer), Self.png.count)
+        XCTAssertEqual(image.raw.at("content", "info", "w").flatMap(Self.integer), 1)
+        let imageMXC = try XCTUnwrap(image.raw.at("content", "url")?.stringValue)
+        let downloaded = try await pair.alice.download(imageMXC)
+        XCTAssertEqual(downloaded.data, Self.png, "the image is byte-identical")
+        XCTAssertEqual(downloaded.contentType, "image/png")
+
+        // XEP-0447 with a name, a type and a caption in the body.
+        let reportURL = files.url("/upload/def/x")
+        let file = try await pair.xmppSays("the report", extensions: [Self.sfs(reportURL, name: "report.bin", type: "application/octet-stream")]) {
+            $0.msgtype == "m.file"
+        }.event
+        XCTAssertEqual(file.body, "the report", "the body is the caption")
+        XCTAssertEqual(file.raw.at("content", "filename")?.stringValue, "report.bin")
+        let fileMXC = try XCTUnwrap(file.raw.at("content", "url")?.stringValue)
+        let fileData = try await pair.alice.download(fileMXC).data
+        XCTAssertEqual(fileData.count, report.count)
+        XCTAssertEqual(fileData, report, "the file is byte-identical")
+
+        // A bare link to a web page is a link.
+        let pageURL = files.url("/page")
+        let page = try await pair.xmppSays(pageURL).event
+        XCTAssertEqual(page.msgtype, "m.text")
+        XCTAssertEqual(page.raw.at("content", "url"), nil)
+        await files.stop()
+    }
+
+    func testLinksToLoopbackAreNotFetchedByDefault() async throws {
+        let files = try FileServer(files: ["/upload/secret.png": ("image/png", Self.png)])
+        let pair = try await RichPair.start("xloop")
+        defer { pair.close() }
+        let url = files.url("/upload/secret.png")
+        let event = try await pair.xmppSays(url, extensions: [Self.oob(url)]).event
+        XCTAssertEqual(event.msgtype, "m.text", "the link goes as text")
+        XCTAssertEqual(event.body, url)
+        // The room's messages are handled in order: once the sentinel is in Matrix, the link was handled.
+        _ = try await pair.timeline(untilXMPPSentinel: "loopback sentinel")
+        XCTAssertEqual(files.requestCount(), 0, "the bridge fetched a loopback URL")
+        XCTAssertTrue((pair.world.bridge?.log ?? "").contains("loopback"), "the reason is logged")
+        await files.stop()
+    }
+
+    func testAFileOverTheLimitBecomesALink() async throws {
+        let big = Self.pattern(5000)
+        let files = try FileServer(files: ["/upload/big.bin": ("application/octet-stream", big)])
+        let pair = try await RichPair.start("xlimit", config: { $0 + "\nmedia:\n  allow_private_addresses: true\n  max_size: 1000\n" })
+        defer { pair.close() }
+        let url = files.url("/upload/big.bin")
+        let event = try await pair.xmppSays(url, extensions: [Self.oob(url)]).event
+        XCTAssertEqual(event.msgtype, "m.text")
+        XCTAssertEqual(event.body, url)
+        XCTAssertGreaterThan(files.requestCount(), 0, "it was tried")
+        XCTAssertTrue((pair.world.bridge?.log ?? "").contains("too large"), "the reason is logged")
+        await files.stop()
     }
 }
