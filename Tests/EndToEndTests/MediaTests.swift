@@ -220,3 +220,37 @@ extension MediaTests {
         await files.stop()
     }
 }
+
+// MARK: Restarts
+
+extension MediaTests {
+    func testFilesSentWhileTheBridgeIsDownArriveOnceEachWayAfterRestart() async throws {
+        let report = Self.pattern(300_000, seed: 99)
+        let files = try FileServer(files: ["/upload/r/report.pdf": ("application/pdf", report)])
+        let pair = try await RichPair.start("mrestart", config: Self.allowPrivate)
+        defer { pair.close() }
+        _ = try await pair.aliceSays("before the restart")
+
+        pair.world.stopBridge()
+        let url = files.url("/upload/r/report.pdf")
+        try pair.romeo.sendGroupchat(to: pair.muc, body: url, extensions: [Self.oob(url)])
+        try await pair.alice.sendFile(Self.png, msgtype: "m.image", contentType: "image/png", fileName: "while-down.png", to: pair.room)
+        try await pair.world.startBridge()
+
+        // Matrix → XMPP: the image link, once, then the sentinel.
+        let link = try await pair.fromPuppet("the image sent while down", timeout: 60) { $0.body?.hasSuffix("/while-down.png") == true }
+        let fetched = try await TestHTTP.get(try XCTUnwrap(link.body))
+        XCTAssertEqual(fetched.body, Self.png)
+        let late = try await pair.puppetMessages(untilSentinel: "media restart sentinel")
+        XCTAssertEqual(late.map(\.body), ["media restart sentinel"], "the image link came twice")
+
+        // XMPP → Matrix: the file, once, byte-identical.
+        let timeline = try await pair.timeline(untilXMPPSentinel: "xmpp media sentinel", timeout: 60)
+        let media = pair.ghostMessages(in: timeline).filter { $0.msgtype == "m.file" }
+        XCTAssertEqual(media.map(\.body), ["report.pdf"], "the file, once")
+        let mxc = try XCTUnwrap(media.first?.raw.at("content", "url")?.stringValue)
+        let downloaded = try await pair.alice.download(mxc).data
+        XCTAssertEqual(downloaded, report)
+        await files.stop()
+    }
+}
