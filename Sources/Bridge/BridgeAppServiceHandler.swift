@@ -76,8 +76,22 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
                                    content: .member(membership: content.membership, displayname: content.displayName,
                                                     reason: content.reason),
                                    previousMembership: previousMembership, previousDisplayname: previousName)
+        case .unknown(type: "m.sticker", let content):
+            // A sticker (spec §11.14) is an image: bridged like m.image (its body is a description, not a caption).
+            guard let sticker = try? JSONDecoder().decode(StickerContent.self, from: JSONEncoder().encode(content)),
+                  let url = sticker.url else { return nil }
+            let body = sticker.body ?? "sticker"
+            return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, content: .message(
+                msgtype: .image, body: body, details: MessageDetails(media: MatrixAttachment(mxc: url, fileName: nil, info: sticker.info))))
         default:
             return nil
         }
     }
+}
+
+/// `m.sticker` content (spec §11.14.1): a description, the image and its info. Pure value.
+private struct StickerContent: Decodable {
+    var body: String?
+    var url: String?
+    var info: MediaInfo?
 }

@@ -30,6 +30,14 @@ public enum MediaKind: String, Sendable, Equatable {
         return byExtension[name[name.index(after: dot)...].lowercased()]
     }
 
+    /// The usual extension of `mediaType` (without the dot), or nil.
+    public static func fileExtension(forMediaType mediaType: String?) -> String? {
+        let essence = essence(mediaType)
+        return preferredExtension[essence] ?? byExtension.first { $0.value == essence }?.key
+    }
+
+    private static let preferredExtension = ["image/jpeg": "jpg", "audio/ogg": "ogg", "audio/mp4": "m4a"]
+
     private static let byExtension: [String: String] = [
         "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp",
         "heic": "image/heic", "avif": "image/avif", "svg": "image/svg+xml",

@@ -66,6 +66,14 @@ final class MediaTests: XCTestCase {
         parts[parts.count - 1] = "other.png"
         let renamed = try await TestHTTP.get(parts.joined(separator: "/"))
         XCTAssertEqual(renamed.status, 404, "the file name is signed too")
+
+        // A sticker is an image: its description becomes the name, with the extension clients inline by.
+        let mxc = try await pair.alice.upload(Self.png, contentType: "image/png", fileName: "s.png")
+        try await pair.alice.sendEvent("m.sticker", content: ["body": "Happy cat", "url": mxc, "info": ["mimetype": "image/png", "w": 1, "h": 1]],
+                                       to: pair.room)
+        let sticker = try await pair.fromPuppet("the sticker") { $0.body?.hasSuffix("/Happy_cat.png") == true }
+        let stickerBytes = try await TestHTTP.get(try XCTUnwrap(sticker.body)).body
+        XCTAssertEqual(stickerBytes, Self.png)
     }
 
     func testAMatrixFileWithACaptionGoesAsTheLinkThenTheCaptionAndStreamsSeveralMegabytesIntact() async throws {

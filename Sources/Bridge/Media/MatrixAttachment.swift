@@ -23,10 +23,14 @@ public struct MatrixAttachment: Sendable, Equatable, Codable {
         return body
     }
 
-    /// The name the file goes by: `filename`, else `body`, else `file`.
+    /// The name the file goes by: `filename`, else `body`, else `file` — with the extension of its media type when it
+    /// has none (XMPP clients inline by extension; sticker bodies are descriptions such as "Happy cat").
     public func name(body: String) -> String {
-        if let fileName, !fileName.isEmpty { return fileName }
-        return body.isEmpty ? "file" : body
+        var name = fileName.flatMap { $0.isEmpty ? nil : $0 } ?? (body.isEmpty ? "file" : body)
+        if MediaKind.mediaType(forFileName: name) == nil, let ext = MediaKind.fileExtension(forMediaType: info?.mimeType) {
+            name += "." + ext
+        }
+        return name
     }
 
     /// What the XMPP side is told about the file at `url` (XEP-0447 metadata).
