@@ -61,7 +61,7 @@ let package = Package(
         /// `swift run -c release isthmus-bench …`: benchmark commands that print figures (never timed assertions).
         .executableTarget(name: "isthmus-bench", dependencies: [
             "IsthmusCommon", "IsthmusStore", "XMLStream", "XMPP", "XMPPComponent", "Network",
-            "Matrix", "MatrixAppService", "MatrixClient", "Bridge", "IsthmusFakes",
+            "Matrix", "MatrixAppService", "MatrixClient", "Bridge", "IsthmusFakes", "Media",
         ], path: "Sources/IsthmusBenchmarks"),
 
         // MARK: Tests
