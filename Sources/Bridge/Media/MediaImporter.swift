@@ -48,7 +48,7 @@ final class MediaImporter: Sendable {
         case .success(let file): fetched = file
         case .failure(let reason): return .declined(reason.text)
         }
-        defer { unlink(fetched.path) }
+        defer { close(fetched.descriptor) }
         let name = Self.fileName(link)
         var mediaType = MediaKind.essence(fetched.contentType)
         if mediaType.isEmpty || mediaType == "application/octet-stream" {
@@ -82,7 +82,9 @@ final class MediaImporter: Sendable {
     // MARK: Fetching
 
     struct FetchedFile: Sendable {
+        /// `/proc/self/fd/N` of the (already unlinked) file; ``descriptor`` must be closed when done.
         var path: String
+        var descriptor: Int32
         var size: Int64
         var contentType: String?
         /// The first bytes (for image dimensions).
@@ -92,10 +94,17 @@ final class MediaImporter: Sendable {
     struct Reason: Error { var text: String; var unavailable = false }
 
     private func fetch(_ link: XMPPFileLink, limit: Int64) async -> Result<FetchedFile, Reason> {
+        // The file is unlinked at once and reached through its descriptor (`/proc/self/fd/N`): nothing is left behind
+        // when the bridge crashes mid-transfer.
         var template = Array("\(Self.temporaryDirectory)/isthmus-media-XXXXXX".utf8CString)
         let descriptor = mkstemp(&template)
-        guard descriptor >= 0, let file = fdopen(descriptor, "wb") else { return .failure(Reason(text: "no temporary file")) }
-        let path = String(cString: template)
+        guard descriptor >= 0 else { return .failure(Reason(text: "no temporary file")) }
+        unlink(String(cString: template))
+        guard let file = fdopen(dup(descriptor), "wb") else {
+            close(descriptor)
+            return .failure(Reason(text: "no temporary file"))
+        }
+        let path = "/proc/self/fd/\(descriptor)"
         var request = CurlEasyTransfer.Request(url: link.url)
         request.refusesSpecialAddresses = !settings.allowPrivateAddresses
         request.followsRedirects = true
@@ -110,14 +119,14 @@ final class MediaImporter: Sendable {
         } else {
             switch result {
             case .success(let head):
-                outcome = .success(FetchedFile(path: path, size: state.size, contentType: head.headers["content-type"], prefix: state.prefix))
+                outcome = .success(FetchedFile(path: path, descriptor: descriptor, size: state.size, contentType: head.headers["content-type"], prefix: state.prefix))
             case .failure(.refusedAddress(let why)):
                 outcome = .failure(Reason(text: "the link points to a \(why) address (media.allow_private_addresses is off)"))
             case .failure(let failure):
                 outcome = .failure(Reason(text: "fetching failed: \(failure)"))
             }
         }
-        if case .failure = outcome { unlink(path) }
+        if case .failure = outcome { close(descriptor) }
         return outcome
     }
 

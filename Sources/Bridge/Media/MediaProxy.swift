@@ -18,6 +18,8 @@ public struct MediaProxy: MediaRequestHandler {
     let settings: MediaSettings
     let slots: TransferSlots
     let logger: Logger
+    /// Refused links are logged at most once a minute, with how many were held back (a scanner must not flood the log).
+    let refusals = RefusedLinkLog()
 
     public init(settings: MediaSettings, logger: Logger) {
         self.settings = settings
@@ -28,7 +30,9 @@ public struct MediaProxy: MediaRequestHandler {
     public func serveMedia(id: String, signature: String, fileName: String, method: String,
                            headers: [String: String]) async -> HTTPServerResponse {
         guard let (reference, name) = settings.signer.verify(id: id, signature: signature, fileName: fileName) else {
-            logger.debug("Media link refused (bad signature or malformed)")
+            if let suppressed = refusals.refused(now: .now) {
+                logger.notice("Media link refused: wrong signature or malformed", metadata: ["http.refusals.suppressed": "\(suppressed)"])
+            }
             return Self.notFound
         }
         let etag = "\"\(signature)\""
@@ -163,4 +167,28 @@ final class OnceAnswer: Sendable {
     }
 
     deinit { continuation.withLock { $0.take() }?.resume(returning: HTTPServerResponse(status: 503)) }
+}
+
+/// At most one log line a minute for refused media links, carrying the count held back since the last. Thread-safe.
+final class RefusedLinkLog: Sendable {
+    private struct Window {
+        var start: ContinuousClock.Instant?
+        var suppressed = 0
+    }
+    private let window = Mutex(Window())
+    private let interval: Duration
+
+    init(interval: Duration = .seconds(60)) { self.interval = interval }
+
+    /// Records a refusal at `now`: the number held back before it when a line is due, else nil.
+    func refused(now: ContinuousClock.Instant) -> Int? {
+        window.withLock { window in
+            if let start = window.start, now - start < interval {
+                window.suppressed += 1
+                return nil
+            }
+            defer { window = Window(start: now, suppressed: 0) }
+            return window.suppressed
+        }
+    }
 }
