@@ -87,7 +87,7 @@ let package = Package(
         .testTarget(name: "MatrixRealServerTests", dependencies: [
             "Matrix", "MatrixAppService", "MatrixClient", "IsthmusStore", "IsthmusCLI", "TestSupport",
         ]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "IsthmusCommon"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "IsthmusCommon", "TestSupport"]),
         .testTarget(name: "BridgeTests", dependencies: ["Bridge", "MessageFormatting", "Media", "TestSupport"]),
         /// The whole bridge against real Prosody and Synapse, driven through the CLI (XCTest: runs sequentially).
         .testTarget(name: "EndToEndTests", dependencies: ["Bridge", "IsthmusCLI", "TestSupport"]),
