@@ -54,6 +54,10 @@ final class MediaTests: XCTestCase {
         XCTAssertEqual(part.headers["content-range"], "bytes 1-3/\(Self.png.count)")
         let revalidated = try await TestHTTP.get(url, headers: ["If-None-Match": etag])
         XCTAssertEqual(revalidated.status, 304)
+        let head = try await TestHTTP.get(url, method: "HEAD")
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.headers["content-length"], String(Self.png.count))
+        XCTAssertTrue(head.body.isEmpty)
 
         // A wrong signature, a forged file name and unknown media: 404, nothing served.
         var parts = url.split(separator: "/", omittingEmptySubsequences: false).map(String.init)

@@ -59,8 +59,9 @@ public enum TestHTTP {
         public var body: Data
     }
 
-    public static func get(_ url: String, headers: [String: String] = [:]) async throws -> Answer {
+    public static func get(_ url: String, method: String = "GET", headers: [String: String] = [:]) async throws -> Answer {
         var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = method
         request.timeoutInterval = 60
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let (data, response) = try await URLSession.shared.data(for: request)
