@@ -42,7 +42,7 @@ final class MediaImporter: Sendable {
         }
         let limit = await maxSize()
         await turns.acquire()
-        defer { Task { await turns.release() } }
+        defer { turns.release() }
         let fetched: FetchedFile
         switch await fetch(link, limit: limit) {
         case .success(let file): fetched = file
@@ -238,20 +238,41 @@ final class MediaImporter: Sendable {
     }
 }
 
-/// At most `limit` transfers at once; the others wait in arrival order.
-actor TransferTurns {
+/// At most `limit` transfers at once; the others wait in arrival order. Thread-safe.
+final class TransferTurns: Sendable {
+    private struct State {
+        var inUse = 0
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
     private let limit: Int
-    private var inUse = 0
-    private var waiting: [CheckedContinuation<Void, Never>] = []
+    private let state = Mutex(State())
 
     init(limit: Int) { self.limit = max(1, limit) }
 
+    /// Returns once a turn is free (at once when one is).
     func acquire() async {
-        if inUse < limit { inUse += 1; return }
-        await withCheckedContinuation { waiting.append($0) }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                guard state.inUse < limit else {
+                    state.waiting.append(continuation)
+                    return false
+                }
+                state.inUse += 1
+                return true
+            }
+            if now { continuation.resume() }
+        }
     }
 
+    /// Hands the turn to the longest waiter, or frees it.
     func release() {
-        if waiting.isEmpty { inUse -= 1 } else { waiting.removeFirst().resume() }
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.waiting.isEmpty else {
+                state.inUse -= 1
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.resume()
     }
 }

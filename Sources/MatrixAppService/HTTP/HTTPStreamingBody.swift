@@ -13,6 +13,12 @@ import Glibc
 /// time out in libmicrohttpd, so the producer's own stall timeouts bound that wait.
 ///
 /// A pthread mutex and condition rather than `Synchronization.Mutex`: the producer must sleep until there is room.
+///
+/// The producer wakes the connection outside the lock (libmicrohttpd's resume takes its own mutex, which its thread
+/// may hold when it releases the response and calls ``abandon()``). A suspended connection is never closed by the
+/// library, so the wake-up cannot reach a freed connection — except when the daemon stops (shutdown), which closes
+/// suspended connections too. That window (a transfer waking its connection while the daemon stops it) is left open:
+/// it exists only at shutdown.
 public final class HTTPStreamingBody: @unchecked Sendable, Equatable {
     /// The body's length when known (sent as `Content-Length`); nil: chunked.
     public let length: Int64?
