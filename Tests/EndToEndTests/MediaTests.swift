@@ -266,3 +266,66 @@ extension MediaTests {
         await files.stop()
     }
 }
+
+extension MediaTests {
+    /// A file server whose first answer never comes (the bridge is killed while it waits); later requests are served.
+    final class HangingFileServer: Sendable {
+        let server: HTTPServer
+        let task: BackgroundTask
+
+        /// The requests so far, and the one held unanswered.
+        final class Seen: Sendable {
+            let count = Mutex(0)
+            let held = Mutex<[HTTPServerRequest]>([])
+        }
+
+        init(type: String, data: Data) throws {
+            let server = try HTTPServer(configuration: .init(host: "127.0.0.1", port: 0), logger: .disabled)
+            self.server = server
+            let seen = Seen()
+            task = BackgroundTask {
+                for await request in server.requests {
+                    let number = seen.count.withLock { $0 += 1; return $0 }
+                    if number == 1 {
+                        seen.held.withLock { $0.append(request) }  // never answered: the transfer is in progress when the bridge dies
+                    } else {
+                        request.respond(HTTPServerResponse(status: 200, headers: ["Content-Type": type], body: data))
+                    }
+                }
+            }
+            requestCount = { seen.count.withLock { $0 } }
+        }
+
+        let requestCount: @Sendable () -> Int
+
+        func url(_ path: String) -> String { "http://127.0.0.1:\(server.port)\(path)" }
+
+        func stop() async {
+            server.stopAccepting()
+            server.close()
+            await task.stop()
+        }
+    }
+
+    func testAFileTransferInterruptedByACrashIsRedoneOnceAfterRestart() async throws {
+        let data = Self.pattern(100_000, seed: 5)
+        let files = try HangingFileServer(type: "application/zip", data: data)
+        let pair = try await RichPair.start("mcrash", config: Self.allowPrivate)
+        defer { pair.close() }
+        let url = files.url("/upload/z/archive.zip")
+        try pair.romeo.sendGroupchat(to: pair.muc, body: url, extensions: [Self.oob(url)])
+        try await eventually("the bridge fetching the file", timeout: 30) { files.requestCount() >= 1 }
+        pair.world.crashBridge()
+        try await pair.world.startBridge()
+
+        let timeline = try await pair.timeline(untilXMPPSentinel: "crash sentinel", timeout: 60)
+        let media = pair.ghostMessages(in: timeline).filter { $0.msgtype == "m.file" }
+        XCTAssertEqual(media.map(\.body), ["archive.zip"], "the file, once")
+        XCTAssertEqual(pair.ghostMessages(in: timeline).filter { $0.body == url }.count, 0, "not also as a link")
+        XCTAssertEqual(files.requestCount(), 2, "fetched again after the restart")
+        let mxc = try XCTUnwrap(media.first?.raw.at("content", "url")?.stringValue)
+        let downloaded = try await pair.alice.download(mxc).data
+        XCTAssertEqual(downloaded, data)
+        await files.stop()
+    }
+}
