@@ -84,6 +84,7 @@ public struct BridgeRuntime: Sendable {
             "version": IsthmusVersion.string, "matrix.homeserver": config.matrix.homeserverURL.absoluteString,
             "xmpp.server": "\(config.xmpp.serverHost):\(config.xmpp.serverPort)", "store.path": config.database.path,
         ])
+        logger.info("Media links served", metadata: ["media.public_base": media.signer.publicBase])
         for warning in config.warnings { logger.warning("Config warning", metadata: ["config.warning": warning.description]) }
         let appserviceID = config.appservice.id
         let logger = self.logger
