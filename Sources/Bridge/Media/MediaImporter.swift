@@ -174,8 +174,9 @@ final class MediaImporter: Sendable {
     private func maxSize() async -> Int64 {
         if let configured = settings.maxSize { return configured }
         if let known = uploadLimit.withLock({ $0 }) { return known }
-        let body = await homeserverJSON("/_matrix/client/v1/media/config")
-        let size = (body?["m.upload.size"]).flatMap { value -> Int64? in
+        // Kept once the homeserver answered; an unanswered question is asked again next time.
+        guard let body = await homeserverJSON("/_matrix/client/v1/media/config") else { return 50 << 20 }
+        let size = body["m.upload.size"].flatMap { value -> Int64? in
             switch value {
             case .integer(let number): number > 0 ? number : nil
             case .double(let number): number.isFinite && number > 0 && number < 9e15 ? Int64(number) : nil
