@@ -329,3 +329,35 @@ extension MediaTests {
         await files.stop()
     }
 }
+
+// MARK: Limits
+
+extension MediaTests {
+    func testAClientThatStopsReadingLosesItsTransferAndTransfersAreBounded() async throws {
+        let data = Self.pattern(32 << 20, seed: 3)
+        let pair = try await RichPair.start("mslow", config: { $0 + "\nmedia:\n  max_concurrent_transfers: 1\n  stall_timeout_seconds: 2\n" })
+        defer { pair.close() }
+        try await pair.alice.sendFile(data, msgtype: "m.file", contentType: "application/octet-stream", fileName: "big.bin", to: pair.room)
+        let message = try await pair.fromPuppet("the file") { $0.body?.contains("/media/") == true }
+        let link = try XCTUnwrap(message.body)
+        let url = try XCTUnwrap(URL(string: link))
+
+        // A client that asks and then reads nothing (the kernel's buffers take a few MiB, far from the 32): it holds the
+        // only transfer…
+        let slow = try RawSocket.connect(port: try XCTUnwrap(url.port))
+        try slow.send("GET \(url.path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        try await eventually("a second request refused while the slow one holds the only transfer", timeout: 20) {
+            try await TestHTTP.get(link).status == 503
+        }
+        // …until it has read nothing for the stall timeout: then its transfer ends and the next one is served whole.
+        let served = try await eventuallyValue("the file served again", timeout: 30) { () -> Data? in
+            let answer = try await TestHTTP.get(link)
+            return answer.status == 200 ? answer.body : nil
+        }
+        XCTAssertEqual(served, data)
+        // It reads again: what was buffered, then the end of the connection.
+        let cut = slow.receiveUntilClosed(timeout: .seconds(30))
+        XCTAssertTrue(cut.closed, "the stalled client's connection was closed (\(cut.bytes.count) bytes read)")
+        XCTAssertLessThan(cut.bytes.count, data.count, "the stalled client did not get the whole file")
+    }
+}

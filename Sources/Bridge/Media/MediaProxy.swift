@@ -20,6 +20,8 @@ public struct MediaProxy: MediaRequestHandler {
     let logger: Logger
     /// Refused links are logged at most once a minute, with how many were held back (a scanner must not flood the log).
     let refusals = RefusedLinkLog()
+    /// Requests refused for want of a free transfer, logged likewise.
+    let busy = RefusedLinkLog()
 
     public init(settings: MediaSettings, logger: Logger) {
         self.settings = settings
@@ -40,7 +42,10 @@ public struct MediaProxy: MediaRequestHandler {
             return HTTPServerResponse(status: 304, headers: ["ETag": etag])
         }
         guard slots.tryAcquire() else {
-            logger.notice("Media request refused: too many transfers", metadata: ["media.transfers.limit": "\(settings.maxConcurrentTransfers)"])
+            if let suppressed = busy.refused(now: .now) {
+                logger.notice("Media request refused: too many transfers", metadata: [
+                    "media.transfers.limit": "\(settings.maxConcurrentTransfers)", "http.refusals.suppressed": "\(suppressed)"])
+            }
             return HTTPServerResponse(status: 503, headers: ["Retry-After": "5", "Content-Type": "text/plain"], body: Data("Busy\n".utf8))
         }
         var request = CurlEasyTransfer.Request(url: "\(settings.homeserverBase)/_matrix/client/v1/media/download/"
