@@ -1,5 +1,6 @@
 @testable import MatrixAppService
 import Foundation
+import IsthmusCommon
 import Synchronization
 import Testing
 
@@ -51,21 +52,28 @@ import Testing
         #expect(read(body).1.count == 4096, "what was buffered is still there, never more than the capacity")
     }
 
-    @Test func aReaderMakesRoomForABlockedProducer() async {
+    @Test func aReaderMakesRoomForABlockedProducer() async throws {
         let body = HTTPStreamingBody(length: nil, capacity: 4096)
         let total = 64 << 10
-        let producer = Task.detached {
-            let bytes = (0..<total).map { UInt8(truncatingIfNeeded: $0) }
-            return bytes.withUnsafeBytes { body.write($0, stallTimeout: .seconds(10)) }
+        let expected = (0..<total).map { UInt8(truncatingIfNeeded: $0) }
+        // The producer on a thread of its own, as in production (it blocks while the buffer is full).
+        let wrote = Wakes()
+        try DedicatedThread.start(name: "test-producer") {
+            if expected.withUnsafeBytes({ body.write($0, stallTimeout: .seconds(60)) }) { wrote.count.withLock { $0 = 1 } }
+            body.finish()
         }
         var received: [UInt8] = []
-        let deadline = ContinuousClock.now + .seconds(10)
-        while received.count < total, ContinuousClock.now < deadline {
+        let deadline = ContinuousClock.now + .seconds(60)
+        reading: while ContinuousClock.now < deadline {
             let (outcome, bytes) = read(body, max: 1000)
-            if case .bytes = outcome { received += bytes } else { await Task.yield() }
+            switch outcome {
+            case .bytes: received += bytes
+            case .end, .failed: break reading
+            case .wait: await Task.yield()
+            }
         }
-        #expect(await producer.value)
-        #expect(received == (0..<total).map { UInt8(truncatingIfNeeded: $0) })
+        #expect(wrote.count.withLock { $0 } == 1, "every write went through")
+        #expect(received == expected)
     }
 
     @Test func aConsumerThatWentAwayStopsTheProducer() {
