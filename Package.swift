@@ -47,9 +47,11 @@ let package = Package(
         .target(name: "Matrix", dependencies: ["IsthmusCommon"]),
         .target(name: "MatrixAppService", dependencies: ["Matrix", "IsthmusCommon", "IsthmusStore", "CMicroHTTPD"]),
         .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon", "CCurl"]),
+        /// Media: signed media links, ranges, the SSRF address check, media types, and streaming transfers (libcurl).
+        .target(name: "Media", dependencies: ["IsthmusCommon", "CCurl"]),
         .target(name: "Bridge", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusMetrics", "IsthmusStore", "XMPP", "XMPPComponent",
-            "Matrix", "MatrixAppService", "MatrixClient", "MessageFormatting",
+            "Matrix", "MatrixAppService", "MatrixClient", "MessageFormatting", "Media",
         ]),
         .target(name: "IsthmusCLI", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMPP", "XMPPComponent",
@@ -59,7 +61,7 @@ let package = Package(
         /// `swift run -c release isthmus-bench …`: benchmark commands that print figures (never timed assertions).
         .executableTarget(name: "isthmus-bench", dependencies: [
             "IsthmusCommon", "IsthmusStore", "XMLStream", "XMPP", "XMPPComponent", "Network",
-            "Matrix", "MatrixAppService", "MatrixClient", "Bridge", "IsthmusFakes",
+            "Matrix", "MatrixAppService", "MatrixClient", "Bridge", "IsthmusFakes", "Media",
         ], path: "Sources/IsthmusBenchmarks"),
 
         // MARK: Tests
@@ -85,7 +87,8 @@ let package = Package(
         .testTarget(name: "MatrixRealServerTests", dependencies: [
             "Matrix", "MatrixAppService", "MatrixClient", "IsthmusStore", "IsthmusCLI", "TestSupport",
         ]),
-        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "MessageFormatting", "TestSupport"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "IsthmusCommon", "TestSupport"]),
+        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "MessageFormatting", "Media", "TestSupport"]),
         /// The whole bridge against real Prosody and Synapse, driven through the CLI (XCTest: runs sequentially).
         .testTarget(name: "EndToEndTests", dependencies: ["Bridge", "IsthmusCLI", "TestSupport"]),
     ]

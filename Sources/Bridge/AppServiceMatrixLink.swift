@@ -199,6 +199,12 @@ public struct AppServiceMatrixLink: MatrixLink {
         var content = MessageContent(messageType: type, body: message.body,
                                      format: message.html == nil ? nil : MessageContent.htmlFormat, formattedBody: message.html,
                                      relatesTo: message.relatesTo, mentions: Mentions(userIDs: message.mentions))
+        if let media = message.media {
+            content.messageType = media.msgtype
+            content.url = media.mxc
+            content.fileName = media.fileName
+            content.info = media.info
+        }
         if let new = message.replacement {
             content.newContent = NewContent(messageType: type, body: new.body, format: new.html == nil ? nil : MessageContent.htmlFormat,
                                             formattedBody: new.html, mentions: Mentions(userIDs: new.mentions))

@@ -60,7 +60,8 @@ public final class Bridge: Sendable {
                 backgroundTimelineChecks: [Duration] = Bridge.defaultBackgroundTimelineChecks,
                 clock: TimeSource = .system, metrics: BridgeMetrics = BridgeMetrics(),
                 diskFullProbeInterval: Duration = .seconds(5), selfService: SelfServiceSettings? = nil,
-                roleLevels: RoleLevels = RoleLevels()) {
+                roleLevels: RoleLevels = RoleLevels(),
+                media: MediaSettings? = nil) {
         self.backgroundTimelineChecks = backgroundTimelineChecks
         let (commands, control) = AsyncStream.makeStream(of: Command.self)
         self.commands = commands
@@ -74,7 +75,8 @@ public final class Bridge: Sendable {
         var context = BridgeContext(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger.with(label: "bridge"),
                                     clock: clock, metrics: metrics,
                                     writeGate: StoreWriteGate(logger: logger.with(label: "bridge")), notify: { control.yield(.portal($0)) },
-                                    roleLevels: roleLevels)
+                                    roleLevels: roleLevels,
+                                    media: media, mediaImporter: media.map { MediaImporter(settings: $0, logger: logger.with(label: "media")) })
         directChats = DirectChats(context: context)
         context.directChats = directChats
         self.context = context

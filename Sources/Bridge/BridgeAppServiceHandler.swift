@@ -53,8 +53,10 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
                 return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender,
                                        content: .message(msgtype: new.messageType, body: new.body, details: details))
             }
+            let media = content.messageType.isMedia
+                ? content.url.map { MatrixAttachment(mxc: $0, fileName: content.fileName, info: content.info) } : nil
             let details = MessageDetails(html: content.html, replyTo: content.relatesTo?.replyToEventID,
-                                         mentions: content.mentions?.userIDs)
+                                         mentions: content.mentions?.userIDs, media: media)
             return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender,
                                    content: .message(msgtype: content.messageType, body: content.body,
                                                      details: details.orNilWhenEmpty))
@@ -89,8 +91,22 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
             let users = Dictionary(content.users.compactMap { key, level in UserID(key).map { ($0, level) } }, uniquingKeysWith: max)
             return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: "",
                                    content: .powerLevels(users: users, usersDefault: content.usersDefault ?? 0))
+        case .unknown(type: "m.sticker", let content):
+            // A sticker (spec §11.14) is an image: bridged like m.image (its body is a description, not a caption).
+            guard let sticker = try? JSONDecoder().decode(StickerContent.self, from: JSONEncoder().encode(content)),
+                  let url = sticker.url else { return nil }
+            let body = sticker.body ?? "sticker"
+            return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, content: .message(
+                msgtype: .image, body: body, details: MessageDetails(media: MatrixAttachment(mxc: url, fileName: nil, info: sticker.info))))
         default:
             return nil
         }
     }
+}
+
+/// `m.sticker` content (spec §11.14.1): a description, the image and its info. Pure value.
+private struct StickerContent: Decodable {
+    var body: String?
+    var url: String?
+    var info: MediaInfo?
 }

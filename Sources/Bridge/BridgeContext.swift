@@ -20,6 +20,10 @@ struct BridgeContext: Sendable {
     var directChats: DirectChats? = nil
     /// The power level each MUC position gives a ghost (config `power_levels:`).
     var roleLevels = RoleLevels()
+    /// Media both ways (links to Matrix files, fetching XMPP files); nil: media messages go as text.
+    var media: MediaSettings? = nil
+    /// Fetches XMPP users' files and uploads them (one for the whole bridge: it bounds the transfers); nil with `media`.
+    var mediaImporter: MediaImporter? = nil
 }
 
 /// What portals tell the bridge service.

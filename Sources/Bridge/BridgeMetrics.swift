@@ -14,8 +14,8 @@ public final class BridgeMetrics: Sendable {
         case matrixToXMPP = "matrix_to_xmpp"
     }
 
-    /// What a bridged message was. Only `text`, `emote`, `notice` and `media` (a Matrix file message, bridged as its
-    /// body) can occur today; `edit`, `reaction` and `retraction` are not bridged yet and get no series until they are.
+    /// What a bridged message was: `media` is a file message either way (a Matrix file as its link, an XMPP file
+    /// fetched and uploaded, or its link when that failed).
     public enum MessageKind: String, Sendable {
         case text, emote, notice, media, edit, reaction, retraction
 

@@ -5,6 +5,7 @@ import IsthmusStore
 import Matrix
 import MatrixAppService
 import MatrixClient
+import Media
 import XMPP
 import XMPPComponent
 
@@ -40,6 +41,13 @@ public struct BridgeRuntime: Sendable {
                                  maxConnectionsPerHost: 32),
             logger: logger.with(label: "matrix.client"))
         let metrics = BridgeMetrics()
+        let media = MediaSettings(
+            homeserverURL: config.matrix.homeserverURL, asToken: config.appservice.asToken,
+            caFile: ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 },
+            signer: MediaLinkSigner(publicBase: config.media.publicBase(appserviceURL: config.appservice.url),
+                                    secret: try await store.secret(named: "media_links")),
+            maxSize: config.media.maxSize, allowPrivateAddresses: config.media.allowPrivateAddresses,
+            stallTimeout: config.media.stallTimeout, maxConcurrentTransfers: config.media.maxConcurrentTransfers)
         let component = ComponentConnection(configuration: componentConfiguration, logger: logger.with(label: "xmpp.component"))
         let xmpp = ComponentXMPPLink(connection: component, logger: logger.with(label: "xmpp.link"), primaryOccupant: naming.botOccupant)
         let matrix = AppServiceMatrixLink(client: client, namespace: namespace, logger: logger.with(label: "matrix.link"), metrics: metrics)
@@ -51,7 +59,8 @@ public struct BridgeRuntime: Sendable {
         let bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger, metrics: metrics,
                             selfService: selfService,
                             roleLevels: RoleLevels(owner: config.powerLevels.owner, admin: config.powerLevels.admin,
-                                                   moderator: config.powerLevels.moderator))
+                                                   moderator: config.powerLevels.moderator),
+                            media: media)
         let handler = BridgeAppServiceHandler(bridge: bridge, namespace: namespace, logger: logger.with(label: "matrix.appservice"))
         let provisioner = config.provisioning.sharedSecret == nil
             ? nil : ProvisioningAPI(service: links, logger: self.logger.with(label: "provisioning"))
@@ -60,7 +69,8 @@ public struct BridgeRuntime: Sendable {
             listener = try AppServiceListener(
                 configuration: .init(host: config.appservice.listen.host, port: config.appservice.listen.port,
                                      hsToken: config.appservice.hsToken, provisioningSecret: config.provisioning.sharedSecret),
-                store: store, handler: handler, provisioner: provisioner, logger: logger.with(label: "matrix.appservice"))
+                store: store, handler: handler, provisioner: provisioner,
+                media: MediaProxy(settings: media, logger: logger.with(label: "media")), logger: logger.with(label: "matrix.appservice"))
         } catch {
             throw StartError(description: "cannot listen on \(config.appservice.listen): \(error)")
         }
@@ -77,6 +87,7 @@ public struct BridgeRuntime: Sendable {
             "version": IsthmusVersion.string, "matrix.homeserver": config.matrix.homeserverURL.absoluteString,
             "xmpp.server": "\(config.xmpp.serverHost):\(config.xmpp.serverPort)", "store.path": config.database.path,
         ])
+        logger.info("Media links served", metadata: ["media.public_base": media.signer.publicBase])
         for warning in config.warnings { logger.warning("Config warning", metadata: ["config.warning": warning.description]) }
         let appserviceID = config.appservice.id
         let logger = self.logger

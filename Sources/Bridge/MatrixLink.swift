@@ -123,6 +123,8 @@ public struct OutgoingMatrixMessage: Sendable, Equatable {
     public var mentions: [UserID]
     /// For an edit: the message as it reads after the edit (`m.new_content`); ``body`` is then `* ` + the new text.
     public var replacement: Replacement?
+    /// A file (the message is then `m.image`/`m.video`/`m.audio`/`m.file` and ``body`` its caption or file name).
+    public var media: OutgoingMedia?
 
     /// `m.new_content` of an edit.
     public struct Replacement: Sendable, Equatable {
@@ -198,12 +200,16 @@ public struct MessageDetails: Sendable, Equatable, Codable {
     public var replaces: EventID?
     /// `m.mentions.user_ids`.
     public var mentions: [UserID]?
+    /// The file of a media message (its `body` is then the file name or a caption).
+    public var media: MatrixAttachment?
 
-    public init(html: String? = nil, replyTo: EventID? = nil, replaces: EventID? = nil, mentions: [UserID]? = nil) {
+    public init(html: String? = nil, replyTo: EventID? = nil, replaces: EventID? = nil, mentions: [UserID]? = nil,
+                media: MatrixAttachment? = nil) {
         self.html = html
         self.replyTo = replyTo
         self.replaces = replaces
         self.mentions = mentions
+        self.media = media
     }
 
     /// nil when there is nothing besides the text.

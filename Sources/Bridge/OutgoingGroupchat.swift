@@ -8,6 +8,9 @@ import IsthmusStore
 struct OutgoingGroupchat: Sendable, Equatable, Codable {
     var body: String?
     var references: MessageReferences
+    /// A media message's caption, sent as a second message right after this one (a body other than the URL would
+    /// stop XMPP clients from rendering the file).
+    var caption: String?
 
     init(body: String?, references: MessageReferences = MessageReferences()) {
         self.body = body
@@ -16,7 +19,7 @@ struct OutgoingGroupchat: Sendable, Equatable, Codable {
 
     /// The form kept in `message_map.payload`; nil for a plain body (kept in `body` as before rich messages).
     var payload: String? {
-        guard references != MessageReferences() else { return nil }
+        guard references != MessageReferences() || caption != nil else { return nil }
         return (try? JSONEncoder().encode(self)).map { String(decoding: $0, as: UTF8.self) }
     }
 

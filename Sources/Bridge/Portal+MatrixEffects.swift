@@ -59,6 +59,9 @@ extension Portal {
                                                            timestamp: delivery.message.delay))
                 case .redaction(let event, let reason, let txnID):
                     eventIDs.append(try await matrix.redact(event, reason: reason, as: delivery.ghost, in: room, txnID: txnID))
+                case .media(let link, let fallback, let txnID):
+                    let outgoing = try await importedFile(link, fallback: fallback, ghost: delivery.ghost, key: delivery.key)
+                    eventIDs.append(try await matrix.send(outgoing, as: delivery.ghost, in: room, txnID: txnID, timestamp: delivery.message.delay))
                 }
             }
             context.metrics.sentToMatrix(muc: link.muc, key: delivery.key, kind: delivery.kind, room: room,
@@ -149,4 +152,27 @@ extension Portal {
 
     /// How many of the room's latest events a retry looks through for its earlier copy.
     static let earlierCopyLookback = 50
+}
+
+extension Portal {
+    /// The message for an XMPP user's file: fetched and uploaded as `ghost` (see ``MediaImporter``), or `fallback`
+    /// (the link as text) when it cannot be bridged as a file — the reason is logged. Throws
+    /// ``MatrixLinkError/unavailable(_:)`` when the homeserver could not take the upload now (the delivery is retried).
+    func importedFile(_ link: XMPPFileLink, fallback: OutgoingMatrixMessage, ghost: UserID, key: StanzaID) async throws -> OutgoingMatrixMessage {
+        guard let importer = context.mediaImporter else { return fallback }
+        switch await importer.importFile(link, as: ghost) {
+        case .uploaded(let media):
+            var message = fallback
+            message.kind = .text
+            message.body = link.caption ?? media.fileName
+            message.html = nil
+            message.media = media
+            return message
+        case .declined(let reason):
+            logger.info("An XMPP file is bridged as a link", metadata: ["xmpp.stanza.id": key.rawValue, "reason": reason])
+            return fallback
+        case .homeserverUnavailable(let reason):
+            throw MatrixLinkError.unavailable(reason)
+        }
+    }
 }

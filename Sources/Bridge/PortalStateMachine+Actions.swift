@@ -196,7 +196,12 @@ extension PortalStateMachine {
         /// The metrics' kind of what is delivered.
         var kind: BridgeMetrics.MessageKind {
             switch record.kind {
-            case .message: if case .message(let outgoing, _)? = sends.first { .init(outgoing.kind) } else { .text }
+            case .message:
+                switch sends.first {
+                case .message(let outgoing, _)?: .init(outgoing.kind)
+                case .media?: .media
+                default: .text
+                }
             case .edit: .edit
             case .reaction: .reaction
             case .retraction: .retraction
@@ -209,6 +214,9 @@ extension PortalStateMachine {
         case message(OutgoingMatrixMessage, txnID: ClientTransactionID)
         case reaction(target: EventID, key: String, txnID: ClientTransactionID)
         case redaction(EventID, reason: String?, txnID: ClientTransactionID)
+        /// A shared file: fetched, uploaded as the ghost and sent as a media message; when that cannot be done (too
+        /// large, unreachable, refused address, a web page) `fallback` (the link as text) is sent instead.
+        case media(XMPPFileLink, fallback: OutgoingMatrixMessage, txnID: ClientTransactionID)
     }
 
     /// What the message map holds about the messages an XMPP message refers to.

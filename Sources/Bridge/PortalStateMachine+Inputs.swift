@@ -1,4 +1,5 @@
 import IsthmusCommon
+import Media
 import IsthmusStore
 
 extension PortalStateMachine {
@@ -24,6 +25,8 @@ extension PortalStateMachine {
         var roleLevels = RoleLevels()
         /// The link's opt-in: Matrix moderators' occupants get the MUC moderator role.
         var matrixModeratorsToMUC = false
+        /// Signs the links by which XMPP clients fetch Matrix files; nil: media messages go as their text only.
+        var mediaLinks: MediaLinkSigner?
     }
 
     /// What happened: an event of the room, or the outcome of an action the machine waits for.

@@ -35,6 +35,10 @@ extension PortalStateMachine {
     private mutating func matrixMessage(_ queued: QueuedMatrixEvent, msgtype: MessageType, body: String, details: MessageDetails,
                                         targets: MatrixTargets) -> [Action] {
         let event = queued.event
+        if let attachment = details.media, details.replaces == nil,
+           let media = mediaStanza(attachment, body: body, html: details.html) {
+            return mapAndSend(queued, user: event.sender, stanza: media.stanza, kind: .message, target: nil, excerpt: media.excerpt)
+        }
         guard let translated = RichTranslation.toXMPP(msgtype: msgtype, body: body, html: details.html, nick: { mucNick(of: $0) }) else {
             return [.dequeue(seq: queued.seq)]
         }
@@ -189,7 +193,7 @@ extension PortalStateMachine {
     }
 
     /// Maps the event (consuming its inbox row, with its reaction change) before the stanza goes out from `user`'s puppet.
-    private func mapAndSend(_ queued: QueuedMatrixEvent, user: UserID, stanza: OutgoingGroupchat, kind: MessageMapping.Kind,
+    func mapAndSend(_ queued: QueuedMatrixEvent, user: UserID, stanza: OutgoingGroupchat, kind: MessageMapping.Kind,
                             target: EventID?, excerpt: String? = nil, reaction: ReactionChange? = nil) -> [Action] {
         let event = queued.event
         let originID = configuration.naming.originID(for: event.eventID)

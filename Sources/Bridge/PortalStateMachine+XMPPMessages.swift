@@ -120,6 +120,9 @@ extension PortalStateMachine {
             record.target = event
         } else {
             outgoing.relatesTo = relation
+            if let link = Self.fileLink(body: text, references: references) {
+                return delivery([.media(link, fallback: outgoing, txnID: txnID(key))], record)
+            }
         }
         return delivery([.message(outgoing, txnID: txnID(key))], record)
     }

@@ -51,6 +51,16 @@ static inline CURLcode isthmus_curl_easy_getinfo_pointer(CURL *handle, CURLINFO 
     return curl_easy_getinfo(handle, info, value);
 }
 
+/// The callback type of CURLOPT_OPENSOCKETFUNCTION (media fetches check each address before connecting).
+typedef curl_socket_t (*isthmus_curl_opensocket_callback)(void *context, curlsocktype purpose, struct curl_sockaddr *address);
+
+static inline CURLcode isthmus_curl_easy_setopt_opensocket(CURL *handle, isthmus_curl_opensocket_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, value);
+}
+
+static inline curl_socket_t isthmus_curl_socket_bad(void) { return CURL_SOCKET_BAD; }
+static inline size_t isthmus_curl_readfunc_abort(void) { return CURL_READFUNC_ABORT; }
+
 static inline long isthmus_curl_global_default(void) { return CURL_GLOBAL_DEFAULT; }
 static inline long isthmus_curl_pipe_multiplex(void) { return CURLPIPE_MULTIPLEX; }
 static inline int isthmus_curl_error_size(void) { return CURL_ERROR_SIZE; }

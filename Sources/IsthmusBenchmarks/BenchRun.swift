@@ -4,7 +4,7 @@ import IsthmusCommon
 import Glibc
 #endif
 
-/// `isthmus-bench run [--only bridge,scale,fanin,real,client] [--json] [--testbed DIR]`: the benchmarks of `scripts/bench`.
+/// `isthmus-bench run [--only bridge,scale,fanin,real,client,media] [--json] [--testbed DIR]`: the benchmarks of `scripts/bench`.
 /// Prints one table (or, with `--json`, one JSON object) on stdout; progress goes to stderr.
 ///
 /// The bridge under test is the release `isthmus` binary beside this one (or `$ISTHMUS_BIN`), run as its own process.
@@ -12,7 +12,7 @@ import Glibc
 /// `ISTHMUS_BENCH_DIRECTION=x2m|m2x` (scale part), `ISTHMUS_BENCH_WRAPPER="heaptrack"` (runs the bridge under a
 /// profiler), `ISTHMUS_BENCH_KEEP=1` (keeps the bridge's config, store and log).
 enum BenchRun {
-    static let parts = ["bridge", "scale", "fanin", "real", "client"]
+    static let parts = ["bridge", "scale", "fanin", "real", "client", "media"]
 
     static func run(_ arguments: [String]) async throws {
         var only = Set(parts)
@@ -56,6 +56,10 @@ enum BenchRun {
         if only.contains("real") {
             guard let testbed else { throw BenchmarkFailure("the real-server part needs --testbed DIR (scripts/bench starts one)") }
             try await RealServerBenchmark(report: report, testbed: testbed).run()
+        }
+        if only.contains("media") {
+            guard let testbed else { throw BenchmarkFailure("the media part needs --testbed DIR (scripts/bench starts one)") }
+            try await MediaBenchmark(report: report, testbed: testbed).run()
         }
         var machineAfter = machine
         machineAfter["load_after"] = String(format: "%.2f", MachineInfo.loadAverage)

@@ -22,6 +22,20 @@ public enum Digest {
         return output
     }
 
+    /// HMAC-SHA-256 of `message` under `key` (RFC 2104; signs the bridge's media URLs).
+    public static func hmacSHA256(key: some Sequence<UInt8>, message: some Sequence<UInt8>) -> [UInt8] {
+        let keyBytes = Array(key), input = Array(message)
+        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        keyBytes.withUnsafeBufferPointer { keyBuffer in
+            input.withUnsafeBufferPointer { source in
+                _ = COpenSSL.HMAC(EVP_sha256(), keyBuffer.baseAddress, Int32(keyBuffer.count), source.baseAddress, source.count,
+                                  &output, &length)
+            }
+        }
+        return Array(output.prefix(Int(length)))
+    }
+
     /// Lowercase hexadecimal form of `bytes`.
     public static func hex(_ bytes: some Sequence<UInt8>) -> String {
         let digits: [Character] = Array("0123456789abcdef")

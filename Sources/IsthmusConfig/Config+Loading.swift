@@ -100,6 +100,9 @@ extension Config {
         var powerLevelsReader = try top.section("power_levels")
         let powerLevels = try decodePowerLevels(&powerLevelsReader)
         warnings += powerLevelsReader.unknownKeys()
+        var mediaReader = try top.section("media")
+        let media = try decodeMedia(&mediaReader)
+        warnings += mediaReader.unknownKeys()
         warnings += top.unknownKeys()
 
         var config = Config(
@@ -107,6 +110,7 @@ extension Config {
             database: Database(path: path, synchronous: synchronous), logging: logging, metrics: metrics)
         config.provisioning = provisioning
         config.powerLevels = powerLevels
+        config.media = media
         config.warnings = warnings
         return config
     }
@@ -192,7 +196,7 @@ extension Config {
         path.hasPrefix("/") ? path : URL(fileURLWithPath: baseDirectory).appendingPathComponent(path).standardizedFileURL.path
     }
 
-    private static func httpURL(_ text: String) -> URL? {
+    static func httpURL(_ text: String) -> URL? {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
               scheme == "http" || scheme == "https", url.host?.isEmpty == false else { return nil }
         // URL accepts any number as the port; a TCP port is 1–65535 (found by fuzzing: `:69331` was accepted).

@@ -84,6 +84,8 @@ public struct Config: Sendable, Equatable {
     public var provisioning = Provisioning()
     /// `power_levels:` — what MUC positions give ghosts on Matrix.
     public var powerLevels = PowerLevels()
+    /// `media:` (see ``Media``).
+    public var media = Media()
     /// Non-fatal findings (unknown keys), to be shown by `check-config` and logged by `serve`.
     public var warnings: [ConfigError] = []
 

@@ -18,7 +18,7 @@ enum RoomLinkTable {
     static let archiveColumn = "ALTER TABLE room_links ADD COLUMN archive INTEGER;"
     /// Migration 8: the link's opt-in that makes Matrix moderators' occupants MUC moderators.
     static let matrixModeratorsColumn = "ALTER TABLE room_links ADD COLUMN matrix_moderators INTEGER NOT NULL DEFAULT 0;"
-    /// Migration 9: whether the MUC's name is copied to the Matrix room (`link --sync-name`), and whether the MUC was
+    /// Migration 10: whether the MUC's name is copied to the Matrix room (`link --sync-name`), and whether the MUC was
     /// destroyed.
     static let syncNameColumn = """
         ALTER TABLE room_links ADD COLUMN sync_name INTEGER NOT NULL DEFAULT 0;

@@ -12,7 +12,7 @@ enum RoomStateTable {
         );
         """
 
-    /// Migration 9: the room's subject/topic and name as last bridged (so a rejoin's subject or a restart's
+    /// Migration 10: the room's subject/topic and name as last bridged (so a rejoin's subject or a restart's
     /// disco#info is not taken for a change).
     static let textColumns = """
         ALTER TABLE room_state ADD COLUMN subject TEXT;

@@ -1,6 +1,6 @@
 import IsthmusCommon
 
-/// The subject/topic and name a link last bridged (`room_state.subject`, `room_state.room_name`, migration 9).
+/// The subject/topic and name a link last bridged (`room_state.subject`, `room_state.room_name`, migration 10).
 public struct RoomTexts: Sendable, Equatable {
     /// The text both sides were last brought to agree on as the MUC subject and the Matrix topic; nil: none yet.
     public var subject: String?

@@ -30,7 +30,7 @@ struct AppServiceAdmission: Sendable {
     func maxBodyBytes(_ route: AppServiceRoute) -> Int {
         switch route {
         case .transaction: maxTransactionBytes
-        case .health: 0
+        case .health, .media: 0
         case .userQuery, .roomAliasQuery, .ping, .provisioning: Self.maxOtherBodyBytes
         }
     }

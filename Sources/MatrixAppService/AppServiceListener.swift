@@ -64,13 +64,15 @@ public final class AppServiceListener: Sendable {
     private let processor: TransactionProcessor
     private let handler: any AppServiceHandler
     private let provisioner: (any ProvisioningHandler)?
+    private let media: (any MediaRequestHandler)?
     private let logger: Logger
 
     /// Binds the listening socket (requests wait until ``run()``). Does I/O.
     /// - Throws: ``HTTPServerError`` when the address cannot be bound (e.g. already in use).
     /// `provisioner` serves the provisioning API (only when `configuration.provisioningSecret` is set).
     public init(configuration: Configuration, store: Store, handler: any AppServiceHandler,
-                provisioner: (any ProvisioningHandler)? = nil, logger: Logger) throws(HTTPServerError) {
+                provisioner: (any ProvisioningHandler)? = nil, media: (any MediaRequestHandler)? = nil,
+                logger: Logger) throws(HTTPServerError) {
         let gate = AppServiceGate(hsToken: configuration.hsToken,
                                   provisioningSecret: provisioner == nil ? nil : configuration.provisioningSecret)
         let admission = AppServiceAdmission(gate: gate, maxTransactionBytes: configuration.maxBodyBytes)
@@ -87,6 +89,7 @@ public final class AppServiceListener: Sendable {
         processor = TransactionProcessor(store: store, handler: handler, logger: logger)
         self.handler = handler
         self.provisioner = provisioner
+        self.media = media
         self.logger = logger
     }
 
@@ -155,6 +158,10 @@ public final class AppServiceListener: Sendable {
         case .provisioning(let route):
             guard let provisioner else { return .matrixError(Self.notFound) }
             return await provisioner.provision(route, body: request.body)
+        case .media(let id, let signature, let fileName):
+            guard let media else { return .matrixError(Self.notFound) }
+            return await media.serveMedia(id: id, signature: signature, fileName: fileName, method: request.method,
+                                          headers: request.headers)
         case .transaction:
             return .matrixError(Self.notFound)  // routed to the transaction queue before reaching here
         }

@@ -91,6 +91,12 @@ public enum XMPPNamespace {
     public static let chatMarkers = "urn:xmpp:chat-markers:0"
     /// XEP-0066 out-of-band data.
     public static let outOfBand = "jabber:x:oob"
+    /// XEP-0447 stateless file sharing.
+    public static let fileSharing = "urn:xmpp:sfs:0"
+    /// XEP-0446 file metadata element.
+    public static let fileMetadata = "urn:xmpp:file:metadata:0"
+    /// XEP-0103 URL address information (an SFS source).
+    public static let urlData = "http://jabber.org/protocol/url-data"
     /// XEP-0363 HTTP file upload.
     public static let httpUpload = "urn:xmpp:http:upload:0"
     /// XEP-0153 vCard-based avatars (presence update).

@@ -27,8 +27,10 @@ struct RichPair {
     let juliet: XMPPTestClient?
 
     /// Starts the bridge and links a fresh room named after `name`.
-    static func start(_ name: String, withJuliet: Bool = false) async throws -> RichPair {
+    /// `config`, when given, rewrites the bridge's config before it starts.
+    static func start(_ name: String, withJuliet: Bool = false, config: ((String) -> String)? = nil) async throws -> RichPair {
         let world = try EndToEndHarness(name)
+        if let config { try world.editConfig(config) }
         try await world.startBridge()
         let alice = try await world.matrixUser("alice")
         let muc = world.muc(name)

@@ -4,7 +4,7 @@ import IsthmusStore
 import TestSupport
 import Testing
 
-/// A link's subject, name and `--sync-name` flag, and its move to an upgraded room's replacement (migration 9).
+/// A link's subject, name and `--sync-name` flag, and its move to an upgraded room's replacement (migration 10).
 @Suite struct RoomMoveTests {
     let old = RoomID("!old:localhost")!
     let new = RoomID("!new:localhost")!

@@ -20,6 +20,8 @@ final class BridgeUnderTest: @unchecked Sendable {
         var componentSecret = "bench-secret"
         var componentDomain = "bridge.localhost"
         var logLevel = "info"
+        /// YAML appended to the config (extra sections, e.g. `media:`).
+        var extraConfig = ""
     }
 
     let directory: URL
@@ -59,7 +61,7 @@ final class BridgeUnderTest: @unchecked Sendable {
             logging:
               level: \(settings.logLevel)
 
-            """
+            """ + settings.extraConfig
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
         store = try Store(path: directory.appendingPathComponent("isthmus.sqlite").path, logger: .disabled)
     }

@@ -14,9 +14,17 @@ public enum AppServiceRoute: Sendable, Equatable {
     case ping
     /// `/_isthmus/provision/v1/…`: the provisioning API (its own bearer token).
     case provisioning(ProvisioningRoute)
+    /// `GET`/`HEAD /media/{id}/{signature}/{filename}`: a Matrix file served to XMPP clients (RICH.md §6). No token:
+    /// the signature, checked by the handler, is the credential. The segments are kept raw.
+    case media(id: String, signature: String, fileName: String)
 
     /// Whether the homeserver must present the hs_token for this route.
-    public var requiresAuthentication: Bool { self != .health }
+    public var requiresAuthentication: Bool {
+        switch self {
+        case .health, .media: false
+        default: true
+        }
+    }
 
     /// A short name for logs and metrics (`transaction`, `user_query` …).
     public var name: String {
@@ -29,6 +37,7 @@ public enum AppServiceRoute: Sendable, Equatable {
         case .provisioning(.listLinks): "provision_list"
         case .provisioning(.createLink): "provision_link"
         case .provisioning(.deleteLink): "provision_unlink"
+        case .media: "media"
         }
     }
 }

@@ -25,6 +25,8 @@ public enum AppServiceRouter {
             if segments == ["ping"] { return expect("POST", method, .ping) }
         }
         switch segments.count {
+        case 4 where segments[0] == "media":
+            return expect(["GET", "HEAD"], method, .media(id: segments[1], signature: segments[2], fileName: segments[3]))
         case 1 where segments == ["health"]:
             return expect(["GET", "HEAD"], method, .health)
         case 2 where segments == ["_isthmus", "health"]:

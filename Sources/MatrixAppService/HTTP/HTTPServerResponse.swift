@@ -6,11 +6,14 @@ public struct HTTPServerResponse: Sendable, Equatable {
     public var status: Int
     public var headers: [String: String]
     public var body: Data
+    /// A body produced while it is sent (``body`` is then ignored); its length, when known, becomes `Content-Length`.
+    public var stream: HTTPStreamingBody?
 
-    public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
+    public init(status: Int, headers: [String: String] = [:], body: Data = Data(), stream: HTTPStreamingBody? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.stream = stream
     }
 
     /// A JSON response (`Content-Type: application/json`) with `body` encoded by `JSONEncoder`.

@@ -40,9 +40,18 @@ struct MicroHTTPDConnection: @unchecked Sendable {
 
     /// Queues `response` (only in the head's call or after the whole body). Returns whether it was accepted.
     func queue(_ response: HTTPServerResponse) -> Bool {
-        let handle = response.body.withUnsafeBytes { bytes in
-            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
-                                            MHD_ResponseMemoryMode.RESPMEM_MUST_COPY)
+        let handle: OpaquePointer?
+        if let stream = response.stream {
+            // The reader context holds the body and this connection until libmicrohttpd frees the response.
+            let reader = Unmanaged.passRetained(StreamReader(body: stream, connection: self)).toOpaque()
+            handle = MHD_create_response_from_callback(stream.length.map { UInt64($0) } ?? UInt64.max, 64 << 10,
+                                                       streamRead, reader, streamFreed)
+            if handle == nil { Unmanaged<StreamReader>.fromOpaque(reader).release() }
+        } else {
+            handle = response.body.withUnsafeBytes { bytes in
+                MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
+                                                MHD_ResponseMemoryMode.RESPMEM_MUST_COPY)
+            }
         }
         guard let handle else { return false }
         defer { MHD_destroy_response(handle) }
@@ -209,6 +218,40 @@ private let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection
     case MHD_ConnectionNotificationCode.CONNECTION_NOTIFY_CLOSED: core.connectionClosed(MicroHTTPDConnection(pointer: connection))
     default: break
     }
+}
+
+/// What a streamed response's content reader needs: the body and the connection to suspend while it is empty.
+private final class StreamReader {
+    let body: HTTPStreamingBody
+    let connection: MicroHTTPDConnection
+
+    init(body: HTTPStreamingBody, connection: MicroHTTPDConnection) {
+        self.body = body
+        self.connection = connection
+    }
+}
+
+/// `MHD_ContentReaderCallback`: copies buffered bytes; with none yet, suspends the connection until the producer's
+/// next write resumes it (returning 0 with an internal polling thread would otherwise spin).
+private let streamRead: MHD_ContentReaderCallback = { cls, _, buffer, max in
+    guard let cls, let buffer else { return -2 }  // MHD_CONTENT_READER_END_WITH_ERROR
+    let reader = Unmanaged<StreamReader>.fromOpaque(cls).takeUnretainedValue()
+    let connection = reader.connection
+    switch reader.body.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: max), resume: { connection.resume() }) {
+    case .bytes(let count): return count
+    case .wait:
+        connection.suspend()
+        return 0
+    case .end: return -1  // MHD_CONTENT_READER_END_OF_STREAM
+    case .failed: return -2  // MHD_CONTENT_READER_END_WITH_ERROR: the connection is closed
+    }
+}
+
+/// `MHD_ContentReaderFreeCallback`: the response is released (sent or abandoned); the producer stops.
+private let streamFreed: MHD_ContentReaderFreeCallback = { cls in
+    guard let cls else { return }
+    let reader = Unmanaged<StreamReader>.fromOpaque(cls).takeRetainedValue()
+    reader.body.abandon()
 }
 
 /// `MHD_UnescapeCallback` that keeps the path and query raw: the router decodes each segment itself.

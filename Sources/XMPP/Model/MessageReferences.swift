@@ -82,9 +82,12 @@ public struct MessageReferences: Sendable, Hashable, Codable {
     public var unstyled: Bool
     /// XEP-0334 `<store/>`: archive this even without a body.
     public var store: Bool
+    /// A shared file: XEP-0066 OOB and/or XEP-0447 SFS (see ``SharedFile``).
+    public var file: SharedFile?
 
     public init(reply: Reply? = nil, replaces: String? = nil, retractions: [Retraction] = [], moderation: Moderation? = nil,
-                reactions: Reactions? = nil, fallbacks: [Fallback] = [], unstyled: Bool = false, store: Bool = false) {
+                reactions: Reactions? = nil, fallbacks: [Fallback] = [], unstyled: Bool = false, store: Bool = false,
+                file: SharedFile? = nil) {
         self.reply = reply
         self.replaces = replaces
         self.retractions = retractions
@@ -93,6 +96,7 @@ public struct MessageReferences: Sendable, Hashable, Codable {
         self.fallbacks = fallbacks
         self.unstyled = unstyled
         self.store = store
+        self.file = file
     }
 
     /// The retraction to act on: the current form when present (it names the stanza-id), else the legacy one.
@@ -187,6 +191,8 @@ public struct MessageReferences: Sendable, Hashable, Codable {
                 unstyled = true
             case ("store", XMPPNamespace.hints):
                 store = true
+            case ("x", XMPPNamespace.outOfBand), ("file-sharing", XMPPNamespace.fileSharing):
+                file = SharedFile(element, merging: file)
             default:
                 continue
             }
@@ -221,6 +227,7 @@ public struct MessageReferences: Sendable, Hashable, Codable {
         }
         if unstyled { out.append(XElement("unstyled", namespace: XMPPNamespace.styling)) }
         if store { out.append(XElement("store", namespace: XMPPNamespace.hints)) }
+        if let file { out += file.elements }
         return out
     }
 }

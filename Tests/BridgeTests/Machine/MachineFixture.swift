@@ -2,6 +2,7 @@
 import Foundation
 import IsthmusCommon
 import IsthmusStore
+import Media
 import Testing
 
 /// A portal machine for one link, with helpers that walk it through common sequences. Time is `t0` unless a test
@@ -19,11 +20,12 @@ struct MachineFixture {
     let bob = UserID("@bob:localhost")!
     var machine: PortalStateMachine
 
-    init() {
+    /// `mediaLinks`: signs media links (nil: media messages go as text).
+    init(mediaLinks: MediaLinkSigner? = nil) {
         machine = PortalStateMachine(configuration: .init(
             room: room, muc: muc, naming: naming, botUserID: bot,
             ghostUserID: { UserID("@_xmpp_\($0.unicodeScalars.filter { ("a"..."z").contains(Character($0)) }.map(String.init).joined()):localhost") },
-            isGhost: { $0.localpart.hasPrefix("_xmpp_") }))
+            isGhost: { $0.localpart.hasPrefix("_xmpp_") }, mediaLinks: mediaLinks))
     }
 
     /// Feeds one input; returns the actions without log lines.

@@ -239,7 +239,7 @@ import Testing
         // Each send has its own txnId, none the plain message's.
         let txnIDs = delivery.sends.map { send -> ClientTransactionID in
             switch send {
-            case .message(_, let id), .reaction(_, _, let id), .redaction(_, _, let id): id
+            case .message(_, let id), .reaction(_, _, let id), .redaction(_, _, let id), .media(_, _, let id): id
             }
         }
         #expect(Set(txnIDs + [txnID(f, "S5")]).count == 4)

@@ -1,0 +1,41 @@
+import Matrix
+import Media
+import XMPP
+
+/// The file of a Matrix media message (`m.image`, `m.file`, `m.video`, `m.audio`, or an `m.sticker` event): its
+/// `mxc://` URI, its `filename` (when `body` is a caption, spec v1.10) and its `info`. Codable: queued durably with
+/// the event. Pure value.
+public struct MatrixAttachment: Sendable, Equatable, Codable {
+    public var mxc: String
+    public var fileName: String?
+    public var info: MediaInfo?
+
+    public init(mxc: String, fileName: String?, info: MediaInfo?) {
+        self.mxc = mxc
+        self.fileName = fileName
+        self.info = info
+    }
+
+    /// The caption of a media message (spec §11.2.1.5 "Media captions"): `body` when `filename` is present and
+    /// differs from it; nil otherwise (`body` is then the file name).
+    public func caption(body: String) -> String? {
+        guard let fileName, !fileName.isEmpty, body != fileName, !body.isEmpty else { return nil }
+        return body
+    }
+
+    /// The name the file goes by: `filename`, else `body`, else `file` — with the extension of its media type when it
+    /// has none (XMPP clients inline by extension; sticker bodies are descriptions such as "Happy cat").
+    public func name(body: String) -> String {
+        var name = fileName.flatMap { $0.isEmpty ? nil : $0 } ?? (body.isEmpty ? "file" : body)
+        if MediaKind.mediaType(forFileName: name) == nil, let ext = MediaKind.fileExtension(forMediaType: info?.mimeType) {
+            name += "." + ext
+        }
+        return name
+    }
+
+    /// What the XMPP side is told about the file at `url` (XEP-0447 metadata).
+    func sharedFile(url: String, name: String) -> SharedFile {
+        SharedFile(url: url, mediaType: info?.mimeType, name: name, size: info?.size,
+                   width: info?.width.map { Int(clamping: $0) }, height: info?.height.map { Int(clamping: $0) })
+    }
+}

@@ -1,0 +1,32 @@
+import Matrix
+
+/// The file of a media message the bridge posts in Matrix: uploaded already (its `mxc://` URI), with its msgtype,
+/// file name and `info`. Pure value.
+public struct OutgoingMedia: Sendable, Equatable {
+    /// `m.image`, `m.video`, `m.audio` or `m.file`.
+    public var msgtype: MessageType
+    public var mxc: String
+    public var fileName: String
+    public var info: MediaInfo
+
+    public init(msgtype: MessageType, mxc: String, fileName: String, info: MediaInfo) {
+        self.msgtype = msgtype
+        self.mxc = mxc
+        self.fileName = fileName
+        self.info = info
+    }
+}
+
+/// A file an XMPP message shares (XEP-0066 OOB, XEP-0447 SFS, or a bare link as the whole body), as the portal machine
+/// hands it to the media effect: where to fetch it and what the message says about it. Pure value.
+struct XMPPFileLink: Sendable, Equatable {
+    var url: String
+    /// The sender's name for the file (SFS `name`); nil: the URL's last path segment.
+    var name: String?
+    /// The sender's media type (SFS `media-type`).
+    var mediaType: String?
+    /// Text to show with the file (the body when it is more than the URL, or SFS `desc`).
+    var caption: String?
+    /// Only a link in the body, no OOB or SFS: a web page (HTML) stays a link.
+    var bare: Bool
+}
