@@ -80,6 +80,12 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
                                    content: .member(membership: content.membership, displayname: content.displayName,
                                                     reason: content.reason),
                                    previousMembership: previousMembership, previousDisplayname: previousName)
+        case .roomTopic(let content) where event.stateKey == "":
+            return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: "",
+                                   content: .topic(content.topic ?? ""))
+        case .tombstone(let content) where event.stateKey == "":
+            return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: "",
+                                   content: .tombstone(replacement: content.replacementRoom, body: content.body))
         case .powerLevels(let content):
             guard event.stateKey == "" else { return nil }
             let users = Dictionary(content.users.compactMap { key, level in UserID(key).map { ($0, level) } }, uniquingKeysWith: max)

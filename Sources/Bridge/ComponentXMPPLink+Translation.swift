@@ -19,6 +19,8 @@ extension ComponentXMPPLink {
             error: isError ? StanzaErrorInfo(condition: message.error?.condition ?? .undefinedCondition,
                                              text: message.error?.text) : nil)
         translated.references = message.references
+        translated.subject = message.subject
+        translated.statusCodes = Set(message.mucUser?.statusCodes.map(\.rawValue) ?? [])
         translated.signals = message.signals
         return translated
     }
@@ -49,7 +51,7 @@ extension ComponentXMPPLink {
         default: return nil
         }
         let item = presence.mucUser?.item
-        return RoomPresence(
+        var translated = RoomPresence(
             room: from.bare, nick: nick, to: presence.to, available: presence.type == .available,
             occupantID: presence.occupantID, realJID: item?.jid?.bare,
             statusCodes: Set(presence.statusCodes.map(\.rawValue)), newNick: item?.nick, reason: item?.reason,
@@ -57,6 +59,8 @@ extension ComponentXMPPLink {
                 ? StanzaErrorInfo(condition: presence.error?.condition ?? .undefinedCondition, text: presence.error?.text)
                 : nil,
             affiliation: item?.affiliation, role: item?.role)
+        translated.destroyed = presence.mucUser?.destroy.map { RoomDestruction(reason: $0.reason, alternateVenue: $0.alternateVenue?.bare) }
+        return translated
     }
 
     /// A mediated invitation (XEP-0045 §7.8.2: a message from the room's bare JID with `<invite from>` in `muc#user`)
