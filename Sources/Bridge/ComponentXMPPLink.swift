@@ -104,7 +104,8 @@ public final class ComponentXMPPLink: XMPPLink {
         do {
             switch try await connection.join(room: room, nick: nick, occupant: occupant) {
             case .joined(let selfPresence):
-                return .joined(nick: selfPresence.nick.isEmpty ? nick : selfPresence.nick, created: selfPresence.createdRoom)
+                return .joined(nick: selfPresence.nick.isEmpty ? nick : selfPresence.nick, created: selfPresence.createdRoom,
+                               affiliation: selfPresence.affiliation)
             case .nickConflict:
                 return .nickConflict
             case .notAllowed(let error):
@@ -189,10 +190,19 @@ public final class ComponentXMPPLink: XMPPLink {
     }
 
     public func setRole(room: JID, nick: String, role: MUCRole, as occupant: JID) async throws {
+        try await adminSet(room: room, MUCItem(role: role, nick: nick), as: occupant)
+    }
+
+    public func setAffiliation(room: JID, of jid: JID, to affiliation: MUCAffiliation, as actor: JID) async throws {
+        try await adminSet(room: room, MUCItem(affiliation: affiliation, jid: jid.bare), as: actor)
+    }
+
+    /// One `muc#admin` set of `item` (XEP-0045 §9–10), asked by `actor`; an error answer throws ``XMPPLinkError/stanzaError(_:)``.
+    private func adminSet(room: JID, _ item: MUCItem, as actor: JID) async throws {
         let query = XElement("query", namespace: XMPPNamespace.mucAdmin,
-                             children: [.element(MUCItem(role: role, nick: nick).element(namespace: XMPPNamespace.mucAdmin))])
+                             children: [.element(item.element(namespace: XMPPNamespace.mucAdmin))])
         do {
-            let response = try await connection.sendIQ(IQ(type: .set, from: occupant, to: room.bare, payload: .other(query)))
+            let response = try await connection.sendIQ(IQ(type: .set, from: actor, to: room.bare, payload: .other(query)))
             if let error = response.error {
                 throw XMPPLinkError.stanzaError(StanzaErrorInfo(condition: error.condition, text: error.text))
             }

@@ -56,6 +56,9 @@ extension PortalStateMachine {
         case setMUCRole(nick: String, role: MUCRole)
         /// A XEP-0045 §7.8.2 mediated invitation from one of our occupants to a real JID; a failure is logged.
         case sendInvite(from: JID, to: JID, reason: String?, id: OriginID)
+        /// → ``Input/ownershipSettled(_:_:)``: the bridge's occupant's bare JID is made the room's owner and the component's
+        /// domain JID loses its affiliation (see `PortalStateMachine+Ownership`).
+        case settleOwnership(OwnershipHandover)
         /// → ``Input/selfPinged(joined:)``: XEP-0410 self-ping of the bridge's occupant.
         case selfPing(nick: String)
         /// → ``Input/roomFeaturesRead(_:)``: the room's disco#info (stanza-ids, archive).
@@ -126,7 +129,7 @@ extension PortalStateMachine {
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
                  .readInbox, .insertMapping, .applyGhostPowerLevels, .lookUpGhostAddress, .readMatrixPower,
-                 .resolveReadMarkers:
+                 .resolveReadMarkers, .settleOwnership:
                 return true
             default:
                 return false
@@ -250,7 +253,8 @@ extension PortalStateMachine {
 
     /// How a join ended.
     enum JoinOutcome: Sendable, Equatable {
-        case joined(nick: String, created: Bool)
+        /// `affiliation`: ours, from the room's self-presence (nil: it gave none).
+        case joined(nick: String, created: Bool, affiliation: MUCAffiliation? = nil)
         case nickConflict
         case refused(condition: StanzaErrorCondition, text: String?)
         case failed(XMPPFailure)

@@ -35,6 +35,8 @@ extension PortalStateMachine {
         /// The Matrix room's joined members and their per-room displaynames; nil when they could not be read.
         case membersFetched([UserID: String?]?)
         case mucJoined(MUCJoin, JoinOutcome)
+        /// How handing the room's ownership to the bridge's occupant ended.
+        case ownershipSettled(OwnershipHandover, OwnershipOutcome)
         /// The room retracted the message (nil) or why not.
         case moderated(ModerationJob, XMPPFailure?)
         /// A groupchat message went out (nil) or why not.

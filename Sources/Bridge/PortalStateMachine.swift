@@ -48,6 +48,9 @@ struct PortalStateMachine: Sendable {
     var pendingInvites: [(id: OriginID, invite: GhostInvite)] = []
     /// Typing and read markers (see ``Ephemeral``).
     var ephemeral = Ephemeral()
+    /// The room's ownership was handed from the component's domain JID to the bridge's occupant, or found to need no
+    /// handing over, during this portal's life (see `PortalStateMachine+Ownership`).
+    var ownershipSettled = false
 
     // MARK: Room model
     /// The nick the bridge's own occupant holds.
