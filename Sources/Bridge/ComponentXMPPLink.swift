@@ -197,6 +197,20 @@ public final class ComponentXMPPLink: XMPPLink {
         try await adminSet(room: room, MUCItem(affiliation: affiliation, jid: jid.bare), as: actor)
     }
 
+    public func affiliated(room: JID, _ affiliation: MUCAffiliation, as occupant: JID) async throws -> [JID] {
+        let query = XElement("query", namespace: XMPPNamespace.mucAdmin,
+                             children: [.element(MUCItem(affiliation: affiliation).element(namespace: XMPPNamespace.mucAdmin))])
+        let response: IQ
+        do {
+            response = try await connection.sendIQ(IQ(type: .get, from: occupant, to: room.bare, payload: .other(query)))
+        } catch {
+            throw Self.linkError(error)
+        }
+        if let error = response.error { throw XMPPLinkError.stanzaError(StanzaErrorInfo(condition: error.condition, text: error.text)) }
+        guard case .other(let answer)? = response.payload else { return [] }
+        return answer.children("item", namespace: XMPPNamespace.mucAdmin).compactMap { try? MUCItem(element: $0).jid?.bare }
+    }
+
     /// One `muc#admin` set of `item` (XEP-0045 §9–10), asked by `actor`; an error answer throws ``XMPPLinkError/stanzaError(_:)``.
     private func adminSet(room: JID, _ item: MUCItem, as actor: JID) async throws {
         let query = XElement("query", namespace: XMPPNamespace.mucAdmin,

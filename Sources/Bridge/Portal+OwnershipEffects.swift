@@ -1,31 +1,35 @@
 import IsthmusCommon
 
-/// The effect of ``PortalStateMachine/Action/settleOwnership(_:)``: two `muc#admin` sets. I/O only; the decision is
-/// the machine's (`PortalStateMachine+Ownership`). Runs on the portal's actor.
+/// The effects of the ownership handover (`PortalStateMachine+Ownership`): `muc#admin` requests. I/O only; every
+/// decision is the machine's. Runs on the portal's actor.
 extension Portal {
-    /// Makes the bot's bare JID the room's owner, asked by the handover's grantor, then — asked by the bot, owner by
-    /// then — takes the component's domain JID's affiliation away. Two requests because a room handles one item per
-    /// `muc#admin` set (Prosody reads only the first).
-    func settleOwnership(_ handover: PortalStateMachine.OwnershipHandover) async -> PortalStateMachine.Input {
+    /// The bot reads the room's owner and admin lists.
+    func readOwnership() async -> PortalStateMachine.Input {
         let naming = context.naming
-        let grantor = handover.grantor == .bot ? naming.botOccupant : naming.componentJID
         do {
-            try await context.xmpp.setAffiliation(room: link.muc, of: naming.botOccupant.bare, to: .owner, as: grantor)
+            let owners = try await context.xmpp.affiliated(room: link.muc, .owner, as: naming.botOccupant)
+            let admins = try await context.xmpp.affiliated(room: link.muc, .admin, as: naming.botOccupant)
+            return .ownershipRead(PortalStateMachine.OwnershipLists(
+                botOwner: owners.contains(naming.botOccupant.bare), domainOwner: owners.contains(naming.componentJID),
+                domainAdmin: admins.contains(naming.componentJID)))
         } catch {
-            return .ownershipSettled(handover, Self.ownershipFailure(error, refused: PortalStateMachine.OwnershipOutcome.grantRefused))
+            logger.debug("Could not read the MUC's affiliation lists", metadata: ["error": "\(error)"])
+            return .ownershipRead(nil)
         }
-        do {
-            try await context.xmpp.setAffiliation(room: link.muc, of: naming.componentJID, to: .none, as: naming.botOccupant)
-        } catch {
-            return .ownershipSettled(handover, Self.ownershipFailure(error, refused: PortalStateMachine.OwnershipOutcome.removalRefused))
-        }
-        return .ownershipSettled(handover, .settled)
     }
 
-    /// A refusal as `refused` says, anything else as a failure to retry.
-    private static func ownershipFailure(_ error: any Error,
-                                         refused: (StanzaErrorInfo) -> PortalStateMachine.OwnershipOutcome) -> PortalStateMachine.OwnershipOutcome {
-        if case .refused(let info) = xmppFailure(error) { return refused(info) }
-        return .failed(xmppFailure(error))
+    /// Makes the plan's changes in order, one request each (a room handles one item per `muc#admin` set: Prosody reads
+    /// only the first), up to the first failure.
+    func changeAffiliations(_ plan: PortalStateMachine.OwnershipPlan) async -> PortalStateMachine.Input {
+        let naming = context.naming
+        func jid(_ party: PortalStateMachine.OwnershipParty) -> JID { party == .bot ? naming.botOccupant : naming.componentJID }
+        for (step, change) in plan.changes.enumerated() {
+            do {
+                try await context.xmpp.setAffiliation(room: link.muc, of: jid(change.of).bare, to: change.to, as: jid(change.askedBy))
+            } catch {
+                return .affiliationsChanged(plan, PortalStateMachine.OwnershipFailure(step: step, failure: Self.xmppFailure(error)))
+            }
+        }
+        return .affiliationsChanged(plan, nil)
     }
 }

@@ -56,9 +56,10 @@ extension PortalStateMachine {
         case setMUCRole(nick: String, role: MUCRole)
         /// A XEP-0045 §7.8.2 mediated invitation from one of our occupants to a real JID; a failure is logged.
         case sendInvite(from: JID, to: JID, reason: String?, id: OriginID)
-        /// → ``Input/ownershipSettled(_:_:)``: the bridge's occupant's bare JID is made the room's owner and the component's
-        /// domain JID loses its affiliation (see `PortalStateMachine+Ownership`).
-        case settleOwnership(OwnershipHandover)
+        /// → ``Input/ownershipRead(_:)``: the bot reads the room's owner and admin lists (see `PortalStateMachine+Ownership`).
+        case readOwnership
+        /// → ``Input/affiliationsChanged(_:_:)``: the plan's affiliation changes, in order, up to the first failure.
+        case changeAffiliations(OwnershipPlan)
         /// → ``Input/selfPinged(joined:)``: XEP-0410 self-ping of the bridge's occupant.
         case selfPing(nick: String)
         /// → ``Input/roomFeaturesRead(_:)``: the room's disco#info (stanza-ids, archive).
@@ -129,7 +130,7 @@ extension PortalStateMachine {
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
                  .readInbox, .insertMapping, .applyGhostPowerLevels, .lookUpGhostAddress, .readMatrixPower,
-                 .resolveReadMarkers, .settleOwnership:
+                 .resolveReadMarkers, .readOwnership, .changeAffiliations:
                 return true
             default:
                 return false

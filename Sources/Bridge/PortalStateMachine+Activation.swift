@@ -86,8 +86,10 @@ extension PortalStateMachine {
             return mappingInserted(delivery, inserted: inserted)
         case .readMarkersResolved(let query, let found):
             return readMarkersResolved(query, found)
-        case .ownershipSettled(let handover, let outcome):
-            return ownershipSettled(handover, outcome)
+        case .ownershipRead(let lists):
+            return ownershipRead(lists)
+        case .affiliationsChanged(let plan, let failed):
+            return affiliationsChanged(plan, failed)
         }
     }
 

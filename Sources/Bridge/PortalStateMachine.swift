@@ -48,8 +48,8 @@ struct PortalStateMachine: Sendable {
     var pendingInvites: [(id: OriginID, invite: GhostInvite)] = []
     /// Typing and read markers (see ``Ephemeral``).
     var ephemeral = Ephemeral()
-    /// The room's ownership was handed from the component's domain JID to the bridge's occupant, or found to need no
-    /// handing over, during this portal's life (see `PortalStateMachine+Ownership`).
+    /// The room's ownership was taken over from the component's domain JID, or found to need no taking over, during
+    /// this portal's life (see `PortalStateMachine+Ownership`).
     var ownershipSettled = false
 
     // MARK: Room model

@@ -40,6 +40,8 @@ public protocol XMPPLink: Sendable {
     /// an affiliation away), asked by `actor`: any JID under the component, an occupant or not (the room checks the
     /// asker's affiliation by its bare JID). Throws ``XMPPLinkError/stanzaError(_:)`` on refusal.
     func setAffiliation(room: JID, of jid: JID, to affiliation: MUCAffiliation, as actor: JID) async throws
+    /// The bare JIDs `room` lists with `affiliation` (XEP-0045 §9.5, §10.5), asked by `occupant` (an owner or admin).
+    func affiliated(room: JID, _ affiliation: MUCAffiliation, as occupant: JID) async throws -> [JID]
     /// Asks `room`, as the occupant `sender`, to invite `invitee` (XEP-0045 §7.8.2 mediated invitation); `id` is the
     /// message's `id`, which a refusal bounced by the room carries back.
     func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?, id: OriginID) async throws

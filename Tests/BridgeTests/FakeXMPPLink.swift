@@ -38,6 +38,8 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         var botAffiliation: MUCAffiliation?
         /// Affiliation changes asked by these JIDs are refused (`forbidden`).
         var refusedAffiliationActors: Set<JID> = []
+        /// The room's affiliation lists, as ``affiliated(room:_:as:)`` answers.
+        var affiliationLists: [MUCAffiliation: [JID]] = [:]
         /// Chat states and markers sent, in order.
         var signals: [(from: JID, signals: ChatSignals)] = []
         var takenNicks: Set<String> = []
@@ -124,6 +126,10 @@ final class FakeXMPPLink: XMPPLink, Sendable {
             if state.refusedAffiliationActors.contains(actor) { throw XMPPLinkError.stanzaError(StanzaErrorInfo(condition: .forbidden)) }
             state.affiliations.append((jid, affiliation, actor))
         }
+    }
+
+    func affiliated(room: JID, _ affiliation: MUCAffiliation, as occupant: JID) async throws -> [JID] {
+        state.withLock { $0.affiliationLists[affiliation] ?? [] }
     }
 
     func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?, id: OriginID) async throws {

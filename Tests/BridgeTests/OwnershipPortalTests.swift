@@ -30,12 +30,28 @@ import TestSupport
         await harness.stop()
     }
 
-    @Test func anOwnerBotGrantsItselfFirst() async throws {
+    /// ejabberd: the bot is owner only through the domain's ownership (it is not on the owner list).
+    @Test func anOwnerBotThroughTheDomainGetsAnEntryOfItsOwnFirst() async throws {
         let harness = try PortalTests.Harness()
-        harness.xmpp.state.withLock { $0.botAffiliation = .owner }
+        harness.xmpp.state.withLock {
+            $0.botAffiliation = .owner
+            $0.affiliationLists = [.owner: [naming.componentJID]]
+        }
         try await activate(harness)
-        #expect(affiliations(harness) == ["isthmus@bridge.localhost owner by isthmus@bridge.localhost/isthmus",
+        #expect(affiliations(harness) == ["isthmus@bridge.localhost admin by isthmus@bridge.localhost/isthmus",
+                                          "isthmus@bridge.localhost owner by bridge.localhost",
                                           "bridge.localhost none by isthmus@bridge.localhost/isthmus"])
+        await harness.stop()
+    }
+
+    @Test func anOwnerBotInARoomWithoutTheDomainChangesNothing() async throws {
+        let harness = try PortalTests.Harness()
+        harness.xmpp.state.withLock {
+            $0.botAffiliation = .owner
+            $0.affiliationLists = [.owner: [naming.botOccupant.bare], .admin: [JID("romeo@localhost")!]]
+        }
+        try await activate(harness)
+        #expect(affiliations(harness) == [])
         await harness.stop()
     }
 
