@@ -13,8 +13,8 @@ import Matrix
 /// - ``JID`` and ``UserID`` parse their own text form back to the same value;
 /// - ``BridgeNaming``: every valid Matrix user gets a puppet JID under the component whose localpart unescapes
 ///   (XEP-0106) back to the user id — or, when JID case folding changed it, to the folded id plus a digest of the
-///   exact one — so two users never share an occupant; nicks are never empty and carry no
-///   control characters.
+///   exact one — so two users never share an occupant, and none has the bridge's own occupant's JID; nicks are never
+///   empty and carry no control characters.
 @main enum Harness { static func main() { runFuzzer(fuzzIdentifiers) } }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -65,7 +65,7 @@ private func checkPuppet(_ user: UserID) {
     // Ids that case folding would change carry `#` and a digest of the exact id (users differing in case differ).
     let plain = localpart.split(separator: "#", omittingEmptySubsequences: false)
     let folded = String(user.rawValue.dropFirst()).lowercased()
-    guard naming.isOurs(puppet),
+    guard naming.isOurs(puppet), puppet.bare != naming.botOccupant.bare,
           unescapeXEP0106(localpart) == String(user.rawValue.dropFirst())
             || (plain.count >= 2 && plain.last?.count == 12 && unescapeXEP0106(plain.dropLast().joined(separator: "#")).lowercased() == folded)
     else { fuzzFailure("puppet \(puppet) of \(user) does not give the user back") }

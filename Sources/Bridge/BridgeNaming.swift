@@ -9,16 +9,27 @@ public struct BridgeNaming: Sendable {
     public let componentDomain: String
     /// The nick of the bridge's own occupant.
     public let botNick: String
-    /// The bridge's own occupant's real JID (`<component>/isthmus`): the one copy of room traffic we act on.
+    /// The bridge's own occupant's real JID (`isthmus@<component>/isthmus`): the one copy of room traffic we act on.
+    ///
+    /// It has a localpart so that it is not the component's domain JID: ejabberd looks an occupant's affiliation up by
+    /// bare JID and then by domain, so an owner affiliation of the domain would make every Matrix user's occupant an
+    /// owner too. No puppet can have this localpart: every puppet's holds the escaped `:` of its user id (`\3a`).
     public let botOccupant: JID
+    /// The component's bare domain JID: the bridge's occupant in earlier versions, and so the owner of the rooms it
+    /// created then, until it hands them over (`PortalStateMachine+Ownership.swift`).
+    public let componentJID: JID
+    /// The localpart of ``botOccupant``.
+    public static let botLocalpart = "isthmus"
     /// Suffix used for the first alternative nick after a conflict: `Name (Matrix)`.
     public let conflictSuffix = "Matrix"
 
     public init?(componentDomain: String, botNick: String) {
-        guard let bot = JID(localpart: nil, domain: componentDomain, resource: "isthmus") else { return nil }
+        guard let bot = JID(localpart: BridgeNaming.botLocalpart, domain: componentDomain, resource: "isthmus"),
+              let component = JID(localpart: nil, domain: componentDomain, resource: nil) else { return nil }
         self.componentDomain = componentDomain
         self.botNick = botNick
         self.botOccupant = bot
+        self.componentJID = component
     }
 
     /// The real JID of a Matrix user's occupants: the user id without `@`, XEP-0106-escaped, under the component.

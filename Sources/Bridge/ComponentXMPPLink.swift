@@ -114,7 +114,8 @@ public final class ComponentXMPPLink: XMPPLink {
         do {
             switch try await connection.join(room: room, nick: nick, occupant: occupant) {
             case .joined(let selfPresence):
-                return .joined(nick: selfPresence.nick.isEmpty ? nick : selfPresence.nick, created: selfPresence.createdRoom)
+                return .joined(nick: selfPresence.nick.isEmpty ? nick : selfPresence.nick, created: selfPresence.createdRoom,
+                               affiliation: selfPresence.affiliation)
             case .nickConflict:
                 return .nickConflict
             case .notAllowed(let error):
@@ -199,10 +200,33 @@ public final class ComponentXMPPLink: XMPPLink {
     }
 
     public func setRole(room: JID, nick: String, role: MUCRole, as occupant: JID) async throws {
+        try await adminSet(room: room, MUCItem(role: role, nick: nick), as: occupant)
+    }
+
+    public func setAffiliation(room: JID, of jid: JID, to affiliation: MUCAffiliation, as actor: JID) async throws {
+        try await adminSet(room: room, MUCItem(affiliation: affiliation, jid: jid.bare), as: actor)
+    }
+
+    public func affiliated(room: JID, _ affiliation: MUCAffiliation, as occupant: JID) async throws -> [JID] {
         let query = XElement("query", namespace: XMPPNamespace.mucAdmin,
-                             children: [.element(MUCItem(role: role, nick: nick).element(namespace: XMPPNamespace.mucAdmin))])
+                             children: [.element(MUCItem(affiliation: affiliation).element(namespace: XMPPNamespace.mucAdmin))])
+        let response: IQ
         do {
-            let response = try await connection.sendIQ(IQ(type: .set, from: occupant, to: room.bare, payload: .other(query)))
+            response = try await connection.sendIQ(IQ(type: .get, from: occupant, to: room.bare, payload: .other(query)))
+        } catch {
+            throw Self.linkError(error)
+        }
+        if let error = response.error { throw XMPPLinkError.stanzaError(StanzaErrorInfo(condition: error.condition, text: error.text)) }
+        guard case .other(let answer)? = response.payload else { return [] }
+        return answer.children("item", namespace: XMPPNamespace.mucAdmin).compactMap { try? MUCItem(element: $0).jid?.bare }
+    }
+
+    /// One `muc#admin` set of `item` (XEP-0045 §9–10), asked by `actor`; an error answer throws ``XMPPLinkError/stanzaError(_:)``.
+    private func adminSet(room: JID, _ item: MUCItem, as actor: JID) async throws {
+        let query = XElement("query", namespace: XMPPNamespace.mucAdmin,
+                             children: [.element(item.element(namespace: XMPPNamespace.mucAdmin))])
+        do {
+            let response = try await connection.sendIQ(IQ(type: .set, from: actor, to: room.bare, payload: .other(query)))
             if let error = response.error {
                 throw XMPPLinkError.stanzaError(StanzaErrorInfo(condition: error.condition, text: error.text))
             }

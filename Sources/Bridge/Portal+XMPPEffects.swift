@@ -11,7 +11,8 @@ extension Portal {
                 ? try await context.xmpp.changeNick(room: link.muc, to: join.nick, occupant: join.occupant)
                 : try await context.xmpp.join(room: link.muc, nick: join.nick, occupant: join.occupant)
             switch result {
-            case .joined(let nick, let created): return .mucJoined(join, .joined(nick: nick, created: created))
+            case .joined(let nick, let created, let affiliation):
+                return .mucJoined(join, .joined(nick: nick, created: created, affiliation: affiliation))
             case .nickConflict: return .mucJoined(join, .nickConflict)
             case .refused(let condition, let text): return .mucJoined(join, .refused(condition: condition, text: text))
             }

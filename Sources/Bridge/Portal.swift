@@ -131,6 +131,8 @@ actor Portal {
             }
         case .moderate(let job): return await moderate(job)
         case .selfPing(let nick): return await selfPing(nick: nick)
+        case .readOwnership: return await readOwnership()
+        case .changeAffiliations(let plan): return await changeAffiliations(plan)
         case .fetchArchive(let after, let since): return await fetchArchive(after: after, since: since)
         case .loadRoom: return await loadRoom()
         case .readRoomFeatures: return await readRoomFeatures()

@@ -56,6 +56,10 @@ extension PortalStateMachine {
         case setMUCRole(nick: String, role: MUCRole)
         /// A XEP-0045 §7.8.2 mediated invitation from one of our occupants to a real JID; a failure is logged.
         case sendInvite(from: JID, to: JID, reason: String?, id: OriginID)
+        /// → ``Input/ownershipRead(_:)``: the bot reads the room's owner and admin lists (see `PortalStateMachine+Ownership`).
+        case readOwnership
+        /// → ``Input/affiliationsChanged(_:_:)``: the plan's affiliation changes, in order, up to the first failure.
+        case changeAffiliations(OwnershipPlan)
         /// → ``Input/selfPinged(joined:)``: XEP-0410 self-ping of the bridge's occupant.
         case selfPing(nick: String)
         /// → ``Input/roomFeaturesRead(_:)``: the room's disco#info (stanza-ids, archive).
@@ -149,7 +153,8 @@ extension PortalStateMachine {
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
                  .readInbox, .insertMapping, .applyGhostPowerLevels, .lookUpGhostAddress, .readMatrixPower,
-                 .resolveReadMarkers, .setMatrixTopic, .sendSubject, .joinReplacementRoom, .moveLink:
+                 .resolveReadMarkers, .setMatrixTopic, .sendSubject, .joinReplacementRoom, .moveLink,
+                 .readOwnership, .changeAffiliations:
                 return true
             default:
                 return false
@@ -281,7 +286,8 @@ extension PortalStateMachine {
 
     /// How a join ended.
     enum JoinOutcome: Sendable, Equatable {
-        case joined(nick: String, created: Bool)
+        /// `affiliation`: ours, from the room's self-presence (nil: it gave none).
+        case joined(nick: String, created: Bool, affiliation: MUCAffiliation? = nil)
         case nickConflict
         case refused(condition: StanzaErrorCondition, text: String?)
         case failed(XMPPFailure)

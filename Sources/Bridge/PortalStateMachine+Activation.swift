@@ -94,6 +94,10 @@ extension PortalStateMachine {
             return linkMoved(upgrade, moved: moved)
         case .readMarkersResolved(let query, let found):
             return readMarkersResolved(query, found)
+        case .ownershipRead(let lists):
+            return ownershipRead(lists)
+        case .affiliationsChanged(let plan, let failed):
+            return affiliationsChanged(plan, failed)
         }
     }
 
@@ -152,11 +156,12 @@ extension PortalStateMachine {
 
     private mutating func botJoinOutcome(_ join: MUCJoin, attempt: Int, _ result: JoinOutcome) -> [Action] {
         switch result {
-        case .joined(let given, let created):
+        case .joined(let given, let created, let affiliation):
             botNick = given
             botJoined = true
             agenda = [.readRoomFeatures, .loadRoom]
             return [.log(LogEntry(level: .info, message: "Joined the MUC", metadata: ["xmpp.nick": given, "xmpp.muc.created": "\(created)"]))]
+                + settleOwnership(created: created, affiliation: affiliation)
         case .nickConflict:
             guard attempt + 1 < 10 else {
                 return [.setStatus(.error, detail: "every nick tried for the bridge is taken in the XMPP room")]

@@ -42,6 +42,10 @@ extension PortalStateMachine {
         /// The Matrix room's joined members and their per-room displaynames; nil when they could not be read.
         case membersFetched([UserID: String?]?)
         case mucJoined(MUCJoin, JoinOutcome)
+        /// Who the room's owner and admin lists name (nil: they could not be read).
+        case ownershipRead(OwnershipLists?)
+        /// The plan's changes were made (nil) or which one failed.
+        case affiliationsChanged(OwnershipPlan, OwnershipFailure?)
         /// The room retracted the message (nil) or why not.
         case moderated(ModerationJob, XMPPFailure?)
         /// A groupchat message went out (nil) or why not.

@@ -98,7 +98,7 @@ extension PortalStateMachine {
 
     mutating func puppetJoinOutcome(_ job: PuppetJob, _ result: JoinOutcome) -> [Action] {
         switch result {
-        case .joined(let given, _):
+        case .joined(let given, _, _):
             let puppet = Puppet(room: configuration.room, user: job.user, occupant: job.occupant, nick: given,
                                 displayname: job.displayname, joined: true)
             puppets[job.user] = puppet

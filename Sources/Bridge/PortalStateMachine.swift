@@ -48,6 +48,9 @@ struct PortalStateMachine: Sendable {
     var pendingInvites: [(id: OriginID, invite: GhostInvite)] = []
     /// Typing and read markers (see ``Ephemeral``).
     var ephemeral = Ephemeral()
+    /// The room's ownership was taken over from the component's domain JID, or found to need no taking over, during
+    /// this portal's life (see `PortalStateMachine+Ownership`).
+    var ownershipSettled = false
 
     // MARK: Room model
     /// The nick the bridge's own occupant holds.

@@ -36,6 +36,12 @@ public protocol XMPPLink: Sendable {
     /// Sets the role of the occupant `nick` in `room`, asked as `occupant` (XEP-0045 §9.6 and §10.4 `muc#admin`;
     /// the asker must be the room's admin or owner to grant moderator). Throws ``XMPPLinkError/stanzaError(_:)`` on refusal.
     func setRole(room: JID, nick: String, role: MUCRole, as occupant: JID) async throws
+    /// Sets `jid`'s affiliation with `room` (XEP-0045 §10.3–10.7 `muc#admin`: `owner` to grant ownership, `none` to take
+    /// an affiliation away), asked by `actor`: any JID under the component, an occupant or not (the room checks the
+    /// asker's affiliation by its bare JID). Throws ``XMPPLinkError/stanzaError(_:)`` on refusal.
+    func setAffiliation(room: JID, of jid: JID, to affiliation: MUCAffiliation, as actor: JID) async throws
+    /// The bare JIDs `room` lists with `affiliation` (XEP-0045 §9.5, §10.5), asked by `occupant` (an owner or admin).
+    func affiliated(room: JID, _ affiliation: MUCAffiliation, as occupant: JID) async throws -> [JID]
     /// Asks `room`, as the occupant `sender`, to invite `invitee` (XEP-0045 §7.8.2 mediated invitation); `id` is the
     /// message's `id`, which a refusal bounced by the room carries back.
     func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?, id: OriginID) async throws
@@ -83,7 +89,8 @@ public struct RoomFeatures: Sendable, Equatable {
 /// How a join or nick change ended.
 public enum MUCJoinResult: Sendable, Equatable {
     /// Joined; `created` when the join created the room. `nick` is the nick the room gave (may differ: status 210).
-    case joined(nick: String, created: Bool)
+    /// `affiliation`: ours, as the self-presence gives it (nil: it gave none).
+    case joined(nick: String, created: Bool, affiliation: MUCAffiliation? = nil)
     /// Another occupant holds that nick (`<conflict/>`).
     case nickConflict
     /// The room refused the join (condition such as `forbidden`, `registration-required`, `not-acceptable`).

@@ -2,6 +2,7 @@ import Bridge
 import Foundation
 import IsthmusCommon
 import Testing
+import TestSupport
 
 /// Deterministic names and ids: the basis of idempotent resends across restarts.
 @Suite struct BridgeNamingTests {
@@ -10,9 +11,32 @@ import Testing
     @Test func puppetJIDsEscapeTheUserIDAndStayStable() {
         #expect(naming.puppetJID(for: UserID("@alice:example.org")!)?.description == "alice\\3aexample.org@bridge.example.org/isthmus")
         #expect(naming.puppetJID(for: UserID("@we/ird:srv:8448")!)?.description == "we\\2fird\\3asrv\\3a8448@bridge.example.org/isthmus")
-        #expect(naming.botOccupant.description == "bridge.example.org/isthmus")
+        #expect(naming.botOccupant.description == "isthmus@bridge.example.org/isthmus")
+        #expect(naming.componentJID.description == "bridge.example.org")
         #expect(naming.isOurs(JID("x@bridge.example.org/y")!))
         #expect(!naming.isOurs(JID("x@example.org/y")!))
+    }
+
+    /// The bridge's occupant has a localpart (so ejabberd's fallback from a bare JID to its domain gives puppets
+    /// nothing of the bot's) that no Matrix user's occupant can have: every puppet localpart holds an escaped `:`.
+    @Test func noMatrixUserMapsToTheBotsJID() throws {
+        let bot = naming.botOccupant
+        #expect(bot.localpart == "isthmus" && bot.localpart?.contains("\\3a") == false)
+        var users = ["@isthmus:bridge.example.org", "@isthmus:example.org", "@Isthmus:x", "@isthmus\\3a:x", "@i:sthmus"]
+        var random = SeededGenerator(seed: 14)
+        let alphabet = Array("abcXYZ019:._=-/@\\#isthmu ")
+        for _ in 0..<2000 {
+            let local = String((0..<Int.random(in: 0...9, using: &random)).map { _ in alphabet.randomElement(using: &random)! })
+            users.append("@" + local + ":" + (Bool.random(using: &random) ? "example.org" : "bridge.example.org"))
+        }
+        var checked = 0
+        for text in users {
+            guard let user = UserID(text), let puppet = naming.puppetJID(for: user) else { continue }
+            checked += 1
+            #expect(puppet.bare != bot.bare, "\(text)")
+            #expect(puppet.localpart?.contains("\\3a") == true, "\(text)")
+        }
+        #expect(checked > 1000)
     }
 
     /// Found by the identifier fuzz harness: JIDs fold case, Matrix ids do not.

@@ -15,7 +15,7 @@ import XMPPComponent
             configuration: ComponentConfiguration(host: "127.0.0.1", port: server.port, componentDomain: "bridge.localhost",
                                                   secret: "s3cret", serverDomain: "localhost", pingInterval: .seconds(3600)),
             logger: .disabled)
-        let bot = try #require(JID("bridge.localhost/isthmus"))
+        let bot = try #require(JID("isthmus@bridge.localhost/isthmus"))
         let link = ComponentXMPPLink(connection: connection, logger: .disabled, primaryOccupant: bot)
         let runner = BackgroundTask { await connection.run() }
         let events = AsyncQueue.collecting(link.events)
@@ -24,13 +24,13 @@ import XMPPComponent
         _ = try await events.next(within: 5, "connected")
 
         let puppet = "alice\\3alocalhost@bridge.localhost/isthmus"
-        for to in [puppet, "bridge.localhost/isthmus"] {
+        for to in [puppet, "isthmus@bridge.localhost/isthmus"] {
             try session.send("<presence from='room@muc.localhost/bob' to='\(to)'><x xmlns='http://jabber.org/protocol/muc#user'/></presence>")
             try session.send("<message type='groupchat' from='room@muc.localhost/bob' to='\(to)' id='m1'><body>hi</body></message>")
         }
         try session.send("<message type='error' from='room@muc.localhost' to='\(puppet)' id='m2'>"
             + "<error type='cancel'><not-acceptable xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></message>")
-        try session.send("<message type='groupchat' from='room@muc.localhost/bob' to='bridge.localhost/isthmus' id='m3'><body>end</body></message>")
+        try session.send("<message type='groupchat' from='room@muc.localhost/bob' to='isthmus@bridge.localhost/isthmus' id='m3'><body>end</body></message>")
 
         var seen: [String] = []
         while seen.last != "message m3" {
@@ -40,7 +40,7 @@ import XMPPComponent
             default: break
             }
         }
-        #expect(seen == ["presence to bridge.localhost/isthmus", "message m1", "message m2 error", "message m3"])
+        #expect(seen == ["presence to isthmus@bridge.localhost/isthmus", "message m1", "message m2 error", "message m3"])
         await runner.stop()
     }
 
@@ -54,7 +54,7 @@ import XMPPComponent
             configuration: ComponentConfiguration(host: "127.0.0.1", port: server.port, componentDomain: "bridge.localhost",
                                                   secret: "s3cret", serverDomain: "localhost", pingInterval: .seconds(3600)),
             logger: .disabled)
-        let bot = try #require(JID("bridge.localhost/isthmus"))
+        let bot = try #require(JID("isthmus@bridge.localhost/isthmus"))
         let link = ComponentXMPPLink(connection: connection, logger: .disabled, primaryOccupant: bot)
         let runner = BackgroundTask { await connection.run() }
         let events = AsyncQueue.collecting(link.events)
@@ -64,11 +64,11 @@ import XMPPComponent
 
         let puppet = "alice\\3alocalhost@bridge.localhost/isthmus"
         try session.send("<message type='chat' from='room@muc.localhost/Juliet' to='\(puppet)' id='p1'><body>to a puppet</body></message>")
-        try session.send("<message type='chat' from='room@muc.localhost/Juliet' to='bridge.localhost/isthmus' id='p2'><body>yes</body>"
+        try session.send("<message type='chat' from='room@muc.localhost/Juliet' to='isthmus@bridge.localhost/isthmus' id='p2'><body>yes</body>"
             + "<occupant-id xmlns='urn:xmpp:occupant-id:0' id='oid-juliet'/><x xmlns='http://jabber.org/protocol/muc#user'/></message>")
         try session.send("<message type='error' from='room@muc.localhost/Gone' to='\(puppet)' id='isthmus-pm-1'><error type='cancel'>"
             + "<item-not-found xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></message>")
-        try session.send("<message type='groupchat' from='room@muc.localhost/bob' to='bridge.localhost/isthmus' id='m3'><body>end</body></message>")
+        try session.send("<message type='groupchat' from='room@muc.localhost/bob' to='isthmus@bridge.localhost/isthmus' id='m3'><body>end</body></message>")
 
         var privates: [RoomMessage] = []
         while true {

@@ -32,6 +32,14 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         var invites: [(from: JID, to: JID, reason: String?)] = []
         /// Roles set by the bridge's occupant.
         var roles: [(nick: String, role: MUCRole)] = []
+        /// Affiliations set, in order: of whom, to what, asked by whom.
+        var affiliations: [(jid: JID, affiliation: MUCAffiliation, actor: JID)] = []
+        /// The affiliation the bot's occupant's joins report (nil: none given).
+        var botAffiliation: MUCAffiliation?
+        /// Affiliation changes asked by these JIDs are refused (`forbidden`).
+        var refusedAffiliationActors: Set<JID> = []
+        /// The room's affiliation lists, as ``affiliated(room:_:as:)`` answers.
+        var affiliationLists: [MUCAffiliation: [JID]] = [:]
         /// Chat states and markers sent, in order.
         var signals: [(from: JID, signals: ChatSignals)] = []
         var takenNicks: Set<String> = []
@@ -63,7 +71,7 @@ final class FakeXMPPLink: XMPPLink, Sendable {
             state.joins.append((room, nick, occupant))
             if state.takenNicks.contains(nick) { return .nickConflict }
             state.occupantNicks[occupant] = nick
-            return .joined(nick: nick, created: false)
+            return .joined(nick: nick, created: false, affiliation: occupant == FakeXMPPLink.bot ? state.botAffiliation : nil)
         }
     }
 
@@ -119,6 +127,17 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         state.withLock { $0.roles.append((nick, role)) }
     }
 
+    func setAffiliation(room: JID, of jid: JID, to affiliation: MUCAffiliation, as actor: JID) async throws {
+        try state.withLock { state in
+            if state.refusedAffiliationActors.contains(actor) { throw XMPPLinkError.stanzaError(StanzaErrorInfo(condition: .forbidden)) }
+            state.affiliations.append((jid, affiliation, actor))
+        }
+    }
+
+    func affiliated(room: JID, _ affiliation: MUCAffiliation, as occupant: JID) async throws -> [JID] {
+        state.withLock { $0.affiliationLists[affiliation] ?? [] }
+    }
+
     func sendInvite(room: JID, from sender: JID, to invitee: JID, reason: String?, id: OriginID) async throws {
         state.withLock { $0.invites.append((sender, invitee, reason)) }
     }
@@ -153,5 +172,5 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         return message
     }
 
-    static let bot = JID("bridge.localhost/isthmus")!
+    static let bot = JID("isthmus@bridge.localhost/isthmus")!
 }

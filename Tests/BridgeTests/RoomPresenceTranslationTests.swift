@@ -12,7 +12,7 @@ import XMPP
 
     @Test func theAffiliationComesFromTheMUCUserItem() throws {
         let owner = try translate("""
-            <presence from='lounge@muc.localhost/Juliet' to='bridge.localhost/isthmus'>\
+            <presence from='lounge@muc.localhost/Juliet' to='isthmus@bridge.localhost/isthmus'>\
             <x xmlns='http://jabber.org/protocol/muc#user'><item affiliation='owner' role='moderator' jid='juliet@localhost/phone'/></x>\
             </presence>
             """)
@@ -20,12 +20,12 @@ import XMPP
         #expect(owner?.role == .moderator)
         #expect(owner?.realJID == JID("juliet@localhost"))
         let member = try translate("""
-            <presence from='lounge@muc.localhost/Romeo' to='bridge.localhost/isthmus'>\
+            <presence from='lounge@muc.localhost/Romeo' to='isthmus@bridge.localhost/isthmus'>\
             <x xmlns='http://jabber.org/protocol/muc#user'><item affiliation='member' role='participant'/></x></presence>
             """)
         #expect(member?.affiliation == .member)
         #expect(member?.role == .participant)
-        let bare = try translate("<presence from='lounge@muc.localhost/Nurse' to='bridge.localhost/isthmus'/>")
+        let bare = try translate("<presence from='lounge@muc.localhost/Nurse' to='isthmus@bridge.localhost/isthmus'/>")
         #expect(bare?.affiliation == nil)
     }
 

@@ -3,8 +3,8 @@ import IsthmusCommon
 import XMLStream
 import XMPP
 
-/// Room administration as an XMPP user (XEP-0045 §9–10): configuring a new room, changing roles, reading the
-/// affiliation and role lists.
+/// Room administration as an XMPP user (XEP-0045 §9–10): configuring a new room, changing roles and affiliations,
+/// reading the affiliation and role lists.
 extension XMPPTestClient {
     /// Joins `room` as `nick`, creating it, and submits the owner's configuration form with `fields`
     /// (`muc#roomconfig_…` → values); the room must not exist yet.
@@ -26,6 +26,15 @@ extension XMPPTestClient {
     public func setRole(_ role: String, of nick: String, in room: JID, within seconds: Double = 10) async throws {
         let query = XElement("query", namespace: XMPPNamespace.mucAdmin, children: [
             .element(XElement("item", namespace: XMPPNamespace.mucAdmin, ["nick": nick, "role": role])),
+        ])
+        let result = try await request(IQ(type: .set, to: room.bare, payload: .other(query)), within: seconds)
+        if let error = result.error { throw error }
+    }
+
+    /// Sets `jid`'s affiliation with `room` (XEP-0045 §9.3–9.8, §10.3–10.7: owner, admin, member, outcast, none).
+    public func setAffiliation(_ affiliation: String, of jid: JID, in room: JID, within seconds: Double = 10) async throws {
+        let query = XElement("query", namespace: XMPPNamespace.mucAdmin, children: [
+            .element(XElement("item", namespace: XMPPNamespace.mucAdmin, ["jid": jid.description, "affiliation": affiliation])),
         ])
         let result = try await request(IQ(type: .set, to: room.bare, payload: .other(query)), within: seconds)
         if let error = result.error { throw error }

@@ -109,7 +109,7 @@ actor LinkConsent {
         case .joinMUC(let room):
             do {
                 switch try await xmpp.join(room: room, nick: naming.botNick, occupant: naming.botOccupant) {
-                case .joined(let nick, _):
+                case .joined(let nick, _, _):
                     ownNick = nick
                     return machine.joined(now: clock.now())
                 case .nickConflict:
