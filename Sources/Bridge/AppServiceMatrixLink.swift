@@ -142,6 +142,15 @@ public struct AppServiceMatrixLink: MatrixLink {
         }
     }
 
+    public func setRoomAvatar(_ mxc: String?, for user: UserID, in room: RoomID) async throws {
+        _ = try await classified("set_room_avatar") { () async throws(MatrixError) in
+            let current = try await client.stateEvent(MemberContent.self, type: MatrixEventType.member, stateKey: user.rawValue,
+                                                      in: room, as: user)
+            if current?.membership == .join, current?.avatarURL == mxc { return }
+            _ = try await client.setRoomAvatarURL(mxc, in: room, for: user)
+        }
+    }
+
     public func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
                      timestamp: Date?) async throws -> EventID {
         let content = Self.content(message)

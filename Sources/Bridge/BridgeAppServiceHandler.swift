@@ -76,10 +76,12 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
                 if case .string(let value)? = previous["membership"] { previousMembership = Membership(rawValue: value) }
                 if case .string(let value)? = previous["displayname"] { previousName = value }
             }
-            return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: stateKey,
-                                   content: .member(membership: content.membership, displayname: content.displayName,
-                                                    reason: content.reason),
-                                   previousMembership: previousMembership, previousDisplayname: previousName)
+            var member = MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: stateKey,
+                                         content: .member(membership: content.membership, displayname: content.displayName,
+                                                          reason: content.reason),
+                                         previousMembership: previousMembership, previousDisplayname: previousName)
+            member.avatarURL = content.avatarURL.flatMap { $0.isEmpty ? nil : $0 }
+            return member
         case .powerLevels(let content):
             guard event.stateKey == "" else { return nil }
             let users = Dictionary(content.users.compactMap { key, level in UserID(key).map { ($0, level) } }, uniquingKeysWith: max)

@@ -49,7 +49,7 @@ extension ComponentXMPPLink {
         default: return nil
         }
         let item = presence.mucUser?.item
-        return RoomPresence(
+        var translated = RoomPresence(
             room: from.bare, nick: nick, to: presence.to, available: presence.type == .available,
             occupantID: presence.occupantID, realJID: item?.jid?.bare,
             statusCodes: Set(presence.statusCodes.map(\.rawValue)), newNick: item?.nick, reason: item?.reason,
@@ -57,6 +57,8 @@ extension ComponentXMPPLink {
                 ? StanzaErrorInfo(condition: presence.error?.condition ?? .undefinedCondition, text: presence.error?.text)
                 : nil,
             affiliation: item?.affiliation, role: item?.role)
+        translated.avatar = AvatarUpdate(extensions: presence.extensions)
+        return translated
     }
 
     /// A mediated invitation (XEP-0045 §7.8.2: a message from the room's bare JID with `<invite from>` in `muc#user`)

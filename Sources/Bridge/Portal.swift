@@ -108,6 +108,8 @@ actor Portal {
             guard (try? await Task.sleep(for: pause)) != nil else { return nil }
             return await sendToMatrix(delivery)
         case .renameGhost(let ghost): await renameGhost(ghost)
+        case .setGhostAvatar(let job): await setGhostAvatar(job)
+        case .setPuppetAvatar(let job): await setPuppetAvatar(job)
         case .removeGhost(let ghost, let removal, let saving): await removeGhost(ghost, removal, saving: saving)
         case .postNotice(let text, let subject): await postNotice(text, subject: subject)
         case .fetchMatrixMembers: return await fetchMatrixMembers()

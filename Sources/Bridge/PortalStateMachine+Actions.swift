@@ -118,6 +118,12 @@ extension PortalStateMachine {
         /// Leave both rooms and forget the link (see ``UnlinkPlan``).
         case unlink(UnlinkPlan)
         case log(LogEntry)
+        /// An XMPP occupant's avatar becomes its ghost's per-room avatar (fetched, checked and uploaded once per hash);
+        /// failures are logged, no outcome.
+        case setGhostAvatar(GhostAvatar)
+        /// A Matrix user's avatar becomes its puppet's vCard photo and presence hash (downloaded once per `mxc://`);
+        /// failures are logged, no outcome.
+        case setPuppetAvatar(PuppetAvatar)
 
         /// Whether the machine waits for this action's outcome.
         var awaitsOutcome: Bool {

@@ -48,6 +48,8 @@ struct PortalStateMachine: Sendable {
     var pendingInvites: [(id: OriginID, invite: GhostInvite)] = []
     /// Typing and read markers (see ``Ephemeral``).
     var ephemeral = Ephemeral()
+    /// Avatars both ways (see `PortalStateMachine+Avatars`).
+    var avatars = Avatars()
 
     // MARK: Room model
     /// The nick the bridge's own occupant holds.

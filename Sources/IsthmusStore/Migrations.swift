@@ -18,6 +18,7 @@ enum Migrations {
         Migration(version: 7, name: "direct chats", sql: DirectChatTable.schema),
         Migration(version: 8, name: "matrix moderators to MUC", sql: RoomLinkTable.matrixModeratorsColumn),
         Migration(version: 9, name: "bridge secrets", sql: BridgeSecretTable.schema),
+        Migration(version: 11, name: "avatars", sql: AvatarTable.schema),
     ]
 
     /// Applies the migrations not yet recorded; returns the versions applied now.
