@@ -1,0 +1,98 @@
+import Foundation
+import IsthmusCommon
+import TestSupport
+import XCTest
+import XMLStream
+import XMPP
+
+/// Issue 13 item 3: avatars both ways (RICH.md §8) on the real test bed — XEP-0153 hash and XEP-0054 vCard on the
+/// XMPP side, the ghost's or user's per-room `m.room.member` `avatar_url` on the Matrix side.
+final class AvatarTests: XCTestCase {
+    static let png = MediaTests.png
+    static var sha1: String { Digest.hex(Digest.sha1(Array(png))) }
+
+    /// The `vcard-temp:x:update` of a presence (nil: none).
+    static func avatarHash(_ presence: Presence) -> String?? {
+        guard let x = presence.extensions.first(where: { $0.name == "x" && $0.namespace == XMPPNamespace.vcardUpdate }) else { return nil }
+        return .some(x.child("photo", namespace: XMPPNamespace.vcardUpdate)?.text)
+    }
+
+    /// The ghost standing for the occupant `nick` (the joined member with that displayname).
+    func ghost(named nick: String, in pair: RichPair) async throws -> String {
+        try await eventuallyValue("the ghost of \(nick)", timeout: 30, pollEvery: .milliseconds(200)) {
+            try await pair.alice.members(of: pair.room).first { $0.value == nick && $0.key != pair.alice.userID }?.key
+        }
+    }
+
+    /// The ghost's `avatar_url` once it satisfies `matches`.
+    func avatarURL(of ghost: String, in pair: RichPair, _ what: String, where matches: @escaping (String?) -> Bool) async throws -> String? {
+        try await eventuallyValue(what, timeout: 30, pollEvery: .milliseconds(200)) { () -> String?? in
+            let member = try await pair.alice.state("m.room.member", stateKey: ghost, in: pair.room)
+            let url = member?["avatar_url"] as? String
+            return matches(url) ? .some(url) : nil
+        } ?? nil
+    }
+
+    /// `client` publishes a vCard with `png` as its photo (XEP-0054 §3.2) and announces its hash in the room (XEP-0153).
+    func publishAvatar(_ client: XMPPTestClient, nick: String, in muc: JID) async throws {
+        let vCard = VCardPhoto.vCard(VCardPhoto(mediaType: "image/png", data: Array(Self.png)))
+        let stored = try await client.request(IQ(type: .set, payload: .other(vCard)))
+        XCTAssertEqual(stored.type, .result, "the server stores the vCard")
+        try client.send(.presence(Presence(to: muc.with(resource: nick)!, extensions: [AvatarUpdate.photo(Self.sha1).element])))
+    }
+
+    func testAnXMPPUsersAvatarBecomesTheGhostsRoomAvatarUploadedOncePerHashAndRemovedWithAnEmptyPhoto() async throws {
+        let pair = try await RichPair.start("xavatar", withJuliet: true)
+        defer { pair.close() }
+        let romeo = try await ghost(named: "Romeo", in: pair)
+        try await publishAvatar(pair.romeo, nick: "Romeo", in: pair.muc)
+        let found = try await avatarURL(of: romeo, in: pair, "Romeo's ghost's avatar") { $0?.hasPrefix("mxc://") == true }
+        let mxc = try XCTUnwrap(found)
+        let downloaded = try await pair.alice.download(mxc)
+        XCTAssertEqual(downloaded.data, Self.png, "the ghost's avatar is byte-identical to the vCard's photo")
+        let member = try await pair.alice.state("m.room.member", stateKey: romeo, in: pair.room)
+        XCTAssertEqual(member?["displayname"] as? String, "Romeo", "the displayname is kept")
+
+        // The same image for Juliet: uploaded once, so her ghost gets the same mxc.
+        let juliet = try await ghost(named: "Juliet", in: pair)
+        let julietClient = try XCTUnwrap(pair.juliet)
+        try await publishAvatar(julietClient, nick: "Juliet", in: pair.muc)
+        let julietsMXC = try await avatarURL(of: juliet, in: pair, "Juliet's ghost's avatar") { $0?.hasPrefix("mxc://") == true }
+        XCTAssertEqual(julietsMXC, mxc, "one upload per hash")
+
+        // An empty <photo/>: the avatar is removed.
+        try pair.romeo.send(.presence(Presence(to: pair.muc.with(resource: "Romeo")!, extensions: [AvatarUpdate.none.element])))
+        let removed = try await avatarURL(of: romeo, in: pair, "Romeo's ghost without an avatar") { $0 == nil || $0 == "" }
+        XCTAssertTrue(removed == nil || removed == "")
+    }
+
+    func testAMatrixUsersAvatarIsAnnouncedInThePuppetsPresenceAndItsVCardHasTheSameBytes() async throws {
+        let pair = try await RichPair.start("mavatar")
+        defer { pair.close() }
+        // The puppet is in the room (alice's first message brings it if the activation did not).
+        _ = try await pair.aliceSays("before the avatar")
+        let mxc = try await pair.alice.upload(Self.png, contentType: "image/png", fileName: "me.png")
+        try await pair.alice.setState("m.room.member", stateKey: pair.alice.userID,
+                                      content: ["membership": "join", "displayname": RichPair.puppetNick, "avatar_url": mxc], in: pair.room)
+        let puppet = pair.muc.with(resource: RichPair.puppetNick)!
+        let sha1 = Self.sha1
+        let presence = try await pair.romeo.nextPresence(within: 30, "the puppet's presence with the avatar's hash") { presence in
+            presence.from == puppet && Self.avatarHash(presence) == .some(sha1)
+        }
+        XCTAssertEqual(presence.type, .available)
+
+        // A vCard request to the puppet's occupant JID (routed by the MUC to the puppet) returns the same bytes.
+        let answer = try await pair.romeo.request(IQ(type: .get, to: puppet, payload: .other(VCardPhoto.request)), within: 30)
+        XCTAssertEqual(answer.type, .result, "the vCard request is answered: \(answer.element)")
+        guard case .other(let vCard)? = answer.payload else { return XCTFail("no vCard in \(answer.element)") }
+        let photo = try XCTUnwrap(try VCardPhoto.read(vCard, maxEncodedLength: 1 << 20))
+        XCTAssertEqual(photo.data, Array(Self.png), "the vCard's photo is byte-identical to the Matrix avatar")
+        XCTAssertEqual(photo.mediaType, "image/png")
+        XCTAssertNil(vCard.child("FN", namespace: XMPPNamespace.vcard), "nothing but the photo (no Matrix id)")
+
+        // Another IQ request to the puppet: an error, not silence.
+        let version = try await pair.romeo.request(IQ(type: .get, to: puppet, payload: .other(XElement("query", namespace: "jabber:iq:version"))),
+                                                   within: 30)
+        XCTAssertEqual(version.type, .error)
+    }
+}
