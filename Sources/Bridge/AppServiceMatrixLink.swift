@@ -275,6 +275,12 @@ public struct AppServiceMatrixLink: MatrixLink {
         }.mapValues { $0.displayName }
     }
 
+    public func joinedMemberAvatars(_ room: RoomID) async throws -> [UserID: String] {
+        try await observed("joined_members") { () async throws(MatrixError) in
+            try await client.joinedMembers(of: room, as: botUserID)
+        }.compactMapValues { $0.avatarURL.flatMap { $0.isEmpty ? nil : $0 } }
+    }
+
     public func timeline(_ room: RoomID, from token: String?, limit: Int) async throws -> MatrixTimelinePage {
         let page = try await classified("messages") { () async throws(MatrixError) in
             try await client.roomMessages(in: room, from: token, direction: .backward, limit: limit, as: botUserID)

@@ -36,6 +36,8 @@ public protocol MatrixLink: Sendable {
     /// Sets (nil: removes) `user`'s per-room avatar (`avatar_url` of its `m.room.member` state) in `room`, keeping its
     /// displayname; nothing is sent when it already is that.
     func setRoomAvatar(_ mxc: String?, for user: UserID, in room: RoomID) async throws
+    /// The avatars (`avatar_url`, `mxc://`) of `room`'s joined members that have one.
+    func joinedMemberAvatars(_ room: RoomID) async throws -> [UserID: String]
     /// Sends a message as `user` with a caller-chosen txnId (idempotent); `timestamp` sets `origin_server_ts`.
     func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
               timestamp: Date?) async throws -> EventID
@@ -147,6 +149,8 @@ public struct OutgoingMatrixMessage: Sendable, Equatable {
 extension MatrixLink {
     /// Avatars are not set on a link that does not support them (fakes).
     public func setRoomAvatar(_ mxc: String?, for user: UserID, in room: RoomID) async throws {}
+    /// No avatars on a link that does not support them (fakes).
+    public func joinedMemberAvatars(_ room: RoomID) async throws -> [UserID: String] { [:] }
 }
 
 /// A Matrix room event the bridge acts on, reduced to what portals need. Codable: it is queued durably.

@@ -39,7 +39,7 @@ actor Portal {
         machine = PortalStateMachine(configuration: .init(
             room: link.matrixRoom, muc: link.muc, naming: context.naming, botUserID: matrix.botUserID,
             ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) }, roleLevels: context.roleLevels,
-            matrixModeratorsToMUC: link.matrixModeratorsToMUC, mediaLinks: context.media?.signer))
+            matrixModeratorsToMUC: link.matrixModeratorsToMUC, mediaLinks: context.media?.signer, avatars: context.avatars != nil))
         ephemeralSender = EphemeralSender { [context, logger] send in
             await Portal.performEphemeral(send, link: link, context: context, logger: logger)
         }
@@ -113,6 +113,7 @@ actor Portal {
         case .removeGhost(let ghost, let removal, let saving): await removeGhost(ghost, removal, saving: saving)
         case .postNotice(let text, let subject): await postNotice(text, subject: subject)
         case .fetchMatrixMembers: return await fetchMatrixMembers()
+        case .readMemberAvatars: return await readMemberAvatars()
         case .deliverPrivateToMatrix(let inbound):
             context.directChats?.enqueue(.fromXMPP(inbound, linkedRoom: link.matrixRoom, muc: link.muc))
         case .reportPrivateBounce(let originID, let nick, let error):

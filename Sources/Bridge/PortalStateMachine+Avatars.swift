@@ -74,6 +74,12 @@ extension PortalStateMachine {
         avatars.waiting.removeValue(forKey: ghost)
     }
 
+    /// The joined members' avatars, read at an activation (the puppets' joins that follow announce them).
+    mutating func memberAvatarsRead(_ avatars: [UserID: String]) -> [Action] {
+        avatars.keys.filter(isBridgedMatrixUser).sorted { $0.rawValue < $1.rawValue }
+            .flatMap { matrixUserAvatar($0, mxc: avatars[$0], present: true) }
+    }
+
     /// A Matrix user's member event in the room (`mxc`: its `avatar_url`, nil when none; `present`: joined).
     mutating func matrixUserAvatar(_ user: UserID, mxc: String?, present: Bool) -> [Action] {
         let wanted = present ? mxc : nil

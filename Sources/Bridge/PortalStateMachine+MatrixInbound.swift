@@ -206,7 +206,8 @@ extension PortalStateMachine {
         }
         let users = members.keys.filter(isBridgedMatrixUser).sorted { $0.rawValue < $1.rawValue }
         agenda.insert(contentsOf: users.map { Step.ensurePuppet($0, then: .sync) } + [.removeDepartedPuppets(members: Set(members.keys))], at: 0)
-        return []
+        // The avatars first, so the puppets' joins announce them.
+        return configuration.avatars && !users.isEmpty ? [.readMemberAvatars] : []
     }
 
     /// `puppet`'s occupant leaves the MUC (with a status text saying why, for kicks and bans) and is forgotten.

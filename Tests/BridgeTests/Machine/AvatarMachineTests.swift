@@ -110,4 +110,19 @@ import Testing
                                                                                   mxc: nil, nick: "Alice")))
         #expect(!f.act(.matrixEvents([f.member(5, f.alice, .leave)])).contains { if case .setPuppetAvatar = $0 { true } else { false } })
     }
+
+    @Test func anActivationReadsTheMembersAvatarsBeforeThePuppetsJoin() {
+        var f = MachineFixture(avatars: true)
+        _ = f.act(.activate)
+        _ = f.act(.botJoinedMatrix(error: nil))
+        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = f.act(.roomFeaturesRead(RoomFeatures(stanzaIDs: true, archive: true)))
+        #expect(f.act(.roomLoaded(f.snapshot(first: true))) == [.fetchMatrixMembers])
+        #expect(f.act(.membersFetched([f.alice: "Alice", f.bot: nil])) == [.readMemberAvatars])
+        // The bot's avatar is not a Matrix user's; alice's goes to her puppet before it joins.
+        #expect(f.act(.memberAvatarsRead([f.alice: "mxc://localhost/a1", f.bot: "mxc://localhost/bot"])) == [
+            .setPuppetAvatar(.init(user: f.alice, occupant: f.puppetJID(f.alice), mxc: "mxc://localhost/a1", nick: nil)),
+            .joinMUC(f.puppetJoin(f.alice, "Alice", then: .sync)),
+        ])
+    }
 }
