@@ -20,16 +20,21 @@ final class AvatarFetcher: Sendable {
     private let settings: MediaSettings
     private let importer: MediaImporter
     private let store: Store
-    /// The largest avatar image taken either way, in bytes.
+    /// The largest XMPP avatar taken, in bytes.
     let limit: Int
+    /// The largest image a puppet's vCard carries, in bytes: a larger Matrix avatar goes as the homeserver's
+    /// thumbnail (XEP-0153 §5 recommends small images; the whole vCard travels base64-encoded in one stanza).
+    let vCardLimit: Int
     private let refusals = RefusedLinkLog()
     private let logger: Logger
 
-    init(settings: MediaSettings, importer: MediaImporter, store: Store, limit: Int = AvatarImage.defaultLimit, logger: Logger) {
+    init(settings: MediaSettings, importer: MediaImporter, store: Store, limit: Int = AvatarImage.defaultLimit,
+         vCardLimit: Int = AvatarImage.defaultVCardLimit, logger: Logger) {
         self.settings = settings
         self.importer = importer
         self.store = store
         self.limit = limit
+        self.vCardLimit = vCardLimit
         self.logger = logger
     }
 
@@ -94,16 +99,16 @@ final class AvatarFetcher: Sendable {
         }
         let base = "\(settings.homeserverBase)/_matrix/client/v1/media/"
         let path = "\(PercentEncoding.encode(reference.server))/\(PercentEncoding.encode(reference.mediaID))"
-        var bytes = await download(base + "download/" + path)
-        if bytes == nil || (bytes.map { $0.count > limit } ?? false) {
+        var bytes = await download(base + "download/" + path, limit: vCardLimit)
+        if bytes == nil || (bytes.map { $0.count > vCardLimit } ?? false) {
             // XEP-0153 §5 asks for small images: the homeserver's thumbnail when the original is too large.
-            bytes = await download(base + "thumbnail/" + path + "?width=96&height=96&method=scale")
+            bytes = await download(base + "thumbnail/" + path + "?width=96&height=96&method=scale", limit: vCardLimit)
         }
         guard let bytes else {
             refused("A Matrix avatar was not bridged", reason: "the homeserver did not give it", metadata: ["matrix.mxc": mxc])
             return nil
         }
-        switch AvatarImage.check(bytes, announced: nil, limit: limit) {
+        switch AvatarImage.check(bytes, announced: nil, limit: vCardLimit) {
         case .failure(let refusal):
             refused("A Matrix avatar was not bridged", reason: refusal.description, metadata: ["matrix.mxc": mxc])
             return nil
@@ -114,7 +119,7 @@ final class AvatarFetcher: Sendable {
     }
 
     /// The body of a GET as the bot, when it is 200 and at most one byte over the limit (that byte tells "too large").
-    private func download(_ url: String) async -> [UInt8]? {
+    private func download(_ url: String, limit: Int) async -> [UInt8]? {
         var request = CurlEasyTransfer.Request(url: url)
         request.headers = ["Authorization: Bearer \(settings.asToken)"]
         request.caFile = settings.caFile

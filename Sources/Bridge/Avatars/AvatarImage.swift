@@ -25,6 +25,8 @@ enum AvatarImage {
 
     /// The avatar limit when the config does not set one: 1 MiB (XEP-0153 recommends far less, 8 KiB; clients send more).
     static let defaultLimit = 1 << 20
+    /// The largest image a puppet's vCard carries (a larger Matrix avatar goes as a 96×96 thumbnail): 64 KiB.
+    static let defaultVCardLimit = 64 << 10
 
     /// The SHA-1 of `bytes` as XEP-0153 writes it (lower-case hex).
     static func sha1(_ bytes: [UInt8]) -> String { Digest.hex(Digest.sha1(bytes)) }
