@@ -148,4 +148,44 @@ final class AvatarTests: XCTestCase {
         guard case .other(let vCard)? = answer.payload else { return XCTFail("no vCard in \(answer.element)") }
         XCTAssertEqual(try VCardPhoto.read(vCard, maxEncodedLength: 1 << 20)?.data, Array(Self.png))
     }
+
+    /// `png` with a `tEXt` chunk of `padding` bytes after its header: a valid image far over the vCard limit.
+    static func paddedPNG(_ png: Data, padding: Int) -> Data {
+        var chunk = Array("tEXt".utf8) + Array("Comment".utf8) + [0] + Array(repeating: UInt8(ascii: "x"), count: padding)
+        let length = UInt32(chunk.count - 4)
+        // CRC-32 (PNG §5.3) by hand: three lines, and no library the tests link has it.
+        var crc: UInt32 = 0xffff_ffff
+        for byte in chunk {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = (crc >> 1) ^ (0xedb8_8320 & (0 &- (crc & 1))) }
+        }
+        crc ^= 0xffff_ffff
+        chunk.append(contentsOf: [UInt8(crc >> 24), UInt8(crc >> 16 & 0xff), UInt8(crc >> 8 & 0xff), UInt8(crc & 0xff)])
+        let header = [UInt8(length >> 24), UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff)]
+        let bytes = Array(png)
+        // Signature (8) + IHDR (4 length + 4 type + 13 data + 4 CRC) = 33 bytes, then the new chunk.
+        return Data(bytes[0..<33] + header + chunk + bytes[33...])
+    }
+
+    func testALargeMatrixAvatarReachesTheVCardAsTheHomeserversThumbnail() async throws {
+        let pair = try await RichPair.start("tavatar")
+        defer { pair.close() }
+        _ = try await pair.aliceSays("before the avatar")
+        let large = Self.paddedPNG(Self.png, padding: 200 << 10)
+        XCTAssertGreaterThan(large.count, 64 << 10)
+        let mxc = try await pair.alice.upload(large, contentType: "image/png", fileName: "large.png")
+        try await pair.alice.setState("m.room.member", stateKey: pair.alice.userID,
+                                      content: ["membership": "join", "displayname": RichPair.puppetNick, "avatar_url": mxc], in: pair.room)
+        let puppet = pair.muc.with(resource: RichPair.puppetNick)!
+        let presence = try await pair.romeo.nextPresence(within: 30, "the puppet's presence with a hash") { presence in
+            presence.from == puppet && (Self.avatarHash(presence) ?? nil).map { $0.count == 40 } == true
+        }
+        let answer = try await pair.romeo.request(IQ(type: .get, to: puppet, payload: .other(VCardPhoto.request)), within: 30)
+        guard case .other(let vCard)? = answer.payload else { return XCTFail("no vCard in \(answer.element)") }
+        let photo = try XCTUnwrap(try VCardPhoto.read(vCard, maxEncodedLength: 1 << 20))
+        XCTAssertLessThanOrEqual(photo.data.count, 64 << 10, "the thumbnail, not the original")
+        XCTAssertNotEqual(photo.data, Array(large))
+        XCTAssertEqual(Self.avatarHash(presence), .some(Digest.hex(Digest.sha1(photo.data))), "the hash announced is the vCard photo's")
+        XCTAssertTrue(photo.data.starts(with: [0x89, 0x50, 0x4e, 0x47]) || photo.data.starts(with: [0xff, 0xd8]), "an image")
+    }
 }
