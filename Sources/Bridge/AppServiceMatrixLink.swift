@@ -225,6 +225,26 @@ public struct AppServiceMatrixLink: MatrixLink {
         date.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
     }
 
+    public func setTopic(_ topic: String, in room: RoomID, as user: UserID) async throws {
+        _ = try await classified("set_state") { () async throws(MatrixError) in
+            try await client.sendState(RoomTopicContent.plain(topic), type: MatrixEventType.roomTopic, to: room, as: user)
+        }
+    }
+
+    public func setRoomName(_ name: String, in room: RoomID) async throws {
+        _ = try await classified("set_state") { () async throws(MatrixError) in
+            try await client.sendState(RoomNameContent(name: name), type: MatrixEventType.roomName, to: room, as: botUserID)
+        }
+    }
+
+    public func joinReplacement(_ room: RoomID, via servers: [String]) async throws -> RoomID? {
+        _ = try await classified("join") { () async throws(MatrixError) in try await client.join(room, via: servers, as: botUserID) }
+        let create = try await classified("get_state") { () async throws(MatrixError) in
+            try await client.stateEvent(RoomCreateContent.self, type: MatrixEventType.create, in: room, as: botUserID)
+        }
+        return create?.predecessor?.roomID
+    }
+
     public func createDirectRoom(as creator: UserID, inviting user: UserID) async throws -> RoomID {
         try await classified("create_room") { () async throws(MatrixError) in
             try await client.createRoom(CreateRoomRequest(preset: "trusted_private_chat", invite: [user], isDirect: true), as: creator)

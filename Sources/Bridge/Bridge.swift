@@ -190,6 +190,10 @@ public final class Bridge: Sendable {
                     case .unlinked(let room):
                         directory.remove(room)
                         directChats.enqueue(.linkStatus(room, .error))
+                    case .moved(let room):
+                        directory.remove(room)
+                        directChats.enqueue(.linkStatus(room, .error))   // its DMs now wait for the new room's portal
+                        await reloadLinks(&group)
                     case .status(let room, let status):
                         directChats.enqueue(.linkStatus(room, status))
                     }

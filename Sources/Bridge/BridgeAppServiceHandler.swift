@@ -82,6 +82,12 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
                                          previousMembership: previousMembership, previousDisplayname: previousName)
             member.avatarURL = content.avatarURL.flatMap { $0.isEmpty ? nil : $0 }
             return member
+        case .roomTopic(let content) where event.stateKey == "":
+            return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: "",
+                                   content: .topic(content.topic ?? ""))
+        case .tombstone(let content) where event.stateKey == "":
+            return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: "",
+                                   content: .tombstone(replacement: content.replacementRoom, body: content.body))
         case .powerLevels(let content):
             guard event.stateKey == "" else { return nil }
             let users = Dictionary(content.users.compactMap { key, level in UserID(key).map { ($0, level) } }, uniquingKeysWith: max)

@@ -32,4 +32,6 @@ struct BridgeContext: Sendable {
 enum PortalNotice: Sendable {
     case status(RoomID, RoomLink.Status)
     case unlinked(RoomID)
+    /// The link moved from this (upgraded) room to its replacement: the bridge loads the new portal.
+    case moved(from: RoomID)
 }

@@ -19,6 +19,8 @@ extension ComponentXMPPLink {
             error: isError ? StanzaErrorInfo(condition: message.error?.condition ?? .undefinedCondition,
                                              text: message.error?.text) : nil)
         translated.references = message.references
+        translated.subject = message.subject
+        translated.statusCodes = Set(message.mucUser?.statusCodes.map(\.rawValue) ?? [])
         translated.signals = message.signals
         return translated
     }
@@ -57,6 +59,7 @@ extension ComponentXMPPLink {
                 ? StanzaErrorInfo(condition: presence.error?.condition ?? .undefinedCondition, text: presence.error?.text)
                 : nil,
             affiliation: item?.affiliation, role: item?.role)
+        translated.destroyed = presence.mucUser?.destroy.map { RoomDestruction(reason: $0.reason, alternateVenue: $0.alternateVenue?.bare) }
         translated.avatar = AvatarUpdate(extensions: presence.extensions)
         return translated
     }

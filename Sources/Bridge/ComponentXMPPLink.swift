@@ -97,11 +97,21 @@ public final class ComponentXMPPLink: XMPPLink {
 
     public func roomFeatures(room: JID, as occupant: JID) async throws -> RoomFeatures {
         do {
-            let features = Set(try await connection.discoInfo(of: room.bare, as: occupant).features)
+            let info = try await connection.discoInfo(of: room.bare, as: occupant)
+            let features = Set(info.features)
             let moderation: ModerationRequest.Version? = features.contains(XMPPNamespace.moderation) ? .current
                 : features.contains(XMPPNamespace.moderationLegacy) ? .legacy : nil
             return RoomFeatures(stanzaIDs: features.contains(XMPPNamespace.stanzaID), archive: features.contains(XMPPNamespace.mam),
-                                moderation: moderation)
+                                moderation: moderation, name: info.roomName)
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
+    public func setSubject(room: JID, subject: String, from occupant: JID, id: OriginID) async throws {
+        do {
+            try await connection.send(.message(Message(type: .groupchat, from: occupant, to: room.bare,
+                                                       id: StanzaAttributeID(id.rawValue), subject: subject)))
         } catch {
             throw Self.linkError(error)
         }

@@ -50,7 +50,7 @@ enum DirectChatRules {
                 return .notice("⚠️ \(name) is not in the XMPP room any more; the message was not delivered.")
             }
             return .sendPrivate(to: to, body: text.body, unstyled: text.unstyled)
-        case .reaction, .redaction, .powerLevels:
+        case .reaction, .redaction, .powerLevels, .topic, .tombstone:
             return .ignore
         }
     }

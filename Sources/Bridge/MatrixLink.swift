@@ -47,6 +47,14 @@ public protocol MatrixLink: Sendable {
                timestamp: Date?) async throws -> EventID?
     /// Redacts `event` as `user` (idempotent by txnId); returns the redaction's event id.
     func redact(_ event: EventID, reason: String?, as user: UserID, in room: RoomID, txnID: ClientTransactionID) async throws -> EventID
+    /// Sets `room`'s `m.room.topic` (plain text, also as `m.topic`) as `user` (the bot or a ghost). A refusal (the user
+    /// lacks the power) is a `MatrixError` with `M_FORBIDDEN`; the homeserver being down is ``MatrixLinkError/unavailable(_:)``.
+    func setTopic(_ topic: String, in room: RoomID, as user: UserID) async throws
+    /// Sets `room`'s `m.room.name` as the bot (`""` removes it).
+    func setRoomName(_ name: String, in room: RoomID) async throws
+    /// The bot joins `room` — the replacement of an upgraded room — through `servers` (the tombstone sender's
+    /// homeserver) and returns the room its `m.room.create` names as its predecessor (nil: none).
+    func joinReplacement(_ room: RoomID, via servers: [String]) async throws -> RoomID?
     /// Creates a direct chat as `creator` (a ghost) inviting `user` (`POST /createRoom` with `is_direct: true` and the
     /// `trusted_private_chat` preset); returns the new room. Not idempotent: the caller records its intent first.
     func createDirectRoom(as creator: UserID, inviting user: UserID) async throws -> RoomID
@@ -165,6 +173,10 @@ public struct MatrixRoomEvent: Sendable, Equatable, Codable {
         case redaction(target: EventID, reason: String?)
         /// `m.room.member` for `stateKey`: membership and per-room displayname.
         case member(membership: Membership, displayname: String?, reason: String?)
+        /// `m.room.topic`: the room's topic as now set (`""`: removed).
+        case topic(String)
+        /// `m.room.tombstone`: the room was upgraded; it lives on as `replacement` (spec §11.32 "Room upgrades").
+        case tombstone(replacement: RoomID, body: String?)
         /// `m.room.power_levels`: the users listed and `users_default`.
         case powerLevels(users: [UserID: Int64], usersDefault: Int64)
     }

@@ -12,7 +12,8 @@ extension Portal {
             return .roomLoaded(PortalStateMachine.RoomSnapshot(
                 puppets: try await context.store.puppets(room), ghosts: try await context.store.roomGhosts(room),
                 firstActivation: first, lastStanzaID: try await context.store.lastStanzaID(room),
-                activeSince: try await context.store.activeSince(room), undelivered: try await context.store.undeliveredMappings(room)))
+                activeSince: try await context.store.activeSince(room), undelivered: try await context.store.undeliveredMappings(room),
+                texts: try await context.store.roomTexts(room)))
         } catch {
             logger.error("Could not read the room's state", metadata: ["error": "\(error)"])
             return .roomLoaded(nil)
@@ -102,7 +103,7 @@ extension Portal {
                 } else {
                     targets.redacted = try await store.mapping(room: room, eventID: target)
                 }
-            case .member, .powerLevels:
+            case .member, .powerLevels, .topic, .tombstone:
                 break
             }
             return .matrixTargetsResolved(queued, targets)

@@ -38,8 +38,9 @@ actor Portal {
         let matrix = context.matrix
         machine = PortalStateMachine(configuration: .init(
             room: link.matrixRoom, muc: link.muc, naming: context.naming, botUserID: matrix.botUserID,
-            ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) }, roleLevels: context.roleLevels,
-            matrixModeratorsToMUC: link.matrixModeratorsToMUC, mediaLinks: context.media?.signer, avatars: context.avatars != nil))
+            ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) }, syncName: link.syncName,
+            mucDestroyed: link.mucDestroyed, roleLevels: context.roleLevels, matrixModeratorsToMUC: link.matrixModeratorsToMUC,
+            mediaLinks: context.media?.signer, avatars: context.avatars != nil))
         ephemeralSender = EphemeralSender { [context, logger] send in
             await Portal.performEphemeral(send, link: link, context: context, logger: logger)
         }
@@ -175,6 +176,15 @@ actor Portal {
         case .readMatrixPower: return await readMatrixPower()
         case .setMUCRole(let nick, let role): await setMUCRole(nick: nick, role: role)
         case .setBridgeInfo(let info): await setBridgeInfo(info)
+        case .setMatrixTopic(let change): return await setMatrixTopic(change)
+        case .setMatrixRoomName(let name): await setMatrixRoomName(name)
+        case .recordSubject(let subject): await recordSubject(subject)
+        case .recordDestruction(let detail): await recordDestruction(detail: detail)
+        case .announceInMUC(let text): await announceInMUC(text)
+        case .sendSubject(let change): return await sendSubject(change)
+        case .joinReplacementRoom(let upgrade): return await joinReplacementRoom(upgrade)
+        case .moveLink(let upgrade): return await moveLink(upgrade)
+        case .finishUpgrade(let upgrade, let ghosts): await finishUpgrade(upgrade, ghosts: ghosts)
         case .unlink(let plan): await unlink(plan)
         case .log(let entry): logger.log(entry.level, entry.message, metadata: entry.metadata)
         }

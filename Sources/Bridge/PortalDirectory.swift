@@ -59,7 +59,8 @@ final class PortalDirectory: Sendable {
     func remove(_ room: RoomID) {
         table.withLock { table in
             guard let portal = table.portals.removeValue(forKey: room) else { return }
-            table.byMUC[portal.link.muc.bare] = nil
+            // A moved link's new portal may hold the MUC already.
+            if table.byMUC[portal.link.muc.bare] === portal { table.byMUC[portal.link.muc.bare] = nil }
             table.unlinking.remove(room)
         }
     }

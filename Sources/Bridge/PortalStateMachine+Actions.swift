@@ -105,6 +105,29 @@ extension PortalStateMachine {
         /// The link's status for `isthmus links`.
         case setStatus(RoomLink.Status, detail: String?)
 
+        // MARK: Room state (subject, name, upgrades)
+        /// → ``Input/topicSet(_:_:)``: sets the Matrix room's topic as the change's actor (a ghost or the bot).
+        case setMatrixTopic(TopicChange)
+        /// The bot sets the Matrix room's name, then records it as the name bridged (a failure is logged, no outcome).
+        case setMatrixRoomName(String)
+        /// Records the subject/topic both sides now agree on.
+        case recordSubject(String)
+        /// Records that the MUC was destroyed, with the link's `error` status and its detail (one write).
+        case recordDestruction(detail: String)
+        /// → ``Input/subjectSent(_:_:)``: a subject change from one of our occupants (the room's reflection or its
+        /// bounced error follows as an event).
+        case sendSubject(SubjectChange)
+        /// A groupchat message from the bridge's own occupant (who changed the subject it set for a Matrix user); its
+        /// reflection is ours, never bridged back. Best effort, no outcome.
+        case announceInMUC(String)
+        /// → ``Input/replacementJoined(_:predecessor:_:)``: the bot joins the room that replaces the upgraded one.
+        case joinReplacementRoom(RoomUpgrade)
+        /// → ``Input/linkMoved(_:moved:)``: the link and its state move to the replacement room (one commit).
+        case moveLink(RoomUpgrade)
+        /// After the move: `ghosts` and the bot leave the old room, and the bridge loads the link's portal for the new
+        /// room (this portal is closed).
+        case finishUpgrade(RoomUpgrade, ghosts: [UserID])
+
         // MARK: The portal itself
         /// Deliver ``PortalEvent/retryInbox`` at this time.
         case scheduleInboxRetry(at: ContinuousClock.Instant)
@@ -134,7 +157,7 @@ extension PortalStateMachine {
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
                  .readInbox, .insertMapping, .applyGhostPowerLevels, .lookUpGhostAddress, .readMatrixPower,
-                 .resolveReadMarkers:
+                 .resolveReadMarkers, .setMatrixTopic, .sendSubject, .joinReplacementRoom, .moveLink:
                 return true
             default:
                 return false
@@ -306,6 +329,8 @@ extension PortalStateMachine {
         case sync
         /// A message waits to go out.
         case send(XMPPDelivery)
+        /// A Matrix topic change waits to go out as the MUC subject.
+        case subject(SubjectChange)
         /// A Matrix invitation of a ghost waits to go out as a mediated invitation.
         case invite(GhostInvite)
     }
@@ -357,6 +382,8 @@ extension PortalStateMachine {
         var lastStanzaID: StanzaID?
         var activeSince: Date?
         var undelivered: [MessageMapping]
+        /// The subject/topic and name last bridged.
+        var texts = RoomTexts()
     }
 
     /// Who leaves what when a link is removed (ghosts come from the store).

@@ -86,6 +86,14 @@ extension PortalStateMachine {
             return ownMessageRefused(originID, mapping: mapping, error: error)
         case .mappingInserted(let delivery, let inserted):
             return mappingInserted(delivery, inserted: inserted)
+        case .topicSet(let change, let failure):
+            return topicSet(change, failure: failure)
+        case .subjectSent(let change, let failure):
+            return subjectSent(change, failure: failure)
+        case .replacementJoined(let upgrade, let predecessor, let failure):
+            return replacementJoined(upgrade, predecessor: predecessor, failure: failure)
+        case .linkMoved(let upgrade, let moved):
+            return linkMoved(upgrade, moved: moved)
         case .readMarkersResolved(let query, let found):
             return readMarkersResolved(query, found)
         }
@@ -176,7 +184,7 @@ extension PortalStateMachine {
         }
         let saidBefore = roomFeatures?.canCatchUp == false
         roomFeatures = features
-        var actions: [Action] = [.recordRoomFeatures(features)]
+        var actions: [Action] = [.recordRoomFeatures(features)] + syncRoomName()
         if !features.canCatchUp && !saidBefore {
             actions.append(.log(LogEntry(
                 level: .notice, message: "The MUC keeps no archive with stanza-ids: messages sent while the bridge is down cannot be caught up",
@@ -196,9 +204,11 @@ extension PortalStateMachine {
             displaynames[puppet.user] = displaynames[puppet.user] ?? puppet.displayname
         }
         ghosts = Dictionary(snapshot.ghosts.map { ($0.user, $0) }, uniquingKeysWith: { first, _ in first })
-        if roomFeatures?.canCatchUp == false { return [] }   // nothing to catch up from (said at activation)
-        guard let query = catchUpQuery(snapshot) else { return [] }
-        return [.fetchArchive(after: query.after, since: query.since)]
+        roomTexts = snapshot.texts
+        let name = syncRoomName()
+        if roomFeatures?.canCatchUp == false { return name }   // nothing to catch up from (said at activation)
+        guard let query = catchUpQuery(snapshot) else { return name }
+        return name + [.fetchArchive(after: query.after, since: query.since)]
     }
 
     /// XEP-0313 catch-up: what to ask the archive for — after the last stanza-id we handled; when there is none, since

@@ -13,6 +13,10 @@ extension PortalStateMachine {
         var ghostUserID: @Sendable (String) -> UserID?
         /// Whether a user id is in the ghost namespace.
         var isGhost: @Sendable (UserID) -> Bool
+        /// Whether the MUC's name is copied to the Matrix room (`link --sync-name`).
+        var syncName = false
+        /// Whether the MUC was destroyed (recorded with the link): the bridge does not join it again.
+        var mucDestroyed = false
         /// How long a paused inbox waits after an XMPP request timed out.
         var inboxRetryDelay: Duration = .seconds(5)
         /// The longest pause between attempts while the homeserver is unavailable.
@@ -65,6 +69,14 @@ extension PortalStateMachine {
         case inboxRead([QueuedMatrixEvent]?)
         /// Whether the mapping was new (false: mapped already, nothing to send); nil when the store failed.
         case mappingInserted(XMPPDelivery, inserted: Bool?)
+        /// The Matrix topic was set (nil) or why not.
+        case topicSet(TopicChange, MatrixFailure?)
+        /// A subject change went out (nil) or why not.
+        case subjectSent(SubjectChange, XMPPFailure?)
+        /// The bot joined the replacement room, whose `m.room.create` names `predecessor` (nil failure), or why not.
+        case replacementJoined(RoomUpgrade, predecessor: RoomID?, MatrixFailure?)
+        /// Whether the link moved to the replacement room (false: the store failed).
+        case linkMoved(RoomUpgrade, moved: Bool)
         /// The real JID the invited ghost stands for, from the store (nil: unknown).
         case ghostAddressFound(GhostInvite, JID?)
         /// How a change of the ghosts' power levels ended.

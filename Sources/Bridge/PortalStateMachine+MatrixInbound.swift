@@ -45,6 +45,10 @@ extension PortalStateMachine {
             default:
                 return [.dequeue(seq: queued.seq)]
             }
+        case .topic(let text):
+            return matrixTopic(queued, text: text)
+        case .tombstone(let replacement, _):
+            return roomUpgraded(queued, to: replacement)
         case .powerLevels(let users, let usersDefault):
             return matrixPowerLevelsChanged(users: users, usersDefault: usersDefault) + [.dequeue(seq: queued.seq)]
         }
@@ -131,6 +135,8 @@ extension PortalStateMachine {
             return []
         case .send(let delivery):
             return [.sendGroupchat(delivery)]
+        case .subject(let change):
+            return sendSubject(change)
         case .invite(let invite):
             return sendGhostInvite(invite, from: puppet)
         }
@@ -157,6 +163,8 @@ extension PortalStateMachine {
             return [log]
         case .send(let delivery):
             return sendFailed(delivery, failure)
+        case .subject(let change):
+            return subjectNotSent(change, failure)
         case .invite(let invite):
             if failure.isUnavailable { return unavailableDuringDrain(failure) }
             return [.log(LogEntry(level: .warning, message: "Puppet could not join to send an invitation",
@@ -258,7 +266,7 @@ extension PortalStateMachine {
         case .message(let msgtype, let body, _):
             return BridgeCommand.parse(msgtype: msgtype, body: body) == nil && MessageTranslation.toXMPP(msgtype: msgtype, body: body) != nil
         case .reaction, .redaction: return true
-        case .member, .powerLevels: return false
+        case .member, .powerLevels, .topic, .tombstone: return false
         }
     }
 }

@@ -20,7 +20,7 @@ extension PortalStateMachine {
             return matrixReaction(queued, key: key, targets: targets)
         case .redaction(_, let reason):
             return matrixRedaction(queued, reason: reason, targets: targets)
-        case .member, .powerLevels:
+        case .member, .powerLevels, .topic, .tombstone:
             return [.dequeue(seq: queued.seq)]
         }
     }

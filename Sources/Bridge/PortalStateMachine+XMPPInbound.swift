@@ -10,6 +10,7 @@ extension PortalStateMachine {
     mutating func xmppMessage(_ message: RoomMessage) -> [Action] {
         let bot = configuration.naming.botOccupant
         if let error = message.error {
+            if let pending = pendingSubject, message.id == pending.id.rawValue { return subjectRefused(pending, error: error) }
             guard let to = message.to, to == bot || puppets.values.contains(where: { $0.occupant == to }),
                   let originID = message.originID ?? message.id.flatMap(OriginID.init) else { return [] }
             if let told = inviteRefused(originID, error) { return told }
@@ -17,6 +18,10 @@ extension PortalStateMachine {
         }
         guard message.to == nil || message.to == bot else { return [] }
         let typing = occupantTyping(message)
+        // XEP-0045 §8.1: a subject without a body is a subject change (or the subject sent on join).
+        if let subject = message.subject, message.body == nil { return typing + subjectMessage(message, subject: subject) }
+        // XEP-0045 §10.2: status 104 from the room itself — its configuration (and maybe its name) changed.
+        if message.nick.isEmpty, message.statusCodes.contains(104) { return typing + configurationChanged() }
         // Only a chat state or marker (our puppets' own come back from the room too): nothing for the message path.
         if message.isSignalOnly { return typing + (occupantDisplayed(message) ?? []) }
         return typing + bridgeRoomMessage(message)
@@ -51,6 +56,9 @@ extension PortalStateMachine {
     mutating func xmppPresence(_ presence: RoomPresence) -> [Action] {
         if presence.error != nil { return [] }
         guard presence.to == nil || presence.to == configuration.naming.botOccupant else { return [] }
+        if let destruction = presence.destroyed, presence.statusCodes.contains(110) || presence.nick == botNick {
+            return roomDestroyed(destruction)
+        }
         if presence.statusCodes.contains(110) || presence.nick == botNick { return ownPresence(presence) }
         if isOurOccupant(nick: presence.nick, realJID: presence.realJID) { return puppetPresence(presence) }
         // A puppet's nick change (303): the machine already holds the new nick, so the old one is not recognised —

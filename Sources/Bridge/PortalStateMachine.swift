@@ -62,6 +62,14 @@ struct PortalStateMachine: Sendable {
     var displaynames: [UserID: String] = [:]
     /// This room's ghosts as stored (loaded at activation, then kept in step with every write).
     var ghosts: [UserID: RoomGhost] = [:]
+    /// The subject/topic and name last bridged; nil until loaded at activation.
+    var roomTexts: RoomTexts?
+    /// A subject change of ours the MUC has neither reflected nor refused yet.
+    var pendingSubject: SubjectChange?
+    /// The MUC was destroyed (XEP-0045 §10.9): the bridge stays out of it (rejoining would create it again).
+    var destroyed = false
+    /// The tombstone whose replacement room the bot may not join yet (it waits for an invitation; said once).
+    var awaitingUpgradeInvite: EventID?
 
     // MARK: Work in progress
     /// The rest of the current piece of work.
@@ -80,6 +88,7 @@ struct PortalStateMachine: Sendable {
     init(configuration: Configuration) {
         self.configuration = configuration
         botNick = configuration.naming.botNick
+        destroyed = configuration.mucDestroyed
     }
 
     /// A MUC occupant that is not ours, and the ghost standing for it on Matrix.
@@ -128,11 +137,13 @@ struct PortalStateMachine: Sendable {
         switch event {
         case .activate:
             xmppConnected = true
+            if destroyed { return [] }
             return startActivation()
         case .xmppDisconnected:
             xmppConnected = false
             botJoined = false
             for user in puppets.keys { puppets[user]?.joined = false }
+            if destroyed { return [] }   // the link stays in error: there is nothing to wait for
             return [.setStatus(.pending, detail: "waiting for the XMPP server")]
         case .xmppMessage(let message):
             return xmppMessage(message)

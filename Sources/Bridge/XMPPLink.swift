@@ -51,6 +51,10 @@ public protocol XMPPLink: Sendable {
     func archive(room: JID, as occupant: JID, after: StanzaID?, since: Date?) async throws -> [RoomMessage]
     /// What the room announces in its disco#info (XEP-0030) that the bridge relies on, asked as `occupant`.
     func roomFeatures(room: JID, as occupant: JID) async throws -> RoomFeatures
+    /// Sends a subject change (XEP-0045 §8.1: a groupchat message with only `<subject>`) from `occupant` with the
+    /// stanza `id` given. The room answers with the change broadcast (from the occupant's nick) or a bounced error
+    /// carrying that id (`forbidden` when the occupant may not change the subject); both arrive as events.
+    func setSubject(room: JID, subject: String, from occupant: JID, id: OriginID) async throws
     /// Stops (true) or resumes (false) reading from the XMPP server: while the store cannot write (a full disk) the
     /// bridge takes nothing it could not record, and the server's data waits in the socket instead of in memory.
     func setReadingPaused(_ paused: Bool) async
@@ -79,11 +83,14 @@ public struct RoomFeatures: Sendable, Equatable {
     public var archive: Bool
     /// XEP-0425: which moderation protocol the room speaks, if any.
     public var moderation: ModerationRequest.Version?
+    /// The room's name: `muc#roomconfig_roomname` of its `muc#roominfo` form, else its identity's name (nil: none).
+    public var name: String?
 
-    public init(stanzaIDs: Bool, archive: Bool, moderation: ModerationRequest.Version? = nil) {
+    public init(stanzaIDs: Bool, archive: Bool, moderation: ModerationRequest.Version? = nil, name: String? = nil) {
         self.stanzaIDs = stanzaIDs
         self.archive = archive
         self.moderation = moderation
+        self.name = name
     }
 
     /// Whether messages missed during downtime can be caught up: an archive, addressed by stanza-ids.
@@ -135,6 +142,11 @@ public struct RoomMessage: Sendable, Equatable {
     /// What it refers to or how its body is to be read: reply, correction, retraction, moderation, reactions,
     /// fallback ranges, `<unstyled/>`.
     public var references = MessageReferences()
+    /// `<subject>` (XEP-0045 §8.1): the room's subject as set by `nick` (`""`: cleared). A message with a subject and
+    /// no body is a subject change (or the subject sent on join); one with a body is a plain message.
+    public var subject: String?
+    /// XEP-0045 status codes of a message from the room itself (104: its configuration changed).
+    public var statusCodes: Set<Int> = []
     /// Its XEP-0085 chat state and XEP-0333 displayed marker, if any.
     public var signals = ChatSignals()
 
@@ -178,6 +190,8 @@ public struct RoomPresence: Sendable, Equatable {
     public var reason: String?
     /// Set for `type='error'` presences.
     public var error: StanzaErrorInfo?
+    /// XEP-0045 §10.9: the room was destroyed (`<destroy/>` in the unavailable presence).
+    public var destroyed: RoomDestruction?
     /// What its XEP-0153 `vcard-temp:x:update` says about the occupant's avatar; nil: it carries none.
     public var avatar: AvatarUpdate?
 
@@ -196,6 +210,19 @@ public struct RoomPresence: Sendable, Equatable {
         self.newNick = newNick
         self.reason = reason
         self.error = error
+    }
+}
+
+/// Why a MUC was destroyed and where its people went (XEP-0045 §10.9 `<destroy jid><reason/></destroy>`).
+public struct RoomDestruction: Sendable, Equatable {
+    /// `<reason/>`, when given.
+    public var reason: String?
+    /// The alternate venue (`jid`), when given.
+    public var alternateVenue: JID?
+
+    public init(reason: String? = nil, alternateVenue: JID? = nil) {
+        self.reason = reason
+        self.alternateVenue = alternateVenue
     }
 }
 

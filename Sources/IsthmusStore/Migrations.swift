@@ -18,6 +18,7 @@ enum Migrations {
         Migration(version: 7, name: "direct chats", sql: DirectChatTable.schema),
         Migration(version: 8, name: "matrix moderators to MUC", sql: RoomLinkTable.matrixModeratorsColumn),
         Migration(version: 9, name: "bridge secrets", sql: BridgeSecretTable.schema),
+        Migration(version: 10, name: "room subject and name", sql: RoomLinkTable.syncNameColumn + RoomStateTable.textColumns),
         Migration(version: 11, name: "avatars", sql: AvatarTable.schema),
     ]
 

@@ -13,11 +13,17 @@ enum RoomLinkTable {
             created_at    INTEGER NOT NULL DEFAULT (strftime('%s','now'))
         );
         """
-    static let columns = "matrix_room, matrix_alias, muc, status, detail, unlinking, archive, matrix_moderators"
+    static let columns = "matrix_room, matrix_alias, muc, status, detail, unlinking, archive, matrix_moderators, sync_name, muc_destroyed"
     /// Migration 4: whether the MUC keeps an archive with stanza-ids (NULL: not known yet).
     static let archiveColumn = "ALTER TABLE room_links ADD COLUMN archive INTEGER;"
-    /// Migration 10: the link's opt-in that makes Matrix moderators' occupants MUC moderators.
+    /// Migration 8: the link's opt-in that makes Matrix moderators' occupants MUC moderators.
     static let matrixModeratorsColumn = "ALTER TABLE room_links ADD COLUMN matrix_moderators INTEGER NOT NULL DEFAULT 0;"
+    /// Migration 10: whether the MUC's name is copied to the Matrix room (`link --sync-name`), and whether the MUC was
+    /// destroyed.
+    static let syncNameColumn = """
+        ALTER TABLE room_links ADD COLUMN sync_name INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE room_links ADD COLUMN muc_destroyed INTEGER NOT NULL DEFAULT 0;
+        """
 }
 
 /// One linked pair of rooms.
@@ -46,10 +52,18 @@ public struct RoomLink: Sendable, Equatable {
     /// Opt-in (`isthmus link --matrix-moderators`): Matrix users with power level 50 or more get the MUC *role*
     /// moderator for their occupant (never an affiliation). Off by default: XMPP is the authority on its room.
     public var matrixModeratorsToMUC: Bool
+    /// Whether the MUC's name (disco#info `muc#roomconfig_roomname`) is copied to the Matrix room's `m.room.name`
+    /// (`isthmus link --sync-name`). Off by default: the Matrix room keeps its own name.
+    public var syncName: Bool
+    /// Whether the MUC was destroyed (XEP-0045 §10.9): `serve` does not join it again (that would create a new room).
+    public var mucDestroyed: Bool
 
     public init(matrixRoom: RoomID, matrixAlias: RoomAlias?, muc: JID, status: Status = .pending, detail: String? = nil,
-                unlinking: Bool = false, archive: Bool? = nil, matrixModeratorsToMUC: Bool = false) {
+                unlinking: Bool = false, archive: Bool? = nil, matrixModeratorsToMUC: Bool = false, syncName: Bool = false,
+                mucDestroyed: Bool = false) {
         self.matrixModeratorsToMUC = matrixModeratorsToMUC
+        self.syncName = syncName
+        self.mucDestroyed = mucDestroyed
         self.matrixRoom = matrixRoom
         self.matrixAlias = matrixAlias
         self.muc = muc
@@ -99,9 +113,9 @@ extension Store {
             }
             if let other = existing.first { throw RoomLinkConflict.mucAlreadyLinked(other) }
             try db.run(
-                "INSERT INTO room_links (matrix_room, matrix_alias, muc, status, detail, unlinking, matrix_moderators) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO room_links (matrix_room, matrix_alias, muc, status, detail, unlinking, matrix_moderators, sync_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 link.matrixRoom, link.matrixAlias?.description, link.muc.bare.description, link.status.rawValue, link.detail,
-                link.unlinking, link.matrixModeratorsToMUC)
+                link.unlinking, link.matrixModeratorsToMUC, link.syncName)
         }
         localLinkChanges += 1
     }
@@ -117,6 +131,13 @@ extension Store {
     public func updateRoomLinkStatus(_ room: RoomID, status: RoomLink.Status, detail: String?) throws {
         try write { db in
             try db.run("UPDATE room_links SET status = ?, detail = ? WHERE matrix_room = ?", status.rawValue, detail, room)
+        }
+    }
+
+    /// Records that a link's MUC was destroyed: status `error` with `detail`, and no joining it again.
+    public func markRoomLinkDestroyed(_ room: RoomID, detail: String) throws {
+        try write { db in
+            try db.run("UPDATE room_links SET status = 'error', detail = ?, muc_destroyed = 1 WHERE matrix_room = ?", detail, room)
         }
     }
 
@@ -148,6 +169,7 @@ extension RoomLinkTable {
               let status = RoomLink.Status(rawValue: row.string(3) ?? "") else { return nil }
         return RoomLink(matrixRoom: room, matrixAlias: row.id(1), muc: muc, status: status, detail: row.string(4),
                         unlinking: (row.int(5) ?? 0) != 0, archive: row.int(6).map { $0 != 0 },
-                        matrixModeratorsToMUC: (row.int(7) ?? 0) != 0)
+                        matrixModeratorsToMUC: (row.int(7) ?? 0) != 0, syncName: (row.int(8) ?? 0) != 0,
+                        mucDestroyed: (row.int(9) ?? 0) != 0)
     }
 }

@@ -12,6 +12,13 @@ enum RoomStateTable {
         );
         """
 
+    /// Migration 10: the room's subject/topic and name as last bridged (so a rejoin's subject or a restart's
+    /// disco#info is not taken for a change).
+    static let textColumns = """
+        ALTER TABLE room_state ADD COLUMN subject TEXT;
+        ALTER TABLE room_state ADD COLUMN room_name TEXT;
+        """
+
     static func setLastStanzaID(_ db: SQLiteConnection, room: RoomID, stanzaID: StanzaID) throws {
         _ = try db.run("""
             INSERT INTO room_state (matrix_room, last_stanza_id) VALUES (?, ?)

@@ -7,6 +7,15 @@ extension MatrixClient {
         try await join(target: room.rawValue, as: user, reason: reason)
     }
 
+    /// Joins `room` as `user` through `servers` (`server_name` query parameters: homeservers that may know the room,
+    /// needed when ours is not in it yet). Returns the room id.
+    public func join(_ room: RoomID, via servers: [String], as user: UserID? = nil) async throws(MatrixError) -> RoomID {
+        let body = try json(Bodies.Reason(reason: nil), call: "join")
+        return try await perform(ClientRequest("join", "POST", ["_matrix/client/v3/join", .param("roomIdOrAlias", room.rawValue)],
+                                               query: acting(user) + servers.map { ("server_name", $0) }, body: body),
+                                 as: Bodies.RoomIDResponse.self).roomID
+    }
+
     /// Joins the room behind `alias` as `user`. Returns the room id.
     public func join(alias: RoomAlias, as user: UserID? = nil, reason: String? = nil) async throws(MatrixError) -> RoomID {
         try await join(target: alias.rawValue, as: user, reason: reason)

@@ -37,6 +37,8 @@ public enum XMPPNamespace {
     public static let mucOwner = "http://jabber.org/protocol/muc#owner"
     /// The room configuration form's `FORM_TYPE` (XEP-0045 §16.5.3).
     public static let mucRoomConfig = "http://jabber.org/protocol/muc#roomconfig"
+    /// XEP-0045 §15.5.4 `muc#roominfo`: the FORM_TYPE of a room's extended disco#info (name, description…).
+    public static let mucRoomInfo = "http://jabber.org/protocol/muc#roominfo"
     /// Moderation by admins and moderators.
     public static let mucAdmin = "http://jabber.org/protocol/muc#admin"
     /// Disco feature: the room keeps message ids stable (XEP-0045 §6.4).

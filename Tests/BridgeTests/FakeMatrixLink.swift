@@ -51,6 +51,13 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         var timelineReads = 0
         /// Bridge-info state as set by the bot, by room and state key (nil content: withdrawn).
         var bridgeInfo: [RoomID: [String: BridgeInfoContent?]] = [:]
+        /// Topics set, in order, with who set them.
+        var topics: [(room: RoomID, text: String, user: UserID)] = []
+        /// Users whose topic changes are refused (no power).
+        var topicRefused: Set<UserID> = []
+        var roomNamesSet: [(room: RoomID, name: String)] = []
+        /// The predecessor each room's `m.room.create` names.
+        var predecessors: [RoomID: RoomID] = [:]
         /// The bot's invitations: who, where, with which reason.
         var invites: [(room: RoomID, user: UserID, reason: String?)] = []
         /// Each room's power state (the default: the bot at 100 in a room version 10 room with no one else listed).
@@ -192,6 +199,22 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         }
     }
 
+    func setTopic(_ topic: String, in room: RoomID, as user: UserID) async throws {
+        try state.withLock { state in
+            if state.topicRefused.contains(user) { throw FakeRefusal(errcode: "M_FORBIDDEN") }
+            state.topics.append((room, topic, user))
+        }
+    }
+
+    func setRoomName(_ name: String, in room: RoomID) async throws {
+        state.withLock { $0.roomNamesSet.append((room, name)) }
+    }
+
+    func joinReplacement(_ room: RoomID, via servers: [String]) async throws -> RoomID? {
+        try await join(room, as: botUserID)
+        return state.withLock { $0.predecessors[room] }
+    }
+
     func joinedMembers(_ room: RoomID) async throws -> [UserID: String?] {
         state.withLock { $0.members[room] ?? [:] }
     }
@@ -214,4 +237,9 @@ final class FakeMatrixLink: MatrixLink, Sendable {
             return MatrixTimelinePage(entries: Array(newestFirst[start..<end]), next: end < newestFirst.count ? String(end) : nil)
         }
     }
+}
+
+/// A refusal by the fake homeserver.
+struct FakeRefusal: Error, Equatable {
+    var errcode: String
 }

@@ -42,6 +42,8 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         var selfPingResult = SelfPingResult.joined
         /// The next this many groupchat sends time out (the server is up but slow).
         var timeoutSends = 0
+        /// Subject changes sent, in order.
+        var subjects: [(from: JID, subject: String, id: OriginID)] = []
     }
 
     let state = Mutex(State())
@@ -95,6 +97,10 @@ final class FakeXMPPLink: XMPPLink, Sendable {
             return message
         }
         if let reflection { feed.yield(.message(reflection)) }
+    }
+
+    func setSubject(room: JID, subject: String, from occupant: JID, id: OriginID) async throws {
+        state.withLock { $0.subjects.append((occupant, subject, id)) }
     }
 
     func moderate(room: JID, _ request: ModerationRequest, as occupant: JID) async throws {

@@ -75,6 +75,7 @@ final class ProvisioningTests: XCTestCase {
         let listed = try XCTUnwrap(answer.json["links"] as? [[String: Any]])
         XCTAssertEqual(listed.map { $0["muc"] as? String }, [muc.description])
         XCTAssertEqual(listed.first?["status"] as? String, "active")
+        XCTAssertEqual(listed.first?["sync_name"] as? Bool, false, "sync_name defaults to false")
 
         // The same checks as the CLI: a second link of the MUC is refused.
         let other = try await alice.createRoom(invite: [world.botUserID])
@@ -97,6 +98,11 @@ final class ProvisioningTests: XCTestCase {
         answer = try await api.call("DELETE", "links/\(room)")
         XCTAssertEqual(answer.status, 404)
         XCTAssertEqual(answer.json["errcode"] as? String, "M_NOT_FOUND")
+
+        // `sync_name` asks for the MUC's name to be copied (as `link --sync-name` does).
+        answer = try await api.call("POST", "links", body: ["matrix_room": other, "muc": world.muc("api-named").description, "sync_name": true])
+        XCTAssertEqual(answer.status, 201, "\(answer.json)")
+        XCTAssertEqual(answer.json["sync_name"] as? Bool, true)
     }
 }
 

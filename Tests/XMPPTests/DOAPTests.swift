@@ -26,6 +26,7 @@ import Testing
         "http://jabber.org/protocol/muc#owner": .xep(45),
         "http://jabber.org/protocol/muc#admin": .xep(45),
         "http://jabber.org/protocol/muc#roomconfig": .xep(45),
+        "http://jabber.org/protocol/muc#roominfo": .xep(45),
         "http://jabber.org/protocol/muc#stable_id": .xep(45),
         "http://jabber.org/protocol/muc#self-ping-optimization": .xep(410),
         "urn:xmpp:occupant-id:0": .xep(421),

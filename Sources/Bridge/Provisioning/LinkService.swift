@@ -52,7 +52,8 @@ public struct LinkService: Sendable {
 
     /// Links `room` with `muc`: the bot joins the room, and the link is recorded `pending`. Returns the new link.
     /// `matrixModeratorsToMUC`: the opt-in that gives Matrix moderators' occupants the MUC moderator role.
-    public func link(_ room: MatrixRoom, muc: JID, matrixModeratorsToMUC: Bool = false) async throws -> RoomLink {
+    /// `syncName`: the MUC's name is copied to the Matrix room (``RoomLink/syncName``).
+    public func link(_ room: MatrixRoom, muc: JID, matrixModeratorsToMUC: Bool = false, syncName: Bool = false) async throws -> RoomLink {
         let muc = muc.bare
         if let allowed = allowedMUCDomains, !allowed.contains(muc.domain) { throw LinkRefusal.mucDomainNotAllowed(muc) }
         if let existing = try await store.roomLinks().first(where: { $0.muc == muc }) {
@@ -69,7 +70,8 @@ public struct LinkService: Sendable {
         }
         var alias: RoomAlias?
         if case .alias(let given) = room { alias = given }
-        let link = RoomLink(matrixRoom: roomID, matrixAlias: alias, muc: muc, matrixModeratorsToMUC: matrixModeratorsToMUC)
+        let link = RoomLink(matrixRoom: roomID, matrixAlias: alias, muc: muc, matrixModeratorsToMUC: matrixModeratorsToMUC,
+                            syncName: syncName)
         do {
             try await store.insertRoomLink(link)
         } catch let conflict as RoomLinkConflict {

@@ -23,8 +23,11 @@ public struct ProvisioningAPI: ProvisioningHandler {
         var muc: String
         var status: String
         var detail: String?
+        /// Whether the MUC's name is copied to the Matrix room.
+        var syncName: Bool
 
         init(_ link: RoomLink) {
+            syncName = link.syncName
             matrixRoom = link.matrixRoom.rawValue
             matrixAlias = link.matrixAlias?.rawValue
             muc = link.muc.description
@@ -33,7 +36,7 @@ public struct ProvisioningAPI: ProvisioningHandler {
         }
 
         enum CodingKeys: String, CodingKey {
-            case matrixRoom = "matrix_room", matrixAlias = "matrix_alias", muc, status, detail
+            case matrixRoom = "matrix_room", matrixAlias = "matrix_alias", muc, status, detail, syncName = "sync_name"
         }
     }
 
@@ -44,7 +47,11 @@ public struct ProvisioningAPI: ProvisioningHandler {
         var muc: String
         /// The opt-in that gives Matrix moderators' occupants the MUC moderator role (absent: off).
         var matrixModeratorsToMUC: Bool?
-        enum CodingKeys: String, CodingKey { case matrixRoom = "matrix_room", muc, matrixModeratorsToMUC = "matrix_moderators_to_muc" }
+        /// Optional, default false: copy the MUC's name to the Matrix room (`link --sync-name`).
+        var syncName: Bool?
+        enum CodingKeys: String, CodingKey {
+            case matrixRoom = "matrix_room", muc, matrixModeratorsToMUC = "matrix_moderators_to_muc", syncName = "sync_name"
+        }
     }
 
     public func provision(_ route: ProvisioningRoute, body: Data) async -> HTTPServerResponse {
@@ -62,7 +69,8 @@ public struct ProvisioningAPI: ProvisioningHandler {
                     throw AppServiceRejection(status: 400, errcode: MatrixErrorCode.invalidParameter,
                                               message: "muc must be a MUC room JID (room@service)")
                 }
-                let link = try await service.link(room, muc: muc, matrixModeratorsToMUC: request.matrixModeratorsToMUC ?? false)
+                let link = try await service.link(room, muc: muc, matrixModeratorsToMUC: request.matrixModeratorsToMUC ?? false,
+                                                  syncName: request.syncName ?? false)
                 logger.info("Linked through the provisioning API", metadata: [
                     "matrix.room.id": link.matrixRoom.rawValue, "xmpp.muc": link.muc.description])
                 return .json(201, LinkBody(link))

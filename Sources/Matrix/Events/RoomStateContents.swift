@@ -40,3 +40,27 @@ public struct TombstoneContent: Sendable, Equatable, Codable {
         case replacementRoom = "replacement_room"
     }
 }
+
+/// Content of `m.room.create`, as far as the bridge reads it: the room it replaces, after an upgrade (spec §11.32).
+/// Pure value; other fields are ignored.
+public struct RoomCreateContent: Sendable, Equatable, Codable {
+    /// `predecessor`: the upgraded room (its `event_id` may be left out from room version 12 on).
+    public struct Predecessor: Sendable, Equatable, Codable {
+        public var roomID: RoomID
+        public init(roomID: RoomID) { self.roomID = roomID }
+        enum CodingKeys: String, CodingKey { case roomID = "room_id" }
+    }
+    public var predecessor: Predecessor?
+    public init(predecessor: Predecessor?) { self.predecessor = predecessor }
+}
+
+extension RoomTopicContent {
+    /// The content that sets `text` as the topic: `topic`, and the same text as `m.topic`'s plain-text
+    /// representation (spec v1.15 `m.room.topic`).
+    public static func plain(_ text: String) -> JSONValue {
+        .object([
+            "topic": .string(text),
+            "m.topic": .object(["m.text": .array([.object(["mimetype": .string("text/plain"), "body": .string(text)])])]),
+        ])
+    }
+}

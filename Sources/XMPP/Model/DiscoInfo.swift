@@ -78,6 +78,14 @@ public struct DiscoInfo: Sendable, Hashable {
     public var supportsStableIDs: Bool { has(XMPPNamespace.stanzaID) || has(XMPPNamespace.mucStableID) }
     /// XEP-0421 occupant ids.
     public var supportsOccupantID: Bool { has(XMPPNamespace.occupantID) }
+    /// A room's name (XEP-0045 §6.4): `muc#roomconfig_roomname` of the `muc#roominfo` form, else the name of its
+    /// `conference` identity; nil when neither is given or both are empty.
+    public var roomName: String? {
+        let form = forms.first { $0.formType == XMPPNamespace.mucRoomInfo }
+        if let name = form?["muc#roomconfig_roomname"]?.first, !name.isEmpty { return name }
+        if let name = identities.first(where: { $0.category == "conference" })?.name, !name.isEmpty { return name }
+        return nil
+    }
     /// XEP-0410 self-pings answered by the room.
     public var supportsSelfPingOptimization: Bool { has(XMPPNamespace.mucSelfPingOptimization) }
 }

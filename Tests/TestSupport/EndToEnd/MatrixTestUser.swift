@@ -113,6 +113,12 @@ public struct MatrixTestUser: Sendable {
         try await setState("m.room.power_levels", content: content, in: room)
     }
 
+    /// Upgrades `room` (`POST /rooms/{roomId}/upgrade`, spec §11.32); returns the replacement room's id.
+    public func upgradeRoom(_ room: String, to version: String = "12") async throws -> String {
+        let json = try await call("POST", "/_matrix/client/v3/rooms/\(Self.encode(room))/upgrade", body: ["new_version": version])
+        return json["replacement_room"] as! String
+    }
+
     /// Joined members with their per-room displaynames.
     public func members(of room: String) async throws -> [String: String?] {
         let json = try await call("GET", "/_matrix/client/v3/rooms/\(Self.encode(room))/joined_members", body: nil)
