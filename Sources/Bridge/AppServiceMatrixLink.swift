@@ -142,6 +142,15 @@ public struct AppServiceMatrixLink: MatrixLink {
         }
     }
 
+    public func setRoomAvatar(_ mxc: String?, for user: UserID, in room: RoomID) async throws {
+        _ = try await classified("set_room_avatar") { () async throws(MatrixError) in
+            let current = try await client.stateEvent(MemberContent.self, type: MatrixEventType.member, stateKey: user.rawValue,
+                                                      in: room, as: user)
+            if current?.membership == .join, current?.avatarURL == mxc { return }
+            _ = try await client.setRoomAvatarURL(mxc, in: room, for: user)
+        }
+    }
+
     public func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
                      timestamp: Date?) async throws -> EventID {
         let content = Self.content(message)
@@ -284,6 +293,12 @@ public struct AppServiceMatrixLink: MatrixLink {
         try await observed("joined_members") { () async throws(MatrixError) in
             try await client.joinedMembers(of: room, as: botUserID)
         }.mapValues { $0.displayName }
+    }
+
+    public func joinedMemberAvatars(_ room: RoomID) async throws -> [UserID: String] {
+        try await observed("joined_members") { () async throws(MatrixError) in
+            try await client.joinedMembers(of: room, as: botUserID)
+        }.compactMapValues { $0.avatarURL.flatMap { $0.isEmpty ? nil : $0 } }
     }
 
     public func timeline(_ room: RoomID, from token: String?, limit: Int) async throws -> MatrixTimelinePage {

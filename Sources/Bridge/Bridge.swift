@@ -77,6 +77,9 @@ public final class Bridge: Sendable {
                                     writeGate: StoreWriteGate(logger: logger.with(label: "bridge")), notify: { control.yield(.portal($0)) },
                                     roleLevels: roleLevels,
                                     media: media, mediaImporter: media.map { MediaImporter(settings: $0, logger: logger.with(label: "media")) })
+        if let media, let importer = context.mediaImporter {
+            context.avatars = AvatarFetcher(settings: media, importer: importer, store: store, logger: logger.with(label: "avatars"))
+        }
         directChats = DirectChats(context: context)
         context.directChats = directChats
         self.context = context

@@ -76,10 +76,12 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
                 if case .string(let value)? = previous["membership"] { previousMembership = Membership(rawValue: value) }
                 if case .string(let value)? = previous["displayname"] { previousName = value }
             }
-            return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: stateKey,
-                                   content: .member(membership: content.membership, displayname: content.displayName,
-                                                    reason: content.reason),
-                                   previousMembership: previousMembership, previousDisplayname: previousName)
+            var member = MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: stateKey,
+                                         content: .member(membership: content.membership, displayname: content.displayName,
+                                                          reason: content.reason),
+                                         previousMembership: previousMembership, previousDisplayname: previousName)
+            member.avatarURL = content.avatarURL.flatMap { $0.isEmpty ? nil : $0 }
+            return member
         case .roomTopic(let content) where event.stateKey == "":
             return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: "",
                                    content: .topic(content.topic ?? ""))

@@ -60,6 +60,7 @@ extension ComponentXMPPLink {
                 : nil,
             affiliation: item?.affiliation, role: item?.role)
         translated.destroyed = presence.mucUser?.destroy.map { RoomDestruction(reason: $0.reason, alternateVenue: $0.alternateVenue?.bare) }
+        translated.avatar = AvatarUpdate(extensions: presence.extensions)
         return translated
     }
 

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import IsthmusCommon
+import IsthmusStore
 import XMPP
 import XMPPComponent
 
@@ -12,6 +13,8 @@ import XMPPComponent
 /// addressed to our other occupants when a `primaryOccupant` is given (see ``init(connection:logger:primaryOccupant:)``).
 public final class ComponentXMPPLink: XMPPLink {
     let connection: ComponentConnection
+    /// The puppets' avatars: what their vCards answer and their presences announce (XEP-0153).
+    let avatars = PuppetAvatars()
     /// The bridge's view of the XMPP side, in arrival order. Consume from one task (it is the connection's stream).
     public let events: Events
     private let logger: Logger
@@ -24,7 +27,8 @@ public final class ComponentXMPPLink: XMPPLink {
     public init(connection: ComponentConnection, logger: Logger, primaryOccupant: JID? = nil) {
         self.connection = connection
         self.logger = logger
-        events = Events(base: connection.events, primaryOccupant: primaryOccupant)
+        events = Events(base: connection.events, primaryOccupant: primaryOccupant,
+                        responder: ComponentIQResponder(connection: connection, avatars: avatars))
     }
 
     /// The connection's events as ``XMPPLinkEvent``s, translated lazily by whoever iterates.
@@ -33,14 +37,17 @@ public final class ComponentXMPPLink: XMPPLink {
         public typealias Failure = Never
         let base: AsyncStream<ComponentEvent>
         let primaryOccupant: JID?
+        /// Answers the IQ requests addressed to our JIDs as they pass (vCards, pings, errors); none reach the bridge.
+        let responder: ComponentIQResponder?
 
         public func makeAsyncIterator() -> Iterator {
-            Iterator(base: base.makeAsyncIterator(), primaryOccupant: primaryOccupant)
+            Iterator(base: base.makeAsyncIterator(), primaryOccupant: primaryOccupant, responder: responder)
         }
 
         public struct Iterator: AsyncIteratorProtocol {
             var base: AsyncStream<ComponentEvent>.Iterator
             let primaryOccupant: JID?
+            let responder: ComponentIQResponder?
 
             public mutating func next() async -> XMPPLinkEvent? {
                 await next(isolation: nil)
@@ -48,6 +55,10 @@ public final class ComponentXMPPLink: XMPPLink {
 
             public mutating func next(isolation actor: isolated (any Actor)?) async -> XMPPLinkEvent? {
                 while let event = await base.next(isolation: actor) {
+                    if case .stanza(.iq(let iq)) = event, iq.isRequest {
+                        await responder?.answer(iq)   // no network wait: the answer is written, not awaited
+                        continue
+                    }
                     if let translated = translate(event) { return translated }
                 }
                 return nil
@@ -112,7 +123,8 @@ public final class ComponentXMPPLink: XMPPLink {
 
     public func join(room: JID, nick: String, occupant: JID) async throws -> MUCJoinResult {
         do {
-            switch try await connection.join(room: room, nick: nick, occupant: occupant) {
+            switch try await connection.join(room: room, nick: nick, occupant: occupant,
+                                             extensions: [avatars.presenceUpdate(puppet: occupant, room: room)]) {
             case .joined(let selfPresence):
                 return .joined(nick: selfPresence.nick.isEmpty ? nick : selfPresence.nick, created: selfPresence.createdRoom,
                                affiliation: selfPresence.affiliation)
@@ -136,7 +148,8 @@ public final class ComponentXMPPLink: XMPPLink {
 
     public func changeNick(room: JID, to nick: String, occupant: JID) async throws -> MUCJoinResult {
         do {
-            switch try await connection.changeNick(room: room, to: nick, occupant: occupant) {
+            switch try await connection.changeNick(room: room, to: nick, occupant: occupant,
+                                                   extensions: [avatars.presenceUpdate(puppet: occupant, room: room)]) {
             case .changed(let selfPresence): return .joined(nick: selfPresence.nick.isEmpty ? nick : selfPresence.nick, created: false)
             case .nickConflict: return .nickConflict
             case .notAllowed(let error): return .refused(condition: error.condition, text: error.text)
@@ -274,6 +287,28 @@ public final class ComponentXMPPLink: XMPPLink {
             message?.stanzaID = entry.id
             message?.fromArchive = true
             return message
+        }
+    }
+
+    public func fetchVCard(of target: JID, as asker: JID) async throws -> XElement? {
+        do {
+            let response = try await connection.sendIQ(IQ(type: .get, from: asker, to: target, payload: .other(VCardPhoto.request)),
+                                                       timeout: .seconds(15))
+            guard response.type == .result, case .other(let vCard)? = response.payload else { return nil }
+            return vCard
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
+    public func setPuppetAvatar(_ avatar: StoredAvatar?, occupant: JID, room: JID, nick: String?) async throws {
+        avatars.set(avatar, puppet: occupant, room: room)
+        guard let nick, let to = room.bare.with(resource: nick) else { return }
+        do {
+            try await connection.send(.presence(Presence(from: occupant, to: to,
+                                                         extensions: [avatars.presenceUpdate(puppet: occupant, room: room)])))
+        } catch {
+            throw Self.linkError(error)
         }
     }
 

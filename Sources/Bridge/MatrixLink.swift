@@ -33,6 +33,11 @@ public protocol MatrixLink: Sendable {
     func setBridgeInfo(_ state: BridgeInfoState, in room: RoomID) async throws
     /// Sets `user`'s per-room displayname (its `m.room.member` state) in `room`.
     func setRoomDisplayname(_ name: String, for user: UserID, in room: RoomID) async throws
+    /// Sets (nil: removes) `user`'s per-room avatar (`avatar_url` of its `m.room.member` state) in `room`, keeping its
+    /// displayname; nothing is sent when it already is that.
+    func setRoomAvatar(_ mxc: String?, for user: UserID, in room: RoomID) async throws
+    /// The avatars (`avatar_url`, `mxc://`) of `room`'s joined members that have one.
+    func joinedMemberAvatars(_ room: RoomID) async throws -> [UserID: String]
     /// Sends a message as `user` with a caller-chosen txnId (idempotent); `timestamp` sets `origin_server_ts`.
     func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
               timestamp: Date?) async throws -> EventID
@@ -149,6 +154,13 @@ public struct OutgoingMatrixMessage: Sendable, Equatable {
     }
 }
 
+extension MatrixLink {
+    /// Avatars are not set on a link that does not support them (fakes).
+    public func setRoomAvatar(_ mxc: String?, for user: UserID, in room: RoomID) async throws {}
+    /// No avatars on a link that does not support them (fakes).
+    public func joinedMemberAvatars(_ room: RoomID) async throws -> [UserID: String] { [:] }
+}
+
 /// A Matrix room event the bridge acts on, reduced to what portals need. Codable: it is queued durably.
 public struct MatrixRoomEvent: Sendable, Equatable, Codable {
     public enum Content: Sendable, Equatable, Codable {
@@ -177,6 +189,8 @@ public struct MatrixRoomEvent: Sendable, Equatable, Codable {
     /// The previous membership (from `unsigned.prev_content`) for member events, when known.
     public var previousMembership: Membership?
     public var previousDisplayname: String?
+    /// For member events: the per-room avatar (`avatar_url`, an `mxc://` URI), when set.
+    public var avatarURL: String?
 
     public init(eventID: EventID, room: RoomID, sender: UserID, stateKey: String? = nil, content: Content,
                 previousMembership: Membership? = nil, previousDisplayname: String? = nil) {

@@ -40,7 +40,7 @@ actor Portal {
             room: link.matrixRoom, muc: link.muc, naming: context.naming, botUserID: matrix.botUserID,
             ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) }, syncName: link.syncName,
             mucDestroyed: link.mucDestroyed, roleLevels: context.roleLevels, matrixModeratorsToMUC: link.matrixModeratorsToMUC,
-            mediaLinks: context.media?.signer))
+            mediaLinks: context.media?.signer, avatars: context.avatars != nil))
         ephemeralSender = EphemeralSender { [context, logger] send in
             await Portal.performEphemeral(send, link: link, context: context, logger: logger)
         }
@@ -109,9 +109,12 @@ actor Portal {
             guard (try? await Task.sleep(for: pause)) != nil else { return nil }
             return await sendToMatrix(delivery)
         case .renameGhost(let ghost): await renameGhost(ghost)
+        case .setGhostAvatar(let job): await setGhostAvatar(job)
+        case .setPuppetAvatar(let job): await setPuppetAvatar(job)
         case .removeGhost(let ghost, let removal, let saving): await removeGhost(ghost, removal, saving: saving)
         case .postNotice(let text, let subject): await postNotice(text, subject: subject)
         case .fetchMatrixMembers: return await fetchMatrixMembers()
+        case .readMemberAvatars: return await readMemberAvatars()
         case .deliverPrivateToMatrix(let inbound):
             context.directChats?.enqueue(.fromXMPP(inbound, linkedRoom: link.matrixRoom, muc: link.muc))
         case .reportPrivateBounce(let originID, let nick, let error):

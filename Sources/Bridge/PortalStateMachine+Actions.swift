@@ -27,6 +27,8 @@ extension PortalStateMachine {
         case setBridgeInfo(BridgeInfoState)
         /// → ``Input/membersFetched(_:)``: the Matrix room's joined members.
         case fetchMatrixMembers
+        /// → ``Input/memberAvatarsRead(_:)``: the Matrix room's joined members' avatars.
+        case readMemberAvatars
         /// A private message to a Matrix user's occupant goes to their DM with the sender's ghost (``DirectChats``).
         case deliverPrivateToMatrix(DirectChatRules.Inbound)
         /// The MUC bounced one of our private messages (from a DM): the DM is told (``DirectChats``).
@@ -145,11 +147,17 @@ extension PortalStateMachine {
         /// Leave both rooms and forget the link (see ``UnlinkPlan``).
         case unlink(UnlinkPlan)
         case log(LogEntry)
+        /// An XMPP occupant's avatar becomes its ghost's per-room avatar (fetched, checked and uploaded once per hash);
+        /// failures are logged, no outcome.
+        case setGhostAvatar(GhostAvatar)
+        /// A Matrix user's avatar becomes its puppet's vCard photo and presence hash (downloaded once per `mxc://`);
+        /// failures are logged, no outcome.
+        case setPuppetAvatar(PuppetAvatar)
 
         /// Whether the machine waits for this action's outcome.
         var awaitsOutcome: Bool {
             switch self {
-            case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
+            case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .readMemberAvatars, .joinMUC,
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
                  .readInbox, .insertMapping, .applyGhostPowerLevels, .lookUpGhostAddress, .readMatrixPower,

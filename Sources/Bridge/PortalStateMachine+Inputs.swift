@@ -27,6 +27,8 @@ extension PortalStateMachine {
         var matrixModeratorsToMUC = false
         /// Signs the links by which XMPP clients fetch Matrix files; nil: media messages go as their text only.
         var mediaLinks: MediaLinkSigner?
+        /// Avatars are bridged: after an activation the Matrix members' avatars are read (their puppets announce them).
+        var avatars = false
     }
 
     /// What happened: an event of the room, or the outcome of an action the machine waits for.
@@ -41,6 +43,8 @@ extension PortalStateMachine {
         case matrixDeliveryFailed(MatrixDelivery, MatrixFailure)
         /// The Matrix room's joined members and their per-room displaynames; nil when they could not be read.
         case membersFetched([UserID: String?]?)
+        /// The Matrix room's joined members' avatars (`mxc://`), those who have one; empty when they could not be read.
+        case memberAvatarsRead([UserID: String])
         case mucJoined(MUCJoin, JoinOutcome)
         /// Who the room's owner and admin lists name (nil: they could not be read).
         case ownershipRead(OwnershipLists?)

@@ -26,7 +26,9 @@ extension PortalStateMachine {
             switch membership {
             case .join:
                 displaynames[user] = displayname.flatMap { $0.isEmpty ? nil : $0 }
-                return ensurePuppet(user, then: .membership(eventID: event.eventID, seq: queued.seq))
+                // Before the puppet joins: its join presence then carries the avatar's hash.
+                return matrixUserAvatar(user, mxc: event.avatarURL, present: true)
+                    + ensurePuppet(user, then: .membership(eventID: event.eventID, seq: queued.seq))
             case .leave, .ban:
                 var actions: [Action] = []
                 if let puppet = puppets[user] {
@@ -38,6 +40,7 @@ extension PortalStateMachine {
                     actions = removePuppet(puppet, status: status)
                     displaynames[user] = nil
                 }
+                actions += matrixUserAvatar(user, mxc: nil, present: false)
                 return actions + [.dequeue(seq: queued.seq)]
             default:
                 return [.dequeue(seq: queued.seq)]
@@ -211,7 +214,8 @@ extension PortalStateMachine {
         }
         let users = members.keys.filter(isBridgedMatrixUser).sorted { $0.rawValue < $1.rawValue }
         agenda.insert(contentsOf: users.map { Step.ensurePuppet($0, then: .sync) } + [.removeDepartedPuppets(members: Set(members.keys))], at: 0)
-        return []
+        // The avatars first, so the puppets' joins announce them.
+        return configuration.avatars && !users.isEmpty ? [.readMemberAvatars] : []
     }
 
     /// `puppet`'s occupant leaves the MUC (with a status text saying why, for kicks and bans) and is forgotten.

@@ -69,10 +69,10 @@ extension PortalStateMachine {
                                                  joinedNow: true) else {
                 return [.log(LogEntry(level: .error, message: "Could not set up a ghost", metadata: ["xmpp.nick": presence.nick]))]
             }
-            _ = ghost
             occupants[presence.nick]?.affiliation = presence.affiliation
             occupants[presence.nick]?.role = presence.role
-            return powerLevelsMayHaveChanged() + (setup.map { [.prepareGhost($0)] } ?? [])
+            let avatar = occupantAvatar(presence, ghost: ghost, setup: setup)
+            return powerLevelsMayHaveChanged() + avatar + (setup.map { [.prepareGhost($0)] } ?? [])
         }
         if presence.statusCodes.contains(303), let newNick = presence.newNick { return renameOccupant(from: presence.nick, to: newNick) }
         return occupantLeft(presence) + powerLevelsMayHaveChanged()
@@ -136,6 +136,7 @@ extension PortalStateMachine {
         var left = ghosts[ghost]
         left?.joined = false
         if let left { ghosts[ghost] = left }
+        ghostAvatarGone(ghost)
         return [.removeGhost(ghost, removal, saving: left)]
     }
 
@@ -147,6 +148,7 @@ extension PortalStateMachine {
             var left = ghost
             left.joined = false
             ghosts[ghost.user] = left
+            ghostAvatarGone(ghost.user)
             return .removeGhost(ghost.user, .leave, saving: left)
         }
         // The occupant list is complete: the ghosts' power levels can follow it now.
@@ -197,8 +199,10 @@ extension PortalStateMachine {
     mutating func ghostPrepared(_ setup: GhostSetup, error: String?) -> [Action] {
         if let error {
             return [.log(LogEntry(level: .error, message: "Could not set up a ghost", metadata: ["xmpp.nick": setup.nick, "error": error]))]
+                + ghostAvatarAfterSetup(setup.ghost, failed: true)
         }
         ghosts[setup.ghost] = setup.saved
         return [.log(LogEntry(level: .debug, message: "Ghost ready", metadata: ["matrix.user.id": setup.ghost.rawValue, "xmpp.nick": setup.nick]))]
+            + ghostAvatarAfterSetup(setup.ghost, failed: false)
     }
 }

@@ -51,6 +51,8 @@ struct PortalStateMachine: Sendable {
     /// The room's ownership was taken over from the component's domain JID, or found to need no taking over, during
     /// this portal's life (see `PortalStateMachine+Ownership`).
     var ownershipSettled = false
+    /// Avatars both ways (see `PortalStateMachine+Avatars`).
+    var avatars = Avatars()
 
     // MARK: Room model
     /// The nick the bridge's own occupant holds.

@@ -1,5 +1,7 @@
 import FoundationEssentials
 import IsthmusCommon
+import IsthmusStore
+import XMPPComponent
 @_exported import struct XMPP.StanzaErrorCondition
 @_exported import enum XMPP.MUCAffiliation
 @_exported import enum XMPP.MUCRole
@@ -7,6 +9,7 @@ import IsthmusCommon
 @_exported import struct XMPP.ModerationRequest
 @_exported import struct XMPP.ChatSignals
 @_exported import enum XMPP.ChatState
+@_exported import enum XMPP.AvatarUpdate
 
 /// What the bridge core needs from the XMPP side: MUC occupant operations for JIDs under the component.
 ///
@@ -61,6 +64,20 @@ public protocol XMPPLink: Sendable {
     /// Stops (true) or resumes (false) reading from the XMPP server: while the store cannot write (a full disk) the
     /// bridge takes nothing it could not record, and the server's data waits in the socket instead of in memory.
     func setReadingPaused(_ paused: Bool) async
+    /// XEP-0054: the `<vCard xmlns='vcard-temp'>` of `target` (an occupant JID or a real bare JID), asked as `asker`
+    /// (one of our JIDs); nil when the answer is an error or holds no vCard.
+    func fetchVCard(of target: JID, as asker: JID) async throws -> XElement?
+    /// XEP-0153 for a Matrix user's occupant: `avatar` (nil: none) becomes the photo of the vCard `occupant` answers
+    /// with and the hash its presences in `room` carry from now on; with `nick` (it is joined) a presence announcing
+    /// it goes out now.
+    func setPuppetAvatar(_ avatar: StoredAvatar?, occupant: JID, room: JID, nick: String?) async throws
+}
+
+extension XMPPLink {
+    /// No vCards on a link that cannot ask for them (fakes).
+    public func fetchVCard(of target: JID, as asker: JID) async throws -> XElement? { nil }
+    /// Avatars are not announced on a link that does not support them (fakes).
+    public func setPuppetAvatar(_ avatar: StoredAvatar?, occupant: JID, room: JID, nick: String?) async throws {}
 }
 
 /// What a MUC announces about the ids and archive the bridge's exactly-once rests on.
@@ -182,6 +199,8 @@ public struct RoomPresence: Sendable, Equatable {
     public var error: StanzaErrorInfo?
     /// XEP-0045 §10.9: the room was destroyed (`<destroy/>` in the unavailable presence).
     public var destroyed: RoomDestruction?
+    /// What its XEP-0153 `vcard-temp:x:update` says about the occupant's avatar; nil: it carries none.
+    public var avatar: AvatarUpdate?
 
     public init(room: JID, nick: String, to: JID? = nil, available: Bool, occupantID: OccupantID? = nil, realJID: JID? = nil,
                 statusCodes: Set<Int> = [], newNick: String? = nil, reason: String? = nil, error: StanzaErrorInfo? = nil,

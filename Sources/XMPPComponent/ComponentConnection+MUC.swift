@@ -8,18 +8,20 @@ extension ComponentConnection {
     /// up through MAM instead). Waits for our self-presence or a presence error. When the join created the room
     /// (status 201, §10.1), configures it (archiving on where the server offers it) before reporting joined.
     ///
-    /// Presences of other occupants that arrive meanwhile go on to ``events`` as usual.
+    /// Presences of other occupants that arrive meanwhile go on to ``events`` as usual. `extensions` are added to the
+    /// join presence (e.g. a XEP-0153 avatar hash).
     /// - Throws: ``ComponentError`` (not connected, timeout, the room refusing the instant-room form) or
     ///   `CancellationError`. A refusal of the join itself is an outcome, not an error.
     public func join(
         room: JID, nick: String, occupant: JID, history: MUCHistoryRequest = .none, password: String? = nil,
-        timeout: Duration? = nil
+        timeout: Duration? = nil, extensions: [XElement] = []
     ) async throws -> JoinOutcome {
         guard let matcher = OccupantPresenceMatcher(room: room, nick: nick, occupant: occupant) else {
             throw ComponentError.invalidNick(nick)
         }
         let presence = Presence(
-            from: occupant, to: matcher.requestedOccupant, mucJoin: MUCJoinRequest(history: history, password: password))
+            from: occupant, to: matcher.requestedOccupant, mucJoin: MUCJoinRequest(history: history, password: password),
+            extensions: extensions)
         let match = try await sendAwaitingOccupantPresence(
             presence, matcher: matcher, label: "join of \(matcher.requestedOccupant) by \(occupant)", timeout: timeout)
         switch match {
@@ -63,12 +65,13 @@ extension ComponentConnection {
     }
 
     /// Changes `occupant`'s nick in `room` to `newNick` (XEP-0045 §7.6) and waits for the self-presence from the
-    /// new nick (or a `conflict`).
-    public func changeNick(room: JID, to newNick: String, occupant: JID, timeout: Duration? = nil) async throws -> NickChangeOutcome {
+    /// new nick (or a `conflict`). `extensions` are added to the presence.
+    public func changeNick(room: JID, to newNick: String, occupant: JID, timeout: Duration? = nil,
+                           extensions: [XElement] = []) async throws -> NickChangeOutcome {
         guard let matcher = OccupantPresenceMatcher(room: room, nick: newNick, occupant: occupant) else {
             throw ComponentError.invalidNick(newNick)
         }
-        let presence = Presence(from: occupant, to: matcher.requestedOccupant)
+        let presence = Presence(from: occupant, to: matcher.requestedOccupant, extensions: extensions)
         let match = try await sendAwaitingOccupantPresence(
             presence, matcher: matcher, label: "nick change to \(matcher.requestedOccupant) by \(occupant)", timeout: timeout)
         switch match {

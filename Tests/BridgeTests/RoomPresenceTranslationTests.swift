@@ -29,6 +29,18 @@ import XMPP
         #expect(bare?.affiliation == nil)
     }
 
+    @Test func theAvatarHashComesFromTheVCardUpdate() throws {
+        let hash = String(repeating: "c", count: 40)
+        let announced = try translate("""
+            <presence from='lounge@muc.localhost/Juliet' to='bridge.localhost/isthmus'>\
+            <x xmlns='vcard-temp:x:update'><photo>\(hash)</photo></x></presence>
+            """)
+        #expect(announced?.avatar == .photo(hash))
+        let removed = try translate("<presence from='lounge@muc.localhost/Juliet'><x xmlns='vcard-temp:x:update'><photo/></x></presence>")
+        #expect(removed?.avatar == AvatarUpdate.none)
+        #expect(try translate("<presence from='lounge@muc.localhost/Juliet'/>")?.avatar == nil)
+    }
+
     func invite(_ xml: String) throws -> RoomInvite? {
         ComponentXMPPLink.roomInvite(try Message(element: TestXML.element(xml)))
     }

@@ -200,7 +200,7 @@ final class MediaImporter: Sendable {
         return object
     }
 
-    private func upload(_ path: String, contentType: String, name: String, as ghost: UserID) async -> Result<String, Reason> {
+    func upload(_ path: String, contentType: String, name: String, as ghost: UserID) async -> Result<String, Reason> {
         var request = CurlEasyTransfer.Request(url: settings.homeserverBase + "/_matrix/media/v3/upload?filename="
                                                  + PercentEncoding.encode(name) + "&user_id=" + PercentEncoding.encode(ghost.rawValue))
         request.headers = ["Authorization: Bearer \(settings.asToken)"]
@@ -233,7 +233,7 @@ final class MediaImporter: Sendable {
         }
     }
 
-    private static var temporaryDirectory: String {
+    static var temporaryDirectory: String {
         let environment = ProcessInfo.processInfo.environment["TMPDIR"] ?? ""
         return environment.isEmpty ? "/tmp" : environment
     }

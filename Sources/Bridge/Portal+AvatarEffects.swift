@@ -1,0 +1,47 @@
+import IsthmusCommon
+import IsthmusStore
+
+/// The avatar actions (``PortalStateMachine/Action/setGhostAvatar(_:)``, ``PortalStateMachine/Action/setPuppetAvatar(_:)``):
+/// I/O only, through ``AvatarFetcher``. Failures are logged (rate-limited there) and end the action. On the portal's actor.
+extension Portal {
+    /// Gives the ghost its XMPP occupant's avatar in the Matrix room, or removes it.
+    func setGhostAvatar(_ job: PortalStateMachine.GhostAvatar) async {
+        guard let fetcher = context.avatars else { return }
+        var mxc: String?
+        if let sha1 = job.sha1 {
+            guard let uploaded = await fetcher.xmppAvatar(sha1: sha1, sources: job.sources, asker: context.naming.botOccupant,
+                                                          xmpp: context.xmpp, ghost: job.ghost) else { return }
+            mxc = uploaded
+        }
+        do {
+            try await context.matrix.setRoomAvatar(mxc, for: job.ghost, in: link.matrixRoom)
+        } catch {
+            logger.warning("Could not set a ghost's avatar", metadata: ["matrix.user.id": job.ghost.rawValue, "error": "\(error)"])
+        }
+    }
+
+    /// The joined members' avatars; none when they cannot be read (logged; the next member events bring them).
+    func readMemberAvatars() async -> PortalStateMachine.Input {
+        do {
+            return .memberAvatarsRead(try await context.matrix.joinedMemberAvatars(link.matrixRoom))
+        } catch {
+            logger.warning("Could not read the Matrix members' avatars", metadata: ["error": "\(error)"])
+            return .memberAvatarsRead([:])
+        }
+    }
+
+    /// Makes the Matrix user's avatar its puppet's vCard photo and presence hash in the MUC (announced at once when joined).
+    func setPuppetAvatar(_ job: PortalStateMachine.PuppetAvatar) async {
+        guard let fetcher = context.avatars else { return }
+        var image: StoredAvatar?
+        if let mxc = job.mxc {
+            guard let fetched = await fetcher.matrixAvatar(mxc: mxc) else { return }
+            image = fetched
+        }
+        do {
+            try await context.xmpp.setPuppetAvatar(image, occupant: job.occupant, room: link.muc, nick: job.nick)
+        } catch {
+            logger.info("Could not announce a puppet's avatar", metadata: ["matrix.user.id": job.user.rawValue, "error": "\(error)"])
+        }
+    }
+}
