@@ -171,16 +171,7 @@ public final class ComponentXMPPLink: XMPPLink {
     }
 
     public func moderate(room: JID, _ request: ModerationRequest, as occupant: JID) async throws {
-        do {
-            let response = try await connection.sendIQ(IQ(type: .set, from: occupant, to: room.bare, payload: .other(request.element)))
-            if let error = response.error {
-                throw XMPPLinkError.stanzaError(StanzaErrorInfo(condition: error.condition, text: error.text))
-            }
-        } catch let error as XMPPLinkError {
-            throw error
-        } catch {
-            throw Self.linkError(error)
-        }
+        try await set(request.element, in: room, as: occupant)
     }
 
     public func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws {
@@ -238,8 +229,13 @@ public final class ComponentXMPPLink: XMPPLink {
     private func adminSet(room: JID, _ item: MUCItem, as actor: JID) async throws {
         let query = XElement("query", namespace: XMPPNamespace.mucAdmin,
                              children: [.element(item.element(namespace: XMPPNamespace.mucAdmin))])
+        try await set(query, in: room, as: actor)
+    }
+
+    /// An IQ set of `payload` to `room` from `actor`; the room's refusal is thrown as ``XMPPLinkError/stanzaError(_:)``.
+    private func set(_ payload: XElement, in room: JID, as actor: JID) async throws {
         do {
-            let response = try await connection.sendIQ(IQ(type: .set, from: actor, to: room.bare, payload: .other(query)))
+            let response = try await connection.sendIQ(IQ(type: .set, from: actor, to: room.bare, payload: .other(payload)))
             if let error = response.error {
                 throw XMPPLinkError.stanzaError(StanzaErrorInfo(condition: error.condition, text: error.text))
             }

@@ -66,15 +66,20 @@ final class AvatarTests: XCTestCase {
         XCTAssertTrue(removed == nil || removed == "")
     }
 
-    func testAMatrixUsersAvatarIsAnnouncedInThePuppetsPresenceAndItsVCardHasTheSameBytes() async throws {
-        let pair = try await RichPair.start("mavatar")
-        defer { pair.close() }
-        // The puppet is in the room (alice's first message brings it if the activation did not).
+    /// Alice's puppet is in the room (her first message brings it if the activation did not), then she sets the test
+    /// PNG as her avatar in the room. Returns her puppet's occupant JID.
+    func aliceSetsTheTestAvatar(_ pair: RichPair) async throws -> JID {
         _ = try await pair.aliceSays("before the avatar")
         let mxc = try await pair.alice.upload(Self.png, contentType: "image/png", fileName: "me.png")
         try await pair.alice.setState("m.room.member", stateKey: pair.alice.userID,
                                       content: ["membership": "join", "displayname": RichPair.puppetNick, "avatar_url": mxc], in: pair.room)
-        let puppet = pair.muc.with(resource: RichPair.puppetNick)!
+        return pair.muc.with(resource: RichPair.puppetNick)!
+    }
+
+    func testAMatrixUsersAvatarIsAnnouncedInThePuppetsPresenceAndItsVCardHasTheSameBytes() async throws {
+        let pair = try await RichPair.start("mavatar")
+        defer { pair.close() }
+        let puppet = try await aliceSetsTheTestAvatar(pair)
         let sha1 = Self.sha1
         let presence = try await pair.romeo.nextPresence(within: 30, "the puppet's presence with the avatar's hash") { presence in
             presence.from == puppet && Self.avatarHash(presence) == .some(sha1)
@@ -130,11 +135,7 @@ final class AvatarTests: XCTestCase {
     func testAPuppetAnnouncesItsAvatarAgainAfterARestart() async throws {
         let pair = try await RichPair.start("ravatar")
         defer { pair.close() }
-        _ = try await pair.aliceSays("before the avatar")
-        let mxc = try await pair.alice.upload(Self.png, contentType: "image/png", fileName: "me.png")
-        try await pair.alice.setState("m.room.member", stateKey: pair.alice.userID,
-                                      content: ["membership": "join", "displayname": RichPair.puppetNick, "avatar_url": mxc], in: pair.room)
-        let puppet = pair.muc.with(resource: RichPair.puppetNick)!
+        let puppet = try await aliceSetsTheTestAvatar(pair)
         let sha1 = Self.sha1
         let withHash: @Sendable (Presence) -> Bool = { $0.from == puppet && $0.type == .available && Self.avatarHash($0) == .some(sha1) }
         _ = try await pair.romeo.nextPresence(within: 30, "the puppet's presence with the avatar's hash", where: withHash)

@@ -21,6 +21,22 @@ final class RolesAndInvitesTests: XCTestCase {
         let romeoGhost: String
     }
 
+    /// XMPP user carol joins as Juliet (so the bridge learns her real JID and makes her ghost), leaves, and alice
+    /// invites Juliet's ghost into the Matrix room. Returns Juliet's client (available, so a message to her bare JID
+    /// reaches it) and her ghost.
+    func julietLeavesAndAliceInvitesHerGhost(_ pair: Pair) async throws -> (XMPPTestClient, String) {
+        let juliet = try await pair.world.xmppUser("carol")
+        try juliet.send(.presence(Presence()))
+        try await juliet.joinRoom(pair.muc, nick: "Juliet")
+        let julietGhost = try await eventuallyValue("a ghost named Juliet joined") {
+            try await pair.alice.members(of: pair.room).first(where: { $0.value == "Juliet" })?.key
+        }
+        try juliet.send(.presence(Presence(type: .unavailable, to: pair.muc.with(resource: "Juliet")!)))
+        try await eventually("Juliet's ghost left") { try await pair.alice.members(of: pair.room)[julietGhost] == nil }
+        try await pair.alice.invite(julietGhost, to: pair.room)
+        return (juliet, julietGhost)
+    }
+
     func makePair(_ name: String, allowInvites: Bool = true) async throws -> Pair {
         let world = try EndToEndHarness(name)
         try await world.startBridge()
@@ -90,15 +106,7 @@ final class RolesAndInvitesTests: XCTestCase {
         let pair = try await makePair("invites")
         defer { pair.world.stopBridge() }
         // Matrix → XMPP: Juliet was here and left; alice invites her ghost; Juliet's client gets the room's invitation.
-        let juliet = try await pair.world.xmppUser("carol")
-        try juliet.send(.presence(Presence()))   // available, so a message to the bare JID reaches this client
-        try await juliet.joinRoom(pair.muc, nick: "Juliet")
-        let julietGhost = try await eventuallyValue("a ghost named Juliet joined") {
-            try await pair.alice.members(of: pair.room).first(where: { $0.value == "Juliet" })?.key
-        }
-        try juliet.send(.presence(Presence(type: .unavailable, to: pair.muc.with(resource: "Juliet")!)))
-        try await eventually("Juliet's ghost left") { try await pair.alice.members(of: pair.room)[julietGhost] == nil }
-        try await pair.alice.invite(julietGhost, to: pair.room)
+        let (juliet, _) = try await julietLeavesAndAliceInvitesHerGhost(pair)
         let invitation = try await juliet.nextMessage(within: 20, "the room's invitation") {
             $0.from == pair.muc.bare && $0.mucUser.flatMap(MUCInvite.init) != nil
         }
@@ -162,15 +170,7 @@ final class RolesAndInvitesTests: XCTestCase {
     func testARefusedInvitationIsToldInTheMatrixRoom() async throws {
         let pair = try await makePair("noinvites", allowInvites: false)
         defer { pair.world.stopBridge() }
-        let juliet = try await pair.world.xmppUser("carol")
-        try juliet.send(.presence(Presence()))
-        try await juliet.joinRoom(pair.muc, nick: "Juliet")
-        let julietGhost = try await eventuallyValue("a ghost named Juliet joined") {
-            try await pair.alice.members(of: pair.room).first(where: { $0.value == "Juliet" })?.key
-        }
-        try juliet.send(.presence(Presence(type: .unavailable, to: pair.muc.with(resource: "Juliet")!)))
-        try await eventually("Juliet's ghost left") { try await pair.alice.members(of: pair.room)[julietGhost] == nil }
-        try await pair.alice.invite(julietGhost, to: pair.room)
+        let (juliet, julietGhost) = try await julietLeavesAndAliceInvitesHerGhost(pair)
         if pair.world.bed.xmppServer == .ejabberd {
             let notice = try await eventuallyValue("the refusal told in the Matrix room", timeout: 20) {
                 try await pair.alice.messages(in: pair.room).first {
