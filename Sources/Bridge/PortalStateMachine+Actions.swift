@@ -153,7 +153,7 @@ extension PortalStateMachine {
         /// A Matrix user's avatar becomes its puppet's vCard photo and presence hash (downloaded once per `mxc://`);
         /// failures are logged, no outcome.
         case setPuppetAvatar(PuppetAvatar)
-        /// → ``Input/roomAvatarSet(_:_:)`` (not awaited by the agenda): the MUC's avatar is fetched from its vCard
+        /// → ``PortalEvent/roomAvatarSet(_:_:)``, queued: the MUC's avatar is fetched from its vCard
         /// (once per hash) and set as the Matrix room's avatar by the bot, or the bridge's avatar there is cleared.
         case setMatrixRoomAvatar(RoomAvatarChange)
 

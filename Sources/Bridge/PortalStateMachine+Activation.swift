@@ -88,8 +88,6 @@ extension PortalStateMachine {
             return mappingInserted(delivery, inserted: inserted)
         case .topicSet(let change, let failure):
             return topicSet(change, failure: failure)
-        case .roomAvatarSet(let change, let outcome):
-            return roomAvatarSet(change, outcome)
         case .subjectSent(let change, let failure):
             return subjectSent(change, failure: failure)
         case .replacementJoined(let upgrade, let predecessor, let failure):

@@ -75,8 +75,6 @@ extension PortalStateMachine {
         case mappingInserted(XMPPDelivery, inserted: Bool?)
         /// The Matrix topic was set (nil) or why not.
         case topicSet(TopicChange, MatrixFailure?)
-        /// The Matrix room's avatar change ended.
-        case roomAvatarSet(RoomAvatarChange, RoomAvatarOutcome)
         /// A subject change went out (nil) or why not.
         case subjectSent(SubjectChange, XMPPFailure?)
         /// The bot joined the replacement room, whose `m.room.create` names `predecessor` (nil failure), or why not.

@@ -43,7 +43,7 @@ extension PortalStateMachine {
 
     /// The MUC announced its avatar (disco#info or a presence from its bare JID; nil: it said nothing).
     mutating func roomAvatarAnnounced(_ update: AvatarUpdate?) -> [Action] {
-        guard let update, update != .notReady else { return [] }
+        guard configuration.avatars, let update, update != .notReady else { return [] }
         roomAvatar.announced = update
         return syncRoomAvatar()
     }

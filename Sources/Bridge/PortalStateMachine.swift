@@ -189,6 +189,8 @@ struct PortalStateMachine: Sendable {
             return canSend ? startDrainFromStore(selfCheck: false) : []
         case .reconcileGhosts:
             return botJoined ? reconcileGhosts() : []
+        case .roomAvatarSet(let change, let outcome):
+            return roomAvatarSet(change, outcome)
         case .selfCheck:
             guard xmppConnected, botJoined else { return [] }
             inboxBlocked = false
