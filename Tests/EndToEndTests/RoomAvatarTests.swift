@@ -43,4 +43,31 @@ final class RoomAvatarTests: XCTestCase {
         let content = try await pair.alice.state("m.room.avatar", in: pair.room)
         XCTAssertNotNil(content, "cleared with {}, not left as it was")
     }
+
+    func testARefusalIsLoggedThenAnAvatarSetWhileTheBridgeWasDownIsAppliedAtActivationAndNotAgainAfterARestart() async throws {
+        let pair = try await RichPair.start("roomavatar2")
+        defer { pair.close() }
+        let log = { pair.world.bridge?.log.components(separatedBy: "\n").filter { $0.contains("refused the bridge's change of its avatar") } ?? [] }
+        // The bot has no power to set m.room.avatar yet: the room refuses, the bridge says so.
+        try await setRoomVCard(pair, VCardPhoto.vCard(VCardPhoto(mediaType: "image/png", data: Array(AvatarTests.png))))
+        try await eventually("the refusal in the bridge's log", timeout: 30, pollEvery: .milliseconds(200)) { !log().isEmpty }
+        XCTAssertEqual(log().count, 1)
+
+        // The power granted while the bridge is down: the next activation applies the MUC's avatar.
+        pair.world.stopBridge()
+        try await pair.grantBotModeratorPower()
+        try await pair.world.startBridge()
+        let found = try await roomAvatar(pair, "the Matrix room's avatar after the restart") { $0?.hasPrefix("mxc://") == true }
+        let mxc = try XCTUnwrap(found)
+        let downloaded = try await pair.alice.download(mxc)
+        XCTAssertEqual(downloaded.data, AvatarTests.png)
+
+        // Another restart: the avatar applied is recorded, so nothing is set again (the sentinel is bridged after the
+        // bridge read the room's disco#info and its presence).
+        pair.world.stopBridge()
+        try await pair.world.startBridge()
+        let timeline = try await pair.timeline(untilXMPPSentinel: "after the second restart")
+        let avatars = timeline.filter { $0.type == "m.room.avatar" }
+        XCTAssertEqual(avatars.count, 1, "one m.room.avatar event: \(avatars.map(\.content))")
+    }
 }
