@@ -237,6 +237,18 @@ public struct AppServiceMatrixLink: MatrixLink {
         }
     }
 
+    public func setRoomPicture(_ mxc: String?, in room: RoomID) async throws {
+        _ = try await classified("set_state") { () async throws(MatrixError) in
+            try await client.sendState(RoomAvatarContent(url: mxc), type: MatrixEventType.roomAvatar, to: room, as: botUserID)
+        }
+    }
+
+    public func roomPicture(_ room: RoomID) async throws -> String? {
+        try await classified("get_state") { () async throws(MatrixError) in
+            try await client.stateEvent(RoomAvatarContent.self, type: MatrixEventType.roomAvatar, in: room, as: botUserID)
+        }?.url
+    }
+
     public func joinReplacement(_ room: RoomID, via servers: [String]) async throws -> RoomID? {
         _ = try await classified("join") { () async throws(MatrixError) in try await client.join(room, via: servers, as: botUserID) }
         let create = try await classified("get_state") { () async throws(MatrixError) in

@@ -43,8 +43,16 @@ extension ComponentXMPPLink {
                            error: StanzaErrorInfo(condition: message.error?.condition ?? .undefinedCondition, text: message.error?.text))
     }
 
-    /// An occupant's presence in a room, in the bridge's terms; nil when it is not from an occupant JID.
+    /// An occupant's presence in a room, in the bridge's terms; nil when it is not from an occupant JID. The one
+    /// exception: an available presence from the room's bare JID with a XEP-0153 hash (the room's avatar: ejabberd's
+    /// and mod_vcard_muc's, XEP-0486 §3) comes with an empty nick and nothing else.
     static func roomPresence(_ presence: Presence) -> RoomPresence? {
+        if let from = presence.from, from.resource == nil, from.localpart != nil, presence.type == .available,
+           let avatar = AvatarUpdate(extensions: presence.extensions) {
+            var translated = RoomPresence(room: from.bare, nick: "", to: presence.to, available: true)
+            translated.avatar = avatar
+            return translated
+        }
         guard let from = presence.from, let nick = from.resource, from.localpart != nil else { return nil }
         switch presence.type {
         case .available, .unavailable, .error: break

@@ -102,7 +102,7 @@ public final class ComponentXMPPLink: XMPPLink {
             let moderation: ModerationRequest.Version? = features.contains(XMPPNamespace.moderation) ? .current
                 : features.contains(XMPPNamespace.moderationLegacy) ? .legacy : nil
             return RoomFeatures(stanzaIDs: features.contains(XMPPNamespace.stanzaID), archive: features.contains(XMPPNamespace.mam),
-                                moderation: moderation, name: info.roomName)
+                                moderation: moderation, name: info.roomName, avatar: info.roomAvatar)
         } catch {
             throw Self.linkError(error)
         }

@@ -38,6 +38,10 @@ public protocol MatrixLink: Sendable {
     func setRoomAvatar(_ mxc: String?, for user: UserID, in room: RoomID) async throws
     /// The avatars (`avatar_url`, `mxc://`) of `room`'s joined members that have one.
     func joinedMemberAvatars(_ room: RoomID) async throws -> [UserID: String]
+    /// The bot sets the room's own avatar (`m.room.avatar`; nil: `{}`, none).
+    func setRoomPicture(_ mxc: String?, in room: RoomID) async throws
+    /// The `url` of the room's `m.room.avatar` as the bot sees it (nil: none).
+    func roomPicture(_ room: RoomID) async throws -> String?
     /// Sends a message as `user` with a caller-chosen txnId (idempotent); `timestamp` sets `origin_server_ts`.
     func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
               timestamp: Date?) async throws -> EventID
@@ -159,6 +163,10 @@ extension MatrixLink {
     public func setRoomAvatar(_ mxc: String?, for user: UserID, in room: RoomID) async throws {}
     /// No avatars on a link that does not support them (fakes).
     public func joinedMemberAvatars(_ room: RoomID) async throws -> [UserID: String] { [:] }
+    /// The room's avatar is not set on a link that does not support it (fakes).
+    public func setRoomPicture(_ mxc: String?, in room: RoomID) async throws {}
+    /// No room avatar on a link that does not support it (fakes).
+    public func roomPicture(_ room: RoomID) async throws -> String? { nil }
 }
 
 /// A Matrix room event the bridge acts on, reduced to what portals need. Codable: it is queued durably.

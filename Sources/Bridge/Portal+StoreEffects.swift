@@ -13,7 +13,7 @@ extension Portal {
                 puppets: try await context.store.puppets(room), ghosts: try await context.store.roomGhosts(room),
                 firstActivation: first, lastStanzaID: try await context.store.lastStanzaID(room),
                 activeSince: try await context.store.activeSince(room), undelivered: try await context.store.undeliveredMappings(room),
-                texts: try await context.store.roomTexts(room)))
+                texts: try await context.store.roomTexts(room), avatar: try await context.store.roomAvatar(room)))
         } catch {
             logger.error("Could not read the room's state", metadata: ["error": "\(error)"])
             return .roomLoaded(nil)

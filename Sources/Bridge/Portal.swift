@@ -180,6 +180,7 @@ actor Portal {
         case .setBridgeInfo(let info): await setBridgeInfo(info)
         case .setMatrixTopic(let change): return await setMatrixTopic(change)
         case .setMatrixRoomName(let name): await setMatrixRoomName(name)
+        case .setMatrixRoomAvatar(let change): enqueue(.roomAvatarSet(change, await setMatrixRoomAvatar(change)))
         case .recordSubject(let subject): await recordSubject(subject)
         case .recordDestruction(let detail): await recordDestruction(detail: detail)
         case .announceInMUC(let text): await announceInMUC(text)

@@ -153,6 +153,9 @@ extension PortalStateMachine {
         /// A Matrix user's avatar becomes its puppet's vCard photo and presence hash (downloaded once per `mxc://`);
         /// failures are logged, no outcome.
         case setPuppetAvatar(PuppetAvatar)
+        /// → ``PortalEvent/roomAvatarSet(_:_:)``, queued: the MUC's avatar is fetched from its vCard
+        /// (once per hash) and set as the Matrix room's avatar by the bot, or the bridge's avatar there is cleared.
+        case setMatrixRoomAvatar(RoomAvatarChange)
 
         /// Whether the machine waits for this action's outcome.
         var awaitsOutcome: Bool {
@@ -390,6 +393,8 @@ extension PortalStateMachine {
         var undelivered: [MessageMapping]
         /// The subject/topic and name last bridged.
         var texts = RoomTexts()
+        /// The MUC avatar the bridge set on the Matrix room, if any.
+        var avatar: RoomAvatarRecord?
     }
 
     /// Who leaves what when a link is removed (ghosts come from the store).

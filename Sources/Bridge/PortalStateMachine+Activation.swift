@@ -189,7 +189,7 @@ extension PortalStateMachine {
         }
         let saidBefore = roomFeatures?.canCatchUp == false
         roomFeatures = features
-        var actions: [Action] = [.recordRoomFeatures(features)] + syncRoomName()
+        var actions: [Action] = [.recordRoomFeatures(features)] + syncRoomName() + roomAvatarAnnounced(features.avatar)
         if !features.canCatchUp && !saidBefore {
             actions.append(.log(LogEntry(
                 level: .notice, message: "The MUC keeps no archive with stanza-ids: messages sent while the bridge is down cannot be caught up",
@@ -210,7 +210,7 @@ extension PortalStateMachine {
         }
         ghosts = Dictionary(snapshot.ghosts.map { ($0.user, $0) }, uniquingKeysWith: { first, _ in first })
         roomTexts = snapshot.texts
-        let name = syncRoomName()
+        let name = syncRoomName() + roomAvatarLoaded(snapshot.avatar)
         if roomFeatures?.canCatchUp == false { return name }   // nothing to catch up from (said at activation)
         guard let query = catchUpQuery(snapshot) else { return name }
         return name + [.fetchArchive(after: query.after, since: query.since)]

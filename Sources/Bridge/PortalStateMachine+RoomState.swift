@@ -146,10 +146,9 @@ extension PortalStateMachine {
 
     // MARK: Name
 
-    /// The MUC's configuration changed (status 104): its name may have, so disco#info is read again (links that
-    /// copy the name only).
+    /// The MUC's configuration changed (status 104): its name or avatar may have, so disco#info is read again.
     mutating func configurationChanged() -> [Action] {
-        configuration.syncName && botJoined ? [.readRoomFeatures] : []
+        botJoined ? [.readRoomFeatures] : []
     }
 
     /// For links made with `--sync-name`: the MUC's name goes to the Matrix room when it differs from the one copied

@@ -56,6 +56,7 @@ extension PortalStateMachine {
     mutating func xmppPresence(_ presence: RoomPresence) -> [Action] {
         if presence.error != nil { return [] }
         guard presence.to == nil || presence.to == configuration.naming.botOccupant else { return [] }
+        if presence.nick.isEmpty { return roomAvatarAnnounced(presence.avatar) }   // the room's own presence
         if let destruction = presence.destroyed, presence.statusCodes.contains(110) || presence.nick == botNick {
             return roomDestroyed(destruction)
         }

@@ -53,6 +53,8 @@ struct PortalStateMachine: Sendable {
     var ownershipSettled = false
     /// Avatars both ways (see `PortalStateMachine+Avatars`).
     var avatars = Avatars()
+    /// The MUC's own avatar and the one the bridge set on the Matrix room.
+    var roomAvatar = RoomAvatarState()
 
     // MARK: Room model
     /// The nick the bridge's own occupant holds.
@@ -187,6 +189,8 @@ struct PortalStateMachine: Sendable {
             return canSend ? startDrainFromStore(selfCheck: false) : []
         case .reconcileGhosts:
             return botJoined ? reconcileGhosts() : []
+        case .roomAvatarSet(let change, let outcome):
+            return roomAvatarSet(change, outcome)
         case .selfCheck:
             guard xmppConnected, botJoined else { return [] }
             inboxBlocked = false

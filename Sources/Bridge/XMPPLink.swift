@@ -91,12 +91,16 @@ public struct RoomFeatures: Sendable, Equatable {
     public var moderation: ModerationRequest.Version?
     /// The room's name: `muc#roomconfig_roomname` of its `muc#roominfo` form, else its identity's name (nil: none).
     public var name: String?
+    /// The room's avatar hash from its disco#info (XEP-0486); nil: the room publishes none there.
+    public var avatar: AvatarUpdate?
 
-    public init(stanzaIDs: Bool, archive: Bool, moderation: ModerationRequest.Version? = nil, name: String? = nil) {
+    public init(stanzaIDs: Bool, archive: Bool, moderation: ModerationRequest.Version? = nil, name: String? = nil,
+                avatar: AvatarUpdate? = nil) {
         self.stanzaIDs = stanzaIDs
         self.archive = archive
         self.moderation = moderation
         self.name = name
+        self.avatar = avatar
     }
 
     /// Whether messages missed during downtime can be caught up: an archive, addressed by stanza-ids.

@@ -41,6 +41,22 @@ import XMPP
         #expect(try translate("<presence from='lounge@muc.localhost/Juliet'/>")?.avatar == nil)
     }
 
+    @Test func theRoomsOwnPresenceCarriesOnlyItsAvatarHash() throws {
+        let hash = String(repeating: "d", count: 40)
+        // ejabberd 23.01 and mod_vcard_muc: a presence from the room's bare JID announces the room's avatar (XEP-0486).
+        let room = try translate("""
+            <presence from='lounge@muc.localhost' to='isthmus@bridge.localhost/isthmus'>            <c xmlns='http://jabber.org/protocol/caps' hash='sha-1' node='n' ver='v'/>            <x xmlns='vcard-temp:x:update'><photo>\(hash)</photo></x></presence>
+            """)
+        #expect(room?.nick == "")
+        #expect(room?.avatar == .photo(hash))
+        #expect(room?.available == true)
+        #expect(try translate("<presence from='lounge@muc.localhost'><x xmlns='vcard-temp:x:update'><photo/></x></presence>")?.avatar
+                == AvatarUpdate.none)
+        // Without a hash (ejabberd's caps-only presence) or unavailable: nothing for the bridge.
+        #expect(try translate("<presence from='lounge@muc.localhost'><c xmlns='http://jabber.org/protocol/caps' hash='sha-1' node='n' ver='v'/></presence>") == nil)
+        #expect(try translate("<presence type='unavailable' from='lounge@muc.localhost'><x xmlns='vcard-temp:x:update'><photo/></x></presence>") == nil)
+    }
+
     func invite(_ xml: String) throws -> RoomInvite? {
         ComponentXMPPLink.roomInvite(try Message(element: TestXML.element(xml)))
     }

@@ -59,6 +59,25 @@ import XMPP
         #expect(try DiscoInfo(element: TestXML.element("<query xmlns='http://jabber.org/protocol/disco#info'/>")).roomName == nil)
     }
 
+    @Test func aRoomsAvatarHashComesFromTheRoomInfoFormsEitherField() throws {
+        func info(_ fields: String) throws -> DiscoInfo {
+            try DiscoInfo(element: TestXML.element("""
+                <query xmlns='http://jabber.org/protocol/disco#info'><feature var='vcard-temp'/>\
+                <x xmlns='jabber:x:data' type='result'><field var='FORM_TYPE' type='hidden'><value>http://jabber.org/protocol/muc#roominfo</value></field>\
+                \(fields)</x></query>
+                """))
+        }
+        let hash = String(repeating: "e", count: 40)
+        #expect(try info("<field var='muc#roominfo_avatarhash'><value>\(hash)</value></field>").roomAvatar == .photo(hash))
+        // Prosody's mod_vcard_muc (2023), upper case read as lower case.
+        #expect(try info("<field var='{http://modules.prosody.im/mod_vcard_muc}avatar#sha1' type='text-single'><value>\(hash.uppercased())</value></field>")
+                    .roomAvatar == .photo(hash))
+        // The field without a value: no avatar. No field: the room does not say (ejabberd announces it in presence).
+        #expect(try info("<field var='{http://modules.prosody.im/mod_vcard_muc}avatar#sha1' type='text-single'/>").roomAvatar == AvatarUpdate.none)
+        #expect(try info("").roomAvatar == nil)
+        #expect(try info("<field var='muc#roominfo_avatarhash'><value>not a hash</value></field>").roomAvatar == .notReady)
+    }
+
     @Test func topicAndTombstoneEventsReachThePortals() throws {
         let topic = ClientEvent(type: "m.room.topic", eventID: EventID("$t")!, roomID: RoomID("!r:localhost")!, sender: UserID("@alice:localhost")!,
                                 stateKey: "", originServerTS: 0, content: .roomTopic(.init(topic: "Balcony")))

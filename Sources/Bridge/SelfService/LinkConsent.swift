@@ -70,6 +70,7 @@ actor LinkConsent {
         switch event {
         case .presence(let presence):
             guard presence.to == nil || presence.to == bot, presence.error == nil, presence.nick != ownNick,
+                  !presence.nick.isEmpty,   // the room's own presence (its avatar hash) is no occupant
                   !presence.statusCodes.contains(110) else { return [] }
             let occupant = LinkConsentMachine.Occupant(nick: presence.nick, affiliation: presence.affiliation,
                                                        occupantID: presence.occupantID, realJID: presence.realJID)

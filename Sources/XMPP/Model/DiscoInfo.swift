@@ -86,6 +86,19 @@ public struct DiscoInfo: Sendable, Hashable {
         if let name = identities.first(where: { $0.category == "conference" })?.name, !name.isEmpty { return name }
         return nil
     }
+    /// The room's avatar as its disco#info announces it (XEP-0486 §3 `muc#roominfo_avatarhash`, or Prosody's
+    /// mod_vcard_muc field `{http://modules.prosody.im/mod_vcard_muc}avatar#sha1`): a hash, ``AvatarUpdate/none`` when
+    /// the field is there without a value, nil when the room publishes no such field (ejabberd 23.01 announces it in
+    /// presence only). A value that is not 40 hex digits reads as ``AvatarUpdate/notReady``.
+    public var roomAvatar: AvatarUpdate? {
+        let fields = ["muc#roominfo_avatarhash", "{http://modules.prosody.im/mod_vcard_muc}avatar#sha1"]
+        for form in forms where form.formType == XMPPNamespace.mucRoomInfo {
+            for name in fields {
+                if let values = form[name] { return AvatarUpdate(photoText: values.first ?? "") }
+            }
+        }
+        return nil
+    }
     /// XEP-0410 self-pings answered by the room.
     public var supportsSelfPingOptimization: Bool { has(XMPPNamespace.mucSelfPingOptimization) }
 }

@@ -73,7 +73,13 @@ public enum AvatarUpdate: Sendable, Hashable {
             self = .notReady
             return
         }
-        let hash = trimmed(photo.text).lowercased()
+        self.init(photoText: photo.text)
+    }
+
+    /// Reads a `<photo>` text (or another field carrying the same hash, such as XEP-0486's disco#info field): empty
+    /// is ``none``, 40 hex digits a ``photo(_:)``, anything else ``notReady``.
+    public init(photoText: String) {
+        let hash = trimmed(photoText).lowercased()
         if hash.isEmpty {
             self = .none
         } else if hash.utf8.count == 40, hash.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) {
