@@ -79,6 +79,10 @@ public final class Bridge: Sendable {
                                     media: media, mediaImporter: media.map { MediaImporter(settings: $0, logger: logger.with(label: "media")) })
         if let media, let importer = context.mediaImporter {
             context.avatars = AvatarFetcher(settings: media, importer: importer, store: store, logger: logger.with(label: "avatars"))
+            if media.xmppUpload, let server = XMPPUploader.serverDomain(ofComponent: naming.componentDomain) {
+                context.xmppUploader = XMPPUploader(settings: media, importer: importer, xmpp: xmpp, serverDomain: server,
+                                                    requester: naming.botOccupant.bare, logger: logger.with(label: "media"))
+            }
         }
         directChats = DirectChats(context: context)
         context.directChats = directChats
