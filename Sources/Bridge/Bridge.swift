@@ -119,6 +119,7 @@ public final class Bridge: Sendable {
         let (metrics, clock, botOccupant) = (context.metrics, context.clock, context.naming.botOccupant)
         let (writeGate, probeInterval, xmpp) = (context.writeGate, diskFullProbeInterval, context.xmpp)
         let directChats = self.directChats
+        let uploader = context.xmppUploader
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 // While the disk is full nothing more is taken from XMPP: what is not taken is not lost (the
@@ -131,6 +132,8 @@ public final class Bridge: Sendable {
                         guard writable else { return }
                     }
                     metrics.observe(event, botOccupant: botOccupant, now: clock.now())
+                    // The upload service is looked for once per XMPP connection.
+                    if case .connected = event { uploader?.forgetService() }
                     directory.route(event, logger: logger)
                 }
             }
