@@ -81,7 +81,7 @@ public final class Bridge: Sendable {
             context.avatars = AvatarFetcher(settings: media, importer: importer, store: store, logger: logger.with(label: "avatars"))
             if media.xmppUpload, let server = XMPPUploader.serverDomain(ofComponent: naming.componentDomain) {
                 context.xmppUploader = XMPPUploader(settings: media, importer: importer, xmpp: xmpp, serverDomain: server,
-                                                    requester: naming.botOccupant.bare, logger: logger.with(label: "media"))
+                                                    requester: naming.botOccupant.bare, clock: clock, logger: logger.with(label: "media"))
             }
         }
         directChats = DirectChats(context: context)

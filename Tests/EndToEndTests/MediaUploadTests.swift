@@ -36,5 +36,18 @@ final class MediaUploadTests: XCTestCase {
         let served = try await TestHTTP.get(link)
         XCTAssertEqual(served.status, 200)
         XCTAssertEqual(served.body, large)
+
+        // The same without a declared size: the download for the upload stops at the limit, and the link goes.
+        let mxc = try await pair.alice.upload(large, contentType: "application/octet-stream", fileName: "big2.bin")
+        try await pair.alice.sendEvent("m.room.message", content: ["msgtype": "m.file", "body": "big2.bin", "url": mxc], to: pair.room)
+        let undeclared = try await pair.fromPuppet("the over-limit file without a size") { $0.body?.hasSuffix("/big2.bin") == true }
+        XCTAssertTrue(try XCTUnwrap(undeclared.body).contains("/media/"), "the bridge's link")
+        // Nothing doubled: only the sentinel follows.
+        let late = try await pair.puppetMessages(untilSentinel: "upload sentinel")
+        XCTAssertEqual(late.map(\.body), ["upload sentinel"])
+        // Found once; both fallbacks have the same kind of reason: logged once (a line a minute per kind).
+        let log = pair.world.bridge?.log ?? ""
+        XCTAssertEqual(log.components(separatedBy: "XMPP upload service found").count - 1, 1, "the service is looked for once")
+        XCTAssertEqual(log.components(separatedBy: "larger than the upload service takes").count - 1, 1, "the reason is logged once")
     }
 }

@@ -64,9 +64,12 @@ final class XMPPUploader: Sendable {
     private let requester: JID
     private let discovery = Mutex(Discovery.unknown)
     private let lastLogged = Mutex<[String: ContinuousClock.Instant]>([:])
+    private let clock: TimeSource
     private let logger: Logger
 
-    init(settings: MediaSettings, importer: MediaImporter, xmpp: any XMPPLink, serverDomain: JID, requester: JID, logger: Logger) {
+    init(settings: MediaSettings, importer: MediaImporter, xmpp: any XMPPLink, serverDomain: JID, requester: JID,
+         clock: TimeSource = .system, logger: Logger) {
+        self.clock = clock
         self.settings = settings
         self.importer = importer
         self.xmpp = xmpp
@@ -158,7 +161,7 @@ final class XMPPUploader: Sendable {
     func forgetService() { discovery.withLock { $0 = .unknown } }
 
     private func logOnce(_ reason: FallbackReason, mxc: String) {
-        let now = ContinuousClock.now
+        let now = clock.now()
         let due = lastLogged.withLock { last -> Bool in
             if let previous = last[reason.kind], now - previous < .seconds(60) { return false }
             last[reason.kind] = now
