@@ -79,6 +79,10 @@ public final class Bridge: Sendable {
                                     media: media, mediaImporter: media.map { MediaImporter(settings: $0, logger: logger.with(label: "media")) })
         if let media, let importer = context.mediaImporter {
             context.avatars = AvatarFetcher(settings: media, importer: importer, store: store, logger: logger.with(label: "avatars"))
+            if media.xmppUpload, let server = XMPPUploader.serverDomain(ofComponent: naming.componentDomain) {
+                context.xmppUploader = XMPPUploader(settings: media, importer: importer, xmpp: xmpp, serverDomain: server,
+                                                    requester: naming.botOccupant.bare, clock: clock, logger: logger.with(label: "media"))
+            }
         }
         directChats = DirectChats(context: context)
         context.directChats = directChats
@@ -115,6 +119,7 @@ public final class Bridge: Sendable {
         let (metrics, clock, botOccupant) = (context.metrics, context.clock, context.naming.botOccupant)
         let (writeGate, probeInterval, xmpp) = (context.writeGate, diskFullProbeInterval, context.xmpp)
         let directChats = self.directChats
+        let uploader = context.xmppUploader
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 // While the disk is full nothing more is taken from XMPP: what is not taken is not lost (the
@@ -127,6 +132,8 @@ public final class Bridge: Sendable {
                         guard writable else { return }
                     }
                     metrics.observe(event, botOccupant: botOccupant, now: clock.now())
+                    // The upload service is looked for once per XMPP connection.
+                    if case .connected = event { uploader?.forgetService() }
                     directory.route(event, logger: logger)
                 }
             }

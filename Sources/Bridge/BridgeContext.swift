@@ -24,6 +24,8 @@ struct BridgeContext: Sendable {
     var media: MediaSettings? = nil
     /// Fetches XMPP users' files and uploads them (one for the whole bridge: it bounds the transfers); nil with `media`.
     var mediaImporter: MediaImporter? = nil
+    /// Re-uploads Matrix files to the XMPP server's XEP-0363 service (`media.xmpp_upload`); nil: the bridge's links.
+    var xmppUploader: XMPPUploader? = nil
     /// Moves avatar images across (one for the whole bridge); nil with `media`: avatars are not bridged.
     var avatars: AvatarFetcher? = nil
 }

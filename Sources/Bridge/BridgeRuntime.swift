@@ -41,13 +41,14 @@ public struct BridgeRuntime: Sendable {
                                  maxConnectionsPerHost: 32),
             logger: logger.with(label: "matrix.client"))
         let metrics = BridgeMetrics()
-        let media = MediaSettings(
+        var media = MediaSettings(
             homeserverURL: config.matrix.homeserverURL, asToken: config.appservice.asToken,
             caFile: ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 },
             signer: MediaLinkSigner(publicBase: config.media.publicBase(appserviceURL: config.appservice.url),
                                     secret: try await store.secret(named: "media_links")),
             maxSize: config.media.maxSize, allowPrivateAddresses: config.media.allowPrivateAddresses,
             stallTimeout: config.media.stallTimeout, maxConcurrentTransfers: config.media.maxConcurrentTransfers)
+        media.xmppUpload = config.media.xmppUpload
         let component = ComponentConnection(configuration: componentConfiguration, logger: logger.with(label: "xmpp.component"))
         let xmpp = ComponentXMPPLink(connection: component, logger: logger.with(label: "xmpp.link"), primaryOccupant: naming.botOccupant)
         let matrix = AppServiceMatrixLink(client: client, namespace: namespace, logger: logger.with(label: "matrix.link"), metrics: metrics)

@@ -92,6 +92,15 @@ extension Portal {
             case .message(_, _, let details):
                 targets.reply = try await details?.replyTo.asyncFlatMap { try await store.mapping(room: room, eventID: $0) }
                 targets.original = try await details?.replaces.asyncFlatMap { try await store.mapping(room: room, eventID: $0) }
+                if let uploader = context.xmppUploader, let attachment = details?.media, details?.replaces == nil,
+                   case .message(_, let body, _) = event.content {
+                    // Before the message is mapped (the machine maps it on this answer): a crash before the send
+                    // uploads again on the next try, it never sends twice.
+                    if case .uploaded(let url) = await uploader.upload(mxc: attachment.mxc, name: attachment.name(body: body),
+                                                                       declaredSize: attachment.info?.size, mediaType: attachment.info?.mimeType) {
+                        targets.uploadedURL = url
+                    }
+                }
             case .reaction(let target, _):
                 targets.reacted = try await store.mapping(room: room, eventID: target)
                 targets.reactions = try await store.reactions(room: room, target: target, reactor: .matrix(event.sender))

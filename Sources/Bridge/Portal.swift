@@ -40,7 +40,8 @@ actor Portal {
             room: link.matrixRoom, muc: link.muc, naming: context.naming, botUserID: matrix.botUserID,
             ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) }, syncName: link.syncName,
             mucDestroyed: link.mucDestroyed, roleLevels: context.roleLevels, matrixModeratorsToMUC: link.matrixModeratorsToMUC,
-            mediaLinks: context.media?.signer, avatars: context.avatars != nil))
+            mediaLinks: context.media?.signer, avatars: context.avatars != nil,
+            uploadsMedia: context.xmppUploader != nil))
         ephemeralSender = EphemeralSender { [context, logger] send in
             await Portal.performEphemeral(send, link: link, context: context, logger: logger)
         }

@@ -263,6 +263,8 @@ extension PortalStateMachine {
         var redacted: MessageMapping?
         /// A redacted reaction.
         var redactedReaction: Reaction?
+        /// A media message's file as uploaded to the XMPP server's service (`media.xmpp_upload`): its GET URL.
+        var uploadedURL: String?
     }
 
     /// Why a Matrix call failed, as far as the machine cares.

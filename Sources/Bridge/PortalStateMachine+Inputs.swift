@@ -29,6 +29,8 @@ extension PortalStateMachine {
         var mediaLinks: MediaLinkSigner?
         /// Avatars are bridged: after an activation the Matrix members' avatars are read (their puppets announce them).
         var avatars = false
+        /// `media.xmpp_upload`: a media message's file is uploaded to the XMPP server first (an effect, with the targets).
+        var uploadsMedia = false
     }
 
     /// What happened: an event of the room, or the outcome of an action the machine waits for.

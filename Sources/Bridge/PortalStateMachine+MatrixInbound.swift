@@ -14,7 +14,9 @@ extension PortalStateMachine {
             if case .message(let msgtype, let body, let details) = event.content {
                 // `!isthmus` commands are for the bridge (SelfServiceDesk), never for the MUC.
                 if BridgeCommand.parse(msgtype: msgtype, body: body) != nil { return [.dequeue(seq: queued.seq)] }
-                if details?.replyTo == nil, details?.replaces == nil { return matrixEvent(queued, targets: MatrixTargets()) }
+                if details?.replyTo == nil, details?.replaces == nil, !(configuration.uploadsMedia && details?.media != nil) {
+                    return matrixEvent(queued, targets: MatrixTargets())
+                }
             }
             return [.resolveMatrixTargets(queued)]
         case .member(let membership, let displayname, let reason):

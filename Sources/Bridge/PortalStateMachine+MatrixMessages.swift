@@ -36,7 +36,7 @@ extension PortalStateMachine {
                                         targets: MatrixTargets) -> [Action] {
         let event = queued.event
         if let attachment = details.media, details.replaces == nil,
-           let media = mediaStanza(attachment, body: body, html: details.html) {
+           let media = mediaStanza(attachment, body: body, html: details.html, uploadedURL: targets.uploadedURL) {
             return mapAndSend(queued, user: event.sender, stanza: media.stanza, kind: .message, target: nil, excerpt: media.excerpt)
         }
         guard let translated = RichTranslation.toXMPP(msgtype: msgtype, body: body, html: details.html, nick: { mucNick(of: $0) }) else {

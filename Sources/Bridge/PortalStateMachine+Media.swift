@@ -10,10 +10,12 @@ import XMPP
 /// SFS `desc` of the first).
 extension PortalStateMachine {
     /// The stanza for a media message, or nil when it cannot go as a file (no link signer, a malformed `mxc://`).
-    func mediaStanza(_ attachment: MatrixAttachment, body: String, html: String?) -> (stanza: OutgoingGroupchat, excerpt: String)? {
+    /// `uploadedURL`: the file's URL on the XMPP server's upload service, sent instead of the bridge's link.
+    func mediaStanza(_ attachment: MatrixAttachment, body: String, html: String?,
+                     uploadedURL: String? = nil) -> (stanza: OutgoingGroupchat, excerpt: String)? {
         guard let links = configuration.mediaLinks, let reference = MediaReference(mxc: attachment.mxc) else { return nil }
         let name = attachment.name(body: body)
-        let url = links.url(for: reference, fileName: name)
+        let url = uploadedURL ?? links.url(for: reference, fileName: name)
         var file = attachment.sharedFile(url: url, name: name)
         var caption: String?
         if attachment.caption(body: body) != nil || html != nil {

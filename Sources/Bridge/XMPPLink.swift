@@ -71,6 +71,11 @@ public protocol XMPPLink: Sendable {
     /// with and the hash its presences in `room` carry from now on; with `nick` (it is joined) a presence announcing
     /// it goes out now.
     func setPuppetAvatar(_ avatar: StoredAvatar?, occupant: JID, room: JID, nick: String?) async throws
+    /// XEP-0363 §3: the first item of `domain` (disco#items) whose disco#info offers HTTP upload, asked as `asker`;
+    /// nil when there is none.
+    func findUploadService(on domain: JID, as asker: JID) async throws -> HTTPUpload.Service?
+    /// XEP-0363 §4: a slot on `service` for a file, requested as `requester`; nil when the service refuses it.
+    func requestUploadSlot(on service: JID, fileName: String, size: Int64, contentType: String, as requester: JID) async throws -> HTTPUpload.Slot?
 }
 
 extension XMPPLink {
@@ -78,6 +83,10 @@ extension XMPPLink {
     public func fetchVCard(of target: JID, as asker: JID) async throws -> XElement? { nil }
     /// Avatars are not announced on a link that does not support them (fakes).
     public func setPuppetAvatar(_ avatar: StoredAvatar?, occupant: JID, room: JID, nick: String?) async throws {}
+    /// No upload service on a link that cannot look for one (fakes).
+    public func findUploadService(on domain: JID, as asker: JID) async throws -> HTTPUpload.Service? { nil }
+    /// No slots on a link that cannot ask for them (fakes).
+    public func requestUploadSlot(on service: JID, fileName: String, size: Int64, contentType: String, as requester: JID) async throws -> HTTPUpload.Slot? { nil }
 }
 
 /// What a MUC announces about the ids and archive the bridge's exactly-once rests on.

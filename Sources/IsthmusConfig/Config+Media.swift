@@ -16,6 +16,9 @@ extension Config {
         public var maxConcurrentTransfers = 8
         /// A transfer that moves nothing for this long is abandoned (`stall_timeout_seconds`).
         public var stallTimeout: Duration = .seconds(30)
+        /// Re-upload Matrix files to the XMPP server's XEP-0363 service and send that link instead of the bridge's
+        /// (`xmpp_upload`); the bridge's link stays the fallback.
+        public var xmppUpload = false
 
         public init() {}
 
@@ -28,7 +31,8 @@ extension Config {
         }
     }
 
-    /// `media:` — `public_url`, `max_size`, `allow_private_addresses`, `max_concurrent_transfers`, `stall_timeout_seconds`.
+    /// `media:` — `public_url`, `max_size`, `allow_private_addresses`, `max_concurrent_transfers`, `stall_timeout_seconds`,
+    /// `xmpp_upload`.
     static func decodeMedia(_ reader: inout ConfigReader) throws(ConfigError) -> Media {
         var media = Media()
         if let text = try reader.optionalString("public_url") {
@@ -48,6 +52,7 @@ extension Config {
             guard seconds > 0 else { throw reader.invalid("stall_timeout_seconds", "must be positive") }
             media.stallTimeout = .seconds(seconds)
         }
+        media.xmppUpload = try reader.optionalBool("xmpp_upload") ?? false
         return media
     }
 }

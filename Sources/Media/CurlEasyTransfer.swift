@@ -7,7 +7,7 @@ import Glibc
 private import CCurl
 
 /// One media transfer over libcurl's easy interface, performed on a thread of its own (``DedicatedThread``): a GET
-/// whose body is handed to a sink as it arrives, or a POST whose body is read from a file. The only file of this
+/// whose body is handed to a sink as it arrives, or a POST or PUT whose body is read from a file. The only file of this
 /// target that imports libcurl; no libcurl type leaves it.
 ///
 /// Why not ``MatrixClient``'s multi-handle transport: that one holds each answer in memory and shares one thread
@@ -27,6 +27,8 @@ public enum CurlEasyTransfer {
         public var headers: [String] = []
         /// POST this file (its whole content) with this `Content-Type`; nil: GET.
         public var upload: (path: String, contentType: String)?
+        /// Send ``upload`` with PUT instead of POST (XEP-0363 slots).
+        public var putsUpload = false
         /// Refuse to connect to loopback/private/special addresses (URLs from XMPP users).
         public var refusesSpecialAddresses = false
         /// Follow up to 5 redirects (http/https only).
@@ -111,9 +113,14 @@ public enum CurlEasyTransfer {
                 file = opened
                 var status = stat()
                 _ = fstat(fileno(opened), &status)
-                _ = isthmus_curl_easy_setopt_long(handle, CURLOPT_POST, 1)
                 _ = isthmus_curl_easy_setopt_pointer(handle, CURLOPT_READDATA, UnsafeMutableRawPointer(opened))
-                _ = isthmus_curl_easy_setopt_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(status.st_size))
+                if request.putsUpload {
+                    _ = isthmus_curl_easy_setopt_long(handle, CURLOPT_UPLOAD, 1)
+                    _ = isthmus_curl_easy_setopt_offset(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(status.st_size))
+                } else {
+                    _ = isthmus_curl_easy_setopt_long(handle, CURLOPT_POST, 1)
+                    _ = isthmus_curl_easy_setopt_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(status.st_size))
+                }
             }
             var errorBuffer = [CChar](repeating: 0, count: Int(isthmus_curl_error_size()))
             let code = errorBuffer.withUnsafeMutableBufferPointer { buffer in

@@ -2,6 +2,7 @@ import Bridge
 import Foundation
 import IsthmusCommon
 import Synchronization
+import XMPP
 
 /// A scripted XMPP side for portal tests: records every call, lets tests choose join outcomes and feeds the
 /// bridge events (including MUC reflections of sent messages) through ``events``.
@@ -38,6 +39,9 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         var botAffiliation: MUCAffiliation?
         /// Affiliation changes asked by these JIDs are refused (`forbidden`).
         var refusedAffiliationActors: Set<JID> = []
+        /// The XEP-0363 service ``findUploadService(on:as:)`` finds (nil: none), and the slot requests it got.
+        var uploadService: HTTPUpload.Service?
+        var slotRequests: [(fileName: String, size: Int64, requester: JID)] = []
         /// The room's affiliation lists, as ``affiliated(room:_:as:)`` answers.
         var affiliationLists: [MUCAffiliation: [JID]] = [:]
         /// Chat states and markers sent, in order.
@@ -173,4 +177,15 @@ final class FakeXMPPLink: XMPPLink, Sendable {
     }
 
     static let bot = JID("isthmus@bridge.localhost/isthmus")!
+
+    func findUploadService(on domain: JID, as asker: JID) async throws -> HTTPUpload.Service? {
+        state.withLock { $0.uploadService }
+    }
+
+    /// Records the request and refuses it (a slot would need a real HTTP service).
+    func requestUploadSlot(on service: JID, fileName: String, size: Int64, contentType: String, as requester: JID) async throws -> HTTPUpload.Slot? {
+        state.withLock { $0.slotRequests.append((fileName, size, requester)) }
+        return nil
+    }
+
 }

@@ -12,6 +12,7 @@ import Testing
         #expect(config.media.publicBase(appserviceURL: URL(string: "http://bridge.internal:9000/")!) == "http://bridge.internal:9000/media")
         #expect(config.media.maxSize == nil)
         #expect(config.media.allowPrivateAddresses == false)
+        #expect(config.media.xmppUpload == false)
         #expect(config.media.maxConcurrentTransfers == 8)
         #expect(config.media.stallTimeout == .seconds(30))
     }
@@ -24,6 +25,7 @@ import Testing
               allow_private_addresses: true
               max_concurrent_transfers: 3
               stall_timeout_seconds: 7
+              xmpp_upload: true
 
             """)
         #expect(config.media.publicBase(appserviceURL: URL(string: "http://x:1")!) == "https://bridge.example.org/files")
@@ -31,6 +33,7 @@ import Testing
         #expect(config.media.allowPrivateAddresses)
         #expect(config.media.maxConcurrentTransfers == 3)
         #expect(config.media.stallTimeout == .seconds(7))
+        #expect(config.media.xmppUpload)
         #expect(config.warnings.isEmpty)
     }
 

@@ -25,7 +25,7 @@ final class MediaImporter: Sendable {
     }
 
     private let settings: MediaSettings
-    private let turns: TransferTurns
+    let turns: TransferTurns
     private let uploadLimit = Mutex<Int64?>(nil)
     private let logger: Logger
 
@@ -93,7 +93,9 @@ final class MediaImporter: Sendable {
 
     struct Reason: Error { var text: String; var unavailable = false }
 
-    private func fetch(_ link: XMPPFileLink, limit: Int64) async -> Result<FetchedFile, Reason> {
+    /// Fetches `link` into an unlinked temporary file. `homeserver`: the URL is the homeserver's (as the bot, with the
+    /// appservice token and the homeserver's CA; no address check, no redirects) rather than an XMPP user's.
+    func fetch(_ link: XMPPFileLink, limit: Int64, homeserver: Bool = false) async -> Result<FetchedFile, Reason> {
         // The file is unlinked at once and reached through its descriptor (`/proc/self/fd/N`): nothing is left behind
         // when the bridge crashes mid-transfer.
         var template = Array("\(Self.temporaryDirectory)/isthmus-media-XXXXXX".utf8CString)
@@ -106,8 +108,13 @@ final class MediaImporter: Sendable {
         }
         let path = "/proc/self/fd/\(descriptor)"
         var request = CurlEasyTransfer.Request(url: link.url)
-        request.refusesSpecialAddresses = !settings.allowPrivateAddresses
-        request.followsRedirects = true
+        if homeserver {
+            request.headers = ["Authorization: Bearer \(settings.asToken)"]
+            request.caFile = settings.caFile
+        } else {
+            request.refusesSpecialAddresses = !settings.allowPrivateAddresses
+            request.followsRedirects = true
+        }
         request.stallTimeout = settings.stallTimeout
         request.totalTimeout = .seconds(600)
         let state = FetchState(limit: limit, bare: link.bare, file: file)
@@ -171,7 +178,7 @@ final class MediaImporter: Sendable {
     // MARK: The homeserver
 
     /// `media.max_size`, else the homeserver's `m.upload.size` (asked once), else 50 MiB (Synapse's default).
-    private func maxSize() async -> Int64 {
+    func maxSize() async -> Int64 {
         if let configured = settings.maxSize { return configured }
         if let known = uploadLimit.withLock({ $0 }) { return known }
         // Kept once the homeserver answered; an unanswered question is asked again next time.

@@ -17,6 +17,8 @@ public struct MediaSettings: Sendable {
     public var stallTimeout: Duration
     /// Transfers at once, each way.
     public var maxConcurrentTransfers: Int
+    /// `media.xmpp_upload`: Matrix files go to the XMPP server's XEP-0363 service (see ``XMPPUploader``).
+    public var xmppUpload = false
 
     public init(homeserverURL: URL, asToken: String, caFile: String? = nil, signer: MediaLinkSigner, maxSize: Int64? = nil,
                 allowPrivateAddresses: Bool = false, stallTimeout: Duration = .seconds(30), maxConcurrentTransfers: Int = 8) {

@@ -22,11 +22,13 @@ struct MachineFixture {
 
     /// `mediaLinks`: signs media links (nil: media messages go as text).
     /// `avatars`: avatars are bridged (the members' avatars are read at activation).
-    init(mediaLinks: MediaLinkSigner? = nil, avatars: Bool = false) {
+    /// `uploadsMedia`: `media.xmpp_upload` is on.
+    init(mediaLinks: MediaLinkSigner? = nil, avatars: Bool = false, uploadsMedia: Bool = false) {
         machine = PortalStateMachine(configuration: .init(
             room: room, muc: muc, naming: naming, botUserID: bot,
             ghostUserID: { UserID("@_xmpp_\($0.unicodeScalars.filter { ("a"..."z").contains(Character($0)) }.map(String.init).joined()):localhost") },
-            isGhost: { $0.localpart.hasPrefix("_xmpp_") }, mediaLinks: mediaLinks, avatars: avatars))
+            isGhost: { $0.localpart.hasPrefix("_xmpp_") }, mediaLinks: mediaLinks, avatars: avatars,
+            uploadsMedia: uploadsMedia))
     }
 
     /// Feeds one input; returns the actions without log lines.

@@ -104,6 +104,31 @@ import XMPP
         #expect(!(sent.body ?? "").contains("mxc://"), "no Matrix reference in the body")
     }
 
+    @Test func withXMPPUploadAMediaMessageWaitsForItsUploadAndGoesAsTheUploadsURLElseAsTheBridgesLink() throws {
+        var f = MachineFixture(mediaLinks: signer, uploadsMedia: true)
+        f.activate(members: [f.alice: "Alice"])
+        let queued = media(f, 1, body: "cat.png", fileName: nil)
+        // The upload is an effect before the message is mapped: the machine asks for the targets first.
+        #expect(f.act(.matrixEvents([queued])) == [.resolveMatrixTargets(queued)])
+        let uploaded = "https://upload.example/slot/cat.png"
+        var targets = PortalStateMachine.MatrixTargets()
+        targets.uploadedURL = uploaded
+        let actions = f.act(.matrixTargetsResolved(queued, targets))
+        guard actions.count == 1, case .insertMapping(_, _, let delivery, _) = actions[0] else {
+            throw Failure(description: "expected one insertMapping, got \(actions)")
+        }
+        #expect(delivery.stanza.body == uploaded)
+        #expect(delivery.stanza.references.file?.url == uploaded, "SFS (and OOB) carry the upload's URL")
+        // No upload (the fallback): the bridge's signed link.
+        let next = media(f, 2, body: "dog.png", fileName: nil)
+        #expect(f.act(.matrixEvents([next])) == [.resolveMatrixTargets(next)])
+        let fallback = f.act(.matrixTargetsResolved(next, PortalStateMachine.MatrixTargets()))
+        guard fallback.count == 1, case .insertMapping(_, _, let linked, _) = fallback[0] else {
+            throw Failure(description: "expected one insertMapping, got \(fallback)")
+        }
+        #expect(linked.stanza.body == signer.url(for: MediaReference(mxc: "mxc://localhost/AbCd")!, fileName: "dog.png"))
+    }
+
     @Test func aCaptionFollowsAsASecondMessage() throws {
         var f = MachineFixture(mediaLinks: signer)
         f.activate(members: [f.alice: "Alice"])
