@@ -243,7 +243,9 @@ public final class Bridge: Sendable {
             if !events.isEmpty {
                 let rooms = Set(events.map(\.room))
                 let linked = try await context.store.linkedRooms(among: rooms)
-                direct = try await context.store.directRooms(among: rooms.subtracting(linked))
+                // Only rooms that are not linked can be DMs: most transactions have none, and skip the store read.
+                let others = rooms.subtracting(linked)
+                if !others.isEmpty { direct = try await context.store.directRooms(among: others) }
                 for event in events where linked.contains(event.room) || direct.contains(event.room) {
                     rows.append((event.room, event.eventID, try event.inboxPayload()))
                     byID[event.eventID] = event
