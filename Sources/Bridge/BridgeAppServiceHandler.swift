@@ -90,7 +90,7 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
                                    content: .tombstone(replacement: content.replacementRoom, body: content.body))
         case .powerLevels(let content):
             guard event.stateKey == "" else { return nil }
-            let users = Dictionary(content.users.compactMap { key, level in UserID(key).map { ($0, level) } }, uniquingKeysWith: max)
+            let users = content.userLevels
             return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: "",
                                    content: .powerLevels(users: users, usersDefault: content.usersDefault ?? 0))
         case .unknown(type: "m.sticker", let content):

@@ -214,13 +214,7 @@ public final class ComponentXMPPLink: XMPPLink {
     public func affiliated(room: JID, _ affiliation: MUCAffiliation, as occupant: JID) async throws -> [JID] {
         let query = XElement("query", namespace: XMPPNamespace.mucAdmin,
                              children: [.element(MUCItem(affiliation: affiliation).element(namespace: XMPPNamespace.mucAdmin))])
-        let response: IQ
-        do {
-            response = try await connection.sendIQ(IQ(type: .get, from: occupant, to: room.bare, payload: .other(query)))
-        } catch {
-            throw Self.linkError(error)
-        }
-        if let error = response.error { throw XMPPLinkError.stanzaError(StanzaErrorInfo(condition: error.condition, text: error.text)) }
+        let response = try await request(.get, query, in: room, as: occupant)
         guard case .other(let answer)? = response.payload else { return [] }
         return answer.children("item", namespace: XMPPNamespace.mucAdmin).compactMap { try? MUCItem(element: $0).jid?.bare }
     }
@@ -234,16 +228,22 @@ public final class ComponentXMPPLink: XMPPLink {
 
     /// An IQ set of `payload` to `room` from `actor`; the room's refusal is thrown as ``XMPPLinkError/stanzaError(_:)``.
     private func set(_ payload: XElement, in room: JID, as actor: JID) async throws {
+        _ = try await request(.set, payload, in: room, as: actor)
+    }
+
+    /// An IQ of `type` with `payload` to `room` from `actor`, its answer; the room's refusal is thrown as
+    /// ``XMPPLinkError/stanzaError(_:)``, a link failure as the link's error.
+    private func request(_ type: IQ.IQType, _ payload: XElement, in room: JID, as actor: JID) async throws -> IQ {
+        let response: IQ
         do {
-            let response = try await connection.sendIQ(IQ(type: .set, from: actor, to: room.bare, payload: .other(payload)))
-            if let error = response.error {
-                throw XMPPLinkError.stanzaError(StanzaErrorInfo(condition: error.condition, text: error.text))
-            }
-        } catch let error as XMPPLinkError {
-            throw error
+            response = try await connection.sendIQ(IQ(type: type, from: actor, to: room.bare, payload: .other(payload)))
         } catch {
             throw Self.linkError(error)
         }
+        if let error = response.error {
+            throw XMPPLinkError.stanzaError(StanzaErrorInfo(condition: error.condition, text: error.text))
+        }
+        return response
     }
 
     public func sendSignals(room: JID, from occupant: JID, _ signals: ChatSignals) async throws {

@@ -22,8 +22,19 @@ public struct RoomPowerState: Sendable, Equatable {
 extension RoomPowerState {
     /// The power levels decoded (leniently: levels as strings are read, other oddities skipped); nil when there are none.
     var decodedPowerLevels: PowerLevelsContent? {
-        guard let powerLevels else { return nil }
-        return (try? JSONEncoder().encode(powerLevels)).flatMap { try? JSONDecoder().decode(PowerLevelsContent.self, from: $0) }
+        powerLevels.flatMap(PowerLevelsContent.decoded)
+    }
+}
+
+extension PowerLevelsContent {
+    /// `content` (an `m.room.power_levels` content as it came) decoded; nil when it does not decode.
+    static func decoded(_ content: JSONValue) -> PowerLevelsContent? {
+        (try? JSONEncoder().encode(content)).flatMap { try? JSONDecoder().decode(PowerLevelsContent.self, from: $0) }
+    }
+
+    /// The listed users' levels by user id (keys that are not user ids are skipped; of two spellings, the higher wins).
+    var userLevels: [UserID: Int64] {
+        Dictionary(users.compactMap { key, level in UserID(key).map { ($0, level) } }, uniquingKeysWith: max)
     }
 }
 

@@ -31,8 +31,7 @@ extension PortalStateMachine {
         }
         let content = state.decodedPowerLevels ?? PowerLevelsContent()
         let authority = RoomAuthority(roomVersion: state.roomVersion, creators: state.creators)
-        matrixPower = MatrixPower(users: Dictionary(content.users.compactMap { key, level in UserID(key).map { ($0, level) } },
-                                                    uniquingKeysWith: max),
+        matrixPower = MatrixPower(users: content.userLevels,
                                   usersDefault: content.usersDefault ?? 0,
                                   privilegedCreators: authority.creatorsArePrivileged ? state.creators : [])
         return puppetRoles()

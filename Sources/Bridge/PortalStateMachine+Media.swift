@@ -37,7 +37,7 @@ extension PortalStateMachine {
     /// and not marked as SFS's fallback), or a body that is one http(s) URL and nothing else. nil: not a file.
     /// `aesgcm://` links (OMEMO-encrypted files) are not: the bridge cannot read them. Pure.
     static func fileLink(body: String, references: MessageReferences) -> XMPPFileLink? {
-        let trimmed = String(body.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+        let trimmed = String(body.trimmedOfWhitespace)
         if let file = references.file, isHTTPURL(file.url) {
             let bodyIsFallback = trimmed == file.url
                 || references.fallbackRanges(for: XMPPNamespace.fileSharing).map { $0 == nil } == true

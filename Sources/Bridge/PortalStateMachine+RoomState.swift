@@ -39,7 +39,7 @@ extension PortalStateMachine {
     /// is history: the live one sent on join says what is current).
     mutating func subjectMessage(_ message: RoomMessage, subject: String) -> [Action] {
         guard !message.fromArchive else { return [] }
-        let ours = message.nick == botNick || puppets.values.contains { $0.nick == message.nick }
+        let ours = isOurOccupant(nick: message.nick, realJID: nil)
         var announce: [Action] = []
         if ours, let pending = pendingSubject, pending.text == subject {
             pendingSubject = nil

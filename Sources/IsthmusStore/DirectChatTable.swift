@@ -123,9 +123,4 @@ extension Store {
             _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq)
         }
     }
-
-    /// The ghost's current state in the linked `room` (its nick, whether its occupant is in the MUC), if stored.
-    public func roomGhost(_ user: UserID, in room: RoomID) throws -> RoomGhost? {
-        try roomGhosts(room).first { $0.user == user }
-    }
 }

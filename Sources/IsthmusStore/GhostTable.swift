@@ -68,6 +68,17 @@ extension Store {
         }
     }
 
+    /// The ghost's current state in the linked `room` (its nick, whether its occupant is in the MUC), if stored.
+    public func roomGhost(_ user: UserID, in room: RoomID) throws -> RoomGhost? {
+        try read { db in
+            try db.query("SELECT nick, occupant_id, real_jid, joined FROM room_ghosts WHERE matrix_room = ? AND user_id = ?",
+                         room, user) { row in
+                RoomGhost(room: room, user: user, nick: row.string(0) ?? "", occupantID: row.id(1), realJID: row.id(2),
+                          joined: (row.int(3) ?? 0) != 0)
+            }.first
+        }
+    }
+
     /// Inserts or replaces a ghost's state in its room.
     public func saveRoomGhost(_ ghost: RoomGhost) throws {
         try write { db in

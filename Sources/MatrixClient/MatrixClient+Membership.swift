@@ -10,10 +10,7 @@ extension MatrixClient {
     /// Joins `room` as `user` through `servers` (`server_name` query parameters: homeservers that may know the room,
     /// needed when ours is not in it yet). Returns the room id.
     public func join(_ room: RoomID, via servers: [String], as user: UserID? = nil) async throws(MatrixError) -> RoomID {
-        let body = try json(Bodies.Reason(reason: nil), call: "join")
-        return try await perform(ClientRequest("join", "POST", ["_matrix/client/v3/join", .param("roomIdOrAlias", room.rawValue)],
-                                               query: acting(user) + servers.map { ("server_name", $0) }, body: body),
-                                 as: Bodies.RoomIDResponse.self).roomID
+        try await join(target: room.rawValue, as: user, reason: nil, via: servers)
     }
 
     /// Joins the room behind `alias` as `user`. Returns the room id.
@@ -21,10 +18,11 @@ extension MatrixClient {
         try await join(target: alias.rawValue, as: user, reason: reason)
     }
 
-    private func join(target: String, as user: UserID?, reason: String?) async throws(MatrixError) -> RoomID {
+    private func join(target: String, as user: UserID?, reason: String?, via servers: [String] = []) async throws(MatrixError) -> RoomID {
         let body = try json(Bodies.Reason(reason: reason), call: "join")
         return try await perform(ClientRequest("join", "POST", ["_matrix/client/v3/join", .param("roomIdOrAlias", target)],
-                                               query: acting(user), body: body), as: Bodies.RoomIDResponse.self).roomID
+                                               query: acting(user) + servers.map { ("server_name", $0) }, body: body),
+                                 as: Bodies.RoomIDResponse.self).roomID
     }
 
     /// Leaves `room` as `user` (`POST /rooms/{roomId}/leave`).

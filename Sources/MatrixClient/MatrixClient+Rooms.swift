@@ -51,11 +51,17 @@ extension MatrixClient {
     /// The content of a state event, or nil when the room has none (`GET /rooms/{roomId}/state/{eventType}/{stateKey}`).
     public func stateEvent<Content: Decodable>(_ contentType: Content.Type, type: String, stateKey: String = "", in room: RoomID,
                                                 as user: UserID? = nil) async throws(MatrixError) -> Content? {
+        try await stateEvent(Content.self, type: type, stateKey: stateKey, in: room, as: user, extraQuery: [])
+    }
+
+    /// `GET /rooms/{roomId}/state/{eventType}/{stateKey}` with `extraQuery`, decoded as `T`; nil on `M_NOT_FOUND`.
+    func stateEvent<T: Decodable>(_ answer: T.Type, type: String, stateKey: String, in room: RoomID, as user: UserID?,
+                                  extraQuery: [(String, String)]) async throws(MatrixError) -> T? {
         do {
             return try await perform(ClientRequest(
                 "stateEvent", "GET",
                 ["_matrix/client/v3/rooms", .param("roomId", room), "state", .param("eventType", type), .param("stateKey", stateKey)],
-                query: acting(user)), as: Content.self)
+                query: acting(user) + extraQuery), as: T.self)
         } catch where error.status == 404 && error.errcode == MatrixErrorCode.notFound {
             return nil
         }

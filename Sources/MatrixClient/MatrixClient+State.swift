@@ -37,13 +37,6 @@ extension MatrixClient {
     /// `format=event` for years). For `m.room.create`, whose sender is the creator, without reading the whole state.
     public func stateEventWithSender(type: String, stateKey: String = "", in room: RoomID,
                                      as user: UserID? = nil) async throws(MatrixError) -> RoomStateEvent? {
-        do {
-            return try await perform(ClientRequest(
-                "stateEvent", "GET",
-                ["_matrix/client/v3/rooms", .param("roomId", room), "state", .param("eventType", type), .param("stateKey", stateKey)],
-                query: acting(user) + [("format", "event")]), as: RoomStateEvent.self)
-        } catch where error.status == 404 && error.errcode == MatrixErrorCode.notFound {
-            return nil
-        }
+        try await stateEvent(RoomStateEvent.self, type: type, stateKey: stateKey, in: room, as: user, extraQuery: [("format", "event")])
     }
 }

@@ -71,10 +71,7 @@ final class AvatarFetcher: Sendable {
     }
 
     private func upload(_ image: StoredAvatar, as ghost: UserID) async -> String? {
-        var template = Array("\(MediaImporter.temporaryDirectory)/isthmus-avatar-XXXXXX".utf8CString)
-        let descriptor = mkstemp(&template)
-        guard descriptor >= 0 else { return nil }
-        unlink(String(cString: template))
+        guard let descriptor = MediaImporter.unlinkedTemporaryFile(prefix: "isthmus-avatar") else { return nil }
         defer { close(descriptor) }
         let written = image.data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         guard written == image.data.count else { return nil }

@@ -93,15 +93,24 @@ final class MediaImporter: Sendable {
 
     struct Reason: Error { var text: String; var unavailable = false }
 
+    /// A new temporary file, already unlinked (reached as `/proc/self/fd/N`, so a crash leaves nothing behind): its
+    /// descriptor, or nil when none could be made.
+    static func unlinkedTemporaryFile(prefix: String) -> Int32? {
+        var template = Array("\(temporaryDirectory)/\(prefix)-XXXXXX".utf8CString)
+        let descriptor = mkstemp(&template)
+        guard descriptor >= 0 else { return nil }
+        unlink(String(cString: template))
+        return descriptor
+    }
+
     /// Fetches `link` into an unlinked temporary file. `homeserver`: the URL is the homeserver's (as the bot, with the
     /// appservice token and the homeserver's CA; no address check, no redirects) rather than an XMPP user's.
     func fetch(_ link: XMPPFileLink, limit: Int64, homeserver: Bool = false) async -> Result<FetchedFile, Reason> {
         // The file is unlinked at once and reached through its descriptor (`/proc/self/fd/N`): nothing is left behind
         // when the bridge crashes mid-transfer.
-        var template = Array("\(Self.temporaryDirectory)/isthmus-media-XXXXXX".utf8CString)
-        let descriptor = mkstemp(&template)
-        guard descriptor >= 0 else { return .failure(Reason(text: "no temporary file")) }
-        unlink(String(cString: template))
+        guard let descriptor = Self.unlinkedTemporaryFile(prefix: "isthmus-media") else {
+            return .failure(Reason(text: "no temporary file"))
+        }
         guard let file = fdopen(dup(descriptor), "wb") else {
             close(descriptor)
             return .failure(Reason(text: "no temporary file"))

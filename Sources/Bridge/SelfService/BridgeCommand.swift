@@ -32,7 +32,7 @@ public enum BridgeCommand: Sendable, Equatable {
 
     /// Parses a message body; nil when it is not addressed to the bridge.
     public static func parse(_ body: String) -> BridgeCommand? {
-        let trimmed = body.trimmingWhitespace
+        let trimmed = body.trimmedOfWhitespace
         guard trimmed == prefix || trimmed.hasPrefix(prefix + " ") else { return nil }
         let words = trimmed.dropFirst(prefix.count).split(separator: " ", omittingEmptySubsequences: true)
         guard let verb = words.first?.lowercased() else { return .help }
@@ -50,13 +50,5 @@ public enum BridgeCommand: Sendable, Equatable {
         default:
             return .usage("unknown command '\(verb)': try !isthmus help")
         }
-    }
-}
-
-private extension String {
-    var trimmingWhitespace: Substring {
-        let start = firstIndex { !$0.isWhitespace } ?? endIndex
-        let end = lastIndex { !$0.isWhitespace }.map { index(after: $0) } ?? start
-        return self[start..<end]
     }
 }

@@ -46,8 +46,7 @@ struct RoomAuthority: Sendable, Equatable {
                     creators.formUnion(more.compactMap { $0.stringValue.flatMap(UserID.init) })
                 }
             case (MatrixEventType.powerLevels, ""):
-                powerLevels = (try? JSONEncoder().encode(event.content))
-                    .flatMap { try? JSONDecoder().decode(PowerLevelsContent.self, from: $0) }
+                powerLevels = PowerLevelsContent.decoded(event.content)
             case (MatrixEventType.roomName, ""):
                 name = event.content["name"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
             case (MatrixEventType.canonicalAlias, ""):

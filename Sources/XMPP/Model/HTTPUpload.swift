@@ -69,7 +69,7 @@ public enum HTTPUpload {
 
         public static func == (lhs: Slot, rhs: Slot) -> Bool {
             lhs.putURL == rhs.putURL && lhs.getURL == rhs.getURL
-                && lhs.putHeaders.map { "\($0.name): \($0.value)" } == rhs.putHeaders.map { "\($0.name): \($0.value)" }
+                && lhs.putHeaders.elementsEqual(rhs.putHeaders, by: ==)
         }
 
         private static func isHTTP(_ url: String) -> Bool {

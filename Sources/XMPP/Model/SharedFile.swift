@@ -39,7 +39,7 @@ public struct SharedFile: Sendable, Hashable, Codable {
         if element.namespace == XMPPNamespace.outOfBand {
             if let earlier { self = earlier; return }
             guard let url = limited(element.child("url", namespace: XMPPNamespace.outOfBand)?.text, Self.maxURLLength) else { return nil }
-            self.init(url: url.trimmingCharacters())
+            self.init(url: trimmed(url))
             return
         }
         let source = element.child("sources", namespace: XMPPNamespace.fileSharing)?
@@ -79,13 +79,5 @@ public struct SharedFile: Sendable, Hashable, Codable {
         let fallback = XElement("fallback", namespace: XMPPNamespace.fallback, ["for": XMPPNamespace.fileSharing],
                                 children: [.element(XElement("body", namespace: XMPPNamespace.fallback))])
         return [oob, sfs, fallback]
-    }
-}
-
-extension String {
-    /// Without leading and trailing whitespace and newlines.
-    func trimmingCharacters() -> String {
-        let isSpace: (Character) -> Bool = { $0.isWhitespace || $0.isNewline }
-        return String(drop(while: isSpace).reversed().drop(while: isSpace).reversed())
     }
 }
