@@ -92,7 +92,7 @@ public struct Config: Sendable, Equatable {
     public static func == (lhs: Config, rhs: Config) -> Bool {
         lhs.matrix == rhs.matrix && lhs.appservice == rhs.appservice && lhs.xmpp == rhs.xmpp
             && lhs.database == rhs.database && lhs.logging == rhs.logging && lhs.metrics == rhs.metrics
-            && lhs.provisioning == rhs.provisioning && lhs.powerLevels == rhs.powerLevels
+            && lhs.provisioning == rhs.provisioning && lhs.powerLevels == rhs.powerLevels && lhs.media == rhs.media
     }
 
     /// The bridge bot's full Matrix user id, e.g. `@isthmus:localhost`.
