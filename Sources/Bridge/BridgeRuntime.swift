@@ -116,6 +116,8 @@ public struct BridgeRuntime: Sendable {
             await component.close()
             group.cancelAll()
         }
+        // Last: no store call may follow (the shutdown watchdog still covers it).
+        await store.close()
         running.markStopped()
         logger.info("Isthmus stopped")
     }
