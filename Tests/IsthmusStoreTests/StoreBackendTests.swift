@@ -89,6 +89,19 @@ import Testing
         #expect(rows == [Migrations.all.count])
     }
 
+    /// A PostgreSQL server that cannot be reached fails the open as ``StoreError/Kind/unavailable``, and the message
+    /// never shows the URL's password.
+    @Test func anUnreachablePostgresIsUnavailableAndItsPasswordUnsaid() throws {
+        let url = try #require(PostgresURL("postgresql://isthmus:s3cret@127.0.0.1:1/isthmus?connect_timeout=2"))
+        do {
+            _ = try Store(location: .postgres(url: url), logger: .disabled)
+            Issue.record("a store opened on a closed port")
+        } catch let error as StoreError {
+            #expect(error.kind == .unavailable, "\(error)")
+            #expect(!error.description.contains("s3cret"))
+        }
+    }
+
     /// `doctor`'s view: the backend, its version and the migrations, read without changing anything.
     @Test(arguments: StoreBackend.all) func aDiagnosisReadsTheMigrationsWithoutMigrating(_ backend: StoreBackend) async throws {
         let fixture = try backend.open(persistent: true)
