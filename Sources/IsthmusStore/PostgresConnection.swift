@@ -131,8 +131,9 @@ final class PostgresConnection {
         return rows
     }
 
-    /// Runs `body` between `BEGIN` and `COMMIT` (PostgreSQL's default isolation, read committed); `ROLLBACK` when it throws (a rollback that fails because the
-    /// connection broke is ignored: the server rolls back a transaction whose session ended). Blocks; does network I/O.
+    /// Runs `body` between `BEGIN` and `COMMIT` (PostgreSQL's default isolation, read committed); `ROLLBACK` when it
+    /// throws (a rollback that fails because the connection broke is ignored: the server rolls back a transaction whose
+    /// session ended). Blocks; does network I/O.
     func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN")
         do {
@@ -157,7 +158,16 @@ final class PostgresConnection {
         let result = encoded.withPointers { values, lengths, formats in
             PQexecPrepared(handle, statement.name, Int32(parameters.count), values, lengths, formats, 0)
         }
-        return try check(result, sql: sql)
+        do {
+            return try check(result, sql: sql)
+        } catch where error.sqlState == "0A000" && error.message.hasPrefix("cached plan must not change result type") {
+            // The table changed shape under a cached `SELECT *` (a migration ran since it was prepared): forget the
+            // statement so the next call prepares it again; outside a transaction, that call is this one.
+            statements[StatementKey(sql: sql, byteaPositions: encoded.byteaPositions)] = nil
+            try? execute("DEALLOCATE \(statement.name)")
+            if isInTransaction { throw error }
+            return try executePrepared(sql, parameters)
+        }
     }
 
     /// The statement prepared for `sql` with bytea parameters at `byteaPositions` (their type is fixed at 17, bytea,

@@ -75,6 +75,16 @@ import Testing
         #expect(prepared == ["SELECT $1::integer + 1", "SELECT statement FROM pg_prepared_statements ORDER BY prepare_time"])
     }
 
+    @Test func aCachedStatementFollowsATableThatChangedShape() throws {
+        let database = try PostgresTestDatabase()
+        let db = try PostgresConnection(url: database.url)
+        try db.execute("CREATE TABLE t (a integer); INSERT INTO t VALUES (1)")
+        #expect(try db.query("SELECT * FROM t WHERE a = ?", [.integer(1)]) { $0.int(0) } == [1])
+        try db.execute("ALTER TABLE t ADD COLUMN b text DEFAULT 'x'")
+        #expect(try db.query("SELECT * FROM t WHERE a = ?", [.integer(1)]) { [$0.int(0).map(String.init), $0.string(1)] }
+            == [["1", "x"]])
+    }
+
     @Test func transactionRollsBackWhenTheBodyThrowsAndCommitsOtherwise() throws {
         struct Abort: Error {}
         let database = try PostgresTestDatabase()
