@@ -117,6 +117,18 @@ import Testing
         }
     }
 
+    /// The disk-full probe writes and rolls back on either backend: true on a healthy store, and nothing is left behind.
+    @Test(arguments: StoreBackend.all) func theWriteProbeSucceedsAndLeavesNothing(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        #expect(await fixture.store.probeWrite())
+        #expect(await fixture.store.probeWrite())
+        let probeTable: String = switch backend {
+        case .sqlite: "SELECT COUNT(*) FROM sqlite_master WHERE name = 'isthmus_write_probe'"
+        case .postgres: "SELECT COUNT(*) FROM pg_tables WHERE tablename = 'isthmus_write_probe'"
+        }
+        #expect(try await fixture.store.read { db in try db.query(probeTable) { $0.int(0) } } == [0])
+    }
+
     /// `doctor`'s view: the backend, its version and the migrations, read without changing anything.
     @Test(arguments: StoreBackend.all) func aDiagnosisReadsTheMigrationsWithoutMigrating(_ backend: StoreBackend) async throws {
         let fixture = try backend.open(persistent: true)
