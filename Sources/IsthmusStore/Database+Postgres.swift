@@ -1,0 +1,83 @@
+import IsthmusCommon
+
+extension Database {
+    /// Runs `body` on the transaction's connection, or on a healthy one from the pool for a single statement. A
+    /// broken connection is handed back to the pool (which replaces it), so the next call works once the server is
+    /// back; this call fails with ``StoreError/Kind/unavailable``.
+    func withPostgres<T>(_ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
+        guard case .postgres(let pool) = backend else { preconditionFailure("not a PostgreSQL database") }
+        if let pinned {
+            do { return try body(pinned) } catch { throw StoreError(error) }
+        }
+        do {
+            let connection = try pool.checkOut()
+            defer { pool.checkIn(connection) }
+            return try body(connection)
+        } catch {
+            throw StoreError(error)
+        }
+    }
+
+    /// ``withPostgres(_:)`` for bodies that may throw other errors too (a row mapper's); those pass through.
+    func withPostgresRethrowing<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        guard case .postgres(let pool) = backend else { preconditionFailure("not a PostgreSQL database") }
+        do {
+            if let pinned { return try body(pinned) }
+            let connection = try pool.checkOut()
+            defer { pool.checkIn(connection) }
+            return try body(connection)
+        } catch let error as PostgresError {
+            throw StoreError(error)
+        }
+    }
+
+    /// The parameters as PostgreSQL takes them. A text value with a NUL character (which PostgreSQL's `text` cannot
+    /// hold, while SQLite and both protocols can) has it replaced by U+FFFD: a hostile Matrix body must not make the
+    /// store refuse every write it is part of. Each such value is counted and reported, at most once a minute.
+    func postgresValues(_ parameters: [any SQLiteBindable]) -> [SQLiteValue] {
+        parameters.map { parameter in
+            let value = parameter.sqliteValue
+            if case .text(let text) = value, text.utf8.contains(0) {
+                if let count = hostileText.note(at: .now) {
+                    logger.warning("Text with a NUL character stored with U+FFFD in its place (PostgreSQL text cannot hold NUL)",
+                                   metadata: ["store.values_cleaned": "\(count)"])
+                }
+                return .text(String(text.map { $0 == "\0" ? "\u{FFFD}" : $0 }))
+            }
+            return value
+        }
+    }
+}
+
+/// The rate limit of ``Database``'s report of cleaned text: the first value is reported at once, later ones at most
+/// once a minute with the number cleaned meanwhile. A value type; no I/O.
+struct HostileTextLog {
+    private var lastReport: ContinuousClock.Instant?
+    private var unreported = 0
+
+    /// Counts one cleaned value; returns the count to report now, or nil while the minute since the last report runs.
+    mutating func note(at now: ContinuousClock.Instant) -> Int? {
+        unreported += 1
+        if let lastReport, now - lastReport < .seconds(60) { return nil }
+        lastReport = now
+        defer { unreported = 0 }
+        return unreported
+    }
+}
+
+extension StoreError {
+    /// A PostgreSQL failure in store terms (SQLSTATE classes: 08 connection, 23 integrity, 53 resources).
+    init(_ error: PostgresError) {
+        let kind: Kind
+        if error.isConnectionFailure {
+            kind = .unavailable
+        } else if error.isDiskFull {
+            kind = .diskFull
+        } else if error.isUniqueViolation || error.sqlState?.hasPrefix("23") == true {
+            kind = .constraint
+        } else {
+            kind = .other
+        }
+        self.init(kind, "\(error)")
+    }
+}
