@@ -21,6 +21,7 @@ enum Migrations {
         Migration(version: 10, name: "room subject and name", sql: RoomLinkTable.syncNameColumn + RoomStateTable.textColumns),
         Migration(version: 11, name: "avatars", sql: AvatarTable.schema),
         Migration(version: 12, name: "room avatar", sql: RoomAvatarColumns.schema),
+        Migration(version: 13, name: "bridge lease", sql: LeaseTable.schema),
     ]
 
     /// Applies the migrations not yet recorded; returns the versions applied now.

@@ -23,6 +23,10 @@ public actor Store {
     var localLinkChanges = 0
     /// Checkpoints the write-ahead log off this actor (nil for in-memory databases).
     private let checkpointer: WALCheckpointer?
+    /// The lease every write transaction checks first (``fence(with:)``); nil: no active/standby pair, no check.
+    var fence: LeaseGrant?
+    /// Writes the fence refused (``fenceTripped``).
+    var fenceRefusals = 0
 
     /// How hard each commit is pushed to the disk.
     public nonisolated let synchronous: StoreSynchronous
@@ -86,8 +90,23 @@ public actor Store {
     }
 
     /// Runs `body` in one write transaction on this actor; everything in it is durable when this returns.
+    /// A fenced store (``fence(with:)``) first checks the lease inside the transaction and throws ``LeaseLostError``.
     @discardableResult
     func write<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        guard let fence else { return try connection.transaction { try body(connection) } }
+        do {
+            return try connection.transaction {
+                try LeaseTable.checkFence(fence, in: connection)
+                return try body(connection)
+            }
+        } catch let error as LeaseLostError {
+            fenceRefusals += 1
+            throw error
+        }
+    }
+
+    /// A write transaction that skips the fence: only the lease's own statements, whose conditions are the fence.
+    func writeUnfenced<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try connection.transaction { try body(connection) }
     }
 

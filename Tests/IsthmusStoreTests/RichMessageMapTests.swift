@@ -51,7 +51,7 @@ import Testing
                 """, room, event("$old2"), OriginID("o-mine")!, alice.rawValue)
         }
         let store = try Store(path: path, logger: .disabled)
-        #expect(try await store.appliedMigrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])
+        #expect(try await store.appliedMigrations() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13])
         let old = try #require(try await store.mapping(room: room, stanzaID: StanzaID("S-old")!))
         #expect(old.kind == .message)
         #expect(old.sender == .occupant(.nick("romeo")))
