@@ -19,6 +19,12 @@ public struct LeaseGrant: Sendable, Hashable, CustomStringConvertible {
     /// holder decides with its own monotonic clock, the fence with the database's.
     public let expiresMs: Int64
 
+    public init(owner: LeaseOwner, epoch: Int64, expiresMs: Int64) {
+        self.owner = owner
+        self.epoch = epoch
+        self.expiresMs = expiresMs
+    }
+
     public var description: String { "\(owner)#\(epoch)" }
 }
 
