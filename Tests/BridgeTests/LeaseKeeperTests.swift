@@ -1,0 +1,71 @@
+import Bridge
+import IsthmusCommon
+@testable import IsthmusStore
+import TestSupport
+import Testing
+
+/// Two ``LeaseKeeper``s on one SQLite file, as the two processes of a pair, with short timings (ttl 800 ms, renewal
+/// every 100 ms, poll every 50 ms): hand-over on a graceful stop, step-down when the lease is taken away.
+@Suite struct LeaseKeeperTests {
+    static let timing = LeaseRoleMachine.Configuration(leaseTTL: .milliseconds(800), renewEvery: .milliseconds(100),
+                                                       pollEvery: .milliseconds(50))
+
+    func keeper(_ store: Store, _ name: String) -> (LeaseKeeper, AsyncQueue<LeaseKeeper.Command>) {
+        let keeper = LeaseKeeper(store: store, owner: LeaseOwner(name)!, configuration: Self.timing, tick: .milliseconds(20),
+                                 logger: .disabled)
+        return (keeper, AsyncQueue.collecting(keeper.commands))
+    }
+
+    func grant(_ command: LeaseKeeper.Command) -> LeaseGrant? {
+        if case .becomeActive(let grant) = command { return grant }
+        return nil
+    }
+
+    @Test func oneIsActiveAndAGracefulStopHandsOverToTheOther() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("isthmus.sqlite")
+        let storeA = try Store(path: path, logger: .disabled), storeB = try Store(path: path, logger: .disabled)
+        let (a, commandsA) = keeper(storeA, "a")
+        let runA = Task { await a.run() }
+        let grantA = try #require(grant(try await commandsA.next(within: 10, "a active")))
+        let (b, commandsB) = keeper(storeB, "b")
+        let runB = Task { await b.run() }
+        // b stands by while a renews (a renewal is due every 100 ms; the ttl is 800 ms): a keeps it past several ttls.
+        let since = ContinuousClock.now
+        try await eventually("a still holds the lease after 2 s", timeout: 10) {
+            let state = try await storeB.currentLease()
+            #expect(state.owner?.description == "a" && state.epoch == grantA.epoch && state.isHeld)
+            return ContinuousClock.now - since > .seconds(2)
+        }
+        #expect(commandsB.pending.isEmpty, "b stood by")
+
+        a.stopRequested()
+        #expect(try await commandsA.next(within: 10, "a stops services") == .stopServices)
+        a.servicesStopped()
+        await runA.value
+        let grantB = try #require(grant(try await commandsB.next(within: 10, "b active")))
+        #expect(grantB.epoch == grantA.epoch + 1)
+        await #expect(throws: LeaseLostError.self) { try await storeA.markTransactionProcessed(TransactionID("late")!) }
+
+        b.stopRequested()
+        #expect(try await commandsB.next(within: 10, "b stops services") == .stopServices)
+        b.servicesStopped()
+        await runB.value
+        #expect(try await storeA.currentLease().isHeld == false, "released")
+    }
+
+    @Test func aLeaseTakenAwayStopsTheHolder() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("isthmus.sqlite")
+        let store = try Store(path: path, logger: .disabled), other = try Store(path: path, logger: .disabled)
+        let (a, commands) = keeper(store, "a")
+        let run = Task { await a.run() }
+        _ = try #require(grant(try await commands.next(within: 10, "a active")))
+        // Another owner's grant replaces a's (what a pause past the expiry and a standby's take-over leave behind).
+        try await other.writeUnfenced { db in
+            _ = try db.run("UPDATE bridge_lease SET owner = 'b', epoch = epoch + 1, expires_ms = expires_ms + 60000 WHERE id = 1")
+        }
+        #expect(try await commands.next(within: 10, "a steps down") == .stepDown(.refused))
+        await run.value
+    }
+}
