@@ -13,7 +13,8 @@ struct DoctorCommand: Subcommand {
             XMPP: connects as the component with the configured secret. Matrix: the homeserver answers, it accepts the
             as_token, and an appservice ping makes it reach the listener (started for the check, so run doctor while
             `serve` is stopped). Links: each linked room whose MUC keeps no archive is named (warn), since nothing sent
-            there while the bridge is down can be caught up. Exit status 1 when any check fails.
+            there while the bridge is down can be caught up. Lease: with ha.enabled, which instance of the pair is active.
+            Exit status 1 when any check fails.
             """)
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
@@ -46,5 +47,6 @@ struct DoctorCommand: Subcommand {
         guard FileManager.default.fileExists(atPath: config.database.path) else { return [] }
         let store = try context.openStore(config)
         return LinkDoctor.findings(try await store.roomLinks())
+            + LeaseDoctor.findings(try await store.currentLease(), haEnabled: config.ha.enabled)
     }
 }

@@ -37,6 +37,13 @@ public struct LeaseState: Sendable, Hashable {
     /// The database's clock when the row was read.
     public let databaseNowMs: Int64
 
+    public init(owner: LeaseOwner?, epoch: Int64, expiresMs: Int64, databaseNowMs: Int64) {
+        self.owner = owner
+        self.epoch = epoch
+        self.expiresMs = expiresMs
+        self.databaseNowMs = databaseNowMs
+    }
+
     /// Whether someone holds it now (it has an owner and has not expired).
     public var isHeld: Bool { owner != nil && expiresMs > databaseNowMs }
     /// How long it stays held unless renewed (zero when free).
