@@ -1,6 +1,6 @@
 extension Config {
     /// `ha:` — an active/standby pair: two `serve` processes with the same config and the same database, of which
-    /// the one holding the lease in the database is active (docs/deploy.md §7). Off by default: one process, no lease.
+    /// the one holding the lease in the database is active (docs/deploy.md §10). Off by default: one process, no lease.
     public struct HighAvailability: Sendable, Equatable {
         /// `enabled`: take part in a pair (start as a standby, act only while holding the lease).
         public var enabled = false

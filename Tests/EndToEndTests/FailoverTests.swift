@@ -5,7 +5,7 @@ import TestSupport
 import XCTest
 import XMPP
 
-/// An active/standby pair (`ha.enabled`) on one database behind haproxy, as an operator runs it (docs/deploy.md §7):
+/// An active/standby pair (`ha.enabled`) on one database behind haproxy, as an operator runs it (docs/deploy.md §10):
 /// kill -9 of the active instance hands over to the standby within 15 s and back again, a graceful stop hands over
 /// at once, and every message sent before, during and after arrives exactly once and in order.
 final class FailoverTests: XCTestCase {
