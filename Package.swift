@@ -8,7 +8,7 @@ import PackageDescription
 /// - `IsthmusCommon`: logging, typed ids (JIDs, Matrix ids), digests, the running-services registry, shared small types.
 /// - `IsthmusConfig`: YAML config decoding and validation.
 /// - `IsthmusMetrics`: the metrics registry and the Prometheus text format (no sockets).
-/// - `IsthmusStore`: the SQLite store (one actor), migrations, one file per table.
+/// - `IsthmusStore`: the store (one actor) on SQLite or PostgreSQL (libpq), migrations, one file per table.
 /// - `XMLStream`: libxml2 push parser and serializer (no sockets).
 /// - `XMPP`: stanza model, JIDs, namespaces, socket-free state machines for the component and MUC.
 /// - `Network`: POSIX TCP sockets with a poll thread, feeding async streams.
@@ -33,12 +33,13 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // MARK: Libraries
         .target(name: "IsthmusCommon", dependencies: ["COpenSSL"]),
         .target(name: "IsthmusConfig", dependencies: ["IsthmusCommon", "Matrix", "CYAML"]),
         .target(name: "IsthmusMetrics"),
-        .target(name: "IsthmusStore", dependencies: ["IsthmusCommon", "CSQLite"]),
+        .target(name: "IsthmusStore", dependencies: ["IsthmusCommon", "CSQLite", "CPostgres"]),
         .target(name: "XMLStream", dependencies: ["CLibXML2"]),
         .target(name: "XMPP", dependencies: ["XMLStream", "IsthmusCommon"]),
         .target(name: "Network", dependencies: ["IsthmusCommon", "COpenSSL"]),

@@ -29,7 +29,7 @@ public struct BridgeRuntime: Sendable {
 
     /// Runs the bridge until `stop` yields (or finishes). Throws only when it cannot start.
     public func run(until stop: AsyncStream<Void>) async throws {
-        let store = try Store(path: config.database.path, synchronous: StoreSynchronous(config.database.synchronous),
+        let store = try Store(location: config.database.location, synchronous: StoreSynchronous(config.database.synchronous),
                               logger: logger.with(label: "store"))
         guard let namespace = GhostNamespace(prefix: config.appservice.ghostPrefix, serverName: config.matrix.serverName,
                                              botLocalpart: config.appservice.botLocalpart),
@@ -89,7 +89,7 @@ public struct BridgeRuntime: Sendable {
         }
         logger.info("Isthmus starting", metadata: [
             "version": IsthmusVersion.string, "matrix.homeserver": config.matrix.homeserverURL.absoluteString,
-            "xmpp.server": "\(config.xmpp.serverHost):\(config.xmpp.serverPort)", "store.path": config.database.path,
+            "xmpp.server": "\(config.xmpp.serverHost):\(config.xmpp.serverPort)", "store.location": "\(config.database.location)",
         ])
         logger.info("Media links served", metadata: ["media.public_base": media.signer.publicBase])
         for warning in config.warnings { logger.warning("Config warning", metadata: ["config.warning": warning.description]) }

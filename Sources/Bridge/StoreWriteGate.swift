@@ -2,8 +2,8 @@ import IsthmusCommon
 import IsthmusStore
 import Synchronization
 
-/// Whether the store takes writes, shared by everything that writes to it. When a write fails with SQLITE_FULL the
-/// gate closes: the appservice handler refuses transactions (the homeserver retries them), the XMPP task stops taking
+/// Whether the store takes writes, shared by everything that writes to it. When a write fails for want of room
+/// (``StoreError/isDiskFull``) the gate closes: the appservice handler refuses transactions (the homeserver retries them), the XMPP task stops taking
 /// events, and portals wait in ``waitUntilWritable()`` before retrying the write that failed. The bridge's probe
 /// (``Store/probeWrite()``) reopens it once the database can grow again. Logs once per closing and once per reopening.
 /// Thread-safe (a mutex); no I/O.
@@ -26,7 +26,7 @@ final class StoreWriteGate: Sendable {
 
     /// Looks at a failed write: true (and the gate closes) when it failed because the disk is full.
     func noteFailure(_ error: any Error) -> Bool {
-        guard (error as? SQLiteError)?.isDiskFull == true else { return false }
+        guard (error as? StoreError)?.isDiskFull == true else { return false }
         let closing = state.withLock { state in
             defer { state.full = true }
             return !state.full

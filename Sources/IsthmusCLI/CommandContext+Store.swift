@@ -7,10 +7,10 @@ extension CommandContext {
     /// Opens the config's store (applying migrations); a failure becomes a one-line ``CommandFailure``.
     func openStore(_ config: Config) throws(CommandFailure) -> Store {
         do {
-            return try Store(path: config.database.path, synchronous: StoreSynchronous(config.database.synchronous),
+            return try Store(location: config.database.location, synchronous: StoreSynchronous(config.database.synchronous),
                              logger: logger(config, label: "store"))
         } catch {
-            throw CommandFailure("cannot open the database \(config.database.path): \(error)")
+            throw CommandFailure("cannot open the database \(config.database.location): \(error)")
         }
     }
 }

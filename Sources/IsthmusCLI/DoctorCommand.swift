@@ -13,7 +13,8 @@ struct DoctorCommand: Subcommand {
             XMPP: connects as the component with the configured secret. Matrix: the homeserver answers, it accepts the
             as_token, and an appservice ping makes it reach the listener (started for the check, so run doctor while
             `serve` is stopped). Links: each linked room whose MUC keeps no archive is named (warn), since nothing sent
-            there while the bridge is down can be caught up. Lease: with ha.enabled, which instance of the pair is active.
+            there while the bridge is down can be caught up. Store: which backend, that it connects (PostgreSQL: the server's
+            version) and the migrations applied. Lease: with ha.enabled, which instance of the pair is active.
             Exit status 1 when any check fails.
             """)
 
@@ -30,7 +31,7 @@ struct DoctorCommand: Subcommand {
                                                   secret: config.xmpp.componentSecret),
             logger: quiet)
         let matrix = await MatrixDoctor.check(config: config, logger: quiet)
-        let findings = xmpp + matrix + (try await linkFindings(config, context))
+        let findings = xmpp + matrix + (try await storeFindings(config, context))
         for finding in findings {
             context.print("\(finding.ok ? (finding.warning ? "warn" : "ok  ") : "FAIL") \(finding.check): \(finding.detail)")
         }
@@ -41,12 +42,33 @@ struct DoctorCommand: Subcommand {
         context.print("All \(findings.count) checks passed.")
     }
 
-    /// What the store knows about the links (`serve` records each MUC's archive at activation); nothing when there is
-    /// no database yet (doctor before the first `serve` must not create one).
-    private func linkFindings(_ config: Config, _ context: CommandContext) async throws -> [DoctorFinding] {
-        guard FileManager.default.fileExists(atPath: config.database.path) else { return [] }
+    /// The store (which backend, that it answers, its migrations), then what it knows about the links (`serve` records
+    /// each MUC's archive at activation). Nothing is created or migrated: doctor before the first `serve` must not
+    /// make a database.
+    private func storeFindings(_ config: Config, _ context: CommandContext) async throws -> [DoctorFinding] {
+        let location = config.database.location
+        if let path = config.database.path, !FileManager.default.fileExists(atPath: path) {
+            return [DoctorFinding(ok: true, check: "store", detail: "sqlite \(path) does not exist yet (serve creates it)")]
+        }
+        let diagnosis: StoreDiagnosis
+        do {
+            diagnosis = try Store.diagnose(location)
+        } catch {
+            return [DoctorFinding(ok: false, check: "store", detail: "cannot open \(location): \(error)")]
+        }
+        let where_ = diagnosis.backend == "sqlite" ? "sqlite \(config.database.path ?? "")" : "\(location)"
+        let migrations = "migrations applied: \(diagnosis.applied.isEmpty ? "none" : diagnosis.applied.map(String.init).joined(separator: ","))"
+        let server = diagnosis.backend == "sqlite" ? "SQLite \(diagnosis.serverVersion)" : "connects, PostgreSQL \(diagnosis.serverVersion)"
+        if !diagnosis.unknown.isEmpty {
+            return [DoctorFinding(ok: false, check: "store", detail: "\(where_): \(server); \(migrations) — "
+                                  + "\(diagnosis.unknown.map(String.init).joined(separator: ",")) unknown to this version (a newer one migrated it)")]
+        }
+        var findings = [DoctorFinding(ok: true, check: "store", detail: "\(where_): \(server); \(migrations)"
+                                      + (diagnosis.pending.isEmpty ? "" : " (serve applies the rest at start)"))]
+        guard diagnosis.pending.isEmpty else { return findings }
         let store = try context.openStore(config)
-        return LinkDoctor.findings(try await store.roomLinks())
-            + LeaseDoctor.findings(try await store.currentLease(), haEnabled: config.ha.enabled)
+        findings += LinkDoctor.findings(try await store.roomLinks())
+        findings += LeaseDoctor.findings(try await store.currentLease(), haEnabled: config.ha.enabled)
+        return findings
     }
 }

@@ -74,9 +74,7 @@ extension Config {
         warnings += xmppReader.unknownKeys()
 
         var dbReader = try top.section("database")
-        let rawPath = try dbReader.optionalString("path") ?? "isthmus.sqlite"
-        if rawPath.isEmpty { throw dbReader.invalid("path", "must not be empty") }
-        let path = resolve(rawPath, against: baseDirectory)
+        let location = try decodeDatabaseLocation(&dbReader, baseDirectory: baseDirectory)
         let rawSynchronous = try dbReader.optionalString("synchronous") ?? Database.Synchronous.normal.rawValue
         guard let synchronous = Database.Synchronous(rawValue: rawSynchronous) else {
             throw dbReader.invalid("synchronous", "must be normal or full")
@@ -113,7 +111,7 @@ extension Config {
 
         var config = Config(
             matrix: matrix, appservice: appservice, xmpp: xmpp,
-            database: Database(path: path, synchronous: synchronous), logging: logging, metrics: metrics)
+            database: Database(location: location, synchronous: synchronous), logging: logging, metrics: metrics)
         config.provisioning = provisioning
         config.powerLevels = powerLevels
         config.media = media
@@ -196,6 +194,28 @@ extension Config {
             throw ConfigError(.missingSecret(variable: variable), key: "\(reader.path).\(key)", mark: reader.mark)
         }
         return fromFile
+    }
+
+    /// `database.path` (SQLite, the default) or `database.url` (PostgreSQL) with `database.pool_size`: exactly one.
+    /// Messages never repeat the URL (it may hold a password).
+    private static func decodeDatabaseLocation(_ reader: inout ConfigReader,
+                                               baseDirectory: String) throws(ConfigError) -> DatabaseLocation {
+        let rawURL = try reader.optionalString("url")
+        let rawPath = try reader.optionalString("path")
+        let poolSize = try reader.optionalInt("pool_size")
+        guard let rawURL else {
+            if poolSize != nil { throw reader.invalid("pool_size", "applies to database.url (PostgreSQL) only") }
+            let path = rawPath ?? "isthmus.sqlite"
+            if path.isEmpty { throw reader.invalid("path", "must not be empty") }
+            return .sqlite(path: resolve(path, against: baseDirectory))
+        }
+        if rawPath != nil { throw reader.invalid("url", "give database.url (PostgreSQL) or database.path (SQLite), not both") }
+        guard let url = PostgresURL(rawURL) else {
+            throw reader.invalid("url", "must be a postgresql:// or postgres:// URL")
+        }
+        let size = poolSize ?? 2
+        guard (1...64).contains(size) else { throw reader.invalid("pool_size", "must be 1–64") }
+        return .postgres(url: url, poolSize: size)
     }
 
     /// `path` made absolute against the config file's folder.

@@ -38,12 +38,24 @@ public struct Config: Sendable, Equatable {
         public var botNick: String
     }
 
-    /// `database:` — the SQLite store.
+    /// `database:` — the store: a SQLite file (`database.path`, the default) or a PostgreSQL database (`database.url`).
     public struct Database: Sendable, Equatable {
-        /// Absolute path (relative paths in the file resolve against the config file's folder).
-        public var path: String
-        /// `database.synchronous`: how hard each commit is pushed to the disk (default ``Synchronous/normal``).
+        /// Where the store lives: `database.path` (absolute; relative paths in the file resolve against the config
+        /// file's folder) or `database.url` with `database.pool_size`.
+        public var location: DatabaseLocation
+        /// `database.synchronous`: how hard each commit is pushed to the disk (default ``Synchronous/normal``; SQLite only).
         public var synchronous: Synchronous = .normal
+
+        /// The SQLite file; nil for PostgreSQL.
+        public var path: String? {
+            if case .sqlite(let path) = location { return path }
+            return nil
+        }
+
+        public init(location: DatabaseLocation, synchronous: Synchronous = .normal) {
+            self.location = location
+            self.synchronous = synchronous
+        }
 
         /// SQLite's `PRAGMA synchronous` in WAL mode: what a commit survives once it returns.
         public enum Synchronous: String, Sendable, Equatable, CaseIterable {

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import IsthmusCommon
 
 /// `appservice_transactions`: homeserver transaction ids already processed, so a repeat is answered 200 and ignored.
@@ -8,10 +9,17 @@ enum AppServiceTransactionTable {
             processed_at INTEGER NOT NULL DEFAULT (strftime('%s','now'))
         );
         """
+    /// Migration 2 on PostgreSQL.
+    static let postgresSchema = """
+        CREATE TABLE appservice_transactions (
+            txn_id       TEXT PRIMARY KEY,
+            processed_at BIGINT NOT NULL DEFAULT (EXTRACT(EPOCH FROM now())::bigint)
+        );
+        """
 
     /// Records `id` as processed inside the caller's transaction (idempotent).
-    static func markProcessed(_ id: TransactionID, in db: SQLiteConnection) throws {
-        try db.run("INSERT OR IGNORE INTO appservice_transactions (txn_id) VALUES (?)", id)
+    static func markProcessed(_ id: TransactionID, in db: Database) throws {
+        try db.run("INSERT INTO appservice_transactions (txn_id) VALUES (?) ON CONFLICT DO NOTHING", id)
     }
 }
 
@@ -32,7 +40,8 @@ extension Store {
     /// Forgets processed ids older than `seconds` (the homeserver stops retrying long before).
     public func pruneProcessedTransactions(olderThan seconds: Int) throws {
         try write { db in
-            _ = try db.run("DELETE FROM appservice_transactions WHERE processed_at < strftime('%s','now') - ?", seconds)
+            let cutoff = Int(Date().timeIntervalSince1970) - seconds
+            _ = try db.run("DELETE FROM appservice_transactions WHERE processed_at < ?", cutoff)
         }
     }
 }

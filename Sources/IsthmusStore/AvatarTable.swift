@@ -17,6 +17,19 @@ enum AvatarTable {
             data        BLOB NOT NULL
         );
         """
+    /// Migration 11 on PostgreSQL.
+    static let postgresSchema = """
+        CREATE TABLE xmpp_avatars (
+            sha1  TEXT PRIMARY KEY,
+            mxc   TEXT NOT NULL
+        );
+        CREATE TABLE matrix_avatars (
+            mxc         TEXT PRIMARY KEY,
+            sha1        TEXT NOT NULL,
+            media_type  TEXT NOT NULL,
+            data        BYTEA NOT NULL
+        );
+        """
 }
 
 /// An avatar image as XMPP vCards carry it: its bytes, media type and SHA-1 (lower-case hex, XEP-0153 §4).
@@ -44,7 +57,7 @@ extension Store {
     /// Records that the XMPP avatar `sha1` is uploaded as `mxc` (a later upload of the same image replaces it).
     public func recordXMPPAvatar(sha1: String, mxc: String) throws {
         try write { db in
-            _ = try db.run("INSERT OR REPLACE INTO xmpp_avatars (sha1, mxc) VALUES (?, ?)", sha1, mxc)
+            _ = try db.run("INSERT INTO xmpp_avatars (sha1, mxc) VALUES (?, ?) ON CONFLICT (sha1) DO UPDATE SET mxc = excluded.mxc", sha1, mxc)
         }
     }
 
@@ -61,7 +74,10 @@ extension Store {
     /// Keeps the image the Matrix avatar `mxc` became.
     public func recordMatrixAvatar(mxc: String, _ avatar: StoredAvatar) throws {
         try write { db in
-            _ = try db.run("INSERT OR REPLACE INTO matrix_avatars (mxc, sha1, media_type, data) VALUES (?, ?, ?, ?)",
+            _ = try db.run("""
+                INSERT INTO matrix_avatars (mxc, sha1, media_type, data) VALUES (?, ?, ?, ?)
+                ON CONFLICT (mxc) DO UPDATE SET sha1 = excluded.sha1, media_type = excluded.media_type, data = excluded.data
+                """,
                            mxc, avatar.sha1, avatar.mediaType, SQLiteValue.blob(avatar.data))
         }
     }

@@ -14,11 +14,12 @@ enum BridgeSecretTable {
 
 extension Store {
     /// The secret named `name`, generated (32 random bytes, hex) and stored on first use. The first writer wins, so
-    /// two processes opening the store at once agree on one value. Does I/O on the store's thread.
+    /// two processes opening the store at once agree on one value (on PostgreSQL the second insert waits for the first
+    /// to commit and then does nothing; its read, a new snapshot under READ COMMITTED, sees the winner's value). Does I/O on the store's thread.
     public func secret(named name: String) throws -> String {
         try write { db in
             let fresh = Digest.randomHex(bytes: 32)
-            _ = try db.run("INSERT OR IGNORE INTO bridge_secrets (name, value) VALUES (?, ?)", name, fresh)
+            _ = try db.run("INSERT INTO bridge_secrets (name, value) VALUES (?, ?) ON CONFLICT DO NOTHING", name, fresh)
             let values = try db.query("SELECT value FROM bridge_secrets WHERE name = ?", name) { $0.string(0) }
             return (values.first ?? nil) ?? fresh
         }

@@ -50,7 +50,7 @@ public struct DirectChat: Sendable, Equatable {
 extension Store {
     private static let directChatColumns = "linked_room, identity, matrix_user, muc, ghost, matrix_room"
 
-    private static func directChat(_ row: SQLiteConnection.Row) -> DirectChat? {
+    private static func directChat(_ row: Database.Row) -> DirectChat? {
         guard let linked = row.id(0, as: RoomID.self), let identity = row.string(1), let user = row.id(2, as: UserID.self),
               let muc = row.id(3, as: JID.self), let ghost = row.id(4, as: UserID.self) else { return nil }
         return DirectChat(linkedRoom: linked, identity: identity, matrixUser: user, muc: muc, ghost: ghost,
@@ -98,8 +98,10 @@ extension Store {
     /// The current DM rooms that belong to the linked room `linkedRoom`.
     public func directRooms(of linkedRoom: RoomID) throws -> [RoomID] {
         try read { db in
-            try db.query("SELECT matrix_room FROM direct_chats WHERE linked_room = ? AND matrix_room IS NOT NULL ORDER BY matrix_room",
-                         linkedRoom) { $0.id(0, as: RoomID.self) }.compactMap { $0 }
+            // Sorted here, byte-wise, rather than by the database's collation (PostgreSQL's may follow a locale).
+            try db.query("SELECT matrix_room FROM direct_chats WHERE linked_room = ? AND matrix_room IS NOT NULL",
+                         linkedRoom) { $0.string(0) }.compactMap { $0 }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                .compactMap { RoomID($0) }
         }
     }
 
@@ -119,7 +121,7 @@ extension Store {
     /// Records a DM event as handled and removes its inbox row, in one commit.
     public func consumeDirectEvent(seq: Int64, eventID: EventID, room: RoomID) throws {
         try write { db in
-            _ = try db.run("INSERT OR IGNORE INTO direct_events (event_id, matrix_room) VALUES (?, ?)", eventID, room)
+            _ = try db.run("INSERT INTO direct_events (event_id, matrix_room) VALUES (?, ?) ON CONFLICT DO NOTHING", eventID, room)
             _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq)
         }
     }

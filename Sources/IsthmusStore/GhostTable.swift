@@ -43,7 +43,7 @@ extension Store {
     /// Records that `user` is the ghost of `identity`; returns whether it was new (so its global name must be set).
     public func recordGhost(_ user: UserID, identity: String, globalName: String) throws -> Bool {
         try write { db in
-            try db.run("INSERT OR IGNORE INTO ghosts (user_id, identity, global_name) VALUES (?, ?, ?)",
+            try db.run("INSERT INTO ghosts (user_id, identity, global_name) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                        user, identity, globalName) > 0
         }
     }

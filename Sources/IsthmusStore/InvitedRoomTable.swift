@@ -11,6 +11,14 @@ enum InvitedRoomTable {
             leave_after  REAL NOT NULL
         );
         """
+    /// Migration 6 on PostgreSQL (its `REAL` is 4 bytes: a deadline needs `DOUBLE PRECISION`).
+    static let postgresSchema = """
+        CREATE TABLE invited_rooms (
+            matrix_room  TEXT PRIMARY KEY,
+            invited_by   TEXT NOT NULL,
+            leave_after  DOUBLE PRECISION NOT NULL
+        );
+        """
 }
 
 /// A room the bot joined on an invitation, with its deadline.
@@ -31,7 +39,7 @@ extension Store {
     /// Records an invitation the bot accepts; an earlier record of the same room keeps its (earlier) deadline.
     public func recordInvitation(_ invited: InvitedRoom) throws {
         try write { db in
-            _ = try db.run("INSERT OR IGNORE INTO invited_rooms (matrix_room, invited_by, leave_after) VALUES (?, ?, ?)",
+            _ = try db.run("INSERT INTO invited_rooms (matrix_room, invited_by, leave_after) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                            invited.room, invited.invitedBy, invited.leaveAfter.timeIntervalSince1970)
         }
     }

@@ -11,6 +11,15 @@ enum RoomStateTable {
             updated_at      INTEGER NOT NULL DEFAULT (strftime('%s','now'))
         );
         """
+    /// Migration 3's resume state on PostgreSQL.
+    static let postgresSchema = """
+        CREATE TABLE room_state (
+            matrix_room     TEXT PRIMARY KEY,
+            last_stanza_id  TEXT,
+            active_since    DOUBLE PRECISION,
+            updated_at      BIGINT NOT NULL DEFAULT (EXTRACT(EPOCH FROM now())::bigint)
+        );
+        """
 
     /// Migration 10: the room's subject/topic and name as last bridged (so a rejoin's subject or a restart's
     /// disco#info is not taken for a change).
@@ -19,10 +28,10 @@ enum RoomStateTable {
         ALTER TABLE room_state ADD COLUMN room_name TEXT;
         """
 
-    static func setLastStanzaID(_ db: SQLiteConnection, room: RoomID, stanzaID: StanzaID) throws {
+    static func setLastStanzaID(_ db: Database, room: RoomID, stanzaID: StanzaID) throws {
         _ = try db.run("""
             INSERT INTO room_state (matrix_room, last_stanza_id) VALUES (?, ?)
-            ON CONFLICT (matrix_room) DO UPDATE SET last_stanza_id = excluded.last_stanza_id, updated_at = strftime('%s','now')
+            ON CONFLICT (matrix_room) DO UPDATE SET last_stanza_id = excluded.last_stanza_id, updated_at = excluded.updated_at
             """, room, stanzaID)
     }
 }
@@ -48,7 +57,7 @@ extension Store {
     /// Returns whether this was the first activation.
     public func recordFirstActivation(_ room: RoomID, at date: Date) throws -> Bool {
         try write { db in
-            try db.run("INSERT OR IGNORE INTO room_state (matrix_room, active_since) VALUES (?, ?)", room, date.timeIntervalSince1970) > 0
+            try db.run("INSERT INTO room_state (matrix_room, active_since) VALUES (?, ?) ON CONFLICT DO NOTHING", room, date.timeIntervalSince1970) > 0
         }
     }
 

@@ -1,11 +1,12 @@
 private import CSQLite
 
 /// A SQLite result code (`SQLITE_BUSY`, `SQLITE_CONSTRAINT`, …).
-public struct SQLiteResultCode: RawRepresentable, Sendable, Hashable {
+struct SQLiteResultCode: RawRepresentable, Sendable, Hashable {
     public let rawValue: Int32
     public init(rawValue: Int32) { self.rawValue = rawValue }
     public static let ok = SQLiteResultCode(rawValue: 0)
     public static let busy = SQLiteResultCode(rawValue: 5)
+    public static let locked = SQLiteResultCode(rawValue: 6)
     /// SQLITE_FULL: the disk (or the `max_page_count` limit) has no room for the write.
     public static let full = SQLiteResultCode(rawValue: 13)
     public static let constraint = SQLiteResultCode(rawValue: 19)
@@ -16,7 +17,7 @@ public struct SQLiteResultCode: RawRepresentable, Sendable, Hashable {
 }
 
 /// A failed SQLite call, with the statement that failed.
-public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public var code: SQLiteResultCode
     public var message: String
     public var sql: String?
@@ -90,6 +91,12 @@ final class SQLiteConnection {
     /// Runs a statement that returns no rows; returns the number of rows changed.
     @discardableResult
     func run(_ sql: String, _ parameters: any SQLiteBindable...) throws(SQLiteError) -> Int {
+        try run(sql, parameters: parameters)
+    }
+
+    /// ``run(_:_:)`` with the parameters in an array (what ``Database`` forwards).
+    @discardableResult
+    func run(_ sql: String, parameters: [any SQLiteBindable]) throws(SQLiteError) -> Int {
         let statement = try prepare(sql)
         try statement.bind(parameters)
         defer { statement.reset() }
@@ -99,6 +106,11 @@ final class SQLiteConnection {
 
     /// Runs a query and maps each row.
     func query<T>(_ sql: String, _ parameters: any SQLiteBindable..., map: (Row) throws -> T) throws -> [T] {
+        try query(sql, parameters: parameters, map: map)
+    }
+
+    /// ``query(_:_:map:)`` with the parameters in an array (what ``Database`` forwards).
+    func query<T>(_ sql: String, parameters: [any SQLiteBindable], map: (Row) throws -> T) throws -> [T] {
         let statement = try prepare(sql)
         try statement.bind(parameters)
         defer { statement.reset() }

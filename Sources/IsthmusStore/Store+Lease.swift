@@ -6,8 +6,9 @@ extension Store {
     public func tryAcquireLease(owner: LeaseOwner, ttl: Duration) throws -> LeaseGrant? {
         try writeUnfenced { db in
             let ms = LeaseTable.milliseconds(ttl)
-            guard try db.run(LeaseTable.acquire, owner, owner, ms, owner) == 1 else { return nil }
-            return try db.query(LeaseTable.selectGrant, owner) { row in
+            let sql = LeaseTable.statements(db.dialect)
+            guard try db.run(sql.acquire, owner, owner, ms, owner) == 1 else { return nil }
+            return try db.query(sql.selectGrant, owner) { row in
                 LeaseGrant(owner: owner, epoch: Int64(row.int(0) ?? 0), expiresMs: Int64(row.int(1) ?? 0))
             }.first
         }
@@ -17,20 +18,20 @@ extension Store {
     /// expired (then someone else may hold it: stop acting). Does I/O on the store's thread.
     public func renewLease(_ grant: LeaseGrant, ttl: Duration) throws -> Bool {
         try writeUnfenced { db in
-            try db.run(LeaseTable.renew, LeaseTable.milliseconds(ttl), grant.owner, grant.epoch) == 1
+            try db.run(LeaseTable.statements(db.dialect).renew, LeaseTable.milliseconds(ttl), grant.owner, grant.epoch) == 1
         }
     }
 
     /// Ends `grant` now, so a standby takes over on its next poll instead of waiting for the expiry. The store stays
     /// fenced with it: any later write is refused. Does I/O on the store's thread.
     public func releaseLease(_ grant: LeaseGrant) throws {
-        try writeUnfenced { db in _ = try db.run(LeaseTable.release, grant.owner, grant.epoch) }
+        try writeUnfenced { db in _ = try db.run(LeaseTable.statements(db.dialect).release, grant.owner, grant.epoch) }
     }
 
     /// The lease row now (for `doctor` and the log). Does I/O on the store's thread.
     public func currentLease() throws -> LeaseState {
         try read { db in
-            try db.query(LeaseTable.select) { row in
+            try db.query(LeaseTable.statements(db.dialect).select) { row in
                 LeaseState(owner: row.id(0), epoch: Int64(row.int(1) ?? 0), expiresMs: Int64(row.int(2) ?? 0),
                            databaseNowMs: Int64(row.int(3) ?? 0))
             }.first ?? LeaseState(owner: nil, epoch: 0, expiresMs: 0, databaseNowMs: 0)

@@ -39,7 +39,7 @@ extension Store {
             _ = try db.run("""
                 INSERT INTO room_state (matrix_room, avatar_sha1, avatar_mxc) VALUES (?, ?, ?)
                 ON CONFLICT (matrix_room) DO UPDATE SET avatar_sha1 = excluded.avatar_sha1, avatar_mxc = excluded.avatar_mxc,
-                    updated_at = strftime('%s','now')
+                    updated_at = excluded.updated_at
                 """, room, record?.sha1, record?.mxc)
         }
     }

@@ -8,7 +8,7 @@ extension Store {
     /// Returns the moved link; nil when `old` is not linked (moved already). Throws ``RoomLinkConflict`` when `new` is
     /// linked already.
     public func moveRoomLink(from old: RoomID, to new: RoomID) throws -> RoomLink? {
-        let moved = try write { db -> RoomLink? in
+        try write { db -> RoomLink? in
             let rows = try db.query("SELECT \(RoomLinkTable.columns) FROM room_links WHERE matrix_room = ? OR matrix_room = ?",
                                     old, new, map: RoomLinkTable.decode).compactMap { $0 }
             guard var link = rows.first(where: { $0.matrixRoom == old }) else { return nil }
@@ -21,11 +21,10 @@ extension Store {
             try db.run("UPDATE reactions SET matrix_room = ? WHERE matrix_room = ?", new, old)
             try db.run("UPDATE direct_chats SET linked_room = ? WHERE linked_room = ?", new, old)
             try db.run("DELETE FROM matrix_inbox WHERE matrix_room = ?", old)
+            try RoomLinkTable.bumpVersion(db)
             link.matrixRoom = new
             link.matrixAlias = nil
             return link
         }
-        localLinkChanges += 1
-        return moved
     }
 }

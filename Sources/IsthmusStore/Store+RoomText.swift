@@ -28,7 +28,7 @@ extension Store {
         try write { db in
             _ = try db.run("""
                 INSERT INTO room_state (matrix_room, subject) VALUES (?, ?)
-                ON CONFLICT (matrix_room) DO UPDATE SET subject = excluded.subject, updated_at = strftime('%s','now')
+                ON CONFLICT (matrix_room) DO UPDATE SET subject = excluded.subject, updated_at = excluded.updated_at
                 """, room, subject)
         }
     }
@@ -38,7 +38,7 @@ extension Store {
         try write { db in
             _ = try db.run("""
                 INSERT INTO room_state (matrix_room, room_name) VALUES (?, ?)
-                ON CONFLICT (matrix_room) DO UPDATE SET room_name = excluded.room_name, updated_at = strftime('%s','now')
+                ON CONFLICT (matrix_room) DO UPDATE SET room_name = excluded.room_name, updated_at = excluded.updated_at
                 """, room, name)
         }
     }

@@ -3,62 +3,58 @@ import IsthmusCommon
 import Glibc
 #endif
 
-/// The bridge's durable state: one SQLite database (WAL mode) owned by this actor.
+/// The bridge's durable state: a SQLite database (WAL mode, the embedded default) or a PostgreSQL database
+/// (`database.url`), owned by this actor.
 ///
 /// Every read and write goes through this actor, so the connection is never used from two threads. The actor runs
-/// on its own serial executor, one dedicated thread (``StoreExecutor``): SQLite and its disk I/O block that thread,
-/// never one of Swift's cooperative pool. Tables live in `<Table>Table.swift` files with their SQL at the
-/// top; schema changes are numbered ``Migration``s.
-/// Several processes may open the same file (the CLI beside `serve`): SQLite's locking and a busy timeout serialise them.
+/// on its own serial executor, one dedicated thread (``StoreExecutor``): SQLite's disk I/O and PostgreSQL's round trips
+/// block that thread, never one of Swift's cooperative pool. Tables live in `<Table>Table.swift` files with their SQL
+/// at the top, written once for both backends through ``Database``; schema changes are numbered ``Migration``s.
+/// Several processes may open the same database (the CLI beside `serve`): SQLite's locking and a busy timeout, or
+/// PostgreSQL's row locks and constraints, serialise them.
 public actor Store {
-    private let connection: SQLiteConnection
+    private let database: Database
     /// The thread every method of this actor runs on.
     private let executor: StoreExecutor
     /// The store's own thread (``StoreExecutor``): Swift runs every method of this actor there.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-    /// Where the database lives (`:memory:` for tests).
-    public nonisolated let path: String
+    /// Where the database lives.
+    public nonisolated let location: DatabaseLocation
     private let logger: Logger
-    /// Bumped by this process's own link changes (`data_version` only reflects other connections' commits).
-    var localLinkChanges = 0
-    /// Checkpoints the write-ahead log off this actor (nil for in-memory databases).
+    /// Checkpoints the write-ahead log off this actor (SQLite files only).
     private let checkpointer: WALCheckpointer?
     /// The lease every write transaction checks first (``fence(with:)``); nil: no active/standby pair, no check.
     var fence: LeaseGrant?
     /// Writes the fence refused (``fenceTripped``).
     var fenceRefusals = 0
 
-    /// How hard each commit is pushed to the disk.
+    /// How hard each commit is pushed to the disk (SQLite only; PostgreSQL's `synchronous_commit` is the server's).
     public nonisolated let synchronous: StoreSynchronous
 
-    /// Opens the database at `path`, applies pending migrations and starts the store's thread. Does file I/O on the
-    /// caller's thread (once, at start-up); everything after runs on the store's thread.
+    /// Opens a SQLite database at `path` (see ``init(location:synchronous:logger:)``).
     public init(path: String, synchronous: StoreSynchronous = .normal, logger: Logger) throws {
-        self.path = path
+        try self.init(location: .sqlite(path: path), synchronous: synchronous, logger: logger)
+    }
+
+    /// Opens the database at `location`, applies pending migrations and starts the store's thread. Does I/O on the
+    /// caller's thread (once, at start-up); everything after runs on the store's thread.
+    /// - Throws: ``StoreError`` (``StoreError/Kind/unavailable`` when PostgreSQL cannot be reached,
+    ///   ``StoreError/Kind/unknownSchema`` when a newer binary migrated the database).
+    public init(location: DatabaseLocation, synchronous: StoreSynchronous = .normal, logger: Logger) throws {
+        self.location = location
         self.synchronous = synchronous
         self.logger = logger
-        connection = try SQLiteConnection(path: path)
-        let connection = self.connection
-        try Self.retryingWhenBusy {
-            try connection.execute("""
-                PRAGMA journal_mode = WAL;
-                PRAGMA synchronous = \(synchronous.pragmaValue);
-                PRAGMA foreign_keys = ON;
-                """)
-        }
-        // Checkpoints happen on the checkpointer's own connection and thread. The automatic checkpoint stays, rarer,
-        // as the bound on the log's size: under sustained writes a passive checkpoint beside the writer never catches
-        // up completely, and only a checkpoint in the writer's own connection lets the log start over.
-        if path != ":memory:" && !path.isEmpty {
-            try connection.execute("PRAGMA wal_autocheckpoint = 4000;")
-            checkpointer = try WALCheckpointer(path: path, interval: .milliseconds(250))
-        } else {
+        switch location {
+        case .sqlite(let path):
+            (database, checkpointer) = try Self.openSQLite(path: path, synchronous: synchronous)
+        case .postgres(let url, let poolSize):
+            database = Database(.postgres(PostgresPool(url: url.rawValue, size: poolSize, logger: logger)))
             checkpointer = nil
         }
-        let applied = try Migrations.apply(Migrations.all, to: connection)
+        let applied = try Migrations.apply(Migrations.all, to: database)
         if !applied.isEmpty {
             logger.info("Applied store migrations", metadata: [
-                "store.path": path, "store.migrations": applied.map(String.init).joined(separator: ","),
+                "store.location": "\(location)", "store.migrations": applied.map(String.init).joined(separator: ","),
             ])
         }
         executor = try StoreExecutor()
@@ -66,6 +62,33 @@ public actor Store {
 
     deinit {
         executor.stop()
+    }
+
+    /// Opens a SQLite file in WAL mode with its checkpointer (none for in-memory databases).
+    private static func openSQLite(path: String, synchronous: StoreSynchronous) throws(StoreError)
+        -> (Database, WALCheckpointer?) {
+        do {
+            let connection = try SQLiteConnection(path: path)
+            try retryingWhenBusy {
+                try connection.execute("""
+                    PRAGMA journal_mode = WAL;
+                    PRAGMA synchronous = \(synchronous.pragmaValue);
+                    PRAGMA foreign_keys = ON;
+                    """)
+            }
+            // Checkpoints happen on the checkpointer's own connection and thread. The automatic checkpoint stays, rarer,
+            // as the bound on the log's size: under sustained writes a passive checkpoint beside the writer never catches
+            // up completely, and only a checkpoint in the writer's own connection lets the log start over.
+            guard path != ":memory:" && !path.isEmpty else { return (Database(.sqlite(connection)), nil) }
+            try connection.execute("PRAGMA wal_autocheckpoint = 4000;")
+            return (Database(.sqlite(connection)), try WALCheckpointer(path: path, interval: .milliseconds(250)))
+        } catch let error as SQLiteError {
+            throw StoreError(error)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.other, "\(error)")
+        }
     }
 
     /// Runs `body` again while SQLite answers `SQLITE_BUSY` (up to ~2 s). Switching a new file to WAL needs an exclusive
@@ -84,20 +107,20 @@ public actor Store {
         }
     }
 
-    /// Runs `body` with the connection on this actor (no transaction). Internal: no other module sees the connection.
-    func read<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try body(connection)
+    /// Runs `body` with the database on this actor (no transaction). Internal: no other module sees the database.
+    func read<T: Sendable>(_ body: (Database) throws -> T) throws -> T {
+        try body(database)
     }
 
     /// Runs `body` in one write transaction on this actor; everything in it is durable when this returns.
     /// A fenced store (``fence(with:)``) first checks the lease inside the transaction and throws ``LeaseLostError``.
     @discardableResult
-    func write<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        guard let fence else { return try connection.transaction { try body(connection) } }
+    func write<T: Sendable>(_ body: (Database) throws -> T) throws -> T {
+        guard let fence else { return try database.transaction { try body(database) } }
         do {
-            return try connection.transaction {
-                try LeaseTable.checkFence(fence, in: connection)
-                return try body(connection)
+            return try database.transaction {
+                try LeaseTable.checkFence(fence, in: database)
+                return try body(database)
             }
         } catch let error as LeaseLostError {
             fenceRefusals += 1
@@ -106,23 +129,27 @@ public actor Store {
     }
 
     /// A write transaction that skips the fence: only the lease's own statements, whose conditions are the fence.
-    func writeUnfenced<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try connection.transaction { try body(connection) }
+    func writeUnfenced<T: Sendable>(_ body: (Database) throws -> T) throws -> T {
+        try database.transaction { try body(database) }
     }
 
-    /// The connection's `PRAGMA synchronous` as SQLite reports it (1 NORMAL, 2 FULL).
-    public func synchronousPragma() throws -> Int {
-        try connection.query("PRAGMA synchronous") { $0.int(0) ?? -1 }.first ?? -1
+    /// The backend's dialect (for the few store methods whose SQL differs).
+    var dialect: SQLDialect { database.dialect }
+
+    /// The connection's `PRAGMA synchronous` as SQLite reports it (1 NORMAL, 2 FULL); nil on PostgreSQL.
+    public func synchronousPragma() throws -> Int? {
+        guard dialect == .sqlite else { return nil }
+        return try database.query("PRAGMA synchronous") { $0.int(0) ?? -1 }.first ?? -1
     }
 
     /// Numbers of the migrations applied to this database, in order.
     public func appliedMigrations() throws -> [Int] {
-        try connection.query("SELECT version FROM schema_migrations ORDER BY version") { $0.int(0) ?? 0 }
+        try database.query("SELECT version FROM schema_migrations ORDER BY version") { $0.int(0) ?? 0 }
     }
 
-    /// A number that changes whenever links may have changed: SQLite's `data_version` (other connections' commits,
-    /// e.g. the CLI) plus this process's own link writes.
+    /// A number that changes whenever links may have changed, by this process or another one (the CLI): a counter
+    /// bumped in the same transaction as every link write (migration 14), so it works alike on both backends.
     public func linkChangeVersion() throws -> Int {
-        (try connection.query("PRAGMA data_version") { $0.int(0) ?? 0 }.first ?? 0) &+ localLinkChanges &* 1_000_003
+        try database.query("SELECT version FROM room_link_version WHERE id = 1") { $0.int(0) ?? 0 }.first ?? 0
     }
 }

@@ -54,7 +54,7 @@ import Testing
                 BEGIN SELECT RAISE(ABORT, 'injected failure'); END;
                 """)
         }
-        await #expect(throws: SQLiteError.self) { try await handler(store).handle(transaction("t4", in: linkedRoom)) }
+        await #expect(throws: StoreError.self) { try await handler(store).handle(transaction("t4", in: linkedRoom)) }
         #expect(try await !store.isTransactionProcessed(TransactionID("t4")!))
         #expect(try await store.inbox(linkedRoom).isEmpty)
     }

@@ -116,7 +116,7 @@ import TestSupport
                 while true {
                     do {
                         try db.execute("INSERT INTO test_filler VALUES (zeroblob(\(size)))")
-                    } catch let error as SQLiteError where error.isDiskFull {
+                    } catch let error as StoreError where error.isDiskFull {
                         break
                     }
                 }

@@ -4,7 +4,7 @@ import IsthmusCommon
 import TestSupport
 import Testing
 
-/// Two ``LeaseKeeper``s on one SQLite file, as the two processes of a pair, with short timings (ttl 800 ms, renewal
+/// Two ``LeaseKeeper``s on one database (SQLite, and PostgreSQL when the bed has it), as the two processes of a pair, with short timings (ttl 800 ms, renewal
 /// every 100 ms, poll every 50 ms): hand-over on a graceful stop, step-down when the lease is taken away.
 @Suite struct LeaseKeeperTests {
     static let timing = LeaseRoleMachine.Configuration(leaseTTL: .milliseconds(800), renewEvery: .milliseconds(100),
@@ -21,10 +21,9 @@ import Testing
         return nil
     }
 
-    @Test func oneIsActiveAndAGracefulStopHandsOverToTheOther() async throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path("isthmus.sqlite")
-        let storeA = try Store(path: path, logger: .disabled), storeB = try Store(path: path, logger: .disabled)
+    @Test(arguments: StoreBackend.all) func oneIsActiveAndAGracefulStopHandsOverToTheOther(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open(persistent: true)
+        let storeA = fixture.store, storeB = try fixture.reopen()
         let (a, commandsA) = keeper(storeA, "a")
         let runA = Task { await a.run() }
         let grantA = try #require(grant(try await commandsA.next(within: 10, "a active")))
@@ -54,10 +53,9 @@ import Testing
         #expect(try await storeA.currentLease().isHeld == false, "released")
     }
 
-    @Test func aLeaseTakenAwayStopsTheHolder() async throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path("isthmus.sqlite")
-        let store = try Store(path: path, logger: .disabled), other = try Store(path: path, logger: .disabled)
+    @Test(arguments: StoreBackend.all) func aLeaseTakenAwayStopsTheHolder(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open(persistent: true)
+        let store = fixture.store, other = try fixture.reopen()
         let (a, commands) = keeper(store, "a")
         let run = Task { await a.run() }
         _ = try #require(grant(try await commands.next(within: 10, "a active")))

@@ -126,7 +126,7 @@ func configError(_ text: String, environment: [String: String] = [:]) -> String?
     }
 
     @Test func keepsAbsoluteDatabasePathsAndResolvesRelativeOnes() throws {
-        func path(_ value: String) throws -> String {
+        func path(_ value: String) throws -> String? {
             try parseConfig(ConfigFixture.full.replacingOccurrences(of: "path: data/bridge.sqlite", with: "path: \(value)")).database.path
         }
         #expect(try path("/var/lib/isthmus/state.sqlite") == "/var/lib/isthmus/state.sqlite")

@@ -10,8 +10,9 @@ import Testing
     let ghost = UserID("@_xmpp_romeo:localhost")!
     let muc = JID("lounge@conference.localhost")!
 
-    @Test func aPairHasOneDMRoomWhichCanBeForgottenAndReplaced() async throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
+    @Test(arguments: StoreBackend.all) func aPairHasOneDMRoomWhichCanBeForgottenAndReplaced(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
         var chat = DirectChat(linkedRoom: linked, identity: "romeo@localhost", matrixUser: alice, muc: muc, ghost: ghost)
         try await store.saveDirectChat(chat)   // recorded before the room exists
         #expect(try await store.directChat(linkedRoom: linked, ghost: ghost, user: alice) == chat)
@@ -33,8 +34,9 @@ import Testing
         #expect(try await store.directRooms(of: RoomID("!other:localhost")!) == [])
     }
 
-    @Test func aHandledDMEventIsNotPendingAgainWhenReplayed() async throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
+    @Test(arguments: StoreBackend.all) func aHandledDMEventIsNotPendingAgainWhenReplayed(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
         let event = EventID("$e1")!
         let first = try await store.enqueueInbox([(dm, event, [1])])
         #expect(try await store.isDirectEventPending(seq: first[0].seq, eventID: event))

@@ -3,29 +3,28 @@ import IsthmusCommon
 import TestSupport
 import Testing
 
-/// The bridge lease on SQLite: two `Store`s on one file stand for the two processes of an active/standby pair.
+/// The bridge lease on both backends: two `Store`s on one database stand for the two processes of an active/standby pair.
 @Suite struct LeaseTableTests {
     let alpha = LeaseOwner("alpha-1")!
     let beta = LeaseOwner("beta-2")!
     let transaction = TransactionID("txn-fenced")!
 
-    /// Two stores on one new file.
-    func pair() throws -> (TemporaryDirectory, Store, Store) {
-        let directory = try TemporaryDirectory()
-        let path = directory.path("isthmus.sqlite")
-        return (directory, try Store(path: path, logger: .disabled), try Store(path: path, logger: .disabled))
+    /// Two stores on one new database (a SQLite file, or a PostgreSQL database of its own).
+    func pair(_ backend: StoreBackend) throws -> (StoreFixture, Store, Store) {
+        let fixture = try backend.open(persistent: true)
+        return (fixture, fixture.store, try fixture.reopen())
     }
 
-    @Test func aNewStoreHasAFreeLease() async throws {
-        let (_, store, _) = try pair()
+    @Test(arguments: StoreBackend.all) func aNewStoreHasAFreeLease(_ backend: StoreBackend) async throws {
+        let (_, store, _) = try pair(backend)
         let state = try await store.currentLease()
         #expect(state.owner == nil)
         #expect(!state.isHeld)
         #expect(state.databaseNowMs > 1_700_000_000_000, "the database's clock is in milliseconds since 1970")
     }
 
-    @Test func oneOwnerAtATimeAndTheHolderMayTakeItAgain() async throws {
-        let (_, a, b) = try pair()
+    @Test(arguments: StoreBackend.all) func oneOwnerAtATimeAndTheHolderMayTakeItAgain(_ backend: StoreBackend) async throws {
+        let (_, a, b) = try pair(backend)
         let grant = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .seconds(60)))
         #expect(grant.epoch == 1)
         #expect(try await b.tryAcquireLease(owner: beta, ttl: .seconds(60)) == nil)
@@ -37,8 +36,8 @@ import Testing
         #expect(state.remaining > .seconds(50))
     }
 
-    @Test func renewalKeepsALiveLeaseAndFailsForAStaleOne() async throws {
-        let (_, a, b) = try pair()
+    @Test(arguments: StoreBackend.all) func renewalKeepsALiveLeaseAndFailsForAStaleOne(_ backend: StoreBackend) async throws {
+        let (_, a, b) = try pair(backend)
         let short = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .zero))
         // ttl zero: expired at once, so the other process takes it (a new epoch) and the old grant cannot be renewed.
         let taken = try #require(try await b.tryAcquireLease(owner: beta, ttl: .seconds(60)))
@@ -48,16 +47,16 @@ import Testing
         #expect(try await a.currentLease().owner == beta)
     }
 
-    @Test func anExpiredLeaseTakenAgainByTheSameOwnerGetsANewEpoch() async throws {
-        let (_, a, _) = try pair()
+    @Test(arguments: StoreBackend.all) func anExpiredLeaseTakenAgainByTheSameOwnerGetsANewEpoch(_ backend: StoreBackend) async throws {
+        let (_, a, _) = try pair(backend)
         let first = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .zero))
         let second = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .seconds(60)))
         #expect(second.epoch == first.epoch + 1)
         #expect(try await a.renewLease(first, ttl: .seconds(60)) == false, "the lapsed grant stays dead")
     }
 
-    @Test func releaseHandsOverAtOnce() async throws {
-        let (_, a, b) = try pair()
+    @Test(arguments: StoreBackend.all) func releaseHandsOverAtOnce(_ backend: StoreBackend) async throws {
+        let (_, a, b) = try pair(backend)
         let grant = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .seconds(60)))
         await a.fence(with: grant)
         try await a.releaseLease(grant)
@@ -67,8 +66,8 @@ import Testing
         await #expect(throws: LeaseLostError.self) { try await a.markTransactionProcessed(transaction) }
     }
 
-    @Test func theFenceLetsTheHolderWriteAndRollsBackAStaleHoldersWrite() async throws {
-        let (_, a, b) = try pair()
+    @Test(arguments: StoreBackend.all) func theFenceLetsTheHolderWriteAndRollsBackAStaleHoldersWrite(_ backend: StoreBackend) async throws {
+        let (_, a, b) = try pair(backend)
         let stale = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .zero))
         await a.fence(with: stale)
         let live = try #require(try await b.tryAcquireLease(owner: beta, ttl: .seconds(60)))
@@ -86,9 +85,9 @@ import Testing
         #expect(await b.fenceTripped == false)
     }
 
-    @Test func anUnfencedStoreWritesWithoutALease() async throws {
+    @Test(arguments: StoreBackend.all) func anUnfencedStoreWritesWithoutALease(_ backend: StoreBackend) async throws {
         // `ha.enabled: false`: no lease at all, as before issue 17.
-        let (_, a, _) = try pair()
+        let (_, a, _) = try pair(backend)
         try await a.markTransactionProcessed(transaction)
         #expect(try await a.isTransactionProcessed(transaction))
         #expect(try await a.currentLease().owner == nil)

@@ -15,8 +15,9 @@ import Testing
                        direction: .matrixToXMPP, sender: .matrix(UserID("@alice:localhost")!), state: .sending, body: name)
     }
 
-    @Test func anEventIsQueuedOnceInOrder() async throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
+    @Test(arguments: StoreBackend.all) func anEventIsQueuedOnceInOrder(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
         let added = try await store.enqueueInbox([event("a"), event("b")])
         let again = try await store.enqueueInbox([event("b"), event("c")])
         #expect(added.map(\.eventID.rawValue) == ["$a", "$b"])
@@ -24,8 +25,9 @@ import Testing
         #expect(try await store.inbox(room).map(\.payload) == [Array("a".utf8), Array("b".utf8), Array("c".utf8)])
     }
 
-    @Test func aMessagesMappingConsumesItsInboxEntryInTheSameWrite() async throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
+    @Test(arguments: StoreBackend.all) func aMessagesMappingConsumesItsInboxEntryInTheSameWrite(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
         let queued = try await store.enqueueInbox([event("a"), event("b")])
         #expect(try await store.insertMapping(mapping("a"), consumingInbox: queued[0].seq))
         #expect(try await store.inbox(room).map(\.eventID.rawValue) == ["$b"])
@@ -36,8 +38,9 @@ import Testing
         #expect(try await store.undeliveredMappings(room).map(\.body) == ["a"])
     }
 
-    @Test func seenEventsAreTheQueuedAndTheMappedOnes() async throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
+    @Test(arguments: StoreBackend.all) func seenEventsAreTheQueuedAndTheMappedOnes(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
         _ = try await store.enqueueInbox([event("queued")])
         _ = try await store.insertMapping(mapping("mapped"))
         let ids = ["$queued", "$mapped", "$never"].map { EventID($0)! }

@@ -1,14 +1,16 @@
 import Foundation
 import IsthmusCommon
 import IsthmusStore
+import TestSupport
 import Testing
 
 /// The MUC avatar a link last applied to its Matrix room (migration 12).
 @Suite struct RoomAvatarRecordTests {
     let room = RoomID("!room:localhost")!
 
-    @Test func theAppliedAvatarIsKeptBesideTheRoomsOtherStateAndCanBeCleared() async throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
+    @Test(arguments: StoreBackend.all) func theAppliedAvatarIsKeptBesideTheRoomsOtherStateAndCanBeCleared(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
         #expect(try await store.roomAvatar(room) == nil)
         try await store.setLastStanzaID(room, StanzaID("s1")!)
         let record = RoomAvatarRecord(sha1: String(repeating: "a", count: 40), mxc: "mxc://localhost/abc")

@@ -10,8 +10,9 @@ import Testing
     let new = RoomID("!new:localhost")!
     let muc = JID("lounge@muc.localhost")!
 
-    @Test func subjectNameAndSyncNameAreKeptPerLink() async throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
+    @Test(arguments: StoreBackend.all) func subjectNameAndSyncNameAreKeptPerLink(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
         try await store.insertRoomLink(RoomLink(matrixRoom: old, matrixAlias: nil, muc: muc, syncName: true))
         #expect(try await store.roomLinks().map(\.syncName) == [true])
         #expect(try await store.roomTexts(old) == RoomTexts())
@@ -25,8 +26,9 @@ import Testing
         #expect(try await store.lastStanzaID(old) == StanzaID("s9"))
     }
 
-    @Test func aMoveTakesTheLinksStateAlongAndDropsTheOldRoomsInbox() async throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
+    @Test(arguments: StoreBackend.all) func aMoveTakesTheLinksStateAlongAndDropsTheOldRoomsInbox(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
         try await store.insertRoomLink(RoomLink(matrixRoom: old, matrixAlias: RoomAlias("#old:localhost"), muc: muc, syncName: true))
         try await store.setLastStanzaID(old, StanzaID("s1")!)
         try await store.setKnownSubject(old, "Topic")
@@ -59,8 +61,9 @@ import Testing
         #expect(try await store.moveRoomLink(from: old, to: new) == nil)
     }
 
-    @Test func aMoveOntoALinkedRoomIsRefused() async throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
+    @Test(arguments: StoreBackend.all) func aMoveOntoALinkedRoomIsRefused(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
         try await store.insertRoomLink(RoomLink(matrixRoom: old, matrixAlias: nil, muc: muc))
         try await store.insertRoomLink(RoomLink(matrixRoom: new, matrixAlias: nil, muc: JID("other@muc.localhost")!))
         await #expect(throws: RoomLinkConflict.self) { try await store.moveRoomLink(from: old, to: new) }
@@ -69,8 +72,9 @@ import Testing
 }
 
 extension RoomMoveTests {
-    @Test func aDestroyedMUCIsRecordedWithTheLink() async throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
+    @Test(arguments: StoreBackend.all) func aDestroyedMUCIsRecordedWithTheLink(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
         try await store.insertRoomLink(RoomLink(matrixRoom: old, matrixAlias: nil, muc: muc))
         #expect(try await store.roomLinks().map(\.mucDestroyed) == [false])
         try await store.markRoomLinkDestroyed(old, detail: "the XMPP room was destroyed")

@@ -8,8 +8,9 @@ import Testing
 @Suite struct StoreCountsTests {
     let room = RoomID("!r:localhost")!
 
-    @Test func countsLinksByStatusGhostsPuppetsAndInbox() async throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
+    @Test(arguments: StoreBackend.all) func countsLinksByStatusGhostsPuppetsAndInbox(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
         #expect(try await store.counts() == StoreCounts(linksByStatus: [:], ghosts: 0, puppets: 0, inbox: 0))
         try await store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: JID("a@muc.localhost")!))
         try await store.insertRoomLink(RoomLink(matrixRoom: RoomID("!s:localhost")!, matrixAlias: nil, muc: JID("b@muc.localhost")!))
@@ -21,8 +22,9 @@ import Testing
         #expect(try await store.counts() == StoreCounts(linksByStatus: ["active": 1, "pending": 1], ghosts: 1, puppets: 1, inbox: 2))
     }
 
-    @Test func aSecondReflectionOfTheSameMessageIsNotASecondReceipt() async throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
+    @Test(arguments: StoreBackend.all) func aSecondReflectionOfTheSameMessageIsNotASecondReceipt(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
         let originID = OriginID("isthmus-1")!
         _ = try await store.insertMapping(MessageMapping(room: room, eventID: EventID("$e")!, stanzaID: nil, originID: originID,
                                                          direction: .matrixToXMPP, sender: .matrix(UserID("@alice:localhost")!),

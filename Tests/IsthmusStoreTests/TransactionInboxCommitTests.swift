@@ -1,5 +1,6 @@
 import IsthmusCommon
 @testable import IsthmusStore
+import TestSupport
 import Testing
 
 /// A homeserver transaction's inbox entries and its "processed" record are one commit: both, or neither.
@@ -11,18 +12,40 @@ import Testing
         (room, EventID("$\(name)")!, Array(name.utf8))
     }
 
-    /// Makes every insert into `table` that matches `condition` fail inside its transaction.
+    /// Makes every insert into `table` that matches `condition` fail inside its transaction: the crash between two
+    /// statements of one commit, as each backend can stage it (a trigger that raises).
     func failInserts(into table: String, when condition: String, in store: Store) async throws {
         try await store.write { db in
-            try db.execute("""
-                CREATE TRIGGER injected_failure BEFORE INSERT ON \(table) WHEN \(condition)
-                BEGIN SELECT RAISE(ABORT, 'injected failure'); END;
-                """)
+            switch db.dialect {
+            case .sqlite:
+                try db.execute("""
+                    CREATE TRIGGER injected_failure BEFORE INSERT ON \(table) WHEN \(condition)
+                    BEGIN SELECT RAISE(ABORT, 'injected failure'); END;
+                    """)
+            case .postgres:
+                try db.execute("""
+                    CREATE FUNCTION injected_failure() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN RAISE EXCEPTION 'injected failure'; END $$;
+                    CREATE TRIGGER injected_failure BEFORE INSERT ON \(table) FOR EACH ROW WHEN (\(condition))
+                    EXECUTE FUNCTION injected_failure();
+                    """)
+            }
         }
     }
 
-    @Test func aSuccessfulCallLeavesTheEntriesAndTheRecord() async throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
+    /// Removes ``failInserts(into:when:in:)``'s trigger.
+    func stopFailing(_ table: String, in store: Store) async throws {
+        try await store.write { db in
+            switch db.dialect {
+            case .sqlite: try db.execute("DROP TRIGGER injected_failure")
+            case .postgres: try db.execute("DROP TRIGGER injected_failure ON \(table)")
+            }
+        }
+    }
+
+    @Test(arguments: StoreBackend.all) func aSuccessfulCallLeavesTheEntriesAndTheRecord(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
         let added = try await store.enqueueInbox([event("a"), event("b")], markingProcessed: transaction)
         #expect(added.map(\.eventID.rawValue) == ["$a", "$b"])
         #expect(try await store.isTransactionProcessed(transaction))
@@ -32,31 +55,34 @@ import Testing
         #expect(try await store.inbox(room).count == 2)
     }
 
-    @Test func anInboxInsertFailingMidwayLeavesNeitherEntriesNorRecord() async throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
+    @Test(arguments: StoreBackend.all) func anInboxInsertFailingMidwayLeavesNeitherEntriesNorRecord(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
         try await failInserts(into: "matrix_inbox", when: "NEW.event_id = '$b'", in: store)
-        await #expect(throws: SQLiteError.self) {
+        await #expect(throws: StoreError.self) {
             try await store.enqueueInbox([event("a"), event("b"), event("c")], markingProcessed: transaction)
         }
         #expect(try await !store.isTransactionProcessed(transaction))
         #expect(try await store.inbox(room).isEmpty)   // `$a` was inserted before the failure, and rolled back
     }
 
-    @Test func failingToRecordTheTransactionLeavesNoEntries() async throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
-        try await failInserts(into: "appservice_transactions", when: "1", in: store)
-        await #expect(throws: SQLiteError.self) {
+    @Test(arguments: StoreBackend.all) func failingToRecordTheTransactionLeavesNoEntries(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
+        try await failInserts(into: "appservice_transactions", when: "true", in: store)
+        await #expect(throws: StoreError.self) {
             try await store.enqueueInbox([event("a"), event("b")], markingProcessed: transaction)
         }
         #expect(try await !store.isTransactionProcessed(transaction))
         #expect(try await store.inbox(room).isEmpty)
     }
 
-    @Test func afterAFailureTheRetryCommitsBoth() async throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
+    @Test(arguments: StoreBackend.all) func afterAFailureTheRetryCommitsBoth(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
         try await failInserts(into: "matrix_inbox", when: "NEW.event_id = '$b'", in: store)
         _ = try? await store.enqueueInbox([event("a"), event("b")], markingProcessed: transaction)
-        try await store.write { db in try db.execute("DROP TRIGGER injected_failure") }
+        try await stopFailing("matrix_inbox", in: store)
         let added = try await store.enqueueInbox([event("a"), event("b")], markingProcessed: transaction)
         #expect(added.map(\.eventID.rawValue) == ["$a", "$b"])
         #expect(try await store.isTransactionProcessed(transaction))

@@ -4,6 +4,8 @@ import Foundation
 public enum TestBedError: Error, CustomStringConvertible, LocalizedError {
     /// `ISTHMUS_TEST_CONFIG` is unset: the real-server tests run without a test bed.
     case notConfigured
+    /// `ISTHMUS_TEST_POSTGRES_URL` is unset: the PostgreSQL tests run without the test bed's PostgreSQL.
+    case postgresNotConfigured
     /// A variable `scripts/testbed` always writes is missing from the environment.
     case missingVariable(String)
     /// A variable holds something that is not a port, URL or path.
@@ -19,6 +21,9 @@ public enum TestBedError: Error, CustomStringConvertible, LocalizedError {
         case .notConfigured:
             return "ISTHMUS_TEST_CONFIG is not set: run the real-server tests through scripts/test "
                 + "(or source DIR/env after scripts/testbed start)"
+        case .postgresNotConfigured:
+            return "ISTHMUS_TEST_POSTGRES_URL is not set: run the PostgreSQL tests through scripts/test "
+                + "(or source DIR/env after scripts/testbed start --postgres)"
         case .missingVariable(let name):
             return "\(name) is not set: DIR/env from scripts/testbed start sets it; source the whole file"
         case .invalidValue(let name, let value):

@@ -1,0 +1,143 @@
+/// The SQL dialect a ``Database`` speaks, for the few statements that differ (schema types, PRAGMAs, advisory locks).
+/// Everything else is written once in the subset both accept: `?` placeholders, `INSERT … ON CONFLICT`, `RETURNING`.
+enum SQLDialect: Sendable, Equatable {
+    case sqlite
+    case postgres
+}
+
+/// The store's one connection to its database, over either backend: what every table file talks to.
+///
+/// Not thread-safe: owned by the ``Store`` actor (and used on its thread only). Backend errors leave it as
+/// ``StoreError`` — the backends' own error types stay inside this target. The SQLite path adds one `switch` per call and
+/// per column read, nothing per parameter (the parameters are forwarded as the array the variadic call built).
+final class Database {
+    /// The connection behind the wrapper.
+    enum Backend {
+        /// One SQLite connection (WAL mode), opened by ``Store``.
+        case sqlite(SQLiteConnection)
+        /// A pool of PostgreSQL connections: each call runs on a healthy one; a transaction keeps one for its body.
+        case postgres(PostgresPool)
+    }
+
+    let backend: Backend
+    /// The dialect of ``backend``.
+    let dialect: SQLDialect
+    /// PostgreSQL: the connection the current transaction runs on (nil outside ``transaction(_:)``).
+    var pinned: PostgresConnection?
+
+    init(_ backend: Backend) {
+        self.backend = backend
+        switch backend {
+        case .sqlite: dialect = .sqlite
+        case .postgres: dialect = .postgres
+        }
+    }
+
+    /// Runs one or more statements without parameters (schema, pragmas). Blocks on I/O.
+    func execute(_ sql: String) throws(StoreError) {
+        switch backend {
+        case .sqlite(let connection):
+            do { try connection.execute(sql) } catch { throw StoreError(error) }
+        case .postgres:
+            try withPostgres { connection throws(PostgresError) in try connection.execute(sql) }
+        }
+    }
+
+    /// Runs a statement that returns no rows; returns the number of rows it changed. Blocks on I/O.
+    @discardableResult
+    func run(_ sql: String, _ parameters: any SQLiteBindable...) throws(StoreError) -> Int {
+        switch backend {
+        case .sqlite(let connection):
+            do { return try connection.run(sql, parameters: parameters) } catch { throw StoreError(error) }
+        case .postgres:
+            let values = Self.postgresValues(parameters)
+            return try withPostgres { connection throws(PostgresError) in try connection.run(sql, values) }
+        }
+    }
+
+    /// Runs a query and maps each row (errors thrown by `map` pass through unchanged). Blocks on I/O.
+    func query<T>(_ sql: String, _ parameters: any SQLiteBindable..., map: (Row) throws -> T) throws -> [T] {
+        switch backend {
+        case .sqlite(let connection):
+            do {
+                return try connection.query(sql, parameters: parameters) { try map(.sqlite($0)) }
+            } catch let error as SQLiteError {
+                throw StoreError(error)
+            }
+        case .postgres:
+            let values = Self.postgresValues(parameters)
+            return try withPostgresRethrowing { connection in
+                try connection.query(sql, values) { try map(.postgres($0)) }
+            }
+        }
+    }
+
+    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws. SQLite: `BEGIN IMMEDIATE`
+    /// (the write lock is taken at once, so two processes never deadlock upgrading a read lock). PostgreSQL: `BEGIN`
+    /// (READ COMMITTED) on one connection kept for the whole body; the statements that read and then write rows another
+    /// process could write meanwhile say how they stay correct (an upsert, a unique constraint, a lock).
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        switch backend {
+        case .sqlite(let connection):
+            do {
+                return try connection.transaction(body)
+            } catch let error as SQLiteError {
+                throw StoreError(error)
+            }
+        case .postgres(let pool):
+            precondition(pinned == nil, "nested store transaction")
+            let connection: PostgresConnection
+            do { connection = try pool.checkOut() } catch { throw StoreError(error) }
+            pinned = connection
+            defer {
+                pinned = nil
+                pool.checkIn(connection)
+            }
+            do {
+                return try connection.transaction(body)
+            } catch let error as PostgresError {
+                throw StoreError(error)
+            }
+        }
+    }
+
+    /// One row of a query's result, read by column index on either backend.
+    enum Row {
+        case sqlite(SQLiteConnection.Row)
+        case postgres(PostgresRow)
+
+        func string(_ column: Int32) -> String? {
+            switch self {
+            case .sqlite(let row): row.string(column)
+            case .postgres(let row): row.string(column)
+            }
+        }
+
+        func int(_ column: Int32) -> Int? {
+            switch self {
+            case .sqlite(let row): row.int(column)
+            case .postgres(let row): row.int(column)
+            }
+        }
+
+        func double(_ column: Int32) -> Double? {
+            switch self {
+            case .sqlite(let row): row.double(column)
+            case .postgres(let row): row.double(column)
+            }
+        }
+
+        /// A blob (bytea) column's bytes; empty when NULL.
+        func blob(_ column: Int32) -> [UInt8] {
+            switch self {
+            case .sqlite(let row): row.blob(column)
+            case .postgres(let row): row.blob(column)
+            }
+        }
+
+        /// Parses a text column into a typed id; nil when NULL or unparsable.
+        func id<T: LosslessStringConvertible>(_ column: Int32, as type: T.Type = T.self) -> T? {
+            string(column).flatMap(T.init)
+        }
+    }
+}

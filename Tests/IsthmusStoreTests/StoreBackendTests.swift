@@ -1,0 +1,101 @@
+import IsthmusCommon
+@testable import IsthmusStore
+import TestSupport
+import Testing
+
+/// What the store must do alike on both backends beyond the tables' own tests, and what only PostgreSQL can do to it
+/// (a connection lost under it, two processes migrating one new database).
+@Suite struct StoreBackendTests {
+    let room = RoomID("!room:localhost")!
+    let ghost = UserID("@_xmpp_romeo:localhost")!
+
+    /// Another process's link write (the CLI beside `serve`) changes the version `serve` polls, and so do its own.
+    @Test(arguments: StoreBackend.all) func linkWritesFromAnyProcessChangeTheLinkVersion(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open(persistent: true)
+        let serve = fixture.store
+        let cli = try fixture.reopen()
+        let before = try await serve.linkChangeVersion()
+        try await cli.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: JID("room@muc.localhost")!))
+        let afterInsert = try await serve.linkChangeVersion()
+        #expect(afterInsert != before)
+        _ = try await serve.markUnlinking(matrixRoom: room)
+        let afterUnlink = try await cli.linkChangeVersion()
+        #expect(afterUnlink != afterInsert)
+        // Writes that are not link changes leave it alone.
+        try await cli.markTransactionProcessed(TransactionID("t1")!)
+        #expect(try await serve.linkChangeVersion() == afterUnlink)
+        try await serve.deleteRoomLink(room)
+        #expect(try await cli.linkChangeVersion() != afterUnlink)
+    }
+
+    /// A NUL character (which PostgreSQL's `text` cannot hold) in a value from the other side does not make the write
+    /// fail: PostgreSQL keeps U+FFFD in its place; SQLite keeps the text up to it (`SQLiteConnection` binds text as a
+    /// C string — its behaviour before PostgreSQL came, unchanged here).
+    @Test(arguments: StoreBackend.all) func aNULInTextIsStored(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        #expect(try await fixture.store.recordGhost(ghost, identity: "romeo\u{0}@example.org", globalName: "Ro\u{0}meo"))
+        let identity = try await fixture.store.ghostIdentity(ghost)
+        #expect(identity == (backend == .postgres ? "romeo\u{FFFD}@example.org" : "romeo"))
+    }
+
+    /// The connection breaks in the middle of a transaction (the server ends the session): that call fails as
+    /// ``StoreError/Kind/unavailable`` and rolls back; the next call gets a new connection and works.
+    @Test(.enabled(if: StoreBackend.all.contains(.postgres), "needs the test bed's PostgreSQL (scripts/test)"))
+    func aLostPostgresConnectionFailsOneCallAndTheNextWorks() async throws {
+        let fixture = try StoreBackend.postgres.open()
+        let database = try #require(fixture.postgresDatabase)
+        let store = fixture.store
+        try await store.markTransactionProcessed(TransactionID("before")!)
+        do {
+            try await store.write { db in
+                try db.run("INSERT INTO appservice_transactions (txn_id) VALUES (?)", "lost")
+                try database.runAsAdministrator(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database.name)'")
+                try db.run("INSERT INTO appservice_transactions (txn_id) VALUES (?)", "after-the-break")
+            }
+            Issue.record("the write on a terminated session succeeded")
+        } catch let error as StoreError {
+            #expect(error.kind == .unavailable, "\(error)")
+        }
+        #expect(try await store.isTransactionProcessed(TransactionID("before")!))
+        #expect(try await !store.isTransactionProcessed(TransactionID("lost")!))
+        try await store.markTransactionProcessed(TransactionID("after")!)
+        #expect(try await store.isTransactionProcessed(TransactionID("after")!))
+    }
+
+    /// Two processes opening one new PostgreSQL database at once (both `serve`s of a pair starting together): both
+    /// open it, and each migration is applied and recorded once (the advisory lock serialises them).
+    @Test(.enabled(if: StoreBackend.all.contains(.postgres), "needs the test bed's PostgreSQL (scripts/test)"))
+    func concurrentOpensOfANewPostgresDatabaseMigrateOnce() async throws {
+        let database = try PostgresTestDatabase()
+        let url = try #require(PostgresURL(database.url))
+        let failures = await withTaskGroup(of: String?.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    do {
+                        _ = try Store(location: .postgres(url: url), logger: .disabled)
+                        return nil
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            return await group.reduce(into: [String]()) { if let failure = $1 { $0.append(failure) } }
+        }
+        #expect(failures.isEmpty)
+        let store = try Store(location: .postgres(url: url), logger: .disabled)
+        #expect(try await store.appliedMigrations() == Migrations.all.map(\.version))
+        let rows = try await store.read { db in try db.query("SELECT COUNT(*) FROM schema_migrations") { $0.int(0) } }
+        #expect(rows == [Migrations.all.count])
+    }
+
+    /// `doctor`'s view: the backend, its version and the migrations, read without changing anything.
+    @Test(arguments: StoreBackend.all) func aDiagnosisReadsTheMigrationsWithoutMigrating(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open(persistent: true)
+        let diagnosis = try Store.diagnose(fixture.location)
+        #expect(diagnosis.backend == (backend == .postgres ? "postgresql" : "sqlite"))
+        #expect(!diagnosis.serverVersion.isEmpty && diagnosis.serverVersion != "?")
+        #expect(diagnosis.applied == Migrations.all.map(\.version))
+        #expect(diagnosis.pending.isEmpty && diagnosis.unknown.isEmpty)
+    }
+}
