@@ -1,6 +1,7 @@
 import Foundation
 import IsthmusCommon
 import IsthmusFakes
+import Network
 import TestSupport
 import XCTest
 import XMPP
@@ -18,10 +19,16 @@ final class FailoverTests: XCTestCase {
     }
 
     /// Writes the instance's config: the bed's, with its own listeners and `ha:` on. The appservice URL stays the
-    /// bed's (haproxy), and the database path stays relative, so both instances share the scenario's database.
-    func instance(_ name: String, appServicePort: Int, metricsPort: Int, world: EndToEndHarness) throws -> Instance {
+    /// bed's (haproxy); the database is `postgresURL` when given, else the scenario's SQLite file (the relative path
+    /// resolves to the scenario's folder), so both instances share it.
+    func instance(_ name: String, appServicePort: Int, metricsPort: Int, postgresURL: String?,
+                  world: EndToEndHarness) throws -> Instance {
         var text = try String(contentsOf: world.config, encoding: .utf8)
         let bed = world.bed
+        if let postgresURL {
+            XCTAssertTrue(text.contains("database:\n  path: isthmus.sqlite\n"), "the bed's config uses SQLite")
+            text = text.replacingOccurrences(of: "database:\n  path: isthmus.sqlite\n", with: "database:\n  url: \(postgresURL)\n")
+        }
         for (from, to) in [("listen: 127.0.0.1:\(bed.appServicePort)\n", "listen: 127.0.0.1:\(appServicePort)\n"),
                            ("listen: 127.0.0.1:\(bed.metricsPort)\n", "listen: 127.0.0.1:\(metricsPort)\n")] where from != to {
             XCTAssertTrue(text.contains(from), "the bed's config has \(from)")
@@ -63,14 +70,36 @@ final class FailoverTests: XCTestCase {
         }
     }
 
-    func testKillNineHandsOverToTheStandbyAndBackAndAGracefulStopHandsOverAtOnce() async throws {
-        let world = try EndToEndHarness("failover")
+    /// A free TCP port on loopback (bound, read, closed).
+    func freePort() throws -> Int {
+        let probe = try TCPListener()
+        defer { probe.close() }
+        return probe.port
+    }
+
+    /// The pair on the test bed's PostgreSQL, as on two hosts.
+    func testFailoverOnPostgreSQL() async throws {
+        let database = try PostgresTestDatabase()
+        try await failover("failover-pg", postgresURL: database.url)
+    }
+
+    /// The pair on one SQLite file: two processes on one host.
+    func testFailoverOnSQLite() async throws {
+        try await failover("failover-sqlite", postgresURL: nil)
+    }
+
+    /// Two-way traffic through a linked room; kill -9 of the active instance (the standby takes over), the killed one
+    /// back as the standby, kill -9 of the new active one (the first takes over again), then a graceful stop (the
+    /// standby takes over at once). Every message arrives exactly once, in order.
+    func failover(_ name: String, postgresURL: String?) async throws {
+        let world = try EndToEndHarness(name)
         let bed = world.bed
-        // Ports: the bed's appservice port N+3 is haproxy's; the instances take the spare N+7..N+9 and the bed's
-        // metrics port N+4 (no other bridge runs in this bed meanwhile: they all listen on N+3).
+        // Ports: the bed's appservice port N+3 is haproxy's; the instances take the spare N+8 and N+9 (N+7 is the bed's
+        // PostgreSQL), the bed's metrics port N+4 (no other bridge runs in this bed meanwhile: they all listen on N+3)
+        // and a free one.
         let base = bed.c2sPort
-        let a = try instance("a", appServicePort: base + 7, metricsPort: bed.metricsPort, world: world)
-        let b = try instance("b", appServicePort: base + 8, metricsPort: base + 9, world: world)
+        let a = try instance("a", appServicePort: base + 8, metricsPort: bed.metricsPort, postgresURL: postgresURL, world: world)
+        let b = try instance("b", appServicePort: base + 9, metricsPort: try freePort(), postgresURL: postgresURL, world: world)
         try bed.startLoadBalancer(backends: [(a.appServicePort, a.metricsPort), (b.appServicePort, b.metricsPort)])
         defer { try? bed.stopLoadBalancer() }
 
