@@ -18,17 +18,11 @@ final class FailoverTests: XCTestCase {
         let config: URL
     }
 
-    /// Writes the instance's config: the bed's, with its own listeners and `ha:` on. The appservice URL stays the
-    /// bed's (haproxy); the database is `postgresURL` when given, else the scenario's SQLite file (the relative path
-    /// resolves to the scenario's folder), so both instances share it.
-    func instance(_ name: String, appServicePort: Int, metricsPort: Int, postgresURL: String?,
-                  world: EndToEndHarness) throws -> Instance {
+    /// Writes the instance's config: the scenario's, with its own listeners and `ha:` on. The appservice URL stays the
+    /// bed's (haproxy) and the database the scenario's, so both instances (and the CLI) share it.
+    func instance(_ name: String, appServicePort: Int, metricsPort: Int, world: EndToEndHarness) throws -> Instance {
         var text = try String(contentsOf: world.config, encoding: .utf8)
         let bed = world.bed
-        if let postgresURL {
-            XCTAssertTrue(text.contains("database:\n  path: isthmus.sqlite\n"), "the bed's config uses SQLite")
-            text = text.replacingOccurrences(of: "database:\n  path: isthmus.sqlite\n", with: "database:\n  url: \(postgresURL)\n")
-        }
         for (from, to) in [("listen: 127.0.0.1:\(bed.appServicePort)\n", "listen: 127.0.0.1:\(appServicePort)\n"),
                            ("listen: 127.0.0.1:\(bed.metricsPort)\n", "listen: 127.0.0.1:\(metricsPort)\n")] where from != to {
             XCTAssertTrue(text.contains(from), "the bed's config has \(from)")
@@ -94,12 +88,16 @@ final class FailoverTests: XCTestCase {
     func failover(_ name: String, postgresURL: String?) async throws {
         let world = try EndToEndHarness(name)
         let bed = world.bed
+        if let postgresURL {
+            // The scenario's database (the CLI's too) moves from its SQLite file to the PostgreSQL database.
+            try world.editConfig { $0.replacingOccurrences(of: "database:\n  path: isthmus.sqlite\n", with: "database:\n  url: \(postgresURL)\n") }
+        }
         // Ports: the bed's appservice port N+3 is haproxy's; the instances take the spare N+8 and N+9 (N+7 is the bed's
         // PostgreSQL), the bed's metrics port N+4 (no other bridge runs in this bed meanwhile: they all listen on N+3)
         // and a free one.
         let base = bed.c2sPort
-        let a = try instance("a", appServicePort: base + 8, metricsPort: bed.metricsPort, postgresURL: postgresURL, world: world)
-        let b = try instance("b", appServicePort: base + 9, metricsPort: try freePort(), postgresURL: postgresURL, world: world)
+        let a = try instance("a", appServicePort: base + 8, metricsPort: bed.metricsPort, world: world)
+        let b = try instance("b", appServicePort: base + 9, metricsPort: try freePort(), world: world)
         try bed.startLoadBalancer(backends: [(a.appServicePort, a.metricsPort), (b.appServicePort, b.metricsPort)])
         defer { try? bed.stopLoadBalancer() }
 
