@@ -25,6 +25,7 @@ import Testing
     @Test(arguments: StoreBackend.all) func oneIsActiveAndAGracefulStopHandsOverToTheOther(_ backend: StoreBackend) async throws {
         let fixture = try backend.open(persistent: true)
         let storeA = fixture.store, storeB = try fixture.reopen()
+        defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
         let (a, commandsA) = keeper(storeA, "a")
         let runA = Task { await a.run() }
         let grantA = try #require(grant(try await commandsA.next(within: 10, "a active")))
@@ -52,9 +53,24 @@ import Testing
         #expect(try await storeA.currentLease().isHeld == false, "released")
     }
 
+    @Test(arguments: StoreBackend.all) func aStandbyAskedToStopEndsWithoutActing(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open(persistent: true)
+        let holder = try fixture.reopen()
+        defer { withExtendedLifetime(fixture) {} }
+        _ = try #require(try await holder.tryAcquireLease(owner: LeaseOwner("holder")!, ttl: .seconds(60)))
+        let (b, commands) = keeper(fixture.store, "b")
+        let run = Task { await b.run() }
+        b.stopRequested()
+        await run.value
+        // The command stream ended without a command: a standby is given nothing to do.
+        await #expect(throws: AsyncQueue<LeaseKeeper.Command>.Finished.self) { try await commands.next(within: 10, "no command") }
+        #expect(try await holder.currentLease().owner?.description == "holder")
+    }
+
     @Test(arguments: StoreBackend.all) func aLeaseTakenAwayStopsTheHolder(_ backend: StoreBackend) async throws {
         let fixture = try backend.open(persistent: true)
         let store = fixture.store, other = try fixture.reopen()
+        defer { withExtendedLifetime(fixture) {} }
         let (a, commands) = keeper(store, "a")
         let run = Task { await a.run() }
         _ = try #require(grant(try await commands.next(within: 10, "a active")))

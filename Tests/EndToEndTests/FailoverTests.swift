@@ -179,6 +179,28 @@ final class FailoverTests: XCTestCase {
         XCTAssertEqual(inMatrix.map(\.body), fromXMPP + ["x-end"])
         inXMPP += try await world.xmppMessages(romeo, from: muc, untilBody: "m-end", excludingNick: "Romeo", timeout: 120)
         XCTAssertEqual(inXMPP.map(\.body), fromMatrix + ["m-end"])
+        XCTAssertEqual(processB.stop(), 0, "the last active instance stops cleanly; log:\n\(processB.log.suffix(3000))")
         romeo.close()
+    }
+
+    /// The lease taken away under a running active instance (what a standby does after a pause longer than the lease):
+    /// the active one stops acting and exits with status 75, so its supervisor brings it back as the standby.
+    func testAnActiveInstanceThatLosesTheLeaseExitsWith75() async throws {
+        let world = try EndToEndHarness("lease-lost")
+        let bed = world.bed
+        let a = try instance("a", appServicePort: bed.c2sPort + 8, metricsPort: bed.metricsPort, world: world)
+        let process = try start(a, world: world)
+        defer { process.kill9() }
+        _ = try await waitActive(a, process: process, since: Date())
+        // Another owner's grant, far in the future, written as a standby would after the lease lapsed.
+        let database = world.directory.appendingPathComponent("isthmus.sqlite").path
+        let steal = try BridgeProcess.run([database, """
+            PRAGMA busy_timeout = 5000;
+            UPDATE bridge_lease SET owner = 'thief', epoch = epoch + 1, expires_ms = expires_ms + 3600000 WHERE id = 1;
+            """], executable: URL(fileURLWithPath: "/usr/bin/sqlite3"))
+        XCTAssertEqual(steal.status, 0, steal.stderr)
+        try await eventually("serve exited (log: \(process.logFile.path))", timeout: 15, pollEvery: .milliseconds(50)) { !process.isRunning }
+        XCTAssertEqual(process.terminationStatus, 75, "log:\n\(process.log.suffix(3000))")
+        XCTAssertTrue(process.log.contains("Bridge lease lost; this instance stops acting and exits"))
     }
 }

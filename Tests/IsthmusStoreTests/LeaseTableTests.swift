@@ -9,14 +9,15 @@ import Testing
     let beta = LeaseOwner("beta-2")!
     let transaction = TransactionID("txn-fenced")!
 
-    /// Two stores on one new database (a SQLite file, or a PostgreSQL database of its own).
+    /// Two stores on one new database (a SQLite file, or a PostgreSQL database of its own, dropped with the fixture).
     func pair(_ backend: StoreBackend) throws -> (StoreFixture, Store, Store) {
         let fixture = try backend.open(persistent: true)
         return (fixture, fixture.store, try fixture.reopen())
     }
 
     @Test(arguments: StoreBackend.all) func aNewStoreHasAFreeLease(_ backend: StoreBackend) async throws {
-        let (_, store, _) = try pair(backend)
+        let (fixture, store, _) = try pair(backend)
+        defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
         let state = try await store.currentLease()
         #expect(state.owner == nil)
         #expect(!state.isHeld)
@@ -24,7 +25,8 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func oneOwnerAtATimeAndTheHolderMayTakeItAgain(_ backend: StoreBackend) async throws {
-        let (_, a, b) = try pair(backend)
+        let (fixture, a, b) = try pair(backend)
+        defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
         let grant = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .seconds(60)))
         #expect(grant.epoch == 1)
         #expect(try await b.tryAcquireLease(owner: beta, ttl: .seconds(60)) == nil)
@@ -37,7 +39,8 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func renewalKeepsALiveLeaseAndFailsForAStaleOne(_ backend: StoreBackend) async throws {
-        let (_, a, b) = try pair(backend)
+        let (fixture, a, b) = try pair(backend)
+        defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
         let short = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .zero))
         // ttl zero: expired at once, so the other process takes it (a new epoch) and the old grant cannot be renewed.
         let taken = try #require(try await b.tryAcquireLease(owner: beta, ttl: .seconds(60)))
@@ -48,7 +51,8 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func anExpiredLeaseTakenAgainByTheSameOwnerGetsANewEpoch(_ backend: StoreBackend) async throws {
-        let (_, a, _) = try pair(backend)
+        let (fixture, a, _) = try pair(backend)
+        defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
         let first = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .zero))
         let second = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .seconds(60)))
         #expect(second.epoch == first.epoch + 1)
@@ -56,7 +60,8 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func releaseHandsOverAtOnce(_ backend: StoreBackend) async throws {
-        let (_, a, b) = try pair(backend)
+        let (fixture, a, b) = try pair(backend)
+        defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
         let grant = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .seconds(60)))
         await a.fence(with: grant)
         try await a.releaseLease(grant)
@@ -67,7 +72,8 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func theFenceLetsTheHolderWriteAndRollsBackAStaleHoldersWrite(_ backend: StoreBackend) async throws {
-        let (_, a, b) = try pair(backend)
+        let (fixture, a, b) = try pair(backend)
+        defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
         let stale = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .zero))
         await a.fence(with: stale)
         let live = try #require(try await b.tryAcquireLease(owner: beta, ttl: .seconds(60)))
@@ -87,7 +93,8 @@ import Testing
 
     @Test(arguments: StoreBackend.all) func anUnfencedStoreWritesWithoutALease(_ backend: StoreBackend) async throws {
         // `ha.enabled: false`: no lease at all, as before issue 17.
-        let (_, a, _) = try pair(backend)
+        let (fixture, a, _) = try pair(backend)
+        defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
         try await a.markTransactionProcessed(transaction)
         #expect(try await a.isTransactionProcessed(transaction))
         #expect(try await a.currentLease().owner == nil)
