@@ -202,5 +202,12 @@ final class FailoverTests: XCTestCase {
         try await eventually("serve exited (log: \(process.logFile.path))", timeout: 15, pollEvery: .milliseconds(50)) { !process.isRunning }
         XCTAssertEqual(process.terminationStatus, 75, "log:\n\(process.log.suffix(3000))")
         XCTAssertTrue(process.log.contains("Bridge lease lost; this instance stops acting and exits"))
+
+        // Restarted, it stands by (the thief holds the lease), and a standby stops cleanly on SIGTERM.
+        let again = try start(a, world: world)
+        defer { again.kill9() }
+        try await waitStandby(a, process: again)
+        XCTAssertTrue(again.log.contains("Another instance holds the bridge lease"), "the log names the holder")
+        XCTAssertEqual(again.stop(), 0, "a standby stops cleanly; log:\n\(again.log.suffix(3000))")
     }
 }
