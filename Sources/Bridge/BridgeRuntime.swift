@@ -137,7 +137,7 @@ public struct BridgeRuntime: Sendable {
             group.cancelAll()
         }
         // Last: no store call may follow (the shutdown watchdog still covers it).
-        await store.close()
+        await parts.store.close()
         running.markStopped()
         logger.info("Isthmus stopped")
     }

@@ -91,6 +91,8 @@ extension BridgeRuntime {
             stopActingSink.finish()
             group.cancelAll()
         }
+        // Last: no store call may follow (the shutdown watchdog still covers it).
+        await parts.store.close()
         running.markStopped()
         if let lost { throw LeaseLost(loss: lost) }
         logger.info("Isthmus stopped")
