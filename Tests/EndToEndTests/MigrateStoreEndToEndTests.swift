@@ -9,6 +9,11 @@ final class MigrateStoreEndToEndTests: XCTestCase {
     func testTheBridgeCarriesOnFromAStoreMigratedToPostgres() async throws {
         let world = try EndToEndHarness("migrate-store")
         let database = try PostgresTestDatabase()
+        // The scenario starts on SQLite whatever store the harness chose for the run.
+        let original = try String(contentsOf: world.config, encoding: .utf8)
+        let onSQLite = original.replacingOccurrences(of: #"database:\n  (path|url): [^\n]*\n"#,
+                                                     with: "database:\n  path: isthmus.sqlite\n", options: .regularExpression)
+        try onSQLite.write(to: world.config, atomically: true, encoding: .utf8)
         try await world.startBridge()
         let alice = try await world.matrixUser("alice")
         let muc = world.muc("migrate")
