@@ -16,7 +16,9 @@ final class FakeHarness: @unchecked Sendable {
 
     static let bot = "@isthmus:localhost"
 
-    init(name: String, rooms: Int, matrixMembers: Int, xmppUsers: Int, logLevel: String = "info") async throws {
+    /// `databaseURL`: the bridge's store on PostgreSQL (else SQLite).
+    init(name: String, rooms: Int, matrixMembers: Int, xmppUsers: Int, logLevel: String = "info",
+         databaseURL: String? = nil) async throws {
         self.rooms = rooms
         self.matrixMembers = matrixMembers
         self.xmppUsers = xmppUsers
@@ -26,6 +28,7 @@ final class FakeHarness: @unchecked Sendable {
         var settings = BridgeUnderTest.Settings(homeserverURL: "http://127.0.0.1:\(homeserver.port)", xmppPort: muc.port,
                                                 appservicePort: appservicePort)
         settings.logLevel = logLevel
+        settings.databaseURL = databaseURL
         bridge = try BridgeUnderTest(settings: settings, name: name)
         pusher = TransactionPusher(port: appservicePort, hsToken: settings.hsToken)
         var links: [(room: RoomID, muc: JID)] = []
