@@ -66,7 +66,7 @@ struct MigrateStoreCommand: Subcommand {
         }
         if dryRun {
             context.print("Dry run: \(report.totalRows) rows in \(report.tables.count) tables would be copied; "
-                          + "the target is empty and both are at schema version \(report.schemaVersion). Nothing was written.")
+                          + "the target has no bridge rows and both are at schema version \(report.schemaVersion). No rows were written.")
         } else {
             context.print("Copied \(report.totalRows) rows in \(report.tables.count) tables; the target's row counts and "
                           + "checksums match the source's.")

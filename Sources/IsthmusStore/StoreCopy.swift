@@ -56,10 +56,10 @@ public enum StoreCopy {
         }
         let report = StoreCopyReport(tables: copied, schemaVersion: plan.schemaVersion, dryRun: dryRun)
         if dryRun { return report }
-        for expected in copied {
+        for (planned, expected) in zip(plan.tables, copied) {
             let found: StoreCopyReport.Table
             do {
-                found = try plan.checksum(plan.tables.first { $0.table.name == expected.name }!, in: targetDB)
+                found = try plan.checksum(planned, in: targetDB)
             } catch {
                 throw .copyFailed(table: expected.name, reason: "the copy was committed but could not be read back: \(error)")
             }

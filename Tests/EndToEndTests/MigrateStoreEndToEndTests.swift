@@ -38,7 +38,7 @@ final class MigrateStoreEndToEndTests: XCTestCase {
 
         let dry = try world.cli("migrate-store", "--dry-run", "--from", sqlite, "--to", database.url)
         XCTAssertEqual(dry.status, 0, dry.stderr)
-        XCTAssertTrue(dry.stdout.contains("Nothing was written."), dry.stdout)
+        XCTAssertTrue(dry.stdout.contains("No rows were written."), dry.stdout)
         let copied = try world.cli("migrate-store", "--from", sqlite, "--to", database.url)
         XCTAssertEqual(copied.status, 0, copied.stderr)
         XCTAssertTrue(copied.stdout.contains("checksums match the source's"), copied.stdout)
