@@ -12,6 +12,8 @@ final class EndToEndHarness: @unchecked Sendable {
     let config: URL
     private(set) var bridge: BridgeProcess?
     private var serveCount = 0
+    /// The scenario's own PostgreSQL database when the store runs on PostgreSQL (`ISTHMUS_E2E_STORE=postgres`).
+    private(set) var postgres: PostgresTestDatabase?
     let suffix = String(UUID().uuidString.prefix(8)).lowercased()
 
     init(_ name: String) throws {
@@ -22,6 +24,11 @@ final class EndToEndHarness: @unchecked Sendable {
         // Same servers and secrets; the relative database path now resolves to this scenario's own folder.
         try FileManager.default.copyItem(at: bed.configFile, to: config)
         BridgeLogReporter.shared.watch(directory)
+        if ProcessInfo.processInfo.environment["ISTHMUS_E2E_STORE"] == "postgres" {
+            let database = try PostgresTestDatabase()
+            postgres = database
+            try editConfig { $0.replacingOccurrences(of: "  path: isthmus.sqlite", with: "  url: \(database.url)") }
+        }
     }
 
     var botUserID: String { "@isthmus:localhost" }
@@ -49,6 +56,9 @@ final class EndToEndHarness: @unchecked Sendable {
             guard process.isRunning else { throw BridgeExited(log: process.log) }
             let log = process.log
             return log.contains("XMPP link up") && log.contains("Homeserver reaches the bridge")
+        }
+        if postgres != nil {
+            XCTAssertTrue(process.log.contains("store.location=postgresql://"), "serve did not run on PostgreSQL")
         }
     }
 
