@@ -10,7 +10,7 @@ extension Database {
         case .sqlite(let connection):
             do { return try connection.run(sql, parameters: values) } catch { throw StoreError(error) }
         case .postgres:
-            let converted = Self.postgresValues(values)
+            let converted = postgresValues(values)
             return try withPostgres { connection throws(PostgresError) in try connection.run(sql, converted) }
         }
     }
@@ -25,7 +25,7 @@ extension Database {
                 throw StoreError(error)
             }
         case .postgres:
-            let converted = Self.postgresValues(values)
+            let converted = postgresValues(values)
             return try withPostgresRethrowing { connection in
                 try connection.query(sql, converted) { try map(.postgres($0)) }
             }

@@ -81,12 +81,12 @@ public enum StoreCopy {
             if side == .source && access(path, F_OK) != 0 { throw .sourceMissing(path: path) }
             if let pid = SQLiteFileLock.otherProcess(path: path) { throw .inUse(side, path: path, pid: pid) }
             do {
-                database = Database(.sqlite(try SQLiteConnection(path: path)))
+                database = Database(.sqlite(try SQLiteConnection(path: path)), logger: logger)
             } catch {
                 throw .cannotOpen(side, location: location.description, reason: "\(error)")
             }
         case .postgres(let url, _):
-            database = Database(.postgres(PostgresPool(url: url.rawValue, size: 1, logger: logger)))
+            database = Database(.postgres(PostgresPool(url: url.rawValue, size: 1, logger: logger)), logger: logger)
         }
         do {
             _ = try Migrations.apply(Migrations.all, to: database)
