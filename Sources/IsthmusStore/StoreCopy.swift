@@ -28,12 +28,12 @@ public enum StoreCopy {
             copied = try sourceDB.transaction {
                 try plan.beginSnapshot()
                 let counts = try plan.tables.map { try plan.count($0.table, in: sourceDB) }
-                try plan.refuseNonEmptyTarget()
                 if dryRun {
+                    try plan.refuseNonEmptyTarget()
                     return zip(plan.tables, counts).map { StoreCopyReport.Table(name: $0.table.name, rows: $1, checksum: nil) }
                 }
                 return try targetDB.transaction {
-                    try plan.refuseNonEmptyTarget()  // again, inside the transaction that writes
+                    try plan.refuseNonEmptyTarget()  // inside the transaction that writes
                     var tables: [StoreCopyReport.Table] = []
                     for (table, expected) in zip(plan.tables, counts) {
                         let copied = try plan.copy(table)

@@ -184,6 +184,24 @@ import Testing
         #expect(try await target.store.roomLinks().count == 2)
     }
 
+    /// A row the target refuses part-way (here a fraction in an integer column, which SQLite's type affinity lets
+    /// through) fails the copy, names the table, and rolls back the tables copied before it.
+    @Test(.enabled(if: Self.postgres, "needs the test bed's PostgreSQL (scripts/test)"))
+    func aFailurePartWayRollsTheTargetBack() async throws {
+        let (source, store) = try await populatedSQLite()
+        try await store.write { db in _ = try db.run("UPDATE puppets SET joined = 1.5") }
+        let target = try StoreBackend.postgres.open()
+        let error = #expect(throws: StoreCopyError.self) { try StoreCopy.run(from: source.location, to: target.location) }
+        guard case .copyFailed(let table, _) = error else {
+            Issue.record("expected copyFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(table == "puppets")
+        #expect(try await target.store.roomLinks().isEmpty)
+        #expect(try await target.store.counts().ghosts == 0)
+        #expect(try await target.store.linkChangeVersion() == 0)
+    }
+
     @Test func aMissingSourceFileIsAClearErrorAndIsNotCreated() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("missing.sqlite")
