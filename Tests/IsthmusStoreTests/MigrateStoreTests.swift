@@ -157,6 +157,39 @@ import Testing
         #expect(again[0].seq > next[0].seq)
     }
 
+    /// Tables larger than a batch are read page after page — on a one-column key (message_map), a four-column one
+    /// (reactions) and with the inbox's smaller batches — and arrive whole, in as many rows as were read.
+    @Test(.enabled(if: Self.postgres, "needs the test bed's PostgreSQL (scripts/test)"))
+    func tablesLargerThanABatchArriveWhole() async throws {
+        let fixture = try StoreBackend.sqlite.open(persistent: true)
+        try await fixture.store.write { db in
+            for index in 0..<2_345 {
+                _ = try db.run("""
+                    INSERT INTO message_map (matrix_room, event_id, stanza_id, direction, sender, state, body)
+                    VALUES (?, ?, ?, 'x2m', 'nick:romeo', 'delivered', ?)
+                    """, "!room\(index % 7):localhost", "$e\(index)", "S\(index)", "body \(index)")
+            }
+            for index in 0..<1_111 {
+                // Few distinct values in the leading key columns, so pages split inside them.
+                _ = try db.run("INSERT INTO reactions (matrix_room, target_event, reactor, reaction_key, event_id) VALUES (?, ?, ?, ?, ?)",
+                               "!room\(index % 2):localhost", "$t\(index % 3)", "@u\(index % 5):localhost", "k\(index)", "$r\(index)")
+            }
+            for index in 0..<450 {
+                _ = try db.run("INSERT INTO matrix_inbox (matrix_room, event_id, payload) VALUES (?, ?, ?)",
+                               "!room:localhost", "$q\(index)", SQLiteValue.blob([UInt8](repeating: UInt8(index % 256), count: 300)))
+            }
+        }
+        let target = try PostgresTestDatabase()
+        let location = DatabaseLocation.postgres(url: try #require(PostgresURL(target.url)), poolSize: 1)
+        let report = try StoreCopy.run(from: fixture.location, to: location)
+        let rows = Dictionary(uniqueKeysWithValues: report.tables.map { ($0.name, $0.rows) })
+        #expect(rows["message_map"] == 2_345)
+        #expect(rows["reactions"] == 1_111)
+        #expect(rows["matrix_inbox"] == 450)
+        let moved = try Store(location: location, logger: .disabled)
+        #expect(try await moved.inbox(RoomID("!room:localhost")!).count == 450)
+    }
+
     /// A target with bridge rows is refused before anything is written: its rows stay as they were.
     @Test(arguments: StoreBackend.all) func aNonEmptyTargetIsRefusedAndLeftUntouched(_ backend: StoreBackend) async throws {
         let (source, _) = try await populatedSQLite()
