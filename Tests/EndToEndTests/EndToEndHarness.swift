@@ -58,7 +58,9 @@ final class EndToEndHarness: @unchecked Sendable {
             return log.contains("XMPP link up") && log.contains("Homeserver reaches the bridge")
         }
         if postgres != nil {
-            XCTAssertTrue(process.log.contains("store.location=postgresql://"), "serve did not run on PostgreSQL")
+            // The start-up line's store.location (text or JSON logs) shows the redacted URL.
+            XCTAssertTrue(process.log.contains("store.location") && process.log.contains("postgresql://"),
+                          "serve did not run on PostgreSQL")
         }
     }
 
