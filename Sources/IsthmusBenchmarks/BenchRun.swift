@@ -4,8 +4,10 @@ import IsthmusCommon
 import Glibc
 #endif
 
-/// `isthmus-bench run [--only bridge,scale,fanin,real,client,media] [--json] [--testbed DIR]`: the benchmarks of `scripts/bench`.
-/// Prints one table (or, with `--json`, one JSON object) on stdout; progress goes to stderr.
+/// `isthmus-bench run [--only bridge,scale,fanin,real,client,media] [--json] [--testbed DIR] [--postgres URL]`: the
+/// benchmarks of `scripts/bench`. Prints one table (or, with `--json`, one JSON object) on stdout; progress goes to
+/// stderr. With `--postgres` (a superuser URL on a PostgreSQL cluster), the bridge-only and scale parts run a second
+/// time with the bridge's store on a new database there: a second column (`bridge_postgres`, `scale_postgres` in JSON).
 ///
 /// The bridge under test is the release `isthmus` binary beside this one (or `$ISTHMUS_BIN`), run as its own process.
 /// For investigating: `ISTHMUS_BENCH_MESSAGES` (bridge-only run length), `ISTHMUS_BENCH_SCALE_MESSAGES` and
@@ -18,6 +20,7 @@ enum BenchRun {
         var only = Set(parts)
         var json = false
         var testbed = ProcessInfo.processInfo.environment["ISTHMUS_TESTBED_DIR"]
+        var postgres: BenchPostgres?
         var index = 0
         while index < arguments.count {
             switch arguments[index] {
@@ -28,6 +31,10 @@ enum BenchRun {
                 index += 1
             case "--json":
                 json = true
+            case "--postgres":
+                guard index + 1 < arguments.count else { throw BenchmarkFailure("--postgres needs a postgresql:// URL") }
+                postgres = BenchPostgres(adminURL: arguments[index + 1])
+                index += 1
             case "--testbed":
                 guard index + 1 < arguments.count else { throw BenchmarkFailure("--testbed needs a directory") }
                 testbed = arguments[index + 1]
@@ -48,9 +55,19 @@ enum BenchRun {
             "os": ProcessInfo.processInfo.operatingSystemVersionString,
         ]
         let report = Report()
+        if let postgres, !only.isDisjoint(with: ["bridge", "scale"]) {
+            try postgres.restoreDefaultDurability()
+            report.note(BenchPostgres.note)
+        }
         let started = Clock.nanos()
-        if only.contains("bridge") { try await BridgeOnlyBenchmark(report: report).run() }
-        if only.contains("scale") { try await ScaleBenchmark(report: report).run() }
+        if only.contains("bridge") {
+            try await BridgeOnlyBenchmark(report: report).run()
+            if let postgres { try await BridgeOnlyBenchmark(report: report, column: .postgres, postgres: postgres).run() }
+        }
+        if only.contains("scale") {
+            try await ScaleBenchmark(report: report).run()
+            if let postgres { try await ScaleBenchmark(report: report, column: .postgres, postgres: postgres).run() }
+        }
         if only.contains("fanin") { try await FanInBenchmark(report: report).run() }
         if only.contains("client") { try await MatrixClientBenchmark(report: report).run() }
         if only.contains("real") {

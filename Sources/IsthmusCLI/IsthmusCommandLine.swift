@@ -17,6 +17,7 @@ public enum IsthmusCommandLine {
         DoctorCommand.self,
         RegistrationCommand.self,
         CheckConfigCommand.self,
+        MigrateStoreCommand.self,
     ]
 
     static let abstract = "Isthmus bridges XMPP multi-user chat rooms and Matrix rooms."

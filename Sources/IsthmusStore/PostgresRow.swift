@@ -66,6 +66,19 @@ struct PostgresRow {
         string(column).flatMap(T.init)
     }
 
+    /// A column as a typed value, by its PostgreSQL type: integers and booleans as `.integer`, floating-point and
+    /// numeric as `.real`, bytea as `.blob`, everything else as `.text` (for `migrate-store`, which copies columns
+    /// it does not know one by one).
+    func value(_ column: Int32) -> SQLiteValue {
+        guard !isNull(column) else { return .null }
+        switch PQftype(result, column) {
+        case Self.boolOID, 20, 21, 23: return int(column).map { .integer(Int64($0)) } ?? .text(string(column) ?? "")
+        case 700, 701, 1700: return double(column).map { .real($0) } ?? .null
+        case PostgresParameters.byteaOID: return .blob(blob(column))
+        default: return .text(string(column) ?? "")
+        }
+    }
+
     /// `BOOLOID` from PostgreSQL's catalog.
     private static let boolOID: UInt32 = 16
 

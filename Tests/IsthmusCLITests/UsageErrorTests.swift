@@ -38,6 +38,12 @@ import Testing
         (["--log-level"], "Error: Missing value for '--log-level <level>'."),
         (["--log-level", "loud", "check-config"], "Error: Invalid log level 'loud'."),
         (["help", "frobnicate"], "Error: Unknown subcommand 'frobnicate'."),
+        (["migrate-store", "--to", "postgresql://db"], "Error: Missing expected option '--from'."),
+        (["migrate-store", "--from", "sqlite:a.sqlite"], "Error: Missing expected option '--to'."),
+        (["migrate-store", "--from", "sqlite:", "--to", "postgresql://db"], "Error: The value of '--from' needs a path after sqlite:."),
+        // The value is not echoed: it may hold a password.
+        (["migrate-store", "--from", "sqlite:a", "--to", "mysql://u:pw@db/x"],
+         "Error: The value of '--to' must be sqlite:PATH or a postgresql:// URL."),
     ])
     func exits64WithAMessage(arguments: [String], message: String) async {
         let result = await isthmus(arguments)

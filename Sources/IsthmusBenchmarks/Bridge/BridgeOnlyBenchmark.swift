@@ -10,32 +10,51 @@ struct BridgeOnlyBenchmark {
     var pacedRate = 1_000.0
     var pacedSeconds = 5.0
     let report: Report
+    /// The store the bridge runs on (the PostgreSQL run reuses the SQLite run's measurements of the fakes).
+    var column: Report.Column = .sqlite
+    /// With ``column`` `.postgres`: the cluster to create the bridge's database on.
+    var postgres: BenchPostgres?
+
+    private var targetPrefix: String { column == .postgres ? "(PostgreSQL) " : "" }
 
     static let section = "Bridge only (fakes on loopback)"
 
     func run() async throws {
         let section = Self.section
-        progress("bridge-only: measuring the fakes alone")
-        let inject = try await FakeCeilings.mucInject(rooms: rooms, copies: 2, total: messages, window: window)
-        let reflect = try await FakeCeilings.mucReflect(rooms: rooms, copies: 2, total: messages, window: window)
-        let push = try await FakeCeilings.homeserverPush(total: messages, window: window)
-        let answer = try await FakeCeilings.homeserverAnswer(total: messages, connections: 16)
-        let session = try await FakeCeilings.urlSessionSends(total: messages / 2, concurrency: 16)
-        let x2mCeiling = min(inject.rate, answer.rate), m2xCeiling = min(push.rate, reflect.rate)
-        report.add(section, "fake_muc_inject_per_s", "fake MUC → null component (msg/s)", inject.rate, "msg/s")
-        report.add(section, "fake_muc_reflect_per_s", "null component → fake MUC, reflected (msg/s)", reflect.rate, "msg/s")
-        report.add(section, "fake_hs_push_per_s", "fake HS pushing transactions → null listener", push.rate, "events/s")
-        report.add(section, "fake_hs_answer_per_s", "raw HTTP ×16 → fake HS send", answer.rate, "calls/s")
-        report.add(section, "client_send_per_s", "MatrixClient ×16 → fake HS send (bridge's client)", session.rate, "calls/s")
+        let x2mCeiling: Double, m2xCeiling: Double
+        if column == .sqlite {
+            progress("bridge-only\(column == .postgres ? " (PostgreSQL)" : ""): measuring the fakes alone")
+            let inject = try await FakeCeilings.mucInject(rooms: rooms, copies: 2, total: messages, window: window)
+            let reflect = try await FakeCeilings.mucReflect(rooms: rooms, copies: 2, total: messages, window: window)
+            let push = try await FakeCeilings.homeserverPush(total: messages, window: window)
+            let answer = try await FakeCeilings.homeserverAnswer(total: messages, connections: 16)
+            let session = try await FakeCeilings.urlSessionSends(total: messages / 2, concurrency: 16)
+            x2mCeiling = min(inject.rate, answer.rate)
+            m2xCeiling = min(push.rate, reflect.rate)
+            report.add(section, "fake_muc_inject_per_s", "fake MUC → null component (msg/s)", inject.rate, "msg/s")
+            report.add(section, "fake_muc_reflect_per_s", "null component → fake MUC, reflected (msg/s)", reflect.rate, "msg/s")
+            report.add(section, "fake_hs_push_per_s", "fake HS pushing transactions → null listener", push.rate, "events/s")
+            report.add(section, "fake_hs_answer_per_s", "raw HTTP ×16 → fake HS send", answer.rate, "calls/s")
+            report.add(section, "client_send_per_s", "MatrixClient ×16 → fake HS send (bridge's client)", session.rate, "calls/s")
+        } else {
+            // The fakes do not depend on the store: the SQLite run measured them.
+            func ceiling(_ a: String, _ b: String) -> Double {
+                guard let first = report.value(section, a), let second = report.value(section, b) else { return .nan }
+                return min(first, second)
+            }
+            x2mCeiling = ceiling("fake_muc_inject_per_s", "fake_hs_answer_per_s")
+            m2xCeiling = ceiling("fake_hs_push_per_s", "fake_muc_reflect_per_s")
+        }
 
-        progress("bridge-only: starting the bridge with \(rooms) rooms")
-        let harness = try await FakeHarness(name: "bridge", rooms: rooms, matrixMembers: 1, xmppUsers: 1)
+        progress("bridge-only\(column == .postgres ? " (PostgreSQL)" : ""): starting the bridge with \(rooms) rooms")
+        let harness = try await FakeHarness(name: "bridge", rooms: rooms, matrixMembers: 1, xmppUsers: 1,
+                                            databaseURL: try postgres?.createDatabase("bridge"))
         do {
             _ = try await harness.startBridge(timeout: .seconds(60))
             try await warmUp(harness)
             let pid = harness.bridge.pid
 
-            progress("bridge-only: XMPP → Matrix")
+            progress("bridge-only\(column == .postgres ? " (PostgreSQL)" : ""): XMPP → Matrix")
             let x2m = try await Load.windowed(total: messages, window: window, timeout: .seconds(120), measuring: pid) { tracker, seq in
                 try harness.sendFromXMPP(tracker, seq)
             }
@@ -47,7 +66,7 @@ struct BridgeOnlyBenchmark {
                 try harness.sendFromXMPP(tracker, seq)
             }
 
-            progress("bridge-only: Matrix → XMPP")
+            progress("bridge-only\(column == .postgres ? " (PostgreSQL)" : ""): Matrix → XMPP")
             let m2x = try await Load.windowed(total: messages, window: window, timeout: .seconds(120), measuring: pid) { tracker, seq in
                 harness.sendFromMatrix(tracker, seq)
             }
@@ -63,31 +82,31 @@ struct BridgeOnlyBenchmark {
                 ("XMPP → Matrix", "x2m", x2m, x2mOne, x2mPaced, x2mCeiling),
                 ("Matrix → XMPP", "m2x", m2x, m2xOne, m2xPaced, m2xCeiling),
             ] {
-                report.add(section, "\(key)_rate", "\(name): sustained, \(rooms) rooms", max.rateUntilIdle, "msg/s")
-                report.add(section, "\(key)_ratio_to_fakes", "\(name): ratio to the fakes' ceiling", max.rateUntilIdle / ceiling, "×")
-                report.add(section, "\(key)_rate_one_room", "\(name): sustained, 1 room", one.rateUntilIdle, "msg/s")
-                report.add(section, "\(key)_p50_at_max_ms", "\(name): p50 latency at max rate", max.latency.p50, "ms")
-                report.add(section, "\(key)_paced_offered", "\(name): offered rate (fixed)", paced.offered, "msg/s")
-                report.add(section, "\(key)_p50_ms", "\(name): p50 latency at \(Int(pacedRate)) msg/s", paced.latency.p50, "ms")
-                report.add(section, "\(key)_p99_ms", "\(name): p99 latency at \(Int(pacedRate)) msg/s", paced.latency.p99, "ms")
-                report.add(section, "\(key)_max_ms", "\(name): max latency at \(Int(pacedRate)) msg/s", paced.latency.max, "ms")
-                report.add(section, "\(key)_cpu_us", "\(name): bridge CPU per message", max.cpuMicrosPerMessage, "µs")
-                report.target("bridge-only \(name) ≥ 5,000 msg/s", met: max.rateUntilIdle >= 5_000,
+                report.add(section, "\(key)_rate", "\(name): sustained, \(rooms) rooms", max.rateUntilIdle, "msg/s", column: column)
+                report.add(section, "\(key)_ratio_to_fakes", "\(name): ratio to the fakes' ceiling", max.rateUntilIdle / ceiling, "×", column: column)
+                report.add(section, "\(key)_rate_one_room", "\(name): sustained, 1 room", one.rateUntilIdle, "msg/s", column: column)
+                report.add(section, "\(key)_p50_at_max_ms", "\(name): p50 latency at max rate", max.latency.p50, "ms", column: column)
+                report.add(section, "\(key)_paced_offered", "\(name): offered rate (fixed)", paced.offered, "msg/s", column: column)
+                report.add(section, "\(key)_p50_ms", "\(name): p50 latency at \(Int(pacedRate)) msg/s", paced.latency.p50, "ms", column: column)
+                report.add(section, "\(key)_p99_ms", "\(name): p99 latency at \(Int(pacedRate)) msg/s", paced.latency.p99, "ms", column: column)
+                report.add(section, "\(key)_max_ms", "\(name): max latency at \(Int(pacedRate)) msg/s", paced.latency.max, "ms", column: column)
+                report.add(section, "\(key)_cpu_us", "\(name): bridge CPU per message", max.cpuMicrosPerMessage, "µs", column: column)
+                report.target(targetPrefix + "bridge-only \(name) ≥ 5,000 msg/s", met: max.rateUntilIdle >= 5_000,
                               "\(Int(max.rateUntilIdle)) msg/s over \(rooms) rooms (fakes' ceiling \(Int(ceiling)))")
-                report.target("bridge-only \(name) p99 < 5 ms at \(Int(pacedRate)) msg/s", met: paced.latency.p99 < 5,
+                report.target(targetPrefix + "bridge-only \(name) p99 < 5 ms at \(Int(pacedRate)) msg/s", met: paced.latency.p99 < 5,
                               "p99 \(Report.format(paced.latency.p99)) ms, max \(Report.format(paced.latency.max)) ms")
                 if max.arrived < max.total || paced.arrived < paced.total {
-                    report.note("\(name): \(max.total - max.arrived + paced.total - paced.arrived) messages did not arrive in time")
+                    report.note(targetPrefix + "\(name): \(max.total - max.arrived + paced.total - paced.arrived) messages did not arrive in time")
                 }
             }
             if m2x.rateUntilIdle < 5_000 {
-                report.note("Matrix → XMPP is bounded by handoffs between threads and durable work per message: three store "
+                report.note(targetPrefix + "Matrix → XMPP is bounded by handoffs between threads and durable work per message: three store "
                             + "calls on the store's own thread (the inbox commit with the transaction, the map entry replacing the inbox entry, "
                             + "the receipt), JSON decoding of the transaction, and parsing our own message's reflection — on two cores shared "
                             + "with the fakes (docs/performance.md)")
             }
             if let stats {
-                report.add(section, "bridge_rss_mib", "bridge resident memory after the runs", stats.residentMiB, "MiB")
+                report.add(section, "bridge_rss_mib", "bridge resident memory after the runs", stats.residentMiB, "MiB", column: column)
             }
         } catch {
             await harness.shutdown()

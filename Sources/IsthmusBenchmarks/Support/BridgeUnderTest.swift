@@ -22,6 +22,9 @@ final class BridgeUnderTest: @unchecked Sendable {
         var logLevel = "info"
         /// YAML appended to the config (extra sections, e.g. `media:`).
         var extraConfig = ""
+        /// The store on PostgreSQL (`database.url`, a database of its own: ``BenchPostgres``); nil: SQLite in the
+        /// bridge's directory.
+        var databaseURL: String?
     }
 
     let directory: URL
@@ -57,13 +60,18 @@ final class BridgeUnderTest: @unchecked Sendable {
               component_secret: "\(settings.componentSecret)"
               bot_nick: Matrix
             database:
-              path: isthmus.sqlite
+              \(settings.databaseURL.map { "url: \"\($0)\"" } ?? "path: isthmus.sqlite")
             logging:
               level: \(settings.logLevel)
 
             """ + settings.extraConfig
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
-        store = try Store(path: directory.appendingPathComponent("isthmus.sqlite").path, logger: .disabled)
+        if let url = settings.databaseURL {
+            guard let url = PostgresURL(url) else { throw BenchmarkFailure("not a postgresql:// URL: \(url)") }
+            store = try Store(location: .postgres(url: url), logger: .disabled)
+        } else {
+            store = try Store(path: directory.appendingPathComponent("isthmus.sqlite").path, logger: .disabled)
+        }
     }
 
     /// Records links (Matrix room id ↔ MUC JID) in the store, as `isthmus link` would.

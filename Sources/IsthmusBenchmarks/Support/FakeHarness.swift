@@ -16,7 +16,9 @@ final class FakeHarness: @unchecked Sendable {
 
     static let bot = "@isthmus:localhost"
 
-    init(name: String, rooms: Int, matrixMembers: Int, xmppUsers: Int, logLevel: String = "info") async throws {
+    /// `databaseURL`: the bridge's store on PostgreSQL (else SQLite).
+    init(name: String, rooms: Int, matrixMembers: Int, xmppUsers: Int, logLevel: String = "info",
+         databaseURL: String? = nil) async throws {
         self.rooms = rooms
         self.matrixMembers = matrixMembers
         self.xmppUsers = xmppUsers
@@ -26,6 +28,7 @@ final class FakeHarness: @unchecked Sendable {
         var settings = BridgeUnderTest.Settings(homeserverURL: "http://127.0.0.1:\(homeserver.port)", xmppPort: muc.port,
                                                 appservicePort: appservicePort)
         settings.logLevel = logLevel
+        settings.databaseURL = databaseURL
         if ProcessInfo.processInfo.environment["ISTHMUS_BENCH_HA"] == "1" {
             // One process of an active/standby pair: it takes the lease at once, and every store write is fenced.
             settings.extraConfig += "metrics:\n  listen: 127.0.0.1:\(try BridgeUnderTest.freePort())\nha:\n  enabled: true\n"

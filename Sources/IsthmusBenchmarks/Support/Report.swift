@@ -9,6 +9,13 @@ final class Report: Sendable {
         var label: String
         var value: Double
         var unit: String
+        var column: Column = .sqlite
+    }
+
+    /// Which store the bridge ran on: the bridge-only and scale parts run once on each, shown side by side.
+    enum Column: Sendable {
+        case sqlite
+        case postgres
     }
 
     struct Target: Sendable {
@@ -25,10 +32,12 @@ final class Report: Sendable {
 
     private let state = Mutex(State())
 
-    /// Records one figure (`key` is its JSON name inside `section`).
-    func add(_ section: String, _ key: String, _ label: String, _ value: Double, _ unit: String) {
-        state.withLock { $0.figures.append(Figure(section: section, key: key, label: label, value: value, unit: unit)) }
-        progress("\(section) · \(label): \(Self.format(value)) \(unit)")
+    /// Records one figure (`key` is its JSON name inside `section`; `column`: the store the bridge ran on).
+    func add(_ section: String, _ key: String, _ label: String, _ value: Double, _ unit: String, column: Column = .sqlite) {
+        state.withLock {
+            $0.figures.append(Figure(section: section, key: key, label: label, value: value, unit: unit, column: column))
+        }
+        progress("\(section)\(column == .postgres ? " (PostgreSQL)" : "") · \(label): \(Self.format(value)) \(unit)")
     }
 
     /// Records whether a target was met.
@@ -42,8 +51,8 @@ final class Report: Sendable {
         progress("note: \(text)")
     }
 
-    func value(_ section: String, _ key: String) -> Double? {
-        state.withLock { $0.figures.last { $0.section == section && $0.key == key }?.value }
+    func value(_ section: String, _ key: String, column: Column = .sqlite) -> Double? {
+        state.withLock { $0.figures.last { $0.section == section && $0.key == key && $0.column == column }?.value }
     }
 
     // MARK: Output
@@ -53,14 +62,26 @@ final class Report: Sendable {
         var out = "Isthmus benchmarks — \(machine["cpu"] ?? "?"), \(machine["cores"] ?? "?") cores, \(machine["memory_gib"] ?? "?") GiB, "
             + "load \(machine["load_before"] ?? "?") before the run\n"
         let width = max(40, figures.map(\.label.count).max() ?? 40)
+        // A section measured on both stores gets a second column: each SQLite figure's PostgreSQL twin (same key).
+        let postgres = Dictionary(figures.filter { $0.column == .postgres }.map { ("\($0.section)\u{0}\($0.key)", $0.value) },
+                                  uniquingKeysWith: { $1 })
+        let twoColumns = Set(figures.filter { $0.column == .postgres }.map(\.section))
         var section = ""
-        for figure in figures {
+        for figure in figures where figure.column == .sqlite {
             if figure.section != section {
                 section = figure.section
                 out += "\n\(section)\n"
+                if twoColumns.contains(section) {
+                    out += "  " + "".padding(toLength: width, withPad: " ", startingAt: 0) + "  " + "SQLite".leftPadded(to: 10)
+                        + "   " + "PostgreSQL".leftPadded(to: 10) + "\n"
+                }
             }
-            out += "  " + figure.label.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
-                + Self.format(figure.value).leftPadded(to: 10) + " " + figure.unit + "\n"
+            var line = "  " + figure.label.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                + Self.format(figure.value).leftPadded(to: 10)
+            if twoColumns.contains(section) {
+                line += "   " + (postgres["\(figure.section)\u{0}\(figure.key)"].map(Self.format) ?? "-").leftPadded(to: 10)
+            }
+            out += line + " " + figure.unit + "\n"
         }
         if !targets.isEmpty {
             out += "\nTargets\n"
@@ -80,11 +101,13 @@ final class Report: Sendable {
         var sections: [String: [String: Any]] = [:]
         var order: [String] = []
         for figure in figures {
-            if sections[figure.section] == nil { order.append(figure.section) }
-            sections[figure.section, default: [:]][figure.key] = figure.value.isFinite ? figure.value : NSNull()
+            // The PostgreSQL run of a part goes in a section of its own: `bridge_postgres` beside `bridge`.
+            let name = Self.jsonKey(figure.section) + (figure.column == .postgres ? "_postgres" : "")
+            if sections[name] == nil { order.append(name) }
+            sections[name, default: [:]][figure.key] = figure.value.isFinite ? figure.value : NSNull()
         }
         var object: [String: Any] = ["machine": machine]
-        for name in order { object[Self.jsonKey(name)] = sections[name] }
+        for name in order { object[name] = sections[name] }
         object["targets"] = targets.map { ["name": $0.name, "met": $0.met, "detail": $0.detail] }
         object["notes"] = notes
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])) ?? Data()

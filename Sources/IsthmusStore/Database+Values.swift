@@ -1,0 +1,58 @@
+private import CSQLite
+
+/// Statements with parameters given as an array, and columns read as typed values: what ``StoreCopy`` needs to
+/// move tables whose columns it discovers at run time (the tables' own files bind typed Swift values instead).
+extension Database {
+    /// ``run(_:_:)`` with the parameters as an array. Blocks on I/O.
+    @discardableResult
+    func run(_ sql: String, values: [SQLiteValue]) throws(StoreError) -> Int {
+        switch backend {
+        case .sqlite(let connection):
+            do { return try connection.run(sql, parameters: values) } catch { throw StoreError(error) }
+        case .postgres:
+            let converted = postgresValues(values)
+            return try withPostgres { connection throws(PostgresError) in try connection.run(sql, converted) }
+        }
+    }
+
+    /// ``query(_:_:map:)`` with the parameters as an array. Blocks on I/O.
+    func query<T>(_ sql: String, values: [SQLiteValue], map: (Row) throws -> T) throws -> [T] {
+        switch backend {
+        case .sqlite(let connection):
+            do {
+                return try connection.query(sql, parameters: values) { try map(.sqlite($0)) }
+            } catch let error as SQLiteError {
+                throw StoreError(error)
+            }
+        case .postgres:
+            let converted = postgresValues(values)
+            return try withPostgresRethrowing { connection in
+                try connection.query(sql, converted) { try map(.postgres($0)) }
+            }
+        }
+    }
+}
+
+extension Database.Row {
+    /// A column as a typed value: SQLite's storage class of the value, or PostgreSQL's column type
+    /// (``PostgresRow/value(_:)``). No I/O.
+    func value(_ column: Int32) -> SQLiteValue {
+        switch self {
+        case .sqlite(let row): row.value(column)
+        case .postgres(let row): row.value(column)
+        }
+    }
+}
+
+extension SQLiteConnection.Row {
+    /// The column's value in its storage class (SQLite "Datatypes In SQLite" §2: a value, not its column, has a type).
+    func value(_ column: Int32) -> SQLiteValue {
+        switch sqlite3_column_type(statement.raw, column) {
+        case SQLITE_NULL: .null
+        case SQLITE_INTEGER: .integer(sqlite3_column_int64(statement.raw, column))
+        case SQLITE_FLOAT: .real(sqlite3_column_double(statement.raw, column))
+        case SQLITE_BLOB: .blob(blob(column))
+        default: .text(string(column) ?? "")
+        }
+    }
+}
