@@ -66,6 +66,22 @@ final class TestBedTests: XCTestCase {
         try await waitUntilSynapseIsHealthy(bed)
     }
 
+    func testPostgresRestartKillAndStartOne() throws {
+        let bed = try TestBed.fromEnvironment()
+        let url = try XCTUnwrap(bed.postgresURL, "scripts/test starts the bed with --postgres")
+        let port = try XCTUnwrap(URLComponents(string: url)?.port)
+        // Creating (and dropping) a database proves the server answers.
+        _ = try PostgresTestDatabase()
+        try bed.restart(.postgres)
+        _ = try PostgresTestDatabase()
+
+        try bed.kill(.postgres)
+        let whileKilled = Result { try LoopbackSocket(port: port, timeout: 2) }
+        try bed.startOne(.postgres)  // before any assertion, so later tests find PostgreSQL running
+        if case .success = whileKilled { XCTFail("the PostgreSQL port still accepted connections after kill") }
+        _ = try PostgresTestDatabase()
+    }
+
     // MARK: Helpers
 
     private struct WhoAmI: Decodable {

@@ -6,7 +6,8 @@ import Foundation
 ///
 /// A plain value: reading it does no I/O beyond the environment. Only ``restart(_:)``, ``kill(_:)`` and
 /// ``startOne(_:)`` do I/O: they run `scripts/testbed` synchronously on the calling thread and return once the
-/// server is stopped or ready (Prosody ≈ 0.1 s, Synapse ≈ 1 s).
+/// server is stopped or ready (Prosody ≈ 0.1 s, Synapse ≈ 1 s, PostgreSQL ≈ 0.1 s). The bed's PostgreSQL, when it
+/// runs one, is ``postgresURL`` (see `PostgresTestDatabase.swift`).
 public struct TestBed: Sendable {
     /// One of the two servers of the test bed.
     public enum Server: String, Sendable, CaseIterable {
@@ -15,6 +16,9 @@ public struct TestBed: Sendable {
         case xmpp
         /// The Matrix homeserver, with the bridge's appservice registration loaded.
         case synapse
+        /// The PostgreSQL 15 cluster (only in a bed started with `--postgres`, as `scripts/test` does): stopping it
+        /// is a fast shutdown, which ends every session.
+        case postgres
 
         /// The XMPP server's name from when Prosody was the only one; the same as ``xmpp``.
         public static var prosody: Server { .xmpp }
