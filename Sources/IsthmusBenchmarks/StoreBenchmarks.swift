@@ -2,9 +2,10 @@ import Foundation
 import IsthmusCommon
 import IsthmusStore
 
-/// `isthmus-bench store [--calls N] [--synchronous normal|full]`: the store's own path, without HTTP — calls/s, CPU per call and the latency of
-/// one awaited call (the hop to the store's executor and back), one caller at a time and from 50 rooms' tasks at once,
-/// on an on-disk WAL database as `serve` uses. Prints figures; asserts nothing.
+/// `isthmus-bench store [--calls N] [--synchronous normal|full] [--postgres URL]`: the store's own path, without HTTP —
+/// calls/s, CPU per call and the latency of one awaited call (the hop to the store's executor and back), one caller at a
+/// time and from 50 rooms' tasks at once, on an on-disk WAL database as `serve` uses (or, with `--postgres`, on that
+/// PostgreSQL database, which must be empty or an earlier run's). Prints figures; asserts nothing.
 enum StoreBenchmarks {
     static func run(_ arguments: [String]) async throws {
         let calls = arguments.firstIndex(of: "--calls").flatMap { Int(arguments[$0 + 1]) } ?? 20_000
@@ -12,9 +13,11 @@ enum StoreBenchmarks {
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let synchronous = arguments.firstIndex(of: "--synchronous").flatMap { StoreSynchronous(rawValue: arguments[$0 + 1]) }
             ?? .normal
-        print("store: synchronous = \(synchronous.rawValue)")
-        let store = try Store(path: path, synchronous: synchronous, logger: .disabled)
-        let transaction = TransactionID("bench")!
+        let postgres = arguments.firstIndex(of: "--postgres").flatMap { PostgresURL(arguments[$0 + 1]) }
+        let location = postgres.map { DatabaseLocation.postgres(url: $0) } ?? .sqlite(path: path)
+        print("store: \(location.backendName), synchronous = \(synchronous.rawValue)")
+        let store = try Store(location: location, synchronous: synchronous, logger: .disabled)
+        let transaction = TransactionID("bench-\(UUID().uuidString)")!
         try await store.markTransactionProcessed(transaction)
 
         try await measure("read (isTransactionProcessed), 1 caller", calls: calls, tasks: 1) { _, _ in

@@ -1,3 +1,5 @@
+import IsthmusCommon
+
 extension Database {
     /// Runs `body` on the transaction's connection, or on a healthy one from the pool for a single statement. A
     /// broken connection is handed back to the pool (which replaces it), so the next call works once the server is
@@ -31,15 +33,35 @@ extension Database {
 
     /// The parameters as PostgreSQL takes them. A text value with a NUL character (which PostgreSQL's `text` cannot
     /// hold, while SQLite and both protocols can) has it replaced by U+FFFD: a hostile Matrix body must not make the
-    /// store refuse every write it is part of.
-    static func postgresValues(_ parameters: [any SQLiteBindable]) -> [SQLiteValue] {
+    /// store refuse every write it is part of. Each such value is counted and reported, at most once a minute.
+    func postgresValues(_ parameters: [any SQLiteBindable]) -> [SQLiteValue] {
         parameters.map { parameter in
             let value = parameter.sqliteValue
             if case .text(let text) = value, text.utf8.contains(0) {
+                if let count = hostileText.note(at: .now) {
+                    logger.warning("Text with a NUL character stored with U+FFFD in its place (PostgreSQL text cannot hold NUL)",
+                                   metadata: ["store.values_cleaned": "\(count)"])
+                }
                 return .text(String(text.map { $0 == "\0" ? "\u{FFFD}" : $0 }))
             }
             return value
         }
+    }
+}
+
+/// The rate limit of ``Database``'s report of cleaned text: the first value is reported at once, later ones at most
+/// once a minute with the number cleaned meanwhile. A value type; no I/O.
+struct HostileTextLog {
+    private var lastReport: ContinuousClock.Instant?
+    private var unreported = 0
+
+    /// Counts one cleaned value; returns the count to report now, or nil while the minute since the last report runs.
+    mutating func note(at now: ContinuousClock.Instant) -> Int? {
+        unreported += 1
+        if let lastReport, now - lastReport < .seconds(60) { return nil }
+        lastReport = now
+        defer { unreported = 0 }
+        return unreported
     }
 }
 

@@ -1,3 +1,5 @@
+import IsthmusCommon
+
 /// The SQL dialect a ``Database`` speaks, for the few statements that differ (schema types, PRAGMAs, advisory locks).
 /// Everything else is written once in the subset both accept: `?` placeholders, `INSERT … ON CONFLICT`, `RETURNING`.
 enum SQLDialect: Sendable, Equatable {
@@ -24,9 +26,14 @@ final class Database {
     let dialect: SQLDialect
     /// PostgreSQL: the connection the current transaction runs on (nil outside ``transaction(_:)``).
     var pinned: PostgresConnection?
+    /// Where hostile input the database cannot hold is reported (rate-limited: ``HostileTextLog``).
+    let logger: Logger
+    /// When text with NUL characters was last reported, and how many values were cleaned since.
+    var hostileText = HostileTextLog()
 
-    init(_ backend: Backend) {
+    init(_ backend: Backend, logger: Logger = .disabled) {
         self.backend = backend
+        self.logger = logger
         switch backend {
         case .sqlite: dialect = .sqlite
         case .postgres: dialect = .postgres
@@ -50,7 +57,7 @@ final class Database {
         case .sqlite(let connection):
             do { return try connection.run(sql, parameters: parameters) } catch { throw StoreError(error) }
         case .postgres:
-            let values = Self.postgresValues(parameters)
+            let values = postgresValues(parameters)
             return try withPostgres { connection throws(PostgresError) in try connection.run(sql, values) }
         }
     }
@@ -65,7 +72,7 @@ final class Database {
                 throw StoreError(error)
             }
         case .postgres:
-            let values = Self.postgresValues(parameters)
+            let values = postgresValues(parameters)
             return try withPostgresRethrowing { connection in
                 try connection.query(sql, values) { try map(.postgres($0)) }
             }

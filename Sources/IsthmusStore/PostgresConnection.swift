@@ -86,6 +86,10 @@ final class PostgresConnection {
         return !isBroken
     }
 
+    /// A transaction is open (possibly failed) on this session (libpq's transaction status is not `PQTRANS_IDLE`).
+    /// Reads libpq's state only.
+    var isInTransaction: Bool { PQtransactionStatus(handle) != PQTRANS_IDLE }
+
     /// The server's process id for this session (for `pg_terminate_backend` in tests and diagnostics).
     var backendPID: Int32 { PQbackendPID(handle) }
 
@@ -106,12 +110,11 @@ final class PostgresConnection {
     func run(_ sql: String, _ parameters: [SQLiteValue]) throws(PostgresError) -> Int {
         let result = try executePrepared(sql, parameters)
         defer { PQclear(result) }
-        guard let tuples = PQcmdTuples(result) else { return 0 }
+        guard var digit = PQcmdTuples(result) else { return 0 }  // "" when the command reports no count
         var count = 0
-        var cursor = tuples
-        while cursor.pointee >= 48 && cursor.pointee <= 57 {
-            count = count * 10 + Int(cursor.pointee - 48)
-            cursor += 1
+        while digit.pointee >= CChar(UInt8(ascii: "0")) && digit.pointee <= CChar(UInt8(ascii: "9")) {
+            count = count * 10 + Int(digit.pointee - CChar(UInt8(ascii: "0")))
+            digit += 1
         }
         return count
     }
@@ -128,8 +131,9 @@ final class PostgresConnection {
         return rows
     }
 
-    /// Runs `body` between `BEGIN` and `COMMIT`; `ROLLBACK` when it throws (a rollback that fails because the
-    /// connection broke is ignored: the server rolls back a transaction whose session ended). Blocks; does network I/O.
+    /// Runs `body` between `BEGIN` and `COMMIT` (PostgreSQL's default isolation, read committed); `ROLLBACK` when it
+    /// throws (a rollback that fails because the connection broke is ignored: the server rolls back a transaction whose
+    /// session ended). Blocks; does network I/O.
     func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN")
         do {
@@ -154,7 +158,16 @@ final class PostgresConnection {
         let result = encoded.withPointers { values, lengths, formats in
             PQexecPrepared(handle, statement.name, Int32(parameters.count), values, lengths, formats, 0)
         }
-        return try check(result, sql: sql)
+        do {
+            return try check(result, sql: sql)
+        } catch where error.sqlState == "0A000" && error.message.hasPrefix("cached plan must not change result type") {
+            // The table changed shape under a cached `SELECT *` (a migration ran since it was prepared): forget the
+            // statement so the next call prepares it again; outside a transaction, that call is this one.
+            statements[StatementKey(sql: sql, byteaPositions: encoded.byteaPositions)] = nil
+            try? execute("DEALLOCATE \(statement.name)")
+            if isInTransaction { throw error }
+            return try executePrepared(sql, parameters)
+        }
     }
 
     /// The statement prepared for `sql` with bytea parameters at `byteaPositions` (their type is fixed at 17, bytea,

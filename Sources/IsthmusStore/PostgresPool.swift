@@ -76,9 +76,15 @@ final class PostgresPool: Sendable {
     }
 
     /// Gives back a connection from ``checkOut(waitingAtMost:)``: kept for the next caller while healthy, closed when
-    /// broken (the next check-out opens a replacement). A connection must not be used after it is checked in.
+    /// broken (the next check-out opens a replacement). A transaction left open is rolled back first (network I/O);
+    /// a connection where that fails is closed. A connection must not be used after it is checked in.
     func checkIn(_ connection: PostgresConnection) {
-        if !connection.isBroken {
+        if connection.isInTransaction && !connection.isBroken {
+            logger.warning("Rolled back a transaction left open on a pooled PostgreSQL connection",
+                           metadata: ["store.backend": "postgresql"])
+            try? connection.execute("ROLLBACK")
+        }
+        if !connection.isBroken && !connection.isInTransaction {
             let idle = Idle(connection: connection)
             state.withLock { $0.idle.append(idle) }
         }

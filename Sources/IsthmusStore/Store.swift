@@ -44,7 +44,7 @@ public actor Store {
         case .sqlite(let path):
             (database, checkpointer) = try Self.openSQLite(path: path, synchronous: synchronous)
         case .postgres(let url, let poolSize):
-            database = Database(.postgres(PostgresPool(url: url.rawValue, size: poolSize, logger: logger)))
+            database = Database(.postgres(PostgresPool(url: url.rawValue, size: poolSize, logger: logger)), logger: logger)
             checkpointer = nil
         }
         let applied = try Migrations.apply(Migrations.all, to: database)

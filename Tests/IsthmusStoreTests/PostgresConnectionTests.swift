@@ -1,6 +1,7 @@
 import Foundation
 @testable import IsthmusStore
 import Network
+import Synchronization
 import TestSupport
 import Testing
 
@@ -72,6 +73,16 @@ import Testing
             $0.string(0)
         }
         #expect(prepared == ["SELECT $1::integer + 1", "SELECT statement FROM pg_prepared_statements ORDER BY prepare_time"])
+    }
+
+    @Test func aCachedStatementFollowsATableThatChangedShape() throws {
+        let database = try PostgresTestDatabase()
+        let db = try PostgresConnection(url: database.url)
+        try db.execute("CREATE TABLE t (a integer); INSERT INTO t VALUES (1)")
+        #expect(try db.query("SELECT * FROM t WHERE a = ?", [.integer(1)]) { $0.int(0) } == [1])
+        try db.execute("ALTER TABLE t ADD COLUMN b text DEFAULT 'x'")
+        #expect(try db.query("SELECT * FROM t WHERE a = ?", [.integer(1)]) { [$0.int(0).map(String.init), $0.string(1)] }
+            == [["1", "x"]])
     }
 
     @Test func transactionRollsBackWhenTheBodyThrowsAndCommitsOtherwise() throws {
@@ -194,6 +205,22 @@ import Testing
         #expect(try pool.withConnection { try $0.query("SELECT 1", []) { $0.int(0) } } == [1])
     }
 
+    @Test func poolRollsBackATransactionLeftOpen() throws {
+        let database = try PostgresTestDatabase()
+        let pool = PostgresPool(url: database.url, size: 1)
+        try pool.withConnection { db in
+            try db.execute("CREATE TABLE t (k integer)")
+            try db.execute("BEGIN")
+            try db.run("INSERT INTO t VALUES (?)", [.integer(1)])
+            #expect(db.isInTransaction)
+        }
+        let (open, rows) = try pool.withConnection { db in
+            (db.isInTransaction, try db.query("SELECT count(*) FROM t", []) { $0.int(0) })
+        }
+        #expect(!open)
+        #expect(rows == [0])
+    }
+
     @Test func poolWaitsForAFreeConnectionAndTimesOut() throws {
         let database = try PostgresTestDatabase()
         let pool = PostgresPool(url: database.url, size: 1)
@@ -204,6 +231,42 @@ import Testing
         let again = try pool.checkOut(waitingAtMost: .milliseconds(50))
         #expect(again === held)
         pool.checkIn(again)
+    }
+
+    @Test func poolHandsOutAtMostSizeConnectionsAcrossThreads() throws {
+        let database = try PostgresTestDatabase()
+        let pool = PostgresPool(url: database.url, size: 2)
+        let first = try pool.checkOut()
+        let second = try pool.checkOut()
+        #expect(first !== second && first.backendPID != second.backendPID)
+        #expect(throws: PostgresError.self) { try pool.checkOut(waitingAtMost: .milliseconds(50)) }
+        pool.checkIn(first)
+        pool.checkIn(second)
+
+        // Eight threads, forty statements each, through two connections.
+        let seen = Mutex(Set<Int32>())
+        let wrong = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for index in 0..<40 {
+                do {
+                    let (pid, value) = try pool.withConnection { db in
+                        let sum = try db.query("SELECT ?::integer + ?::integer", [.integer(Int64(thread)), .integer(Int64(index))]) {
+                            $0.int(0)
+                        }
+                        return (db.backendPID, sum)
+                    }
+                    seen.withLock { _ = $0.insert(pid) }
+                    if value != [thread + index] { wrong.withLock { $0 += 1 } }
+                } catch {
+                    wrong.withLock { $0 += 1 }
+                }
+            }
+        }
+        #expect(wrong.withLock { $0 } == 0)
+        // Only the two sessions from before (how many of them served depends on how the threads interleaved).
+        let sessions = seen.withLock { $0 }
+        #expect(!sessions.isEmpty && sessions.isSubset(of: [first.backendPID, second.backendPID]), "\(sessions)")
+        #expect(pool.idleCount == 2)
     }
 
     @Test func wrongPasswordIsAClearErrorAndTheRightOneConnects() throws {
