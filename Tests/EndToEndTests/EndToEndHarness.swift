@@ -19,14 +19,16 @@ final class EndToEndHarness: @unchecked Sendable {
     private var serveCount = 0
     let suffix = String(UUID().uuidString.prefix(8)).lowercased()
 
-    init(_ name: String) throws {
+    /// A scenario named `name` (its folder, its rooms' suffix), its store on `database` when given, else on
+    /// `ISTHMUS_TEST_DATABASE`'s backend.
+    init(_ name: String, database backend: StoreBackend? = nil) throws {
         bed = try TestBed.fromEnvironment()
         directory = bed.directory.appendingPathComponent("e2e-\(name)-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         config = directory.appendingPathComponent("isthmus.yaml")
         // Same servers and secrets; the relative database path now resolves to this scenario's own folder, or the
         // database section names the scenario's own PostgreSQL database.
-        database = try EndToEndDatabase()
+        database = try EndToEndDatabase(backend: backend)
         let bedConfig = try String(contentsOf: bed.configFile, encoding: .utf8)
         try database.configured(bedConfig).write(to: config, atomically: true, encoding: .utf8)
         BridgeLogReporter.shared.watch(directory)

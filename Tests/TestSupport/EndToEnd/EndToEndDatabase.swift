@@ -15,16 +15,18 @@ public final class EndToEndDatabase: Sendable {
     public let backend: StoreBackend
     private let postgres: PostgresTestDatabase?
 
-    /// Reads `ISTHMUS_TEST_DATABASE` and, for `postgres`, creates the scenario's database (blocks on `psql`, ≈ 0.1 s).
+    /// Reads `ISTHMUS_TEST_DATABASE` (unless `backend` is given) and, for `postgres`, creates the scenario's database
+    /// (blocks on `psql`, ≈ 0.1 s).
     /// - Throws: ``TestBedError/invalidValue(variable:value:)`` for anything but `sqlite` or `postgres`;
     ///   ``TestBedError/postgresNotConfigured`` when `postgres` is asked for on a bed without PostgreSQL.
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    /// `backend` overrides the variable, for the scenarios that need PostgreSQL whatever the pass (a PostgreSQL outage).
+    public init(backend: StoreBackend? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         let name = environment["ISTHMUS_TEST_DATABASE"].flatMap { $0.isEmpty ? nil : $0 } ?? StoreBackend.sqlite.rawValue
-        guard let backend = StoreBackend(rawValue: name) else {
+        guard let chosen = backend ?? StoreBackend(rawValue: name) else {
             throw TestBedError.invalidValue(variable: "ISTHMUS_TEST_DATABASE", value: name)
         }
-        self.backend = backend
-        postgres = backend == .postgres ? try PostgresTestDatabase(environment: environment) : nil
+        self.backend = chosen
+        postgres = chosen == .postgres ? try PostgresTestDatabase(environment: environment) : nil
     }
 
     /// The store's location when it is PostgreSQL (nil for SQLite, whose file the config names relative to itself).
