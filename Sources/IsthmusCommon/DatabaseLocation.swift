@@ -41,6 +41,8 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     private static let schemes = ["postgresql://", "postgres://"]
 
     /// The URI with the password (in the authority, or a `password=` query parameter) replaced by `***`.
+    /// Hand-written rather than through `URLComponents`: it must redact even what `URLComponents` refuses to parse (an
+    /// unencoded `@`, `%` or space in a password), since a failed parse must not fall back to showing the text.
     public var description: String {
         guard let scheme = Self.schemes.first(where: { rawValue.hasPrefix($0) }) else { return "postgresql://***" }
         var rest = Substring(rawValue.dropFirst(scheme.count))

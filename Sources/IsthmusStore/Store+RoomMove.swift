@@ -6,7 +6,8 @@ extension Store {
     /// lookups), its ghosts are recorded as not joined there yet (so they join it as their occupants are seen), and the
     /// old room's unhandled Matrix events are dropped (what a tombstoned room says after it is not bridged).
     /// Returns the moved link; nil when `old` is not linked (moved already). Throws ``RoomLinkConflict`` when `new` is
-    /// linked already.
+    /// linked already. (On PostgreSQL, a link to `new` another process inserts after the check makes the first UPDATE
+    /// fail on the primary key instead: a ``StoreError`` of kind `constraint`, and nothing moved.)
     public func moveRoomLink(from old: RoomID, to new: RoomID) throws -> RoomLink? {
         try write { db -> RoomLink? in
             let rows = try db.query("SELECT \(RoomLinkTable.columns) FROM room_links WHERE matrix_room = ? OR matrix_room = ?",

@@ -9,12 +9,10 @@ public enum StoreBackend: String, Sendable, CaseIterable, CustomStringConvertibl
     case sqlite
     case postgres
 
-    /// SQLite, plus PostgreSQL when the bed has one — or in CI (`CI` set), where a missing PostgreSQL must fail the
-    /// PostgreSQL cases rather than leave them out.
+    /// SQLite, plus PostgreSQL when the bed has one: `scripts/test` (and so CI) always starts it; the unit tier run on
+    /// its own (`swift test --skip …`, `scripts/sanitize`) has none and checks SQLite.
     public static var all: [StoreBackend] {
-        let environment = ProcessInfo.processInfo.environment
-        let postgres = (try? TestBed.postgresURL(environment)) != nil || environment["CI"].map { !$0.isEmpty } == true
-        return postgres ? [.sqlite, .postgres] : [.sqlite]
+        (try? TestBed.postgresURL()) != nil ? [.sqlite, .postgres] : [.sqlite]
     }
 
     public var description: String { rawValue }
