@@ -8,14 +8,14 @@ import TestSupport
 /// The store's PostgreSQL out of reach under a running bridge (its database refusing connections, every session
 /// ended, as in a restart of the server): an XMPP message met by the outage waits instead of being dropped, XMPP
 /// reading pauses, homeserver transactions are refused (the homeserver retries them), and once the database is back
-/// every message arrives exactly once, in order, by itself. The end-to-end twin is `PostgresOutageTests`.
-@Suite struct StoreOutageTests {
+/// every message arrives exactly once, in order, by itself. The end-to-end twin is `PostgresOutageTests`. Needs the
+/// test bed's PostgreSQL (`scripts/test`), hence "RealServer" in the name (the unit tier skips those by name).
+@Suite struct StoreOutageRealServerTests {
     let room = RoomID("!outage:localhost")!
     let muc = JID("outage@conference.localhost")!
     let alice = UserID("@alice:localhost")!
 
-    @Test(.enabled(if: StoreBackend.all.contains(.postgres), "needs the test bed's PostgreSQL (scripts/test)"))
-    func anUnreachableDatabaseLosesNothingAndTheBridgeResumesByItself() async throws {
+    @Test func anUnreachableDatabaseLosesNothingAndTheBridgeResumesByItself() async throws {
         let fixture = try StoreBackend.postgres.open()
         let store = fixture.store
         let database = try #require(fixture.postgresDatabase)
