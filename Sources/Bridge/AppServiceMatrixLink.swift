@@ -301,16 +301,12 @@ public struct AppServiceMatrixLink: MatrixLink {
         }
     }
 
-    public func joinedMembers(_ room: RoomID) async throws -> [UserID: String?] {
-        try await observed("joined_members") { () async throws(MatrixError) in
+    public func joinedMembers(_ room: RoomID) async throws -> JoinedMembers {
+        let profiles = try await observed("joined_members") { () async throws(MatrixError) in
             try await client.joinedMembers(of: room, as: botUserID)
-        }.mapValues { $0.displayName }
-    }
-
-    public func joinedMemberAvatars(_ room: RoomID) async throws -> [UserID: String] {
-        try await observed("joined_members") { () async throws(MatrixError) in
-            try await client.joinedMembers(of: room, as: botUserID)
-        }.compactMapValues { $0.avatarURL.flatMap { $0.isEmpty ? nil : $0 } }
+        }
+        return JoinedMembers(displayNames: profiles.mapValues { $0.displayName },
+                             avatars: profiles.compactMapValues { $0.avatarURL.flatMap { $0.isEmpty ? nil : $0 } })
     }
 
     public func timeline(_ room: RoomID, from token: String?, limit: Int) async throws -> MatrixTimelinePage {

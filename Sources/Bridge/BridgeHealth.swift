@@ -13,11 +13,18 @@ public final class BridgeHealth: Sendable {
     /// How recent the homeserver's last answer must be.
     public let homeserverWindow: Duration
     private let connected = Atomic<Bool>(false)
+    private let standby = Atomic<Bool>(false)
     private let lastAnswer = Mutex<ContinuousClock.Instant?>(nil)
 
     public init(homeserverWindow: Duration = .seconds(60)) {
         self.homeserverWindow = homeserverWindow
     }
+
+    /// This process is (true) or is no longer (false) the standby of an active/standby pair (`ha.enabled`).
+    public func setStandby(_ value: Bool) { standby.store(value, ordering: .relaxed) }
+
+    /// Whether this process is the standby of a pair: not ready, whatever else holds.
+    public var isStandby: Bool { standby.load(ordering: .relaxed) }
 
     /// The XMPP component connected (true) or lost its connection (false).
     public func xmppConnected(_ value: Bool) { connected.store(value, ordering: .relaxed) }
@@ -30,8 +37,10 @@ public final class BridgeHealth: Sendable {
     /// When the homeserver last answered.
     public var lastHomeserverAnswer: ContinuousClock.Instant? { lastAnswer.withLock { $0 } }
 
-    /// Ready when the component is connected and the homeserver answered within ``homeserverWindow`` of `now`.
+    /// Ready when the component is connected and the homeserver answered within ``homeserverWindow`` of `now`;
+    /// never while standing by.
     public func verdict(now: ContinuousClock.Instant = .now) -> Verdict {
+        if isStandby { return Verdict(reasons: ["this instance is the standby; another holds the bridge lease"]) }
         var reasons: [String] = []
         if !connected.load(ordering: .relaxed) { reasons.append("the XMPP component is not connected") }
         if let last = lastHomeserverAnswer {

@@ -41,6 +41,7 @@ public struct BridgeRuntime: Sendable {
                                  maxConnectionsPerHost: 32),
             logger: logger.with(label: "matrix.client"))
         let metrics = BridgeMetrics()
+        metrics.health.setStandby(config.ha.enabled)
         var media = MediaSettings(
             homeserverURL: config.matrix.homeserverURL, asToken: config.appservice.asToken,
             caFile: ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 },
@@ -67,10 +68,12 @@ public struct BridgeRuntime: Sendable {
             ? nil : ProvisioningAPI(service: links, logger: self.logger.with(label: "provisioning"))
         let listener: AppServiceListener
         do {
+            var configuration = AppServiceListener.Configuration(
+                host: config.appservice.listen.host, port: config.appservice.listen.port,
+                hsToken: config.appservice.hsToken, provisioningSecret: config.provisioning.sharedSecret)
+            configuration.standby = config.ha.enabled
             listener = try AppServiceListener(
-                configuration: .init(host: config.appservice.listen.host, port: config.appservice.listen.port,
-                                     hsToken: config.appservice.hsToken, provisioningSecret: config.provisioning.sharedSecret),
-                store: store, handler: handler, provisioner: provisioner,
+                configuration: configuration, store: store, handler: handler, provisioner: provisioner,
                 media: MediaProxy(settings: media, logger: logger.with(label: "media")), logger: logger.with(label: "matrix.appservice"))
         } catch {
             throw StartError(description: "cannot listen on \(config.appservice.listen): \(error)")
@@ -90,34 +93,71 @@ public struct BridgeRuntime: Sendable {
         ])
         logger.info("Media links served", metadata: ["media.public_base": media.signer.publicBase])
         for warning in config.warnings { logger.warning("Config warning", metadata: ["config.warning": warning.description]) }
-        let appserviceID = config.appservice.id
+        let parts = Parts(store: store, client: client, component: component, xmpp: xmpp, bridge: bridge, matrix: matrix,
+                          metrics: metrics, listener: listener, operations: operations)
+        if config.ha.enabled {
+            try await runInPair(parts, until: stop)
+        } else {
+            await runAlone(parts, until: stop)
+        }
+    }
+
+    /// What `run` built, handed to the way it runs (alone, or as one of an active/standby pair).
+    struct Parts: Sendable {
+        let store: Store
+        let client: MatrixClient
+        let component: ComponentConnection
+        let xmpp: ComponentXMPPLink
+        let bridge: Bridge
+        let matrix: AppServiceMatrixLink
+        let metrics: BridgeMetrics
+        let listener: AppServiceListener
+        let operations: OperationsListener?
+    }
+
+    /// One process, no lease (`ha.enabled: false`): everything runs until `stop`, then shuts down in reverse order.
+    func runAlone(_ parts: Parts, until stop: AsyncStream<Void>) async {
         let logger = self.logger
         let running = RunningServices()
         await withTaskGroup(of: Void.self) { group in
-            running.add(&group, "appservice listener") { await listener.run() }
-            running.add(&group, "xmpp component") { await component.run() }
-            running.add(&group, "bridge") { await bridge.run(xmppEvents: xmpp.events) }
-            running.add(&group, "homeserver ping") {
-                await Self.pingHomeserver(client, appserviceID: appserviceID, metrics: metrics, logger: logger)
-            }
-            if let operations {
+            running.add(&group, "appservice listener") { await parts.listener.run() }
+            addActingServices(&group, running, parts)
+            if let operations = parts.operations {
                 running.add(&group, "operations listener") { await operations.run() }
-                running.add(&group, "homeserver check") { await Self.checkHomeserver(matrix, health: metrics.health, every: .seconds(15)) }
             }
-            running.add(&group, "transaction pruning") { await Self.pruneTransactionIDs(store, logger: logger) }
             running.add(&group, "memory trimming") { await Self.trimMemory(every: .seconds(5)) }
             for await _ in stop { break }
             logger.info("Isthmus stopping")
             // Everything durable is already in the store; in-flight calls get a bounded time to finish.
             running.exitIfStillRunning(after: shutdownDeadline, logger: logger)
-            listener.shutdown()
-            operations?.shutdown()
-            bridge.shutdown()
-            await component.close()
+            parts.listener.shutdown()
+            parts.operations?.shutdown()
+            parts.bridge.shutdown()
+            await parts.component.close()
             group.cancelAll()
         }
+        // Last: no store call may follow (the shutdown watchdog still covers it).
+        await parts.store.close()
         running.markStopped()
         logger.info("Isthmus stopped")
+    }
+
+    /// What only the active process runs: the component, the portals, the homeserver ping and checks, pruning.
+    /// They return once ``Bridge/shutdown()`` and ``ComponentConnection/close()`` were called and the group cancelled.
+    func addActingServices(_ group: inout TaskGroup<Void>, _ running: RunningServices, _ parts: Parts) {
+        let appserviceID = config.appservice.id
+        let logger = self.logger
+        running.add(&group, "xmpp component") { await parts.component.run() }
+        running.add(&group, "bridge") { await parts.bridge.run(xmppEvents: parts.xmpp.events) }
+        running.add(&group, "homeserver ping") {
+            await Self.pingHomeserver(parts.client, appserviceID: appserviceID, metrics: parts.metrics, logger: logger)
+        }
+        if parts.operations != nil {
+            running.add(&group, "homeserver check") {
+                await Self.checkHomeserver(parts.matrix, health: parts.metrics.health, every: .seconds(15))
+            }
+        }
+        running.add(&group, "transaction pruning") { await Self.pruneTransactionIDs(parts.store, logger: logger) }
     }
 
     var componentConfiguration: ComponentConfiguration {

@@ -36,8 +36,6 @@ public protocol MatrixLink: Sendable {
     /// Sets (nil: removes) `user`'s per-room avatar (`avatar_url` of its `m.room.member` state) in `room`, keeping its
     /// displayname; nothing is sent when it already is that.
     func setRoomAvatar(_ mxc: String?, for user: UserID, in room: RoomID) async throws
-    /// The avatars (`avatar_url`, `mxc://`) of `room`'s joined members that have one.
-    func joinedMemberAvatars(_ room: RoomID) async throws -> [UserID: String]
     /// The bot sets the room's own avatar (`m.room.avatar`; nil: `{}`, none).
     func setRoomPicture(_ mxc: String?, in room: RoomID) async throws
     /// The `url` of the room's `m.room.avatar` as the bot sees it (nil: none).
@@ -70,8 +68,8 @@ public protocol MatrixLink: Sendable {
     func roomPowerState(_ room: RoomID) async throws -> RoomPowerState
     /// The bot sets `room`'s `m.room.power_levels` to `content`.
     func setPowerLevels(_ content: JSONValue, in room: RoomID) async throws
-    /// Joined members of `room` with their per-room displaynames.
-    func joinedMembers(_ room: RoomID) async throws -> [UserID: String?]
+    /// Joined members of `room` with their per-room displaynames and avatars (one request).
+    func joinedMembers(_ room: RoomID) async throws -> JoinedMembers
     /// Shows (for `timeout`) or clears `user`'s typing notice in `room` (`m.typing`, spec §11.5). Best effort.
     func setTyping(_ typing: Bool, as user: UserID, in room: RoomID, timeout: Duration) async throws
     /// Marks `event` read by `user` (an `m.read` receipt, spec §11.6). Best effort.
@@ -161,8 +159,6 @@ public struct OutgoingMatrixMessage: Sendable, Equatable {
 extension MatrixLink {
     /// Avatars are not set on a link that does not support them (fakes).
     public func setRoomAvatar(_ mxc: String?, for user: UserID, in room: RoomID) async throws {}
-    /// No avatars on a link that does not support them (fakes).
-    public func joinedMemberAvatars(_ room: RoomID) async throws -> [UserID: String] { [:] }
     /// The room's avatar is not set on a link that does not support it (fakes).
     public func setRoomPicture(_ mxc: String?, in room: RoomID) async throws {}
     /// No room avatar on a link that does not support it (fakes).

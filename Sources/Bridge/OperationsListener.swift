@@ -6,7 +6,8 @@ import MatrixAppService
 
 /// The operations endpoint on `metrics.listen`, apart from the appservice listener: `GET /metrics` (Prometheus text
 /// format 0.0.4), `GET /health` (200 while the process serves it) and `GET /ready` (200 while the XMPP component is
-/// connected and the homeserver answered within the last minute, else 503 with the reasons as JSON).
+/// connected and the homeserver answered within the last minute, else 503 with the reasons as JSON; the standby of an
+/// active/standby pair answers 503 with the status `standby`).
 ///
 /// No authentication: bind it to loopback or a private network (see docs/deploy.md). Any other path is 404, any
 /// other method 405, answered on the request head. Owns an ``HTTPServer``; ``run()`` serves until cancelled or
@@ -91,7 +92,8 @@ public final class OperationsListener: Sendable {
             return .json(200, Status(status: "ok"))
         case .ready?:
             let verdict = metrics.health.verdict()
-            return verdict.ready ? .json(200, Status(status: "ready")) : .json(503, Status(status: "not_ready", reasons: verdict.reasons))
+            guard !verdict.ready else { return .json(200, Status(status: "ready")) }
+            return .json(503, Status(status: metrics.health.isStandby ? "standby" : "not_ready", reasons: verdict.reasons))
         case nil:
             return HTTPServerResponse(status: 404)
         }

@@ -20,16 +20,6 @@ extension Portal {
         }
     }
 
-    /// The joined members' avatars; none when they cannot be read (logged; the next member events bring them).
-    func readMemberAvatars() async -> PortalStateMachine.Input {
-        do {
-            return .memberAvatarsRead(try await context.matrix.joinedMemberAvatars(link.matrixRoom))
-        } catch {
-            logger.warning("Could not read the Matrix members' avatars", metadata: ["error": "\(error)"])
-            return .memberAvatarsRead([:])
-        }
-    }
-
     /// Makes the Matrix user's avatar its puppet's vCard photo and presence hash in the MUC (announced at once when joined).
     func setPuppetAvatar(_ job: PortalStateMachine.PuppetAvatar) async {
         guard let fetcher = context.avatars else { return }

@@ -69,6 +69,10 @@ extension Portal {
             return .matrixDelivered(delivery, eventIDs: eventIDs)
         } catch MatrixLinkError.unavailable(let reason) {
             return .matrixDeliveryFailed(delivery, .unavailable(reason))
+        } catch where Task.isCancelled {
+            // Cut short by shutdown, not refused: nothing is recorded, so the next start (or the standby taking over)
+            // bridges it again from the archive. Recording it as refused would lose it for good.
+            return .matrixDeliveryFailed(delivery, .unavailable("cancelled by shutdown"))
         } catch {
             // Refused for good: the machine records it so it is never retried (counted once).
             context.metrics.refusedByMatrix(muc: link.muc, key: delivery.key)

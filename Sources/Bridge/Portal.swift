@@ -115,7 +115,6 @@ actor Portal {
         case .removeGhost(let ghost, let removal, let saving): await removeGhost(ghost, removal, saving: saving)
         case .postNotice(let text, let subject): await postNotice(text, subject: subject)
         case .fetchMatrixMembers: return await fetchMatrixMembers()
-        case .readMemberAvatars: return await readMemberAvatars()
         case .deliverPrivateToMatrix(let inbound):
             context.directChats?.enqueue(.fromXMPP(inbound, linkedRoom: link.matrixRoom, muc: link.muc))
         case .reportPrivateBounce(let originID, let nick, let error):

@@ -65,8 +65,6 @@ extension PortalStateMachine {
             return matrixDeliveryFailed(delivery, failure)
         case .membersFetched(let members):
             return membersFetched(members)
-        case .memberAvatarsRead(let avatars):
-            return memberAvatarsRead(avatars)
         case .moderated(let job, let failure):
             return moderated(job, failure: failure)
         case .groupchatSent(let delivery, let failure):

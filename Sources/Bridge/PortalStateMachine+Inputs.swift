@@ -43,10 +43,8 @@ extension PortalStateMachine {
         /// Every send of the delivery went out: their event ids (nil: a reaction that was there already).
         case matrixDelivered(MatrixDelivery, eventIDs: [EventID?])
         case matrixDeliveryFailed(MatrixDelivery, MatrixFailure)
-        /// The Matrix room's joined members and their per-room displaynames; nil when they could not be read.
-        case membersFetched([UserID: String?]?)
-        /// The Matrix room's joined members' avatars (`mxc://`), those who have one; empty when they could not be read.
-        case memberAvatarsRead([UserID: String])
+        /// The Matrix room's joined members with their per-room displaynames and avatars; nil when they could not be read.
+        case membersFetched(JoinedMembers?)
         case mucJoined(MUCJoin, JoinOutcome)
         /// Who the room's owner and admin lists name (nil: they could not be read).
         case ownershipRead(OwnershipLists?)

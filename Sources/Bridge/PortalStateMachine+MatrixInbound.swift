@@ -209,15 +209,16 @@ extension PortalStateMachine {
 
     /// Makes the MUC's Matrix-side occupants match the Matrix room's joined members: missing puppets join (with their
     /// stored nicks after a restart), puppets of users who left the room leave.
-    mutating func membersFetched(_ members: [UserID: String?]?) -> [Action] {
+    mutating func membersFetched(_ members: JoinedMembers?) -> [Action] {
         guard let members else { return [] }
-        for (user, name) in members where isBridgedMatrixUser(user) {
+        for (user, name) in members.displayNames where isBridgedMatrixUser(user) {
             if let name, !name.isEmpty { displaynames[user] = name }
         }
-        let users = members.keys.filter(isBridgedMatrixUser).sorted { $0.rawValue < $1.rawValue }
-        agenda.insert(contentsOf: users.map { Step.ensurePuppet($0, then: .sync) } + [.removeDepartedPuppets(members: Set(members.keys))], at: 0)
+        let users = members.displayNames.keys.filter(isBridgedMatrixUser).sorted { $0.rawValue < $1.rawValue }
+        agenda.insert(contentsOf: users.map { Step.ensurePuppet($0, then: .sync) }
+                      + [.removeDepartedPuppets(members: Set(members.displayNames.keys))], at: 0)
         // The avatars first, so the puppets' joins announce them.
-        return configuration.avatars && !users.isEmpty ? [.readMemberAvatars] : []
+        return configuration.avatars ? memberAvatarsRead(members.avatars) : []
     }
 
     /// `puppet`'s occupant leaves the MUC (with a status text saying why, for kicks and bans) and is forgotten.

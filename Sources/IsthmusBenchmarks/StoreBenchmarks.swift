@@ -2,10 +2,11 @@ import Foundation
 import IsthmusCommon
 import IsthmusStore
 
-/// `isthmus-bench store [--calls N] [--synchronous normal|full] [--postgres URL]`: the store's own path, without HTTP —
+/// `isthmus-bench store [--calls N] [--synchronous normal|full] [--postgres URL] [--fenced]`: the store's own path, without HTTP —
 /// calls/s, CPU per call and the latency of one awaited call (the hop to the store's executor and back), one caller at a
 /// time and from 50 rooms' tasks at once, on an on-disk WAL database as `serve` uses (or, with `--postgres`, on that
-/// PostgreSQL database, which must be empty or an earlier run's). Prints figures; asserts nothing.
+/// PostgreSQL database, which must be empty or an earlier run's). `--fenced`: the store holds the bridge lease and checks it
+/// in every write transaction, as the active process of an active/standby pair does. Prints figures; asserts nothing.
 enum StoreBenchmarks {
     static func run(_ arguments: [String]) async throws {
         let calls = arguments.firstIndex(of: "--calls").flatMap { Int(arguments[$0 + 1]) } ?? 20_000
@@ -15,8 +16,16 @@ enum StoreBenchmarks {
             ?? .normal
         let postgres = arguments.firstIndex(of: "--postgres").flatMap { PostgresURL(arguments[$0 + 1]) }
         let location = postgres.map { DatabaseLocation.postgres(url: $0) } ?? .sqlite(path: path)
-        print("store: \(location.backendName), synchronous = \(synchronous.rawValue)")
+        let fenced = arguments.contains("--fenced")
+        print("store: \(location.backendName), synchronous = \(synchronous.rawValue)\(fenced ? ", fenced by the bridge lease" : "")")
         let store = try Store(location: location, synchronous: synchronous, logger: .disabled)
+        var grant: LeaseGrant?
+        if fenced {
+            let owner = LeaseOwner("bench-\(UUID().uuidString.prefix(8))")!
+            grant = try await store.tryAcquireLease(owner: owner, ttl: .seconds(3600))
+            guard let grant else { throw BenchmarkFailure("the bridge lease is held by another owner") }
+            await store.fence(with: grant)
+        }
         let transaction = TransactionID("bench-\(UUID().uuidString)")!
         try await store.markTransactionProcessed(transaction)
 
@@ -31,6 +40,7 @@ enum StoreBenchmarks {
             _ = try await store.inbox(added[0].room)
             try await store.deleteInbox(seq: added[0].seq)
         }
+        if let grant { try await store.releaseLease(grant) }
         fflush(nil)
     }
 

@@ -14,7 +14,8 @@ struct DoctorCommand: Subcommand {
             as_token, and an appservice ping makes it reach the listener (started for the check, so run doctor while
             `serve` is stopped). Links: each linked room whose MUC keeps no archive is named (warn), since nothing sent
             there while the bridge is down can be caught up. Store: which backend, that it connects (PostgreSQL: the server's
-            version) and the migrations applied. Exit status 1 when any check fails.
+            version) and the migrations applied. Lease: with ha.enabled, which instance of the pair is active.
+            Exit status 1 when any check fails.
             """)
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
@@ -67,6 +68,7 @@ struct DoctorCommand: Subcommand {
         guard diagnosis.pending.isEmpty else { return findings }
         let store = try context.openStore(config)
         findings += LinkDoctor.findings(try await store.roomLinks())
+        findings += LeaseDoctor.findings(try await store.currentLease(), haEnabled: config.ha.enabled)
         return findings
     }
 }

@@ -9,9 +9,11 @@ struct LinksCommand: Subcommand {
         abstract: "List linked rooms and their status.",
         discussion: """
             Plain output has one line per link: ROOM_ID MUC_JID STATUS. STATUS is pending (serve has not yet joined
-            both sides), active, error (with the reason after it) or unlinking.
+            both sides), active, error (with the reason after it) or unlinking. The link's opt-ins follow in braces:
+            sync-name (the MUC's name is copied to the Matrix room) and matrix-moderators (Matrix moderators are MUC
+            moderators).
             """,
-        options: [.init(long: "json", help: "Print a JSON array of {matrix_room, matrix_alias, muc, status, detail}.")])
+        options: [.init(long: "json", help: "Print a JSON array of {matrix_room, matrix_alias, muc, status, detail, archive, sync_name, matrix_moderators}.")])
 
     let json: Bool
 
@@ -42,6 +44,10 @@ enum LinkListing {
         var detail: String?
         /// false: the MUC keeps no archive with stanza-ids (no catch-up after downtime); absent: not known yet.
         var archive: Bool?
+        /// `link --sync-name`: the MUC's name is copied to the Matrix room.
+        var sync_name: Bool
+        /// `link --matrix-moderators`: Matrix moderators' occupants get the MUC moderator role.
+        var matrix_moderators: Bool
     }
 
     static func status(_ link: RoomLink) -> String { link.unlinking ? "unlinking" : link.status.rawValue }
@@ -50,13 +56,16 @@ enum LinkListing {
         var line = "\(link.matrixRoom) \(link.muc) \(status(link))"
         if link.status == .error, let detail = link.detail { line += " (\(detail))" }
         if link.archive == false { line += " [no archive: no catch-up after downtime]" }
+        let optIns = [link.syncName ? "sync-name" : nil, link.matrixModeratorsToMUC ? "matrix-moderators" : nil].compactMap { $0 }
+        if !optIns.isEmpty { line += " {\(optIns.joined(separator: ", "))}" }
         return line
     }
 
     static func json(_ links: [RoomLink]) throws -> String {
         let entries = links.map {
             Entry(matrix_room: $0.matrixRoom.rawValue, matrix_alias: $0.matrixAlias?.rawValue, muc: $0.muc.description,
-                  status: status($0), detail: $0.status == .error ? $0.detail : nil, archive: $0.archive)
+                  status: status($0), detail: $0.status == .error ? $0.detail : nil, archive: $0.archive,
+                  sync_name: $0.syncName, matrix_moderators: $0.matrixModeratorsToMUC)
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

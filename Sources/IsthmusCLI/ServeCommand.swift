@@ -14,6 +14,8 @@ struct ServeCommand: Subcommand {
         discussion: """
             Listens for the homeserver on appservice.listen, connects to the XMPP server as the component, joins every
             linked room, catches up on what was missed, and applies `link`/`unlink` changes within seconds.
+            With ha.enabled, starts as the standby of an active/standby pair and acts only while holding the lease;
+            exits with status 75 when it loses the lease while active.
             """)
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
@@ -30,6 +32,10 @@ struct ServeCommand: Subcommand {
         defer { reloader.cancel() }
         do {
             try await BridgeRuntime(config: config, logger: logger).run(until: stop)
+        } catch is BridgeRuntime.LeaseLost {
+            // Not a failure to start but a hand-over (logged by the runtime): a distinct status, and the supervisor
+            // (systemd `Restart=always`) starts the process again, as a standby. See docs/deploy.md.
+            exit(LeaseKeeper.leaseLostExitStatus)
         } catch let error as BridgeRuntime.StartError {
             throw CommandFailure(error.description)
         } catch {

@@ -101,6 +101,12 @@ extension Config {
         var mediaReader = try top.section("media")
         let media = try decodeMedia(&mediaReader)
         warnings += mediaReader.unknownKeys()
+        var haReader = try top.section("ha")
+        let ha = try decodeHighAvailability(&haReader)
+        if ha.enabled && metrics.listen == nil {
+            throw haReader.invalid("enabled", "an active/standby pair needs metrics.listen: the load balancer checks /ready there")
+        }
+        warnings += haReader.unknownKeys()
         warnings += top.unknownKeys()
 
         var config = Config(
@@ -109,6 +115,7 @@ extension Config {
         config.provisioning = provisioning
         config.powerLevels = powerLevels
         config.media = media
+        config.ha = ha
         config.warnings = warnings
         return config
     }

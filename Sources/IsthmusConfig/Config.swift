@@ -98,6 +98,8 @@ public struct Config: Sendable, Equatable {
     public var powerLevels = PowerLevels()
     /// `media:` (see ``Media``).
     public var media = Media()
+    /// `ha:` (see ``HighAvailability``).
+    public var ha = HighAvailability()
     /// Non-fatal findings (unknown keys), to be shown by `check-config` and logged by `serve`.
     public var warnings: [ConfigError] = []
 
@@ -105,6 +107,7 @@ public struct Config: Sendable, Equatable {
         lhs.matrix == rhs.matrix && lhs.appservice == rhs.appservice && lhs.xmpp == rhs.xmpp
             && lhs.database == rhs.database && lhs.logging == rhs.logging && lhs.metrics == rhs.metrics
             && lhs.provisioning == rhs.provisioning && lhs.powerLevels == rhs.powerLevels && lhs.media == rhs.media
+            && lhs.ha == rhs.ha
     }
 
     /// The bridge bot's full Matrix user id, e.g. `@isthmus:localhost`.

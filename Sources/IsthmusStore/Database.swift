@@ -40,6 +40,14 @@ final class Database {
         }
     }
 
+    /// Closes the connection (SQLite) or the pool's idle connections (PostgreSQL) when the store closes for good.
+    func close() {
+        switch backend {
+        case .sqlite(let connection): connection.close()
+        case .postgres(let pool): pool.closeIdle()
+        }
+    }
+
     /// Runs one or more statements without parameters (schema, pragmas). Blocks on I/O.
     func execute(_ sql: String) throws(StoreError) {
         switch backend {

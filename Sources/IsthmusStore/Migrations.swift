@@ -52,6 +52,7 @@ enum Migrations {
         Migration(version: 10, name: "room subject and name", sql: RoomLinkTable.syncNameColumn + RoomStateTable.textColumns),
         Migration(version: 11, name: "avatars", sqlite: AvatarTable.schema, postgres: AvatarTable.postgresSchema),
         Migration(version: 12, name: "room avatar", sql: RoomAvatarColumns.schema),
+        Migration(version: 13, name: "bridge lease", sql: LeaseTable.schema),
         Migration(version: 14, name: "room link version", sql: RoomLinkTable.versionSchema),
     ]
 

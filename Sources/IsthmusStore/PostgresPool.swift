@@ -44,6 +44,15 @@ final class PostgresPool: Sendable {
         self.logger = logger
     }
 
+    /// Closes the idle connections (the store closing before the process exits); a later check-out connects again.
+    func closeIdle() {
+        let closing = state.withLock { state in
+            defer { state.idle.removeAll() }
+            return state.idle
+        }
+        _ = closing  // released here, outside the lock: each connection's deinit ends its session (PQfinish)
+    }
+
     /// Runs `body` with a connection of its own, returned to the pool afterwards (closed instead when it broke).
     /// Blocks while every connection is in use (at most `timeout`) and while connecting.
     func withConnection<T>(waitingAtMost timeout: Duration = .seconds(30),

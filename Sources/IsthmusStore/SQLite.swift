@@ -9,6 +9,8 @@ struct SQLiteResultCode: RawRepresentable, Sendable, Hashable {
     public static let locked = SQLiteResultCode(rawValue: 6)
     /// SQLITE_FULL: the disk (or the `max_page_count` limit) has no room for the write.
     public static let full = SQLiteResultCode(rawValue: 13)
+    /// SQLITE_MISUSE: also what this wrapper reports for a call on a closed connection.
+    public static let misuse = SQLiteResultCode(rawValue: 21)
     public static let constraint = SQLiteResultCode(rawValue: 19)
     public static let row = SQLiteResultCode(rawValue: 100)
     public static let done = SQLiteResultCode(rawValue: 101)
@@ -57,6 +59,8 @@ extension LosslessStringConvertible where Self: SQLiteBindable {
 final class SQLiteConnection {
     private let handle: OpaquePointer
     private var statements: [String: Statement] = [:]
+    /// Set by ``close()``: every later call fails instead of touching the closed handle.
+    private(set) var isClosed = false
 
     /// Opens (creating if needed) the database at `path`. Does file I/O.
     init(path: String) throws(SQLiteError) {
@@ -72,13 +76,23 @@ final class SQLiteConnection {
         sqlite3_busy_timeout(db, 5000)
     }
 
-    deinit {
+    deinit { close() }
+
+    /// Finalizes the statements and closes the database. Idempotent; later calls throw `SQLITE_MISUSE`.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
         statements.removeAll()
         sqlite3_close_v2(handle)
     }
 
+    private func checkOpen(_ sql: String) throws(SQLiteError) {
+        if isClosed { throw SQLiteError(code: .misuse, message: "the store is closed", sql: sql) }
+    }
+
     /// Runs one or more statements without parameters (schema, pragmas).
     func execute(_ sql: String) throws(SQLiteError) {
+        try checkOpen(sql)
         var errorMessage: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
         if rc != SQLITE_OK {
@@ -136,6 +150,7 @@ final class SQLiteConnection {
     }
 
     private func prepare(_ sql: String) throws(SQLiteError) -> Statement {
+        try checkOpen(sql)
         if let cached = statements[sql] { return cached }
         var raw: OpaquePointer?
         let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)

@@ -11,3 +11,4 @@ extension StanzaID: SQLiteBindable {}
 extension OriginID: SQLiteBindable {}
 extension OccupantID: SQLiteBindable {}
 extension MessageIDAttribute: SQLiteBindable {}
+extension LeaseOwner: SQLiteBindable {}

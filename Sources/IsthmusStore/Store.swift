@@ -23,6 +23,10 @@ public actor Store {
     private let logger: Logger
     /// Checkpoints the write-ahead log off this actor (SQLite files only).
     private let checkpointer: WALCheckpointer?
+    /// The lease every write transaction checks first (``fence(with:)``); nil: no active/standby pair, no check.
+    var fence: LeaseGrant?
+    /// Writes the fence refused (``fenceTripped``).
+    var fenceRefusals = 0
 
     /// How hard each commit is pushed to the disk (SQLite only; PostgreSQL's `synchronous_commit` is the server's).
     public nonisolated let synchronous: StoreSynchronous
@@ -58,6 +62,20 @@ public actor Store {
 
     deinit {
         executor.stop()
+    }
+
+    /// Closes the store for good before the process exits: stops the checkpointer (joining its thread), closes the
+    /// database on the store's thread, then stops that thread and waits until it has ended. Call it last: a store call after it never runs.
+    /// Without this, `serve` returned while the store's threads could still be running when `exit` tore the process
+    /// down (rarely, a heap corruption abort after "Isthmus stopped").
+    public nonisolated func close() async {
+        await closeConnections()
+        await executor.stopAndWait()
+    }
+
+    private func closeConnections() {
+        checkpointer?.close()
+        database.close()
     }
 
     /// Opens a SQLite file in WAL mode with its checkpointer (none for in-memory databases).
@@ -109,8 +127,23 @@ public actor Store {
     }
 
     /// Runs `body` in one write transaction on this actor; everything in it is durable when this returns.
+    /// A fenced store (``fence(with:)``) first checks the lease inside the transaction and throws ``LeaseLostError``.
     @discardableResult
     func write<T: Sendable>(_ body: (Database) throws -> T) throws -> T {
+        guard let fence else { return try database.transaction { try body(database) } }
+        do {
+            return try database.transaction {
+                try LeaseTable.checkFence(fence, in: database)
+                return try body(database)
+            }
+        } catch let error as LeaseLostError {
+            fenceRefusals += 1
+            throw error
+        }
+    }
+
+    /// A write transaction that skips the fence: only the lease's own statements, whose conditions are the fence.
+    func writeUnfenced<T: Sendable>(_ body: (Database) throws -> T) throws -> T {
         try database.transaction { try body(database) }
     }
 

@@ -32,6 +32,8 @@ final class StoreExecutor: SerialExecutor {
 
     private let queue = Mutex(Queue())
     private let wakeup = DispatchSemaphore(value: 0)
+    /// Signalled once when the thread has ended (after its last job).
+    private let ended = DispatchSemaphore(value: 0)
 
     /// Starts the thread. The thread keeps the executor alive until it ends, since jobs still queued refer to it.
     /// - Throws: ``ThreadStartError`` when the thread cannot be started.
@@ -65,6 +67,20 @@ final class StoreExecutor: SerialExecutor {
         if wake { wakeup.signal() }
     }
 
+    /// Stops the thread (see ``stop()``) and returns once it has run its last job and ended, so nothing runs on it
+    /// while the process exits. Must not be called from a job of this executor (it would wait for itself). The wait is
+    /// on a Dispatch thread, not one of the cooperative pool's.
+    func stopAndWait() async {
+        stop()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { [ended] in
+                ended.wait()
+                ended.signal()  // a second caller returns too
+                continuation.resume()
+            }
+        }
+    }
+
     /// The thread: takes all queued jobs at once and runs them in order; sleeps while there are none.
     private func runLoop() {
         let executor = asUnownedSerialExecutor()
@@ -87,6 +103,7 @@ final class StoreExecutor: SerialExecutor {
             case .sleep:
                 wakeup.wait()
             case .end:
+                ended.signal()
                 return
             }
         }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import IsthmusCommon
+import Synchronization
 import IsthmusStore
 import Matrix
 
@@ -39,6 +40,9 @@ public final class AppServiceListener: Sendable {
         public var idleTimeout: Duration
         /// Longest time from a request's head to the end of its body.
         public var requestTimeout: Duration
+        /// Start as the standby of an active/standby pair: every route but the health probe answers 503 until
+        /// ``AppServiceListener/becomeActive()``.
+        public var standby = false
 
         public init(host: String, port: Int, hsToken: String, maxBodyBytes: Int = 16 << 20, connectionLimit: Int = 64,
                     unauthenticatedConnectionsPerAddress: Int = 32, unauthenticatedTimeout: Duration = .seconds(10),
@@ -66,6 +70,7 @@ public final class AppServiceListener: Sendable {
     private let provisioner: (any ProvisioningHandler)?
     private let media: (any MediaRequestHandler)?
     private let logger: Logger
+    private let standby: Atomic<Bool>
 
     /// Binds the listening socket (requests wait until ``run()``). Does I/O.
     /// - Throws: ``HTTPServerError`` when the address cannot be bound (e.g. already in use).
@@ -91,7 +96,23 @@ public final class AppServiceListener: Sendable {
         self.provisioner = provisioner
         self.media = media
         self.logger = logger
+        standby = Atomic(configuration.standby)
     }
+
+    /// The 503 a standby answers: Matrix JSON with `Retry-After`, so a homeserver reaching it directly backs off
+    /// briefly and a load balancer sends the request to the active instance.
+    static let standbyResponse: HTTPServerResponse = {
+        var response = HTTPServerResponse.matrixError(AppServiceRejection(
+            status: 503, errcode: MatrixErrorCode.unknown, message: "This bridge instance is the standby; the active instance serves"))
+        response.headers["Retry-After"] = "1"
+        return response
+    }()
+
+    /// The standby became the active instance: from now on every route is served. Any thread; idempotent.
+    public func becomeActive() { standby.store(false, ordering: .sequentiallyConsistent) }
+
+    /// Whether it still answers as the standby.
+    public var isStandby: Bool { standby.load(ordering: .sequentiallyConsistent) }
 
     /// Serves requests until cancelled or shut down; returns once every started request was answered and the
     /// socket is closed. Meanwhile a child task closes expired unauthenticated connections once a second.
@@ -129,6 +150,8 @@ public final class AppServiceListener: Sendable {
                         "http.method": request.method, "http.status": String(rejection.status), "matrix.errcode": rejection.errcode.rawValue,
                     ])
                     request.respond(.matrixError(rejection))
+                case .serve(let route) where route != .health && isStandby:
+                    request.respond(Self.standbyResponse)
                 case .serve(.transaction(let id)):
                     transactionQueue.yield((id, request))
                 case .serve(let route):

@@ -215,8 +215,8 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         return state.withLock { $0.predecessors[room] }
     }
 
-    func joinedMembers(_ room: RoomID) async throws -> [UserID: String?] {
-        state.withLock { $0.members[room] ?? [:] }
+    func joinedMembers(_ room: RoomID) async throws -> JoinedMembers {
+        JoinedMembers(displayNames: state.withLock { $0.members[room] ?? [:] })
     }
 
     func setTyping(_ typing: Bool, as user: UserID, in room: RoomID, timeout: Duration) async throws {

@@ -47,6 +47,20 @@ import TestSupport
         }
     }
 
+    @Test func aStandbyIsNotReadyWhateverElseHolds() async throws {
+        try await withListener { port, metrics in
+            metrics.health.setStandby(true)
+            metrics.health.xmppConnected(true)
+            metrics.homeserverRequest("versions", succeeded: true, duration: .milliseconds(3))
+            let standby = try await RawHTTP.request("GET", port: port, "/ready")
+            #expect(standby.status == 503)
+            #expect(standby.text.contains(#""status":"standby""#))
+            #expect(try await RawHTTP.request("GET", port: port, "/health").status == 200)
+            metrics.health.setStandby(false)
+            #expect(try await RawHTTP.request("GET", port: port, "/ready").status == 200)
+        }
+    }
+
     @Test func refusesOtherPathsAndMethods() async throws {
         try await withListener { port, _ in
             var statuses: [Int] = []

@@ -33,4 +33,14 @@ import Testing
         #expect(findings.first?.detail.contains("cannot be caught up") == true)
         #expect(findings.first?.detail.contains("muc#roomconfig_enablearchiving") == true)
     }
+
+    @Test func theLinksOptInsAreShown() throws {
+        let link = RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc, status: .active, archive: true,
+                            matrixModeratorsToMUC: true, syncName: true)
+        #expect(LinkListing.line(link) == "!r:localhost lounge@conference.localhost active {sync-name, matrix-moderators}")
+        let json = try LinkListing.json([link])
+        #expect(json.contains(#""sync_name":true"#) && json.contains(#""matrix_moderators":true"#))
+        let plain = try LinkListing.json([RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc)])
+        #expect(plain.contains(#""sync_name":false"#) && plain.contains(#""matrix_moderators":false"#))
+    }
 }

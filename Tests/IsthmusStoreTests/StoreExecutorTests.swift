@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FoundationEssentials
+import Foundation
 import IsthmusCommon
 @testable import IsthmusStore
 import Testing
@@ -37,5 +39,26 @@ import Testing
             try await store.markTransactionProcessed(TransactionID("t\(index)")!)
             #expect(try await store.isTransactionProcessed(TransactionID("t\(index)")!))
         }
+    }
+
+    @Test func closeRunsQueuedWorkThenEndsTheStoresThread() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("isthmus-close-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let store = try Store(path: path, logger: .disabled)
+        // "/proc/thread-self" links to "<pid>/task/<tid>" of the thread that reads it.
+        let thread = try await store.read { _ in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))?.split(separator: "/").last.map(String.init) ?? "?"
+        }
+        #expect(Int(thread) != nil)
+        try await store.markTransactionProcessed(TransactionID("before-close")!)
+        await store.close()
+        // The thread ends right after its last job; wait for the kernel to drop it (bounded, no fixed sleep).
+        let deadline = ContinuousClock.now + .seconds(5)
+        while FileManager.default.fileExists(atPath: "/proc/self/task/\(thread)") && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(!FileManager.default.fileExists(atPath: "/proc/self/task/\(thread)"))
+        let reopened = try Store(path: path, logger: .disabled)
+        #expect(try await reopened.isTransactionProcessed(TransactionID("before-close")!))
     }
 }

@@ -130,6 +130,18 @@ public struct TestBed: Sendable {
         try run(["start-one", server.rawValue])
     }
 
+    /// Starts haproxy on ``appServicePort`` in front of bridge instances on loopback, each given as its appservice
+    /// listener's and its metrics listener's port (`/ready` is health-checked there every 500 ms), as an operator runs
+    /// an active/standby pair (`scripts/testbed start-lb`). Blocks until it listens; does I/O.
+    public func startLoadBalancer(backends: [(appService: Int, metrics: Int)]) throws {
+        try run(["start-lb", "--backends", backends.map { "\($0.appService):\($0.metrics)" }.joined(separator: ",")])
+    }
+
+    /// Stops the load balancer of ``startLoadBalancer(backends:)`` (idempotent). Blocks; does I/O.
+    public func stopLoadBalancer() throws {
+        try run(["stop-lb"])
+    }
+
     /// Runs `scripts/testbed ARGS --dir DIR` and waits for it, at most `timeout` seconds (the script's own
     /// deadlines end it well before). Its output goes to a file, not a pipe, so servers it starts in the
     /// background cannot hold our read end open.

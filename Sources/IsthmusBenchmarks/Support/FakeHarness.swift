@@ -26,6 +26,10 @@ final class FakeHarness: @unchecked Sendable {
         var settings = BridgeUnderTest.Settings(homeserverURL: "http://127.0.0.1:\(homeserver.port)", xmppPort: muc.port,
                                                 appservicePort: appservicePort)
         settings.logLevel = logLevel
+        if ProcessInfo.processInfo.environment["ISTHMUS_BENCH_HA"] == "1" {
+            // One process of an active/standby pair: it takes the lease at once, and every store write is fenced.
+            settings.extraConfig += "metrics:\n  listen: 127.0.0.1:\(try BridgeUnderTest.freePort())\nha:\n  enabled: true\n"
+        }
         bridge = try BridgeUnderTest(settings: settings, name: name)
         pusher = TransactionPusher(port: appservicePort, hsToken: settings.hsToken)
         var links: [(room: RoomID, muc: JID)] = []

@@ -118,9 +118,11 @@ import Testing
         _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
         _ = f.act(.roomFeaturesRead(RoomFeatures(stanzaIDs: true, archive: true)))
         #expect(f.act(.roomLoaded(f.snapshot(first: true))) == [.fetchMatrixMembers])
-        #expect(f.act(.membersFetched([f.alice: "Alice", f.bot: nil])) == [.readMemberAvatars])
-        // The bot's avatar is not a Matrix user's; alice's goes to her puppet before it joins.
-        #expect(f.act(.memberAvatarsRead([f.alice: "mxc://localhost/a1", f.bot: "mxc://localhost/bot"])) == [
+        // One `/joined_members` answer brings displaynames and avatars. The bot's avatar is not a Matrix user's;
+        // alice's goes to her puppet before it joins.
+        let members = JoinedMembers(displayNames: [f.alice: "Alice", f.bot: nil],
+                                    avatars: [f.alice: "mxc://localhost/a1", f.bot: "mxc://localhost/bot"])
+        #expect(f.act(.membersFetched(members)) == [
             .setPuppetAvatar(.init(user: f.alice, occupant: f.puppetJID(f.alice), mxc: "mxc://localhost/a1", nick: nil)),
             .joinMUC(f.puppetJoin(f.alice, "Alice", then: .sync)),
         ])

@@ -137,7 +137,7 @@ struct MachineFixture {
         _ = act(.mucJoined(botJoin, .joined(nick: "Matrix", created: false)))
         _ = act(.roomFeaturesRead(features))
         _ = act(.roomLoaded(snapshot ?? self.snapshot(first: true)))
-        var next = act(.membersFetched(members))
+        var next = act(.membersFetched(JoinedMembers(displayNames: members)))
         while case .joinMUC(let join)? = next.last {
             next = act(.mucJoined(join, .joined(nick: join.nick, created: false)))
         }

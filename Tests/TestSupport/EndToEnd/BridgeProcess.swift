@@ -20,10 +20,12 @@ public final class BridgeProcess: @unchecked Sendable {
         return root.appendingPathComponent(".build/debug/isthmus")
     }
 
-    /// Runs `isthmus ARGS` to completion (with a deadline) and returns its status and output.
-    public static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 60) throws -> Result {
+    /// Runs `isthmus ARGS` (or another `executable`, e.g. `sqlite3`) to completion (with a deadline) and returns its
+    /// status and output.
+    public static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 60,
+                           executable: URL = BridgeProcess.binary) throws -> Result {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = executable
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         let out = Pipe(), err = Pipe()
@@ -73,6 +75,8 @@ public final class BridgeProcess: @unchecked Sendable {
     }
 
     public var isRunning: Bool { process.isRunning }
+    /// The exit status once it has exited (check ``isRunning`` first).
+    public var terminationStatus: Int32 { process.terminationStatus }
     public var processIdentifier: Int32 { process.processIdentifier }
 
     /// SIGTERM, then waits (up to `timeout`) for a clean exit; returns the exit status.
