@@ -18,7 +18,7 @@ public final class Bridge: Sendable {
     private let linkPollInterval: Duration
     /// How often each portal checks (XEP-0410 self-ping) that the bridge is still in its MUC.
     private let selfCheckInterval: Duration
-    /// How often the store is probed while the disk is full (see ``StoreWriteGate``).
+    /// How often the store is probed while the disk is full or the database out of reach (see ``StoreWriteGate``).
     private let diskFullProbeInterval: Duration
     /// Holes in the homeserver's transaction ids while it may be retrying us (see ``TransactionGapDetector``).
     private let gaps: Mutex<TransactionGapDetector>
@@ -52,7 +52,7 @@ public final class Bridge: Sendable {
     /// (see ``TransactionGapDetector``; tests shorten it). `clock`: the time source of every decision (tests inject one).
     /// `backgroundTimelineChecks`: when rooms check their timelines after a start or a failed transaction.
     /// `metrics`: where the bridge counts what it does (the runtime shares it with the operations listener).
-    /// `diskFullProbeInterval`: how often a full store is probed for room again.
+    /// `diskFullProbeInterval`: how often a full (or unreachable) store is probed for a write again.
     /// `roleLevels`: the power level each MUC position gives a ghost.
     public init(store: Store, xmpp: any XMPPLink, matrix: any MatrixLink, naming: BridgeNaming, logger: Logger,
                 linkPollInterval: Duration = .seconds(1), selfCheckInterval: Duration = .seconds(300),
@@ -122,10 +122,11 @@ public final class Bridge: Sendable {
         let uploader = context.xmppUploader
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                // While the disk is full nothing more is taken from XMPP: what is not taken is not lost (the
-                // component's reading pauses behind it, and the room's archive still has it after a restart).
+                // While the store cannot write (a full disk, an unreachable database) nothing more is taken from
+                // XMPP: what is not taken is not lost (the component's reading pauses behind it, and the room's
+                // archive still has it after a restart).
                 for await event in xmppEvents {
-                    if writeGate.isFull {
+                    if writeGate.isClosed {
                         await xmpp.setReadingPaused(true)
                         let writable = await writeGate.waitUntilWritable()
                         await xmpp.setReadingPaused(false)
@@ -140,7 +141,7 @@ public final class Bridge: Sendable {
             group.addTask {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: probeInterval)
-                    if writeGate.isFull, await store.probeWrite() { writeGate.reopen() }
+                    if writeGate.isClosed, await store.probeWrite() { writeGate.reopen() }
                 }
             }
             group.addTask {
@@ -235,8 +236,9 @@ public final class Bridge: Sendable {
         let accepted = context.clock.now()
         let gap = gaps.withLock { $0.observe(transaction, now: accepted) }
         do {
-            // A full disk: refused (500) before anything is read, so the homeserver retries it later.
-            if context.writeGate.isFull { throw StoreFullError() }
+            // A full disk or an unreachable database: refused (500) before anything is read, so the homeserver
+            // retries it later.
+            if context.writeGate.isClosed { throw StoreClosedError() }
             var rows: [(room: RoomID, eventID: EventID, payload: [UInt8])] = []
             var byID: [EventID: MatrixRoomEvent] = [:]
             var direct: Set<RoomID> = []

@@ -15,6 +15,7 @@ extension Portal {
                 activeSince: try await context.store.activeSince(room), undelivered: try await context.store.undeliveredMappings(room),
                 texts: try await context.store.roomTexts(room), avatar: try await context.store.roomAvatar(room)))
         } catch {
+            if await storeIsBack(after: error) { return await loadRoom() }
             logger.error("Could not read the room's state", metadata: ["error": "\(error)"])
             return .roomLoaded(nil)
         }
@@ -59,6 +60,8 @@ extension Portal {
             }
             return .bridgedLookedUp(message, bridged: false, targets: targets)
         } catch {
+            // Not dropped while the store is out of reach: the message waits (and XMPP reading with it) until it is back.
+            if await storeIsBack(after: error) { return await lookUpBridged(message) }
             logger.error("Message map lookup failed", metadata: ["error": "\(error)"])
             return .bridgedLookedUp(message, bridged: nil)
         }
@@ -117,6 +120,7 @@ extension Portal {
             }
             return .matrixTargetsResolved(queued, targets)
         } catch {
+            if await storeIsBack(after: error) { return await resolveMatrixTargets(queued) }
             logger.error("Message map lookup failed", metadata: ["matrix.event.id": event.eventID.rawValue, "error": "\(error)"])
             return .matrixTargetsResolved(queued, nil)
         }
@@ -169,7 +173,9 @@ extension Portal {
     }
 
     func lookUpOwnMessage(_ originID: OriginID, error: StanzaErrorInfo) async -> PortalStateMachine.Input {
-        .ownMessageFound(originID, mapping: try? await context.store.mapping(room: link.matrixRoom, originID: originID), error: error)
+        let room = link.matrixRoom
+        return .ownMessageFound(originID, mapping: try? await durably { try await context.store.mapping(room: room, originID: originID) },
+                                error: error)
     }
 
     func markFailed(_ originID: OriginID) async {
@@ -180,7 +186,8 @@ extension Portal {
 
     func loadUndelivered() async -> PortalStateMachine.Input {
         do {
-            return .undeliveredLoaded(try await context.store.undeliveredMappings(link.matrixRoom))
+            let room = link.matrixRoom
+            return .undeliveredLoaded(try await durably { try await context.store.undeliveredMappings(room) })
         } catch {
             logger.error("Could not read undelivered messages", metadata: ["error": "\(error)"])
             return .undeliveredLoaded(nil)
@@ -194,7 +201,8 @@ extension Portal {
         let order = checkTimeline ? await recoverUnpushedMatrixMessages() : [:]
         var entries: [InboxEntry]
         do {
-            entries = try await context.store.inbox(link.matrixRoom)
+            let room = link.matrixRoom
+            entries = try await durably { try await context.store.inbox(room) }
         } catch {
             logger.error("Could not read the Matrix inbox", metadata: ["error": "\(error)"])
             return .inboxRead(nil)
@@ -304,9 +312,10 @@ extension Portal {
         logger.info("Unlinked")
     }
 
-    /// Runs one store write. While the disk is full (``StoreWriteGate``) it waits until the store can write again and
-    /// retries, so the portal pauses instead of going on without the record; it gives up (rethrows) only when the
-    /// bridge is stopping. Runs on the portal's actor; does store I/O.
+    /// Runs one store call (a write, or a read the portal cannot go on without). While the disk is full or the
+    /// database out of reach (``StoreWriteGate``) it waits until the store can write again and retries, so the portal
+    /// pauses instead of going on without the record; it gives up (rethrows) only when the bridge is stopping, or for
+    /// any other failure. Runs on the portal's actor; does store I/O.
     func durably<T: Sendable>(_ write: () async throws -> T) async throws -> T {
         while true {
             do {
@@ -315,5 +324,14 @@ extension Portal {
                 guard await context.writeGate.waitUntilWritable() else { throw error }
             }
         }
+    }
+
+    /// After a failed store call: true once the store can write again when the failure was a full disk or an
+    /// unreachable database, and the caller tries its whole step again (for steps of several reads, where
+    /// ``durably(_:)`` would repeat only the one that failed); false at once for any other failure, or when the bridge
+    /// is stopping. Runs on the portal's actor.
+    func storeIsBack(after error: any Error) async -> Bool {
+        guard context.writeGate.noteFailure(error) else { return false }
+        return await context.writeGate.waitUntilWritable()
     }
 }

@@ -1,34 +1,37 @@
 import Foundation
 import IsthmusCommon
+import IsthmusStore
 import TestSupport
 import XCTest
 import XMPP
 
-/// One end-to-end scenario's world: the test bed, a private bridge config and database, the `serve` process,
-/// and helpers to act as real users on both sides. Rooms get unique names so scenarios never see each other.
+/// One end-to-end scenario's world: the test bed, a private bridge config and database (SQLite in the scenario's
+/// folder, or with `ISTHMUS_TEST_DATABASE=postgres` a PostgreSQL database of its own: ``EndToEndDatabase``), the
+/// `serve` process, and helpers to act as real users on both sides. Rooms get unique names so scenarios never see
+/// each other.
 final class EndToEndHarness: @unchecked Sendable {
     let bed: TestBed
     let directory: URL
     let config: URL
+    /// The scenario's store; released (a PostgreSQL database dropped) after the bridge is killed in `deinit`.
+    let database: EndToEndDatabase
     private(set) var bridge: BridgeProcess?
     private var serveCount = 0
-    /// The scenario's own PostgreSQL database when the store runs on PostgreSQL (`ISTHMUS_E2E_STORE=postgres`).
-    private(set) var postgres: PostgresTestDatabase?
     let suffix = String(UUID().uuidString.prefix(8)).lowercased()
 
-    init(_ name: String) throws {
+    /// A scenario named `name` (its folder, its rooms' suffix), its store on `database` when given, else on
+    /// `ISTHMUS_TEST_DATABASE`'s backend.
+    init(_ name: String, database backend: StoreBackend? = nil) throws {
         bed = try TestBed.fromEnvironment()
         directory = bed.directory.appendingPathComponent("e2e-\(name)-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         config = directory.appendingPathComponent("isthmus.yaml")
-        // Same servers and secrets; the relative database path now resolves to this scenario's own folder.
-        try FileManager.default.copyItem(at: bed.configFile, to: config)
+        // Same servers and secrets; the relative database path now resolves to this scenario's own folder, or the
+        // database section names the scenario's own PostgreSQL database.
+        database = try EndToEndDatabase(backend: backend)
+        let bedConfig = try String(contentsOf: bed.configFile, encoding: .utf8)
+        try database.configured(bedConfig).write(to: config, atomically: true, encoding: .utf8)
         BridgeLogReporter.shared.watch(directory)
-        if ProcessInfo.processInfo.environment["ISTHMUS_E2E_STORE"] == "postgres" {
-            let database = try PostgresTestDatabase()
-            postgres = database
-            try editConfig { $0.replacingOccurrences(of: "  path: isthmus.sqlite", with: "  url: \(database.url)") }
-        }
     }
 
     var botUserID: String { "@isthmus:localhost" }
@@ -57,11 +60,18 @@ final class EndToEndHarness: @unchecked Sendable {
             let log = process.log
             return log.contains("XMPP link up") && log.contains("Homeserver reaches the bridge")
         }
-        if postgres != nil {
-            // The start-up line's store.location (text or JSON logs) shows the redacted URL.
-            XCTAssertTrue(process.log.contains("store.location") && process.log.contains("postgresql://"),
-                          "serve did not run on PostgreSQL")
-        }
+        try assertStoreBackend()
+    }
+
+    /// On PostgreSQL: the scenario's database holds every migration and no SQLite file was made beside the config,
+    /// so a run that quietly fell back to SQLite cannot pass as a PostgreSQL one.
+    private func assertStoreBackend() throws {
+        guard let location = database.postgresLocation else { return }
+        let diagnosis = try Store.diagnose(location)
+        XCTAssertEqual(diagnosis.backend, "postgresql")
+        XCTAssertEqual(diagnosis.applied, diagnosis.known, "serve migrated the scenario's PostgreSQL database")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.appendingPathComponent("isthmus.sqlite").path),
+                       "no SQLite store beside the config on a PostgreSQL run")
     }
 
     /// SIGTERM and a clean exit.

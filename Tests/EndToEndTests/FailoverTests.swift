@@ -73,25 +73,21 @@ final class FailoverTests: XCTestCase {
 
     /// The pair on the test bed's PostgreSQL, as on two hosts.
     func testFailoverOnPostgreSQL() async throws {
-        let database = try PostgresTestDatabase()
-        try await failover("failover-pg", postgresURL: database.url)
+        try await failover("failover-pg", on: .postgres)
     }
 
     /// The pair on one SQLite file: two processes on one host.
     func testFailoverOnSQLite() async throws {
-        try await failover("failover-sqlite", postgresURL: nil)
+        try await failover("failover-sqlite", on: .sqlite)
     }
 
     /// Two-way traffic through a linked room; kill -9 of the active instance (the standby takes over), the killed one
     /// back as the standby, kill -9 of the new active one (the first takes over again), then a graceful stop (the
     /// standby takes over at once). Every message arrives exactly once, in order.
-    func failover(_ name: String, postgresURL: String?) async throws {
-        let world = try EndToEndHarness(name)
+    func failover(_ name: String, on backend: StoreBackend) async throws {
+        // The scenario's config (and so the CLI's) names the database: a file, or a PostgreSQL database of its own.
+        let world = try EndToEndHarness(name, database: backend)
         let bed = world.bed
-        if let postgresURL {
-            // The scenario's database (the CLI's too) moves from its SQLite file to the PostgreSQL database.
-            try world.editConfig { $0.replacingOccurrences(of: "database:\n  path: isthmus.sqlite\n", with: "database:\n  url: \(postgresURL)\n") }
-        }
         // Ports: the bed's appservice port N+3 is haproxy's; the instances take the spare N+8 and N+9 (N+7 is the bed's
         // PostgreSQL), the bed's metrics port N+4 (no other bridge runs in this bed meanwhile: they all listen on N+3)
         // and a free one.
@@ -186,7 +182,7 @@ final class FailoverTests: XCTestCase {
     /// The lease taken away under a running active instance (what a standby does after a pause longer than the lease):
     /// the active one stops acting and exits with status 75, so its supervisor brings it back as the standby.
     func testAnActiveInstanceThatLosesTheLeaseExitsWith75() async throws {
-        let world = try EndToEndHarness("lease-lost")
+        let world = try EndToEndHarness("lease-lost", database: .sqlite)   // the lease is stolen with sqlite3
         let bed = world.bed
         let a = try instance("a", appServicePort: bed.c2sPort + 8, metricsPort: bed.metricsPort, world: world)
         let process = try start(a, world: world)

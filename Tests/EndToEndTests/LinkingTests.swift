@@ -15,6 +15,14 @@ final class LinkingTests: XCTestCase {
         XCTAssertEqual(linked.status, 0, linked.stderr)
         XCTAssertEqual(try world.links().first?["status"], "pending")
         XCTAssertEqual(try world.cli("links").stdout, "\(room) \(muc) pending\n")
+        // `doctor` reads the store the config names: the file, or on a PostgreSQL run the scenario's database, which
+        // `link` has just migrated.
+        let doctor = try world.cli("doctor")
+        let storeLine = doctor.stdout.split(separator: "\n").first { $0.contains(" store: ") }
+        let backend = world.database.backend == .postgres ? ": connects, PostgreSQL " : ": SQLite "
+        XCTAssertTrue(storeLine?.hasPrefix("ok") == true && storeLine?.contains(backend) == true
+                      && storeLine?.contains("migrations applied: none") == false,
+                      "stdout:\n\(doctor.stdout)\nstderr:\n\(doctor.stderr)")
         try await world.startBridge()
         defer { world.stopBridge() }
         try await world.waitForLink(room, status: "active")

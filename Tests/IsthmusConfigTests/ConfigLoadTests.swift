@@ -1,4 +1,5 @@
 import Foundation
+import IsthmusCommon
 import IsthmusConfig
 import TestSupport
 import Testing
@@ -13,6 +14,21 @@ import Testing
         #expect(config.appservice.asToken == "change-me-as-token")
         #expect(config.xmpp.componentDomain == "bridge.localhost")
         #expect(config.database.path == ConfigFixture.repositoryRoot.appendingPathComponent("config/isthmus.sqlite").path)
+    }
+
+    /// The example's commented PostgreSQL alternative, switched on in place of `path:`, is a valid config (the `&` of
+    /// its second URL parameter included).
+    @Test func theExamplesPostgreSQLAlternativeLoads() throws {
+        let example = try String(contentsOfFile: ConfigFixture.examplePath, encoding: .utf8)
+        let switched = example.replacingOccurrences(of: "\n  path: isthmus.sqlite\n", with: "\n")
+            .replacingOccurrences(of: "\n  # url: ", with: "\n  url: ")
+            .replacingOccurrences(of: "\n  # pool_size: 2\n", with: "\n  pool_size: 2\n")
+        let directory = try TemporaryDirectory()
+        let config = try Config.load(path: try directory.write(switched, to: "isthmus.yaml"), environment: [:])
+        #expect(config.warnings.isEmpty)
+        let url = try #require(PostgresURL(
+            "postgresql://isthmus:secret@db.example.org:5432/isthmus?sslmode=verify-full&sslrootcert=/etc/isthmus/db-ca.pem"))
+        #expect(config.database.location == .postgres(url: url, poolSize: 2))
     }
 
     @Test func theExampleFileDocumentsEveryKeyOfTheFullFixture() throws {

@@ -37,9 +37,9 @@ def read_env(path):
 
 
 class TestBed:
-    """The test bed of scripts/test when it runs, else one started (and stopped) here."""
+    """The test bed of scripts/test when it runs, else one started (and stopped) here (with PostgreSQL: `postgres`)."""
 
-    def __init__(self, repo, work, binary, say):
+    def __init__(self, repo, work, binary, say, postgres=False):
         self.script = os.path.join(repo, "scripts", "testbed")
         self.own = None
         existing = os.environ.get("ISTHMUS_TESTBED_DIR")
@@ -54,7 +54,8 @@ class TestBed:
                            stderr=subprocess.DEVNULL)
             shutil.rmtree(self.dir, ignore_errors=True)
             base = os.environ.get("ISTHMUS_TESTBED_PORT_BASE") or str(free_port_base())
-            subprocess.run([self.script, "start", "--dir", self.dir, "--port-base", base],
+            subprocess.run([self.script, "start", "--dir", self.dir, "--port-base", base]
+                           + (["--postgres"] if postgres else []),
                            env=dict(os.environ, ISTHMUS_BIN=binary), check=True)
         self.env = read_env(os.path.join(self.dir, "env"))
 
