@@ -21,7 +21,9 @@ extension Portal {
 
     /// Reads the recent timeline and queues the bridgeable messages the bridge never saw that are stranded (chosen by
     /// ``PortalStateMachine/strandedMessages(in:seen:now:)``). Returns the timeline order (event id → index,
-    /// oldest first) when it queued any, so the drain follows it; empty otherwise.
+    /// oldest first) whenever it read the timeline, so the drain follows it — also when nothing was missing: a
+    /// transaction the homeserver delivered late put its events behind later ones in the inbox; empty when the
+    /// timeline could not be read.
     func recoverUnpushedMatrixMessages() async -> [EventID: Int] {
         let room = link.matrixRoom
         do {
@@ -29,18 +31,19 @@ extension Portal {
             let floor = max(activeSince.addingTimeInterval(-2), context.clock.wallNow().addingTimeInterval(-Self.timelineLookback))
             let timeline = try await recentTimeline(since: floor)
             let seen = try await context.store.seenMatrixEvents(room, among: timeline.map(\.eventID))
+            // A homeserver repeating an event across pages must not crash us: its first place counts.
+            let order = Dictionary(timeline.enumerated().map { ($1.eventID, $0) }, uniquingKeysWith: { first, _ in first })
             let missed = machine.strandedMessages(in: timeline, seen: seen, now: context.clock.wallNow())
-            guard !missed.isEmpty else { return [:] }
+            guard !missed.isEmpty else { return order }
             let added = try await context.store.enqueueInbox(try missed.map { (room, $0.eventID, try $0.inboxPayload()) })
-            guard !added.isEmpty else { return [:] }
+            guard !added.isEmpty else { return order }
             context.metrics.caughtUp(side: "matrix", count: added.count)
             // Usually the homeserver's retry queue after a restart (it pushes them later; the copies are dropped);
             // rarely a stranded transaction.
             logger.info("Took Matrix messages the homeserver had not pushed from the room's timeline", metadata: [
                 "matrix.event.ids": added.map(\.eventID.rawValue).joined(separator: ","),
             ])
-            // A homeserver repeating an event across pages must not crash us: its first place counts.
-            return Dictionary(timeline.enumerated().map { ($1.eventID, $0) }, uniquingKeysWith: { first, _ in first })
+            return order
         } catch {
             if !Task.isCancelled { logger.warning("Could not check the Matrix timeline", metadata: ["error": "\(error)"]) }
             return [:]
