@@ -23,8 +23,8 @@ extension Portal {
     /// ``PortalStateMachine/strandedMessages(in:seen:now:)``). Returns the timeline order (event id → index,
     /// oldest first) whenever it read the timeline, so the drain follows it — also when nothing was missing: a
     /// transaction the homeserver delivered late put its events behind later ones in the inbox; empty when the
-    /// timeline could not be read.
-    func recoverUnpushedMatrixMessages() async -> [EventID: Int] {
+    /// timeline could not be read; nil when shutdown cut the check short (the drain must not go on without it).
+    func recoverUnpushedMatrixMessages() async -> [EventID: Int]? {
         let room = link.matrixRoom
         do {
             guard let activeSince = try await context.store.activeSince(room) else { return [:] }
@@ -45,7 +45,10 @@ extension Portal {
             ])
             return order
         } catch {
-            if !Task.isCancelled { logger.warning("Could not check the Matrix timeline", metadata: ["error": "\(error)"]) }
+            // Stopping: the drain waits for the next run's check. Any other failure: the drain goes on in arrival
+            // order rather than stall the room on a timeline it cannot read.
+            if Task.isCancelled { return nil }
+            logger.warning("Could not check the Matrix timeline", metadata: ["error": "\(error)"])
             return [:]
         }
     }

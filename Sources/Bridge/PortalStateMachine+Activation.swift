@@ -56,6 +56,13 @@ extension PortalStateMachine {
             return [.log(LogEntry(level: .warning, message: "The bridge is no longer in the MUC; rejoining"))] + startActivation()
         case .inboxRead(let stored, let timelineOrder):
             guard let stored else { return drainBlocked(retry: true) }
+            guard let timelineOrder else {
+                // A check was due (a hole, or the first drain after an activation) and did not happen: in arrival
+                // order a message from a held transaction would be overtaken, and once mapped, resent late by the
+                // next run. The drain waits and checks again.
+                timelineCheckPending = true
+                return drainBlocked(retry: true)
+            }
             let queued = Self.drainOrder(stored, timelineOrder: timelineOrder)
             agenda.insert(contentsOf: queued.map(Step.handleMatrixEvent) + [.finishDrain(highestSeq: queued.map(\.seq).max() ?? 0)], at: 0)
             return []
