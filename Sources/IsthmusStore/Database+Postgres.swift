@@ -79,5 +79,6 @@ extension StoreError {
             kind = .other
         }
         self.init(kind, "\(error)")
+        sqlState = error.sqlState
     }
 }

@@ -51,6 +51,12 @@ enum LeaseTable {
         }
     }
 
+    /// PostgreSQL, first in the acquire's transaction: wait at most 1 s for the lease row. A live holder's fenced write
+    /// keeps it for milliseconds; a dead one's until `idle_in_transaction_session_timeout` (``PostgresConnection``).
+    static let acquireLockTimeout = "SET LOCAL lock_timeout = '1s'"
+    /// `55P03` lock_not_available: the acquire's lock timeout passed.
+    static let lockNotAvailable = "55P03"
+
     static let sqlite = Statements(.sqlite)
     static let postgres = Statements(.postgres)
 

@@ -26,6 +26,15 @@ final class PostgresConnection {
     /// (`fallback_application_name` gives way to a URL's `application_name` by itself), a 10 s connect timeout, and TCP
     /// keepalives after 10 s idle, every 5 s, 3 probes, so that a database that vanished without closing the
     /// connection is noticed within about 25 s even while idle.
+    ///
+    /// `idle_in_transaction_session_timeout=5s`: a host that dies (no FIN, no RST) in the middle of a transaction
+    /// would otherwise keep its session, and the `FOR SHARE` lock every fenced write holds on the lease row, until the
+    /// server's own TCP keepalive gives up (about 2 h by default), and no standby could take the lease meanwhile. The
+    /// store's transactions never wait on anything but their own statements, so 5 s idle inside one means the client
+    /// is gone. With it, a dead holder's lock outlives its lease (which its fence requires to be live when the
+    /// transaction starts) by at most 5 s: the take-over is delayed by at most that, while the standby's acquire gives
+    /// up after 1 s each poll (``Store/tryAcquireLease(owner:ttl:)``) and tries again. Shorter would risk ending a
+    /// healthy session stalled by its own host for a few seconds; the URL may set its own `options`.
     static let defaultParameters: [(String, String)] = [
         ("fallback_application_name", "isthmus"),
         ("connect_timeout", "10"),
@@ -33,6 +42,7 @@ final class PostgresConnection {
         ("keepalives_idle", "10"),
         ("keepalives_interval", "5"),
         ("keepalives_count", "3"),
+        ("options", "-c idle_in_transaction_session_timeout=5s"),
     ]
 
     /// Connects. `url` is a libpq connection URI (`postgresql://user:pass@host:port/db?sslmode=…&connect_timeout=…`) or

@@ -2,15 +2,23 @@ extension Store {
     /// Takes the bridge lease for `owner` for `ttl` (by the database's clock) when nobody holds it, it has expired,
     /// or `owner` holds it already; nil when another owner holds it. Does I/O on the store's thread.
     ///
-    /// Not fenced: taking the lease is what a standby does before it may write.
+    /// Not fenced: taking the lease is what a standby does before it may write. PostgreSQL: it waits at most
+    /// ``LeaseTable/acquireLockTimeout`` for the row (which every fenced write of the holder locks `FOR SHARE`), then
+    /// answers nil ("not this time"): a holder that died inside a transaction must not block the standby's poll until
+    /// the server ends that session.
     public func tryAcquireLease(owner: LeaseOwner, ttl: Duration) throws -> LeaseGrant? {
-        try writeUnfenced { db in
-            let ms = LeaseTable.milliseconds(ttl)
-            let sql = LeaseTable.statements(db.dialect)
-            guard try db.run(sql.acquire, owner, owner, ms, owner) == 1 else { return nil }
-            return try db.query(sql.selectGrant, owner) { row in
-                LeaseGrant(owner: owner, epoch: Int64(row.int(0) ?? 0), expiresMs: Int64(row.int(1) ?? 0))
-            }.first
+        do {
+            return try writeUnfenced { db in
+                let ms = LeaseTable.milliseconds(ttl)
+                let sql = LeaseTable.statements(db.dialect)
+                if db.dialect == .postgres { try db.execute(LeaseTable.acquireLockTimeout) }
+                guard try db.run(sql.acquire, owner, owner, ms, owner) == 1 else { return nil }
+                return try db.query(sql.selectGrant, owner) { row in
+                    LeaseGrant(owner: owner, epoch: Int64(row.int(0) ?? 0), expiresMs: Int64(row.int(1) ?? 0))
+                }.first
+            }
+        } catch let error as StoreError where error.sqlState == LeaseTable.lockNotAvailable {
+            return nil
         }
     }
 

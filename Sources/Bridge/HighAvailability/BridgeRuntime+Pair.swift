@@ -43,8 +43,12 @@ extension BridgeRuntime {
             }
             running.add(&group, "memory trimming") { await Self.trimMemory(every: .seconds(5)) }
             running.add(&group, "bridge lease") { await keeper.run() }
-            running.add(&group, "signals") {
+            running.add(&group, "signals") { [shutdownDeadline] in
                 for await _ in stop {
+                    // Armed here for both roles: a standby's stop waits for an acquire in flight, which a database
+                    // that stopped answering could hold up (the active role arms it again on stopServices; the first
+                    // deadline to pass decides).
+                    running.exitIfStillRunning(after: shutdownDeadline, logger: logger)
                     keeper.stopRequested()
                     break
                 }
