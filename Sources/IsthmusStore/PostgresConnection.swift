@@ -52,6 +52,12 @@ final class PostgresConnection {
     /// (``defaultParameters``), keywords after it override the URL (`client_encoding=UTF8`, which the store relies on).
     /// That is libpq's documented way to combine the two, so the URL is never parsed or rewritten here.
     init(url: String) throws(PostgresError) {
+        let password: String?
+        do {
+            password = try Self.validate(url)
+        } catch {
+            throw PostgresError(sqlState: nil, message: error.description, sql: nil, isConnectionFailure: false)
+        }
         let parameters = Self.defaultParameters + [("dbname", url), ("client_encoding", "UTF8")]
         let keywords = parameters.map { strdup($0.0) }
         let values = parameters.map { strdup($0.1) }
@@ -66,7 +72,7 @@ final class PostgresConnection {
                                 isConnectionFailure: true)
         }
         guard PQstatus(connection) == CONNECTION_OK else {
-            let message = Self.trimmed(PQerrorMessage(connection))
+            let message = Self.scrubbed(Self.trimmed(PQerrorMessage(connection)), url: url, password: password)
             PQfinish(connection)
             throw PostgresError(sqlState: nil, message: "cannot connect to PostgreSQL: \(message)", sql: nil,
                                 isConnectionFailure: true)

@@ -48,6 +48,8 @@ public actor Store {
         case .sqlite(let path):
             (database, checkpointer) = try Self.openSQLite(path: path, synchronous: synchronous)
         case .postgres(let url, let poolSize):
+            // Once, before any connect: libpq's own parse errors would quote the URL, password and all.
+            do { _ = try PostgresConnection.validate(url.rawValue) } catch { throw StoreError(.other, error.description) }
             database = Database(.postgres(PostgresPool(url: url.rawValue, size: poolSize, logger: logger)), logger: logger)
             checkpointer = nil
         }
