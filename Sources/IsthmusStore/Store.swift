@@ -21,6 +21,8 @@ public actor Store {
     /// Where the database lives.
     public nonisolated let location: DatabaseLocation
     private let logger: Logger
+    /// The lease's own connection and thread, opened on first use (``LeaseChannel``).
+    nonisolated let leaseChannels: LeaseChannelSlot
     /// Checkpoints the write-ahead log off this actor (SQLite files only).
     private let checkpointer: WALCheckpointer?
     /// The lease every write transaction checks first (``fence(with:)``); nil: no active/standby pair, no check.
@@ -44,6 +46,7 @@ public actor Store {
         self.location = location
         self.synchronous = synchronous
         self.logger = logger
+        leaseChannels = LeaseChannelSlot(location: location, logger: logger)
         switch location {
         case .sqlite(let path):
             (database, checkpointer) = try Self.openSQLite(path: path, synchronous: synchronous)
@@ -71,6 +74,7 @@ public actor Store {
     /// Without this, `serve` returned while the store's threads could still be running when `exit` tore the process
     /// down (rarely, a heap corruption abort after "Isthmus stopped").
     public nonisolated func close() async {
+        await leaseChannels.close()
         await closeConnections()
         await executor.stopAndWait()
     }
