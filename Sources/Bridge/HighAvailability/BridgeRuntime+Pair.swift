@@ -1,5 +1,6 @@
 import FoundationEssentials
 import IsthmusCommon
+import IsthmusConfig
 import IsthmusStore
 #if canImport(Glibc)
 import Glibc
@@ -79,7 +80,9 @@ extension BridgeRuntime {
                     lost = loss
                     stopping = true
                     // Portals and the component stop now; whatever hangs is cut short by the exit.
-                    running.exitIfStillRunning(after: .seconds(3), logger: logger) { _ in Glibc.exit(LeaseKeeper.leaseLostExitStatus) }
+                    running.exitIfStillRunning(after: Config.HighAvailability.stepDownWatchdog, logger: logger) { _ in
+                        RunningServices.exitNow(LeaseKeeper.leaseLostExitStatus)
+                    }
                     parts.listener.shutdown()
                     parts.operations?.shutdown()
                     stopActingSink.yield()

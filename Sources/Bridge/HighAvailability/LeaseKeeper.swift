@@ -1,3 +1,4 @@
+import IsthmusConfig
 import IsthmusCommon
 import IsthmusStore
 
@@ -48,7 +49,7 @@ public final class LeaseKeeper: Sendable {
     private let logger: Logger
 
     public init(store: Store, owner: LeaseOwner, configuration: LeaseRoleMachine.Configuration,
-                timeSource: TimeSource = .system, tick: Duration = .milliseconds(200), logger: Logger) {
+                timeSource: TimeSource = .system, tick: Duration = Config.HighAvailability.leaseTick, logger: Logger) {
         self.store = store
         self.owner = owner
         self.configuration = configuration
