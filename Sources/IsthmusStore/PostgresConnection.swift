@@ -43,6 +43,10 @@ final class PostgresConnection {
         ("keepalives_interval", "5"),
         ("keepalives_count", "3"),
         ("options", "-c idle_in_transaction_session_timeout=5s"),
+        // With several hosts in the URL (a primary and its replicas), connect only to one that accepts writes: after
+        // a database failover the old primary may come back read-only (its writes then fail with 25006, handled as a
+        // lost connection: ``PostgresError/isConnectionState(_:)``).
+        ("target_session_attrs", "read-write"),
     ]
 
     /// Connects. `url` is a libpq connection URI (`postgresql://user:pass@host:port/db?sslmode=…&connect_timeout=…`) or
@@ -90,7 +94,10 @@ final class PostgresConnection {
     /// The connection is unusable (libpq's status is no longer `CONNECTION_OK`): the owner must replace it. Reads
     /// libpq's state only; a server that went away while the connection was idle shows here after the next call
     /// or ``pollConnection()``.
-    var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+    var isBroken: Bool { mustReconnect || PQstatus(handle) != CONNECTION_OK }
+    /// Set when the server answered with a connection-class SQLSTATE on a session libpq still deems fine (`25006`:
+    /// the server turned read-only): the pool closes this connection instead of reusing it.
+    private var mustReconnect = false
 
     /// Reads whatever the server sent while the connection was idle (without blocking: libpq's socket is
     /// non-blocking at the OS level) so that a terminated session or a closed socket shows in ``isBroken``.
@@ -235,6 +242,7 @@ final class PostgresConnection {
             if let detail = PQresultErrorField(result, Int32(UInt8(ascii: "D"))) { message += " (\(String(cString: detail)))" }
             PQclear(result)
             let broken = state.map(PostgresError.isConnectionState) ?? true
+            if broken { mustReconnect = true }
             throw PostgresError(sqlState: state, message: message, sql: sql, isConnectionFailure: broken || isBroken)
         }
     }
