@@ -14,13 +14,22 @@ public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// `sqlite` or `postgresql`, for logs and `doctor`.
-    public var backendName: String {
+    /// Which backend the location is on.
+    public var backend: DatabaseBackend {
         switch self {
-        case .sqlite: "sqlite"
-        case .postgres: "postgresql"
+        case .sqlite: .sqlite
+        case .postgres: .postgresql
         }
     }
+
+    /// `sqlite` or `postgresql`, for logs and `doctor`.
+    public var backendName: String { backend.rawValue }
+}
+
+/// The store's two backends; the raw value is the name logs and `doctor` show.
+public enum DatabaseBackend: String, Sendable, Equatable {
+    case sqlite
+    case postgresql
 }
 
 /// A libpq connection URI (`postgresql://user:password@host:port/db?sslmode=…`), validated at init. Its

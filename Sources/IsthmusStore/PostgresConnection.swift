@@ -171,7 +171,8 @@ final class PostgresConnection {
 
     // MARK: Prepared statements
 
-    private func executePrepared(_ sql: String, _ parameters: [SQLiteValue]) throws(PostgresError) -> OpaquePointer {
+    private func executePrepared(_ sql: String, _ parameters: [SQLiteValue],
+                                 isRetry: Bool = false) throws(PostgresError) -> OpaquePointer {
         let encoded = try PostgresParameters(parameters, sql: sql)
         let statement = try prepared(sql, byteaPositions: encoded.byteaPositions)
         guard statement.parameterCount == parameters.count else {
@@ -190,6 +191,13 @@ final class PostgresConnection {
             try? execute("DEALLOCATE \(statement.name)")
             if isInTransaction { throw error }
             return try executePrepared(sql, parameters)
+        } catch where error.sqlState == "26000" && !isRetry {
+            // invalid_sql_statement_name: the session's prepared statements are gone (`DISCARD ALL`, e.g. by an
+            // administrator or a session pooler's reset): forget them all and prepare again; outside a transaction,
+            // this call retries once. (Transaction-mode poolers are not supported: docs/deploy.md.)
+            statements.removeAll()
+            if isInTransaction { throw error }
+            return try executePrepared(sql, parameters, isRetry: true)
         }
     }
 

@@ -97,6 +97,14 @@ import Testing
                 == .unavailable)
     }
 
+    @Test func statementsDiscardedByTheServerArePreparedAgain() throws {
+        let database = try PostgresTestDatabase()
+        let db = try PostgresConnection(url: database.url)
+        #expect(try db.query("SELECT ?::integer + 1", [.integer(1)]) { $0.int(0) } == [2])
+        try db.execute("DISCARD ALL")
+        #expect(try db.query("SELECT ?::integer + 1", [.integer(2)]) { $0.int(0) } == [3], "26000 → prepared again")
+    }
+
     @Test func theDefaultsAskForAReadWriteSessionAndCutOffIdleTransactions() throws {
         let database = try PostgresTestDatabase()
         let db = try PostgresConnection(url: database.url)
