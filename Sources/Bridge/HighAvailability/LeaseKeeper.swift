@@ -28,7 +28,7 @@ public final class LeaseKeeper: Sendable {
     enum Event: Sendable {
         case tick
         /// `error`: the call failed (the machine sees no grant; the loop logs it, rate-limited).
-        case acquired(LeaseGrant?, sentAt: ContinuousClock.Instant, error: String? = nil)
+        case acquired(LeaseGrant?, sentAt: ContinuousClock.Instant, error: StoreError? = nil)
         case renewed(LeaseRoleMachine.RenewalResult, sentAt: ContinuousClock.Instant)
         case fenceTripped
         case stopRequested
@@ -84,7 +84,7 @@ public final class LeaseKeeper: Sendable {
                     pollFailures = error == nil ? 0 : pollFailures + 1
                     if let error, pollFailures % 60 == 1 {  // the first, then one a minute while the database is away
                         logger.warning("Could not poll the bridge lease", metadata: [
-                            "error": error, "ha.poll_failures": String(pollFailures),
+                            "error": error.message, "ha.poll_failures": String(pollFailures),
                         ])
                     }
                     actions = machine.acquired(grant, sentAt: sentAt, now: now)
@@ -111,8 +111,10 @@ public final class LeaseKeeper: Sendable {
                 let sentAt = timeSource.now()
                 do {
                     eventSink.yield(.acquired(try await store.tryAcquireLease(owner: owner, ttl: configuration.leaseTTL), sentAt: sentAt))
+                } catch let error as StoreError {
+                    eventSink.yield(.acquired(nil, sentAt: sentAt, error: error))
                 } catch {
-                    eventSink.yield(.acquired(nil, sentAt: sentAt, error: "\(error)"))
+                    eventSink.yield(.acquired(nil, sentAt: sentAt, error: StoreError(.other, "\(error)")))
                 }
             }
         case .becomeActive(let grant):
