@@ -56,9 +56,9 @@ struct DoctorCommand: Subcommand {
         } catch {
             return [DoctorFinding(ok: false, check: "store", detail: "cannot open \(location): \(error)")]
         }
-        let where_ = diagnosis.backend == "sqlite" ? "sqlite \(config.database.path ?? "")" : "\(location)"
+        let where_ = diagnosis.backend == .sqlite ? "sqlite \(config.database.path ?? "")" : "\(location)"
         let migrations = "migrations applied: \(diagnosis.applied.isEmpty ? "none" : diagnosis.applied.map(String.init).joined(separator: ","))"
-        let server = diagnosis.backend == "sqlite" ? "SQLite \(diagnosis.serverVersion)" : "connects, PostgreSQL \(diagnosis.serverVersion)"
+        let server = diagnosis.backend == .sqlite ? "SQLite \(diagnosis.serverVersion)" : "connects, PostgreSQL \(diagnosis.serverVersion)"
         if !diagnosis.unknown.isEmpty {
             return [DoctorFinding(ok: false, check: "store", detail: "\(where_): \(server); \(migrations) — "
                                   + "\(diagnosis.unknown.map(String.init).joined(separator: ",")) unknown to this version (a newer one migrated it)")]

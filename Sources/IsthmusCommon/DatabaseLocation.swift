@@ -14,13 +14,22 @@ public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// `sqlite` or `postgresql`, for logs and `doctor`.
-    public var backendName: String {
+    /// Which backend the location is on.
+    public var backend: DatabaseBackend {
         switch self {
-        case .sqlite: "sqlite"
-        case .postgres: "postgresql"
+        case .sqlite: .sqlite
+        case .postgres: .postgresql
         }
     }
+
+    /// `sqlite` or `postgresql`, for logs and `doctor`.
+    public var backendName: String { backend.rawValue }
+}
+
+/// The store's two backends; the raw value is the name logs and `doctor` show.
+public enum DatabaseBackend: String, Sendable, Equatable {
+    case sqlite
+    case postgresql
 }
 
 /// A libpq connection URI (`postgresql://user:password@host:port/db?sslmode=…`), validated at init. Its
@@ -40,29 +49,37 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
 
     private static let schemes = ["postgresql://", "postgres://"]
 
-    /// The URI with the password (in the authority, or a `password=` query parameter) replaced by `***`.
+    /// The URI with the password (in the userinfo, or a `password=` query parameter) replaced by `***`.
     /// Hand-written rather than through `URLComponents`: it must redact even what `URLComponents` refuses to parse (an
-    /// unencoded `@`, `%` or space in a password), since a failed parse must not fall back to showing the text.
+    /// unencoded `@`, `%`, `?`, `#` or space in a password), since a failed parse must not fall back to showing the text.
+    ///
+    /// It splits the way libpq does (`conninfo_uri_parse_options`): the userinfo is everything before the first `@`
+    /// that comes before any `/` (a `?` or `#` there is part of the password, not a query), so `u:p?ss@h/db` has the
+    /// password `p?ss`. Generously, it runs on to the last `@` before the next `/`, so an unencoded `@` in a password
+    /// (which libpq would misread) is hidden too. The query starts at the first `?` after the userinfo.
     public var description: String {
         guard let scheme = Self.schemes.first(where: { rawValue.hasPrefix($0) }) else { return "postgresql://***" }
         var rest = Substring(rawValue.dropFirst(scheme.count))
+        var userinfo = ""
+        if let firstAt = rest.firstIndex(of: "@"), Self.mayBeUserinfo(rest[..<firstAt]) {
+            let slash = rest[firstAt...].firstIndex(of: "/") ?? rest.endIndex
+            let lastAt = rest[..<slash].lastIndex(of: "@")!
+            let credentials = rest[..<lastAt]
+            userinfo = (credentials.firstIndex(of: ":").map { credentials[..<$0] + ":***" } ?? String(credentials)) + "@"
+            rest = rest[rest.index(after: lastAt)...]
+        }
         var query = ""
         if let mark = rest.firstIndex(of: "?") {
             query = Self.redactingQuery(rest[mark...])
             rest = rest[..<mark]
         }
-        // The authority ends at the first "/"; its userinfo at the last "@" within it (a password may hold "@"? libpq
-        // wants it percent-encoded, but redact generously).
-        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
-        var authority = rest[..<authorityEnd]
-        let path = rest[authorityEnd...]
-        if let at = authority.lastIndex(of: "@") {
-            let userinfo = authority[..<at]
-            if let colon = userinfo.firstIndex(of: ":") {
-                authority = userinfo[..<colon] + ":***" + authority[at...]
-            }
-        }
-        return scheme + authority + path + query
+        return scheme + userinfo + rest + query
+    }
+
+    /// Whether the text before the first `@` is a userinfo: libpq's rule (no `/` in it), or, generously, a password
+    /// with an unencoded `/` (no query can have started: no `?` and no `=` in it).
+    private static func mayBeUserinfo(_ text: Substring) -> Bool {
+        !text.contains("/") || !text.contains(where: { $0 == "?" || $0 == "=" })
     }
 
     /// `?a=b&password=x` → `?a=b&password=***`.

@@ -49,10 +49,19 @@ public final class RunningServices: Sendable {
         return .exit(status: Self.hungShutdownExitStatus, stillRunning: names.withLock { $0.sorted() })
     }
 
+    /// Ends the process from a watchdog's Dispatch thread: flushes stdio, then `_exit`. Not `exit`: its atexit
+    /// handlers and static destructors would run while the store's thread may still be inside libpq or SQLite (the
+    /// teardown race `serve` avoids on its normal path by closing the store last). The log sink writes each line with
+    /// `write(2)` as it is logged, so nothing of the log is lost.
+    public static func exitNow(_ status: Int32) -> Never {
+        fflush(nil)
+        _exit(status)
+    }
+
     /// Arms the shutdown watchdog: after `deadline`, unless every service stopped, logs what still runs and calls
-    /// `exit` with ``hungShutdownExitStatus`` (the process's `exit` by default; tests pass a recorder).
+    /// `exit` with ``hungShutdownExitStatus`` (``exitNow(_:)`` by default; tests pass a recorder).
     public func exitIfStillRunning(
-        after deadline: Duration, logger: Logger, exit: @escaping @Sendable (Int32) -> Void = { Glibc.exit($0) }
+        after deadline: Duration, logger: Logger, exit: @escaping @Sendable (Int32) -> Void = { RunningServices.exitNow($0) }
     ) {
         let nanoseconds = Int(deadline.components.seconds) * 1_000_000_000
             + Int(deadline.components.attoseconds / 1_000_000_000)

@@ -14,6 +14,11 @@ extension Config {
         /// a random part is added, so a restarted process is a new owner.
         public var instanceName: String?
 
+        /// How long a process that lost the lease gives its portals and component to stop before it exits anyway.
+        public static let stepDownWatchdog: Duration = .seconds(3)
+        /// How often the lease's machine is driven (``LeaseKeeper``'s tick): the step-down may start this late.
+        public static let leaseTick: Duration = .milliseconds(200)
+
         public init() {}
     }
 
@@ -23,7 +28,14 @@ extension Config {
         ha.enabled = try reader.optionalBool("enabled") ?? false
         let ttl = try reader.optionalInt("lease_ttl_seconds") ?? 10
         let renew = try reader.optionalInt("renew_every_seconds") ?? 2
-        guard renew >= 1, renew <= 3600 else { throw reader.invalid("renew_every_seconds", "must be between 1 and 3600") }
+        // A holder that gives up steps down 2 × renew_every before the database frees the lease; its watchdog must
+        // have ended it by then (3 s + a tick), or it could still be running when the standby takes over.
+        let minimumRenew = Int(((HighAvailability.stepDownWatchdog + HighAvailability.leaseTick) / 2)
+            .components.seconds) + 1
+        guard renew >= minimumRenew, renew <= 3600 else {
+            throw reader.invalid("renew_every_seconds", "must be between \(minimumRenew) and 3600 (2 × renew_every_seconds "
+                                 + "must exceed the \(HighAvailability.stepDownWatchdog) a lost holder takes to stop)")
+        }
         // The holder gives up at ttl − 2 × renew after its last renewal; leave room for at least one retry before that.
         guard ttl > 3 * renew, ttl <= 3600 else {
             throw reader.invalid("lease_ttl_seconds", "must be more than 3 × renew_every_seconds (\(3 * renew)) and at most 3600")

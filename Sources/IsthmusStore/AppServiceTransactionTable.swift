@@ -17,6 +17,14 @@ enum AppServiceTransactionTable {
         );
         """
 
+    /// The database's clock in seconds since 1970, as `processed_at`'s default reads it.
+    static func nowSeconds(_ dialect: SQLDialect) -> String {
+        switch dialect {
+        case .sqlite: "CAST(strftime('%s','now') AS INTEGER)"
+        case .postgres: "EXTRACT(EPOCH FROM now())::bigint"
+        }
+    }
+
     /// Records `id` as processed inside the caller's transaction (idempotent).
     static func markProcessed(_ id: TransactionID, in db: Database) throws {
         try db.run("INSERT INTO appservice_transactions (txn_id) VALUES (?) ON CONFLICT DO NOTHING", id)
@@ -37,11 +45,12 @@ extension Store {
         try write { db in try AppServiceTransactionTable.markProcessed(id, in: db) }
     }
 
-    /// Forgets processed ids older than `seconds` (the homeserver stops retrying long before).
+    /// Forgets processed ids older than `seconds` (the homeserver stops retrying long before). The cutoff is taken
+    /// from the database's clock, the one that stamped `processed_at` (on PostgreSQL another host's).
     public func pruneProcessedTransactions(olderThan seconds: Int) throws {
         try write { db in
-            let cutoff = Int(Date().timeIntervalSince1970) - seconds
-            _ = try db.run("DELETE FROM appservice_transactions WHERE processed_at < ?", cutoff)
+            _ = try db.run("DELETE FROM appservice_transactions WHERE processed_at < "
+                           + AppServiceTransactionTable.nowSeconds(db.dialect) + " - ?", seconds)
         }
     }
 }

@@ -66,10 +66,16 @@ struct HostileTextLog {
 }
 
 extension StoreError {
+    /// SQLSTATEs after which a later try may succeed although the connection is fine: `40001` serialization_failure
+    /// and `40P01` deadlock_detected (the transaction is retried once first: ``Database/transaction(_:)``), `55P03`
+    /// lock_not_available (a lock timeout), `57014` query_canceled (a statement timeout), and `53300`, which the pool
+    /// also uses for "every connection stayed in use".
+    static let transientStates: Set<String> = ["40001", "40P01", "55P03", "57014", "53300"]
+
     /// A PostgreSQL failure in store terms (SQLSTATE classes: 08 connection, 23 integrity, 53 resources).
     init(_ error: PostgresError) {
         let kind: Kind
-        if error.isConnectionFailure {
+        if error.isConnectionFailure || error.sqlState.map(Self.transientStates.contains) == true {
             kind = .unavailable
         } else if error.isDiskFull {
             kind = .diskFull
@@ -79,5 +85,6 @@ extension StoreError {
             kind = .other
         }
         self.init(kind, "\(error)")
+        sqlState = error.sqlState
     }
 }

@@ -100,6 +100,19 @@ final class Database {
                 throw StoreError(error)
             }
         case .postgres(let pool):
+            do {
+                return try postgresTransaction(pool, body)
+            } catch let error as StoreError where error.sqlState == "40001" || error.sqlState == "40P01" {
+                // A serialization failure or a deadlock: PostgreSQL rolled the whole transaction back, and running it
+                // again usually succeeds. Once; a second failure is ``StoreError/Kind/unavailable``. The bodies only
+                // read and write the database, so running one twice is safe.
+                return try postgresTransaction(pool, body)
+            }
+        }
+    }
+
+    private func postgresTransaction<T>(_ pool: PostgresPool, _ body: () throws -> T) throws -> T {
+        do {
             precondition(pinned == nil, "nested store transaction")
             let connection: PostgresConnection
             do { connection = try pool.checkOut() } catch { throw StoreError(error) }

@@ -28,11 +28,15 @@ enum LeaseTable {
         init(_ dialect: SQLDialect) {
             let now = LeaseTable.nowMs(dialect)
             // Takes the row when it is free, expired or already the owner's; bumps the epoch unless it is the owner's and live.
+            // A lease that expires further ahead than any TTL could put it (the database's clock stepped back since it
+            // was granted) counts as expired too, or the pair would stand without an active process until the clock
+            // caught up again.
             acquire = """
                 UPDATE bridge_lease
                 SET epoch = CASE WHEN owner = ? AND expires_ms > \(now) THEN epoch ELSE epoch + 1 END,
                     owner = ?, expires_ms = \(now) + ?
-                WHERE id = 1 AND (owner IS NULL OR owner = ? OR expires_ms <= \(now))
+                WHERE id = 1 AND (owner IS NULL OR owner = ? OR expires_ms <= \(now)
+                                  OR expires_ms > \(now) + \(LeaseTable.maxTTLMs))
                 """
             selectGrant = "SELECT epoch, expires_ms FROM bridge_lease WHERE id = 1 AND owner = ?"
             // Extends a live lease of this owner and epoch; a lapsed one is not revived (someone may have taken it).
@@ -50,6 +54,16 @@ enum LeaseTable {
                 + (dialect == .postgres ? " FOR SHARE" : "")
         }
     }
+
+    /// PostgreSQL, first in the acquire's transaction: wait at most 1 s for the lease row. A live holder's fenced write
+    /// keeps it for milliseconds; a dead one's until `idle_in_transaction_session_timeout` (``PostgresConnection``).
+    static let acquireLockTimeout = "SET LOCAL lock_timeout = '1s'"
+    /// `55P03` lock_not_available: the acquire's lock timeout passed.
+    static let lockNotAvailable = "55P03"
+
+    /// The longest TTL a grant can have (`ha.lease_ttl_seconds` is at most 3600), in milliseconds: a lease expiring
+    /// later than this from now was granted by a clock that has since stepped back.
+    static let maxTTLMs: Int64 = 3_600_000
 
     static let sqlite = Statements(.sqlite)
     static let postgres = Statements(.postgres)

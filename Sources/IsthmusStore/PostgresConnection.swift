@@ -26,6 +26,15 @@ final class PostgresConnection {
     /// (`fallback_application_name` gives way to a URL's `application_name` by itself), a 10 s connect timeout, and TCP
     /// keepalives after 10 s idle, every 5 s, 3 probes, so that a database that vanished without closing the
     /// connection is noticed within about 25 s even while idle.
+    ///
+    /// `idle_in_transaction_session_timeout=5s`: a host that dies (no FIN, no RST) in the middle of a transaction
+    /// would otherwise keep its session, and the `FOR SHARE` lock every fenced write holds on the lease row, until the
+    /// server's own TCP keepalive gives up (about 2 h by default), and no standby could take the lease meanwhile. The
+    /// store's transactions never wait on anything but their own statements, so 5 s idle inside one means the client
+    /// is gone. With it, a dead holder's lock outlives its lease (which its fence requires to be live when the
+    /// transaction starts) by at most 5 s: the take-over is delayed by at most that, while the standby's acquire gives
+    /// up after 1 s each poll (``Store/tryAcquireLease(owner:ttl:)``) and tries again. Shorter would risk ending a
+    /// healthy session stalled by its own host for a few seconds; the URL may set its own `options`.
     static let defaultParameters: [(String, String)] = [
         ("fallback_application_name", "isthmus"),
         ("connect_timeout", "10"),
@@ -33,6 +42,11 @@ final class PostgresConnection {
         ("keepalives_idle", "10"),
         ("keepalives_interval", "5"),
         ("keepalives_count", "3"),
+        ("options", "-c idle_in_transaction_session_timeout=5s"),
+        // With several hosts in the URL (a primary and its replicas), connect only to one that accepts writes: after
+        // a database failover the old primary may come back read-only (its writes then fail with 25006, handled as a
+        // lost connection: ``PostgresError/isConnectionState(_:)``).
+        ("target_session_attrs", "read-write"),
     ]
 
     /// Connects. `url` is a libpq connection URI (`postgresql://user:pass@host:port/db?sslmode=…&connect_timeout=…`) or
@@ -42,6 +56,12 @@ final class PostgresConnection {
     /// (``defaultParameters``), keywords after it override the URL (`client_encoding=UTF8`, which the store relies on).
     /// That is libpq's documented way to combine the two, so the URL is never parsed or rewritten here.
     init(url: String) throws(PostgresError) {
+        let password: String?
+        do {
+            password = try Self.validate(url)
+        } catch {
+            throw PostgresError(sqlState: nil, message: error.description, sql: nil, isConnectionFailure: false)
+        }
         let parameters = Self.defaultParameters + [("dbname", url), ("client_encoding", "UTF8")]
         let keywords = parameters.map { strdup($0.0) }
         let values = parameters.map { strdup($0.1) }
@@ -56,7 +76,7 @@ final class PostgresConnection {
                                 isConnectionFailure: true)
         }
         guard PQstatus(connection) == CONNECTION_OK else {
-            let message = Self.trimmed(PQerrorMessage(connection))
+            let message = Self.scrubbed(Self.trimmed(PQerrorMessage(connection)), url: url, password: password)
             PQfinish(connection)
             throw PostgresError(sqlState: nil, message: "cannot connect to PostgreSQL: \(message)", sql: nil,
                                 isConnectionFailure: true)
@@ -74,7 +94,10 @@ final class PostgresConnection {
     /// The connection is unusable (libpq's status is no longer `CONNECTION_OK`): the owner must replace it. Reads
     /// libpq's state only; a server that went away while the connection was idle shows here after the next call
     /// or ``pollConnection()``.
-    var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+    var isBroken: Bool { mustReconnect || PQstatus(handle) != CONNECTION_OK }
+    /// Set when the server answered with a connection-class SQLSTATE on a session libpq still deems fine (`25006`:
+    /// the server turned read-only): the pool closes this connection instead of reusing it.
+    private var mustReconnect = false
 
     /// Reads whatever the server sent while the connection was idle (without blocking: libpq's socket is
     /// non-blocking at the OS level) so that a terminated session or a closed socket shows in ``isBroken``.
@@ -148,7 +171,8 @@ final class PostgresConnection {
 
     // MARK: Prepared statements
 
-    private func executePrepared(_ sql: String, _ parameters: [SQLiteValue]) throws(PostgresError) -> OpaquePointer {
+    private func executePrepared(_ sql: String, _ parameters: [SQLiteValue],
+                                 isRetry: Bool = false) throws(PostgresError) -> OpaquePointer {
         let encoded = try PostgresParameters(parameters, sql: sql)
         let statement = try prepared(sql, byteaPositions: encoded.byteaPositions)
         guard statement.parameterCount == parameters.count else {
@@ -167,6 +191,13 @@ final class PostgresConnection {
             try? execute("DEALLOCATE \(statement.name)")
             if isInTransaction { throw error }
             return try executePrepared(sql, parameters)
+        } catch where error.sqlState == "26000" && !isRetry {
+            // invalid_sql_statement_name: the session's prepared statements are gone (`DISCARD ALL`, e.g. by an
+            // administrator or a session pooler's reset): forget them all and prepare again; outside a transaction,
+            // this call retries once. (Transaction-mode poolers are not supported: docs/deploy.md.)
+            statements.removeAll()
+            if isInTransaction { throw error }
+            return try executePrepared(sql, parameters, isRetry: true)
         }
     }
 
@@ -219,6 +250,7 @@ final class PostgresConnection {
             if let detail = PQresultErrorField(result, Int32(UInt8(ascii: "D"))) { message += " (\(String(cString: detail)))" }
             PQclear(result)
             let broken = state.map(PostgresError.isConnectionState) ?? true
+            if broken { mustReconnect = true }
             throw PostgresError(sqlState: state, message: message, sql: sql, isConnectionFailure: broken || isBroken)
         }
     }

@@ -29,9 +29,12 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     public var isDiskFull: Bool { sqlState == "53100" }
     /// `40001` serialization_failure or `40P01` deadlock_detected: running the transaction again may succeed.
     public var isRetryableTransactionFailure: Bool { sqlState == "40001" || sqlState == "40P01" }
-    /// Class 08 (connection exception) or `57P01`–`57P03` (admin/crash shutdown, cannot connect now).
+    /// Class 08 (connection exception), `57P01`–`57P03` (admin/crash shutdown, cannot connect now), or `25006`
+    /// read_only_sql_transaction: the session reached a server that no longer takes writes (a demoted primary after a
+    /// database failover), so the connection is dropped and the next one, with `target_session_attrs=read-write`,
+    /// finds the new primary.
     static func isConnectionState(_ state: String) -> Bool {
-        state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03"
+        state.hasPrefix("08") || state == "57P01" || state == "57P02" || state == "57P03" || state == "25006"
     }
 
     public var description: String {

@@ -47,10 +47,12 @@ struct PostgresRow {
         return value == .min ? nil : -value
     }
 
-    /// A floating-point (or integer) column; nil when NULL. (`strtod` reads PostgreSQL's `Infinity` and `NaN` too.)
+    /// A floating-point (or integer) column; nil when NULL or unparsable. Swift's `Double(_:)` parses in the C locale
+    /// whatever `LC_NUMERIC` says (`strtod` would read "0.5" as 0 under a decimal-comma locale), and reads
+    /// PostgreSQL's `Infinity`, `-Infinity` and `NaN` too.
     func double(_ column: Int32) -> Double? {
         guard !isNull(column), let text = PQgetvalue(result, row, column) else { return nil }
-        return strtod(text, nil)
+        return Double(String(cString: text))
     }
 
     /// A bytea column's bytes (either output format: hex `\x…`, or the older escape format); a text column's UTF-8

@@ -21,6 +21,8 @@ public actor Store {
     /// Where the database lives.
     public nonisolated let location: DatabaseLocation
     private let logger: Logger
+    /// The lease's own connection and thread, opened on first use (``LeaseChannel``).
+    nonisolated let leaseChannels: LeaseChannelSlot
     /// Checkpoints the write-ahead log off this actor (SQLite files only).
     private let checkpointer: WALCheckpointer?
     /// The lease every write transaction checks first (``fence(with:)``); nil: no active/standby pair, no check.
@@ -44,10 +46,13 @@ public actor Store {
         self.location = location
         self.synchronous = synchronous
         self.logger = logger
+        leaseChannels = LeaseChannelSlot(location: location, logger: logger)
         switch location {
         case .sqlite(let path):
             (database, checkpointer) = try Self.openSQLite(path: path, synchronous: synchronous)
         case .postgres(let url, let poolSize):
+            // Once, before any connect: libpq's own parse errors would quote the URL, password and all.
+            do { _ = try PostgresConnection.validate(url.rawValue) } catch { throw StoreError(.other, error.description) }
             database = Database(.postgres(PostgresPool(url: url.rawValue, size: poolSize, logger: logger)), logger: logger)
             checkpointer = nil
         }
@@ -69,6 +74,7 @@ public actor Store {
     /// Without this, `serve` returned while the store's threads could still be running when `exit` tore the process
     /// down (rarely, a heap corruption abort after "Isthmus stopped").
     public nonisolated func close() async {
+        await leaseChannels.close()
         await closeConnections()
         await executor.stopAndWait()
     }

@@ -3,8 +3,8 @@ import IsthmusCommon
 /// What `isthmus doctor` reports about the store: which backend, that it answers (PostgreSQL: the server's
 /// version), and which migrations are applied — read without migrating or creating anything.
 public struct StoreDiagnosis: Sendable, Equatable {
-    /// `sqlite` or `postgresql`.
-    public var backend: String
+    /// Which backend the store is on.
+    public var backend: DatabaseBackend
     /// PostgreSQL's `server_version`; SQLite's library version.
     public var serverVersion: String
     /// The migrations recorded in the database, in order (empty: a new, empty database).
@@ -37,7 +37,7 @@ extension Store {
         let version = try database.query(versionSQL) { $0.string(0) }.first.flatMap { $0 } ?? "?"
         let hasHistory = (try database.query(historySQL) { $0.int(0) ?? 0 }.first ?? 0) > 0
         let applied = hasHistory ? try database.query("SELECT version FROM schema_migrations ORDER BY version") { $0.int(0) ?? 0 } : []
-        return StoreDiagnosis(backend: location.backendName, serverVersion: version, applied: applied,
+        return StoreDiagnosis(backend: location.backend, serverVersion: version, applied: applied,
                               known: Migrations.all.map(\.version).sorted())
     }
 }

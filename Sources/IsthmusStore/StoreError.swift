@@ -20,6 +20,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public var kind: Kind
     /// The backend's message, with the statement that failed when there is one (never a password).
     public var message: String
+    /// PostgreSQL's SQLSTATE when the server sent one (nil on SQLite), for the few callers inside the store that
+    /// react to one code (`55P03` lock_not_available in the lease's acquire).
+    var sqlState: String?
 
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind

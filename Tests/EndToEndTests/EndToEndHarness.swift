@@ -68,7 +68,7 @@ final class EndToEndHarness: @unchecked Sendable {
     private func assertStoreBackend() throws {
         guard let location = database.postgresLocation else { return }
         let diagnosis = try Store.diagnose(location)
-        XCTAssertEqual(diagnosis.backend, "postgresql")
+        XCTAssertEqual(diagnosis.backend, .postgresql)
         XCTAssertEqual(diagnosis.applied, diagnosis.known, "serve migrated the scenario's PostgreSQL database")
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory.appendingPathComponent("isthmus.sqlite").path),
                        "no SQLite store beside the config on a PostgreSQL run")

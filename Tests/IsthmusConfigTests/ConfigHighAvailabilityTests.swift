@@ -43,6 +43,15 @@ import Testing
         #expect(configError(ConfigFixture.minimal + "ha:\n  renew_every_seconds: 0\n") != nil)
     }
 
+    @Test func theStepDownMarginOutlastsTheStepDownWatchdog() {
+        // 2 × 1 s would let the standby take over while a lost holder's 3 s watchdog still runs.
+        #expect(configError(ConfigFixture.minimal + "ha:\n  renew_every_seconds: 1\n  lease_ttl_seconds: 10\n")
+            == "config error at line 13, column 24: 'ha.renew_every_seconds': must be between 2 and 3600 (2 × "
+            + "renew_every_seconds must exceed the 3.0 seconds a lost holder takes to stop)")
+        #expect(configError(ConfigFixture.minimal + "ha:\n  renew_every_seconds: 2\n  lease_ttl_seconds: 7\n") == nil)
+        #expect(Config.HighAvailability.stepDownWatchdog + Config.HighAvailability.leaseTick < .seconds(2 * 2))
+    }
+
     @Test func instanceNamesAreShortAndPrintable() {
         #expect(configError(ConfigFixture.minimal + "ha:\n  instance_name: \"a b\"\n") != nil)
         #expect(configError(ConfigFixture.minimal + "ha:\n  instance_name: \(String(repeating: "x", count: 101))\n") != nil)

@@ -40,6 +40,16 @@ import Testing
             == "postgresql://u@h/db?sslmode=require".replacingOccurrences(of: "?", with: "?password=***&"))
         #expect(PostgresURL("postgres://h:5432/db")!.description == "postgres://h:5432/db")
         #expect(PostgresURL("postgresql://u:p@ss@h/db")!.description == "postgresql://u:***@h/db")
+        // libpq's split: the userinfo ends at the first "@" before any "/", whatever "?" or "#" come before it.
+        for password in ["p?ss", "p#ss", "p%ss", "p%40ss", "p@ss", "p%2Fss", "p?x=1&y@", "p:ss", "?", "#"] {
+            let shown = PostgresURL("postgresql://u:\(password)@h:5432/db?sslmode=require")!.description
+            #expect(shown == "postgresql://u:***@h:5432/db?sslmode=require", "password \(password)")
+        }
+        #expect(PostgresURL("postgresql://u:p/ss@h/db")!.description == "postgresql://u:***@h/db",
+                "an unencoded slash (libpq misreads it) still hides the password")
+        #expect(PostgresURL("postgresql://h/db?user=u&password=a@b?c")!.description == "postgresql://h/db?user=u&password=***",
+                "an \"@\" in the query is not a userinfo")
+        #expect(PostgresURL("postgresql://u@h/db")!.description == "postgresql://u@h/db")
         #expect(PostgresURL("postgresql://") == nil)
         #expect(PostgresURL("postgresql://u:p w@h/db") == nil)
     }

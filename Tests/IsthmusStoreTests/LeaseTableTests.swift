@@ -1,3 +1,5 @@
+import Dispatch
+import Synchronization
 import IsthmusCommon
 @testable import IsthmusStore
 import TestSupport
@@ -98,5 +100,46 @@ import Testing
         try await a.markTransactionProcessed(transaction)
         #expect(try await a.isTransactionProcessed(transaction))
         #expect(try await a.currentLease().owner == nil)
+    }
+
+    @Test(arguments: StoreBackend.all) func aRenewalDoesNotQueueBehindTheStoresOwnWork(_ backend: StoreBackend) async throws {
+        let (fixture, a, _) = try pair(backend)
+        defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
+        let grant = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .seconds(60)))
+        await a.fence(with: grant)
+        // A slow call holds the store's thread (a long query, or the head of a burst of portal writes).
+        // (Only the store's thread blocks: the test waits for it without holding a thread of the cooperative pool.)
+        let gate = DispatchSemaphore(value: 0)
+        let entered = Atomic<Bool>(false)
+        let slow = Task { try await a.read { _ in entered.store(true, ordering: .sequentiallyConsistent); gate.wait() } }
+        defer { gate.signal() }
+        try await eventually("the slow call holds the store's thread") { entered.load(ordering: .sequentiallyConsistent) }
+        let renewal = Task { try await a.renewLease(grant, ttl: .seconds(60)) }
+        let renewed = Mutex<Bool?>(nil)
+        Task { let result = try? await renewal.value; renewed.withLock { $0 = result } }
+        try await eventually("the renewal finishes while the store's thread is busy", timeout: 5) {
+            renewed.withLock { $0 } != nil
+        }
+        #expect(renewed.withLock { $0 } == true)
+        gate.signal()
+        try await slow.value
+    }
+
+    @Test(arguments: StoreBackend.all) func aLeaseExpiringFurtherAheadThanAnyTTLCountsAsExpired(_ backend: StoreBackend) async throws {
+        // The database's clock stepped back two hours after alpha's grant: its lease now seems to run for 2 h more.
+        let (fixture, a, b) = try pair(backend)
+        defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
+        func holdAlpha(forMs ms: Int64) async throws {
+            try await a.writeUnfenced { db in
+                let now = LeaseTable.nowMs(db.dialect)
+                _ = try db.run("UPDATE bridge_lease SET owner = ?, epoch = 5, expires_ms = \(now) + ? WHERE id = 1", alpha, ms)
+            }
+        }
+        try await holdAlpha(forMs: LeaseTable.maxTTLMs - 60_000)
+        #expect(try await b.tryAcquireLease(owner: beta, ttl: .seconds(10)) == nil, "a plausible lease is respected")
+        try await holdAlpha(forMs: 7_200_000)
+        let taken = try #require(try await b.tryAcquireLease(owner: beta, ttl: .seconds(10)))
+        #expect(taken.epoch == 6)
+        #expect(try await a.currentLease().remaining <= .seconds(10))
     }
 }

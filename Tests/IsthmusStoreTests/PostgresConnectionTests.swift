@@ -54,6 +54,64 @@ import Testing
         #expect(try db.query("SELECT ?::real", [.real(.nan)]) { $0.double(0) }.first??.isNaN == true)
     }
 
+    @Test func aReadOnlyServerIsALostConnectionSoThePoolReconnects() throws {
+        // A demoted primary after a database failover: its writes fail with 25006 read_only_sql_transaction.
+        let database = try PostgresTestDatabase()
+        let pool = PostgresPool(url: database.url, size: 1)
+        try pool.withConnection { db in
+            try db.execute("CREATE TABLE t (n integer)")
+            try db.execute("SET default_transaction_read_only = on")
+        }
+        let error = #expect(throws: PostgresError.self) {
+            try pool.withConnection { db in try db.run("INSERT INTO t VALUES (?)", [.integer(1)]) }
+        }
+        #expect(error?.sqlState == "25006")
+        #expect(error?.isConnectionFailure == true)
+        #expect(StoreError(error!).kind == .unavailable)
+        #expect(pool.idleCount == 0, "the read-only session was dropped, not pooled")
+        // The next check-out connects afresh (whose session is read-write again) and the write succeeds.
+        #expect(try pool.withConnection { db in try db.run("INSERT INTO t VALUES (?)", [.integer(1)]) } == 1)
+    }
+
+    @Test func aSerializationFailureRunsTheTransactionOnceMoreThenIsUnavailable() throws {
+        let database = try PostgresTestDatabase()
+        let db = Database(.postgres(PostgresPool(url: database.url, size: 1)))
+        let raise = "DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '40001'; END $$"
+        var runs = 0
+        let value = try db.transaction { () throws -> Int in
+            runs += 1
+            if runs == 1 { try db.execute(raise) }
+            return 7
+        }
+        #expect(value == 7 && runs == 2, "retried once after 40001")
+        runs = 0
+        let error = #expect(throws: StoreError.self) {
+            try db.transaction { runs += 1; try db.execute(raise.replacingOccurrences(of: "40001", with: "40P01")) }
+        }
+        #expect(runs == 2 && error?.kind == .unavailable, "a deadlock twice is unavailable, not retried forever")
+        let timeout = #expect(throws: StoreError.self) {
+            try db.transaction { try db.execute("SET LOCAL statement_timeout = '10ms'; SELECT pg_sleep(1)") }
+        }
+        #expect(timeout?.kind == .unavailable, "57014 query_canceled")
+        #expect(StoreError(PostgresError(sqlState: "53300", message: "pool", sql: nil, isConnectionFailure: false)).kind
+                == .unavailable)
+    }
+
+    @Test func statementsDiscardedByTheServerArePreparedAgain() throws {
+        let database = try PostgresTestDatabase()
+        let db = try PostgresConnection(url: database.url)
+        #expect(try db.query("SELECT ?::integer + 1", [.integer(1)]) { $0.int(0) } == [2])
+        try db.execute("DISCARD ALL")
+        #expect(try db.query("SELECT ?::integer + 1", [.integer(2)]) { $0.int(0) } == [3], "26000 → prepared again")
+    }
+
+    @Test func theDefaultsAskForAReadWriteSessionAndCutOffIdleTransactions() throws {
+        let database = try PostgresTestDatabase()
+        let db = try PostgresConnection(url: database.url)
+        #expect(try db.query("SHOW idle_in_transaction_session_timeout", []) { $0.string(0) } == ["5s"])
+        #expect(PostgresConnection.defaultParameters.contains { $0 == ("target_session_attrs", "read-write") })
+    }
+
     @Test func runReturnsTheRowsChanged() throws {
         let database = try PostgresTestDatabase()
         let db = try PostgresConnection(url: database.url)
@@ -295,7 +353,7 @@ import Testing
         closed.close()
         let started = ContinuousClock.now
         let error = #expect(throws: PostgresError.self) { try PostgresConnection(url: "postgresql://isthmus@127.0.0.1:\(port)/x") }
-        #expect(error?.message.contains("Connection refused") == true)
+        #expect(error?.message.contains("Connection refused") == true, "\(error?.message ?? "")")
         #expect(ContinuousClock.now - started < .seconds(2))
     }
 

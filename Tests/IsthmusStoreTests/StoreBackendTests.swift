@@ -82,7 +82,7 @@ import Testing
     @Test(arguments: StoreBackend.all) func aDiagnosisReadsTheMigrationsWithoutMigrating(_ backend: StoreBackend) async throws {
         let fixture = try backend.open(persistent: true)
         let diagnosis = try Store.diagnose(fixture.location)
-        #expect(diagnosis.backend == (backend == .postgres ? "postgresql" : "sqlite"))
+        #expect(diagnosis.backend == (backend == .postgres ? .postgresql : .sqlite))
         #expect(!diagnosis.serverVersion.isEmpty && diagnosis.serverVersion != "?")
         #expect(diagnosis.applied == Migrations.all.map(\.version))
         #expect(diagnosis.pending.isEmpty && diagnosis.unknown.isEmpty)

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import IsthmusCommon
+import IsthmusConfig
 import IsthmusStore
 #if canImport(Glibc)
 import Glibc
@@ -43,8 +44,12 @@ extension BridgeRuntime {
             }
             running.add(&group, "memory trimming") { await Self.trimMemory(every: .seconds(5)) }
             running.add(&group, "bridge lease") { await keeper.run() }
-            running.add(&group, "signals") {
+            running.add(&group, "signals") { [shutdownDeadline] in
                 for await _ in stop {
+                    // Armed here for both roles: a standby's stop waits for an acquire in flight, which a database
+                    // that stopped answering could hold up (the active role arms it again on stopServices; the first
+                    // deadline to pass decides).
+                    running.exitIfStillRunning(after: shutdownDeadline, logger: logger)
                     keeper.stopRequested()
                     break
                 }
@@ -75,7 +80,9 @@ extension BridgeRuntime {
                     lost = loss
                     stopping = true
                     // Portals and the component stop now; whatever hangs is cut short by the exit.
-                    running.exitIfStillRunning(after: .seconds(3), logger: logger) { _ in Glibc.exit(LeaseKeeper.leaseLostExitStatus) }
+                    running.exitIfStillRunning(after: Config.HighAvailability.stepDownWatchdog, logger: logger) { _ in
+                        RunningServices.exitNow(LeaseKeeper.leaseLostExitStatus)
+                    }
                     parts.listener.shutdown()
                     parts.operations?.shutdown()
                     stopActingSink.yield()

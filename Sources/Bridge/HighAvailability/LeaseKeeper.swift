@@ -1,3 +1,4 @@
+import IsthmusConfig
 import IsthmusCommon
 import IsthmusStore
 
@@ -27,7 +28,7 @@ public final class LeaseKeeper: Sendable {
     enum Event: Sendable {
         case tick
         /// `error`: the call failed (the machine sees no grant; the loop logs it, rate-limited).
-        case acquired(LeaseGrant?, sentAt: ContinuousClock.Instant, error: String? = nil)
+        case acquired(LeaseGrant?, sentAt: ContinuousClock.Instant, error: StoreError? = nil)
         case renewed(LeaseRoleMachine.RenewalResult, sentAt: ContinuousClock.Instant)
         case fenceTripped
         case stopRequested
@@ -48,7 +49,7 @@ public final class LeaseKeeper: Sendable {
     private let logger: Logger
 
     public init(store: Store, owner: LeaseOwner, configuration: LeaseRoleMachine.Configuration,
-                timeSource: TimeSource = .system, tick: Duration = .milliseconds(200), logger: Logger) {
+                timeSource: TimeSource = .system, tick: Duration = Config.HighAvailability.leaseTick, logger: Logger) {
         self.store = store
         self.owner = owner
         self.configuration = configuration
@@ -83,7 +84,7 @@ public final class LeaseKeeper: Sendable {
                     pollFailures = error == nil ? 0 : pollFailures + 1
                     if let error, pollFailures % 60 == 1 {  // the first, then one a minute while the database is away
                         logger.warning("Could not poll the bridge lease", metadata: [
-                            "error": error, "ha.poll_failures": String(pollFailures),
+                            "error": error.message, "ha.poll_failures": String(pollFailures),
                         ])
                     }
                     actions = machine.acquired(grant, sentAt: sentAt, now: now)
@@ -110,8 +111,10 @@ public final class LeaseKeeper: Sendable {
                 let sentAt = timeSource.now()
                 do {
                     eventSink.yield(.acquired(try await store.tryAcquireLease(owner: owner, ttl: configuration.leaseTTL), sentAt: sentAt))
+                } catch let error as StoreError {
+                    eventSink.yield(.acquired(nil, sentAt: sentAt, error: error))
                 } catch {
-                    eventSink.yield(.acquired(nil, sentAt: sentAt, error: "\(error)"))
+                    eventSink.yield(.acquired(nil, sentAt: sentAt, error: StoreError(.other, "\(error)")))
                 }
             }
         case .becomeActive(let grant):

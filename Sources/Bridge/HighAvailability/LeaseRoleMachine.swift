@@ -125,9 +125,14 @@ public struct LeaseRoleMachine: Sendable {
     }
 
     /// A `tryAcquireLease` sent at `sentAt` came back with `grant` (nil: held by another, or the call failed).
+    /// A grant that came back after the renewal deadline (counted from the send) is released instead of used: by then
+    /// the process would have to give up acting at once, and the database may have let the grant lapse already.
     public mutating func acquired(_ grant: LeaseGrant?, sentAt: ContinuousClock.Instant, now: ContinuousClock.Instant) -> [Action] {
         guard case .acquiring(let stopRequested) = state else { return [] }
         switch (grant, stopRequested) {
+        case (let grant?, false) where now - sentAt >= configuration.renewalDeadline:
+            state = .standby(nextPoll: now + configuration.pollEvery)
+            return [.release(grant)]
         case (let grant?, false):
             state = .active(Holding(grant: grant, renewedAt: sentAt, nextRenewal: sentAt + configuration.renewEvery))
             return [.becomeActive(grant)]

@@ -33,6 +33,18 @@ import Testing
         #expect(machine.isActive)
     }
 
+    @Test func aGrantThatCameBackAfterTheRenewalDeadlineIsReleasedNotUsed() {
+        var machine = LeaseRoleMachine(configuration: .init(), now: t0)
+        _ = machine.tick(now: t0)
+        #expect(machine.acquired(grant, sentAt: t0, now: at(6.0)) == [.release(grant)],
+                "an answer 6 s (the renewal deadline) after the send is too late to act on")
+        #expect(!machine.isActive)
+        #expect(machine.state == .standby(nextPoll: at(7.0)))
+        #expect(machine.tick(now: at(7.0)) == [.tryAcquire])
+        #expect(machine.acquired(grant, sentAt: at(7.0), now: at(12.9)) == [.becomeActive(grant)],
+                "just inside the deadline it is used")
+    }
+
     @Test func theActiveProcessRenewsEveryTwoSecondsCountedFromTheSend() {
         var machine = active()
         #expect(machine.tick(now: at(1.9)) == [])
