@@ -6,7 +6,9 @@ import Testing
 
 /// The lease against a holder that stopped in the middle of a fenced write, on the test bed's PostgreSQL (the name
 /// holds "RealServer": the unit tier has no PostgreSQL; `scripts/test --filter Lease` runs it).
-@Suite struct LeasePostgresRealServerTests {
+/// Serialized: both tests hold a lease row locked on one server; seen once in a full parallel run on two busy cores,
+/// the idle-holder test's take-over did not come within 15 s (not diagnosed: alone it takes 5.2 s, as designed).
+@Suite(.serialized) struct LeasePostgresRealServerTests {
     let beta = LeaseOwner("beta-2")!
 
     /// One store on a new database, and a bare session on it that locks the lease row as a fenced write does.
@@ -43,7 +45,7 @@ import Testing
         // after idle_in_transaction_session_timeout (5 s, a connection default), which frees the row.
         let (fixture, holder) = try holderAndStore(idleCutOff: true)
         let start = ContinuousClock.now
-        let grant = try await eventuallyValue("the standby takes the lease", timeout: 15) {
+        let grant = try await eventuallyValue("the standby takes the lease", timeout: 60) {
             try await fixture.store.tryAcquireLease(owner: beta, ttl: .seconds(10))
         }
         #expect(grant.owner == beta)
