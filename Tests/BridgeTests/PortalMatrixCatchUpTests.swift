@@ -14,13 +14,6 @@ import TestSupport
 
     typealias Harness = PortalTests.Harness
 
-    /// A harness whose start window (when the homeserver may strand a transaction, so drains check the timeline) no
-    /// loaded machine outlasts: with the default 20 s, a parallel run on 2 busy cores once spent the whole window
-    /// activating, and the drains under test then had no reason to read the timeline.
-    func harness(selfCheckInterval: Duration = .seconds(300)) throws -> Harness {
-        try Harness(selfCheckInterval: selfCheckInterval, timelineCheckWindow: .seconds(3600))
-    }
-
     func linked(_ harness: Harness) async throws {
         try await PortalTests().linked(harness, members: [alice: "Alice"])
     }
@@ -39,7 +32,7 @@ import TestSupport
     }
 
     @Test func aMessageThatWasNeverPushedIsBridgedBeforeTheLaterOneOnceOnly() async throws {
-        let harness = try harness()
+        let harness = try Harness()
         try await linked(harness)
         let one = message("one", "one"), two = message("two", "two"), three = message("three", "three")
         // The homeserver repeats an event (as across pages): tolerated, the first place counts.
@@ -58,7 +51,7 @@ import TestSupport
     }
 
     @Test func onlyStrandedBridgeableMessagesSinceTheLinkAreRecovered() async throws {
-        let harness = try harness()
+        let harness = try Harness()
         try await linked(harness)
         let ghost = harness.matrix.ghostUserID(forIdentity: "romeo@localhost")!
         let beforeLink = message("old", "from before the link")
@@ -80,7 +73,7 @@ import TestSupport
     }
 
     @Test func theSelfCheckRecoversAStrandedMessageWithNothingAfterIt() async throws {
-        let harness = try harness(selfCheckInterval: .milliseconds(50))
+        let harness = try Harness(selfCheckInterval: .milliseconds(50))
         try await linked(harness)
         // Stamped now (so after the link's activation) but 40 s old by the homeserver's count: not on its way.
         let stranded = MatrixTimelineEntry(eventID: EventID("$lone")!, timestamp: Date(), age: .seconds(40), event: message("lone", "lone"))
@@ -90,7 +83,7 @@ import TestSupport
     }
 
     @Test func aTimedOutSendIsRetriedWithoutWaitingForAReconnect() async throws {
-        let harness = try harness()
+        let harness = try Harness()
         try await linked(harness)
         harness.xmpp.state.withLock { $0.timeoutSends = 1 }
         try await harness.bridge.acceptMatrixEvents([message("a", "first"), message("b", "second")])
@@ -103,7 +96,7 @@ import TestSupport
 
 extension PortalMatrixCatchUpTests {
     @Test func theSelfCheckBringsPuppetsInLineWithMembersWhoseEventsNeverArrived() async throws {
-        let harness = try harness(selfCheckInterval: .milliseconds(50))
+        let harness = try Harness(selfCheckInterval: .milliseconds(50))
         try await linked(harness)
         let bob = UserID("@bob:localhost")!
         // Bob joined and Alice left, but neither membership event was pushed.
@@ -139,7 +132,7 @@ extension PortalMatrixCatchUpTests {
     /// Seen on the test bed: Synapse stranded transaction 65; 66 held only a ghost's echo (nothing the bridge keeps);
     /// 67 held the next message, which went out before the stranded one.
     @Test func aHoleBeforeATransactionWithNothingToKeepStillMakesRoomsCheckFirst() async throws {
-        let harness = try harness()   // inside the window after the start, when the homeserver may strand one
+        let harness = try Harness()   // inside the window after the start, when the homeserver may strand one
         try await linked(harness)
         let first = message("first", "first"), stranded = message("stranded", "stranded"), later = message("later", "later")
         try await harness.bridge.acceptMatrixEvents([first], transaction: TransactionID("10"))
@@ -152,27 +145,6 @@ extension PortalMatrixCatchUpTests {
         try await harness.bridge.acceptMatrixEvents([later], transaction: TransactionID("13"))
         try await eventually("all three sent") { sentBodies(harness).count >= 3 }
         #expect(sentBodies(harness) == ["first", "stranded", "later"])
-        await harness.stop()
-    }
-}
-
-extension PortalMatrixCatchUpTests {
-    /// Seen in FailoverTests on ejabberd: Synapse held the transaction with `five` and retried it into the instance
-    /// that took over, after the stopped instance had queued `six` and `seven` (the hole it saw died with it). The
-    /// inbox's arrival order is then not the room's: the first drain after the activation checks the timeline, finds
-    /// nothing missing, and must still follow the timeline's order.
-    @Test func aTransactionDeliveredLateIsDrainedInTheTimelinesOrderNotInArrivalOrder() async throws {
-        let harness = try harness()
-        // The link was bridged long before this start (as after a take-over): its timeline floor is not this
-        // activation's time, however long a loaded machine takes to activate.
-        _ = try await harness.store.recordFirstActivation(room, at: Date().addingTimeInterval(-60))
-        let five = message("five", "five"), six = message("six", "six"), seven = message("seven", "seven")
-        let encoder = JSONEncoder()
-        _ = try await harness.store.enqueueInbox(try [six, seven, five].map { (room, $0.eventID, Array(try encoder.encode($0))) })
-        harness.matrix.state.withLock { $0.timelines[room] = [entry(five, secondsAgo: 0.3), entry(six, secondsAgo: 0.2), entry(seven, secondsAgo: 0.1)] }
-        try await linked(harness)
-        try await eventually("all three sent") { sentBodies(harness).count >= 3 }
-        #expect(sentBodies(harness) == ["five", "six", "seven"])
         await harness.stop()
     }
 }
