@@ -16,17 +16,8 @@ import TestSupport
     @Test func nothingIsLostOrDoubledAndTheBridgeResumesByItself() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.path("isthmus.sqlite"), logger: .disabled)
-        let (xmpp, matrix, sink) = (FakeXMPPLink(), FakeMatrixLink(), LogSink.memory())
-        matrix.state.withLock { $0.members[room] = [alice: "Alice"] }
-        try await store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
-        let bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix,
-                            naming: BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!,
-                            logger: Logger(label: "isthmus", sink: sink), linkPollInterval: .milliseconds(20),
-                            diskFullProbeInterval: .milliseconds(20))
-        let events = xmpp.events
-        let task = Task { await bridge.run(xmppEvents: events) }
-        xmpp.feed.yield(.connected(reconnected: false))
-        try await eventually("link active") { try await store.roomLinks().first?.status == .active }
+        let gated = try await GatedBridge.start(store: store, room: room, muc: muc, members: [alice: "Alice"], probeInterval: .milliseconds(20))
+        let (xmpp, matrix, sink, bridge) = (gated.xmpp, gated.matrix, gated.sink, gated.bridge)
 
         try await fill(store)
         let count = 150   // enough records to outgrow the room left in the tables' last pages
@@ -78,9 +69,7 @@ import TestSupport
         #expect(sink.records.contains { $0.message.hasPrefix("The store can write again") })
         #expect(xmpp.state.withLock { $0.readingPaused } == [true, false], "XMPP reading paused while full, then resumed")
 
-        bridge.shutdown()
-        xmpp.feed.finish()
-        await task.value
+        await gated.stop()
         #expect(matrix.state.withLock { $0.sent.count } == count)
         #expect(xmpp.state.withLock { $0.sent.count } == count)
 

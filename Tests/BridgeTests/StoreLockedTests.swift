@@ -17,16 +17,8 @@ import TestSupport
         let directory = try TemporaryDirectory()
         let path = directory.path("isthmus.sqlite")
         let store = try Store(path: path, logger: .disabled)
-        let (xmpp, matrix, sink) = (FakeXMPPLink(), FakeMatrixLink(), LogSink.memory())
-        try await store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
-        let bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix,
-                            naming: BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!,
-                            logger: Logger(label: "isthmus", sink: sink), linkPollInterval: .milliseconds(20),
-                            diskFullProbeInterval: .milliseconds(50))
-        let events = xmpp.events
-        let task = Task { await bridge.run(xmppEvents: events) }
-        xmpp.feed.yield(.connected(reconnected: false))
-        try await eventually("link active") { try await store.roomLinks().first?.status == .active }
+        let gated = try await GatedBridge.start(store: store, room: room, muc: muc, probeInterval: .milliseconds(50))
+        let (xmpp, matrix, sink) = (gated.xmpp, gated.matrix, gated.sink)
 
         // Another process (here: another connection) takes the write lock and keeps it.
         let other = try Store(path: path, logger: .disabled)
@@ -49,8 +41,6 @@ import TestSupport
         #expect(sent == ["while locked", "after the lock"])
         #expect(sink.records.contains { $0.message.hasPrefix("The store can write again") })
         #expect(!sink.records.contains { $0.message.hasPrefix("Could not record a bridged message") })
-        bridge.shutdown()
-        xmpp.feed.finish()
-        await task.value
+        await gated.stop()
     }
 }

@@ -19,17 +19,8 @@ import TestSupport
         let fixture = try StoreBackend.postgres.open()
         let store = fixture.store
         let database = try #require(fixture.postgresDatabase)
-        let (xmpp, matrix, sink) = (FakeXMPPLink(), FakeMatrixLink(), LogSink.memory())
-        matrix.state.withLock { $0.members[room] = [alice: "Alice"] }
-        try await store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
-        let bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix,
-                            naming: BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!,
-                            logger: Logger(label: "isthmus", sink: sink), linkPollInterval: .milliseconds(20),
-                            diskFullProbeInterval: .milliseconds(50))
-        let events = xmpp.events
-        let task = Task { await bridge.run(xmppEvents: events) }
-        xmpp.feed.yield(.connected(reconnected: false))
-        try await eventually("link active") { try await store.roomLinks().first?.status == .active }
+        let gated = try await GatedBridge.start(store: store, room: room, muc: muc, members: [alice: "Alice"], probeInterval: .milliseconds(50))
+        let (xmpp, matrix, sink, bridge) = (gated.xmpp, gated.matrix, gated.sink, gated.bridge)
         _ = xmpp.occupantSays("romeo", "from xmpp 0", in: muc)
         try await bridge.acceptMatrixEvents([matrixMessage(0)], transaction: TransactionID("t0")!)
         try await eventually("the first message each way") {
@@ -79,9 +70,7 @@ import TestSupport
         #expect(sink.records.contains { $0.message.hasPrefix("The store can write again") })
         #expect(xmpp.state.withLock { $0.readingPaused } == [true, false], "XMPP reading paused during the outage, then resumed")
 
-        bridge.shutdown()
-        xmpp.feed.finish()
-        await task.value
+        await gated.stop()
     }
 
     private func matrixMessage(_ index: Int) -> MatrixRoomEvent {
