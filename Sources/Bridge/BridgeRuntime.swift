@@ -113,6 +113,12 @@ public struct BridgeRuntime: Sendable {
         let metrics: BridgeMetrics
         let listener: AppServiceListener
         let operations: OperationsListener?
+
+        /// Stops both listeners accepting (idempotent).
+        func stopListening() {
+            listener.shutdown()
+            operations?.shutdown()
+        }
     }
 
     /// One process, no lease (`ha.enabled: false`): everything runs until `stop`, then shuts down in reverse order.
@@ -120,18 +126,13 @@ public struct BridgeRuntime: Sendable {
         let logger = self.logger
         let running = RunningServices()
         await withTaskGroup(of: Void.self) { group in
-            running.add(&group, "appservice listener") { await parts.listener.run() }
+            addListeningServices(&group, running, parts)
             addActingServices(&group, running, parts)
-            if let operations = parts.operations {
-                running.add(&group, "operations listener") { await operations.run() }
-            }
-            running.add(&group, "memory trimming") { await Self.trimMemory(every: .seconds(5)) }
             for await _ in stop { break }
             logger.info("Isthmus stopping")
             // Everything durable is already in the store; in-flight calls get a bounded time to finish.
             running.exitIfStillRunning(after: shutdownDeadline, logger: logger)
-            parts.listener.shutdown()
-            parts.operations?.shutdown()
+            parts.stopListening()
             parts.bridge.shutdown()
             await parts.component.close()
             group.cancelAll()
@@ -140,6 +141,15 @@ public struct BridgeRuntime: Sendable {
         await parts.store.close()
         running.markStopped()
         logger.info("Isthmus stopped")
+    }
+
+    /// What every process runs, active or standby: the two listeners and memory trimming.
+    func addListeningServices(_ group: inout TaskGroup<Void>, _ running: RunningServices, _ parts: Parts) {
+        running.add(&group, "appservice listener") { await parts.listener.run() }
+        if let operations = parts.operations {
+            running.add(&group, "operations listener") { await operations.run() }
+        }
+        running.add(&group, "memory trimming") { await Self.trimMemory(every: .seconds(5)) }
     }
 
     /// What only the active process runs: the component, the portals, the homeserver ping and checks, pruning.

@@ -38,11 +38,7 @@ extension BridgeRuntime {
             ])
         }
         await withTaskGroup(of: Void.self) { group in
-            running.add(&group, "appservice listener") { await parts.listener.run() }
-            if let operations = parts.operations {
-                running.add(&group, "operations listener") { await operations.run() }
-            }
-            running.add(&group, "memory trimming") { await Self.trimMemory(every: .seconds(5)) }
+            addListeningServices(&group, running, parts)
             running.add(&group, "bridge lease") { await keeper.run() }
             running.add(&group, "signals") { [shutdownDeadline] in
                 for await _ in stop {
@@ -73,8 +69,7 @@ extension BridgeRuntime {
                     stopping = true
                     logger.info("Isthmus stopping")
                     running.exitIfStillRunning(after: shutdownDeadline, logger: logger)
-                    parts.listener.shutdown()
-                    parts.operations?.shutdown()
+                    parts.stopListening()
                     stopActingSink.yield()
                 case .stepDown(let loss):
                     lost = loss
@@ -83,8 +78,7 @@ extension BridgeRuntime {
                     running.exitIfStillRunning(after: Config.HighAvailability.stepDownWatchdog, logger: logger) { _ in
                         RunningServices.exitNow(LeaseKeeper.leaseLostExitStatus)
                     }
-                    parts.listener.shutdown()
-                    parts.operations?.shutdown()
+                    parts.stopListening()
                     stopActingSink.yield()
                 }
             }
@@ -93,8 +87,7 @@ extension BridgeRuntime {
                 logger.info("Isthmus stopping")
                 running.exitIfStillRunning(after: shutdownDeadline, logger: logger)
             }
-            parts.listener.shutdown()
-            parts.operations?.shutdown()
+            parts.stopListening()
             stopActingSink.finish()
             group.cancelAll()
         }
