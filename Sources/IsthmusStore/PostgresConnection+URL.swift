@@ -1,4 +1,5 @@
 private import CPostgres
+import IsthmusCommon
 
 /// Checking a connection URL before it is used, and keeping its secrets out of errors.
 ///
@@ -51,27 +52,11 @@ extension PostgresConnection {
         var text = message.replacing(url, with: "***")
         if let password, !password.isEmpty {
             text = text.replacing(password, with: "***")
-            if let encoded = password.addingPercentEncodingForUserinfo, encoded != password {
-                text = text.replacing(encoded, with: "***")
-            }
+            // As written in a URI's userinfo (percent-encoded, unreserved characters kept).
+            let encoded = PercentEncoding.encode(password)
+            if encoded != password { text = text.replacing(encoded, with: "***") }
         }
         return text
     }
 }
 
-private extension String {
-    /// The password as it would be percent-encoded in a URI's userinfo (everything but unreserved characters).
-    var addingPercentEncodingForUserinfo: String? {
-        let hex = Array("0123456789ABCDEF")
-        var out = ""
-        for byte in utf8 {
-            let scalar = Unicode.Scalar(byte)
-            if byte < 0x80, scalar.properties.isAlphabetic || ("0"..."9").contains(Character(scalar)) || "-._~".unicodeScalars.contains(scalar) {
-                out.unicodeScalars.append(scalar)
-            } else {
-                out += "%" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 0xF)])
-            }
-        }
-        return out
-    }
-}

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import IsthmusCommon
 import Matrix
 
 /// One client-server API request before it is sent: the call's name, method, path (each parameter

@@ -1,8 +1,8 @@
 /// Hexadecimal digits as bytes, shared by the escaping codecs. Pure.
-enum HexDigit {
+package enum HexDigit {
     /// The value of an ASCII hex digit; upper-case digits count only when `acceptingUppercase`
     /// (the ghost codec emits lower case only, so a round trip must reject anything else).
-    static func value(_ byte: UInt8, acceptingUppercase: Bool) -> UInt8? {
+    package static func value(_ byte: UInt8, acceptingUppercase: Bool) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
