@@ -107,7 +107,7 @@ if Context.environment["ISTHMUS_FUZZ"] == "1" {
         ("fuzz-xml-stream", ["XMLStream"]),
         ("fuzz-appservice-request", ["MatrixAppService", "Matrix", "IsthmusCommon"]),
         ("fuzz-homeserver-response", ["MatrixClient", "Matrix", "IsthmusCommon"]),
-        ("fuzz-config", ["IsthmusConfig", "Matrix", "Bridge"]),
+        ("fuzz-config", ["IsthmusConfig", "IsthmusCommon", "Matrix", "Bridge"]),
         ("fuzz-formatting", ["MessageFormatting", "IsthmusCommon"]),
         ("fuzz-identifiers", ["Matrix", "IsthmusCommon", "Bridge"]),
     ]

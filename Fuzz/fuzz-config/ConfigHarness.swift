@@ -1,5 +1,6 @@
 import Bridge
 import FuzzSupport
+import IsthmusCommon
 @testable import IsthmusConfig
 import Matrix
 
@@ -20,7 +21,7 @@ public func fuzzConfig(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         let config = try Config.parse(text, baseDirectory: "/etc/isthmus", environment: environment)
         guard !config.appservice.asToken.isEmpty, !config.appservice.hsToken.isEmpty, !config.xmpp.componentSecret.isEmpty,
               !config.xmpp.componentDomain.isEmpty, (1...65535).contains(config.appservice.listen.port),
-              config.database.path.hasPrefix("/")
+              databaseLocationHolds(config.database.location)
         else { fuzzFailure("accepted a config that breaks an invariant: \(config)") }
         // `check-config` accepting a file that `serve` then refuses would be a lie.
         guard GhostNamespace(prefix: config.appservice.ghostPrefix, serverName: config.matrix.serverName,
@@ -32,4 +33,12 @@ public func fuzzConfig(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         guard !error.description.isEmpty else { fuzzFailure("a refusal without a description") }
     }
     return 0
+}
+
+/// A SQLite store is an absolute path (relative ones resolve against the config's folder); a PostgreSQL one has a pool.
+private func databaseLocationHolds(_ location: DatabaseLocation) -> Bool {
+    switch location {
+    case .sqlite(let path): path.hasPrefix("/")
+    case .postgres(_, let poolSize): poolSize >= 1
+    }
 }

@@ -82,7 +82,9 @@ extension PortalStateMachine {
         case .applied(let record):
             roomAvatar.applied = record
             return syncRoomAvatar()
-        case .notFetched, .failed(.refused) where roomAvatar.refusalLogged:
+        case .notFetched:
+            break
+        case .failed(.refused) where roomAvatar.refusalLogged:
             break
         case .failed(.refused(let reason)):
             roomAvatar.refusalLogged = true

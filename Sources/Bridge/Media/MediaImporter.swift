@@ -99,7 +99,7 @@ final class MediaImporter: Sendable {
         var template = Array("\(temporaryDirectory)/\(prefix)-XXXXXX".utf8CString)
         let descriptor = mkstemp(&template)
         guard descriptor >= 0 else { return nil }
-        unlink(String(cString: template))
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         return descriptor
     }
 
