@@ -78,7 +78,7 @@ extension Store {
                 INSERT INTO matrix_avatars (mxc, sha1, media_type, data) VALUES (?, ?, ?, ?)
                 ON CONFLICT (mxc) DO UPDATE SET sha1 = excluded.sha1, media_type = excluded.media_type, data = excluded.data
                 """,
-                           mxc, avatar.sha1, avatar.mediaType, SQLiteValue.blob(avatar.data))
+                           mxc, avatar.sha1, avatar.mediaType, SQLValue.blob(avatar.data))
         }
     }
 }

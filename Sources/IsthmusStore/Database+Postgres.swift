@@ -34,9 +34,9 @@ extension Database {
     /// The parameters as PostgreSQL takes them. A text value with a NUL character (which PostgreSQL's `text` cannot
     /// hold, while SQLite and both protocols can) has it replaced by U+FFFD: a hostile Matrix body must not make the
     /// store refuse every write it is part of. Each such value is counted and reported, at most once a minute.
-    func postgresValues(_ parameters: [any SQLiteBindable]) -> [SQLiteValue] {
+    func postgresValues(_ parameters: [any SQLBindable]) -> [SQLValue] {
         parameters.map { parameter in
-            let value = parameter.sqliteValue
+            let value = parameter.sqlValue
             if case .text(let text) = value, text.utf8.contains(0) {
                 if let count = hostileText.note(at: .now) {
                     logger.warning("Text with a NUL character stored with U+FFFD in its place (PostgreSQL text cannot hold NUL)",

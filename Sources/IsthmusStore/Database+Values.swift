@@ -5,7 +5,7 @@ private import CSQLite
 extension Database {
     /// ``run(_:_:)`` with the parameters as an array. Blocks on I/O.
     @discardableResult
-    func run(_ sql: String, values: [SQLiteValue]) throws(StoreError) -> Int {
+    func run(_ sql: String, values: [SQLValue]) throws(StoreError) -> Int {
         switch backend {
         case .sqlite(let connection):
             do { return try connection.run(sql, parameters: values) } catch { throw StoreError(error) }
@@ -16,7 +16,7 @@ extension Database {
     }
 
     /// ``query(_:_:map:)`` with the parameters as an array. Blocks on I/O.
-    func query<T>(_ sql: String, values: [SQLiteValue], map: (Row) throws -> T) throws -> [T] {
+    func query<T>(_ sql: String, values: [SQLValue], map: (Row) throws -> T) throws -> [T] {
         switch backend {
         case .sqlite(let connection):
             do {
@@ -36,7 +36,7 @@ extension Database {
 extension Database.Row {
     /// A column as a typed value: SQLite's storage class of the value, or PostgreSQL's column type
     /// (``PostgresRow/value(_:)``). No I/O.
-    func value(_ column: Int32) -> SQLiteValue {
+    func value(_ column: Int32) -> SQLValue {
         switch self {
         case .sqlite(let row): row.value(column)
         case .postgres(let row): row.value(column)
@@ -46,7 +46,7 @@ extension Database.Row {
 
 extension SQLiteConnection.Row {
     /// The column's value in its storage class (SQLite "Datatypes In SQLite" §2: a value, not its column, has a type).
-    func value(_ column: Int32) -> SQLiteValue {
+    func value(_ column: Int32) -> SQLValue {
         switch sqlite3_column_type(statement.raw, column) {
         case SQLITE_NULL: .null
         case SQLITE_INTEGER: .integer(sqlite3_column_int64(statement.raw, column))

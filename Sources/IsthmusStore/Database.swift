@@ -60,7 +60,7 @@ final class Database {
 
     /// Runs a statement that returns no rows; returns the number of rows it changed. Blocks on I/O.
     @discardableResult
-    func run(_ sql: String, _ parameters: any SQLiteBindable...) throws(StoreError) -> Int {
+    func run(_ sql: String, _ parameters: any SQLBindable...) throws(StoreError) -> Int {
         switch backend {
         case .sqlite(let connection):
             do { return try connection.run(sql, parameters: parameters) } catch { throw StoreError(error) }
@@ -71,7 +71,7 @@ final class Database {
     }
 
     /// Runs a query and maps each row (errors thrown by `map` pass through unchanged). Blocks on I/O.
-    func query<T>(_ sql: String, _ parameters: any SQLiteBindable..., map: (Row) throws -> T) throws -> [T] {
+    func query<T>(_ sql: String, _ parameters: any SQLBindable..., map: (Row) throws -> T) throws -> [T] {
         switch backend {
         case .sqlite(let connection):
             do {

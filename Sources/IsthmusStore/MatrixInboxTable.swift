@@ -32,7 +32,7 @@ enum MatrixInboxTable {
         for event in events {
             let seqs = try db.query("""
                 INSERT INTO matrix_inbox (matrix_room, event_id, payload) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING seq
-                """, event.room, event.eventID, SQLiteValue.blob(event.payload)) { Int64($0.int(0) ?? 0) }
+                """, event.room, event.eventID, SQLValue.blob(event.payload)) { Int64($0.int(0) ?? 0) }
             if let seq = seqs.first {
                 added.append(InboxEntry(seq: seq, room: event.room, eventID: event.eventID, payload: event.payload))
             }

@@ -8,7 +8,7 @@ import Glibc
 /// thread on network I/O.
 ///
 /// It mirrors ``SQLiteConnection`` so the store can drive either through one wrapper: the same `?` placeholders
-/// (translated once by ``PostgresPlaceholders``), the same ``SQLiteValue`` parameters and the same row-reading API
+/// (translated once by ``PostgresPlaceholders``), the same ``SQLValue`` parameters and the same row-reading API
 /// (``PostgresRow``). Statements with parameters are prepared once per session (`PQprepare`, cached by SQL text) and
 /// run with `PQexecPrepared`; a replaced connection starts with an empty cache and prepares again on first use.
 /// TLS, authentication and host selection are libpq's, driven by the URL (`sslmode=verify-full&sslrootcert=…` works
@@ -130,7 +130,7 @@ final class PostgresConnection {
     /// Runs a statement with `?` placeholders; returns how many rows it changed (`PQcmdTuples`, 0 when the command
     /// reports none). Blocks; does network I/O.
     @discardableResult
-    func run(_ sql: String, _ parameters: [SQLiteValue]) throws(PostgresError) -> Int {
+    func run(_ sql: String, _ parameters: [SQLValue]) throws(PostgresError) -> Int {
         let result = try executePrepared(sql, parameters)
         defer { PQclear(result) }
         guard var digit = PQcmdTuples(result) else { return 0 }  // "" when the command reports no count
@@ -144,7 +144,7 @@ final class PostgresConnection {
 
     /// Runs a query with `?` placeholders and maps each row. The row is valid only inside `map`. Blocks; does
     /// network I/O.
-    func query<T>(_ sql: String, _ parameters: [SQLiteValue], map: (PostgresRow) throws -> T) throws -> [T] {
+    func query<T>(_ sql: String, _ parameters: [SQLValue], map: (PostgresRow) throws -> T) throws -> [T] {
         let result = try executePrepared(sql, parameters)
         defer { PQclear(result) }
         let count = PQntuples(result)
@@ -171,7 +171,7 @@ final class PostgresConnection {
 
     // MARK: Prepared statements
 
-    private func executePrepared(_ sql: String, _ parameters: [SQLiteValue],
+    private func executePrepared(_ sql: String, _ parameters: [SQLValue],
                                  isRetry: Bool = false) throws(PostgresError) -> OpaquePointer {
         let encoded = try PostgresParameters(parameters, sql: sql)
         let statement = try prepared(sql, byteaPositions: encoded.byteaPositions)

@@ -19,7 +19,7 @@ struct PostgresParameters {
 
     /// Encodes `parameters`. Throws `22021` (character_not_in_repertoire, what the server says for the same text) when
     /// a text value holds a NUL character, which PostgreSQL's text cannot store; `sql` is for the error.
-    init(_ parameters: [SQLiteValue], sql: String) throws(PostgresError) {
+    init(_ parameters: [SQLValue], sql: String) throws(PostgresError) {
         guard !parameters.isEmpty else { return }
         offsets.reserveCapacity(parameters.count)
         lengths.reserveCapacity(parameters.count)

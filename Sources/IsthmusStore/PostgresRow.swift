@@ -71,7 +71,7 @@ struct PostgresRow {
     /// A column as a typed value, by its PostgreSQL type: integers and booleans as `.integer`, floating-point and
     /// numeric as `.real`, bytea as `.blob`, everything else as `.text` (for `migrate-store`, which copies columns
     /// it does not know one by one).
-    func value(_ column: Int32) -> SQLiteValue {
+    func value(_ column: Int32) -> SQLValue {
         guard !isNull(column) else { return .null }
         switch PQftype(result, column) {
         case Self.boolOID, 20, 21, 23: return int(column).map { .integer(Int64($0)) } ?? .text(string(column) ?? "")

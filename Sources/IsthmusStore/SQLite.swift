@@ -28,32 +28,6 @@ struct SQLiteError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// A value bound to or read from a statement.
-enum SQLiteValue: Sendable, Hashable {
-    case null
-    case integer(Int64)
-    case real(Double)
-    case text(String)
-    case blob([UInt8])
-}
-
-/// Converts Swift values to statement parameters.
-protocol SQLiteBindable {
-    var sqliteValue: SQLiteValue { get }
-}
-extension String: SQLiteBindable { var sqliteValue: SQLiteValue { .text(self) } }
-extension Int: SQLiteBindable { var sqliteValue: SQLiteValue { .integer(Int64(self)) } }
-extension Int64: SQLiteBindable { var sqliteValue: SQLiteValue { .integer(self) } }
-extension Double: SQLiteBindable { var sqliteValue: SQLiteValue { .real(self) } }
-extension Bool: SQLiteBindable { var sqliteValue: SQLiteValue { .integer(self ? 1 : 0) } }
-extension SQLiteValue: SQLiteBindable { var sqliteValue: SQLiteValue { self } }
-extension Optional: SQLiteBindable where Wrapped: SQLiteBindable {
-    var sqliteValue: SQLiteValue { self?.sqliteValue ?? .null }
-}
-extension LosslessStringConvertible where Self: SQLiteBindable {
-    var sqliteValue: SQLiteValue { .text(description) }
-}
-
 /// One open SQLite database. Not thread-safe: owned by exactly one actor (``Store``), and internal to this target
 /// so no other module can reach the connection.
 final class SQLiteConnection {
@@ -104,13 +78,13 @@ final class SQLiteConnection {
 
     /// Runs a statement that returns no rows; returns the number of rows changed.
     @discardableResult
-    func run(_ sql: String, _ parameters: any SQLiteBindable...) throws(SQLiteError) -> Int {
+    func run(_ sql: String, _ parameters: any SQLBindable...) throws(SQLiteError) -> Int {
         try run(sql, parameters: parameters)
     }
 
     /// ``run(_:_:)`` with the parameters in an array (what ``Database`` forwards).
     @discardableResult
-    func run(_ sql: String, parameters: [any SQLiteBindable]) throws(SQLiteError) -> Int {
+    func run(_ sql: String, parameters: [any SQLBindable]) throws(SQLiteError) -> Int {
         let statement = try prepare(sql)
         try statement.bind(parameters)
         defer { statement.reset() }
@@ -119,12 +93,12 @@ final class SQLiteConnection {
     }
 
     /// Runs a query and maps each row.
-    func query<T>(_ sql: String, _ parameters: any SQLiteBindable..., map: (Row) throws -> T) throws -> [T] {
+    func query<T>(_ sql: String, _ parameters: any SQLBindable..., map: (Row) throws -> T) throws -> [T] {
         try query(sql, parameters: parameters, map: map)
     }
 
     /// ``query(_:_:map:)`` with the parameters in an array (what ``Database`` forwards).
-    func query<T>(_ sql: String, parameters: [any SQLiteBindable], map: (Row) throws -> T) throws -> [T] {
+    func query<T>(_ sql: String, parameters: [any SQLBindable], map: (Row) throws -> T) throws -> [T] {
         let statement = try prepare(sql)
         try statement.bind(parameters)
         defer { statement.reset() }
@@ -176,11 +150,11 @@ final class SQLiteConnection {
 
         deinit { sqlite3_finalize(raw) }
 
-        func bind(_ parameters: [any SQLiteBindable]) throws(SQLiteError) {
+        func bind(_ parameters: [any SQLBindable]) throws(SQLiteError) {
             for (offset, parameter) in parameters.enumerated() {
                 let index = Int32(offset + 1)
                 let rc: Int32
-                switch parameter.sqliteValue {
+                switch parameter.sqlValue {
                 case .null: rc = sqlite3_bind_null(raw, index)
                 case .integer(let value): rc = sqlite3_bind_int64(raw, index, value)
                 case .real(let value): rc = sqlite3_bind_double(raw, index, value)

@@ -153,7 +153,7 @@ struct StoreCopyPlan {
 
     /// Calls `body` with the table's rows, `batch` at a time in key order: each page starts after the last key of
     /// the one before (keyset pagination, a row-value comparison both SQLite and PostgreSQL have).
-    private func forEachBatch(_ planned: PlannedTable, in db: Database, _ body: ([[SQLiteValue]]) throws -> Void) throws {
+    private func forEachBatch(_ planned: PlannedTable, in db: Database, _ body: ([[SQLValue]]) throws -> Void) throws {
         let key = planned.table.key
         let select = "SELECT \(planned.columns.joined(separator: ", ")) FROM \(planned.table.name)"
         let order = " ORDER BY \(key.joined(separator: ", ")) LIMIT \(planned.table.batch)"
@@ -161,7 +161,7 @@ struct StoreCopyPlan {
             ? " WHERE \(key[0]) > ?"
             : " WHERE (\(key.joined(separator: ", "))) > (\(key.map { _ in "?" }.joined(separator: ", ")))"
         let width = Int32(planned.columns.count)
-        var last: [SQLiteValue]?
+        var last: [SQLValue]?
         while true {
             let batch = try db.query(select + (last == nil ? "" : after) + order, values: last ?? []) { row in
                 (0..<width).map { row.value($0) }
@@ -174,11 +174,11 @@ struct StoreCopyPlan {
     }
 
     /// One multi-row `INSERT` of `rows` into the target.
-    private func insert(_ rows: ArraySlice<[SQLiteValue]>, into planned: PlannedTable) throws {
+    private func insert(_ rows: ArraySlice<[SQLValue]>, into planned: PlannedTable) throws {
         let placeholders = "(" + planned.columns.map { _ in "?" }.joined(separator: ", ") + ")"
         let sql = "INSERT INTO \(planned.table.name) (\(planned.columns.joined(separator: ", "))) VALUES "
             + Array(repeating: placeholders, count: rows.count).joined(separator: ", ")
-        var values: [SQLiteValue] = []
+        var values: [SQLValue] = []
         values.reserveCapacity(rows.count * planned.columns.count)
         for row in rows {
             for (index, value) in row.enumerated() {
@@ -207,7 +207,7 @@ struct StoreCopyPlan {
     /// 64-bit FNV-1a of a row's values, each tagged with its kind; text and bytes hash alike (a BLOB column SQLite let
     /// hold text arrives as bytes). Pure. FNV rather than a cryptographic digest: it guards against copying mistakes,
     /// not against an adversary, and must stay cheap over millions of rows.
-    static func hash(_ row: [SQLiteValue]) -> UInt64 {
+    static func hash(_ row: [SQLValue]) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         func mix(_ byte: UInt8) {
             hash ^= UInt64(byte)

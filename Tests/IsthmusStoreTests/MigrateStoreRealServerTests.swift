@@ -85,7 +85,7 @@ import Testing
             }
             for index in 0..<450 {
                 _ = try db.run("INSERT INTO matrix_inbox (matrix_room, event_id, payload) VALUES (?, ?, ?)",
-                               "!room:localhost", "$q\(index)", SQLiteValue.blob([UInt8](repeating: UInt8(index % 256), count: 300)))
+                               "!room:localhost", "$q\(index)", SQLValue.blob([UInt8](repeating: UInt8(index % 256), count: 300)))
             }
         }
         let target = try PostgresTestDatabase()

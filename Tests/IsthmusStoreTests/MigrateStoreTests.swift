@@ -102,7 +102,7 @@ import Testing
 
     /// The checksum does not depend on the order rows are read in, and tells rows apart.
     @Test func theRowHashTellsValuesApart() {
-        let rows: [[SQLiteValue]] = [[.integer(1), .text("a")], [.integer(2), .null], [.real(1), .blob([0x61])]]
+        let rows: [[SQLValue]] = [[.integer(1), .text("a")], [.integer(2), .null], [.real(1), .blob([0x61])]]
         let hashes = rows.map(StoreCopyPlan.hash)
         #expect(Set(hashes).count == 3)
         #expect(StoreCopyPlan.hash([.text("ab"), .text("c")]) != StoreCopyPlan.hash([.text("a"), .text("bc")]))

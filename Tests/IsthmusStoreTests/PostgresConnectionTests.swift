@@ -33,7 +33,7 @@ import Testing
         try db.execute("CREATE TABLE t (n integer PRIMARY KEY, i bigint, r double precision, s text, b bytea)")
         let oddText = "e\u{301} 😀 𝄞 \u{202E}rtl\u{202C} \u{FEFF}bom \u{7F}\t\n\\ ' \" % _ ? $1 日本語 \u{10FFFF}"
         let allBytes = (0...255).map(UInt8.init)
-        let values: [[SQLiteValue]] = [
+        let values: [[SQLValue]] = [
             [.integer(1), .integer(.max), .real(1e-300), .text(oddText), .blob(allBytes)],
             [.integer(2), .integer(.min), .real(-.infinity), .text(""), .blob([])],
             [.integer(3), .null, .null, .null, .null],

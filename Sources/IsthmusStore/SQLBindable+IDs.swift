@@ -1,0 +1,14 @@
+import IsthmusCommon
+
+// Typed ids bind as their text form.
+extension RoomID: SQLBindable {}
+extension RoomAlias: SQLBindable {}
+extension UserID: SQLBindable {}
+extension EventID: SQLBindable {}
+extension TransactionID: SQLBindable {}
+extension JID: SQLBindable {}
+extension StanzaID: SQLBindable {}
+extension OriginID: SQLBindable {}
+extension OccupantID: SQLBindable {}
+extension MessageIDAttribute: SQLBindable {}
+extension LeaseOwner: SQLBindable {}
