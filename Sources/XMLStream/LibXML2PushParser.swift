@@ -106,9 +106,11 @@ final class LibXML2PushParser {
 
     /// libxml2's `XML_NS_ERR_QNAME` ("Failed to parse QName").
     static let qnameError = 202
+    /// libxml2's `XML_NS_ERR_UNDEFINED_NAMESPACE` ("Namespace prefix … is not defined").
+    static let undefinedNamespaceError = 201
 
     fileprivate func startElement(
-        _ localname: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?,
+        _ localname: UnsafePointer<xmlChar>?, _ prefix: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?,
         _ namespaceCount: Int32, _ namespaces: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?,
         _ attributeCount: Int32, _ rawAttributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
     ) {
@@ -118,6 +120,12 @@ final class LibXML2PushParser {
         // (RFC 6120 §11.2), so refuse it (found by fuzzing the serializer round trip).
         guard !name.utf8.contains(UInt8(ascii: ":")) else {
             return refuse(.notWellFormed(code: Self.qnameError), "element name '\(name)' is not namespace-well-formed")
+        }
+        // A prefix nobody declared is also only a warning for libxml2, which then reports the name without its
+        // prefix and without a namespace: `<x:a>` would read as `<a>`, and an attribute `x:xmlns` as a namespace
+        // declaration once serialized again (found by fuzzing the round trip). Not namespace-well-formed: refused.
+        guard prefix == nil || uri != nil else {
+            return refuse(.notWellFormed(code: Self.undefinedNamespaceError), "element '\(name)' has an undeclared prefix")
         }
         let namespace = uri.map { interned($0) ?? "" } ?? ""
         var defaultNamespace: String?
@@ -138,6 +146,10 @@ final class LibXML2PushParser {
             }
             guard !attributeName.utf8.contains(UInt8(ascii: ":")) else {
                 return refuse(.notWellFormed(code: Self.qnameError), "attribute name '\(attributeName)' is not namespace-well-formed")
+            }
+            guard base[1] == nil || base[2] != nil else {
+                return refuse(.notWellFormed(code: Self.undefinedNamespaceError),
+                              "attribute '\(attributeName)' has an undeclared prefix")
             }
             attributes.append(XAttribute(attributeName, value, namespace: base[2].flatMap { interned($0) }))
         }
@@ -164,8 +176,8 @@ private func parser(_ ctx: UnsafeMutableRawPointer?) -> LibXML2PushParser? {
 }
 
 private let onStartElement: startElementNsSAX2Func = {
-    ctx, localname, _, uri, namespaceCount, namespaces, attributeCount, _, attributes in
-    parser(ctx)?.startElement(localname, uri, namespaceCount, namespaces, attributeCount, attributes)
+    ctx, localname, prefix, uri, namespaceCount, namespaces, attributeCount, _, attributes in
+    parser(ctx)?.startElement(localname, prefix, uri, namespaceCount, namespaces, attributeCount, attributes)
 }
 
 private let onEndElement: endElementNsSAX2Func = { ctx, _, _, _ in
