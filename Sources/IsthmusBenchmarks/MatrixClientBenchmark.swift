@@ -68,6 +68,7 @@ struct MatrixClientBenchmark {
                 do {
                     try process.run()
                     let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                    process.waitUntilExit()   // also frees the Process on Linux (docs/reliability.md, "AddressSanitizer")
                     continuation.resume(returning: String(decoding: data, as: UTF8.self))
                 } catch {
                     continuation.resume(throwing: error)

@@ -170,8 +170,10 @@ public struct TestBed: Sendable {
         let text = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
         guard waited == .success else {
             process.terminate()
+            _ = process.waitForExit(timeout: 10)
             throw TestBedError.commandTimedOut(arguments: arguments, seconds: timeout, output: text)
         }
+        _ = process.waitForExit(timeout: 10)   // at once (it exited); frees the Process, see waitForExit
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
             throw TestBedError.commandFailed(arguments: arguments, status: process.terminationStatus, output: text)
         }

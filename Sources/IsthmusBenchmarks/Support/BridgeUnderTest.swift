@@ -144,6 +144,9 @@ final class BridgeUnderTest: @unchecked Sendable {
             kill(process.processIdentifier, SIGKILL)
             _ = await waitUntil(timeout: .seconds(10)) { !process.isRunning }
         }
+        // Returns at once once it exited; without it Foundation's Process is never freed on Linux (its run-loop
+        // source and it retain each other until waitUntilExit; docs/reliability.md, "AddressSanitizer").
+        if !process.isRunning { process.waitUntilExit() }
         self.process = nil
         Self.running.withLock { _ = $0.remove(process.processIdentifier) }
         return process.terminationStatus

@@ -20,7 +20,8 @@ public final class HTTPServer: Sendable {
     public let port: Int
     /// Every complete admitted request, in arrival order. Consume from one task.
     public let requests: AsyncStream<HTTPServerRequest>
-    private let core: ServerCore
+    /// What the server and libmicrohttpd's callbacks share (internal for the lifetime tests).
+    let core: ServerCore
 
     /// Binds and starts serving (libmicrohttpd's own thread). Does I/O.
     public init(configuration: Configuration, logger: Logger) throws(HTTPServerError) {

@@ -192,6 +192,9 @@ final class ServerCore: Sendable {
         }
     }
 
+    /// How many requests wait for their answer (handed to the consumer, connection suspended). For tests.
+    var waitingRequests: Int { state.withLock { $0.pending.count } }
+
     /// Registers `request` as waiting for its answer and suspends its connection; false when the server no longer
     /// accepts requests.
     private func suspend(_ request: PendingRequest) -> Bool {

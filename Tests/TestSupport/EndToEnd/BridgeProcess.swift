@@ -93,9 +93,7 @@ public final class BridgeProcess: @unchecked Sendable {
     }
 
     private func wait(timeout: Double) -> Int32 {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning {
+        if !process.waitForExit(timeout: timeout) {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
@@ -107,5 +105,6 @@ public final class BridgeProcess: @unchecked Sendable {
 
     deinit {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        _ = process.waitForExit(timeout: 10)   // also frees the Process (see waitForExit)
     }
 }

@@ -26,6 +26,17 @@ public final class ScriptedPythonServer: @unchecked Sendable {
         process.arguments = ["-c", script, self.directory.path] + arguments
         process.standardOutput = output
         try process.run()
+        do {
+            port = try Self.readPort(from: output)
+        } catch {
+            Self.stop(process)   // deinit does not run when init throws
+            throw error
+        }
+    }
+
+    deinit { Self.stop(process) }
+
+    private static func readPort(from output: Pipe) throws -> Int {
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
             let more = output.fileHandleForReading.availableData   // blocks until the script prints or exits
@@ -35,14 +46,13 @@ public final class ScriptedPythonServer: @unchecked Sendable {
         guard let text = String(decoding: line, as: UTF8.self).split(separator: "\n").first, let port = Int(text) else {
             throw Failure(description: "the Python server printed no port")
         }
-        self.port = port
+        return port
     }
 
-    deinit {
-        // Not waitUntilExit(): on Linux it waits on a run loop that an async test's thread does not run.
+    /// Kills the script and waits for it (at most 10 s).
+    private static func stop(_ process: Process) {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
+        _ = process.waitForExit(timeout: 10)
     }
 
     /// The lines the script appended to `events` so far.

@@ -18,9 +18,7 @@ public struct TestCertificate: Sendable {
         openssl.standardOutput = FileHandle.nullDevice
         openssl.standardError = FileHandle.nullDevice
         try openssl.run()
-        let deadline = Date().addingTimeInterval(30)
-        while openssl.isRunning && Date() < deadline { usleep(10_000) }   // polls the exit, bounded
-        guard !openssl.isRunning, openssl.terminationStatus == 0 else {
+        guard openssl.waitForExit(timeout: 30), openssl.terminationStatus == 0 else {
             throw ScriptedPythonServer.Failure(description: "openssl req failed")
         }
     }
