@@ -113,9 +113,13 @@ import TestSupport
         try await harness.store.saveRoomGhost(RoomGhost(room: room, user: ghost, nick: "Romeo", occupantID: nil, realJID: romeoJID, joined: true))
         try await harness.bridge.acceptMatrixEvents([dmText("sent while the bridge was down", in: dm, id: "$early")])
         #expect(try await harness.store.inbox(dm).count == 1)
+        // Romeo is still in the MUC: the room lists him when the bridge's bot rejoins (else reconciliation would mark
+        // him gone). Announced during the bot's join, as a MUC does: fed right after `.connected`, the presence could
+        // reach the portal before the activation started over its occupant list, and was then forgotten.
+        harness.xmpp.state.withLock {
+            $0.presencesOnBotJoin = [RoomPresence(room: muc, nick: "Romeo", to: FakeXMPPLink.bot, available: true, realJID: romeoJID)]
+        }
         harness.xmpp.feed.yield(.connected(reconnected: false))
-        // Romeo is still in the MUC: the room lists him when the bridge rejoins (else reconciliation would mark him gone).
-        harness.xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "Romeo", to: FakeXMPPLink.bot, available: true, realJID: romeoJID)))
         try await eventually("the DM message went out") { harness.xmpp.state.withLock { $0.chats.count } == 1 }
         let chat = try #require(harness.xmpp.state.withLock { $0.chats.first })
         #expect(chat.body == "sent while the bridge was down")

@@ -48,6 +48,9 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         var signals: [(from: JID, signals: ChatSignals)] = []
         var takenNicks: Set<String> = []
         var occupantNicks: [JID: String] = [:]
+        /// Occupants the room announces when the bridge's bot joins, as a MUC does before the self-presence that
+        /// completes a join: fed into the event stream before ``join(room:nick:occupant:)`` returns.
+        var presencesOnBotJoin: [RoomPresence] = []
         var archive: [RoomMessage] = []
         var nextStanza = 1
         var reflect = true
@@ -71,12 +74,16 @@ final class FakeXMPPLink: XMPPLink, Sendable {
     func setReadingPaused(_ paused: Bool) async { state.withLock { $0.readingPaused.append(paused) } }
 
     func join(room: JID, nick: String, occupant: JID) async throws -> MUCJoinResult {
-        state.withLock { state in
+        let (result, announced) = state.withLock { state -> (MUCJoinResult, [RoomPresence]) in
             state.joins.append((room, nick, occupant))
-            if state.takenNicks.contains(nick) { return .nickConflict }
+            if state.takenNicks.contains(nick) { return (.nickConflict, []) }
             state.occupantNicks[occupant] = nick
-            return .joined(nick: nick, created: false, affiliation: occupant == FakeXMPPLink.bot ? state.botAffiliation : nil)
+            let isBot = occupant == FakeXMPPLink.bot
+            return (.joined(nick: nick, created: false, affiliation: isBot ? state.botAffiliation : nil),
+                    isBot ? state.presencesOnBotJoin.filter { $0.room == room } : [])
         }
+        for presence in announced { feed.yield(.presence(presence)) }
+        return result
     }
 
     func leave(room: JID, nick: String, occupant: JID, status: String?) async throws {

@@ -64,7 +64,7 @@ public final class BridgeProcess: @unchecked Sendable {
     /// Starts `isthmus serve -c CONFIG`, logging to `logFile`.
     public init(config: URL, logFile: URL, extraArguments: [String] = []) throws {
         self.logFile = logFile
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let handle = try FileHandle(forWritingTo: logFile)
         handle.seekToEndOfFile()
         process.executableURL = BridgeProcess.binary
