@@ -21,28 +21,34 @@ extension Portal {
 
     /// Reads the recent timeline and queues the bridgeable messages the bridge never saw that are stranded (chosen by
     /// ``PortalStateMachine/strandedMessages(in:seen:now:)``). Returns the timeline order (event id → index,
-    /// oldest first) when it queued any, so the drain follows it; empty otherwise.
-    func recoverUnpushedMatrixMessages() async -> [EventID: Int] {
+    /// oldest first) whenever it read the timeline, so the drain follows it — also when nothing was missing: a
+    /// transaction the homeserver delivered late put its events behind later ones in the inbox; empty when the
+    /// timeline could not be read; nil when shutdown cut the check short (the drain must not go on without it).
+    func recoverUnpushedMatrixMessages() async -> [EventID: Int]? {
         let room = link.matrixRoom
         do {
             guard let activeSince = try await context.store.activeSince(room) else { return [:] }
             let floor = max(activeSince.addingTimeInterval(-2), context.clock.wallNow().addingTimeInterval(-Self.timelineLookback))
             let timeline = try await recentTimeline(since: floor)
             let seen = try await context.store.seenMatrixEvents(room, among: timeline.map(\.eventID))
+            // A homeserver repeating an event across pages must not crash us: its first place counts.
+            let order = Dictionary(timeline.enumerated().map { ($1.eventID, $0) }, uniquingKeysWith: { first, _ in first })
             let missed = machine.strandedMessages(in: timeline, seen: seen, now: context.clock.wallNow())
-            guard !missed.isEmpty else { return [:] }
+            guard !missed.isEmpty else { return order }
             let added = try await context.store.enqueueInbox(try missed.map { (room, $0.eventID, try $0.inboxPayload()) })
-            guard !added.isEmpty else { return [:] }
+            guard !added.isEmpty else { return order }
             context.metrics.caughtUp(side: "matrix", count: added.count)
             // Usually the homeserver's retry queue after a restart (it pushes them later; the copies are dropped);
             // rarely a stranded transaction.
             logger.info("Took Matrix messages the homeserver had not pushed from the room's timeline", metadata: [
                 "matrix.event.ids": added.map(\.eventID.rawValue).joined(separator: ","),
             ])
-            // A homeserver repeating an event across pages must not crash us: its first place counts.
-            return Dictionary(timeline.enumerated().map { ($1.eventID, $0) }, uniquingKeysWith: { first, _ in first })
+            return order
         } catch {
-            if !Task.isCancelled { logger.warning("Could not check the Matrix timeline", metadata: ["error": "\(error)"]) }
+            // Stopping: the drain waits for the next run's check. Any other failure: the drain goes on in arrival
+            // order rather than stall the room on a timeline it cannot read.
+            if Task.isCancelled { return nil }
+            logger.warning("Could not check the Matrix timeline", metadata: ["error": "\(error)"])
             return [:]
         }
     }

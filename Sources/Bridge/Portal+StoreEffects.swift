@@ -194,21 +194,18 @@ extension Portal {
         }
     }
 
-    /// Reads this room's inbox from the store, after checking the Matrix timeline for messages the homeserver never
-    /// pushed when asked (see `Portal+MatrixCatchUp`): recovered messages take their place in the timeline's order,
-    /// the rest keep arrival order after them.
+    /// Reads this room's inbox from the store, in arrival order, after checking the Matrix timeline for messages the
+    /// homeserver never pushed when asked (see `Portal+MatrixCatchUp`); the timeline's order comes with it (the
+    /// machine's ``PortalStateMachine/drainOrder(_:timelineOrder:)`` decides the order of handling).
     func readInbox(checkTimeline: Bool) async -> PortalStateMachine.Input {
         let order = checkTimeline ? await recoverUnpushedMatrixMessages() : [:]
-        var entries: [InboxEntry]
+        let entries: [InboxEntry]
         do {
             let room = link.matrixRoom
             entries = try await durably { try await context.store.inbox(room) }
         } catch {
             logger.error("Could not read the Matrix inbox", metadata: ["error": "\(error)"])
             return .inboxRead(nil)
-        }
-        if !order.isEmpty {
-            entries.sort { (order[$0.eventID] ?? Int.max, $0.seq) < (order[$1.eventID] ?? Int.max, $1.seq) }
         }
         let decoder = JSONDecoder()
         var queued: [QueuedMatrixEvent] = []
@@ -225,7 +222,7 @@ extension Portal {
                                                   kind: kind, at: nil, now: context.clock.now())
             }
         }
-        return .inboxRead(queued)
+        return .inboxRead(queued, timelineOrder: order)
     }
 
     func insertMapping(_ mapping: MessageMapping, consumingInbox seq: Int64, delivery: PortalStateMachine.XMPPDelivery,

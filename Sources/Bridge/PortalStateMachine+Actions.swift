@@ -92,8 +92,8 @@ extension PortalStateMachine {
         case loadUndelivered
         /// → ``Input/ghostAddressFound(_:_:)``: the real JID a ghost stands for, from the ghost table.
         case lookUpGhostAddress(GhostInvite)
-        /// → ``Input/inboxRead(_:)``: the room's Matrix inbox from the store, after recovering messages the
-        /// homeserver never pushed from the timeline when `checkTimeline`.
+        /// → ``Input/inboxRead(_:timelineOrder:)``: the room's Matrix inbox from the store, after recovering messages
+        /// the homeserver never pushed from the timeline when `checkTimeline` (the timeline's order comes with it).
         case readInbox(checkTimeline: Bool)
         /// → ``Input/mappingInserted(_:inserted:)``: maps a Matrix message before it goes out, consuming its inbox row
         /// (and recording the reaction change it makes, in the same commit).

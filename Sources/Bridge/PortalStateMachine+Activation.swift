@@ -11,6 +11,7 @@ extension PortalStateMachine {
     mutating func startActivation() -> [Action] {
         agenda.removeAll()
         drain = nil
+        activating = true
         return [.joinMatrixAsBot]
     }
 
@@ -53,8 +54,16 @@ extension PortalStateMachine {
             guard joined == false, botJoined else { return [] }
             botJoined = false
             return [.log(LogEntry(level: .warning, message: "The bridge is no longer in the MUC; rejoining"))] + startActivation()
-        case .inboxRead(let queued):
-            guard let queued else { return drainBlocked(retry: true) }
+        case .inboxRead(let stored, let timelineOrder):
+            guard let stored else { return drainBlocked(retry: true) }
+            guard let timelineOrder else {
+                // A check was due (a hole, or the first drain after an activation) and did not happen: in arrival
+                // order a message from a held transaction would be overtaken, and once mapped, resent late by the
+                // next run. The drain waits and checks again.
+                timelineCheckPending = true
+                return drainBlocked(retry: true)
+            }
+            let queued = Self.drainOrder(stored, timelineOrder: timelineOrder)
             agenda.insert(contentsOf: queued.map(Step.handleMatrixEvent) + [.finishDrain(highestSeq: queued.map(\.seq).max() ?? 0)], at: 0)
             return []
         case .ghostPrepared(let setup, let error):
@@ -228,6 +237,7 @@ extension PortalStateMachine {
     }
 
     private mutating func finishActivation() -> [Action] {
+        activating = false
         timelineCheckPending = true
         inboxNeedsReload = true
         if resendsWentOut {

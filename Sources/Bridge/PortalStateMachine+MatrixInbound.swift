@@ -182,8 +182,22 @@ extension PortalStateMachine {
     }
 
     mutating func groupchatSent(_ delivery: XMPPDelivery, failure: XMPPFailure?) -> [Action] {
-        guard let failure else { return puppetSpoke(delivery) }
+        guard let failure else { return [sentLog(delivery)] + puppetSpoke(delivery) }
         return sendFailed(delivery, failure)
+    }
+
+    /// Each Matrix → XMPP send, at debug level: with the reflections' stanza-ids (the server's order) these lines say
+    /// in which order and on which path (drain, resend) messages went out.
+    private func sentLog(_ delivery: XMPPDelivery) -> Action {
+        var metadata = ["xmpp.origin.id": delivery.originID.rawValue, "matrix.user.id": delivery.user.rawValue]
+        switch delivery.purpose {
+        case .inbox(let seq):
+            metadata["bridge.send.path"] = "inbox"
+            metadata["matrix.inbox.seq"] = "\(seq)"
+        case .resend: metadata["bridge.send.path"] = "resend"
+        case .afterRefusal: metadata["bridge.send.path"] = "rejoin-resend"
+        }
+        return .log(LogEntry(level: .debug, message: "Sent a Matrix message to the MUC", metadata: metadata))
     }
 
     /// A Matrix → XMPP message did not go out.
@@ -260,6 +274,27 @@ extension PortalStateMachine {
             if let lastSeen, index < lastSeen { missed.append(event) } else if age >= Self.strandedAge { missed.append(event) }
         }
         return missed
+    }
+
+    /// The order in which a drain handles the inbox: the store's (arrival) order, except that the entries the room's
+    /// timeline names (`timelineOrder`, read by a timeline check) take the timeline's order among the places they hold.
+    /// Entries the timeline does not name — older than the check looked, or arrived after it — keep their places.
+    ///
+    /// Arrival order is not the room's order when the homeserver delivers a transaction late: Synapse retries a held
+    /// transaction after newer ones went through, and after a restart or a take-over the process that saw the hole
+    /// is gone (seen in FailoverTests on ejabberd: a message in a transaction retried into the instance that took
+    /// over was queued behind the later ones the stopped instance had queued, and went out after them). So every
+    /// drain that checked the timeline follows it — not only when the check recovered something. Pure.
+    static func drainOrder(_ queued: [QueuedMatrixEvent], timelineOrder: [EventID: Int]) -> [QueuedMatrixEvent] {
+        guard !timelineOrder.isEmpty else { return queued }
+        let places = queued.indices.filter { timelineOrder[queued[$0].event.eventID] != nil }
+        let named = places.map { queued[$0] }.enumerated().sorted { lhs, rhs in
+            // Arrival order breaks ties (the store keeps one row per event; this keeps the sort deterministic anyway).
+            (timelineOrder[lhs.element.event.eventID]!, lhs.offset) < (timelineOrder[rhs.element.event.eventID]!, rhs.offset)
+        }
+        var ordered = queued
+        for (place, entry) in zip(places, named) { ordered[place] = entry.element }
+        return ordered
     }
 
     /// A message, reaction or redaction the portal would act on (see ``matrixEvent(_:)``).

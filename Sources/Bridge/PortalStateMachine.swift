@@ -22,6 +22,11 @@ struct PortalStateMachine: Sendable {
     // MARK: Control state
     var xmppConnected = false
     var botJoined = false
+    /// An activation is under way (from its start to its first drain): Matrix events wait in the inbox, so the
+    /// catch-up and the resends of unreceipted messages go out before anything newer. Its steps normally run in one
+    /// go, but an outcome that never comes (a wait cancelled by shutdown) leaves them on the agenda for the next
+    /// event to continue; that event must not start a drain ahead of them.
+    var activating = false
     /// What the room announced at the last activation; nil until known (stanza-ids are then trusted, as before).
     var roomFeatures: RoomFeatures?
     /// Matrix events wait: the XMPP side was unavailable.
@@ -147,6 +152,7 @@ struct PortalStateMachine: Sendable {
         case .xmppDisconnected:
             xmppConnected = false
             botJoined = false
+            activating = false
             for user in puppets.keys { puppets[user]?.joined = false }
             if destroyed { return [] }   // the link stays in error: there is nothing to wait for
             return [.setStatus(.pending, detail: "waiting for the XMPP server")]
@@ -178,7 +184,7 @@ struct PortalStateMachine: Sendable {
             guard receiptWait != nil, canSend, drain == nil else { return [] }
             return startDrainFromStore(selfCheck: false)
         case .retryInbox:
-            guard xmppConnected, botJoined, inboxBlocked else { return [] }
+            guard xmppConnected, botJoined, inboxBlocked, !activating else { return [] }
             agenda = [.loadUndelivered, .finishRetry]
             return []
         case .timelineGap:
@@ -192,7 +198,7 @@ struct PortalStateMachine: Sendable {
         case .roomAvatarSet(let change, let outcome):
             return roomAvatarSet(change, outcome)
         case .selfCheck:
-            guard xmppConnected, botJoined else { return [] }
+            guard xmppConnected, botJoined, !activating else { return [] }
             inboxBlocked = false
             timelineCheckPending = true
             return startDrainFromStore(selfCheck: true)
@@ -207,7 +213,7 @@ struct PortalStateMachine: Sendable {
     }
 
     /// Whether Matrix events can go out now.
-    var canSend: Bool { xmppConnected && botJoined && !inboxBlocked }
+    var canSend: Bool { xmppConnected && botJoined && !inboxBlocked && !activating }
 
     /// Whether `user` is a Matrix user the bridge mirrors (not the bot, not one of our ghosts).
     func isBridgedMatrixUser(_ user: UserID) -> Bool {

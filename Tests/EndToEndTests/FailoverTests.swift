@@ -146,13 +146,11 @@ final class FailoverTests: XCTestCase {
         }
         let secondTakeover = try await waitActive(a, process: processA, since: killed)
         try await traffic("on-a")
-        // Everything so far arrived (the XMPP side is collected here and checked with the rest at the end) before the
-        // graceful stop. A SIGTERM that interrupts a take-over still catching up (archive, resends, inbox) was seen to
-        // deliver one Matrix → XMPP message late on ejabberd: reported, not covered here.
-        _ = try await world.matrixMessages(alice, in: room, untilBody: fromXMPP.last!, excluding: alice.userID, timeout: 60)
-        var inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: fromMatrix.last!, excludingNick: "Romeo", timeout: 60)
 
-        // A graceful stop (SIGTERM) releases the lease: the standby takes over on its next poll.
+        // A graceful stop (SIGTERM) while the instance is still catching up (archive, resends, inbox) and traffic is
+        // in flight releases the lease: the standby takes over on its next poll. (Once, on ejabberd, this delivered a
+        // Matrix → XMPP message late: a transaction the homeserver retried into the next instance landed behind later
+        // ones in the inbox; drains after a timeline check now follow the timeline.)
         processB = try start(b, world: world)
         try await waitStandby(b, process: processB)
         let stopped = Date()
@@ -173,7 +171,7 @@ final class FailoverTests: XCTestCase {
         _ = try romeo.sendGroupchat(to: muc, body: "x-end")
         let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "x-end", excluding: alice.userID, timeout: 120)
         XCTAssertEqual(inMatrix.map(\.body), fromXMPP + ["x-end"])
-        inXMPP += try await world.xmppMessages(romeo, from: muc, untilBody: "m-end", excludingNick: "Romeo", timeout: 120)
+        let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "m-end", excludingNick: "Romeo", timeout: 120)
         XCTAssertEqual(inXMPP.map(\.body), fromMatrix + ["m-end"])
         XCTAssertEqual(processB.stop(), 0, "the last active instance stops cleanly; log:\n\(processB.log.suffix(3000))")
         romeo.close()

@@ -26,6 +26,34 @@ import Testing
         #expect(f.machine.botJoined && f.machine.canSend)
     }
 
+    /// A take-over stopped by SIGTERM while catching up: a wait cancelled by the shutdown never gave its outcome, so
+    /// the activation's steps stayed on the agenda and the next event continued them. That event must not start a
+    /// drain ahead of them: newer Matrix messages went out before the resend of an older unreceipted one, which the
+    /// next run then delivered late.
+    @Test func matrixEventsDuringAnActivationThatStalledWaitForItsResends() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        let zero = f.text(1, "zero"), one = f.text(2, "one")
+        _ = f.act(.xmppDisconnected)
+        _ = f.act(.activate)
+        _ = f.act(.botJoinedMatrix(error: nil))
+        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = f.act(.roomFeaturesRead(RoomFeatures(stanzaIDs: true, archive: true)))
+        #expect(f.act(.roomLoaded(f.snapshot(last: StanzaID("s9")!))) == [.fetchArchive(after: StanzaID("s9")!, since: nil)])
+        // The archive's answer never comes; a Matrix event arrives: the activation goes on, the event waits.
+        #expect(f.act(.matrixEvents([one])) == [.fetchMatrixMembers])
+        #expect(!f.machine.canSend)
+        let rejoin = f.puppetJoin(f.alice, "Alice", then: .sync)
+        #expect(f.act(.membersFetched([f.alice: "Alice"])) == [.joinMUC(rejoin)])
+        #expect(f.act(.mucJoined(rejoin, .joined(nick: "Alice", created: false))) == [.savePuppet(f.puppet(f.alice, "Alice")), .loadUndelivered])
+        var unreceipted = f.mapping(zero)
+        unreceipted.seq = 1
+        #expect(f.act(.undeliveredLoaded([unreceipted])) == [.sendGroupchat(f.outgoing(zero, purpose: .resend))])
+        #expect(f.act(.groupchatSent(f.outgoing(zero, purpose: .resend), nil))
+                == [.queueGhostReconciliation, .setStatus(.active, detail: nil), .readInbox(checkTimeline: true)])
+        #expect(f.act(.inboxRead([one])) == [.insertMapping(f.mapping(one), consumingInbox: 2, delivery: f.outgoing(one))])
+    }
+
     @Test func aRoomWithoutAnArchiveIsSaidToBeOneAndNotCaughtUp() {
         var f = MachineFixture()
         _ = f.act(.activate)
