@@ -25,4 +25,15 @@ import Testing
         server = nil   // its deinit closes it
         try await eventually("the server's core freed") { core == nil }
     }
+
+    /// A request handed to the consumer and not yet answered when the server closes is answered 503 ("retry later"),
+    /// and the answer goes out before the daemon stops (stopping at once dropped the connection without a status).
+    @Test func closingAnswersAWaitingRequestWith503BeforeStopping() async throws {
+        let server = try HTTPServer(configuration: .init(host: "127.0.0.1", port: 0, maxBodyBytes: 16), logger: .disabled)
+        let waiting = try RawSocket.connect(port: server.port)
+        try waiting.send("PUT /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
+        try await eventually("the request waits for its answer") { server.core.waitingRequests == 1 }
+        server.close()
+        #expect(waiting.receiveUntilClosed(timeout: .seconds(TestTimeScale.scaled(10))).status == 503)
+    }
 }

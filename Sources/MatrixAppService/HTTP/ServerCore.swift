@@ -1,5 +1,6 @@
 import FoundationEssentials
 import IsthmusCommon
+import Glibc
 import Synchronization
 
 /// What ``HTTPServer`` and libmicrohttpd's callbacks share: admission of request heads, body limits, the
@@ -28,7 +29,12 @@ final class ServerCore: Sendable {
         var accepting = true
         var closed = false
         var pending: [ObjectIdentifier: PendingRequest] = [:]
+        /// Connections whose request ``close()`` answered with 503 and that have not yet sent it.
+        var flushing: Set<ConnectionPolicy.ID> = []
     }
+
+    /// How long ``close()`` lets libmicrohttpd's thread send the 503s it queued before the daemon stops.
+    static let shutdownFlushLimit: Duration = .seconds(1)
 
     private struct Connections {
         var policy: ConnectionPolicy
@@ -158,6 +164,7 @@ final class ServerCore: Sendable {
     func requestEnded(on connection: MicroHTTPDConnection) {
         let now = ContinuousClock.now
         connections.withLock { $0.policy.requestFinished(connection.id, now: now) }
+        state.withLock { _ = $0.flushing.remove(connection.id) }
     }
 
     private func refuseTooLarge(_ head: HTTPRequestHead) -> HTTPServerResponse {
@@ -182,13 +189,25 @@ final class ServerCore: Sendable {
             let all = Array(state.pending.values)
             state.pending = [:]
             for request in all { request.resume(with: .unavailable) }  // under the lock: before the daemon stops
+            state.flushing = Set(all.map(\.connection.id))
             return all.count
         }
         if unanswered > 0 {
             logger.notice("Answered unfinished requests with 503 at shutdown", metadata: ["http.requests": String(unanswered)])
+            awaitFlushed()
         }
         if let daemon = daemon.withLock({ handle in defer { handle = nil }; return handle }) {
             daemon.stop()
+        }
+    }
+
+    /// Waits (blocking, at most ``shutdownFlushLimit``) until libmicrohttpd's thread has sent the 503s ``close()``
+    /// queued: stopping the daemon at once closed those connections before their resumed answer went out, and the
+    /// homeserver saw a dropped connection instead of "retry later". A poll: libmicrohttpd offers no wait for this.
+    private func awaitFlushed() {
+        let deadline = ContinuousClock.now + Self.shutdownFlushLimit
+        while state.withLock({ !$0.flushing.isEmpty }), ContinuousClock.now < deadline {
+            usleep(2_000)
         }
     }
 
