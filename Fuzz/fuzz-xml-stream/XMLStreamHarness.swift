@@ -64,12 +64,14 @@ private struct Outcome: Equatable, CustomStringConvertible {
         if case .stanzaTooLarge = error?.kind { return true }
         return false
     }
-    /// The refusal's kind. Malformed syntax and bad UTF-8 are one class: libxml2 notices some syntax errors only when
-    /// more bytes arrive, so where the input is cut decides which of the two is seen first (and libxml2's code).
+    /// The refusal's kind. Malformed syntax, bad UTF-8 and text between stanzas are one class: libxml2 notices some
+    /// syntax errors only when more bytes arrive, and hands text over only once it knows the text ended (bad UTF-8 is
+    /// caught before libxml2 sees it), so where the input is cut decides which of them is seen first (and libxml2's
+    /// code). The stream is refused either way.
     var refusal: String? {
         guard let kind = error?.kind else { return nil }
         switch kind {
-        case .notWellFormed, .invalidUTF8: return "malformed"
+        case .notWellFormed, .invalidUTF8, .textBetweenStanzas: return "malformed"
         default: return "\(kind)"
         }
     }
