@@ -1,4 +1,5 @@
 import Network
+import Synchronization
 import XMLStream
 
 /// A scriptable XMPP server on a loopback port for tier-2 tests: each accepted connection becomes a
@@ -8,22 +9,49 @@ public final class FakeXMPPServer: Sendable {
     public let port: Int
     private let listener: TCPListener
     private let sessions: AsyncQueue<FakeXMPPSession>
+    /// Sessions accepted but not yet handed to the test, and whether ``close()`` ran: a closed server aborts them,
+    /// so a client that connected just before the close sees its connection drop at once instead of waiting out
+    /// its handshake timeout on a socket nobody reads.
+    private let unclaimed: Unclaimed
 
     public init() throws {
         listener = try TCPListener()
         port = listener.port
-        sessions = AsyncQueue.collecting(listener.connections.map { FakeXMPPSession(connection: $0) })
+        let unclaimed = Unclaimed()
+        self.unclaimed = unclaimed
+        sessions = AsyncQueue.collecting(listener.connections.map { connection in
+            let session = FakeXMPPSession(connection: connection)
+            let closed = unclaimed.state.withLock { state in
+                if !state.closed { state.sessions[ObjectIdentifier(session)] = session }
+                return state.closed
+            }
+            if closed { connection.abort() }
+            return session
+        })
     }
 
     /// The next accepted connection.
     public func nextSession(within seconds: Double = 10) async throws -> FakeXMPPSession {
-        try await sessions.next(within: seconds, "a connection to the fake server")
+        let session = try await sessions.next(within: seconds, "a connection to the fake server")
+        _ = unclaimed.state.withLock { $0.sessions.removeValue(forKey: ObjectIdentifier(session)) }
+        return session
     }
 
-    /// Stops accepting.
+    /// Stops accepting, and aborts the connections accepted but never taken with ``nextSession(within:)``
+    /// (sessions already taken stay open).
     public func close() {
         listener.close()
         sessions.stop()
+        let abandoned = unclaimed.state.withLock { state in
+            state.closed = true
+            defer { state.sessions = [:] }
+            return Array(state.sessions.values)
+        }
+        for session in abandoned { session.connection.abort() }
+    }
+
+    private final class Unclaimed: Sendable {
+        let state = Mutex<(closed: Bool, sessions: [ObjectIdentifier: FakeXMPPSession])>((false, [:]))
     }
 }
 
