@@ -247,7 +247,12 @@ public final class Bridge: Sendable {
                 let linked = try await context.store.linkedRooms(among: rooms)
                 // Only rooms that are not linked can be DMs: most transactions have none, and skip the store read.
                 let others = rooms.subtracting(linked)
-                if !others.isEmpty { direct = try await context.store.directRooms(among: others) }
+                if !others.isEmpty {
+                    direct = try await context.store.directRooms(among: others)
+                    // A Matrix user inviting a ghost into a new room: a DM from now on (its invite queued below).
+                    let unknown = others.subtracting(direct)
+                    if !unknown.isEmpty { direct.formUnion(try await directChats.openFromInvitations(events, in: unknown)) }
+                }
                 for event in events where linked.contains(event.room) || direct.contains(event.room) {
                     rows.append((event.room, event.eventID, try event.inboxPayload()))
                     byID[event.eventID] = event

@@ -81,6 +81,7 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
                                                           reason: content.reason),
                                          previousMembership: previousMembership, previousDisplayname: previousName)
             member.avatarURL = content.avatarURL.flatMap { $0.isEmpty ? nil : $0 }
+            member.isDirect = content.isDirect
             return member
         case .roomTopic(let content) where event.stateKey == "":
             return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: "",

@@ -28,6 +28,8 @@ enum DirectChatRules {
         case notice(String)
         /// The Matrix user left (or was removed from) the DM room: forget it; the next PM creates a new one.
         case forgetRoom
+        /// The Matrix user invited the ghost into this room (a DM they started): the ghost joins.
+        case acceptInvite
         /// Nothing to bridge (the ghost's own events, an invite, a join, a reaction…).
         case ignore
     }
@@ -37,6 +39,7 @@ enum DirectChatRules {
     static func step(for event: MatrixRoomEvent, chat: DirectChat, occupant: RoomGhost?) -> MatrixStep {
         switch event.content {
         case .member(let membership, _, _):
+            if membership == .invite, event.stateKey == chat.ghost.rawValue, event.sender == chat.matrixUser { return .acceptInvite }
             guard event.stateKey == chat.matrixUser.rawValue else { return .ignore }
             return membership == .leave || membership == .ban ? .forgetRoom : .ignore
         case .message(let msgtype, let body, let details):
@@ -53,6 +56,28 @@ enum DirectChatRules {
         case .reaction, .redaction, .powerLevels, .topic, .tombstone:
             return .ignore
         }
+    }
+
+    /// What a Matrix user's invitation of a ghost into a room the bridge does not know becomes.
+    enum InviteDecision: Sendable, Equatable {
+        /// A DM through `place`: the user's occupant sends the private messages there, to the ghost's occupant.
+        case open(SharedRoom)
+        /// The ghost declines, saying why.
+        case refuse(reason: String)
+    }
+
+    static let notDirectReason = "This XMPP user can only be reached in a direct chat (a room with just the two of you)."
+    static let nothingSharedReason = "You are not in a bridged room with this XMPP user; private messages go through a room you share."
+
+    /// A DM a Matrix user starts by inviting a ghost (RICH.md §12, "Matrix-initiated"): it must be a direct chat
+    /// (`is_direct`), and runs through a linked room where both have an occupant: preferably one where both are in the
+    /// MUC now (a private message reaches only a present occupant), then one where the ghost's occupant is, then the
+    /// first they share (where the DM then says why a message was not delivered).
+    static func decide(isDirect: Bool?, shared: [SharedRoom]) -> InviteDecision {
+        guard isDirect == true else { return .refuse(reason: notDirectReason) }
+        let place = shared.first { $0.ghostJoined && $0.userJoined } ?? shared.first { $0.ghostJoined } ?? shared.first
+        guard let place else { return .refuse(reason: nothingSharedReason) }
+        return .open(place)
     }
 
     /// The notice for a private message the MUC bounced (e.g. `item-not-found`: the recipient left).

@@ -29,6 +29,9 @@ actor DirectChats {
         case linkStatus(RoomID, RoomLink.Status)
         /// The MUC bounced one of our private messages.
         case bounced(originID: OriginID, nick: String, error: StanzaErrorInfo)
+        /// The ghost leaves (or declines the invitation to) a room: an invite it cannot take, or a DM room the Matrix
+        /// user replaced by inviting it into a new one.
+        case leave(RoomID, ghost: UserID, reason: String?)
     }
 
     /// The store and both links (its `directChats` is nil: this actor is the one).
@@ -73,6 +76,7 @@ actor DirectChats {
                     activeRooms.remove(room)
                 }
             case .bounced(let originID, let nick, let error): await bounced(originID, nick: nick, error: error)
+            case .leave(let room, let ghost, let reason): await leave(room, as: ghost, reason: reason)
             }
         }
     }
@@ -191,7 +195,7 @@ actor DirectChats {
             try await notice("⚠️ This conversation is no longer bridged to XMPP; the message was not delivered.", in: chat,
                              subject: "dm:\(event.eventID.rawValue)")
             return true
-        case .ignore, .forgetRoom:
+        case .ignore, .forgetRoom, .acceptInvite:
             break
         }
         switch step {
@@ -212,6 +216,22 @@ actor DirectChats {
             return true
         case .notice(let text):
             try await notice(text, in: chat, subject: "dm:\(event.eventID.rawValue)")
+            return true
+        case .acceptInvite:
+            do {
+                try await retrying { try await self.context.matrix.registerGhost(chat.ghost) }
+                try await retrying { try await self.context.matrix.join(event.room, as: chat.ghost) }
+            } catch let error as MatrixLinkError {
+                throw error
+            } catch {
+                // Refused (the invitation was withdrawn, the room is gone): nothing to wait for.
+                logger.warning("Could not join a DM room a Matrix user opened",
+                               metadata: ["matrix.dm.id": event.room.rawValue, "error": "\(error)"])
+                return true
+            }
+            logger.info("Joined a DM room a Matrix user opened",
+                        metadata: ["matrix.room.id": chat.linkedRoom.rawValue, "matrix.dm.id": event.room.rawValue,
+                                   "matrix.user.id": chat.matrixUser.rawValue])
             return true
         case .forgetRoom:
             var forgotten = chat
@@ -234,6 +254,16 @@ actor DirectChats {
             try await notice(DirectChatRules.bounceNotice(nick: nick, error: error), in: chat, subject: "bounce:\(originID.rawValue)")
         } catch {
             logger.error("Could not report a bounced private message", metadata: ["matrix.dm.id": room.rawValue, "error": "\(error)"])
+        }
+    }
+
+    private func leave(_ room: RoomID, as ghost: UserID, reason: String?) async {
+        do {
+            try await retrying { try await self.context.matrix.registerGhost(ghost) }
+            try await retrying { try await self.context.matrix.leave(room, as: ghost, reason: reason) }
+            logger.info("A ghost left a room it does not bridge", metadata: ["matrix.room.id": room.rawValue, "matrix.user.id": ghost.rawValue])
+        } catch {
+            logger.warning("A ghost could not leave a room", metadata: ["matrix.room.id": room.rawValue, "error": "\(error)"])
         }
     }
 

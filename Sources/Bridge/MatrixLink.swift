@@ -195,6 +195,8 @@ public struct MatrixRoomEvent: Sendable, Equatable, Codable {
     public var previousDisplayname: String?
     /// For member events: the per-room avatar (`avatar_url`, an `mxc://` URI), when set.
     public var avatarURL: String?
+    /// For invites: `is_direct` (the inviter means a direct chat), when set.
+    public var isDirect: Bool?
 
     public init(eventID: EventID, room: RoomID, sender: UserID, stateKey: String? = nil, content: Content,
                 previousMembership: Membership? = nil, previousDisplayname: String? = nil) {

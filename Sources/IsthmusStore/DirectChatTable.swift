@@ -47,6 +47,24 @@ public struct DirectChat: Sendable, Equatable {
     }
 }
 
+/// A linked room where a Matrix user and an XMPP occupant's ghost both have a place: where a DM the Matrix user
+/// starts with that ghost can run (the user's occupant sends the private messages there).
+public struct SharedRoom: Sendable, Equatable {
+    public var linkedRoom: RoomID
+    public var muc: JID
+    /// Whether the ghost's occupant is in the MUC now.
+    public var ghostJoined: Bool
+    /// Whether the Matrix user's occupant is in the MUC now.
+    public var userJoined: Bool
+
+    public init(linkedRoom: RoomID, muc: JID, ghostJoined: Bool, userJoined: Bool) {
+        self.linkedRoom = linkedRoom
+        self.muc = muc
+        self.ghostJoined = ghostJoined
+        self.userJoined = userJoined
+    }
+}
+
 extension Store {
     private static let directChatColumns = "linked_room, identity, matrix_user, muc, ghost, matrix_room"
 
@@ -102,6 +120,22 @@ extension Store {
             try db.query("SELECT matrix_room FROM direct_chats WHERE linked_room = ? AND matrix_room IS NOT NULL",
                          linkedRoom) { $0.string(0) }.compactMap { $0 }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
                 .compactMap { RoomID($0) }
+        }
+    }
+
+    /// The linked rooms (not being unlinked) where `ghost`'s occupant and `user`'s occupant were both seen, joined or
+    /// not, in link order. (Rare — a Matrix user inviting a ghost — so a scan of the ghost's rows is fine.)
+    public func sharedRooms(ghost: UserID, user: UserID) throws -> [SharedRoom] {
+        try read { db in
+            try db.query("""
+                SELECT g.matrix_room, l.muc, g.joined, p.joined FROM room_ghosts g
+                JOIN room_links l ON l.matrix_room = g.matrix_room AND l.unlinking = 0
+                JOIN puppets p ON p.matrix_room = g.matrix_room AND p.matrix_user = ?
+                WHERE g.user_id = ? ORDER BY l.created_at, l.rowid
+                """, user, ghost) { row in
+                guard let room = row.id(0, as: RoomID.self), let muc = row.id(1, as: JID.self) else { return nil }
+                return SharedRoom(linkedRoom: room, muc: muc, ghostJoined: (row.int(2) ?? 0) != 0, userJoined: (row.int(3) ?? 0) != 0)
+            }.compactMap { $0 }
         }
     }
 

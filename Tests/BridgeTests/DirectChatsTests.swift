@@ -161,4 +161,71 @@ import TestSupport
         #expect(try await harness.store.directChat(in: second)?.matrixUser == alice)
         await harness.stop()
     }
+
+    func invite(_ ghost: UserID, to dm: RoomID, by sender: UserID? = nil, direct: Bool?, id: String) -> MatrixRoomEvent {
+        var invite = MatrixRoomEvent(eventID: EventID(id)!, room: dm, sender: sender ?? alice, stateKey: ghost.rawValue,
+                                     content: .member(membership: .invite, displayname: nil, reason: nil))
+        invite.isDirect = direct
+        return invite
+    }
+
+    /// A Matrix user starts the DM by inviting Romeo's ghost (RICH.md §12, "Matrix-initiated").
+    @Test func aDMTheMatrixUserStartsByInvitingTheGhostCarriesPrivateMessagesBothWays() async throws {
+        let harness = try PortalTests.Harness()
+        let ghost = try await setUp(harness)
+        try await eventually("alice's occupant recorded") { try await harness.store.puppets(room).contains { $0.user == alice } }
+        let dm = RoomID("!started:localhost")!
+        harness.matrix.state.withLock { $0.members[dm] = [alice: "Alice"] }
+        try await harness.bridge.acceptMatrixEvents([invite(ghost, to: dm, direct: true, id: "$invite")])
+        try await eventually("the ghost joined the DM") { harness.matrix.state.withLock { $0.members[dm]?[ghost] != nil } }
+        #expect(try await harness.store.directChat(in: dm)
+                == DirectChat(linkedRoom: room, identity: romeoJID.description, matrixUser: alice, muc: muc, ghost: ghost, matrixRoom: dm))
+
+        // Matrix → XMPP: a private message from alice's occupant to Romeo.
+        try await harness.bridge.acceptMatrixEvents([dmText("hi romeo", in: dm, id: "$d1")])
+        try await eventually("the private message went out") { harness.xmpp.state.withLock { $0.chats.count } == 1 }
+        let chat = try #require(harness.xmpp.state.withLock { $0.chats.first })
+        #expect(chat.body == "hi romeo")
+        #expect(chat.from == naming.puppetJID(for: alice))
+        #expect(chat.to == muc.with(resource: "Romeo"))
+
+        // XMPP → Matrix: Romeo's answer lands in the room alice started, not in a new one.
+        harness.xmpp.feed.yield(privateMessage("hi alice", id: "p1"))
+        try await eventually("the answer in the DM") {
+            harness.matrix.state.withLock { $0.sent.contains { $0.room == dm && $0.message.body == "hi alice" } }
+        }
+        #expect(harness.matrix.state.withLock { $0.sent.filter { $0.room != room }.map(\.room) } == [dm])
+
+        // A second DM she starts with him replaces the first: the ghost leaves the old room.
+        let next = RoomID("!again:localhost")!
+        harness.matrix.state.withLock { $0.members[next] = [alice: "Alice"] }
+        try await harness.bridge.acceptMatrixEvents([invite(ghost, to: next, direct: true, id: "$invite2")])
+        try await eventually("the ghost joined the new DM") { harness.matrix.state.withLock { $0.members[next]?[ghost] != nil } }
+        try await eventually("the ghost left the old DM") { harness.matrix.state.withLock { $0.leaves.contains { $0 == (dm, ghost) } } }
+        #expect(try await harness.store.directChat(in: dm) == nil)
+        #expect(try await harness.store.directChat(in: next)?.matrixUser == alice)
+        await harness.stop()
+    }
+
+    @Test func anInvitationTheGhostCannotTakeIsDeclined() async throws {
+        let harness = try PortalTests.Harness()
+        let ghost = try await setUp(harness)
+        try await eventually("alice's occupant recorded") { try await harness.store.puppets(room).contains { $0.user == alice } }
+        // Not a direct chat; and a direct chat from someone with no occupant in any room Romeo is in.
+        let group = RoomID("!group:localhost")!
+        let stranger = RoomID("!stranger:localhost")!
+        let mallory = UserID("@mallory:localhost")!
+        try await harness.bridge.acceptMatrixEvents([invite(ghost, to: group, direct: nil, id: "$group"),
+                                                     invite(ghost, to: stranger, by: mallory, direct: true, id: "$stranger")])
+        try await eventually("both declined") {
+            harness.matrix.state.withLock { state in
+                state.leaves.contains { $0 == (group, ghost) } && state.leaves.contains { $0 == (stranger, ghost) }
+            }
+        }
+        #expect(try await harness.store.directChat(in: group) == nil)
+        #expect(try await harness.store.directChat(in: stranger) == nil)
+        #expect(try await harness.store.inbox(group).isEmpty, "nothing queued for it")
+        #expect(try await harness.store.inbox(stranger).isEmpty, "nothing queued for it")
+        await harness.stop()
+    }
 }

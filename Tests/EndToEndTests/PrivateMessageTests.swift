@@ -76,6 +76,39 @@ final class PrivateMessageTests: XCTestCase {
         romeo.close()
     }
 
+    /// RICH.md §12 "Matrix-initiated": alice starts the DM from her client by inviting Romeo's ghost.
+    func testAMatrixUserStartsADMByInvitingTheGhost() async throws {
+        let world = try EndToEndHarness("pm-start")
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        let alice = try await world.matrixUser("alice")
+        let muc = world.muc("pmstart")
+        let romeo = try await world.xmppUser("bob")
+        try await romeo.joinRoom(muc, nick: "Romeo")
+        let room = try await world.linkedRoom(owner: alice, muc: muc)
+        let aliceOccupant = muc.with(resource: "alice")!
+        _ = try await romeo.nextPresence(within: 20, "alice's occupant") { $0.from == aliceOccupant && $0.type == .available }
+        let ghost = try await eventuallyValue("Romeo's ghost in the linked room") {
+            try await alice.members(of: room).first(where: { $0.value == "Romeo" })?.key
+        }
+
+        let dm = try await alice.createDirectRoom(inviting: ghost)
+        try await eventually("the ghost joined alice's DM", timeout: 30) { try await alice.members(of: dm)[ghost] != nil }
+        try await alice.send("hello romeo", to: dm)
+        let message = try await romeo.nextMessage(within: 20, "alice's private message") { $0.type == .chat && $0.body != nil }
+        XCTAssertEqual(message.body, "hello romeo")
+        XCTAssertEqual(message.from, aliceOccupant)
+
+        // Romeo answers: in the room alice started, not in one the ghost creates.
+        try romeo.send(.message(Self.privateMessage(to: aliceOccupant, body: "hi alice")))
+        let answer = try await world.matrixMessages(alice, in: dm, count: 1, excluding: alice.userID)
+        XCTAssertEqual(answer.map(\.body), ["hi alice"])
+        XCTAssertEqual(answer.first?.sender, ghost)
+        let invites = try await alice.invitations().filter { $0.inviter == ghost }
+        XCTAssertTrue(invites.isEmpty, "no DM room of the ghost's: \(invites.map(\.room))")
+        romeo.close()
+    }
+
     func testTheDMIsCreatedAgainAfterTheMatrixUserLeftIt() async throws {
         let world = try EndToEndHarness("pm-left")
         try await world.startBridge()

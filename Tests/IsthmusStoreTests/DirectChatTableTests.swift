@@ -48,4 +48,32 @@ import Testing
         #expect(try await !store.isDirectEventPending(seq: replay[0].seq, eventID: event))
         #expect(try await store.inbox(dm).isEmpty)
     }
+
+    @Test(arguments: StoreBackend.all) func theRoomsAUserAndAGhostShareAreTheLinkedOnesWithBothInLinkOrder(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
+        let rooms = ["a", "b", "c", "d"].map { RoomID("!\($0):localhost")! }
+        for (index, room) in rooms.enumerated() {
+            try await store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: JID("m\(index)@conference.localhost")!))
+        }
+        func occupants(_ room: RoomID, ghostJoined: Bool?, aliceJoined: Bool?) async throws {
+            if let ghostJoined {
+                try await store.saveRoomGhost(RoomGhost(room: room, user: ghost, nick: "Romeo", occupantID: nil, realJID: nil, joined: ghostJoined))
+            }
+            if let aliceJoined {
+                try await store.savePuppet(Puppet(room: room, user: alice, occupant: JID("alice@bridge.localhost/isthmus")!, nick: "alice",
+                                                  displayname: "alice", joined: aliceJoined))
+            }
+        }
+        try await occupants(rooms[0], ghostJoined: true, aliceJoined: nil)      // alice has no occupant there
+        try await occupants(rooms[1], ghostJoined: false, aliceJoined: true)
+        try await occupants(rooms[2], ghostJoined: true, aliceJoined: true)
+        try await occupants(rooms[3], ghostJoined: true, aliceJoined: true)
+        _ = try await store.markUnlinking(matrixRoom: rooms[3])                  // going away: not a place for a DM
+        #expect(try await store.sharedRooms(ghost: ghost, user: alice) == [
+            SharedRoom(linkedRoom: rooms[1], muc: JID("m1@conference.localhost")!, ghostJoined: false, userJoined: true),
+            SharedRoom(linkedRoom: rooms[2], muc: JID("m2@conference.localhost")!, ghostJoined: true, userJoined: true),
+        ])
+        #expect(try await store.sharedRooms(ghost: ghost, user: UserID("@bob:localhost")!) == [])
+    }
 }

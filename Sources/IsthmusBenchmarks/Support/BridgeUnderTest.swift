@@ -83,7 +83,7 @@ final class BridgeUnderTest: @unchecked Sendable {
 
     /// Starts `isthmus serve` (log to ``logPath``).
     func start() throws {
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()
         let process = Process()

@@ -14,6 +14,14 @@ extension MatrixTestUser {
         public var creator: String?
     }
 
+    /// Starts a direct chat with `user` as Matrix clients do ("Start chat"): a private room marked `is_direct`,
+    /// inviting `user`. Returns the room id.
+    public func createDirectRoom(inviting user: String) async throws -> String {
+        let json = try await call("POST", "/_matrix/client/v3/createRoom",
+                                  body: ["preset": "trusted_private_chat", "is_direct": true, "invite": [user]])
+        return json["room_id"] as! String
+    }
+
     /// The rooms this user is invited to now (an initial `GET /sync`, which answers at once whatever its `timeout`).
     public func invitations() async throws -> [Invitation] {
         // Synapse keeps a /sync answer for two minutes (`sync_response_cache_duration`) keyed by, among others, the
