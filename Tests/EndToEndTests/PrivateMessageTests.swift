@@ -11,16 +11,8 @@ final class PrivateMessageTests: XCTestCase {
         let world = try EndToEndHarness("pm")
         try await world.startBridge()
         defer { world.stopBridge() }
-        let alice = try await world.matrixUser("alice")
-        let muc = world.muc("pm")
-        let romeo = try await world.xmppUser("bob")
-        try await romeo.joinRoom(muc, nick: "Romeo")
-        let room = try await world.linkedRoom(owner: alice, muc: muc)
-        let aliceOccupant = muc.with(resource: "alice")!
-        _ = try await romeo.nextPresence(within: 20, "alice's occupant") { $0.from == aliceOccupant && $0.type == .available }
-        let ghost = try await eventuallyValue("Romeo's ghost in the linked room") {
-            try await alice.members(of: room).first(where: { $0.value == "Romeo" })?.key
-        }
+        let scene = try await Scene(world, muc: "pm", account: "bob", nick: "Romeo")
+        let (alice, muc, romeo, room, aliceOccupant, ghost) = (scene.alice, scene.muc, scene.occupant, scene.room, scene.aliceOccupant, scene.ghost)
 
         // XMPP → Matrix: a DM room created by Romeo's ghost, direct, alice invited; the message in it once.
         try romeo.send(.message(Self.privateMessage(to: aliceOccupant, body: "psst, alice")))
@@ -81,16 +73,8 @@ final class PrivateMessageTests: XCTestCase {
         let world = try EndToEndHarness("pm-start")
         try await world.startBridge()
         defer { world.stopBridge() }
-        let alice = try await world.matrixUser("alice")
-        let muc = world.muc("pmstart")
-        let romeo = try await world.xmppUser("bob")
-        try await romeo.joinRoom(muc, nick: "Romeo")
-        let room = try await world.linkedRoom(owner: alice, muc: muc)
-        let aliceOccupant = muc.with(resource: "alice")!
-        _ = try await romeo.nextPresence(within: 20, "alice's occupant") { $0.from == aliceOccupant && $0.type == .available }
-        let ghost = try await eventuallyValue("Romeo's ghost in the linked room") {
-            try await alice.members(of: room).first(where: { $0.value == "Romeo" })?.key
-        }
+        let scene = try await Scene(world, muc: "pmstart", account: "bob", nick: "Romeo")
+        let (alice, _, romeo, _, aliceOccupant, ghost) = (scene.alice, scene.muc, scene.occupant, scene.room, scene.aliceOccupant, scene.ghost)
 
         let dm = try await alice.createDirectRoom(inviting: ghost)
         try await eventually("the ghost joined alice's DM", timeout: 30) { try await alice.members(of: dm)[ghost] != nil }
@@ -113,16 +97,8 @@ final class PrivateMessageTests: XCTestCase {
         let world = try EndToEndHarness("pm-left")
         try await world.startBridge()
         defer { world.stopBridge() }
-        let alice = try await world.matrixUser("alice")
-        let muc = world.muc("pmleft")
-        let juliet = try await world.xmppUser("carol")
-        try await juliet.joinRoom(muc, nick: "Juliet")
-        let room = try await world.linkedRoom(owner: alice, muc: muc)
-        let aliceOccupant = muc.with(resource: "alice")!
-        _ = try await juliet.nextPresence(within: 20, "alice's occupant") { $0.from == aliceOccupant && $0.type == .available }
-        let ghost = try await eventuallyValue("Juliet's ghost") {
-            try await alice.members(of: room).first(where: { $0.value == "Juliet" })?.key
-        }
+        let scene = try await Scene(world, muc: "pmleft", account: "carol", nick: "Juliet")
+        let (alice, _, juliet, _, aliceOccupant, ghost) = (scene.alice, scene.muc, scene.occupant, scene.room, scene.aliceOccupant, scene.ghost)
 
         try juliet.send(.message(Self.privateMessage(to: aliceOccupant, body: "first")))
         let first = try await eventuallyValue("the first DM invite", timeout: 30) {
@@ -148,16 +124,8 @@ final class PrivateMessageTests: XCTestCase {
         let world = try EndToEndHarness("pm-bounce")
         try await world.startBridge()
         defer { world.stopBridge() }
-        let alice = try await world.matrixUser("alice")
-        let muc = world.muc("pmbounce")
-        let owner = try await world.xmppUser("bob")
-        try await owner.joinRoom(muc, nick: "Owner")   // bob creates the room and owns it
-        let room = try await world.linkedRoom(owner: alice, muc: muc)
-        let aliceOccupant = muc.with(resource: "alice")!
-        _ = try await owner.nextPresence(within: 20, "alice's occupant") { $0.from == aliceOccupant && $0.type == .available }
-        let ghost = try await eventuallyValue("Owner's ghost") {
-            try await alice.members(of: room).first(where: { $0.value == "Owner" })?.key
-        }
+        let scene = try await Scene(world, muc: "pmbounce", account: "bob", nick: "Owner")   // bob creates the room and owns it
+        let (alice, muc, owner, _, aliceOccupant, ghost) = (scene.alice, scene.muc, scene.occupant, scene.room, scene.aliceOccupant, scene.ghost)
         try owner.send(.message(Self.privateMessage(to: aliceOccupant, body: "hi")))
         let invitation = try await eventuallyValue("the DM invite", timeout: 30) {
             try await alice.invitations().first { $0.inviter == ghost }
@@ -182,16 +150,8 @@ final class PrivateMessageTests: XCTestCase {
     func testTheDMSurvivesARestartAndWhatAliceSentMeanwhileGoesOutOnce() async throws {
         let world = try EndToEndHarness("pm-restart")
         try await world.startBridge()
-        let alice = try await world.matrixUser("alice")
-        let muc = world.muc("pmrestart")
-        let romeo = try await world.xmppUser("bob")
-        try await romeo.joinRoom(muc, nick: "Romeo")
-        let room = try await world.linkedRoom(owner: alice, muc: muc)
-        let aliceOccupant = muc.with(resource: "alice")!
-        _ = try await romeo.nextPresence(within: 20, "alice's occupant") { $0.from == aliceOccupant && $0.type == .available }
-        let ghost = try await eventuallyValue("Romeo's ghost") {
-            try await alice.members(of: room).first(where: { $0.value == "Romeo" })?.key
-        }
+        let scene = try await Scene(world, muc: "pmrestart", account: "bob", nick: "Romeo")
+        let (alice, muc, romeo, _, aliceOccupant, ghost) = (scene.alice, scene.muc, scene.occupant, scene.room, scene.aliceOccupant, scene.ghost)
         try romeo.send(.message(Self.privateMessage(to: aliceOccupant, body: "before")))
         let invitation = try await eventuallyValue("the DM invite", timeout: 30) {
             try await alice.invitations().first { $0.inviter == ghost }
@@ -222,6 +182,33 @@ final class PrivateMessageTests: XCTestCase {
         let notices = try await alice.messages(in: invitation.room).filter { $0.msgtype == "m.notice" }
         XCTAssertEqual(notices.map(\.description), [], "nothing bounced")
         romeo.close()
+    }
+
+    /// A linked room with alice's occupant and one XMPP user's occupant in it (who joined first: the room's owner),
+    /// and that occupant's ghost as alice sees it in the linked room.
+    struct Scene {
+        let alice: MatrixTestUser
+        let muc: JID
+        let occupant: XMPPTestClient
+        let room: String
+        let aliceOccupant: JID
+        let ghost: String
+
+        init(_ world: EndToEndHarness, muc name: String, account: String, nick: String) async throws {
+            alice = try await world.matrixUser("alice")
+            muc = world.muc(name)
+            occupant = try await world.xmppUser(account)
+            try await occupant.joinRoom(muc, nick: nick)
+            let (alice, muc) = (alice, muc)
+            room = try await world.linkedRoom(owner: alice, muc: muc)
+            let aliceOccupant = muc.with(resource: "alice")!
+            self.aliceOccupant = aliceOccupant
+            _ = try await occupant.nextPresence(within: 20, "alice's occupant") { $0.from == aliceOccupant && $0.type == .available }
+            let room = room
+            ghost = try await eventuallyValue("\(nick)'s ghost in the linked room") {
+                try await alice.members(of: room).first(where: { $0.value == nick })?.key
+            }
+        }
     }
 
     /// A MUC private message (XEP-0045 §7.5) to `occupant`.
