@@ -128,7 +128,7 @@ import TestSupport
 
     @Test func membershipFollowsBothSides() async throws {
         let running = try await activeLink()
-        let (store, xmpp, matrix, bridge) = (running.store, running.xmpp, running.matrix, running.bridge)
+        let (xmpp, matrix, bridge) = (running.xmpp, running.matrix, running.bridge)
         let bot = FakeXMPPLink.bot
         xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "romeo", to: bot, available: true, occupantID: OccupantID("o1"))))
         try await eventually("ghost joined") { matrix.state.withLock { $0.roomNames.values.contains("romeo") } }
@@ -156,7 +156,7 @@ import TestSupport
 
     @Test func unlinkCleansUpBothSides() async throws {
         let running = try await activeLink()
-        let (store, xmpp, matrix, bridge) = (running.store, running.xmpp, running.matrix, running.bridge)
+        let (store, xmpp, matrix) = (running.store, running.xmpp, running.matrix)
         xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "romeo", to: FakeXMPPLink.bot, available: true)))
         try await eventually("ghost joined") { matrix.state.withLock { $0.roomNames.values.contains("romeo") } }
         let stateKey = "xmpp://\(muc)"

@@ -170,7 +170,7 @@ final class RolesAndInvitesTests: XCTestCase {
     func testARefusedInvitationIsToldInTheMatrixRoom() async throws {
         let pair = try await makePair("noinvites", allowInvites: false)
         defer { pair.world.stopBridge() }
-        let (juliet, julietGhost) = try await julietLeavesAndAliceInvitesHerGhost(pair)
+        let (juliet, _) = try await julietLeavesAndAliceInvitesHerGhost(pair)
         if pair.world.bed.xmppServer == .ejabberd {
             let notice = try await eventuallyValue("the refusal told in the Matrix room", timeout: 20) {
                 try await pair.alice.messages(in: pair.room).first {

@@ -348,9 +348,8 @@ import Testing
     }
 
     @Test func refusedPortFailsAtOnce() throws {
-        let closed = try TCPListener()
+        let closed = try ReservedPort()
         let port = closed.port
-        closed.close()
         let started = ContinuousClock.now
         let error = #expect(throws: PostgresError.self) { try PostgresConnection(url: "postgresql://isthmus@127.0.0.1:\(port)/x") }
         #expect(error?.message.contains("Connection refused") == true, "\(error?.message ?? "")")
@@ -370,9 +369,8 @@ import Testing
     }
 
     @Test func poolBacksOffAfterAFailedConnect() throws {
-        let closed = try TCPListener()
+        let closed = try ReservedPort()
         let port = closed.port
-        closed.close()
         let pool = PostgresPool(url: "postgresql://isthmus@127.0.0.1:\(port)/x",
                                 backoff: PostgresReconnectBackoff(initial: .seconds(60)))
         let first = #expect(throws: PostgresError.self) { try pool.checkOut() }

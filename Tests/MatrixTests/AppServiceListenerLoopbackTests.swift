@@ -4,6 +4,7 @@ import IsthmusStore
 import Matrix
 import MatrixAppService
 import TestSupport
+import Synchronization
 import Testing
 
 /// The listener over a real loopback socket with a scripted handler: exactly-once, ordering, refusals, limits.
@@ -144,9 +145,25 @@ import Testing
         let handler = RecordingAppServiceHandler(knownUsers: [UserID("@_xmpp_a:localhost")!])
         handler.holdTransactions()
         try await withListener(handler: handler) { port in
-            async let slow = put(port, "slow", Self.transactionBody(["$s"]))
+            // Its answer is kept as soon as it comes: a request that ends before reaching the handler (seen once in a
+            // loaded CI-like run) is reported with what ended it, not as a plain wait that timed out.
+            let ended = Mutex<String?>(nil)
+            async let slow = { () async throws -> RawHTTP.Response in
+                do {
+                    let response = try await put(port, "slow", Self.transactionBody(["$s"]))
+                    ended.withLock { $0 = "answered \(response.status) \(response.text)" }
+                    return response
+                } catch {
+                    ended.withLock { $0 = "failed: \(error)" }
+                    throw error
+                }
+            }()
             do {
-                try await eventually("the transaction to be in the handler", timeout: 30) { handler.transactionsInHandler == 1 }
+                try await eventually("the transaction to be in the handler", timeout: 30) {
+                    if handler.transactionsInHandler == 1 { return true }
+                    if let ended = ended.withLock({ $0 }) { throw TestFailure("the transaction never reached the handler: \(ended)") }
+                    return false
+                }
                 // Answered while the transaction is held in the handler (it stays there until released below).
                 let response12 = try await withDeadline("a query answered while a transaction is in the handler", seconds: 30) {
                     try await RawHTTP.request("GET", port: port, "/users/%40_xmpp_a%3Alocalhost", bearer: Self.token)

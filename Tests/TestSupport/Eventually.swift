@@ -7,6 +7,12 @@ public struct DeadlineExceeded: Error, CustomStringConvertible {
     public var description: String { "timed out after \(seconds) s waiting for: \(what)" }
 }
 
+/// A failed step in a test, with a message.
+public struct TestFailure: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
 /// Polls `condition` until it holds or `timeout` passes (× ``TestTimeScale``; then throws ``DeadlineExceeded``). Never a fixed sleep:
 /// it returns as soon as the condition is true.
 public func eventually(_ what: String, timeout: Double = 10, pollEvery: Duration = .milliseconds(20),

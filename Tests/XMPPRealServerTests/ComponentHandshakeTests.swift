@@ -79,9 +79,8 @@ final class ComponentHandshakeTests: XCTestCase {
         XCTAssertEqual(wrong.map(\.ok), [true, false])
         XCTAssertTrue(wrong.last?.detail.contains("rejected the component secret") == true, "\(wrong)")
 
-        let listener = try TCPListener()
-        let unusedPort = listener.port
-        listener.close()
+        let reserved = try ReservedPort()
+        let unusedPort = reserved.port
         let nobody = await XMPPDoctor.check(configuration: RealComponent.configuration(bed, port: unusedPort), logger: .disabled)
         XCTAssertEqual(nobody, [DoctorFinding(
             ok: false, check: XMPPDoctor.Check.reachable,

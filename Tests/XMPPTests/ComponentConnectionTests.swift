@@ -130,14 +130,14 @@ import XMPPComponent
     }
 
     @Test func nothingListeningIsConnectionRefused() async throws {
-        let fixture = try ComponentFixture()
-        fixture.server.close()
-        // The listener is gone; the next attempt is refused.
-        try await eventually("a refused connection") {
-            let event = try await fixture.nextEvent()
-            return event == .disconnected(.connectionRefused(host: "127.0.0.1", port: fixture.server.port))
-        }
-        await fixture.stop()
+        let reserved = try ReservedPort()
+        let connection = ComponentConnection(configuration: ComponentFixture.configuration(port: reserved.port), logger: .disabled)
+        let events = AsyncQueue.collecting(connection.events)
+        let runner = BackgroundTask { await connection.run() }
+        #expect(try await events.next(within: 5, "a component event") == .disconnected(.connectionRefused(host: "127.0.0.1", port: reserved.port)))
+        // It keeps trying, and is refused again.
+        #expect(try await events.next(within: 5, "a component event") == .disconnected(.connectionRefused(host: "127.0.0.1", port: reserved.port)))
+        await runner.stop()
     }
 
     @Test func sendingWhileDisconnectedOrFromOutsideTheDomainThrows() async throws {
@@ -199,10 +199,4 @@ import XMPPComponent
         #expect(throws: ComponentError.self) { try result.get() }
         await fixture.stop()
     }
-}
-
-/// A failed step in a test, with a message.
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

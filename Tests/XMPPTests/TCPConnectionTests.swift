@@ -82,16 +82,10 @@ import Testing
     }
 
     @Test func nothingListeningIsConnectionRefused() async throws {
-        let listener = try TCPListener()
-        let port = listener.port
-        listener.close()
-        try await eventually("the port is closed") {
-            do {
-                _ = try await TCPConnection.connect(host: "127.0.0.1", port: port)
-                return false
-            } catch {
-                return error as? NetworkError == .connectionRefused(host: "127.0.0.1", port: port)
-            }
+        let reserved = try ReservedPort()
+        let port = reserved.port
+        await #expect(throws: NetworkError.connectionRefused(host: "127.0.0.1", port: port)) {
+            _ = try await TCPConnection.connect(host: "127.0.0.1", port: port)
         }
     }
 

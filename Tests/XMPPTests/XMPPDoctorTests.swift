@@ -22,9 +22,8 @@ import XMPPComponent
     }
 
     @Test func nothingListeningIsReportedPlainly() async throws {
-        let listener = try TCPListener()
-        let port = listener.port
-        listener.close()
+        let reserved = try ReservedPort()
+        let port = reserved.port
         let findings = await XMPPDoctor.check(configuration: ComponentFixture.configuration(port: port), logger: .disabled)
         #expect(findings == [DoctorFinding(
             ok: false, check: XMPPDoctor.Check.reachable, detail: "nothing is listening on 127.0.0.1:\(port) (connection refused)")])
