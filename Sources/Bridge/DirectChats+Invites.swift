@@ -24,7 +24,19 @@ extension DirectChats {
                                              "matrix.ghost.id": ghost.rawValue]
             switch DirectChatRules.decide(isDirect: event.isDirect, shared: shared) {
             case .refuse(let reason):
-                logger.info("A Matrix user's invitation of a ghost is declined", metadata: metadata.merging(["reason": "\(reason)"]) { $1 })
+                let now = ContinuousClock.now
+                let unlogged: Int? = declineLog.withLock { log in
+                    if let last = log.last, now - last < .seconds(60) {
+                        log.unlogged += 1
+                        return nil
+                    }
+                    defer { log = (now, 0) }
+                    return log.unlogged
+                }
+                if let unlogged {
+                    logger.info("A Matrix user's invitation of a ghost is declined", metadata: metadata.merging([
+                        "reason": "\(reason)", "declined.unlogged": "\(unlogged)"]) { $1 })
+                }
                 enqueue(.leave(event.room, ghost: ghost, reason: reason))
             case .open(let place):
                 guard let identity else { continue }

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
+import Synchronization
 
 /// MUC private messages ↔ Matrix DM rooms (RICH.md §12): one actor for every DM, handling its work one item at a
 /// time in arrival order from one queue (DMs are few and light; one order is simple and enough).
@@ -45,6 +46,9 @@ actor DirectChats {
     /// The DM room of each private message sent lately, by origin-id, to place a bounce (most recent last; bounded).
     private var recentlySent: [(OriginID, RoomID)] = []
     static let recentlySentLimit = 500
+    /// When a declined invitation was last logged, and how many were declined since without a line (anyone on
+    /// Matrix can invite a ghost: one line a minute at most).
+    let declineLog = Mutex<(last: ContinuousClock.Instant?, unlogged: Int)>((nil, 0))
 
     init(context: BridgeContext) {
         self.context = context

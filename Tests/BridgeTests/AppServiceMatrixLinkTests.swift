@@ -36,7 +36,7 @@ import Testing
         let client = MatrixClient(configuration: .init(homeserverURL: fake.url, accessToken: "as", retryPolicy: policy), logger: .disabled)
         let link = AppServiceMatrixLink(client: client, namespace: GhostNamespace(prefix: "_xmpp_", serverName: "localhost", botLocalpart: "isthmus")!,
                                         logger: .disabled)
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        await withTaskGroup(of: Void.self) { group in
             group.addTask { await fake.run() }
             defer { fake.stop() }
             await #expect(throws: MatrixLinkError.self) {

@@ -178,7 +178,7 @@ final class FakeMatrixLink: MatrixLink, Sendable {
 
     func react(to target: EventID, key: String, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
                timestamp: Date?) async throws -> EventID? {
-        try state.withLock { state in
+        state.withLock { state in
             if let existing = state.byTxn["\(room)|\(txnID)"] { return existing }
             let eventID = EventID("$ev\(state.nextEvent)")!
             state.nextEvent += 1

@@ -85,7 +85,7 @@ import XMPP
     }
 
     @Test func aRemovedAvatarClearsTheMatrixRoomsOnlyWhenTheBridgeSetIt() {
-        var f = active(features: features(.none))
+        var f = active(features: features(nil))
         #expect(f.machine.roomAvatar.pending == nil, "no avatar of ours: nothing to clear")
         #expect(f.act(roomPresence(f, .none)) == [])
         var g = active(applied: RoomAvatarRecord(sha1: a, mxc: "mxc://hs/a"))
