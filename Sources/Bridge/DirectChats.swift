@@ -92,15 +92,29 @@ actor DirectChats {
                                          "xmpp.nick": inbound.nick]
         do {
             let room = try await directRoom(for: inbound, linkedRoom: linkedRoom, muc: muc)
-            let message = RichTranslation.toMatrix(inbound.body, unstyled: inbound.unstyled, nicks: [:])
+            var message = RichTranslation.toMatrix(inbound.body, unstyled: inbound.unstyled, nicks: [:])
             let txnID = context.naming.privateTxnID(muc: muc, identity: inbound.identity,
                                                     stanzaID: inbound.stanzaID ?? UUID().uuidString)
+            if let link = inbound.file {
+                let text = message
+                message = try await retrying { try await self.importedFile(link, fallback: text, ghost: inbound.ghost) }
+            }
             _ = try await retrying { try await self.context.matrix.send(message, as: inbound.ghost, in: room, txnID: txnID, timestamp: nil) }
             logger.debug("Private message bridged to a DM", metadata: metadata.merging(["matrix.dm.id": room.rawValue]) { $1 })
         } catch {
             logger.error("Could not bridge a private message to Matrix",
                          metadata: metadata.merging(["error": "\(MessageTranslation.describe(error))"]) { $1 })
         }
+    }
+
+    /// An XMPP user's file as a Matrix media message (fetched and uploaded as the ghost, see ``MediaImporter``), or
+    /// `fallback` (the link as text) when media is not bridged or the file cannot be (the reason is logged). Throws
+    /// while the homeserver cannot take the upload (the private message is then retried like a send).
+    private func importedFile(_ link: XMPPFileLink, fallback: OutgoingMatrixMessage, ghost: UserID) async throws -> OutgoingMatrixMessage {
+        guard let importer = context.mediaImporter else { return fallback }
+        let (message, declined) = try await importer.message(sharing: link, fallback: fallback, as: ghost)
+        if let declined { logger.info("An XMPP file in a private message is bridged as a link", metadata: ["reason": declined]) }
+        return message
     }
 
     /// The pair's DM room, created by the ghost (inviting the Matrix user) when there is none. The pair is recorded
@@ -190,9 +204,9 @@ actor DirectChats {
     private func handle(_ event: MatrixRoomEvent) async throws -> Bool {
         guard let chat = try await context.store.directChat(in: event.room) else { return true }
         let occupant = try await context.store.roomGhost(chat.ghost, in: chat.linkedRoom)
-        let step = DirectChatRules.step(for: event, chat: chat, occupant: occupant)
+        let step = DirectChatRules.step(for: event, chat: chat, occupant: occupant, mediaLinks: context.media?.signer)
         switch step {
-        case .sendPrivate, .notice:
+        case .sendPrivate, .sendFile, .notice:
             guard !activeRooms.contains(chat.linkedRoom) else { break }
             // Unlinked: nothing will carry it any more; say so rather than keep it forever.
             guard try await context.store.linkedRooms(among: [chat.linkedRoom]).isEmpty else { return false }
@@ -206,17 +220,21 @@ actor DirectChats {
         case .ignore:
             return true
         case .sendPrivate(let to, let body, let unstyled):
-            guard let from = context.naming.puppetJID(for: chat.matrixUser) else { return true }
-            let originID = context.naming.privateOriginID(for: event.eventID)
             var references = MessageReferences()
             references.unstyled = unstyled
+            return try await sendPrivate(body, references: references, to: to, for: event, of: chat)
+        case .sendFile(let to, let file, let caption):
+            guard try await sendPrivate(file.url, references: MessageReferences(file: file), to: to, for: event, of: chat) else { return false }
+            // The caption right behind it, as in rooms (a client shows a file only when the body is its URL alone).
+            guard let caption, let from = context.naming.puppetJID(for: chat.matrixUser),
+                  let captionID = OriginID(context.naming.privateOriginID(for: event.eventID).rawValue + "-caption") else { return true }
             do {
-                try await context.xmpp.sendChat(from: from, to: to, body: body, references: references, originID: originID)
-            } catch XMPPLinkError.notConnected {
-                logger.notice("XMPP is not connected; the DM message waits", metadata: ["matrix.event.id": event.eventID.rawValue])
-                return false
+                try await context.xmpp.sendChat(from: from, to: to, body: caption, references: MessageReferences(), originID: captionID)
+                remember(captionID, in: event.room)
+            } catch {
+                logger.warning("A file's caption could not be sent as a private message",
+                               metadata: ["matrix.event.id": event.eventID.rawValue, "error": "\(error)"])
             }
-            remember(originID, in: event.room)
             return true
         case .notice(let text):
             try await notice(text, in: chat, subject: "dm:\(event.eventID.rawValue)")
@@ -259,6 +277,22 @@ actor DirectChats {
         } catch {
             logger.error("Could not report a bounced private message", metadata: ["matrix.dm.id": room.rawValue, "error": "\(error)"])
         }
+    }
+
+    /// Sends `event` as a private message from the Matrix user's occupant (its origin-id derived from the event, so a
+    /// repeat after a crash carries the same); false when XMPP is not connected (the event waits).
+    private func sendPrivate(_ body: String, references: MessageReferences, to: JID, for event: MatrixRoomEvent,
+                             of chat: DirectChat) async throws -> Bool {
+        guard let from = context.naming.puppetJID(for: chat.matrixUser) else { return true }
+        let originID = context.naming.privateOriginID(for: event.eventID)
+        do {
+            try await context.xmpp.sendChat(from: from, to: to, body: body, references: references, originID: originID)
+        } catch XMPPLinkError.notConnected {
+            logger.notice("XMPP is not connected; the DM message waits", metadata: ["matrix.event.id": event.eventID.rawValue])
+            return false
+        }
+        remember(originID, in: event.room)
+        return true
     }
 
     private func leave(_ room: RoomID, as ghost: UserID, reason: String?) async {

@@ -164,19 +164,8 @@ extension Portal {
     /// ``MatrixLinkError/unavailable(_:)`` when the homeserver could not take the upload now (the delivery is retried).
     func importedFile(_ link: XMPPFileLink, fallback: OutgoingMatrixMessage, ghost: UserID, key: StanzaID) async throws -> OutgoingMatrixMessage {
         guard let importer = context.mediaImporter else { return fallback }
-        switch await importer.importFile(link, as: ghost) {
-        case .uploaded(let media):
-            var message = fallback
-            message.kind = .text
-            message.body = link.caption ?? media.fileName
-            message.html = nil
-            message.media = media
-            return message
-        case .declined(let reason):
-            logger.info("An XMPP file is bridged as a link", metadata: ["xmpp.stanza.id": key.rawValue, "reason": reason])
-            return fallback
-        case .homeserverUnavailable(let reason):
-            throw MatrixLinkError.unavailable(reason)
-        }
+        let (message, declined) = try await importer.message(sharing: link, fallback: fallback, as: ghost)
+        if let declined { logger.info("An XMPP file is bridged as a link", metadata: ["xmpp.stanza.id": key.rawValue, "reason": declined]) }
+        return message
     }
 }

@@ -16,14 +16,7 @@ extension PortalStateMachine {
         guard let links = configuration.mediaLinks, let reference = MediaReference(mxc: attachment.mxc) else { return nil }
         let name = attachment.name(body: body)
         let url = uploadedURL ?? links.url(for: reference, fileName: name)
-        var file = attachment.sharedFile(url: url, name: name)
-        var caption: String?
-        if attachment.caption(body: body) != nil || html != nil {
-            let source = attachment.caption(body: body) ?? body
-            caption = RichTranslation.toXMPP(msgtype: .text, body: source, html: html, nick: { mucNick(of: $0) })?.body
-            if caption == name { caption = nil }
-        }
-        file.desc = caption
+        let (file, caption) = attachment.xmppFile(url: url, body: body, html: html, nick: { mucNick(of: $0) })
         var stanza = OutgoingGroupchat(body: url, references: MessageReferences(file: file))
         stanza.caption = caption
         return (stanza, RichTranslation.excerpt(caption ?? name))

@@ -26,6 +26,6 @@ extension PortalStateMachine {
         }
         return [.deliverPrivateToMatrix(DirectChatRules.Inbound(
             user: user, ghost: ghost, identity: identity, nick: message.nick, body: body, unstyled: message.references.unstyled,
-            stanzaID: message.id ?? message.originID?.rawValue))]
+            stanzaID: message.id ?? message.originID?.rawValue, file: Self.fileLink(body: body, references: message.references)))]
     }
 }

@@ -1,7 +1,10 @@
 @testable import Bridge
 import IsthmusCommon
 import IsthmusStore
+import Matrix
+import Media
 import Testing
+import XMPP
 
 /// The decisions of the DM path, event by event.
 @Suite struct DirectChatRulesTests {
@@ -57,6 +60,34 @@ import Testing
                                      occupant: occupant("Romeo")) == .ignore)
         let reaction = MatrixRoomEvent(eventID: EventID("$r1")!, room: dm, sender: alice, content: .reaction(target: EventID("$e0")!, key: "👍"))
         #expect(DirectChatRules.step(for: reaction, chat: chat, occupant: occupant("Romeo")) == .ignore)
+    }
+
+    @Test func aFileGoesAsTheBridgesLinkWithItsCaptionBehindIt() throws {
+        let signer = MediaLinkSigner(publicBase: "https://bridge.example/media", secret: "k")
+        let attachment = MatrixAttachment(mxc: "mxc://localhost/abc", fileName: "cat.png",
+                                          info: MediaInfo(mimeType: "image/png", size: 42, width: 3, height: 2))
+        let url = signer.url(for: try #require(MediaReference(mxc: "mxc://localhost/abc")), fileName: "cat.png")
+        let plain = message("cat.png", msgtype: .image, details: MessageDetails(media: attachment))
+        #expect(DirectChatRules.step(for: plain, chat: chat, occupant: occupant("Romeo"), mediaLinks: signer)
+                == .sendFile(to: JID("lounge@conference.localhost/Romeo")!,
+                             file: SharedFile(url: url, mediaType: "image/png", name: "cat.png", size: 42, width: 3, height: 2),
+                             caption: nil))
+        // A caption (body ≠ filename) follows the file, and is its SFS desc too.
+        let captioned = message("look at *this*", msgtype: .image, details: MessageDetails(media: attachment))
+        guard case .sendFile(_, let file, let caption) = DirectChatRules.step(for: captioned, chat: chat, occupant: occupant("Romeo"),
+                                                                             mediaLinks: signer) else {
+            Issue.record("not a file")
+            return
+        }
+        #expect(caption == "look at *this*")
+        #expect(file.desc == "look at *this*")
+        #expect(file.url == url)
+        // No media links served: the user hears that it did not go.
+        #expect(DirectChatRules.step(for: plain, chat: chat, occupant: occupant("Romeo"), mediaLinks: nil)
+                == .notice("⚠️ Only text and files are bridged to XMPP private messages; this message was not delivered."))
+        // The occupant left: the notice says so, file or not.
+        #expect(DirectChatRules.step(for: plain, chat: chat, occupant: occupant("Romeo", joined: false), mediaLinks: signer)
+                == .notice("⚠️ Romeo is not in the XMPP room any more; the message was not delivered."))
     }
 
     @Test func aBounceNamesTheConditionAndText() {

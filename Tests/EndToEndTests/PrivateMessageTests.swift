@@ -70,7 +70,9 @@ final class PrivateMessageTests: XCTestCase {
 
     /// RICH.md §12 "Matrix-initiated": alice starts the DM from her client by inviting Romeo's ghost.
     func testAMatrixUserStartsADMByInvitingTheGhost() async throws {
+        let files = try MediaTests.FileServer(files: ["/upload/pm/photo.png": ("image/png", MediaTests.png)])
         let world = try EndToEndHarness("pm-start")
+        try world.editConfig(MediaTests.allowPrivate)
         try await world.startBridge()
         defer { world.stopBridge() }
         let scene = try await Scene(world, muc: "pmstart", account: "bob", nick: "Romeo")
@@ -90,7 +92,36 @@ final class PrivateMessageTests: XCTestCase {
         XCTAssertEqual(answer.first?.sender, ghost)
         let invites = try await alice.invitations().filter { $0.inviter == ghost }
         XCTAssertTrue(invites.isEmpty, "no DM room of the ghost's: \(invites.map(\.room))")
+
+        // A file in the DM: the bridge's link as the private message's body (with OOB), the caption right behind it;
+        // the link serves the same bytes.
+        try await alice.sendFile(MediaTests.png, msgtype: "m.image", contentType: "image/png", fileName: "dm.png",
+                                 body: "just for you", to: dm)
+        let file = try await romeo.nextMessage(within: 20, "alice's private file") { $0.type == .chat && $0.body != nil }
+        let url = try XCTUnwrap(file.body)
+        XCTAssertTrue(url.contains("/media/") && url.hasSuffix("/dm.png"), url)
+        XCTAssertEqual(file.extensionElement("x", namespace: "jabber:x:oob")?.child("url", namespace: "jabber:x:oob")?.text, url)
+        let caption = try await romeo.nextMessage(within: 20, "the file's caption") { $0.type == .chat && $0.body != nil }
+        XCTAssertEqual(caption.body, "just for you")
+        XCTAssertEqual(caption.from, aliceOccupant)
+        let fetched = try await TestHTTP.get(url)
+        XCTAssertEqual(fetched.status, 200)
+        XCTAssertEqual(fetched.body, MediaTests.png, "the image is byte-identical")
+
+        // And Romeo's file (Conversations' form: the URL as body, with OOB) arrives as an image in the DM.
+        let photoURL = files.url("/upload/pm/photo.png")
+        var shared = Self.privateMessage(to: aliceOccupant, body: photoURL)
+        shared.extensions.append(MediaTests.oob(photoURL))
+        try romeo.send(.message(shared))
+        let image = try await eventuallyValue("Romeo's image in the DM", timeout: 30) {
+            try await alice.messages(in: dm).first { $0.sender == ghost && $0.msgtype == "m.image" }
+        }
+        XCTAssertEqual(image.body, "photo.png")
+        let mxc = try XCTUnwrap(image.raw.at("content", "url")?.stringValue)
+        let downloaded = try await alice.download(mxc).data
+        XCTAssertEqual(downloaded, MediaTests.png, "the image is byte-identical")
         romeo.close()
+        await files.stop()
     }
 
     func testTheDMIsCreatedAgainAfterTheMatrixUserLeftIt() async throws {

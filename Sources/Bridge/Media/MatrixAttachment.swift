@@ -1,3 +1,4 @@
+import IsthmusCommon
 import Matrix
 import Media
 import XMPP
@@ -37,5 +38,19 @@ public struct MatrixAttachment: Sendable, Equatable, Codable {
     func sharedFile(url: String, name: String) -> SharedFile {
         SharedFile(url: url, mediaType: info?.mimeType, name: name, size: info?.size,
                    width: info?.width.map { Int(clamping: $0) }, height: info?.height.map { Int(clamping: $0) })
+    }
+
+    /// The file at `url` as it goes to XMPP, and its caption as XMPP text (the caption, or the formatted body, with
+    /// pills as `nick` names them; also the SFS `desc`), nil when there is none or it only repeats the file's name.
+    func xmppFile(url: String, body: String, html: String?, nick: (UserID) -> String?) -> (file: SharedFile, caption: String?) {
+        let name = name(body: body)
+        var file = sharedFile(url: url, name: name)
+        var caption: String?
+        if self.caption(body: body) != nil || html != nil {
+            caption = RichTranslation.toXMPP(msgtype: .text, body: self.caption(body: body) ?? body, html: html, nick: nick)?.body
+            if caption == name { caption = nil }
+        }
+        file.desc = caption
+        return (file, caption)
     }
 }

@@ -69,6 +69,26 @@ final class MediaImporter: Sendable {
         }
     }
 
+    /// `fallback` (the text of the message that shares `link`) as a media message with the file fetched and uploaded
+    /// as `ghost`, and nil; or `fallback` as it is and why the file went as a link (for the caller's log). Throws
+    /// ``MatrixLinkError/unavailable(_:)`` when the homeserver could not take the upload now (retry the delivery).
+    func message(sharing link: XMPPFileLink, fallback: OutgoingMatrixMessage, as ghost: UserID) async throws
+        -> (message: OutgoingMatrixMessage, declined: String?) {
+        switch await importFile(link, as: ghost) {
+        case .uploaded(let media):
+            var message = fallback
+            message.kind = .text
+            message.body = link.caption ?? media.fileName
+            message.html = nil
+            message.media = media
+            return (message, nil)
+        case .declined(let reason):
+            return (fallback, reason)
+        case .homeserverUnavailable(let reason):
+            throw MatrixLinkError.unavailable(reason)
+        }
+    }
+
     /// The file's name: the sender's, else the URL's last path segment (percent-decoded, sanitized), else `file`.
     static func fileName(_ link: XMPPFileLink) -> String {
         if let name = link.name, !name.isEmpty { return name }
