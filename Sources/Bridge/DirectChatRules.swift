@@ -88,17 +88,19 @@ enum DirectChatRules {
         case open(SharedRoom)
         /// The ghost declines, saying why.
         case refuse(reason: String)
+        /// Not a direct chat: left alone. A room upgrade's invitations (Element invites every member of the old room)
+        /// are of this kind, and the portal brings its ghosts into a linked room itself.
+        case ignore
     }
 
-    static let notDirectReason = "This XMPP user can only be reached in a direct chat (a room with just the two of you)."
     static let nothingSharedReason = "You are not in a bridged room with this XMPP user; private messages go through a room you share."
 
     /// A DM a Matrix user starts by inviting a ghost (RICH.md §12, "Matrix-initiated"): it must be a direct chat
-    /// (`is_direct`), and runs through a linked room where both have an occupant: preferably one where both are in the
+    /// (`is_direct`; other invitations are left alone), and runs through a linked room where both have an occupant: preferably one where both are in the
     /// MUC now (a private message reaches only a present occupant), then one where the ghost's occupant is, then the
     /// first they share (where the DM then says why a message was not delivered).
     static func decide(isDirect: Bool?, shared: [SharedRoom]) -> InviteDecision {
-        guard isDirect == true else { return .refuse(reason: notDirectReason) }
+        guard isDirect == true else { return .ignore }
         let place = shared.first { $0.ghostJoined && $0.userJoined } ?? shared.first { $0.ghostJoined } ?? shared.first
         guard let place else { return .refuse(reason: nothingSharedReason) }
         return .open(place)

@@ -6,8 +6,8 @@ extension DirectChats {
     /// events in `rooms` (neither linked nor DM rooms). An invitation ``DirectChatRules/decide(isDirect:shared:)``
     /// accepts is recorded as the pair's DM room before the transaction's events are queued, so the invite itself
     /// (the ghost joins when it is handled) and everything after it go through the durable inbox like any DM event; a
-    /// DM room the pair had before is left. Any other invitation of a ghost is declined, best effort (a lost one stays
-    /// an unanswered invite). Returns the rooms that became DM rooms.
+    /// DM room the pair had before is left. A direct invitation it cannot take is declined with the reason, best effort
+    /// (a lost one stays an unanswered invite); one that is not a direct chat is left alone. Returns the rooms that became DM rooms.
     ///
     /// Runs on the caller's task (the appservice listener's), before the transaction is acknowledged: a failure here
     /// fails the transaction, which the homeserver then retries (recording the pair again changes nothing).
@@ -23,6 +23,8 @@ extension DirectChats {
             let metadata: Logger.Metadata = ["matrix.dm.id": event.room.rawValue, "matrix.user.id": event.sender.rawValue,
                                              "matrix.ghost.id": ghost.rawValue]
             switch DirectChatRules.decide(isDirect: event.isDirect, shared: shared) {
+            case .ignore:
+                continue
             case .refuse(let reason):
                 let now = ContinuousClock.now
                 let unlogged: Int? = declineLog.withLock { log in

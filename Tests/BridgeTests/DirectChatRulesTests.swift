@@ -118,11 +118,12 @@ import XMPP
         #expect(DirectChatRules.decide(isDirect: true, shared: [away]) == .open(away))
     }
 
-    @Test func anInviteThatIsNotDirectOrSharesNoRoomIsDeclined() {
+    @Test func aDirectInviteSharingNoRoomIsDeclinedAnotherInviteIsLeftAlone() {
         let both = shared("both", ghostJoined: true, userJoined: true)
-        #expect(DirectChatRules.decide(isDirect: nil, shared: [both]) == .refuse(reason: DirectChatRules.notDirectReason))
-        #expect(DirectChatRules.decide(isDirect: false, shared: [both]) == .refuse(reason: DirectChatRules.notDirectReason))
         #expect(DirectChatRules.decide(isDirect: true, shared: []) == .refuse(reason: DirectChatRules.nothingSharedReason))
+        // Not a direct chat (a room upgrade invites every member, ghosts included): not the DMs' business.
+        #expect(DirectChatRules.decide(isDirect: nil, shared: [both]) == .ignore)
+        #expect(DirectChatRules.decide(isDirect: false, shared: []) == .ignore)
     }
 
     @Test func theUsersInvitationOfTheGhostIntoItsDMRoomIsAccepted() {
