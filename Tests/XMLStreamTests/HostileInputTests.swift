@@ -77,6 +77,19 @@ import XMLStream
         expectRefusedAfterGoodStanza(attack, .notWellFormed(code: 201))
     }
 
+    /// Found by the long fuzz run (Fuzz/fuzz-xml-stream): `<xml:ltxt xmlns='ur'/>` read as an element in the XML
+    /// namespace, serialized again as `xmlns='http://www.w3.org/XML/1998/namespace'`, which no parser may accept. The
+    /// XML namespace is for `xml:` attributes only (Namespaces in XML §3): an element in it is refused. Another prefix
+    /// bound to it is dropped by libxml2, so the prefix counts as undeclared.
+    @Test(arguments: ["<xml:ltxt xmlns='ur'/>", "<xml:m/>", "<m><xml:b/></m>"])
+    func elementsInTheXMLNamespaceAreRefused(attack: String) {
+        expectRefusedAfterGoodStanza(attack, .notWellFormed(code: 200))
+    }
+
+    @Test func aPrefixBoundToTheXMLNamespaceIsUndeclared() {
+        expectRefusedAfterGoodStanza("<m xmlns:p='http://www.w3.org/XML/1998/namespace'><p:a/></m>", .notWellFormed(code: 201))
+    }
+
     @Test func theXMLPrefixAndDeclaredPrefixesStillPass() throws {
         let parser = XMLStreamParser()
         var events: [XMLStreamEvent] = []
