@@ -110,8 +110,6 @@ final class LibXML2PushParser {
     static let undefinedNamespaceError = 201
     /// libxml2's `XML_NS_ERR_XML_NAMESPACE` (a misuse of the XML namespace).
     static let xmlNamespaceError = 200
-    /// The namespace the `xml` prefix is bound to (Namespaces in XML §3), for `xml:lang` and its kind only.
-    static let xmlNamespace = "http://www.w3.org/XML/1998/namespace"
 
     fileprivate func startElement(
         _ localname: UnsafePointer<xmlChar>?, _ prefix: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?,
@@ -136,7 +134,7 @@ final class LibXML2PushParser {
         // element in it, and its serialization (that namespace as the default) no parser may accept (found by the
         // long fuzz run): refused. (A declaration binding it is dropped by libxml2 with an error it does not stop
         // for: a prefix so bound then counts as undeclared, and a default so declared is not one.)
-        guard namespace != Self.xmlNamespace else {
+        guard namespace != XMLNamespaces.xml else {
             return refuse(.notWellFormed(code: Self.xmlNamespaceError), "element '\(name)' is in the XML namespace")
         }
         var defaultNamespace: String?
