@@ -26,18 +26,9 @@ extension DirectChats {
             case .ignore:
                 continue
             case .refuse(let reason):
-                let now = ContinuousClock.now
-                let unlogged: Int? = declineLog.withLock { log in
-                    if let last = log.last, now - last < .seconds(60) {
-                        log.unlogged += 1
-                        return nil
-                    }
-                    defer { log = (now, 0) }
-                    return log.unlogged
-                }
-                if let unlogged {
+                if let line = declineLog.withLock({ $0.refused(Self.declineLogKey, now: .now) }) {
                     logger.info("A Matrix user's invitation of a ghost is declined", metadata: metadata.merging([
-                        "reason": "\(reason)", "declined.unlogged": "\(unlogged)"]) { $1 })
+                        "reason": "\(reason)", "declined.unlogged": "\(line.suppressed)"]) { $1 })
                 }
                 enqueue(.leave(event.room, ghost: ghost, reason: reason))
             case .open(let place):

@@ -46,9 +46,9 @@ actor DirectChats {
     /// The DM room of each private message sent lately, by origin-id, to place a bounce (most recent last; bounded).
     private var recentlySent: [(OriginID, RoomID)] = []
     static let recentlySentLimit = 500
-    /// When a declined invitation was last logged, and how many were declined since without a line (anyone on
-    /// Matrix can invite a ghost: one line a minute at most).
-    let declineLog = Mutex<(last: ContinuousClock.Instant?, unlogged: Int)>((nil, 0))
+    /// Which declined invitations get a log line (anyone on Matrix can invite a ghost: one line a minute at most).
+    let declineLog = Mutex(RefusalLogLimiter())
+    static let declineLogKey = RefusalLogLimiter.Key(address: "matrix", reason: "dm_invitation_declined")
 
     init(context: BridgeContext) {
         self.context = context

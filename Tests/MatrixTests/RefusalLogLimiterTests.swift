@@ -1,4 +1,4 @@
-@testable import MatrixAppService
+import IsthmusCommon
 import Testing
 
 /// The refusal log's rate limit with injected time: one line per (address, reason) per minute, with a count.

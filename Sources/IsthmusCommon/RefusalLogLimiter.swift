@@ -1,16 +1,22 @@
 /// Decides which refusals deserve a log line: the first for each (source address, reason) in every interval
 /// (a minute by default), carrying the number of refusals held back since the previous line for that pair.
-/// Pure value: time is passed in; ``RefusalLog`` owns one behind a lock and writes the lines.
+/// Pure value: time is passed in; its owner keeps it behind a lock and writes the lines (the appservice listener's
+/// `RefusalLog`; the DMs, for invitations they decline).
 ///
 /// Memory stays bounded whatever the number of sources: at ``capacity`` pairs, pairs whose interval has passed
 /// with nothing held back are forgotten, and new pairs beyond that are counted under the address `other`.
-struct RefusalLogLimiter: Sendable {
+public struct RefusalLogLimiter: Sendable {
     /// What a refusal is counted under.
-    struct Key: Hashable, Sendable {
-        /// The peer's IP address (or ``RefusalLogLimiter/overflowAddress``).
-        var address: String
+    public struct Key: Hashable, Sendable {
+        /// The peer's IP address (or ``RefusalLogLimiter/overflowAddress``), or whatever the refusals come from.
+        public var address: String
         /// The refusal's name, e.g. `wrong_token`.
-        var reason: String
+        public var reason: String
+
+        public init(address: String, reason: String) {
+            self.address = address
+            self.reason = reason
+        }
     }
 
     private struct Window {
@@ -19,22 +25,22 @@ struct RefusalLogLimiter: Sendable {
     }
 
     /// The address that pairs beyond ``capacity`` are counted under.
-    static let overflowAddress = "other"
+    public static let overflowAddress = "other"
 
     /// At most one line per key in this time.
-    let interval: Duration
+    public let interval: Duration
     /// Keys tracked at most (see the type's documentation).
-    let capacity: Int
+    public let capacity: Int
     private var windows: [Key: Window] = [:]
 
-    init(interval: Duration = .seconds(60), capacity: Int = 1024) {
+    public init(interval: Duration = .seconds(60), capacity: Int = 1024) {
         self.interval = interval
         self.capacity = capacity
     }
 
     /// Records one refusal at `now`. Returns nil to stay quiet, or — to log one line now — how many refusals of
     /// this pair were held back since its previous line, and the key to log under.
-    mutating func refused(_ key: Key, now: ContinuousClock.Instant) -> (key: Key, suppressed: Int)? {
+    public mutating func refused(_ key: Key, now: ContinuousClock.Instant) -> (key: Key, suppressed: Int)? {
         let key = admit(key, now: now)
         guard var window = windows[key] else {
             windows[key] = Window(start: now, suppressed: 0)
