@@ -71,7 +71,7 @@ actor Portal {
                     group.addTask { await self.handle(burst) }
                 }
             }
-            if finished || machine.closed { break }
+            if finished || machine.closed || Task.isCancelled { break }
         }
         queue.finish()
         retryTimer?.cancel()
@@ -80,9 +80,16 @@ actor Portal {
         ephemeralSender.finish()
     }
 
-    /// Handles a burst of events in order (stops after unlink).
+    /// Handles a burst of events in order (stops after unlink, and once shutdown cancelled the portal).
+    ///
+    /// After the cancellation nothing more is handled: every call to either side would fail, but store writes would
+    /// not — a reflection of our own message queued behind a send that was cut short would move the room's resume
+    /// point past that message, and the next start (or the standby taking over) would never catch it up. What is left
+    /// queued is not lost: MUC messages come back from the archive after the resume point, Matrix events from the
+    /// durable inbox.
     private func handle(_ burst: [PortalEvent]) async {
         for event in burst {
+            if Task.isCancelled { return }
             await feed(.event(event))
             if machine.closed { return }
         }

@@ -46,6 +46,10 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         /// Sends the homeserver stores (in `sent` and the room's timeline) but never answers, forgetting every
         /// transaction id as it restarts (Synapse keeps an appservice user's in memory).
         var storedButUnansweredSends = 0
+        /// Sends in these rooms hang until the sending task is cancelled (a homeserver that stopped answering, cut short
+        /// by shutdown); `heldSends` counts those that started.
+        var hangingSendRooms: Set<RoomID> = []
+        var heldSends = 0
         /// What `/messages` shows per room, oldest first (tests put events here that the homeserver "stored").
         var timelines: [RoomID: [MatrixTimelineEntry]] = [:]
         var timelineReads = 0
@@ -153,7 +157,14 @@ final class FakeMatrixLink: MatrixLink, Sendable {
 
     func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
               timestamp: Date?) async throws -> EventID {
-        try state.withLock { state in
+        let hangs = state.withLock { state in
+            guard state.hangingSendRooms.contains(room) else { return false }
+            state.heldSends += 1
+            return true
+        }
+        // Ends only by cancellation (then throws CancellationError), as a call to a homeserver that never answers.
+        if hangs { try await Task.sleep(for: .seconds(86_400)) }
+        return try state.withLock { state in
             if state.unavailableSends > 0 {
                 state.unavailableSends -= 1
                 throw MatrixLinkError.unavailable("homeserver down")

@@ -163,9 +163,10 @@ final class FakeXMPPLink: XMPPLink, Sendable {
 
     func archive(room: JID, as occupant: JID, after: StanzaID?, since: Date?) async throws -> [RoomMessage] {
         state.withLock { state in
-            guard let after else { return state.archive }
-            guard let index = state.archive.firstIndex(where: { $0.stanzaID == after }) else { return state.archive }
-            return Array(state.archive[(index + 1)...])
+            let archive = state.archive.filter { $0.room.bare == room.bare }
+            guard let after else { return archive }
+            guard let index = archive.firstIndex(where: { $0.stanzaID == after }) else { return archive }
+            return Array(archive[(index + 1)...])
         }
     }
 
