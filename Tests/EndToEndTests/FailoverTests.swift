@@ -94,8 +94,10 @@ final class FailoverTests: XCTestCase {
         let base = bed.c2sPort
         let a = try instance("a", appServicePort: base + 8, metricsPort: bed.metricsPort, world: world)
         let b = try instance("b", appServicePort: base + 9, metricsPort: try freePort(), world: world)
-        try bed.startLoadBalancer(backends: [(a.appServicePort, a.metricsPort), (b.appServicePort, b.metricsPort)])
+        // Stopped however the start ends (stop-lb is idempotent): a half-started haproxy would hold the bed's
+        // appservice port for every later test.
         defer { try? bed.stopLoadBalancer() }
+        try bed.startLoadBalancer(backends: [(a.appServicePort, a.metricsPort), (b.appServicePort, b.metricsPort)])
 
         var processA = try start(a, world: world)
         defer { processA.kill9() }
