@@ -92,13 +92,22 @@ import XMPPComponent
     }
 
     @Test func pausedReadingHoldsStanzasAndTheKeepaliveUntilResumed() async throws {
-        // A keepalive that would drop a silent link within 0.4 s: a pause of 1 s must not count as silence.
-        let fixture = try ComponentFixture(pingInterval: .milliseconds(100), pingTimeout: .milliseconds(300))
+        // A keepalive that would drop a silent link within 1.2 s: a pause of 2 s must not count as silence.
+        let fixture = try ComponentFixture(pingInterval: .milliseconds(200), pingTimeout: .seconds(1))
         let session = try await fixture.acceptNext()
+        // Until the pause the server answers the pings, so however long a loaded machine takes to get there, the link
+        // is up when it starts (unanswered, a 0.4 s keepalive once dropped it first in CI).
+        let responder = Task {
+            while !Task.isCancelled {
+                let ping = try IQ(element: try await session.receiveElement())
+                try session.send(ping.result().element)
+            }
+        }
         await fixture.connection.pauseReading()
+        responder.cancel()
         try session.send("<message from='room@conference.localhost/a' to='x@bridge.localhost' type='groupchat'><body>held</body></message>")
         await #expect(throws: (any Error).self, "an event came through a paused connection") {
-            try await fixture.nextEvent(within: 1)
+            try await fixture.nextEvent(within: 2)
         }
         await fixture.connection.resumeReading()
         guard case .stanza(.message(let message)) = try await fixture.nextEvent() else { throw TestFailure("not the held message") }
