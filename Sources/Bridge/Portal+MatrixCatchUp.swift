@@ -21,18 +21,22 @@ extension Portal {
 
     /// Reads the recent timeline and queues the bridgeable messages the bridge never saw that are stranded (chosen by
     /// ``PortalStateMachine/strandedMessages(in:seen:now:)``). Returns the timeline order (event id → index,
-    /// oldest first) whenever it read the timeline, so the drain follows it — also when nothing was missing: a
-    /// transaction the homeserver delivered late put its events behind later ones in the inbox; empty when the
-    /// timeline could not be read; nil when shutdown cut the check short (the drain must not go on without it).
-    func recoverUnpushedMatrixMessages() async -> [EventID: Int]? {
+    /// oldest first, and how far the inbox was queued when it was read) whenever it read the timeline, so the drain
+    /// follows it — also when nothing was missing: a transaction the homeserver delivered late put its events behind
+    /// later ones in the inbox; empty when the timeline could not be read; nil when shutdown cut the check short (the
+    /// drain must not go on without it).
+    func recoverUnpushedMatrixMessages() async -> PortalStateMachine.TimelineOrder? {
         let room = link.matrixRoom
         do {
-            guard let activeSince = try await context.store.activeSince(room) else { return [:] }
+            guard let activeSince = try await context.store.activeSince(room) else { return PortalStateMachine.TimelineOrder() }
             let floor = max(activeSince.addingTimeInterval(-2), context.clock.wallNow().addingTimeInterval(-Self.timelineLookback))
+            let queuedThrough = try await context.store.lastInboxSeq()
             let timeline = try await recentTimeline(since: floor)
             let seen = try await context.store.seenMatrixEvents(room, among: timeline.map(\.eventID))
             // A homeserver repeating an event across pages must not crash us: its first place counts.
-            let order = Dictionary(timeline.enumerated().map { ($1.eventID, $0) }, uniquingKeysWith: { first, _ in first })
+            let order = PortalStateMachine.TimelineOrder(
+                positions: Dictionary(timeline.enumerated().map { ($1.eventID, $0) }, uniquingKeysWith: { first, _ in first }),
+                queuedThrough: queuedThrough)
             let missed = machine.strandedMessages(in: timeline, seen: seen, now: context.clock.wallNow())
             guard !missed.isEmpty else { return order }
             let added = try await context.store.enqueueInbox(try missed.map { (room, $0.eventID, try $0.inboxPayload()) })
@@ -49,7 +53,7 @@ extension Portal {
             // order rather than stall the room on a timeline it cannot read.
             if Task.isCancelled { return nil }
             logger.warning("Could not check the Matrix timeline", metadata: ["error": "\(error)"])
-            return [:]
+            return PortalStateMachine.TimelineOrder()
         }
     }
 

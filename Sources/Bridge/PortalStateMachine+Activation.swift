@@ -54,16 +54,16 @@ extension PortalStateMachine {
             guard joined == false, botJoined else { return [] }
             botJoined = false
             return [.log(LogEntry(level: .warning, message: "The bridge is no longer in the MUC; rejoining"))] + startActivation()
-        case .inboxRead(let stored, let timelineOrder):
+        case .inboxRead(let stored, let timeline):
             guard let stored else { return drainBlocked(retry: true) }
-            guard let timelineOrder else {
+            guard let timeline else {
                 // A check was due (a hole, or the first drain after an activation) and did not happen: in arrival
                 // order a message from a held transaction would be overtaken, and once mapped, resent late by the
                 // next run. The drain waits and checks again.
                 timelineCheckPending = true
                 return drainBlocked(retry: true)
             }
-            let queued = Self.drainOrder(stored, timelineOrder: timelineOrder)
+            let queued = Self.drainOrder(stored, timeline: timeline)
             agenda.insert(contentsOf: queued.map(Step.handleMatrixEvent) + [.finishDrain(highestSeq: queued.map(\.seq).max() ?? 0)], at: 0)
             return []
         case .ghostPrepared(let setup, let error):

@@ -69,10 +69,10 @@ extension PortalStateMachine {
         case ownMessageFound(OriginID, mapping: MessageMapping?, error: StanzaErrorInfo)
         /// Unreceipted messages, oldest first; nil when they could not be read.
         case undeliveredLoaded([MessageMapping]?)
-        /// The inbox in the store's order (nil when it could not be read), and the room's timeline order (event id →
-        /// index, oldest first) when the drain checked the timeline (see ``drainOrder(_:timelineOrder:)``); nil when
-        /// the check was cut short by shutdown (the drain then waits: arrival order may not be the room's).
-        case inboxRead([QueuedMatrixEvent]?, timelineOrder: [EventID: Int]? = [:])
+        /// The inbox in the store's order (nil when it could not be read), and what the timeline check learnt when the
+        /// drain checked the timeline (see ``drainOrder(_:timeline:)``); nil when the check was cut short by shutdown
+        /// (the drain then waits: arrival order may not be the room's).
+        case inboxRead([QueuedMatrixEvent]?, timeline: TimelineOrder? = TimelineOrder())
         /// Whether the mapping was new (false: mapped already, nothing to send); nil when the store failed.
         case mappingInserted(XMPPDelivery, inserted: Bool?)
         /// The Matrix topic was set (nil) or why not.

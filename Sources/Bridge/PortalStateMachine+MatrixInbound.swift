@@ -276,25 +276,42 @@ extension PortalStateMachine {
         return missed
     }
 
+    /// What a timeline check learnt for the drain after it (see ``drainOrder(_:timeline:)``).
+    struct TimelineOrder: Sendable, Equatable {
+        /// The room's recent timeline: event id → index, oldest first. Empty: no check (or the timeline could not
+        /// be read), so arrival order stands.
+        var positions: [EventID: Int] = [:]
+        /// Inbox rows up to this number were queued before the timeline was read; a higher one arrived after.
+        var queuedThrough: Int64 = 0
+    }
+
     /// The order in which a drain handles the inbox: the store's (arrival) order, except that the entries the room's
-    /// timeline names (`timelineOrder`, read by a timeline check) take the timeline's order among the places they hold.
-    /// Entries the timeline does not name — older than the check looked, or arrived after it — keep their places.
+    /// timeline names (read by a timeline check) take the timeline's order among the places they hold, and the entries
+    /// that arrived after the timeline was read without being in it go last. Entries the timeline does not name that
+    /// were queued before it was read (older than the check looked) keep their places.
     ///
     /// Arrival order is not the room's order when the homeserver delivers a transaction late: Synapse retries a held
     /// transaction after newer ones went through, and after a restart or a take-over the process that saw the hole
     /// is gone (seen in FailoverTests on ejabberd: a message in a transaction retried into the instance that took
     /// over was queued behind the later ones the stopped instance had queued, and went out after them). So every
-    /// drain that checked the timeline follows it — not only when the check recovered something. Pure.
-    static func drainOrder(_ queued: [QueuedMatrixEvent], timelineOrder: [EventID: Int]) -> [QueuedMatrixEvent] {
-        guard !timelineOrder.isEmpty else { return queued }
-        let places = queued.indices.filter { timelineOrder[queued[$0].event.eventID] != nil }
-        let named = places.map { queued[$0] }.enumerated().sorted { lhs, rhs in
+    /// drain that checked the timeline follows it — not only when the check recovered something.
+    ///
+    /// An event pushed after the timeline was read and not in it is newer than everything the timeline names (the
+    /// homeserver pushes an event only once it is stored, so one queued earlier is in the timeline). Keeping its place
+    /// put it ahead of a message the check itself recovered, which is queued last (seen in FailoverTests on ejabberd:
+    /// a message sent after the check went out before an earlier one, stranded, that the check had found). Pure.
+    static func drainOrder(_ queued: [QueuedMatrixEvent], timeline: TimelineOrder) -> [QueuedMatrixEvent] {
+        let positions = timeline.positions
+        guard !positions.isEmpty else { return queued }
+        let arrivedAfter = { (entry: QueuedMatrixEvent) in positions[entry.event.eventID] == nil && entry.seq > timeline.queuedThrough }
+        var ordered = queued.filter { !arrivedAfter($0) }
+        let places = ordered.indices.filter { positions[ordered[$0].event.eventID] != nil }
+        let named = places.map { ordered[$0] }.enumerated().sorted { lhs, rhs in
             // Arrival order breaks ties (the store keeps one row per event; this keeps the sort deterministic anyway).
-            (timelineOrder[lhs.element.event.eventID]!, lhs.offset) < (timelineOrder[rhs.element.event.eventID]!, rhs.offset)
+            (positions[lhs.element.event.eventID]!, lhs.offset) < (positions[rhs.element.event.eventID]!, rhs.offset)
         }
-        var ordered = queued
         for (place, entry) in zip(places, named) { ordered[place] = entry.element }
-        return ordered
+        return ordered + queued.filter(arrivedAfter)
     }
 
     /// A message, reaction or redaction the portal would act on (see ``matrixEvent(_:)``).

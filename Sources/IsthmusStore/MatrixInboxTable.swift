@@ -73,6 +73,15 @@ extension Store {
         }
     }
 
+    /// The highest inbox row number in use (0 when the inbox is empty). Row numbers only grow (SQLite AUTOINCREMENT,
+    /// a PostgreSQL identity), so a row added later has a higher one: a timeline check reads this first to tell the
+    /// rows that were already queued when it read the timeline from those that arrived after.
+    public func lastInboxSeq() throws -> Int64 {
+        try read { db in
+            Int64(try db.query("SELECT COALESCE(MAX(seq), 0) FROM matrix_inbox") { $0.int(0) ?? 0 }.first ?? 0)
+        }
+    }
+
     /// Removes a handled event.
     public func deleteInbox(seq: Int64) throws {
         try write { db in _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq) }

@@ -47,4 +47,18 @@ import Testing
         #expect(try await store.seenMatrixEvents(room, among: ids) == [EventID("$queued")!, EventID("$mapped")!])
         #expect(try await store.seenMatrixEvents(RoomID("!other:localhost")!, among: ids) == [EventID("$queued")!])
     }
+
+    /// What a timeline check reads before the timeline: a row queued after it has a higher number, even once the
+    /// highest row before it was handled and deleted.
+    @Test(arguments: StoreBackend.all) func theLastInboxSeqIsBelowEveryRowQueuedAfterIt(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
+        #expect(try await store.lastInboxSeq() == 0)
+        let queued = try await store.enqueueInbox([event("a"), event("b")])
+        let mark = try await store.lastInboxSeq()
+        #expect(mark == queued[1].seq)
+        try await store.deleteInbox(seq: queued[1].seq)
+        let later = try await store.enqueueInbox([event("c")])
+        #expect(later[0].seq > mark)
+    }
 }

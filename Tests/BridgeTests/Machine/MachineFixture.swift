@@ -104,6 +104,13 @@ struct MachineFixture {
                                                            content: .message(msgtype: msgtype, body: body)))
     }
 
+    /// What a timeline check reports: `events` as the room's timeline, oldest first, read when the inbox was queued
+    /// up to `queuedThrough`.
+    func timeline(_ events: [QueuedMatrixEvent], queuedThrough: Int64) -> PortalStateMachine.TimelineOrder {
+        PortalStateMachine.TimelineOrder(
+            positions: Dictionary(uniqueKeysWithValues: events.enumerated().map { ($1.event.eventID, $0) }), queuedThrough: queuedThrough)
+    }
+
     func member(_ seq: Int64, _ user: UserID, _ membership: Membership, name: String? = nil, by sender: UserID? = nil,
                 reason: String? = nil) -> QueuedMatrixEvent {
         QueuedMatrixEvent(seq: seq, event: MatrixRoomEvent(eventID: EventID("$m\(seq)")!, room: room, sender: sender ?? user,

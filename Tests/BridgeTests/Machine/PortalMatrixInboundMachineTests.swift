@@ -194,8 +194,8 @@ import Testing
         #expect(f.act(.checkTimeline) == [.readInbox(checkTimeline: true)])
         // `five` came in a transaction the homeserver delivered late, behind `six` and `seven`.
         let six = f.text(1, "six"), seven = f.text(2, "seven"), five = f.text(3, "five")
-        let timeline = [five, six, seven].enumerated().reduce(into: [EventID: Int]()) { $0[$1.element.event.eventID] = $1.offset }
-        #expect(f.act(.inboxRead([six, seven, five], timelineOrder: timeline))
+        let timeline = f.timeline([five, six, seven], queuedThrough: 3)
+        #expect(f.act(.inboxRead([six, seven, five], timeline: timeline))
                 == [.insertMapping(f.mapping(five), consumingInbox: 3, delivery: f.outgoing(five))])
         _ = f.act(.mappingInserted(f.outgoing(five), inserted: true))
         #expect(f.act(.groupchatSent(f.outgoing(five), nil)) == [.insertMapping(f.mapping(six), consumingInbox: 1, delivery: f.outgoing(six))])
@@ -210,25 +210,38 @@ import Testing
         #expect(f.act(.timelineGap) == [])
         let eight = f.text(2, "eight")
         #expect(f.act(.matrixEvents([eight])) == [.readInbox(checkTimeline: true)])
-        #expect(f.act(.inboxRead([eight], timelineOrder: nil)) == [.scheduleInboxRetry(at: f.t0 + .seconds(5))])
+        #expect(f.act(.inboxRead([eight], timeline: nil)) == [.scheduleInboxRetry(at: f.t0 + .seconds(5))])
         #expect(f.machine.timelineCheckPending && f.machine.inboxBlocked)
         let later = f.t0 + .seconds(5)
         #expect(f.act(.retryInbox, at: later) == [.loadUndelivered])
         #expect(f.act(.undeliveredLoaded([]), at: later) == [.readInbox(checkTimeline: true)])
         let seven = f.text(3, "seven")
-        let timeline = [seven, eight].enumerated().reduce(into: [EventID: Int]()) { $0[$1.element.event.eventID] = $1.offset }
-        #expect(f.act(.inboxRead([eight, seven], timelineOrder: timeline), at: later)
+        let timeline = f.timeline([seven, eight], queuedThrough: 3)
+        #expect(f.act(.inboxRead([eight, seven], timeline: timeline), at: later)
                 == [.insertMapping(f.mapping(seven), consumingInbox: 3, delivery: f.outgoing(seven))])
     }
 
     @Test func theDrainOrderPermutesOnlyTheEntriesTheTimelineNames() {
         let f = MachineFixture()
-        // `old` is older than the check looked and `late` arrived after it: both keep their places.
+        // `old` is older than the check looked: it keeps its place. `late` arrived after it: it stays last.
         let old = f.text(1, "old"), b = f.text(2, "b"), c = f.text(3, "c"), a = f.text(4, "a"), late = f.text(5, "late")
-        let timeline = [a, b, c].enumerated().reduce(into: [EventID: Int]()) { $0[$1.element.event.eventID] = $1.offset }
-        #expect(PortalStateMachine.drainOrder([old, b, c, a, late], timelineOrder: timeline).map(\.seq) == [1, 4, 2, 3, 5])
-        #expect(PortalStateMachine.drainOrder([old, b, c, a, late], timelineOrder: [:]).map(\.seq) == [1, 2, 3, 4, 5])
-        #expect(PortalStateMachine.drainOrder([], timelineOrder: timeline).isEmpty)
+        let timeline = f.timeline([a, b, c], queuedThrough: 4)
+        #expect(PortalStateMachine.drainOrder([old, b, c, a, late], timeline: timeline).map(\.seq) == [1, 4, 2, 3, 5])
+        #expect(PortalStateMachine.drainOrder([old, b, c, a, late], timeline: .init()).map(\.seq) == [1, 2, 3, 4, 5])
+        #expect(PortalStateMachine.drainOrder([], timeline: timeline).isEmpty)
+    }
+
+    /// Seen in FailoverTests on ejabberd: the check read the timeline with `five` (stranded) and `six` in it; `seven`
+    /// was pushed before the inbox was read, and `five`, recovered, was queued last. `seven` kept its place and went
+    /// out before `six`. What arrived after the timeline was read, unnamed, is newer than all it names: it goes last.
+    @Test func whatArrivedAfterTheTimelineWasReadGoesAfterEverythingItNames() {
+        let f = MachineFixture()
+        let four = f.text(23, "four"), six = f.text(24, "six"), seven = f.text(25, "seven"), five = f.text(26, "five")
+        let timeline = f.timeline([four, five, six], queuedThrough: 24)
+        #expect(PortalStateMachine.drainOrder([four, six, seven, five], timeline: timeline).map(\.seq) == [23, 26, 24, 25])
+        // An unnamed entry queued before the read (older than the check looked) still keeps its place.
+        let old = f.text(22, "old")
+        #expect(PortalStateMachine.drainOrder([old, four, six, seven, five], timeline: timeline).map(\.seq) == [22, 23, 26, 24, 25])
     }
 
     @Test func aBackgroundTimelineCheckDrainsTheStoreOnlyWhileMessagesCanGoOut() {
