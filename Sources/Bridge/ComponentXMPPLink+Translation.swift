@@ -25,13 +25,18 @@ extension ComponentXMPPLink {
         return translated
     }
 
-    /// A MUC private message (XEP-0045 §7.5: `type='chat'` from `room@service/nick`) in the bridge's terms; nil when
-    /// it is not from an occupant JID or has no body.
+    /// A MUC private message (XEP-0045 §7.5: `type='chat'` from `room@service/nick`) in the bridge's terms, with what
+    /// it refers to (a correction, retraction or reactions); nil when it is not from an occupant JID or has neither a
+    /// body nor a reference. A stanza-id or moderation in it is dropped: a private message is not the room's.
     static func privateMessage(_ message: Message) -> RoomMessage? {
-        guard message.type == .chat, let from = message.from, from.localpart != nil, let nick = from.resource,
-              let body = message.body else { return nil }
-        return RoomMessage(room: from.bare, nick: nick, to: message.to, id: message.id?.rawValue, occupantID: message.occupantID,
-                           realJID: message.mucUser?.item?.jid?.bare, body: body)
+        guard message.type == .chat, let from = message.from, from.localpart != nil, let nick = from.resource else { return nil }
+        var references = message.references
+        references.moderation = nil
+        guard message.body != nil || references.refersToAnother else { return nil }
+        var translated = RoomMessage(room: from.bare, nick: nick, to: message.to, originID: message.originID, id: message.id?.rawValue,
+                                     occupantID: message.occupantID, realJID: message.mucUser?.item?.jid?.bare, body: message.body)
+        translated.references = references
+        return translated
     }
 
     /// An error the room bounced for one of our private messages (its id carries ``BridgeNaming/privateOriginIDPrefix``),

@@ -182,7 +182,7 @@ public final class ComponentXMPPLink: XMPPLink {
         }
     }
 
-    public func sendChat(from occupant: JID, to recipient: JID, body: String, references: MessageReferences,
+    public func sendChat(from occupant: JID, to recipient: JID, body: String?, references: MessageReferences,
                          originID: OriginID) async throws {
         do {
             try await connection.sendGroupchat(from: occupant, room: recipient, body: body, originID: originID,

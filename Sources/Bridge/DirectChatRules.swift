@@ -1,34 +1,91 @@
 import IsthmusCommon
 import IsthmusStore
 import Media
+import MessageFormatting
 import XMPP
 
 /// The decisions of the DM path (MUC private messages ↔ Matrix DM rooms, RICH.md §12), as pure functions: the
 /// ``DirectChats`` actor reads the store, asks these what to do, and does it.
 enum DirectChatRules {
-    /// What a MUC private message to a Matrix user's occupant becomes on Matrix.
+    /// A MUC private message to a Matrix user's occupant, on its way to their DM.
     struct Inbound: Sendable, Equatable {
         /// The Matrix user whose occupant was addressed.
         var user: UserID
         /// The sender's ghost (one per XMPP identity, the same as in the linked room) and that identity.
         var ghost: UserID
         var identity: String
-        /// The sender's nick (for logs and notices only).
-        var nick: String
-        var body: String
-        /// XEP-0393 `<unstyled/>`.
-        var unstyled: Bool
-        /// The stanza's `id` (or origin-id): the Matrix txnId is derived from it. nil: the PM carries none.
-        var stanzaID: String?
+        /// The message, its sender as the room knows them (real JID, occupant-id: the message map scopes the ids
+        /// the sender chose by them), with what it refers to (a correction, retraction or reactions).
+        var message: RoomMessage
         /// The file the message shares (OOB, SFS, or a bare link as the whole body), fetched and uploaded when media
-        /// is bridged; the text above is then its fallback.
+        /// is bridged; the text is then its fallback.
         var file: XMPPFileLink? = nil
+
+        /// The sender's nick (for logs and notices only).
+        var nick: String { message.nick }
+        /// The stanza's `id` (or origin-id): the Matrix txnIds are derived from it. nil: the PM carries none.
+        var stanzaID: String? { message.id ?? message.originID?.rawValue }
+    }
+
+    /// What a private message does in its DM room (`room`), given what it refers to there; `txnID` makes a call's
+    /// transaction id from the stanza's and what the call is for. nil: nothing to send (logged with `reason`).
+    /// Mirrors the linked room's rules (``PortalStateMachine/deliverToMatrix(_:targets:)``): only the author's own
+    /// message can be corrected or retracted; a reaction set replaces the sender's earlier one.
+    static func plan(_ inbound: Inbound, in room: RoomID, targets: PortalStateMachine.XMPPTargets,
+                     txnID: (String?) -> ClientTransactionID) -> InboundPlan {
+        let message = inbound.message
+        let references = message.references
+        let sender = MessageSender.occupant(PortalStateMachine.occupantIdentity(message))
+        var record = MessageMapping(room: room, eventID: nil, stanzaID: nil, originID: message.originID, direction: .xmppToMatrix,
+                                    sender: sender, state: .delivered, xmppID: message.id.flatMap(MessageIDAttribute.init), nick: message.nick)
+        if references.retraction != nil {
+            guard let target = targets.retracted, target.sender == sender, let event = target.eventID else {
+                return .ignore("retraction of a message that is not the sender's bridged message")
+            }
+            record.kind = .retraction
+            record.target = event
+            return InboundPlan.send([.redaction(event, reason: nil, txnID: txnID(nil))], record)
+        }
+        if let reactions = references.reactions {
+            guard let target = targets.reacted, let event = target.eventID else { return .ignore("reactions to a message that was not bridged") }
+            record.kind = .reaction
+            record.target = event
+            let (sends, change) = PortalStateMachine.reactionUpdate(to: reactions.keys, current: targets.reactions, on: event, in: room,
+                                                                    by: sender) { txnID($0) }
+            return .send(sends, record, reactions: change)
+        }
+        guard var text = message.body else { return .ignore("nothing to bridge") }
+        let replied = references.reply != nil ? targets.reply?.eventID : nil
+        if replied != nil, let ranges = references.fallbackRanges(for: XMPPNamespace.reply) {
+            // XEP-0461 + XEP-0428: the quote is for clients without replies; Matrix shows the reply itself.
+            text = XMPPFallback.removing(ranges: ranges.map { $0.map { CodePointRange(start: $0.lowerBound, end: $0.upperBound) } }, from: text)
+        }
+        // Pills: none (a DM has no room of nicks they could name).
+        var outgoing = RichTranslation.toMatrix(text, unstyled: references.unstyled, nicks: [:])
+        record.excerpt = RichTranslation.excerpt(outgoing.body)
+        if references.replaces != nil, let original = targets.original, original.sender == sender, let event = original.eventID {
+            record.kind = .edit
+            record.target = event
+            return .send([.message(outgoing.replacing(event), txnID: txnID(nil))], record)
+        }
+        if let link = inbound.file { return .send([.media(link, fallback: outgoing, txnID: txnID(nil))], record) }
+        if let replied { outgoing.relatesTo = .reply(to: replied) }
+        return .send([.message(outgoing, txnID: txnID(nil))], record)
+    }
+
+    /// What ``plan(_:in:targets:txnID:)`` decided.
+    enum InboundPlan: Sendable, Equatable {
+        /// Make these calls as the ghost, then record the message (with the event id of the first call; for reactions,
+        /// each added reaction gets its call's) and the reaction change.
+        case send([PortalStateMachine.MatrixSend], MessageMapping, reactions: ReactionChange = ReactionChange())
+        /// Nothing to send.
+        case ignore(String)
     }
 
     /// What to do with an event of a DM room.
     enum MatrixStep: Sendable, Equatable {
         /// Send a private message from the Matrix user's occupant to `to` (`room@service/nick`).
-        case sendPrivate(to: JID, body: String, unstyled: Bool)
+        case sendPrivate(to: JID, PrivateSend)
         /// Send a file as a private message to `to`: the body is the file's URL alone (as in the room, so XMPP clients
         /// show the attachment), with OOB/SFS `file`; a `caption` follows as a second message.
         case sendFile(to: JID, file: SharedFile, caption: String?)
@@ -38,39 +95,119 @@ enum DirectChatRules {
         case forgetRoom
         /// The Matrix user invited the ghost into this room (a DM they started): the ghost joins.
         case acceptInvite
-        /// Nothing to bridge (the ghost's own events, an invite, a join, a reaction…).
+        /// Nothing to bridge (the ghost's own events, an invite, a join, an edit of a message that was not bridged…).
         case ignore
     }
 
+    /// A private message the Matrix user's event becomes, and how it is mapped once sent.
+    struct PrivateSend: Sendable, Equatable {
+        var stanza: OutgoingGroupchat
+        var kind: MessageMapping.Kind = .message
+        /// For an edit, reaction or retraction: the Matrix event of the message it refers to.
+        var target: EventID? = nil
+        /// The reactions table's change a reaction set makes.
+        var reaction: ReactionChange? = nil
+    }
+
     /// The decision for one event of `chat`'s DM room. `occupant`: the ghost's current state in the linked room (its
-    /// nick, and whether its occupant is still in the MUC); nil when the bridge never saw it there. `mediaLinks`: the
-    /// bridge's signer of file links (nil: media is not served, so a file cannot go).
+    /// nick, and whether its occupant is still in the MUC); nil when the bridge never saw it there. `targets`: what
+    /// the DM's message map holds about the messages the event refers to. `mediaLinks`: the bridge's signer of file
+    /// links (nil: media is not served, so a file cannot go).
+    ///
+    /// The ids named are those of the private messages (RICH.md A1; a private message has no stanza-id): a correction
+    /// names the original's `id`, a retraction and a reaction set the `id` too (ours is also the origin-id).
     static func step(for event: MatrixRoomEvent, chat: DirectChat, occupant: RoomGhost?,
+                     targets: PortalStateMachine.MatrixTargets = PortalStateMachine.MatrixTargets(),
                      mediaLinks: MediaLinkSigner? = nil) -> MatrixStep {
-        switch event.content {
-        case .member(let membership, _, _):
+        if case .member(let membership, _, _) = event.content {
             if membership == .invite, event.stateKey == chat.ghost.rawValue, event.sender == chat.matrixUser { return .acceptInvite }
             guard event.stateKey == chat.matrixUser.rawValue else { return .ignore }
             return membership == .leave || membership == .ban ? .forgetRoom : .ignore
+        }
+        guard event.sender == chat.matrixUser else { return .ignore }
+        let outgoing = outgoing(for: event, targets: targets, mediaLinks: mediaLinks)
+        switch outgoing {
+        case .ignore, .notice: return outgoing.step(to: nil)
+        case .send, .file: break
+        }
+        guard let occupant, occupant.joined, let to = chat.muc.bare.with(resource: occupant.nick) else {
+            let name = occupant?.nick ?? "This XMPP user"
+            return .notice("⚠️ \(name) is not in the XMPP room any more; the message was not delivered.")
+        }
+        return outgoing.step(to: to)
+    }
+
+    /// What the Matrix user's event becomes, before it is known where it goes.
+    private enum Outgoing {
+        case send(PrivateSend)
+        case file(SharedFile, caption: String?)
+        case notice(String)
+        case ignore
+
+        func step(to: JID?) -> MatrixStep {
+            switch self {
+            case .send(let send): to.map { .sendPrivate(to: $0, send) } ?? .ignore
+            case .file(let file, let caption): to.map { .sendFile(to: $0, file: file, caption: caption) } ?? .ignore
+            case .notice(let text): .notice(text)
+            case .ignore: .ignore
+            }
+        }
+    }
+
+    private static func outgoing(for event: MatrixRoomEvent, targets: PortalStateMachine.MatrixTargets,
+                                 mediaLinks: MediaLinkSigner?) -> Outgoing {
+        let user = event.sender
+        switch event.content {
         case .message(let msgtype, let body, let details):
-            guard event.sender == chat.matrixUser, details?.replaces == nil else { return .ignore }
-            let file = details?.media.flatMap { fileMessage($0, body: body, html: details?.html, links: mediaLinks) }
+            if let replaced = details?.replaces {
+                // XEP-0308: only the user's own message, named by the `id` it went with, always the original.
+                guard let original = targets.original, original.direction == .matrixToXMPP, original.sender == .matrix(user),
+                      original.kind == .message, let id = privateID(of: original),
+                      let text = RichTranslation.toXMPP(msgtype: msgtype, body: body, html: details?.html, nick: { _ in nil }) else { return .ignore }
+                return .send(PrivateSend(stanza: OutgoingGroupchat(body: text.body, references: MessageReferences(replaces: id, unstyled: text.unstyled)),
+                                         kind: .edit, target: replaced))
+            }
+            if let media = details?.media {
+                // A file that cannot go as a link (no media links served) is not sent as its bare file name.
+                guard let file = fileMessage(media, body: body, html: details?.html, links: mediaLinks) else {
+                    return .notice("⚠️ Only text and files are bridged to XMPP private messages; this message was not delivered.")
+                }
+                return .file(file.file, caption: file.caption)
+            }
             // Pills become plain names in a DM (there is no room whose nicks they could name).
-            // A file that cannot go as a link (no media links served) is not sent as its bare file name.
-            let text = details?.media == nil ? RichTranslation.toXMPP(msgtype: msgtype, body: body, html: details?.html, nick: { _ in nil }) : nil
-            guard file != nil || text != nil else {
+            guard let text = RichTranslation.toXMPP(msgtype: msgtype, body: body, html: details?.html, nick: { _ in nil }) else {
                 return .notice("⚠️ Only text and files are bridged to XMPP private messages; this message was not delivered.")
             }
-            guard let occupant, occupant.joined, let to = chat.muc.bare.with(resource: occupant.nick) else {
-                let name = occupant?.nick ?? "This XMPP user"
-                return .notice("⚠️ \(name) is not in the XMPP room any more; the message was not delivered.")
+            return .send(PrivateSend(stanza: OutgoingGroupchat(body: text.body, references: MessageReferences(unstyled: text.unstyled))))
+        case .reaction(_, let key):
+            // XEP-0444: the user's whole set for the message.
+            guard let reacted = targets.reacted, reacted.kind == .message, let target = reacted.eventID, let id = privateID(of: reacted)
+            else { return .ignore }
+            var keys = targets.reactions.map(\.key)
+            guard !keys.contains(key) else { return .ignore }
+            keys.append(key)
+            let added = Reaction(room: event.room, target: target, reactor: .matrix(user), key: key, eventID: event.eventID)
+            return .send(PrivateSend(stanza: .reactions(to: id, keys), kind: .reaction, target: target, reaction: ReactionChange(added: [added])))
+        case .redaction:
+            if let reaction = targets.redactedReaction {
+                // The user's set without the redacted reaction.
+                guard reaction.reactor == .matrix(user), let reacted = targets.reacted, let id = privateID(of: reacted) else { return .ignore }
+                let keys = targets.reactions.map(\.key).filter { $0 != reaction.key }
+                return .send(PrivateSend(stanza: .reactions(to: id, keys), kind: .reaction, target: reaction.target,
+                                         reaction: ReactionChange(removed: [reaction])))
             }
-            if let file { return .sendFile(to: to, file: file.file, caption: file.caption) }
-            guard let text else { return .ignore }
-            return .sendPrivate(to: to, body: text.body, unstyled: text.unstyled)
-        case .reaction, .redaction, .powerLevels, .topic, .tombstone:
+            // XEP-0424: only the user's own message (an XMPP user's private message cannot be removed for them).
+            guard let redacted = targets.redacted, redacted.kind == .message, redacted.direction == .matrixToXMPP,
+                  redacted.sender == .matrix(user), let originID = redacted.originID, let target = redacted.eventID else { return .ignore }
+            return .send(PrivateSend(stanza: .retraction(id: originID.rawValue, originID: originID), kind: .retraction, target: target))
+        case .member, .powerLevels, .topic, .tombstone:
             return .ignore
         }
+    }
+
+    /// The id a private message is named by: the `id` it carried (ours: its origin-id).
+    static func privateID(of mapping: MessageMapping) -> String? {
+        mapping.xmppID?.rawValue ?? mapping.originID?.rawValue
     }
 
     /// A Matrix file as the bridge's signed link (``MediaProxy`` serves it) and its caption (pills become plain names,

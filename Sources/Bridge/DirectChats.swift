@@ -92,15 +92,33 @@ actor DirectChats {
                                          "xmpp.nick": inbound.nick]
         do {
             let room = try await directRoom(for: inbound, linkedRoom: linkedRoom, muc: muc)
-            var message = RichTranslation.toMatrix(inbound.body, unstyled: inbound.unstyled, nicks: [:])
-            let txnID = context.naming.privateTxnID(muc: muc, identity: inbound.identity,
-                                                    stanzaID: inbound.stanzaID ?? UUID().uuidString)
-            if let link = inbound.file {
-                let text = message
-                message = try await retrying { try await self.importedFile(link, fallback: text, ghost: inbound.ghost) }
+            let targets = try await context.store.xmppTargets(of: inbound.message, in: room)
+            let key = inbound.stanzaID ?? UUID().uuidString
+            let plan = DirectChatRules.plan(inbound, in: room, targets: targets) { part in
+                self.context.naming.privateTxnID(muc: muc, identity: inbound.identity, stanzaID: part.map { key + "\u{0}" + $0 } ?? key)
             }
-            _ = try await retrying { try await self.context.matrix.send(message, as: inbound.ghost, in: room, txnID: txnID, timestamp: nil) }
-            logger.debug("Private message bridged to a DM", metadata: metadata.merging(["matrix.dm.id": room.rawValue]) { $1 })
+            guard case .send(let sends, var record, var reactions) = plan else {
+                if case .ignore(let reason) = plan {
+                    logger.info("Private message not bridged", metadata: metadata.merging(["reason": reason]) { $1 })
+                }
+                return
+            }
+            let eventIDs = try await retrying {
+                try await self.context.matrix.perform(sends, as: inbound.ghost, in: room, timestamp: nil) {
+                    try await self.importedFile($0, fallback: $1, ghost: inbound.ghost)
+                }
+            }
+            if record.kind == .reaction {
+                for index in reactions.added.indices where index < eventIDs.count { reactions.added[index].eventID = eventIDs[index] }
+            } else {
+                record.eventID = eventIDs.first ?? nil
+            }
+            let bridged = record
+            let change = reactions
+            // Mapped so later corrections, retractions and reactions in the DM find it; a repeat maps nothing new.
+            try await durably { try await self.context.store.recordBridgedFromXMPP(bridged, reactions: change) }
+            logger.debug("Private message bridged to a DM", metadata: metadata.merging(["matrix.dm.id": room.rawValue,
+                                                                                        "kind": record.kind.rawValue]) { $1 })
         } catch {
             logger.error("Could not bridge a private message to Matrix",
                          metadata: metadata.merging(["error": "\(MessageTranslation.describe(error))"]) { $1 })
@@ -186,12 +204,13 @@ actor DirectChats {
                 // replayed event finds itself recorded as handled.
                 guard try await durably({ try await self.context.store.isDirectEventPending(seq: item.seq, eventID: item.event.eventID) })
                 else { continue }
-                guard try await handle(item.event) else {
+                guard let handled = try await handle(item.event) else {
                     held.insert(item.event.room)
                     continue
                 }
                 try await durably {
-                    try await self.context.store.consumeDirectEvent(seq: item.seq, eventID: item.event.eventID, room: item.event.room)
+                    try await self.context.store.consumeDirectEvent(seq: item.seq, eventID: item.event.eventID, room: item.event.room,
+                                                                    mapping: handled.mapping, reaction: handled.reaction)
                 }
             } catch {
                 logger.error("Could not handle a DM event", metadata: ["matrix.event.id": item.event.eventID.rawValue, "error": "\(error)"])
@@ -199,35 +218,43 @@ actor DirectChats {
         }
     }
 
-    /// Handles one DM event; false when it must wait (its linked room is not active, or XMPP is not connected): it
+    /// A DM event handled: what it sent, to map with its consumption (nil: it sent nothing).
+    private struct Handled {
+        var mapping: MessageMapping?
+        var reaction: ReactionChange?
+        static let nothing = Handled()
+    }
+
+    /// Handles one DM event; nil when it must wait (its linked room is not active, or XMPP is not connected): it
     /// stays queued in the store for the drain when the room is active again.
-    private func handle(_ event: MatrixRoomEvent) async throws -> Bool {
-        guard let chat = try await context.store.directChat(in: event.room) else { return true }
+    private func handle(_ event: MatrixRoomEvent) async throws -> Handled? {
+        guard let chat = try await context.store.directChat(in: event.room) else { return .nothing }
         let occupant = try await context.store.roomGhost(chat.ghost, in: chat.linkedRoom)
-        let step = DirectChatRules.step(for: event, chat: chat, occupant: occupant, mediaLinks: context.media?.signer)
+        let targets = try await context.store.matrixTargets(of: event, in: event.room)
+        let step = DirectChatRules.step(for: event, chat: chat, occupant: occupant, targets: targets, mediaLinks: context.media?.signer)
         switch step {
         case .sendPrivate, .sendFile, .notice:
             guard !activeRooms.contains(chat.linkedRoom) else { break }
             // Unlinked: nothing will carry it any more; say so rather than keep it forever.
-            guard try await context.store.linkedRooms(among: [chat.linkedRoom]).isEmpty else { return false }
+            guard try await context.store.linkedRooms(among: [chat.linkedRoom]).isEmpty else { return nil }
             try await notice("⚠️ This conversation is no longer bridged to XMPP; the message was not delivered.", in: chat,
                              subject: "dm:\(event.eventID.rawValue)")
-            return true
+            return .nothing
         case .ignore, .forgetRoom, .acceptInvite:
             break
         }
         switch step {
         case .ignore:
-            return true
-        case .sendPrivate(let to, let body, let unstyled):
-            var references = MessageReferences()
-            references.unstyled = unstyled
-            return try await sendPrivate(body, references: references, to: to, for: event, of: chat)
+            return .nothing
+        case .sendPrivate(let to, let send):
+            guard try await sendPrivate(send.stanza.body, references: send.stanza.references, to: to, for: event, of: chat) else { return nil }
+            return Handled(mapping: mapping(of: event, in: chat, kind: send.kind, target: send.target), reaction: send.reaction)
         case .sendFile(let to, let file, let caption):
-            guard try await sendPrivate(file.url, references: MessageReferences(file: file), to: to, for: event, of: chat) else { return false }
+            guard try await sendPrivate(file.url, references: MessageReferences(file: file), to: to, for: event, of: chat) else { return nil }
+            let sent = Handled(mapping: mapping(of: event, in: chat, kind: .message, target: nil))
             // The caption right behind it, as in rooms (a client shows a file only when the body is its URL alone).
             guard let caption, let from = context.naming.puppetJID(for: chat.matrixUser),
-                  let captionID = OriginID(context.naming.privateOriginID(for: event.eventID).rawValue + "-caption") else { return true }
+                  let captionID = OriginID(context.naming.privateOriginID(for: event.eventID).rawValue + "-caption") else { return sent }
             do {
                 try await context.xmpp.sendChat(from: from, to: to, body: caption, references: MessageReferences(), originID: captionID)
                 remember(captionID, in: event.room)
@@ -235,10 +262,10 @@ actor DirectChats {
                 logger.warning("A file's caption could not be sent as a private message",
                                metadata: ["matrix.event.id": event.eventID.rawValue, "error": "\(error)"])
             }
-            return true
+            return sent
         case .notice(let text):
             try await notice(text, in: chat, subject: "dm:\(event.eventID.rawValue)")
-            return true
+            return .nothing
         case .acceptInvite:
             do {
                 try await retrying { try await self.context.matrix.registerGhost(chat.ghost) }
@@ -249,12 +276,12 @@ actor DirectChats {
                 // Refused (the invitation was withdrawn, the room is gone): nothing to wait for.
                 logger.warning("Could not join a DM room a Matrix user opened",
                                metadata: ["matrix.dm.id": event.room.rawValue, "error": "\(error)"])
-                return true
+                return .nothing
             }
             logger.info("Joined a DM room a Matrix user opened",
                         metadata: ["matrix.room.id": chat.linkedRoom.rawValue, "matrix.dm.id": event.room.rawValue,
                                    "matrix.user.id": chat.matrixUser.rawValue])
-            return true
+            return .nothing
         case .forgetRoom:
             var forgotten = chat
             forgotten.matrixRoom = nil
@@ -262,8 +289,19 @@ actor DirectChats {
             try? await context.matrix.leave(event.room, as: chat.ghost, reason: nil)
             logger.info("The Matrix user left a DM room; the next private message opens a new one",
                         metadata: ["matrix.dm.id": event.room.rawValue, "matrix.user.id": chat.matrixUser.rawValue])
-            return true
+            return .nothing
         }
+    }
+
+    /// The message map row of the private message `event` went out as (delivered: a private message has no
+    /// reflection to wait for): edits, reactions and retractions in the DM find it, and an XMPP user's by its id.
+    private func mapping(of event: MatrixRoomEvent, in chat: DirectChat, kind: MessageMapping.Kind, target: EventID?) -> MessageMapping {
+        let originID = context.naming.privateOriginID(for: event.eventID)
+        var excerpt: String?
+        if kind == .message, case .message(_, let body, _) = event.content { excerpt = RichTranslation.excerpt(body) }
+        return MessageMapping(room: event.room, eventID: event.eventID, stanzaID: nil, originID: originID, direction: .matrixToXMPP,
+                              sender: .matrix(chat.matrixUser), state: .delivered, kind: kind,
+                              xmppID: MessageIDAttribute(originID.rawValue), target: target, excerpt: excerpt)
     }
 
     private func bounced(_ originID: OriginID, nick: String, error: StanzaErrorInfo) async {
@@ -281,7 +319,7 @@ actor DirectChats {
 
     /// Sends `event` as a private message from the Matrix user's occupant (its origin-id derived from the event, so a
     /// repeat after a crash carries the same); false when XMPP is not connected (the event waits).
-    private func sendPrivate(_ body: String, references: MessageReferences, to: JID, for event: MatrixRoomEvent,
+    private func sendPrivate(_ body: String?, references: MessageReferences, to: JID, for event: MatrixRoomEvent,
                              of chat: DirectChat) async throws -> Bool {
         guard let from = context.naming.puppetJID(for: chat.matrixUser) else { return true }
         let originID = context.naming.privateOriginID(for: event.eventID)

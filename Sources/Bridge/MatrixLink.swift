@@ -154,6 +154,13 @@ public struct OutgoingMatrixMessage: Sendable, Equatable {
         self.mentions = mentions
         self.replacement = replacement
     }
+
+    /// This message as an edit (`m.replace`) of `event`: `* ` + the text as the body for clients without edits, the
+    /// text itself as `m.new_content`.
+    public func replacing(_ event: EventID) -> OutgoingMatrixMessage {
+        OutgoingMatrixMessage(kind: kind, body: "* " + body, html: html.map { "* " + $0 }, relatesTo: .replacing(event),
+                              mentions: mentions, replacement: Replacement(body: body, html: html, mentions: mentions))
+    }
 }
 
 extension MatrixLink {

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
+import XMPP
 
 /// What a puppet's groupchat message carries: its body (none for a reaction) and the elements that make it a reply,
 /// correction, retraction or reaction. Codable: kept in the message map until the MUC reflects it, so a resend after
@@ -33,5 +34,18 @@ struct OutgoingGroupchat: Sendable, Equatable, Codable {
         } else {
             return nil
         }
+    }
+
+    /// A XEP-0444 set for the message `id` names, as a message with no body (`<store/>`: a room archives it).
+    static func reactions(to id: String, _ keys: [String]) -> OutgoingGroupchat {
+        OutgoingGroupchat(body: nil, references: MessageReferences(reactions: .init(id: id, keys: keys), store: true))
+    }
+
+    /// A XEP-0424 retraction of our message `originID`: the current form naming `id` (the room's stanza-id, else the
+    /// origin-id), the older form naming the origin-id, and a fallback body for clients with neither.
+    static func retraction(id: String, originID: OriginID) -> OutgoingGroupchat {
+        var references = MessageReferences(retractions: [.current(id: id), .legacy(originID: originID.rawValue)], store: true)
+        references.fallbacks = [.init(feature: XMPPNamespace.retraction, ranges: nil)]
+        return OutgoingGroupchat(body: "/me retracted a previous message, but it's unsupported by your client.", references: references)
     }
 }

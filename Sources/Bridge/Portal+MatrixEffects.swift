@@ -49,20 +49,8 @@ extension Portal {
         let room = link.matrixRoom
         do {
             if let setup = delivery.setup { try await prepareGhost(setup) }
-            var eventIDs: [EventID?] = []
-            for send in delivery.sends {
-                switch send {
-                case .message(let outgoing, let txnID):
-                    eventIDs.append(try await matrix.send(outgoing, as: delivery.ghost, in: room, txnID: txnID, timestamp: delivery.message.delay))
-                case .reaction(let target, let key, let txnID):
-                    eventIDs.append(try await matrix.react(to: target, key: key, as: delivery.ghost, in: room, txnID: txnID,
-                                                           timestamp: delivery.message.delay))
-                case .redaction(let event, let reason, let txnID):
-                    eventIDs.append(try await matrix.redact(event, reason: reason, as: delivery.ghost, in: room, txnID: txnID))
-                case .media(let link, let fallback, let txnID):
-                    let outgoing = try await importedFile(link, fallback: fallback, ghost: delivery.ghost, key: delivery.key)
-                    eventIDs.append(try await matrix.send(outgoing, as: delivery.ghost, in: room, txnID: txnID, timestamp: delivery.message.delay))
-                }
+            let eventIDs = try await matrix.perform(delivery.sends, as: delivery.ghost, in: room, timestamp: delivery.message.delay) {
+                try await self.importedFile($0, fallback: $1, ghost: delivery.ghost, key: delivery.key)
             }
             context.metrics.sentToMatrix(muc: link.muc, key: delivery.key, kind: delivery.kind, room: room,
                                          eventID: eventIDs.first ?? nil, now: context.clock.now())

@@ -21,8 +21,8 @@ extension Portal {
         }
     }
 
-    /// Whether the message was bridged already and, if not, the mapped messages it refers to. Ids are resolved as
-    /// RICH.md A1 says: the room's stanza-id first; an `id` attribute or origin-id only together with its sender.
+    /// Whether the message was bridged already and, if not, the mapped messages it refers to (see
+    /// ``IsthmusStore/Store/xmppTargets(of:in:)``).
     func lookUpBridged(_ message: RoomMessage) async -> PortalStateMachine.Input {
         let store = context.store
         let room = link.matrixRoom
@@ -30,35 +30,7 @@ extension Portal {
             if let stanzaID = message.stanzaID, try await store.mapping(room: room, stanzaID: stanzaID) != nil {
                 return .bridgedLookedUp(message, bridged: true)
             }
-            let sender = MessageSender.occupant(PortalStateMachine.occupantIdentity(message))
-            let references = message.references
-            var targets = PortalStateMachine.XMPPTargets()
-            if let reply = references.reply { targets.reply = try await original(of: referenced(reply.id)) }
-            if let id = references.replaces {
-                var found: MessageMapping?
-                if let attribute = MessageIDAttribute(id) { found = try await store.mapping(room: room, sender: sender, xmppID: attribute) }
-                if found == nil, let originID = OriginID(id) { found = try await store.mapping(room: room, sender: sender, originID: originID) }
-                targets.original = try await original(of: found)
-            }
-            switch references.retraction {
-            case .current(let id)?:
-                var found = try await StanzaID(id).asyncFlatMap { try await store.mapping(room: room, stanzaID: $0) }
-                if found == nil, let originID = OriginID(id) { found = try await store.mapping(room: room, sender: sender, originID: originID) }
-                targets.retracted = found
-            case .legacy(let id)?:
-                targets.retracted = try await OriginID(id).asyncFlatMap { try await store.mapping(room: room, sender: sender, originID: $0) }
-            case nil:
-                break
-            }
-            if let reactions = references.reactions, let target = try await original(of: referenced(reactions.id)),
-               let event = target.eventID {
-                targets.reacted = target
-                targets.reactions = try await store.reactions(room: room, target: event, reactor: sender)
-            }
-            if let moderation = references.moderation {
-                targets.moderated = try await StanzaID(moderation.stanzaID).asyncFlatMap { try await store.mapping(room: room, stanzaID: $0) }
-            }
-            return .bridgedLookedUp(message, bridged: false, targets: targets)
+            return .bridgedLookedUp(message, bridged: false, targets: try await store.xmppTargets(of: message, in: room))
         } catch {
             // Not dropped while the store is out of reach: the message waits (and XMPP reading with it) until it is back.
             if await storeIsBack(after: error) { return await lookUpBridged(message) }
@@ -67,56 +39,20 @@ extension Portal {
         }
     }
 
-    /// The message an XEP-0461/0444 id names: the room's stanza-id, else (liberal on input) an origin-id.
-    private func referenced(_ id: String) async throws -> MessageMapping? {
-        let room = link.matrixRoom
-        if let stanzaID = StanzaID(id), let found = try await context.store.mapping(room: room, stanzaID: stanzaID) { return found }
-        return try await OriginID(id).asyncFlatMap { try await context.store.mapping(room: room, originID: $0) }
-    }
-
-    /// A message row as the original it stands for: a correction → its original; reactions and retractions → nil.
-    private func original(of mapping: MessageMapping?) async throws -> MessageMapping? {
-        guard let mapping else { return nil }
-        switch mapping.kind {
-        case .message: return mapping
-        case .edit: return try await mapping.target.asyncFlatMap { try await context.store.mapping(room: link.matrixRoom, eventID: $0) }
-        case .reaction, .retraction: return nil
-        }
-    }
-
-    /// What a Matrix event refers to, from the message map and the reactions table.
+    /// What a Matrix event refers to, from the message map and the reactions table; for a media message, its file
+    /// as uploaded to the XMPP server when the bridge does that.
     func resolveMatrixTargets(_ queued: QueuedMatrixEvent) async -> PortalStateMachine.Input {
-        let store = context.store
-        let room = link.matrixRoom
         let event = queued.event
-        var targets = PortalStateMachine.MatrixTargets()
         do {
-            switch event.content {
-            case .message(_, _, let details):
-                targets.reply = try await details?.replyTo.asyncFlatMap { try await store.mapping(room: room, eventID: $0) }
-                targets.original = try await details?.replaces.asyncFlatMap { try await store.mapping(room: room, eventID: $0) }
-                if let uploader = context.xmppUploader, let attachment = details?.media, details?.replaces == nil,
-                   case .message(_, let body, _) = event.content {
-                    // Before the message is mapped (the machine maps it on this answer): a crash before the send
-                    // uploads again on the next try, it never sends twice.
-                    if case .uploaded(let url) = await uploader.upload(mxc: attachment.mxc, name: attachment.name(body: body),
-                                                                       declaredSize: attachment.info?.size, mediaType: attachment.info?.mimeType) {
-                        targets.uploadedURL = url
-                    }
+            var targets = try await context.store.matrixTargets(of: event, in: link.matrixRoom)
+            if let uploader = context.xmppUploader, case .message(_, let body, let details) = event.content,
+               let attachment = details?.media, details?.replaces == nil {
+                // Before the message is mapped (the machine maps it on this answer): a crash before the send
+                // uploads again on the next try, it never sends twice.
+                if case .uploaded(let url) = await uploader.upload(mxc: attachment.mxc, name: attachment.name(body: body),
+                                                                   declaredSize: attachment.info?.size, mediaType: attachment.info?.mimeType) {
+                    targets.uploadedURL = url
                 }
-            case .reaction(let target, _):
-                targets.reacted = try await store.mapping(room: room, eventID: target)
-                targets.reactions = try await store.reactions(room: room, target: target, reactor: .matrix(event.sender))
-            case .redaction(let target, _):
-                if let reaction = try await store.reaction(room: room, eventID: target), reaction.reactor.matrixUser != nil {
-                    targets.redactedReaction = reaction
-                    targets.reacted = try await store.mapping(room: room, eventID: reaction.target)
-                    targets.reactions = try await store.reactions(room: room, target: reaction.target, reactor: reaction.reactor)
-                } else {
-                    targets.redacted = try await store.mapping(room: room, eventID: target)
-                }
-            case .member, .powerLevels, .topic, .tombstone:
-                break
             }
             return .matrixTargetsResolved(queued, targets)
         } catch {

@@ -88,7 +88,7 @@ extension PortalStateMachine {
         keys.append(key)
         let change = ReactionChange(added: [Reaction(room: configuration.room, target: event, reactor: .matrix(user), key: key,
                                                      eventID: queued.event.eventID)])
-        return mapAndSend(queued, user: user, stanza: Self.reactionStanza(stanzaID, keys), kind: .reaction, target: event, reaction: change)
+        return mapAndSend(queued, user: user, stanza: OutgoingGroupchat.reactions(to: stanzaID.rawValue, keys), kind: .reaction, target: event, reaction: change)
     }
 
     /// A redaction: of a reaction → the reactor's reduced set; of a Matrix user's message → a XEP-0424 retraction from
@@ -100,7 +100,7 @@ extension PortalStateMachine {
                 return skipped(queued, "redaction of a reaction that was not bridged")
             }
             let keys = targets.reactions.map(\.key).filter { $0 != reaction.key }
-            return mapAndSend(queued, user: reactor, stanza: Self.reactionStanza(stanzaID, keys), kind: .reaction,
+            return mapAndSend(queued, user: reactor, stanza: OutgoingGroupchat.reactions(to: stanzaID.rawValue, keys), kind: .reaction,
                               target: reaction.target, reaction: ReactionChange(removed: [reaction]))
         }
         guard let redacted = targets.redacted, redacted.kind == .message, let target = redacted.eventID else {
@@ -111,12 +111,8 @@ extension PortalStateMachine {
             guard let author = redacted.sender.matrixUser, let originID = redacted.originID else {
                 return skipped(queued, "redaction of a message without ids")
             }
-            var references = MessageReferences(retractions: [.current(id: redacted.stanzaID?.rawValue ?? originID.rawValue),
-                                                             .legacy(originID: originID.rawValue)], store: true)
-            references.fallbacks = [.init(feature: XMPPNamespace.retraction, ranges: nil)]
-            let stanza = OutgoingGroupchat(body: "/me retracted a previous message, but it's unsupported by your client.",
-                                           references: references)
-            return mapAndSend(queued, user: author, stanza: stanza, kind: .retraction, target: target)
+            return mapAndSend(queued, user: author, stanza: .retraction(id: redacted.stanzaID?.rawValue ?? originID.rawValue, originID: originID),
+                              kind: .retraction, target: target)
         case .xmppToMatrix:
             // XEP-0425, in the version the room speaks, from the moderator's puppet (the room checks its role).
             let user = queued.event.sender
@@ -185,11 +181,6 @@ extension PortalStateMachine {
         return [.log(LogEntry(level: .debug, message: "A Matrix event waits for the MUC to reflect the message it refers to",
                               metadata: ["matrix.event.id": queued.event.eventID.rawValue, "xmpp.origin.id": originID.rawValue])),
                 .scheduleDrainResume(at: receiptWait!.until)]
-    }
-
-    /// A XEP-0444 set as a message with no body.
-    private static func reactionStanza(_ stanzaID: StanzaID, _ keys: [String]) -> OutgoingGroupchat {
-        OutgoingGroupchat(body: nil, references: MessageReferences(reactions: .init(id: stanzaID.rawValue, keys: keys), store: true))
     }
 
     /// Maps the event (consuming its inbox row, with its reaction change) before the stanza goes out from `user`'s puppet.

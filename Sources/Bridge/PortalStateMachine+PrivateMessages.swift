@@ -14,18 +14,18 @@ extension PortalStateMachine {
             return [.log(LogEntry(level: .debug, message: "A private message not to a Matrix user's occupant ignored",
                                   metadata: ["xmpp.nick": message.nick]))]
         }
-        guard let body = message.body, !message.nick.isEmpty, message.nick != botNick,
+        guard message.body != nil || message.references.refersToAnother, !message.nick.isEmpty, message.nick != botNick,
               !isOurOccupant(nick: message.nick, realJID: message.realJID) else { return [] }
         // The sender as the room knows it (its occupant follows nick changes and keeps its ghost).
+        var sent = message
         let known = occupants[message.nick]
-        let occupantID = known?.occupantID ?? message.occupantID
-        let realJID = known?.realJID ?? message.realJID ?? knownRealJID(occupantID: occupantID)
-        let identity = Self.ghostIdentity(muc: configuration.muc, nick: message.nick, occupantID: occupantID, realJID: realJID)
+        sent.occupantID = known?.occupantID ?? message.occupantID
+        sent.realJID = known?.realJID ?? message.realJID ?? knownRealJID(occupantID: sent.occupantID)
+        let identity = Self.ghostIdentity(muc: configuration.muc, nick: message.nick, occupantID: sent.occupantID, realJID: sent.realJID)
         guard let ghost = known?.ghost ?? configuration.ghostUserID(identity) else {
             return [.log(LogEntry(level: .error, message: "Could not form a ghost for a private message", metadata: ["xmpp.nick": message.nick]))]
         }
-        return [.deliverPrivateToMatrix(DirectChatRules.Inbound(
-            user: user, ghost: ghost, identity: identity, nick: message.nick, body: body, unstyled: message.references.unstyled,
-            stanzaID: message.id ?? message.originID?.rawValue, file: Self.fileLink(body: body, references: message.references)))]
+        let file = message.references.refersToAnother ? nil : message.body.flatMap { Self.fileLink(body: $0, references: message.references) }
+        return [.deliverPrivateToMatrix(DirectChatRules.Inbound(user: user, ghost: ghost, identity: identity, message: sent, file: file))]
     }
 }

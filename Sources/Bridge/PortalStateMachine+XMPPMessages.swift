@@ -82,14 +82,8 @@ extension PortalStateMachine {
             }
             record.kind = .reaction
             record.target = event
-            let current = targets.reactions
-            let added = reactions.keys.filter { key in !current.contains { $0.key == key } }
-            let removed = current.filter { !reactions.keys.contains($0.key) }
-            let sends = added.map { MatrixSend.reaction(target: event, key: $0, txnID: txnID(key, "+" + $0)) }
-                + removed.compactMap { reaction in reaction.eventID.map { MatrixSend.redaction($0, reason: nil, txnID: txnID(key, "-" + reaction.key)) } }
-            let change = ReactionChange(
-                added: added.map { Reaction(room: configuration.room, target: event, reactor: sender, key: $0, eventID: nil) },
-                removed: removed)
+            let (sends, change) = Self.reactionUpdate(to: reactions.keys, current: targets.reactions, on: event, in: configuration.room,
+                                                      by: sender) { txnID(key, $0) }
             guard !sends.isEmpty else { return [.recordBridged(record, reactions: change)] }
             return delivery(sends, record, reactions: change)
         }
@@ -112,10 +106,7 @@ extension PortalStateMachine {
         record.excerpt = RichTranslation.excerpt(outgoing.body)
         if references.replaces != nil, let original = targets.original, original.sender == sender, let event = original.eventID {
             // XEP-0308 → m.replace from the same ghost (a correction by anyone else never gets here: the lookup is per sender).
-            outgoing = OutgoingMatrixMessage(
-                kind: outgoing.kind, body: "* " + outgoing.body, html: outgoing.html.map { "* " + $0 },
-                relatesTo: .replacing(event), mentions: outgoing.mentions,
-                replacement: .init(body: outgoing.body, html: outgoing.html, mentions: outgoing.mentions))
+            outgoing = outgoing.replacing(event)
             record.kind = .edit
             record.target = event
         } else {
@@ -125,6 +116,19 @@ extension PortalStateMachine {
             }
         }
         return delivery([.message(outgoing, txnID: txnID(key))], record)
+    }
+
+    /// The Matrix calls that make `reactor`'s reactions to `event` the XEP-0444 set `keys` — a reaction for each new
+    /// key, a redaction of each dropped one — and the change to record. `txnID` makes each call's transaction id from
+    /// what it does (`+key`, `-key`). Pure; shared with the DMs.
+    static func reactionUpdate(to keys: [String], current: [Reaction], on event: EventID, in room: RoomID, by reactor: MessageSender,
+                               txnID: (String) -> ClientTransactionID) -> (sends: [MatrixSend], change: ReactionChange) {
+        let added = keys.filter { key in !current.contains { $0.key == key } }
+        let removed = current.filter { !keys.contains($0.key) }
+        let sends = added.map { MatrixSend.reaction(target: event, key: $0, txnID: txnID("+" + $0)) }
+            + removed.compactMap { reaction in reaction.eventID.map { MatrixSend.redaction($0, reason: nil, txnID: txnID("-" + reaction.key)) } }
+        return (sends, ReactionChange(added: added.map { Reaction(room: room, target: event, reactor: reactor, key: $0, eventID: nil) },
+                                      removed: removed))
     }
 
     /// The Matrix users' occupants by nick (who an XMPP message can mention).

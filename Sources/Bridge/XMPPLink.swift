@@ -34,8 +34,9 @@ public protocol XMPPLink: Sendable {
     func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws
     /// Sends a MUC private message (XEP-0045 §7.5: `type='chat'` to `room@service/nick`, with an empty muc#user `<x/>`)
     /// from `occupant` (a real JID under the component that is an occupant of the room), carrying `originID` as the
-    /// XEP-0359 origin-id and as its `id` (an error reply names it), and `<unstyled/>` when `references` says so.
-    func sendChat(from occupant: JID, to recipient: JID, body: String, references: MessageReferences, originID: OriginID) async throws
+    /// XEP-0359 origin-id and as its `id` (an error reply names it), and what `references` holds (`<unstyled/>`, a
+    /// file, a correction, retraction or reaction set; the latter has no body).
+    func sendChat(from occupant: JID, to recipient: JID, body: String?, references: MessageReferences, originID: OriginID) async throws
     /// Sets the role of the occupant `nick` in `room`, asked as `occupant` (XEP-0045 §9.6 and §10.4 `muc#admin`;
     /// the asker must be the room's admin or owner to grant moderator). Throws ``XMPPLinkError/stanzaError(_:)`` on refusal.
     func setRole(room: JID, nick: String, role: MUCRole, as occupant: JID) async throws

@@ -152,10 +152,13 @@ extension Store {
         }
     }
 
-    /// Records a DM event as handled and removes its inbox row, in one commit.
-    public func consumeDirectEvent(seq: Int64, eventID: EventID, room: RoomID) throws {
+    /// Records a DM event as handled and removes its inbox row, in one commit — with the message map row of what it
+    /// sent (`mapping`: edits, reactions and retractions in the DM find their targets by it) and its reaction change.
+    public func consumeDirectEvent(seq: Int64, eventID: EventID, room: RoomID, mapping: MessageMapping? = nil,
+                                   reaction: ReactionChange? = nil) throws {
         try write { db in
             _ = try db.run("INSERT INTO direct_events (event_id, matrix_room) VALUES (?, ?) ON CONFLICT DO NOTHING", eventID, room)
+            if let mapping, try MessageMapTable.insert(db, mapping), let reaction { try ReactionTable.apply(db, reaction) }
             _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq)
         }
     }

@@ -30,6 +30,15 @@ import XMPPComponent
         }
         try session.send("<message type='error' from='room@muc.localhost' to='\(puppet)' id='m2'>"
             + "<error type='cancel'><not-acceptable xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></message>")
+        // A body-less reaction set and a correction keep what they refer to; a moderation is the room's, not a PM's; a
+        // body-less chat state is not a message at all.
+        try session.send("<message type='chat' from='room@muc.localhost/Juliet' to='\(puppet)' id='p3'>"
+            + "<reactions xmlns='urn:xmpp:reactions:0' id='isthmus-pm-9'><reaction>👍</reaction></reactions></message>")
+        try session.send("<message type='chat' from='room@muc.localhost/Juliet' to='\(puppet)' id='p4'><body>fixed</body>"
+            + "<replace xmlns='urn:xmpp:message-correct:0' id='p1'/><origin-id xmlns='urn:xmpp:sid:0' id='o4'/>"
+            + "<retract xmlns='urn:xmpp:message-retract:1' id='s1'><moderated xmlns='urn:xmpp:message-moderate:1' by='room@muc.localhost/Juliet'/></retract></message>")
+        try session.send("<message type='chat' from='room@muc.localhost/Juliet' to='\(puppet)' id='p5'>"
+            + "<composing xmlns='http://jabber.org/protocol/chatstates'/></message>")
         try session.send("<message type='groupchat' from='room@muc.localhost/bob' to='isthmus@bridge.localhost/isthmus' id='m3'><body>end</body></message>")
 
         var seen: [String] = []
@@ -68,6 +77,15 @@ import XMPPComponent
             + "<occupant-id xmlns='urn:xmpp:occupant-id:0' id='oid-juliet'/><x xmlns='http://jabber.org/protocol/muc#user'/></message>")
         try session.send("<message type='error' from='room@muc.localhost/Gone' to='\(puppet)' id='isthmus-pm-1'><error type='cancel'>"
             + "<item-not-found xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></message>")
+        // A body-less reaction set and a correction keep what they refer to; a moderation is the room's, not a PM's; a
+        // body-less chat state is not a message at all.
+        try session.send("<message type='chat' from='room@muc.localhost/Juliet' to='\(puppet)' id='p3'>"
+            + "<reactions xmlns='urn:xmpp:reactions:0' id='isthmus-pm-9'><reaction>👍</reaction></reactions></message>")
+        try session.send("<message type='chat' from='room@muc.localhost/Juliet' to='\(puppet)' id='p4'><body>fixed</body>"
+            + "<replace xmlns='urn:xmpp:message-correct:0' id='p1'/><origin-id xmlns='urn:xmpp:sid:0' id='o4'/>"
+            + "<retract xmlns='urn:xmpp:message-retract:1' id='s1'><moderated xmlns='urn:xmpp:message-moderate:1' by='room@muc.localhost/Juliet'/></retract></message>")
+        try session.send("<message type='chat' from='room@muc.localhost/Juliet' to='\(puppet)' id='p5'>"
+            + "<composing xmlns='http://jabber.org/protocol/chatstates'/></message>")
         try session.send("<message type='groupchat' from='room@muc.localhost/bob' to='isthmus@bridge.localhost/isthmus' id='m3'><body>end</body></message>")
 
         var privates: [RoomMessage] = []
@@ -77,7 +95,12 @@ import XMPPComponent
             if case .message(let message) = event, message.id == "m3" { break }
             if case .message(let message) = event { Issue.record("a private message became a groupchat one: \(message)") }
         }
-        #expect(privates.map(\.id) == ["p1", "p2", "isthmus-pm-1"])
+        #expect(privates.map(\.id) == ["p1", "p2", "isthmus-pm-1", "p3", "p4"])
+        #expect(privates[3].body == nil)
+        #expect(privates[3].references.reactions == MessageReferences.Reactions(id: "isthmus-pm-9", keys: ["👍"]))
+        #expect(privates[4].references.replaces == "p1")
+        #expect(privates[4].originID == OriginID("o4"))
+        #expect(privates[4].references.moderation == nil)
         #expect(privates.first?.to == JID(puppet))
         #expect(privates.first?.body == "to a puppet")
         #expect(privates[1].room == JID("room@muc.localhost"))

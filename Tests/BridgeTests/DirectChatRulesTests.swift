@@ -31,15 +31,19 @@ import XMPP
                         content: .member(membership: membership, displayname: nil, reason: nil))
     }
 
+    /// A private message to Romeo's occupant under `nick`.
+    func sent(_ body: String?, to nick: String = "Romeo", references: MessageReferences = MessageReferences(),
+              kind: MessageMapping.Kind = .message, target: EventID? = nil, reaction: ReactionChange? = nil) -> DirectChatRules.MatrixStep {
+        .sendPrivate(to: muc.with(resource: nick)!, .init(stanza: OutgoingGroupchat(body: body, references: references), kind: kind,
+                                                          target: target, reaction: reaction))
+    }
+
     @Test func theUsersTextGoesToTheOccupantsCurrentNick() {
-        #expect(DirectChatRules.step(for: message("hi <b>"), chat: chat, occupant: occupant("Romeo2"))
-                == .sendPrivate(to: JID("lounge@conference.localhost/Romeo2")!, body: "hi <b>", unstyled: false))
-        #expect(DirectChatRules.step(for: message("waves", msgtype: .emote), chat: chat, occupant: occupant("Romeo"))
-                == .sendPrivate(to: JID("lounge@conference.localhost/Romeo")!, body: "/me waves", unstyled: false))
+        #expect(DirectChatRules.step(for: message("hi <b>"), chat: chat, occupant: occupant("Romeo2")) == sent("hi <b>", to: "Romeo2"))
+        #expect(DirectChatRules.step(for: message("waves", msgtype: .emote), chat: chat, occupant: occupant("Romeo")) == sent("/me waves"))
         // Formatted: the HTML is the source, as in linked rooms.
         let formatted = message("bold", details: MessageDetails(html: "<strong>bold</strong>"))
-        #expect(DirectChatRules.step(for: formatted, chat: chat, occupant: occupant("Romeo"))
-                == .sendPrivate(to: JID("lounge@conference.localhost/Romeo")!, body: "*bold*", unstyled: false))
+        #expect(DirectChatRules.step(for: formatted, chat: chat, occupant: occupant("Romeo")) == sent("*bold*"))
     }
 
     @Test func anOccupantWhoLeftGetsANoticeBackNotSilence() {
@@ -54,7 +58,7 @@ import XMPP
         #expect(DirectChatRules.step(for: member(alice, .ban), chat: chat, occupant: occupant("Romeo")) == .forgetRoom)
         #expect(DirectChatRules.step(for: member(alice, .join), chat: chat, occupant: occupant("Romeo")) == .ignore)
         #expect(DirectChatRules.step(for: member(ghost, .leave), chat: chat, occupant: occupant("Romeo")) == .ignore)
-        // Someone else's message (an invited third user), an edit, a reaction: not bridged.
+        // Someone else's message (an invited third user); an edit of, or a reaction to, a message that was not bridged.
         #expect(DirectChatRules.step(for: message("hi", from: UserID("@mallory:localhost")!), chat: chat, occupant: occupant("Romeo")) == .ignore)
         #expect(DirectChatRules.step(for: message("fixed", details: MessageDetails(replaces: EventID("$e0")!)), chat: chat,
                                      occupant: occupant("Romeo")) == .ignore)

@@ -28,7 +28,7 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         var privates: [(to: JID, body: String)] = []
         /// MUC private messages from puppets (``sendChat(from:to:body:references:originID:)``), in order, and whether the
         /// sender had joined (a real MUC refuses a private message from a non-occupant).
-        var chats: [(from: JID, to: JID, body: String, originID: OriginID, senderJoined: Bool)] = []
+        var chats: [(from: JID, to: JID, body: String?, originID: OriginID, senderJoined: Bool, references: MessageReferences)] = []
         /// Mediated invitations sent: from which occupant, to whom.
         var invites: [(from: JID, to: JID, reason: String?)] = []
         /// Roles set by the bridge's occupant.
@@ -130,8 +130,8 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         state.withLock { $0.privates.append((recipient, body)) }
     }
 
-    func sendChat(from occupant: JID, to recipient: JID, body: String, references: MessageReferences, originID: OriginID) async throws {
-        state.withLock { $0.chats.append((occupant, recipient, body, originID, $0.occupantNicks[occupant] != nil)) }
+    func sendChat(from occupant: JID, to recipient: JID, body: String?, references: MessageReferences, originID: OriginID) async throws {
+        state.withLock { $0.chats.append((occupant, recipient, body, originID, $0.occupantNicks[occupant] != nil, references)) }
     }
 
     func setRole(room: JID, nick: String, role: MUCRole, as occupant: JID) async throws {

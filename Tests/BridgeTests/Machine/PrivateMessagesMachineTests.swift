@@ -3,6 +3,7 @@ import Foundation
 import IsthmusCommon
 import IsthmusStore
 import Testing
+import XMPP
 
 /// MUC private messages through the portal machine: to whose DM, from which ghost, bounces reported.
 @Suite struct PrivateMessagesMachineTests {
@@ -12,8 +13,8 @@ import Testing
     }
 
     func inbound(_ f: MachineFixture, from nick: String, to user: UserID, _ body: String, ghost: UserID, identity: String,
-                 id: String? = "pm1") -> DirectChatRules.Inbound {
-        .init(user: user, ghost: ghost, identity: identity, nick: nick, body: body, unstyled: false, stanzaID: id)
+                 id: String? = "pm1", occupantID: String? = nil) -> DirectChatRules.Inbound {
+        .init(user: user, ghost: ghost, identity: identity, message: privateMessage(f, from: nick, to: user, body, id: id, occupantID: occupantID))
     }
 
     @Test func aPrivateMessageToAMatrixUsersOccupantGoesToTheirDMFromTheSendersGhost() {
@@ -23,7 +24,7 @@ import Testing
         let ghost = f.ghost(of: "romeo", occupantID: "occ1")
         let identity = PortalStateMachine.ghostIdentity(muc: f.muc, nick: "romeo", occupantID: OccupantID("occ1"), realJID: nil)
         #expect(f.act(.xmppPrivateMessage(privateMessage(f, from: "romeo", to: f.alice, "psst", occupantID: "occ1")))
-                == [.deliverPrivateToMatrix(inbound(f, from: "romeo", to: f.alice, "psst", ghost: ghost, identity: identity))])
+                == [.deliverPrivateToMatrix(inbound(f, from: "romeo", to: f.alice, "psst", ghost: ghost, identity: identity, occupantID: "occ1"))])
     }
 
     @Test func afterANickChangeTheSameGhostSpeaks() {
@@ -38,6 +39,24 @@ import Testing
         }
         #expect(sent.ghost == ghost)
         #expect(sent.nick == "romeo2")
+    }
+
+    @Test func aBodylessReactionSetGoesToTheDMWithWhatItRefersToAndTheSendersKnownIdentity() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        _ = f.act(.xmppPresence(f.presence("romeo", occupantID: "occ1")))
+        var reaction = RoomMessage(room: f.muc, nick: "romeo", to: f.puppetJID(f.alice), id: "pm2")
+        reaction.references = MessageReferences(reactions: .init(id: "isthmus-pm-1", keys: ["👍"]))
+        guard case .deliverPrivateToMatrix(let sent)? = f.act(.xmppPrivateMessage(reaction)).first else {
+            Issue.record("not delivered")
+            return
+        }
+        #expect(sent.message.references == reaction.references)
+        // The occupant-id comes from the room's presence (the message map scopes his ids by it).
+        #expect(sent.message.occupantID == OccupantID("occ1"))
+        #expect(sent.file == nil)
+        // Neither a body nor a reference: nothing to deliver.
+        #expect(f.act(.xmppPrivateMessage(RoomMessage(room: f.muc, nick: "romeo", to: f.puppetJID(f.alice), id: "pm3"))) == [])
     }
 
     @Test func privateMessagesToNobodyWeStandForOrFromOurOwnOccupantsAreDropped() {
