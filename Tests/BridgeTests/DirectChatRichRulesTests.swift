@@ -111,6 +111,22 @@ import XMPP
                 == .send([.message(OutgoingMatrixMessage(kind: .text, body: "fixed"), txnID: ClientTransactionID("t")!)], plain))
     }
 
+    @Test func romeosReplyToAlicesMessageIsAMatrixReplyWithoutTheQuote() {
+        var references = MessageReferences(reply: .init(to: muc.with(resource: "alice"), id: "isthmus-pm-a1"))
+        references.fallbacks = [.init(feature: XMPPNamespace.reply, ranges: [0..<10])]
+        var reply = record
+        reply.excerpt = "yes"
+        var outgoing = OutgoingMatrixMessage(kind: .text, body: "yes")
+        outgoing.relatesTo = .reply(to: alicesEvent)
+        #expect(plan(inbound("> alice: hyes", references), .init(reply: alicesMessage))
+                == .send([.message(outgoing, txnID: ClientTransactionID("t")!)], reply))
+        // Replying to something the bridge never saw: the text as it came, quote included (styled as a quote).
+        var plain = record
+        plain.excerpt = "> alice: hyes"
+        #expect(plan(inbound("> alice: hyes", references), .init())
+                == .send([.message(RichTranslation.toMatrix("> alice: hyes", unstyled: false, nicks: [:]), txnID: ClientTransactionID("t")!)], plain))
+    }
+
     @Test func romeosReactionSetIsDiffedAndHisRetractionRedactsOnlyHisOwn() {
         let party = Reaction(room: dm, target: alicesEvent, reactor: .occupant(.realJID(romeoJID)), key: "🎉", eventID: EventID("$p")!)
         var reactionRecord = record

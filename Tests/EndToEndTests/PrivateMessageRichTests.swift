@@ -48,6 +48,16 @@ final class PrivateMessageRichTests: XCTestCase {
         XCTAssertEqual(correction.body, "hi romeo")
         XCTAssertEqual(correction.references.replaces, sentID)
 
+        // XEP-0461: Romeo's reply to alice's message is a Matrix reply to it, without the quote kept for old clients.
+        let quote = RichWire.quote(nick: "alice", text: "hi romeo")
+        var answer = PrivateMessageTests.privateMessage(to: aliceOccupant, body: quote + "yes?")
+        answer.extensions += RichWire.replyExtensions(to: aliceOccupant, id: sentID, quotedPrefix: quote)
+        try romeo.send(.message(answer))
+        let reply = try await eventuallyValue("Romeo's reply in the DM", timeout: 30) {
+            try await alice.messages(in: dm).first { $0.sender == ghost && $0.body == "yes?" }
+        }
+        XCTAssertEqual(reply.raw.at("content", "m.relates_to", "m.in_reply_to", "event_id")?.stringValue, aliceMessage)
+
         // alice reacts to Romeo's message, then takes the reaction back: his whole set each time, naming his id.
         let thumbs = try await alice.react("👍", to: original.eventID, in: dm)
         let reacted = try await romeo.nextMessage(within: 20, "alice's reaction") { isPrivate($0) && RichWire.reactions(in: $0) != nil }
