@@ -30,15 +30,6 @@ import XMPPComponent
         }
         try session.send("<message type='error' from='room@muc.localhost' to='\(puppet)' id='m2'>"
             + "<error type='cancel'><not-acceptable xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></message>")
-        // A body-less reaction set and a correction keep what they refer to; a moderation is the room's, not a PM's; a
-        // body-less chat state is not a message at all.
-        try session.send("<message type='chat' from='room@muc.localhost/Juliet' to='\(puppet)' id='p3'>"
-            + "<reactions xmlns='urn:xmpp:reactions:0' id='isthmus-pm-9'><reaction>👍</reaction></reactions></message>")
-        try session.send("<message type='chat' from='room@muc.localhost/Juliet' to='\(puppet)' id='p4'><body>fixed</body>"
-            + "<replace xmlns='urn:xmpp:message-correct:0' id='p1'/><origin-id xmlns='urn:xmpp:sid:0' id='o4'/>"
-            + "<retract xmlns='urn:xmpp:message-retract:1' id='s1'><moderated xmlns='urn:xmpp:message-moderate:1' by='room@muc.localhost/Juliet'/></retract></message>")
-        try session.send("<message type='chat' from='room@muc.localhost/Juliet' to='\(puppet)' id='p5'>"
-            + "<composing xmlns='http://jabber.org/protocol/chatstates'/></message>")
         try session.send("<message type='groupchat' from='room@muc.localhost/bob' to='isthmus@bridge.localhost/isthmus' id='m3'><body>end</body></message>")
 
         var seen: [String] = []
