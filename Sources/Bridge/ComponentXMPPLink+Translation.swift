@@ -33,8 +33,10 @@ extension ComponentXMPPLink {
         var references = message.references
         references.moderation = nil
         guard message.body != nil || references.refersToAnother else { return nil }
+        // No real JID from the stanza: the sender wrote its muc#user element (the room vouches for real JIDs only in
+        // presence), and a claimed one would be someone else's ghost and DM.
         var translated = RoomMessage(room: from.bare, nick: nick, to: message.to, originID: message.originID, id: message.id?.rawValue,
-                                     occupantID: message.occupantID, realJID: message.mucUser?.item?.jid?.bare, body: message.body)
+                                     occupantID: message.occupantID, body: message.body)
         translated.references = references
         return translated
     }

@@ -28,7 +28,7 @@ enum DirectChatRules {
     }
 
     /// What a private message does in its DM room (`room`), given what it refers to there; `txnID` makes a call's
-    /// transaction id from the stanza's and what the call is for. nil: nothing to send (logged with `reason`).
+    /// transaction id from the stanza's and what the call is for.
     /// Mirrors the linked room's rules (``PortalStateMachine/deliverToMatrix(_:targets:)``): only the author's own
     /// message can be corrected or retracted; a reaction set replaces the sender's earlier one.
     static func plan(_ inbound: Inbound, in room: RoomID, targets: PortalStateMachine.XMPPTargets,
@@ -78,7 +78,7 @@ enum DirectChatRules {
         /// Make these calls as the ghost, then record the message (with the event id of the first call; for reactions,
         /// each added reaction gets its call's) and the reaction change.
         case send([PortalStateMachine.MatrixSend], MessageMapping, reactions: ReactionChange = ReactionChange())
-        /// Nothing to send.
+        /// Nothing to send, for this reason (logged).
         case ignore(String)
     }
 
@@ -107,6 +107,9 @@ enum DirectChatRules {
         var target: EventID? = nil
         /// The reactions table's change a reaction set makes.
         var reaction: ReactionChange? = nil
+        /// The start of a message's plain text as sent (for the quote of a reply to it; never the Matrix body, whose
+        /// reply fallback may hold Matrix ids).
+        var excerpt: String? = nil
     }
 
     /// The decision for one event of `chat`'s DM room. `occupant`: the ghost's current state in the linked room (its
@@ -178,7 +181,8 @@ enum DirectChatRules {
             guard let text = RichTranslation.toXMPP(msgtype: msgtype, body: body, html: details?.html, nick: { _ in nil }) else {
                 return .notice("⚠️ Only text and files are bridged to XMPP private messages; this message was not delivered.")
             }
-            return .send(PrivateSend(stanza: OutgoingGroupchat(body: text.body, references: MessageReferences(unstyled: text.unstyled))))
+            return .send(PrivateSend(stanza: OutgoingGroupchat(body: text.body, references: MessageReferences(unstyled: text.unstyled)),
+                                     excerpt: RichTranslation.excerpt(text.body)))
         case .reaction(_, let key):
             // XEP-0444: the user's whole set for the message.
             guard let reacted = targets.reacted, reacted.kind == .message, let target = reacted.eventID, let id = privateID(of: reacted)

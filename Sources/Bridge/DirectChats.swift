@@ -71,7 +71,7 @@ actor DirectChats {
         for await item in work {
             switch item {
             case .fromXMPP(let inbound, let linkedRoom, let muc): await deliverToMatrix(inbound, linkedRoom: linkedRoom, muc: muc)
-            case .matrixEvents(let queued): await handle(queued)
+            case .matrixEvents(let queued): await handleArrived(queued)
             case .linkStatus(let room, let status):
                 if status == .active {
                     activeRooms.insert(room)
@@ -91,15 +91,27 @@ actor DirectChats {
         let metadata: Logger.Metadata = ["matrix.room.id": linkedRoom.rawValue, "matrix.user.id": inbound.user.rawValue,
                                          "xmpp.nick": inbound.nick]
         do {
-            let room = try await directRoom(for: inbound, linkedRoom: linkedRoom, muc: muc)
+            let room: RoomID
+            if inbound.message.body == nil {
+                // A reaction set or a retraction refers to a message of the DM there is; with none it refers to nothing
+                // (and opens no room: an empty one would only invite the user to nothing).
+                guard let existing = try await context.store.directChat(linkedRoom: linkedRoom, ghost: inbound.ghost, user: inbound.user)?.matrixRoom else {
+                    logger.debug("A body-less private message with no DM to refer to ignored", metadata: metadata)
+                    return
+                }
+                room = existing
+            } else {
+                room = try await directRoom(for: inbound, linkedRoom: linkedRoom, muc: muc)
+            }
             let targets = try await context.store.xmppTargets(of: inbound.message, in: room)
             let key = inbound.stanzaID ?? UUID().uuidString
             let plan = DirectChatRules.plan(inbound, in: room, targets: targets) { part in
                 self.context.naming.privateTxnID(muc: muc, identity: inbound.identity, stanzaID: part.map { key + "\u{0}" + $0 } ?? key)
             }
-            guard case .send(let sends, var record, var reactions) = plan else {
+            guard case .send(let sends, let record, let reactions) = plan else {
                 if case .ignore(let reason) = plan {
-                    logger.info("Private message not bridged", metadata: metadata.merging(["reason": reason]) { $1 })
+                    // Debug: anyone in the room can send these, as often as they like.
+                    logger.debug("Private message not bridged", metadata: metadata.merging(["reason": reason]) { $1 })
                 }
                 return
             }
@@ -108,17 +120,11 @@ actor DirectChats {
                     try await self.importedFile($0, fallback: $1, ghost: inbound.ghost)
                 }
             }
-            if record.kind == .reaction {
-                for index in reactions.added.indices where index < eventIDs.count { reactions.added[index].eventID = eventIDs[index] }
-            } else {
-                record.eventID = eventIDs.first ?? nil
-            }
-            let bridged = record
-            let change = reactions
+            let (bridged, change) = PortalStateMachine.recorded(record, reactions, eventIDs: eventIDs)
             // Mapped so later corrections, retractions and reactions in the DM find it; a repeat maps nothing new.
             try await durably { try await self.context.store.recordBridgedFromXMPP(bridged, reactions: change) }
             logger.debug("Private message bridged to a DM", metadata: metadata.merging(["matrix.dm.id": room.rawValue,
-                                                                                        "kind": record.kind.rawValue]) { $1 })
+                                                                                        "kind": bridged.kind.rawValue]) { $1 })
         } catch {
             logger.error("Could not bridge a private message to Matrix",
                          metadata: metadata.merging(["error": "\(MessageTranslation.describe(error))"]) { $1 })
@@ -177,26 +183,52 @@ actor DirectChats {
     /// Handles the queued events of the DMs that belong to `linkedRoom`.
     private func drain(linkedRoom: RoomID) async {
         do {
-            for room in try await context.store.directRooms(of: linkedRoom) {
-                let entries = try await context.store.inbox(room)
-                let queued = entries.compactMap { entry in
-                    (try? JSONDecoder().decode(MatrixRoomEvent.self, from: Data(entry.payload))).map { QueuedMatrixEvent(seq: entry.seq, event: $0) }
-                }
-                if queued.count < entries.count {
-                    logger.warning("Undecodable DM events dropped", metadata: ["matrix.dm.id": room.rawValue])
-                    for entry in entries where !queued.contains(where: { $0.seq == entry.seq }) {
-                        try await durably { try await self.context.store.deleteInbox(seq: entry.seq) }
-                    }
-                }
-                await handle(queued)
-            }
+            for room in try await context.store.directRooms(of: linkedRoom) { try await drain(dm: room) }
         } catch {
             logger.error("Could not read the queued DM events", metadata: ["error": "\(error)"])
         }
     }
 
+    /// Handles the queued events of one DM room, oldest first.
+    private func drain(dm room: RoomID) async throws {
+        let entries = try await context.store.inbox(room)
+        let queued = entries.compactMap { entry in
+            (try? JSONDecoder().decode(MatrixRoomEvent.self, from: Data(entry.payload))).map { QueuedMatrixEvent(seq: entry.seq, event: $0) }
+        }
+        if queued.count < entries.count {
+            logger.warning("Undecodable DM events dropped", metadata: ["matrix.dm.id": room.rawValue])
+            for entry in entries where !queued.contains(where: { $0.seq == entry.seq }) {
+                try await durably { try await self.context.store.deleteInbox(seq: entry.seq) }
+            }
+        }
+        await handle(queued)
+    }
+
+    /// Events just queued. Where older events of the same DM still wait in the store (its linked room was not active,
+    /// or one failed), these must not overtake them — an edit, reaction or redaction of a message not sent yet would
+    /// find nothing to refer to — so the DM is drained from the store in order, or, while its linked room is not
+    /// active, left to the drain that comes when it is.
+    private func handleArrived(_ queued: [QueuedMatrixEvent]) async {
+        var rooms: [RoomID] = []
+        for item in queued where !rooms.contains(item.event.room) { rooms.append(item.event.room) }
+        for room in rooms {
+            let items = queued.filter { $0.event.room == room }
+            do {
+                guard try await context.store.hasInbox(room, before: items[0].seq) else {
+                    await handle(items)
+                    continue
+                }
+                if let chat = try await context.store.directChat(in: room), !activeRooms.contains(chat.linkedRoom),
+                   try await !context.store.linkedRooms(among: [chat.linkedRoom]).isEmpty { continue }
+                try await drain(dm: room)
+            } catch {
+                logger.error("Could not read the queued DM events", metadata: ["matrix.dm.id": room.rawValue, "error": "\(error)"])
+            }
+        }
+    }
+
     private func handle(_ queued: [QueuedMatrixEvent]) async {
-        // DM rooms with an event that has to wait: their later events wait too (order within a DM).
+        // DM rooms with an event that has to wait (or failed): their later events wait too (order within a DM).
         var held: Set<RoomID> = []
         for item in queued where !held.contains(item.event.room) {
             do {
@@ -213,6 +245,7 @@ actor DirectChats {
                                                                     mapping: handled.mapping, reaction: handled.reaction)
                 }
             } catch {
+                held.insert(item.event.room)
                 logger.error("Could not handle a DM event", metadata: ["matrix.event.id": item.event.eventID.rawValue, "error": "\(error)"])
             }
         }
@@ -248,10 +281,11 @@ actor DirectChats {
             return .nothing
         case .sendPrivate(let to, let send):
             guard try await sendPrivate(send.stanza.body, references: send.stanza.references, to: to, for: event, of: chat) else { return nil }
-            return Handled(mapping: mapping(of: event, in: chat, kind: send.kind, target: send.target), reaction: send.reaction)
+            return Handled(mapping: mapping(of: event, in: chat, kind: send.kind, target: send.target, excerpt: send.excerpt),
+                           reaction: send.reaction)
         case .sendFile(let to, let file, let caption):
             guard try await sendPrivate(file.url, references: MessageReferences(file: file), to: to, for: event, of: chat) else { return nil }
-            let sent = Handled(mapping: mapping(of: event, in: chat, kind: .message, target: nil))
+            let sent = Handled(mapping: mapping(of: event, in: chat, kind: .message, target: nil, excerpt: nil))
             // The caption right behind it, as in rooms (a client shows a file only when the body is its URL alone).
             guard let caption, let from = context.naming.puppetJID(for: chat.matrixUser),
                   let captionID = OriginID(context.naming.privateOriginID(for: event.eventID).rawValue + "-caption") else { return sent }
@@ -295,10 +329,9 @@ actor DirectChats {
 
     /// The message map row of the private message `event` went out as (delivered: a private message has no
     /// reflection to wait for): edits, reactions and retractions in the DM find it, and an XMPP user's by its id.
-    private func mapping(of event: MatrixRoomEvent, in chat: DirectChat, kind: MessageMapping.Kind, target: EventID?) -> MessageMapping {
+    private func mapping(of event: MatrixRoomEvent, in chat: DirectChat, kind: MessageMapping.Kind, target: EventID?,
+                         excerpt: String?) -> MessageMapping {
         let originID = context.naming.privateOriginID(for: event.eventID)
-        var excerpt: String?
-        if kind == .message, case .message(_, let body, _) = event.content { excerpt = RichTranslation.excerpt(body) }
         return MessageMapping(room: event.room, eventID: event.eventID, stanzaID: nil, originID: originID, direction: .matrixToXMPP,
                               sender: .matrix(chat.matrixUser), state: .delivered, kind: kind,
                               xmppID: MessageIDAttribute(originID.rawValue), target: target, excerpt: excerpt)

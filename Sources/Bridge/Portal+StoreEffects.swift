@@ -21,8 +21,8 @@ extension Portal {
         }
     }
 
-    /// Whether the message was bridged already and, if not, the mapped messages it refers to (see
-    /// ``IsthmusStore/Store/xmppTargets(of:in:)``).
+    /// Whether the message was bridged already and, if not, the mapped messages it refers to (the store's
+    /// `xmppTargets(of:in:)`, `Store+MessageTargets.swift`).
     func lookUpBridged(_ message: RoomMessage) async -> PortalStateMachine.Input {
         let store = context.store
         let room = link.matrixRoom

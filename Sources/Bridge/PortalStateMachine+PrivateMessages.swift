@@ -19,8 +19,10 @@ extension PortalStateMachine {
         // The sender as the room knows it (its occupant follows nick changes and keeps its ghost).
         var sent = message
         let known = occupants[message.nick]
-        sent.occupantID = known?.occupantID ?? message.occupantID
-        sent.realJID = known?.realJID ?? message.realJID ?? knownRealJID(occupantID: sent.occupantID)
+        // What the room said in presence wins over what the message says (a room that adds no occupant-id leaves a
+        // sender's own in place).
+        sent.occupantID = known.map(\.occupantID) ?? message.occupantID
+        sent.realJID = known?.realJID ?? knownRealJID(occupantID: sent.occupantID)   // never the stanza's own claim
         let identity = Self.ghostIdentity(muc: configuration.muc, nick: message.nick, occupantID: sent.occupantID, realJID: sent.realJID)
         guard let ghost = known?.ghost ?? configuration.ghostUserID(identity) else {
             return [.log(LogEntry(level: .error, message: "Could not form a ghost for a private message", metadata: ["xmpp.nick": message.nick]))]

@@ -203,19 +203,26 @@ extension PortalStateMachine {
 
     mutating func matrixDelivered(_ delivery: MatrixDelivery, eventIDs: [EventID?]) -> [Action] {
         if let setup = delivery.setup { ghosts[setup.ghost] = setup.saved }
-        var record = delivery.record
-        var reactions = delivery.reactions
-        if record.kind == .reaction {
-            for index in reactions.added.indices where index < eventIDs.count { reactions.added[index].eventID = eventIDs[index] }
-        } else {
-            record.eventID = eventIDs.first ?? nil
-        }
+        let (record, reactions) = Self.recorded(delivery.record, delivery.reactions, eventIDs: eventIDs)
         return [
             .recordBridged(record, reactions: reactions),
             .log(LogEntry(level: .debug, message: "Bridged XMPP message", metadata: [
                 "xmpp.stanza.id": delivery.key.rawValue, "matrix.event.id": record.eventID?.rawValue ?? "-", "kind": record.kind.rawValue,
             ])),
         ]
+    }
+
+    /// A delivery's record and reaction change with the event ids its Matrix calls got: each added reaction gets its
+    /// own (a reaction set), else the record gets the first call's. Pure; shared with the DMs.
+    static func recorded(_ record: MessageMapping, _ reactions: ReactionChange, eventIDs: [EventID?]) -> (MessageMapping, ReactionChange) {
+        var record = record
+        var reactions = reactions
+        if record.kind == .reaction {
+            for index in reactions.added.indices where index < eventIDs.count { reactions.added[index].eventID = eventIDs[index] }
+        } else {
+            record.eventID = eventIDs.first ?? nil
+        }
+        return (record, reactions)
     }
 
     mutating func matrixDeliveryFailed(_ delivery: MatrixDelivery, _ failure: MatrixFailure) -> [Action] {

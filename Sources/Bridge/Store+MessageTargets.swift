@@ -4,14 +4,14 @@ import IsthmusStore
 /// What a message or event refers to, read from the message map and the reactions table — the same lookups for a
 /// linked room (``Portal``) and a DM room (``DirectChats``). Run on the store's thread, one read after another.
 extension Store {
-    /// The mapped messages an XMPP message refers to. Ids are resolved as RICH.md A1 says: the room's stanza-id first;
-    /// an `id` attribute or origin-id the sender chose only together with that sender (a DM's private messages carry
-    /// no stanza-id, so there they are resolved by the latter alone).
+    /// The mapped messages an XMPP message refers to. Ids are resolved as RICH.md A1 says: the room's stanza-id first,
+    /// then one of our origin-ids, then an `id` attribute or origin-id the sender chose — only among that sender's own
+    /// messages. A DM's private messages carry no stanza-id, so there they are resolved by the latter two.
     func xmppTargets(of message: RoomMessage, in room: RoomID) throws -> PortalStateMachine.XMPPTargets {
         let sender = MessageSender.occupant(PortalStateMachine.occupantIdentity(message))
         let references = message.references
         var targets = PortalStateMachine.XMPPTargets()
-        if let reply = references.reply { targets.reply = try original(of: referenced(reply.id, in: room), in: room) }
+        if let reply = references.reply { targets.reply = try original(of: referenced(reply.id, sender: sender, in: room), in: room) }
         if let id = references.replaces { targets.original = try original(of: sendersOwn(id, sender: sender, in: room), in: room) }
         switch references.retraction {
         case .current(let id)?:
@@ -21,7 +21,7 @@ extension Store {
         case nil:
             break
         }
-        if let reactions = references.reactions, let target = try original(of: referenced(reactions.id, in: room), in: room),
+        if let reactions = references.reactions, let target = try original(of: referenced(reactions.id, sender: sender, in: room), in: room),
            let event = target.eventID {
             targets.reacted = target
             targets.reactions = try self.reactions(room: room, target: event, reactor: sender)
@@ -56,10 +56,12 @@ extension Store {
         return targets
     }
 
-    /// The message an XEP-0461/0444 id names: the room's stanza-id, else (liberal on input) one of our origin-ids.
-    private func referenced(_ id: String, in room: RoomID) throws -> MessageMapping? {
+    /// The message an XEP-0461/0444 id names: the room's stanza-id, else (liberal on input) one of our origin-ids or
+    /// an id of the sender's own message.
+    private func referenced(_ id: String, sender: MessageSender, in room: RoomID) throws -> MessageMapping? {
         if let stanzaID = StanzaID(id), let found = try mapping(room: room, stanzaID: stanzaID) { return found }
-        return try OriginID(id).flatMap { try mapping(room: room, originID: $0) }
+        if let originID = OriginID(id), let found = try mapping(room: room, originID: originID) { return found }
+        return try sendersOwn(id, sender: sender, in: room)
     }
 
     /// The sender's own message they gave the `id` attribute (else the origin-id) `id`.

@@ -73,6 +73,14 @@ extension Store {
         }
     }
 
+    /// Whether an event of `room` queued before row `seq` is still waiting (an event behind it must wait too: it may
+    /// refer to that one). Uses the room's index.
+    public func hasInbox(_ room: RoomID, before seq: Int64) throws -> Bool {
+        try read { db in
+            try !db.query("SELECT 1 FROM matrix_inbox WHERE matrix_room = ? AND seq < ? LIMIT 1", room, seq) { _ in true }.isEmpty
+        }
+    }
+
     /// The highest inbox row number in use (0 when the inbox is empty). Row numbers only grow (SQLite AUTOINCREMENT,
     /// a PostgreSQL identity), so a row added later has a higher one: a timeline check reads this first to tell the
     /// rows that were already queued when it read the timeline from those that arrived after.

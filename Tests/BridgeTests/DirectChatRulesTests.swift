@@ -35,7 +35,7 @@ import XMPP
     func sent(_ body: String?, to nick: String = "Romeo", references: MessageReferences = MessageReferences(),
               kind: MessageMapping.Kind = .message, target: EventID? = nil, reaction: ReactionChange? = nil) -> DirectChatRules.MatrixStep {
         .sendPrivate(to: muc.with(resource: nick)!, .init(stanza: OutgoingGroupchat(body: body, references: references), kind: kind,
-                                                          target: target, reaction: reaction))
+                                                          target: target, reaction: reaction, excerpt: body))
     }
 
     @Test func theUsersTextGoesToTheOccupantsCurrentNick() {

@@ -128,6 +128,41 @@ import TestSupport
         await harness.stop()
     }
 
+    /// An edit that arrives while the message it edits still waits (XMPP down) waits behind it — handled at once it
+    /// would find nothing to refer to and be dropped — and goes out after it as a correction of it.
+    @Test func anEditArrivingWhileItsMessageWaitsGoesOutAfterItAsItsCorrection() async throws {
+        let harness = try PortalTests.Harness()
+        let ghost = try #require(harness.matrix.ghostUserID(forIdentity: romeoJID.description))
+        let dm = RoomID("!dm:localhost")!
+        harness.matrix.state.withLock { $0.members[room] = [alice: "Alice"] }
+        try await harness.store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
+        try await harness.store.saveDirectChat(DirectChat(linkedRoom: room, identity: romeoJID.description, matrixUser: alice, muc: muc,
+                                                          ghost: ghost, matrixRoom: dm))
+        try await harness.store.saveRoomGhost(RoomGhost(room: room, user: ghost, nick: "Romeo", occupantID: nil, realJID: romeoJID, joined: true))
+        try await harness.bridge.acceptMatrixEvents([dmText("helo", in: dm, id: "$m1")])
+        let edit = MatrixRoomEvent(eventID: EventID("$m2")!, room: dm, sender: alice,
+                                   content: .message(msgtype: .text, body: "hello", details: MessageDetails(replaces: EventID("$m1")!)))
+        try await harness.bridge.acceptMatrixEvents([edit])
+        // Barrier: the DMs are served from one queue, so once an event of an unlinked room's DM got its notice, the
+        // edit before it was handled — and must still wait.
+        let barrier = RoomID("!barrier:localhost")!
+        try await harness.store.saveDirectChat(DirectChat(linkedRoom: RoomID("!gone:localhost")!, identity: romeoJID.description,
+                                                          matrixUser: alice, muc: muc, ghost: ghost, matrixRoom: barrier))
+        try await harness.bridge.acceptMatrixEvents([dmText("barrier", in: barrier, id: "$b1")])
+        try await eventually("the barrier's notice") { harness.matrix.state.withLock { $0.sent.contains { $0.room == barrier } } }
+        #expect(try await harness.store.inbox(dm).count == 2, "the edit was handled before the message it edits")
+        harness.xmpp.state.withLock {
+            $0.presencesOnBotJoin = [RoomPresence(room: muc, nick: "Romeo", to: FakeXMPPLink.bot, available: true, realJID: romeoJID)]
+        }
+        harness.xmpp.feed.yield(.connected(reconnected: false))
+        try await eventually("both went out") { harness.xmpp.state.withLock { $0.chats.count } == 2 }
+        let chats = harness.xmpp.state.withLock { $0.chats }
+        #expect(chats.map(\.body) == ["helo", "hello"])
+        #expect(chats[1].references.replaces == chats[0].originID.rawValue)
+        try await eventually("inbox emptied") { try await harness.store.inbox(dm).isEmpty }
+        await harness.stop()
+    }
+
     @Test func aDMWhoseRoomWasUnlinkedSaysSoInsteadOfWaiting() async throws {
         let harness = try PortalTests.Harness()
         let ghost = UserID("@_xmpp_romeo:localhost")!

@@ -61,4 +61,16 @@ import Testing
         let later = try await store.enqueueInbox([event("c")])
         #expect(later[0].seq > mark)
     }
+
+    /// What a DM's new event checks: whether an older one of the same room still waits (another room's does not count).
+    @Test(arguments: StoreBackend.all) func anOlderRowOfTheSameRoomIsSeenAndNoOtherRoomsRow(_ backend: StoreBackend) async throws {
+        let fixture = try backend.open()
+        let store = fixture.store
+        let other = RoomID("!other:localhost")!
+        let queued = try await store.enqueueInbox([(other, EventID("$o")!, [1]), event("a"), event("b")])
+        #expect(try await !store.hasInbox(room, before: queued[1].seq))
+        #expect(try await store.hasInbox(room, before: queued[2].seq))
+        try await store.deleteInbox(seq: queued[1].seq)
+        #expect(try await !store.hasInbox(room, before: queued[2].seq))
+    }
 }

@@ -59,6 +59,22 @@ import XMPP
         #expect(f.act(.xmppPrivateMessage(RoomMessage(room: f.muc, nick: "romeo", to: f.puppetJID(f.alice), id: "pm3"))) == [])
     }
 
+    /// A private message's muc#user element is the sender's own: a real JID claimed there would make the sender
+    /// someone else's ghost (and let them correct or retract that person's messages in the DM).
+    @Test func aRealJIDClaimedInAPrivateMessageIsNotTrusted() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        _ = f.act(.xmppPresence(f.presence("mallory")))
+        var claim = privateMessage(f, from: "mallory", to: f.alice, "it's me, romeo")
+        claim.realJID = JID("romeo@localhost")
+        guard case .deliverPrivateToMatrix(let sent)? = f.act(.xmppPrivateMessage(claim)).first else {
+            Issue.record("not delivered")
+            return
+        }
+        #expect(sent.ghost == f.ghost(of: "mallory"))
+        #expect(sent.message.realJID == nil)
+    }
+
     @Test func privateMessagesToNobodyWeStandForOrFromOurOwnOccupantsAreDropped() {
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice"])
