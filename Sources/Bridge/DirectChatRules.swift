@@ -120,7 +120,7 @@ enum DirectChatRules {
     /// The ids named are those of the private messages (RICH.md A1; a private message has no stanza-id): a correction
     /// names the original's `id`, a retraction and a reaction set the `id` too (ours is also the origin-id).
     static func step(for event: MatrixRoomEvent, chat: DirectChat, occupant: RoomGhost?,
-                     targets: PortalStateMachine.MatrixTargets = PortalStateMachine.MatrixTargets(),
+                     targets: PortalStateMachine.MatrixTargets = PortalStateMachine.MatrixTargets(), userNick: String? = nil,
                      mediaLinks: MediaLinkSigner? = nil) -> MatrixStep {
         if case .member(let membership, _, _) = event.content {
             if membership == .invite, event.stateKey == chat.ghost.rawValue, event.sender == chat.matrixUser { return .acceptInvite }
@@ -128,7 +128,7 @@ enum DirectChatRules {
             return membership == .leave || membership == .ban ? .forgetRoom : .ignore
         }
         guard event.sender == chat.matrixUser else { return .ignore }
-        let outgoing = outgoing(for: event, targets: targets, mediaLinks: mediaLinks)
+        let outgoing = outgoing(for: event, muc: chat.muc, targets: targets, userNick: userNick, mediaLinks: mediaLinks)
         switch outgoing {
         case .ignore, .notice: return outgoing.step(to: nil)
         case .send, .file: break
@@ -157,7 +157,7 @@ enum DirectChatRules {
         }
     }
 
-    private static func outgoing(for event: MatrixRoomEvent, targets: PortalStateMachine.MatrixTargets,
+    private static func outgoing(for event: MatrixRoomEvent, muc: JID, targets: PortalStateMachine.MatrixTargets, userNick: String?,
                                  mediaLinks: MediaLinkSigner?) -> Outgoing {
         let user = event.sender
         switch event.content {
@@ -181,8 +181,21 @@ enum DirectChatRules {
             guard let text = RichTranslation.toXMPP(msgtype: msgtype, body: body, html: details?.html, nick: { _ in nil }) else {
                 return .notice("⚠️ Only text and files are bridged to XMPP private messages; this message was not delivered.")
             }
-            return .send(PrivateSend(stanza: OutgoingGroupchat(body: text.body, references: MessageReferences(unstyled: text.unstyled)),
-                                     excerpt: RichTranslation.excerpt(text.body)))
+            var references = MessageReferences(unstyled: text.unstyled)
+            var body = text.body
+            if details?.replyTo != nil, let replied = targets.reply, replied.kind == .message, !body.hasPrefix("/me "),
+               let id = privateID(of: replied) {
+                // XEP-0461 names the private message's id and its author's occupant; the quote (XEP-0428 fallback,
+                // for clients without replies) holds a nick and plain text only — never a Matrix id.
+                let nick = replied.direction == .xmppToMatrix ? replied.nick : userNick
+                references.reply = .init(to: nick.flatMap { muc.bare.with(resource: $0) }, id: id)
+                let quote = ReplyQuote.make(nick: nick ?? "", excerpt: replied.excerpt ?? "")
+                if !quote.text.isEmpty {
+                    references.fallbacks = [.init(feature: XMPPNamespace.reply, ranges: [quote.range])]
+                    body = quote.text + body
+                }
+            }
+            return .send(PrivateSend(stanza: OutgoingGroupchat(body: body, references: references), excerpt: RichTranslation.excerpt(text.body)))
         case .reaction(_, let key):
             // XEP-0444: the user's whole set for the message.
             guard let reacted = targets.reacted, reacted.kind == .message, let target = reacted.eventID, let id = privateID(of: reacted)
@@ -200,14 +213,18 @@ enum DirectChatRules {
                 return .send(PrivateSend(stanza: .reactions(to: id, keys), kind: .reaction, target: reaction.target,
                                          reaction: ReactionChange(removed: [reaction])))
             }
-            // XEP-0424: only the user's own message (an XMPP user's private message cannot be removed for them).
-            guard let redacted = targets.redacted, redacted.kind == .message, redacted.direction == .matrixToXMPP,
-                  redacted.sender == .matrix(user), let originID = redacted.originID, let target = redacted.eventID else { return .ignore }
+            // XEP-0424: only the user's own message. An XMPP user's private message cannot be removed for them
+            // (the DM's creator gives both power to redact): the user hears that it stays there.
+            guard let redacted = targets.redacted, redacted.kind == .message else { return .ignore }
+            guard redacted.direction == .matrixToXMPP else { return .notice(Self.notRetractedNotice) }
+            guard redacted.sender == .matrix(user), let originID = redacted.originID, let target = redacted.eventID else { return .ignore }
             return .send(PrivateSend(stanza: .retraction(id: originID.rawValue, originID: originID), kind: .retraction, target: target))
         case .member, .powerLevels, .topic, .tombstone:
             return .ignore
         }
     }
+
+    static let notRetractedNotice = "⚠️ The message was removed here only: on XMPP, only its author can retract it."
 
     /// The id a private message is named by: the `id` it carried (ours: its origin-id).
     static func privateID(of mapping: MessageMapping) -> String? {

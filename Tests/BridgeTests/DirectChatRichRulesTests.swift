@@ -74,10 +74,34 @@ import XMPP
         let redaction = event("$d1", .redaction(target: alicesEvent, reason: nil))
         #expect(step(redaction, .init(redacted: alicesMessage))
                 == sent(.retraction(id: "isthmus-pm-a1", originID: OriginID("isthmus-pm-a1")!), kind: .retraction, target: alicesEvent))
-        // Romeo's message cannot be removed for him; a redaction by someone else is not alice's.
-        #expect(step(event("$d2", .redaction(target: romeosEvent, reason: nil)), .init(redacted: romeosMessage)) == .ignore)
+        // Romeo's message cannot be removed for him (she is told); a redaction by someone else is not alice's.
+        #expect(step(event("$d2", .redaction(target: romeosEvent, reason: nil)), .init(redacted: romeosMessage))
+                == .notice(DirectChatRules.notRetractedNotice))
         #expect(step(event("$d3", .redaction(target: alicesEvent, reason: nil), from: UserID("@mallory:localhost")!),
                      .init(redacted: alicesMessage)) == .ignore)
+    }
+
+    @Test func aliceRepliesNamingTheRepliedMessagesIDWithAQuoteOfNickAndText() {
+        var romeos = romeosMessage
+        romeos.excerpt = "want tea?"
+        let reply = event("$q1", .message(msgtype: .text, body: "yes", details: MessageDetails(replyTo: romeosEvent)))
+        let quote = "> Romeo:\n> want tea?\n"
+        var references = MessageReferences(reply: .init(to: muc.with(resource: "Romeo"), id: "pm1"))
+        references.fallbacks = [.init(feature: XMPPNamespace.reply, ranges: [0..<quote.unicodeScalars.count])]
+        #expect(step(reply, .init(reply: romeos)) == .sendPrivate(to: muc.with(resource: "Romeo")!, .init(
+            stanza: OutgoingGroupchat(body: quote + "yes", references: references), excerpt: "yes")))
+        // To her own message: her occupant's nick, and her message's id.
+        var hers = alicesMessage
+        hers.excerpt = "tea?"
+        let own = DirectChatRules.step(for: reply, chat: chat, occupant: romeo, targets: .init(reply: hers), userNick: "Alice")
+        guard case .sendPrivate(_, let send) = own else {
+            Issue.record("not sent: \(own)")
+            return
+        }
+        #expect(send.stanza.references.reply == .init(to: muc.with(resource: "Alice"), id: "isthmus-pm-a1"))
+        #expect(send.stanza.body == "> Alice:\n> tea?\nyes")
+        // Replying to nothing the bridge sent: plain text.
+        #expect(step(reply, .init()) == .sendPrivate(to: muc.with(resource: "Romeo")!, .init(stanza: OutgoingGroupchat(body: "yes"), excerpt: "yes")))
     }
 
     // MARK: XMPP → Matrix

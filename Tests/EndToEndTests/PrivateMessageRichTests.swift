@@ -79,6 +79,15 @@ final class PrivateMessageRichTests: XCTestCase {
         XCTAssertEqual(party.relatedEventID, aliceMessage)
         XCTAssertEqual(party.reactionKey, "🎉")
 
+        // alice's reply to Romeo's message: XEP-0461 naming his id and occupant, the quote for old clients marked as
+        // the fallback, and no Matrix id anywhere.
+        _ = try await alice.reply("sounds good", to: original.eventID, in: dm)
+        let replied = try await romeo.nextMessage(within: 20, "alice's reply") { isPrivate($0) && $0.references.reply != nil }
+        XCTAssertEqual(replied.references.reply?.id, firstID)
+        XCTAssertEqual(RichWire.body(replied.body ?? "", withoutFallbackOf: RichWire.reply, in: replied), "sounds good")
+        XCTAssertTrue(replied.body?.hasPrefix("> Romeo:\n") == true, replied.body ?? "")
+        XCTAssertEqual(RichWire.matrixIdentifiers(in: replied.body ?? ""), [])
+
         // XEP-0424 both ways: alice's redaction retracts her private message; Romeo's retraction redacts his.
         try await alice.redact(aliceMessage, in: dm)
         let retraction = try await romeo.nextMessage(within: 20, "alice's retraction") { isPrivate($0) && $0.references.retraction != nil }

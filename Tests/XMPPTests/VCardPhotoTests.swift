@@ -12,7 +12,7 @@ import XMPP
     @Test func aPhotoIsReadWithItsTypeAndLineWrappedBase64() throws {
         let encoded = Data(png).base64EncodedString()
         let wrapped = encoded.prefix(6) + "\n  " + encoded.dropFirst(6)
-        let vCard = try TestXML.element("""
+        let vCard = TestXML.element("""
             <vCard xmlns='vcard-temp'><FN>Romeo</FN><PHOTO><TYPE> image/png </TYPE><BINVAL>\(wrapped)</BINVAL></PHOTO></vCard>
             """)
         #expect(try VCardPhoto.read(vCard, maxEncodedLength: 1000) == VCardPhoto(mediaType: "image/png", data: png))
@@ -25,9 +25,9 @@ import XMPP
     }
 
     @Test func oversizedAndInvalidBase64AreRefusedBeforeOrWhileDecoding() throws {
-        let big = try TestXML.element("<vCard xmlns='vcard-temp'><PHOTO><BINVAL>\(String(repeating: "A", count: 200))</BINVAL></PHOTO></vCard>")
+        let big = TestXML.element("<vCard xmlns='vcard-temp'><PHOTO><BINVAL>\(String(repeating: "A", count: 200))</BINVAL></PHOTO></vCard>")
         #expect(throws: VCardPhoto.ReadError.tooLarge(encodedLength: 200)) { try VCardPhoto.read(big, maxEncodedLength: 100) }
-        let garbage = try TestXML.element("<vCard xmlns='vcard-temp'><PHOTO><BINVAL>!!not base64!!</BINVAL></PHOTO></vCard>")
+        let garbage = TestXML.element("<vCard xmlns='vcard-temp'><PHOTO><BINVAL>!!not base64!!</BINVAL></PHOTO></vCard>")
         #expect(throws: VCardPhoto.ReadError.invalidBase64) { try VCardPhoto.read(garbage, maxEncodedLength: 100) }
     }
 
