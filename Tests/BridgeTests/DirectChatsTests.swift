@@ -100,9 +100,8 @@ import TestSupport
         await harness.stop()
     }
 
-    /// After a start, a DM event (Synapse redelivers at once) waits until the linked room is active — its puppets are
-    /// back in the MUC — or the room would refuse the private message from a non-occupant.
-    @Test func aDMEventWaitsUntilItsLinkedRoomIsActive() async throws {
+    /// A linked room (XMPP not connected yet, so not active) and alice's DM with Romeo's ghost, as a previous run left them.
+    func linkedButNotConnected() async throws -> (PortalTests.Harness, ghost: UserID, dm: RoomID) {
         let harness = try PortalTests.Harness()
         let ghost = try #require(harness.matrix.ghostUserID(forIdentity: romeoJID.description))
         let dm = RoomID("!dm:localhost")!
@@ -111,6 +110,13 @@ import TestSupport
         try await harness.store.saveDirectChat(DirectChat(linkedRoom: room, identity: romeoJID.description, matrixUser: alice, muc: muc,
                                                           ghost: ghost, matrixRoom: dm))
         try await harness.store.saveRoomGhost(RoomGhost(room: room, user: ghost, nick: "Romeo", occupantID: nil, realJID: romeoJID, joined: true))
+        return (harness, ghost, dm)
+    }
+
+    /// After a start, a DM event (Synapse redelivers at once) waits until the linked room is active — its puppets are
+    /// back in the MUC — or the room would refuse the private message from a non-occupant.
+    @Test func aDMEventWaitsUntilItsLinkedRoomIsActive() async throws {
+        let (harness, _, dm) = try await linkedButNotConnected()
         try await harness.bridge.acceptMatrixEvents([dmText("sent while the bridge was down", in: dm, id: "$early")])
         #expect(try await harness.store.inbox(dm).count == 1)
         // Romeo is still in the MUC: the room lists him when the bridge's bot rejoins (else reconciliation would mark
@@ -131,14 +137,7 @@ import TestSupport
     /// An edit that arrives while the message it edits still waits (XMPP down) waits behind it — handled at once it
     /// would find nothing to refer to and be dropped — and goes out after it as a correction of it.
     @Test func anEditArrivingWhileItsMessageWaitsGoesOutAfterItAsItsCorrection() async throws {
-        let harness = try PortalTests.Harness()
-        let ghost = try #require(harness.matrix.ghostUserID(forIdentity: romeoJID.description))
-        let dm = RoomID("!dm:localhost")!
-        harness.matrix.state.withLock { $0.members[room] = [alice: "Alice"] }
-        try await harness.store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
-        try await harness.store.saveDirectChat(DirectChat(linkedRoom: room, identity: romeoJID.description, matrixUser: alice, muc: muc,
-                                                          ghost: ghost, matrixRoom: dm))
-        try await harness.store.saveRoomGhost(RoomGhost(room: room, user: ghost, nick: "Romeo", occupantID: nil, realJID: romeoJID, joined: true))
+        let (harness, ghost, dm) = try await linkedButNotConnected()
         try await harness.bridge.acceptMatrixEvents([dmText("helo", in: dm, id: "$m1")])
         let edit = MatrixRoomEvent(eventID: EventID("$m2")!, room: dm, sender: alice,
                                    content: .message(msgtype: .text, body: "hello", details: MessageDetails(replaces: EventID("$m1")!)))
