@@ -1,7 +1,6 @@
 import IsthmusCommon
 import IsthmusStore
 import Media
-import MessageFormatting
 import XMPP
 
 /// The decisions of the DM path (MUC private messages ↔ Matrix DM rooms, RICH.md §12), as pure functions: the
@@ -54,12 +53,10 @@ enum DirectChatRules {
                                                                     by: sender) { txnID($0) }
             return .send(sends, record, reactions: change)
         }
-        guard var text = message.body else { return .ignore("nothing to bridge") }
+        guard let body = message.body else { return .ignore("nothing to bridge") }
         let replied = references.reply != nil ? targets.reply?.eventID : nil
-        if replied != nil, let ranges = references.fallbackRanges(for: XMPPNamespace.reply) {
-            // XEP-0461 + XEP-0428: the quote is for clients without replies; Matrix shows the reply itself.
-            text = XMPPFallback.removing(ranges: ranges.map { $0.map { CodePointRange(start: $0.lowerBound, end: $0.upperBound) } }, from: text)
-        }
+        // XEP-0461 + XEP-0428: the quote is for clients without replies; Matrix shows the reply itself.
+        let text = replied != nil ? references.removingReplyQuote(from: body) : body
         // Pills: none (a DM has no room of nicks they could name).
         var outgoing = RichTranslation.toMatrix(text, unstyled: references.unstyled, nicks: [:])
         record.excerpt = RichTranslation.excerpt(outgoing.body)
@@ -189,11 +186,7 @@ enum DirectChatRules {
                 // for clients without replies) holds a nick and plain text only — never a Matrix id.
                 let nick = replied.direction == .xmppToMatrix ? replied.nick : userNick
                 references.reply = .init(to: nick.flatMap { muc.bare.with(resource: $0) }, id: id)
-                let quote = ReplyQuote.make(nick: nick ?? "", excerpt: replied.excerpt ?? "")
-                if !quote.text.isEmpty {
-                    references.fallbacks = [.init(feature: XMPPNamespace.reply, ranges: [quote.range])]
-                    body = quote.text + body
-                }
+                body = references.quoting(body, nick: nick ?? "", excerpt: replied.excerpt ?? "")
             }
             return .send(PrivateSend(stanza: OutgoingGroupchat(body: body, references: references), excerpt: RichTranslation.excerpt(text.body)))
         case .reaction(_, let key):

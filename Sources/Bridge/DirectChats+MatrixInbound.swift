@@ -43,8 +43,7 @@ extension DirectChats {
                     await handle(items)
                     continue
                 }
-                if let chat = try await context.store.directChat(in: room), !activeRooms.contains(chat.linkedRoom),
-                   try await !context.store.linkedRooms(among: [chat.linkedRoom]).isEmpty { continue }
+                if let chat = try await context.store.directChat(in: room), try await waits(chat) { continue }
                 try await drain(dm: room)
             } catch {
                 logger.error("Could not read the queued DM events", metadata: ["matrix.dm.id": room.rawValue, "error": "\(error)"])
@@ -76,6 +75,13 @@ extension DirectChats {
         }
     }
 
+    /// Whether `chat`'s events wait for its linked room: linked, and its portal not active (XMPP down, or its puppets
+    /// not back in the MUC yet). An unlinked room's DM does not wait: nothing would ever carry its events.
+    private func waits(_ chat: DirectChat) async throws -> Bool {
+        guard !activeRooms.contains(chat.linkedRoom) else { return false }
+        return try await !context.store.linkedRooms(among: [chat.linkedRoom]).isEmpty
+    }
+
     /// A DM event handled: what it sent, to map with its consumption (nil: it sent nothing).
     private struct Handled {
         var mapping: MessageMapping?
@@ -97,8 +103,8 @@ extension DirectChats {
         switch step {
         case .sendPrivate, .sendFile, .notice:
             guard !activeRooms.contains(chat.linkedRoom) else { break }
+            guard try await !waits(chat) else { return nil }
             // Unlinked: nothing will carry it any more; say so rather than keep it forever.
-            guard try await context.store.linkedRooms(among: [chat.linkedRoom]).isEmpty else { return nil }
             try await notice("⚠️ This conversation is no longer bridged to XMPP; the message was not delivered.", in: chat,
                              subject: "dm:\(event.eventID.rawValue)")
             return .nothing

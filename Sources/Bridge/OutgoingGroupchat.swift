@@ -1,6 +1,7 @@
 import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
+import MessageFormatting
 import XMPP
 
 /// What a puppet's groupchat message carries: its body (none for a reaction) and the elements that make it a reply,
@@ -47,5 +48,22 @@ struct OutgoingGroupchat: Sendable, Equatable, Codable {
         var references = MessageReferences(retractions: [.current(id: id), .legacy(originID: originID.rawValue)], store: true)
         references.fallbacks = [.init(feature: XMPPNamespace.retraction, ranges: nil)]
         return OutgoingGroupchat(body: "/me retracted a previous message, but it's unsupported by your client.", references: references)
+    }
+}
+
+extension MessageReferences {
+    /// `text` with the XEP-0461 quote of `nick`'s `excerpt` in front (plain text only, never a Matrix id), marked as
+    /// the reply's XEP-0428 fallback for clients without replies; `text` alone when there is nothing to quote.
+    mutating func quoting(_ text: String, nick: String, excerpt: String) -> String {
+        let quote = ReplyQuote.make(nick: nick, excerpt: excerpt)
+        guard !quote.text.isEmpty else { return text }
+        fallbacks = [.init(feature: XMPPNamespace.reply, ranges: [quote.range])]
+        return quote.text + text
+    }
+
+    /// `body` without the quote a XEP-0461 reply carries for clients without replies (its XEP-0428 fallback ranges).
+    func removingReplyQuote(from body: String) -> String {
+        guard let ranges = fallbackRanges(for: XMPPNamespace.reply) else { return body }
+        return XMPPFallback.removing(ranges: ranges.map { $0.map { CodePointRange(start: $0.lowerBound, end: $0.upperBound) } }, from: body)
     }
 }

@@ -59,12 +59,10 @@ extension PortalStateMachine {
             // XEP-0461 names the room's stanza-id and the author's occupant; the quote (XEP-0428 fallback) is for
             // clients without replies and holds a nick and plain text only — never a Matrix id.
             let nick = replied.sender.matrixUser.flatMap { puppets[$0]?.nick } ?? replied.nick ?? "…"
-            let quote = ReplyQuote.make(nick: nick, excerpt: replied.excerpt ?? "")
             if let stanzaID = replied.stanzaID {
                 references.reply = .init(to: configuration.muc.with(resource: nick), id: stanzaID.rawValue)
             }
-            references.fallbacks = [.init(feature: XMPPNamespace.reply, ranges: [quote.range])]
-            text = quote.text + text
+            text = references.quoting(text, nick: nick, excerpt: replied.excerpt ?? "")
         }
         return mapAndSend(queued, user: event.sender, stanza: OutgoingGroupchat(body: text, references: references), kind: kind,
                           target: target, excerpt: RichTranslation.excerpt(translated.body))

@@ -93,10 +93,7 @@ extension PortalStateMachine {
         var alsoMention: [UserID] = []
         if references.reply != nil, let target = targets.reply, let event = target.eventID {
             // XEP-0461 + XEP-0428: the quote is only for clients without replies; Matrix shows the reply itself.
-            if let ranges = references.fallbackRanges(for: XMPPNamespace.reply) {
-                text = XMPPFallback.removing(ranges: ranges.map { $0.map { CodePointRange(start: $0.lowerBound, end: $0.upperBound) } },
-                                             from: body)
-            }
+            text = references.removingReplyQuote(from: body)
             relation = .reply(to: event)
             if let user = target.sender.matrixUser { alsoMention.append(user) }
         }
