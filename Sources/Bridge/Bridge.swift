@@ -279,6 +279,7 @@ public final class Bridge: Sendable {
             var perRoom: [RoomID: [QueuedMatrixEvent]] = [:]
             for entry in added {
                 guard let event = byID[entry.eventID] else { continue }
+                if event.content == .encrypted { context.metrics.encryptedEvent(direct: direct.contains(entry.room)) }
                 perRoom[entry.room, default: []].append(QueuedMatrixEvent(seq: entry.seq, event: event))
             }
             switch gap {

@@ -94,6 +94,12 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
             let users = content.userLevels
             return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: "",
                                    content: .powerLevels(users: users, usersDefault: content.usersDefault ?? 0))
+        case .unknown(type: MatrixEventType.encrypted, _):
+            // Never dropped in silence: the portal or the DM tells the room that it was not bridged.
+            return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, content: .encrypted)
+        case .unknown(type: MatrixEventType.encryption, _) where event.stateKey == "":
+            return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: "",
+                                   content: .encryptionEnabled)
         case .unknown(type: "m.sticker", let content):
             // A sticker (spec §11.14) is an image: bridged like m.image (its body is a description, not a caption).
             guard let sticker = try? JSONDecoder().decode(StickerContent.self, from: JSONEncoder().encode(content)),

@@ -67,6 +67,7 @@ public final class BridgeMetrics: Sendable {
     private let xmppConnected: Gauge
     private let xmppReconnects: Counter
     private let catchUp: CounterFamily
+    private let encrypted: CounterFamily
 
     /// Bucket bounds of the latency histograms, seconds.
     static let latencyBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300]
@@ -100,6 +101,9 @@ public final class BridgeMetrics: Sendable {
         catchUp = registry.counter("isthmus_catchup_messages_total",
                                    help: "Messages found by catch-up: the MUC archive (xmpp) or the Matrix timeline (matrix).",
                                    labels: ["side"])
+        encrypted = registry.counter("isthmus_encrypted_events_total",
+                                     help: "Encrypted Matrix events the bridge cannot read, by room kind (linked or direct); none is bridged.",
+                                     labels: ["room"])
         ProcessMetrics.register(in: registry)
         for kind in [MessageKind.text, .emote] { _ = messages.labels(Direction.xmppToMatrix.rawValue, kind.rawValue) }
         for kind in [MessageKind.text, .emote, .notice, .media] { _ = messages.labels(Direction.matrixToXMPP.rawValue, kind.rawValue) }
@@ -108,6 +112,7 @@ public final class BridgeMetrics: Sendable {
         for direction in Direction.allCases { _ = latency.labels(direction.rawValue) }
         for status in ["pending", "active", "error"] { _ = links.labels(status) }
         for side in ["xmpp", "matrix"] { _ = catchUp.labels(side) }
+        for room in ["linked", "direct"] { _ = encrypted.labels(room) }
     }
 
     /// The scrape answer's text.
@@ -130,6 +135,11 @@ public final class BridgeMetrics: Sendable {
     func caughtUp(side: String, count: Int) {
         guard count > 0 else { return }
         catchUp.labels(side).increment(by: UInt64(count))
+    }
+
+    /// An encrypted event was queued for its room (`direct`: a DM), once per event.
+    func encryptedEvent(direct: Bool) {
+        encrypted.labels(direct ? "direct" : "linked").increment()
     }
 
     // MARK: Connections

@@ -92,6 +92,9 @@ enum DirectChatRules {
         case forgetRoom
         /// The Matrix user invited the ghost into this room (a DM they started): the ghost joins.
         case acceptInvite
+        /// The Matrix user's event cannot be read (end-to-end encrypted) or turned encryption on: the DM is told
+        /// (``EncryptedEventNotices``).
+        case encrypted
         /// Nothing to bridge (the ghost's own events, an invite, a join, an edit of a message that was not bridged…).
         case ignore
     }
@@ -125,6 +128,10 @@ enum DirectChatRules {
             return membership == .leave || membership == .ban ? .forgetRoom : .ignore
         }
         guard event.sender == chat.matrixUser else { return .ignore }
+        switch event.content {
+        case .encrypted, .encryptionEnabled: return .encrypted
+        default: break
+        }
         let outgoing = outgoing(for: event, muc: chat.muc, targets: targets, userNick: userNick, mediaLinks: mediaLinks)
         switch outgoing {
         case .ignore, .notice: return outgoing.step(to: nil)
@@ -212,7 +219,7 @@ enum DirectChatRules {
             guard redacted.direction == .matrixToXMPP else { return .notice(Self.notRetractedNotice) }
             guard redacted.sender == .matrix(user), let originID = redacted.originID, let target = redacted.eventID else { return .ignore }
             return .send(PrivateSend(stanza: .retraction(id: originID.rawValue, originID: originID), kind: .retraction, target: target))
-        case .member, .powerLevels, .topic, .tombstone:
+        case .member, .powerLevels, .topic, .tombstone, .encrypted, .encryptionEnabled:
             return .ignore
         }
     }

@@ -108,11 +108,22 @@ extension DirectChats {
             try await notice("⚠️ This conversation is no longer bridged to XMPP; the message was not delivered.", in: chat,
                              subject: "dm:\(event.eventID.rawValue)")
             return .nothing
-        case .ignore, .forgetRoom, .acceptInvite:
+        case .ignore, .forgetRoom, .acceptInvite, .encrypted:
             break
         }
         switch step {
         case .ignore:
+            return .nothing
+        case .encrypted:
+            // Needs the homeserver only: told at once, whatever the XMPP side's state.
+            guard let notice = encryptedNotices.notice(for: event, in: .directChat, now: context.clock.now()) else {
+                encryptedNotices.record(event, noticed: false, now: context.clock.now())
+                return .nothing
+            }
+            logger.info("An encrypted Matrix event in a DM was not bridged; the DM is told",
+                        metadata: ["matrix.event.id": event.eventID.rawValue, "matrix.encrypted.held_back": "\(notice.heldBack)"])
+            try await self.notice(notice.text, in: chat, subject: notice.subject)   // a failure keeps the event queued
+            encryptedNotices.record(event, noticed: true, now: context.clock.now())
             return .nothing
         case .sendPrivate(let to, let send):
             guard try await sendPrivate(send.stanza.body, references: send.stanza.references, to: to, for: event, of: chat) else { return nil }

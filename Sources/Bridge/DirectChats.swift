@@ -47,6 +47,8 @@ actor DirectChats {
     private(set) var recentlySent: [(OriginID, RoomID)] = []
     static let recentlySentLimit = 500
     /// Which declined invitations get a log line (anyone on Matrix can invite a ghost: one line a minute at most).
+    /// Encrypted events get a notice, at most one an hour per DM.
+    var encryptedNotices = EncryptedEventNotices()
     let declineLog = Mutex(RefusalLogLimiter())
     static let declineLogKey = RefusalLogLimiter.Key(address: "matrix", reason: "dm_invitation_declined")
 

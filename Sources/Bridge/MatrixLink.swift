@@ -190,6 +190,10 @@ public struct MatrixRoomEvent: Sendable, Equatable, Codable {
         case tombstone(replacement: RoomID, body: String?)
         /// `m.room.power_levels`: the users listed and `users_default`.
         case powerLevels(users: [UserID: Int64], usersDefault: Int64)
+        /// `m.room.encrypted`: an end-to-end encrypted event, which this bridge cannot read (its sender is told).
+        case encrypted
+        /// `m.room.encryption`: the room turned encryption on; what follows in it is encrypted.
+        case encryptionEnabled
     }
     public var eventID: EventID
     public var room: RoomID

@@ -53,7 +53,18 @@ extension PortalStateMachine {
             return roomUpgraded(queued, to: replacement)
         case .powerLevels(let users, let usersDefault):
             return matrixPowerLevelsChanged(users: users, usersDefault: usersDefault) + [.dequeue(seq: queued.seq)]
+        case .encrypted, .encryptionEnabled:
+            return encryptedEvent(queued)
         }
+    }
+
+    /// An event the bridge cannot read: the room is told (see ``EncryptedEventNotices``), the event is not bridged.
+    private mutating func encryptedEvent(_ queued: QueuedMatrixEvent) -> [Action] {
+        guard isBridgedMatrixUser(queued.event.sender),
+              let notice = encryptedNotices.take(queued.event, in: .linkedRoom, now: now) else { return [.dequeue(seq: queued.seq)] }
+        let log = LogEntry(level: .info, message: "An encrypted Matrix event was not bridged; the room is told",
+                           metadata: ["matrix.event.id": queued.event.eventID.rawValue, "matrix.encrypted.held_back": "\(notice.heldBack)"])
+        return [.log(log), .postNotice(notice.text, subject: notice.subject), .dequeue(seq: queued.seq)]
     }
 
     /// The message is mapped (its inbox row consumed in the same commit): from now on the map entry gets it out.
@@ -321,7 +332,7 @@ extension PortalStateMachine {
         case .message(let msgtype, let body, _):
             return BridgeCommand.parse(msgtype: msgtype, body: body) == nil && MessageTranslation.toXMPP(msgtype: msgtype, body: body) != nil
         case .reaction, .redaction: return true
-        case .member, .powerLevels, .topic, .tombstone: return false
+        case .member, .powerLevels, .topic, .tombstone, .encrypted, .encryptionEnabled: return false
         }
     }
 }

@@ -20,7 +20,7 @@ extension PortalStateMachine {
             return matrixReaction(queued, key: key, targets: targets)
         case .redaction(_, let reason):
             return matrixRedaction(queued, reason: reason, targets: targets)
-        case .member, .powerLevels, .topic, .tombstone:
+        case .member, .powerLevels, .topic, .tombstone, .encrypted, .encryptionEnabled:
             return [.dequeue(seq: queued.seq)]
         }
     }

@@ -51,6 +51,8 @@ struct PortalStateMachine: Sendable {
     var moderatedPuppets: Set<UserID> = []
     /// Mediated invitations sent lately, by message id, oldest first (see `PortalStateMachine+Invites`).
     var pendingInvites: [(id: OriginID, invite: GhostInvite)] = []
+    /// Encrypted events get a notice, at most one an hour (see ``EncryptedEventNotices``).
+    var encryptedNotices = EncryptedEventNotices()
     /// Typing and read markers (see ``Ephemeral``).
     var ephemeral = Ephemeral()
     /// The room's ownership was taken over from the component's domain JID, or found to need no taking over, during

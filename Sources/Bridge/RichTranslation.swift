@@ -65,7 +65,7 @@ extension MatrixRoomEvent {
         case .message(let msgtype, _, let details): details?.replaces != nil ? .edit : BridgeMetrics.MessageKind(msgtype)
         case .reaction: .reaction
         case .redaction: .retraction
-        case .member, .powerLevels, .topic, .tombstone: nil
+        case .member, .powerLevels, .topic, .tombstone, .encrypted, .encryptionEnabled: nil
         }
     }
 }

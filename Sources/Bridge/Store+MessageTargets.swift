@@ -50,7 +50,7 @@ extension Store {
             } else {
                 targets.redacted = try mapping(room: room, eventID: target)
             }
-        case .member, .powerLevels, .topic, .tombstone:
+        case .member, .powerLevels, .topic, .tombstone, .encrypted, .encryptionEnabled:
             break
         }
         return targets

@@ -143,4 +143,18 @@ import XMPP
         #expect(DirectChatRules.step(for: invite(ghost, by: UserID("@mallory:localhost")!), chat: chat, occupant: nil) == .ignore)
         #expect(DirectChatRules.step(for: invite(UserID("@bob:localhost")!, by: alice), chat: chat, occupant: nil) == .ignore)
     }
+
+}
+
+extension DirectChatRulesTests {
+    @Test func theUsersEncryptedEventsAreAnsweredWhereverTheOccupantIsOthersAreIgnored() {
+        let encrypted = MatrixRoomEvent(eventID: EventID("$x")!, room: dm, sender: alice, content: .encrypted)
+        let enabled = MatrixRoomEvent(eventID: EventID("$on")!, room: dm, sender: alice, stateKey: "", content: .encryptionEnabled)
+        // Told even when the XMPP user is gone: the notice needs the homeserver only.
+        #expect(DirectChatRules.step(for: encrypted, chat: chat, occupant: occupant("Romeo")) == .encrypted)
+        #expect(DirectChatRules.step(for: encrypted, chat: chat, occupant: nil) == .encrypted)
+        #expect(DirectChatRules.step(for: enabled, chat: chat, occupant: occupant("Romeo", joined: false)) == .encrypted)
+        let fromGhost = MatrixRoomEvent(eventID: EventID("$g")!, room: dm, sender: ghost, content: .encrypted)
+        #expect(DirectChatRules.step(for: fromGhost, chat: chat, occupant: occupant("Romeo")) == .ignore)
+    }
 }

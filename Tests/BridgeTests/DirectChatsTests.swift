@@ -33,6 +33,25 @@ import TestSupport
         MatrixRoomEvent(eventID: EventID(id)!, room: dm, sender: alice, content: .message(msgtype: .text, body: body))
     }
 
+    @Test func encryptedDMEventsAreAnsweredOnceAnHourAsTheGhostAndNeverSent() async throws {
+        let harness = try PortalTests.Harness()
+        let ghost = try await setUp(harness)
+        harness.xmpp.feed.yield(privateMessage("psst", id: "p1"))
+        let dm = try await eventuallyValue("the DM room") { harness.matrix.state.withLock { $0.sent.first { $0.room != room }?.room } }
+
+        func encrypted(_ id: String) -> MatrixRoomEvent { MatrixRoomEvent(eventID: EventID(id)!, room: dm, sender: alice, content: .encrypted) }
+        try await harness.bridge.acceptMatrixEvents([encrypted("$c1"), encrypted("$c2")])
+        // A sentinel behind them: once it went out, both encrypted events were handled.
+        try await harness.bridge.acceptMatrixEvents([dmText("sentinel", in: dm, id: "$s")])
+        try await eventually("the sentinel went out") { harness.xmpp.state.withLock { $0.chats.last?.body } == "sentinel" }
+        #expect(harness.xmpp.state.withLock { $0.chats.map(\.body) } == ["sentinel"])
+        let notices = harness.matrix.state.withLock { $0.sent.filter { $0.room == dm && $0.message.kind == .notice } }
+        #expect(notices.map(\.message.body) == [EncryptedEventNotices.encryptedText(.directChat, heldBack: 0)])
+        #expect(notices.map(\.user) == [ghost])
+        #expect(try await harness.store.inbox(dm).isEmpty)
+        #expect(harness.bridge.metrics.exposition().contains(#"isthmus_encrypted_events_total{room="direct"} 2"#))
+    }
+
     @Test func privateMessagesBothWaysInOneDMRoom() async throws {
         let harness = try PortalTests.Harness()
         let ghost = try await setUp(harness)

@@ -14,6 +14,8 @@ public enum LinkRefusal: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownRoom(RoomID)
     /// The bot is neither invited nor allowed to join.
     case botCannotJoin(RoomID, bot: UserID)
+    /// The room encrypts its events (`m.room.encryption`), which this bridge cannot read.
+    case encryptedRoom(RoomID)
     /// Nothing is linked under the given name.
     case notLinked(String)
     /// The MUC's domain is not one the config allows.
@@ -32,6 +34,8 @@ public enum LinkRefusal: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownAlias(let alias): "unknown room: no room has the alias \(alias)"
         case .unknownRoom(let room): "unknown room: \(room) does not exist (or the homeserver knows no server for it)"
         case .botCannotJoin(let room, let bot): "the bridge bot \(bot) is not invited to \(room) and may not join it: invite it first"
+        case .encryptedRoom(let room):
+            "\(room) is end-to-end encrypted and this bridge cannot read encrypted messages: link an unencrypted room (encryption cannot be turned off)"
         case .notLinked(let target): "not linked: \(target)"
         case .mucDomainNotAllowed(let muc): "\(muc.domain) is not among the MUC services this bridge may link"
         case .tokenRejected: "the homeserver rejected the appservice token (as_token): is the registration loaded?"

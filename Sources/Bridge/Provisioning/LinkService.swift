@@ -68,6 +68,7 @@ public struct LinkService: Sendable {
         } catch {
             throw Self.refusal(error, room: roomID, bot: bot)
         }
+        try await refuseIfEncrypted(roomID)
         var alias: RoomAlias?
         if case .alias(let given) = room { alias = given }
         let link = RoomLink(matrixRoom: roomID, matrixAlias: alias, muc: muc, matrixModeratorsToMUC: matrixModeratorsToMUC,
@@ -81,6 +82,20 @@ public struct LinkService: Sendable {
             }
         }
         return link
+    }
+
+    /// Refuses a room that encrypts its events (read as the bot, once it is joined): nothing said in it could be
+    /// bridged. The bot leaves it again.
+    private func refuseIfEncrypted(_ room: RoomID) async throws(LinkRefusal) {
+        let encryption: JSONValue?
+        do {
+            encryption = try await client.stateEvent(JSONValue.self, type: MatrixEventType.encryption, in: room, as: bot)
+        } catch {
+            throw Self.refusal(error, room: room, bot: bot)
+        }
+        guard encryption != nil else { return }
+        try? await client.leave(room, as: bot, reason: "This bridge cannot read encrypted messages.")
+        throw .encryptedRoom(room)
     }
 
     /// Marks the link of `room` (by id, by the alias it was linked under, or by resolving the alias) for unlinking.

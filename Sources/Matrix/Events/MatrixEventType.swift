@@ -28,6 +28,10 @@ public enum MatrixEventType {
     public static let bridge = "m.bridge"
     /// `uk.half-shot.bridge` — MSC2346's unstable name, still read by Element.
     public static let bridgeUnstable = "uk.half-shot.bridge"
+    /// `m.room.encrypted` — an end-to-end encrypted event (spec §11.12 "End-to-End Encryption"); the bridge cannot read it.
+    public static let encrypted = "m.room.encrypted"
+    /// `m.room.encryption` — the room encrypts its events from now on (state; it cannot be turned off again).
+    public static let encryption = "m.room.encryption"
     /// `m.typing` — ephemeral (spec §11.5).
     public static let typing = "m.typing"
     /// `m.receipt` — ephemeral (spec §11.6).
