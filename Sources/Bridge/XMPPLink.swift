@@ -283,7 +283,6 @@ public struct RoomInvite: Sendable, Equatable {
     public var inviter: JID?
     public var reason: String?
 
-    /// Builds a value from its parts.
     public init(room: JID, invitee: JID, inviter: JID?, reason: String?) {
         self.room = room
         self.invitee = invitee

@@ -15,7 +15,6 @@ public final class XMLStreamParser {
     /// libxml2 is handed at most this many bytes at once, so that the size limit is checked at least this often.
     private static let sliceSize = 16 * 1024
 
-    /// Builds a value from its parts.
     public init(limits: XMLStreamLimits = .default) {
         self.limits = limits
         builder = StreamTreeBuilder(limits: limits)
