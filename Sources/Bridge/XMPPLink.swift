@@ -11,11 +11,13 @@ import XMPPComponent
 @_exported import enum XMPP.ChatState
 @_exported import enum XMPP.AvatarUpdate
 
-/// What the bridge core needs from the XMPP side: MUC occupant operations for JIDs under the component.
+/// What the bridge core needs from the XMPP side: MUC occupant operations for JIDs under the component, plus vCards,
+/// XEP-0363 upload slots and pausing the read side.
 ///
-/// The seam between portals and the XMPP link. The production implementation drives the XEP-0114 component
-/// connection; tests use a scripted fake. A later relay mode (c2s account) is a second implementation.
-/// Every method may suspend on network I/O; none is called concurrently for the same room (portals are serial).
+/// The production implementation is ``ComponentXMPPLink`` (the XEP-0114 component connection); tests use a scripted
+/// fake. A relay mode (a c2s account) would be a second implementation. Every method may suspend on network I/O.
+/// Calls may overlap, also for one room: a portal makes one call at a time, but its `EphemeralSender`, the DMs
+/// (`DirectChats`), the self-service desk and the avatar and upload helpers call alongside it.
 public protocol XMPPLink: Sendable {
     /// Joins `room` as `nick` on behalf of `occupant` (a full JID under the component), asking for no history.
     /// A join that creates a locked room configures it as an instant room before returning.

@@ -21,7 +21,9 @@ public final class XMLStreamParser {
         parser = LibXML2PushParser(builder: builder)
     }
 
-    /// Starts over for a new stream on the same connection (XMPP stream restart after SASL).
+    /// Forgets all input and any refusal, as a new parser would: for a second stream on one connection (a c2s stream
+    /// restart after SASL). Unused in Isthmus: a XEP-0114 component never restarts its stream, and each connection
+    /// gets a new parser.
     public func reset() {
         builder = StreamTreeBuilder(limits: limits)
         parser = LibXML2PushParser(builder: builder)
