@@ -20,7 +20,8 @@ import XMPPComponent
 /// (`DirectChats`), the self-service desk and the avatar and upload helpers call alongside it.
 public protocol XMPPLink: Sendable {
     /// Joins `room` as `nick` on behalf of `occupant` (a full JID under the component), asking for no history.
-    /// A join that creates a locked room configures it as an instant room before returning.
+    /// A join that creates the room configures (and so unlocks) it before returning: its archive turned on where the
+    /// room's form offers that, else the defaults (an instant room).
     func join(room: JID, nick: String, occupant: JID) async throws -> MUCJoinResult
     /// Leaves `room` (unavailable presence from `occupant` to its occupant JID), with an optional status text.
     func leave(room: JID, nick: String, occupant: JID, status: String?) async throws
@@ -137,7 +138,8 @@ public enum SelfPingResult: Sendable, Equatable {
     case notJoined
 }
 
-/// One groupchat message in a linked room, live or from the archive, in the bridge's terms.
+/// One message of a linked room, live or from the archive, in the bridge's terms: a groupchat message, or (in
+/// ``XMPPLinkEvent/privateMessage(_:)``) a MUC private message or the bounce of one of ours.
 public struct RoomMessage: Sendable, Equatable {
     /// The room's bare JID.
     public var room: JID
