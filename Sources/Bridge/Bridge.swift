@@ -227,9 +227,9 @@ public final class Bridge: Sendable {
 
     /// Accepts Matrix events from a homeserver transaction: events of linked rooms and of DM rooms (also a ghost's
     /// invitation that opens one) are written to the durable inbox (this returns only once they are) and handed as they
-    /// are, in order, to their portals or to ``DirectChats``. Events of other rooms are ignored. `transaction`: the homeserver's id for the batch, when there is one (see ``TransactionGapDetector``);
-    /// it is recorded as processed in the same commit as the events (alone when none is kept), as
-    /// ``AppServiceHandler/handle(_:)`` requires.
+    /// are, in order, to their portals or to ``DirectChats``. Events of other rooms are ignored. `transaction`: the
+    /// homeserver's id for the batch, when there is one (see ``TransactionGapDetector``); it is recorded as processed
+    /// in the same commit as the events (alone when none is kept), as ``AppServiceHandler/handle(_:)`` requires.
     /// Called from the appservice listener, one transaction at a time; safe from any context.
     /// If it throws, nothing is recorded and the homeserver will retry the transaction later — and may then strand the
     /// next one (see `Portal+MatrixCatchUp`), so portals check their timelines in the background a few times.

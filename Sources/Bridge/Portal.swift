@@ -4,9 +4,9 @@ import IsthmusStore
 
 /// One linked pair of rooms: a Matrix room and a MUC, bridged both ways.
 ///
-/// Every event of the pair — from the MUC, from the homeserver, lifecycle commands and its own timers — goes through
-/// one ``PortalQueue`` and is handled to completion before the next (per-room serial order). Portals of different
-/// links run in parallel. ``enqueue(_:)`` may be called from anywhere.
+/// Every event of the pair — from the MUC, from the homeserver, lifecycle commands and its own timers — goes
+/// through one ``PortalQueue`` and is handled to completion before the next (per-room serial order). Portals of
+/// different links run in parallel. ``enqueue(_:)`` may be called from anywhere.
 ///
 /// ``run()`` feeds ``PortalStateMachine`` each event, performs the actions it returns (the `perform` switch and the
 /// `Portal+…Effects` files) and feeds their outcomes back. The effects do the I/O, but not only that: some still read

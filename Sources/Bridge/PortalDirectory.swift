@@ -6,9 +6,9 @@ import Synchronization
 /// (there is no portal for them meanwhile; their events go to it), and whether the XMPP link is up.
 ///
 /// Shared by the three places events enter the bridge — the XMPP task, the appservice handler, the control loop —
-/// and the self-service desk, so each hands an event to its portal directly, without a hop through another task. Every operation holds the lock
-/// only for the lookup and the (non-blocking) enqueue; adding a portal and a connection change are each atomic, so a
-/// new portal is activated exactly once.
+/// and the self-service desk, so each hands an event to its portal directly, without a hop through another task.
+/// Every operation holds the lock only for the lookup and the (non-blocking) enqueue; adding a portal and a
+/// connection change are each atomic, so a new portal is activated exactly once.
 final class PortalDirectory: Sendable {
     private struct Table {
         var portals: [RoomID: Portal] = [:]
