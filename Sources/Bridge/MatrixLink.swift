@@ -245,6 +245,7 @@ public struct MessageDetails: Sendable, Equatable, Codable {
 }
 
 extension MatrixRoomEvent {
-    /// The form kept in the store's Matrix inbox (see `Portal.drainInbox`, which decodes it).
+    /// The form kept in the store's Matrix inbox (JSON; decoded again by `Portal.readInbox(checkTimeline:)` and by
+    /// `DirectChats` when they read the inbox).
     func inboxPayload() throws -> [UInt8] { Array(try JSONEncoder().encode(self)) }
 }
