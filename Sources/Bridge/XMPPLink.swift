@@ -17,7 +17,7 @@ import XMPPComponent
 /// The production implementation is ``ComponentXMPPLink`` (the XEP-0114 component connection); tests use a scripted
 /// fake. A relay mode (a c2s account) would be a second implementation. Every method may suspend on network I/O.
 /// Calls may overlap, also for one room: a portal makes one call at a time, but its `EphemeralSender`, the DMs
-/// (`DirectChats`), the self-service desk and the avatar and upload helpers call alongside it.
+/// (`DirectChats`) and the self-service desk call alongside it, and the bridge's XMPP task pauses and resumes reading.
 public protocol XMPPLink: Sendable {
     /// Joins `room` as `nick` on behalf of `occupant` (a full JID under the component), asking for no history.
     /// A join that creates the room configures (and so unlocks) it before returning: its archive turned on where the
