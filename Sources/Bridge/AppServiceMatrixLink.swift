@@ -6,7 +6,9 @@ import MatrixClient
 /// The production ``MatrixLink``: the appservice's client-server API, as the bot or as a ghost (`?user_id=`).
 ///
 /// Ghost joins go through an invite by the bot when the room is not joinable for them; membership calls that find
-/// the desired state already in place count as success. All methods do network I/O.
+/// the desired state already in place count as success; a ghost's message refused with `M_FORBIDDEN` joins the ghost
+/// and is sent once more (see ``send(_:as:in:txnID:timestamp:)``). Every method but the name lookups (``botUserID``,
+/// ``ghostUserID(forIdentity:)``, ``isGhost(_:)``) does network I/O.
 ///
 /// Every client call goes through ``observed(_:_:)``: its method, outcome and duration go to `metrics` (the one place
 /// the bridge's homeserver requests are measured, whichever HTTP client sits below).

@@ -218,17 +218,18 @@ public final class Bridge: Sendable {
         }
     }
 
-    /// Stops ``run(xmppEvents:)`` after the events already queued.
+    /// Stops ``run(xmppEvents:)`` once its loop has handled the commands queued before this one; portals then finish
+    /// only the event at hand (what else they had queued waits in the archive and the durable inbox).
     public func shutdown() {
         control.yield(.shutdown)
         control.finish()
     }
 
-    /// Accepts Matrix events from a homeserver transaction: events of linked rooms are written to the durable inbox
-    /// (this returns only once they are) and handed to their portals as they are, in order. Events of other rooms are
-    /// ignored. `transaction`: the homeserver's id for the batch, when there is one (see ``TransactionGapDetector``);
-    /// it is recorded as processed in the same commit as the events (alone when none is kept), as
-    /// ``AppServiceHandler/handle(_:)`` requires.
+    /// Accepts Matrix events from a homeserver transaction: events of linked rooms and of DM rooms (also a ghost's
+    /// invitation that opens one) are written to the durable inbox (this returns only once they are) and handed as they
+    /// are, in order, to their portals or to ``DirectChats``. Events of other rooms are ignored. `transaction`: the
+    /// homeserver's id for the batch, when there is one (see ``TransactionGapDetector``); it is recorded as processed
+    /// in the same commit as the events (alone when none is kept), as ``AppServiceHandler/handle(_:)`` requires.
     /// Called from the appservice listener, one transaction at a time; safe from any context.
     /// If it throws, nothing is recorded and the homeserver will retry the transaction later — and may then strand the
     /// next one (see `Portal+MatrixCatchUp`), so portals check their timelines in the background a few times.

@@ -5,9 +5,12 @@ import MatrixAppService
 
 /// The core's side of the appservice listener: turns a homeserver transaction into the bridge's durable inbox.
 ///
-/// Only what portals act on is kept (messages and memberships of linked rooms, from users who are not ours);
-/// `handle` writes those and the transaction's id in one commit and returns once it is durable, so the listener
-/// acknowledges the transaction only when it is safe.
+/// Only what portals and the DMs act on is kept: messages and memberships of linked rooms and DM rooms, leaving out
+/// what our own users sent unless it is a membership of someone else (see
+/// ``Bridge/acceptMatrixEvents(_:transaction:)``). `handle` writes those and the transaction's id in one commit and
+/// returns once it is durable, so the listener acknowledges the transaction only when it is safe; then it hands
+/// invitations and `!isthmus` commands to the self-service desk, and typing and receipts to the portals (best effort,
+/// not stored).
 public struct BridgeAppServiceHandler: AppServiceHandler {
     let bridge: Bridge
     let namespace: GhostNamespace

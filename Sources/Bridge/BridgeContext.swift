@@ -1,7 +1,10 @@
 import IsthmusCommon
 import IsthmusStore
 
-/// What every portal shares: the store, both links, naming rules and a logger. Immutable.
+/// What the portals, ``DirectChats`` and the ``SelfServiceDesk`` share: the store, both links, naming, logger, clock,
+/// metrics, the disk-full gate, and the optional DM, media and avatar services. A value: ``Bridge`` fills its `var`
+/// fields once in its `init`, before handing out copies (the self-service desk's copy leaves them at their defaults,
+/// and ``DirectChats``' copy has no `directChats`).
 struct BridgeContext: Sendable {
     let store: Store
     let xmpp: any XMPPLink

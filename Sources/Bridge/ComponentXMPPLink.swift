@@ -8,9 +8,11 @@ import XMPPComponent
 /// translation of its stanza stream into the bridge's room events.
 ///
 /// ``events`` is a view of the connection's event stream that translates each event where it is consumed (by the
-/// bridge's XMPP task): no pump task and no second stream between the socket and the portals. Stanzas that are not
-/// about a room (IQs, presences to nobody we know) are dropped there, and so are the copies of room traffic
-/// addressed to our other occupants when a `primaryOccupant` is given (see ``init(connection:logger:primaryOccupant:)``).
+/// bridge's XMPP task): no pump task and no second stream between the socket and the portals. IQ requests to our JIDs
+/// are answered there as they pass (`ComponentIQResponder`: vCards, pings, errors); other stanzas that are not about
+/// a room (IQ answers nobody waits for, presences not from a room or one of its occupants) are dropped there, and so
+/// are the copies of room traffic addressed to our other occupants when a `primaryOccupant` is given (see
+/// ``init(connection:logger:primaryOccupant:)``).
 public final class ComponentXMPPLink: XMPPLink {
     let connection: ComponentConnection
     /// The puppets' avatars: what their vCards answer and their presences announce (XEP-0153).

@@ -17,7 +17,9 @@ import Synchronization
 ///   They wait while the linked room's portal is not active (after a start, until its puppets have rejoined the MUC).
 /// - A private message the MUC bounces comes back here (by its origin-id) as a notice in the DM.
 ///
-/// Decisions are ``DirectChatRules``'; this actor does the I/O.
+/// What to send for a message is ``DirectChatRules``' (pure functions); the rest this actor still decides itself,
+/// between its store and homeserver calls: whether a DM room is still usable or a new one is opened, what a body-less
+/// message with no DM refers to, and the retries.
 actor DirectChats {
     /// One piece of work.
     enum Work: Sendable {
@@ -63,7 +65,8 @@ actor DirectChats {
         feed.yield(item)
     }
 
-    /// Ends ``run()`` after the work already queued.
+    /// Ends ``run()`` after the work already queued (unless its task is cancelled first, as at the bridge's shutdown:
+    /// then what is left is dropped, and Matrix events wait in the durable inbox).
     nonisolated func finish() {
         feed.finish()
     }

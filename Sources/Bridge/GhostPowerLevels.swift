@@ -11,7 +11,6 @@ public struct RoomPowerState: Sendable, Equatable {
     /// The current `m.room.power_levels` content exactly as read (nil: the room has none).
     public var powerLevels: JSONValue?
 
-    /// Builds a value from its parts.
     public init(roomVersion: String = "1", creators: Set<UserID> = [], powerLevels: JSONValue?) {
         self.roomVersion = roomVersion
         self.creators = creators

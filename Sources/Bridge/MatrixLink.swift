@@ -9,8 +9,9 @@ import IsthmusCommon
 
 /// What the bridge core needs from the Matrix side: client-server calls as the bot or as a ghost.
 ///
-/// The seam between portals and the Matrix link (production: the appservice's client API; tests: a fake;
-/// later relay mode: a plain client session). Every method may suspend on network I/O.
+/// The seam between the bridge core (portals, DMs, ephemeral sends, media and avatars) and the Matrix link
+/// (production: ``AppServiceMatrixLink``; tests: a fake; a relay mode would add a plain client session). Every `async`
+/// method may suspend on network I/O; the three name lookups do none.
 public protocol MatrixLink: Sendable {
     /// The bridge bot's user id.
     var botUserID: UserID { get }
@@ -248,6 +249,7 @@ public struct MessageDetails: Sendable, Equatable, Codable {
 }
 
 extension MatrixRoomEvent {
-    /// The form kept in the store's Matrix inbox (see `Portal.drainInbox`, which decodes it).
+    /// The form kept in the store's Matrix inbox (JSON; decoded again by `Portal.readInbox(checkTimeline:)` and by
+    /// `DirectChats` when they read the inbox).
     func inboxPayload() throws -> [UInt8] { Array(try JSONEncoder().encode(self)) }
 }

@@ -2,7 +2,8 @@ import IsthmusCommon
 import IsthmusStore
 
 /// The avatar actions (``PortalStateMachine/Action/setGhostAvatar(_:)``, ``PortalStateMachine/Action/setPuppetAvatar(_:)``):
-/// I/O only, through ``AvatarFetcher``. Failures are logged (rate-limited there) and end the action. On the portal's actor.
+/// I/O only, through ``AvatarFetcher``. Failures are logged (refused images at most once a minute, there) and end the
+/// action. On the portal's actor.
 extension Portal {
     /// Gives the ghost its XMPP occupant's avatar in the Matrix room, or removes it.
     func setGhostAvatar(_ job: PortalStateMachine.GhostAvatar) async {

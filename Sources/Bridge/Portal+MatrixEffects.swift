@@ -2,8 +2,10 @@ import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
 
-/// The Matrix side of the portal's actions: client-server calls as the bot or a ghost. I/O only; every decision was
-/// made by ``PortalStateMachine``. Runs on the portal's actor.
+/// The Matrix side of the portal's actions: client-server calls as the bot or a ghost. Runs on the portal's actor.
+/// Mostly I/O; a few fallbacks are chosen here: a retried delivery first looks for its earlier copy in the timeline,
+/// a kick the homeserver refuses becomes the ghost's own leave, and an XMPP file that cannot be imported goes as its
+/// link.
 extension Portal {
     func joinMatrixAsBot() async -> PortalStateMachine.Input {
         do {

@@ -2,9 +2,9 @@ import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
 
-/// The portal's actions for power levels and invitations. I/O only; every decision was made by
-/// ``PortalStateMachine`` (and ``GhostPowerLevels``, which the read-modify-write below consults). Runs on the
-/// portal's actor.
+/// The portal's actions for power levels and invitations. Runs on the portal's actor. Not only I/O:
+/// `applyGhostPowerLevels(_:)` plans the levels (``GhostPowerLevels/plan(_:bot:isGhost:)``) between its read and its
+/// write, and `lookUpGhostAddress(_:)` decides which stored ghost identities are XMPP addresses.
 extension Portal {
     /// Reads the room's power state, plans the ghosts' levels on it and writes the result when anything changed.
     /// Read-modify-write of the current event: every other user's level and every other key are sent back as read.

@@ -2,8 +2,9 @@ import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
 
-/// The room-state actions (subject ↔ topic, name, upgrades): I/O only; every decision was made by
-/// ``PortalStateMachine`` (`+RoomState`, `+Upgrade`). Runs on the portal's actor.
+/// The room-state actions (subject ↔ topic, name, upgrades) decided by ``PortalStateMachine`` (`+RoomState`,
+/// `+Upgrade`). Runs on the portal's actor. Mostly I/O, but `sendSubject(_:)` picks the sending occupant itself (the
+/// bridge's, or the user's puppet from `machine.puppets`).
 extension Portal {
     func setMatrixTopic(_ change: PortalStateMachine.TopicChange) async -> PortalStateMachine.Input {
         do {

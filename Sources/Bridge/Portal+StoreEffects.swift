@@ -3,7 +3,10 @@ import IsthmusCommon
 import IsthmusStore
 
 /// The store side of the portal's actions: the message map, the inbox, puppets, the room's resume state, and
-/// unlink. I/O only; every decision was made by ``PortalStateMachine``. Runs on the portal's actor.
+/// unlink. Runs on the portal's actor. Mostly I/O, but some choices are still made here, not by
+/// ``PortalStateMachine``: `resolveMatrixTargets(_:)` uploads a media message's file to the XMPP server (XEP-0363)
+/// when the bridge does that, `readInbox(checkTimeline:)` deletes the inbox rows it cannot decode, and `unlink(_:)`
+/// reads the ghosts to remove from the store rather than from its plan.
 extension Portal {
     func loadRoom() async -> PortalStateMachine.Input {
         let room = link.matrixRoom

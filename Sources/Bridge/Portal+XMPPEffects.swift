@@ -2,8 +2,9 @@ import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
 
-/// The XMPP side of the portal's actions: MUC operations for our occupants. I/O only; every decision was made by
-/// ``PortalStateMachine``. Runs on the portal's actor.
+/// The XMPP side of the portal's actions: MUC operations for our occupants. Runs on the portal's actor. Mostly I/O,
+/// but `sendGroupchat(_:)` still reads the machine (the sending occupant from `machine.puppets`) and decides on its
+/// own to send a media message's caption right behind it (a caption that fails is only logged).
 extension Portal {
     func joinMUC(_ join: PortalStateMachine.MUCJoin) async -> PortalStateMachine.Input {
         do {

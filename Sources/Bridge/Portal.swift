@@ -4,12 +4,16 @@ import IsthmusStore
 
 /// One linked pair of rooms: a Matrix room and a MUC, bridged both ways.
 ///
-/// Every event of the pair — from the MUC, from the homeserver, and lifecycle commands — goes through one
-/// `AsyncStream` and is handled to completion before the next (per-room serial order). Portals of different links run
-/// in parallel. ``enqueue(_:)`` may be called from anywhere.
+/// Every event of the pair — from the MUC, from the homeserver, lifecycle commands and its own timers — goes
+/// through one ``PortalQueue`` and is handled to completion before the next (per-room serial order). Portals of
+/// different links run in parallel. ``enqueue(_:)`` may be called from anywhere.
 ///
-/// All decisions are ``PortalStateMachine``'s: ``run()`` feeds it each event, performs the actions it returns (the
-/// `perform` switch and the `Portal+…Effects` files: I/O only) and feeds their outcomes back. Nothing else.
+/// ``run()`` feeds ``PortalStateMachine`` each event, performs the actions it returns (the `perform` switch and the
+/// `Portal+…Effects` files) and feeds their outcomes back. The effects do the I/O, but not only that: some still read
+/// the machine or decide for themselves — the occupant a groupchat or a subject goes out from (`machine.puppets`), a
+/// media message's caption, the XEP-0363 upload inside `resolveMatrixTargets`, dropping undecodable inbox rows, the
+/// ghosts `unlink` reads from the store. The actor also owns three timers (inbox retry, drain resume, ephemeral flush)
+/// and the ``EphemeralSender``, which sends typing notices and markers off the portal's path.
 actor Portal {
     /// The link this portal bridges.
     let link: RoomLink
@@ -52,7 +56,9 @@ actor Portal {
         queue.enqueue(event)
     }
 
-    /// Ends the portal's loop after the events already queued (graceful shutdown: nobody leaves any room).
+    /// Closes the queue: later events are ignored, and ``run()`` returns once it has handled those already queued —
+    /// unless its task is cancelled too, as at the bridge's shutdown, which stops it before the next event (see
+    /// `handle(_:)`). Sends nothing itself: no occupant or ghost leaves a room.
     nonisolated func finish() {
         queue.finish()
     }

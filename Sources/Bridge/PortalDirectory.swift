@@ -2,12 +2,13 @@ import IsthmusCommon
 import IsthmusStore
 import Synchronization
 
-/// The bridge's routing table: portals by Matrix room and by MUC, and whether the XMPP link is up.
+/// The bridge's routing table: portals by Matrix room and by MUC, the MUCs a self-service consent handshake holds
+/// (there is no portal for them meanwhile; their events go to it), and whether the XMPP link is up.
 ///
 /// Shared by the three places events enter the bridge — the XMPP task, the appservice handler, the control loop —
-/// so each hands an event to its portal directly, without a hop through another task. Every operation holds the lock
-/// only for the lookup and the (non-blocking) enqueue; adding a portal and a connection change are each atomic, so a
-/// new portal is activated exactly once.
+/// and the self-service desk, so each hands an event to its portal directly, without a hop through another task.
+/// Every operation holds the lock only for the lookup and the (non-blocking) enqueue; adding a portal and a
+/// connection change are each atomic, so a new portal is activated exactly once.
 final class PortalDirectory: Sendable {
     private struct Table {
         var portals: [RoomID: Portal] = [:]

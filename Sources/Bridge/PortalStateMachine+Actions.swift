@@ -11,7 +11,7 @@ extension PortalStateMachine {
         case joinMatrixAsBot
         /// → ``Input/ghostPrepared(_:error:)``: register the ghost, name it, join it, save it (steps it needs only).
         case prepareGhost(GhostSetup)
-        /// → ``Input/matrixDelivered(_:eventID:)`` or ``Input/matrixDeliveryFailed(_:_:)``: prepare the ghost if needed,
+        /// → ``Input/matrixDelivered(_:eventIDs:)`` or ``Input/matrixDeliveryFailed(_:_:)``: prepare the ghost if needed,
         /// then send the message as it (idempotent: the txnId is derived from the stanza-id).
         case sendToMatrix(MatrixDelivery)
         /// The same after a pause (the homeserver was unavailable); no outcome when the portal is shutting down.
@@ -92,7 +92,7 @@ extension PortalStateMachine {
         case loadUndelivered
         /// → ``Input/ghostAddressFound(_:_:)``: the real JID a ghost stands for, from the ghost table.
         case lookUpGhostAddress(GhostInvite)
-        /// → ``Input/inboxRead(_:timelineOrder:)``: the room's Matrix inbox from the store, after recovering messages
+        /// → ``Input/inboxRead(_:timeline:)``: the room's Matrix inbox from the store, after recovering messages
         /// the homeserver never pushed from the timeline when `checkTimeline` (the timeline's order comes with it).
         case readInbox(checkTimeline: Bool)
         /// → ``Input/mappingInserted(_:inserted:)``: maps a Matrix message before it goes out, consuming its inbox row

@@ -7,10 +7,11 @@ import IsthmusStore
 /// order and feeds their outcomes back; postgres-nio's connection state machine is the model.
 ///
 /// The machine keeps the room's model — who is in the MUC and which ghost stands for them, the Matrix users'
-/// puppets and names, whether each side is up — and decides everything: exactly-once (the message map is consulted
-/// before a message is translated; our own reflections are receipts), order (activation, catch-up and resends before
-/// newer Matrix events; a timeline check before the events behind a suspected hole), nick conflicts, retries, pauses
-/// while the XMPP side is unavailable, unlink.
+/// puppets and names, whether each side is up — and decides nearly everything (the few choices the effects still
+/// make are listed on ``Portal``): exactly-once (the message map is consulted before a message is translated; our own
+/// reflections are receipts), order (activation, catch-up and resends before newer Matrix events; a timeline check
+/// before the events behind a suspected hole), nick conflicts, retries, pauses while the XMPP side is unavailable,
+/// unlink.
 ///
 /// A piece of work that needs several outcomes in a row (an activation, a drain of the inbox, a puppet's nick
 /// negotiation) keeps its remaining steps on an agenda; whenever a batch of actions awaits no outcome the machine

@@ -11,14 +11,17 @@ import XMPPComponent
 @_exported import enum XMPP.ChatState
 @_exported import enum XMPP.AvatarUpdate
 
-/// What the bridge core needs from the XMPP side: MUC occupant operations for JIDs under the component.
+/// What the bridge core needs from the XMPP side: MUC occupant operations for JIDs under the component, plus vCards,
+/// XEP-0363 upload slots and pausing the read side.
 ///
-/// The seam between portals and the XMPP link. The production implementation drives the XEP-0114 component
-/// connection; tests use a scripted fake. A later relay mode (c2s account) is a second implementation.
-/// Every method may suspend on network I/O; none is called concurrently for the same room (portals are serial).
+/// The production implementation is ``ComponentXMPPLink`` (the XEP-0114 component connection); tests use a scripted
+/// fake. A relay mode (a c2s account) would be a second implementation. Every method may suspend on network I/O.
+/// Calls may overlap, also for one room: a portal makes one call at a time, but its `EphemeralSender`, the DMs
+/// (`DirectChats`) and the self-service desk call alongside it, and the bridge's XMPP task pauses and resumes reading.
 public protocol XMPPLink: Sendable {
     /// Joins `room` as `nick` on behalf of `occupant` (a full JID under the component), asking for no history.
-    /// A join that creates a locked room configures it as an instant room before returning.
+    /// A join that creates the room configures (and so unlocks) it before returning: its archive turned on where the
+    /// room's form offers that, else the defaults (an instant room).
     func join(room: JID, nick: String, occupant: JID) async throws -> MUCJoinResult
     /// Leaves `room` (unavailable presence from `occupant` to its occupant JID), with an optional status text.
     func leave(room: JID, nick: String, occupant: JID, status: String?) async throws
@@ -135,7 +138,8 @@ public enum SelfPingResult: Sendable, Equatable {
     case notJoined
 }
 
-/// One groupchat message in a linked room, live or from the archive, in the bridge's terms.
+/// One message of a linked room, live or from the archive, in the bridge's terms: a groupchat message, or (in
+/// ``XMPPLinkEvent/privateMessage(_:)``) a MUC private message or the bounce of one of ours.
 public struct RoomMessage: Sendable, Equatable {
     /// The room's bare JID.
     public var room: JID
@@ -283,7 +287,6 @@ public struct RoomInvite: Sendable, Equatable {
     public var inviter: JID?
     public var reason: String?
 
-    /// Builds a value from its parts.
     public init(room: JID, invitee: JID, inviter: JID?, reason: String?) {
         self.room = room
         self.invitee = invitee

@@ -38,7 +38,6 @@ public struct StoredAvatar: Sendable, Equatable {
     public var mediaType: String
     public var data: [UInt8]
 
-    /// Builds a value from its parts.
     public init(sha1: String, mediaType: String, data: [UInt8]) {
         self.sha1 = sha1
         self.mediaType = mediaType

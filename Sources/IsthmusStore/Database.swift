@@ -7,15 +7,17 @@ enum SQLDialect: Sendable, Equatable {
     case postgres
 }
 
-/// The store's one connection to its database, over either backend: what every table file talks to.
+/// One connection to the database, over either backend: what every table file talks to. The ``Store`` actor holds
+/// one; the ``LeaseChannel``, `migrate-store` (``StoreCopy``) and `doctor` (``StoreDiagnosis``) open their own.
 ///
-/// Not thread-safe: owned by the ``Store`` actor (and used on its thread only). Backend errors leave it as
-/// ``StoreError`` — the backends' own error types stay inside this target. The SQLite path adds one `switch` per call and
-/// per column read, nothing per parameter (the parameters are forwarded as the array the variadic call built).
+/// Not thread-safe: each is used by its owner on one thread (the store's, the lease's, or the caller's). Backend
+/// errors leave it as ``StoreError`` — the backends' own error types stay inside this target. The SQLite path adds one
+/// `switch` per call and per column read, nothing per parameter (the parameters are forwarded as the array the
+/// variadic call built).
 final class Database {
     /// The connection behind the wrapper.
     enum Backend {
-        /// One SQLite connection (WAL mode), opened by ``Store``.
+        /// One SQLite connection (the file is in WAL mode once a ``Store`` has opened it).
         case sqlite(SQLiteConnection)
         /// A pool of PostgreSQL connections: each call runs on a healthy one; a transaction keeps one for its body.
         case postgres(PostgresPool)

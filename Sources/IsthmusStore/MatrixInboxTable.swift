@@ -1,9 +1,10 @@
 import IsthmusCommon
 
-/// `matrix_inbox`: Matrix events accepted from homeserver transactions but not yet handled by their portal.
+/// `matrix_inbox`: Matrix events accepted from homeserver transactions (or taken from a room's timeline by the bridge
+/// itself) but not yet handled by their portal, or, for a DM room, by the bridge's DM handling.
 ///
 /// A transaction is acknowledged once its events are here, so nothing is lost if the bridge stops before
-/// handling them; portals drain their room's rows in order and delete each when handled.
+/// handling them; portals and the DMs drain their room's rows in order and delete each when handled.
 enum MatrixInboxTable {
     static let schema = """
         CREATE TABLE matrix_inbox (

@@ -28,8 +28,9 @@ struct SQLiteError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// One open SQLite database. Not thread-safe: owned by exactly one actor (``Store``), and internal to this target
-/// so no other module can reach the connection.
+/// One open SQLite database. Not thread-safe: each is used from one thread by its owner — the ``Store``, the
+/// ``LeaseChannel`` and the ``WALCheckpointer`` each have their own, as do `migrate-store` and `doctor` on the
+/// caller's thread — and internal to this target so no other module can reach the connection.
 final class SQLiteConnection {
     private let handle: OpaquePointer
     private var statements: [String: Statement] = [:]

@@ -1,6 +1,7 @@
 extension Store {
     /// Takes the bridge lease for `owner` for `ttl` (by the database's clock) when nobody holds it, it has expired,
-    /// or `owner` holds it already; nil when another owner holds it. Does I/O on the store's thread.
+    /// or `owner` holds it already; nil when another owner holds it. Does I/O on the lease's own thread and connection
+    /// (``LeaseChannel``; the store's for an in-memory SQLite database).
     ///
     /// Not fenced: taking the lease is what a standby does before it may write. PostgreSQL: it waits at most
     /// ``LeaseTable/acquireLockTimeout`` for the row (which every fenced write of the holder locks `FOR SHARE`), then

@@ -6,7 +6,8 @@ import Glibc
 /// The bridge's durable state: a SQLite database (WAL mode, the embedded default) or a PostgreSQL database
 /// (`database.url`), owned by this actor.
 ///
-/// Every read and write goes through this actor, so the connection is never used from two threads. The actor runs
+/// Every read and write goes through this actor, so its connection is never used from two threads — except the
+/// lease's statements, which run on a connection and thread of their own (``LeaseChannel``). The actor runs
 /// on its own serial executor, one dedicated thread (``StoreExecutor``): SQLite's disk I/O and PostgreSQL's round trips
 /// block that thread, never one of Swift's cooperative pool. Tables live in `<Table>Table.swift` files with their SQL
 /// at the top, written once for both backends through ``Database``; schema changes are numbered ``Migration``s.
@@ -69,8 +70,9 @@ public actor Store {
         executor.stop()
     }
 
-    /// Closes the store for good before the process exits: stops the checkpointer (joining its thread), closes the
-    /// database on the store's thread, then stops that thread and waits until it has ended. Call it last: a store call after it never runs.
+    /// Closes the store for good before the process exits: closes the lease's channel (and stops its thread), stops
+    /// the checkpointer (joining its thread), closes the database on the store's thread, then stops that thread and
+    /// waits until it has ended. Call it last: a store call after it never runs.
     /// Without this, `serve` returned while the store's threads could still be running when `exit` tore the process
     /// down (rarely, a heap corruption abort after "Isthmus stopped").
     public nonisolated func close() async {

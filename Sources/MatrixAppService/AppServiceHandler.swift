@@ -9,7 +9,9 @@ public protocol AppServiceHandler: Sendable {
     /// when nothing in it is kept), so the homeserver can never have a transaction replayed whose effects are already
     /// recorded. Return only once that commit is durable (the listener then answers 200); throw, with nothing recorded,
     /// to have the homeserver retry it later (answered 500). Transactions are handed over one at a time, in the order
-    /// they arrive, and only when the store does not hold their id already.
+    /// they arrive. One whose id the store holds already is handed over again only when it carries a message event
+    /// the store has never seen (a homeserver reusing ids after a restart, see `TransactionProcessor`): `handle` must
+    /// then drop what it queued or bridged before.
     func handle(_ transaction: Transaction) async throws
 
     /// `GET /users/{userId}`: whether `user` (in our namespace) exists — create it first if it should (appservice

@@ -11,7 +11,6 @@ public struct StreamHeader: Sendable, Hashable {
     /// Unqualified attributes by name (`id`, `to`, `from`, `version`); `xml:lang` is stored as `xml:lang`.
     public var attributes: [String: String]
 
-    /// Builds a value from its parts.
     public init(name: String, namespace: String, contentNamespace: String?, attributes: [String: String]) {
         self.name = name
         self.namespace = namespace

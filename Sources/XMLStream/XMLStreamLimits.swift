@@ -5,7 +5,6 @@ public struct XMLStreamLimits: Sendable, Hashable {
     /// The deepest element nesting counted from the stream root (the root is depth 0, stanzas depth 1). Default 64.
     public var maxDepth: Int
 
-    /// Builds a value from its parts.
     public init(maxStanzaBytes: Int = 256 * 1024, maxDepth: Int = 64) {
         self.maxStanzaBytes = maxStanzaBytes
         self.maxDepth = maxDepth

@@ -15,14 +15,15 @@ public final class XMLStreamParser {
     /// libxml2 is handed at most this many bytes at once, so that the size limit is checked at least this often.
     private static let sliceSize = 16 * 1024
 
-    /// Builds a value from its parts.
     public init(limits: XMLStreamLimits = .default) {
         self.limits = limits
         builder = StreamTreeBuilder(limits: limits)
         parser = LibXML2PushParser(builder: builder)
     }
 
-    /// Starts over for a new stream on the same connection (XMPP stream restart after SASL).
+    /// Forgets all input and any refusal, as a new parser would: for a second stream on one connection (a c2s stream
+    /// restart after SASL). Unused in Isthmus: a XEP-0114 component never restarts its stream, and each connection
+    /// gets a new parser.
     public func reset() {
         builder = StreamTreeBuilder(limits: limits)
         parser = LibXML2PushParser(builder: builder)

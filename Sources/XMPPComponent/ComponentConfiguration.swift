@@ -34,7 +34,7 @@ public struct ComponentConfiguration: Sendable {
     /// Where the connection reads time (keepalive, deadlines, reconnect backoff).
     public var timeSource: TimeSource
 
-    /// Builds a value from its parts.
+    /// `componentDomain` is stored lowercased.
     public init(
         host: String, port: Int, componentDomain: String, secret: String, serverDomain: String? = nil,
         pingInterval: Duration = .seconds(60), pingTimeout: Duration = .seconds(20),

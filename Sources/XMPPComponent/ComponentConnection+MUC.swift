@@ -2,7 +2,8 @@ import FoundationEssentials
 import IsthmusCommon
 
 /// XEP-0045 occupant operations for any JID under the component (a Matrix user's puppet, the bridge bot).
-/// On the ``ComponentConnection`` actor; each sends stanzas and waits for the room's answer.
+/// On the ``ComponentConnection`` actor; each sends stanzas and waits for the room's answer, except
+/// ``sendGroupchat(from:room:body:originID:extensions:type:)``, which only writes.
 extension ComponentConnection {
     /// Joins `room` as `nick` on behalf of `occupant` (XEP-0045 §7.2), asking for `history` (default none: catch
     /// up through MAM instead). Waits for our self-presence or a presence error. When the join created the room

@@ -9,8 +9,10 @@ import XMLStream
 /// Everything the server sends that is not the answer to one of our own requests comes out of ``events`` in
 /// arrival order, for one consumer. ``send(_:)`` writes in call order; MUC and MAM operations live in extensions.
 ///
-/// All protocol decisions are made by ``ComponentStateMachine``; this actor only performs its actions (I/O, events,
-/// logs). Does I/O; every method runs on the actor.
+/// The stream's protocol decisions (handshake, keepalive, stream errors, what may be sent) are
+/// ``ComponentStateMachine``'s; this actor performs its actions (I/O, events, logs). The request logic in the
+/// extensions — matching answers to their waiters, MUC joins and leaves, MAM paging, configuring a room a join
+/// created — is the actor's own. Does I/O; every method runs on the actor.
 public actor ComponentConnection {
     /// Where to connect and the timers (immutable).
     public nonisolated let configuration: ComponentConfiguration

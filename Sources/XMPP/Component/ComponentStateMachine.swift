@@ -27,7 +27,6 @@ public struct ComponentStateMachine: Sendable {
         /// Longest wait for the server's `</stream:stream>` after ours.
         public var closeTimeout: Duration
 
-        /// Builds a value from its parts.
         public init(
             componentDomain: String, secret: String, pingTarget: JID, pingInterval: Duration, pingTimeout: Duration,
             handshakeTimeout: Duration, closeTimeout: Duration = .seconds(2)
@@ -84,7 +83,7 @@ public struct ComponentStateMachine: Sendable {
     private var unansweredPingIDs: [StanzaAttributeID] = []
     private var pingCount = 0
 
-    /// Builds a value from its parts.
+    /// A machine for one new connection, `idle` until ``connectionOpened(now:)``.
     public init(configuration: Configuration) {
         self.configuration = configuration
     }

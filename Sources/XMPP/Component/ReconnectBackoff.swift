@@ -9,7 +9,7 @@ public struct ReconnectBackoff: Sendable, Hashable {
     /// Attempts since the last ``reset()``.
     public private(set) var attempt = 0
 
-    /// Builds a value from its parts.
+    /// A `maximum` below `initial` is raised to `initial`.
     public init(initial: Duration, maximum: Duration) {
         self.initial = initial
         self.maximum = max(initial, maximum)

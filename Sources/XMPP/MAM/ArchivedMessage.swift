@@ -17,7 +17,6 @@ public struct ArchivedMessage: Sendable, Hashable {
     /// The archived message, completed as described above.
     public var message: Message
 
-    /// Builds a value from its parts.
     public init(id: StanzaID, queryID: String?, archive: JID, message: Message) {
         self.id = id
         self.queryID = queryID

@@ -9,7 +9,6 @@ public struct MAMFin: Sendable, Hashable {
     /// The page: `first`/`last` archive ids and maybe the total `count`.
     public var rsm: RSMSet?
 
-    /// Builds a value from its parts.
     public init(complete: Bool, stable: Bool? = nil, rsm: RSMSet? = nil) {
         self.complete = complete
         self.stable = stable

@@ -20,7 +20,6 @@ public struct MAMQuery: Sendable, Hashable {
     /// Paging.
     public var rsm: RSMSet?
 
-    /// Builds a value from its parts.
     public init(
         queryID: String? = nil, with: JID? = nil, start: Date? = nil, end: Date? = nil, afterID: StanzaID? = nil,
         beforeID: StanzaID? = nil, rsm: RSMSet? = nil

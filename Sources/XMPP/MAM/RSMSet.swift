@@ -16,7 +16,6 @@ public struct RSMSet: Sendable, Hashable {
     /// Response: the total number of items, if told.
     public var count: Int?
 
-    /// Builds a value from its parts.
     public init(max: Int? = nil, after: String? = nil, before: String? = nil, first: String? = nil, last: String? = nil, count: Int? = nil) {
         self.max = max
         self.after = after

@@ -9,7 +9,6 @@ public struct MUCDestroy: Sendable, Hashable {
     /// The owner's reason, when given.
     public var reason: String?
 
-    /// Builds a value from its parts.
     public init(alternateVenue: JID? = nil, reason: String? = nil) {
         self.alternateVenue = alternateVenue
         self.reason = reason

@@ -13,7 +13,6 @@ public struct MUCInvite: Sendable, Hashable {
     /// The inviter's `<reason>`, if any.
     public var reason: String?
 
-    /// Builds a value from its parts.
     public init(to: JID? = nil, from: JID? = nil, reason: String? = nil) {
         self.to = to
         self.from = from

@@ -26,7 +26,6 @@ public struct MUCItem: Sendable, Hashable {
     /// The nick of the moderator who kicked or banned.
     public var actorNick: String?
 
-    /// Builds a value from its parts.
     public init(
         affiliation: MUCAffiliation? = nil, role: MUCRole? = nil, jid: JID? = nil, nick: String? = nil,
         reason: String? = nil, actorNick: String? = nil

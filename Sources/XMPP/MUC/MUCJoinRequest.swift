@@ -19,7 +19,6 @@ public struct MUCJoinRequest: Sendable, Hashable {
     /// The room password, for protected rooms.
     public var password: String?
 
-    /// Builds a value from its parts.
     public init(history: MUCHistoryRequest? = MUCHistoryRequest.none, password: String? = nil) {
         self.history = history
         self.password = password

@@ -10,7 +10,6 @@ public struct MUCUser: Sendable, Hashable {
     /// Other children, preserved.
     public var extensions: [XElement]
 
-    /// Builds a value from its parts.
     public init(items: [MUCItem] = [], statusCodes: [MUCStatusCode] = [], extensions: [XElement] = []) {
         self.items = items
         self.statusCodes = statusCodes

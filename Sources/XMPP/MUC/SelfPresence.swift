@@ -8,7 +8,6 @@ public struct SelfPresence: Sendable, Hashable {
     /// `room@service/nick` as the room has it (may differ from the requested nick after status 210).
     public var occupantJID: JID
 
-    /// Builds a value from its parts.
     public init(presence: Presence, occupantJID: JID) {
         self.presence = presence
         self.occupantJID = occupantJID

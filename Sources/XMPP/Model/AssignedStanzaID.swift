@@ -9,7 +9,6 @@ public struct AssignedStanzaID: Sendable, Hashable {
     /// The assigning entity; only trust an id whose `by` is the entity you expect (the room's bare JID).
     public var by: JID
 
-    /// Builds a value from its parts.
     public init(id: StanzaID, by: JID) {
         self.id = id
         self.by = by

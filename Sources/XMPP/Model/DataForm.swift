@@ -24,7 +24,6 @@ public struct DataForm: Sendable, Hashable {
     /// Fields in order.
     public var fields: [Field]
 
-    /// Builds a value from its parts.
     public init(type: String, fields: [Field] = []) {
         self.type = type
         self.fields = fields

@@ -12,7 +12,6 @@ public struct Delay: Sendable, Hashable {
     /// Optional text.
     public var reason: String?
 
-    /// Builds a value from its parts.
     public init(stamp: Date, from: JID? = nil, reason: String? = nil) {
         self.stamp = stamp
         self.from = from

@@ -10,7 +10,6 @@ public struct DiscoInfo: Sendable, Hashable {
         public var type: String
         /// A human-readable name (a room's title).
         public var name: String?
-        /// Builds a value from its parts.
         public init(category: String, type: String, name: String? = nil) {
             self.category = category
             self.type = type
@@ -27,7 +26,6 @@ public struct DiscoInfo: Sendable, Hashable {
     /// XEP-0128 extended information forms (e.g. `muc#roominfo`).
     public var forms: [DataForm]
 
-    /// Builds a value from its parts.
     public init(node: String? = nil, identities: [Identity] = [], features: [String] = [], forms: [DataForm] = []) {
         self.node = node
         self.identities = identities

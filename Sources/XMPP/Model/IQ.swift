@@ -21,7 +21,6 @@ public struct IQ: Sendable, Hashable {
     /// The error of a `type='error'` response.
     public var error: StanzaError?
 
-    /// Builds a value from its parts.
     public init(
         type: IQType, from: JID? = nil, to: JID? = nil, id: StanzaAttributeID = .random(), payload: IQPayload? = nil,
         error: StanzaError? = nil

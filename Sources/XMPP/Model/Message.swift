@@ -39,7 +39,6 @@ public struct Message: Sendable, Hashable {
     /// Children not read into the fields above, in order.
     public var extensions: [XElement]
 
-    /// Builds a value from its parts.
     public init(
         type: MessageType = .normal, from: JID? = nil, to: JID? = nil, id: StanzaAttributeID? = nil,
         body: String? = nil, subject: String? = nil, delay: Delay? = nil, stanzaIDs: [AssignedStanzaID] = [],

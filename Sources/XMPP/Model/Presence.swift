@@ -39,7 +39,6 @@ public struct Presence: Sendable, Hashable {
     /// Children not read into the fields above, in order.
     public var extensions: [XElement]
 
-    /// Builds a value from its parts.
     public init(
         type: PresenceType = .available, from: JID? = nil, to: JID? = nil, id: StanzaAttributeID? = nil,
         show: Show? = nil, status: String? = nil, priority: Int? = nil, mucUser: MUCUser? = nil,

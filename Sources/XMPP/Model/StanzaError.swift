@@ -19,7 +19,6 @@ public struct StanzaError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Application-specific condition elements (anything else inside `<error>`).
     public var applicationConditions: [XElement]
 
-    /// Builds a value from its parts.
     public init(
         type: ErrorType, condition: StanzaErrorCondition, text: String? = nil, by: JID? = nil,
         applicationConditions: [XElement] = []

@@ -8,7 +8,6 @@ public struct StreamError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Human-readable text, if any.
     public var text: String?
 
-    /// Builds a value from its parts.
     public init(condition: StreamErrorCondition, text: String? = nil) {
         self.condition = condition
         self.text = text

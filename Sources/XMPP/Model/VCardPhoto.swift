@@ -10,7 +10,6 @@ public struct VCardPhoto: Sendable, Hashable {
     /// The decoded `BINVAL`.
     public var data: [UInt8]
 
-    /// Builds a value from its parts.
     public init(mediaType: String?, data: [UInt8]) {
         self.mediaType = mediaType
         self.data = data
