@@ -90,13 +90,8 @@ public final class Bridge: Sendable {
         let directory = PortalDirectory()
         self.directory = directory
         if let selfService {
-            let context = self.context
-            self.selfService = SelfServiceDesk(
-                settings: selfService,
-                context: BridgeContext(store: context.store, xmpp: context.xmpp, matrix: context.matrix, naming: context.naming,
-                                       logger: logger.with(label: "bridge.selfservice"), clock: context.clock, metrics: context.metrics,
-                                       writeGate: context.writeGate, notify: context.notify),
-                directory: directory, reloadLinks: { control.yield(.reloadLinks) })
+            self.selfService = SelfServiceDesk(settings: selfService, context: context.with(logger: logger.with(label: "bridge.selfservice")),
+                                               directory: directory, reloadLinks: { control.yield(.reloadLinks) })
         } else {
             self.selfService = nil
         }
@@ -110,57 +105,16 @@ public final class Bridge: Sendable {
     /// portal directly.
     public func run<Events: AsyncSequence & Sendable>(xmppEvents: Events) async
     where Events.Element == XMPPLinkEvent, Events.Failure == Never {
-        let logger = context.logger
-        let control = self.control
-        let directory = self.directory
-        let interval = linkPollInterval
-        let selfCheckInterval = self.selfCheckInterval
-        let store = context.store
-        let (metrics, clock, botOccupant) = (context.metrics, context.clock, context.naming.botOccupant)
-        let (writeGate, probeInterval, xmpp) = (context.writeGate, diskFullProbeInterval, context.xmpp)
+        let (logger, control, directory, writeGate) = (context.logger, self.control, self.directory, context.writeGate)
         let directChats = self.directChats
-        let uploader = context.xmppUploader
+        let services: [any BridgeService] = [
+            XMPPEventRouter(events: xmppEvents, context: context, directory: directory),
+            StoreProbe(store: context.store, writeGate: writeGate, interval: diskFullProbeInterval),
+            LinkWatcher(store: context.store, interval: linkPollInterval) { control.yield(.reloadLinks) },
+            Ticker(interval: selfCheckInterval) { control.yield(.selfCheck) },
+        ]
         await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                // While the store cannot write (a full disk, an unreachable database) nothing more is taken from
-                // XMPP: what is not taken is not lost (the component's reading pauses behind it, and the room's
-                // archive still has it after a restart).
-                for await event in xmppEvents {
-                    if writeGate.isClosed {
-                        await xmpp.setReadingPaused(true)
-                        let writable = await writeGate.waitUntilWritable()
-                        await xmpp.setReadingPaused(false)
-                        guard writable else { return }
-                    }
-                    metrics.observe(event, botOccupant: botOccupant, now: clock.now())
-                    // The upload service is looked for once per XMPP connection.
-                    if case .connected = event { uploader?.forgetService() }
-                    directory.route(event, logger: logger)
-                }
-            }
-            group.addTask {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: probeInterval)
-                    if writeGate.isClosed, await store.probeWrite() { writeGate.reopen() }
-                }
-            }
-            group.addTask {
-                var lastVersion = -1
-                while !Task.isCancelled {
-                    let version = (try? await store.linkChangeVersion()) ?? lastVersion
-                    if version != lastVersion {
-                        lastVersion = version
-                        control.yield(.reloadLinks)
-                    }
-                    try? await Task.sleep(for: interval)
-                }
-            }
-            group.addTask {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: selfCheckInterval)
-                    control.yield(.selfCheck)
-                }
-            }
+            for service in services { group.addTask { await service.run() } }
             if let selfService {
                 group.addTask { await selfService.run() }
             }
@@ -169,28 +123,13 @@ public final class Bridge: Sendable {
             for await command in commands {
                 switch command {
                 case .homeserverRetrying:
-                    let checks = backgroundTimelineChecks
-                    group.addTask {
-                        var waited = Duration.zero
-                        for delay in checks {
-                            try? await Task.sleep(for: delay - waited)
-                            if Task.isCancelled { return }
-                            waited = delay
-                            control.yield(.checkTimelines)
-                        }
-                    }
+                    let schedule = TimelineCheckSchedule(delays: backgroundTimelineChecks) { control.yield(.checkTimelines) }
+                    group.addTask { await schedule.run() }
                 case .reloadLinks:
                     await reloadLinks(&group)
                 case .checkTimelines:
-                    let portals = directory.all
-                    group.addTask {
-                        for (index, portal) in portals.enumerated() {
-                            if index > 0, index % Self.timelineCheckBatch == 0 {
-                                guard (try? await Task.sleep(for: Self.timelineCheckPause)) != nil else { return }
-                            }
-                            portal.enqueue(.checkTimeline)
-                        }
-                    }
+                    let round = TimelineCheckRound(portals: directory.all, batch: Self.timelineCheckBatch, pause: Self.timelineCheckPause)
+                    group.addTask { await round.run() }
                 case .selfCheck:
                     for portal in directory.all { portal.enqueue(.selfCheck) }
                 case .portal(let notice):
@@ -240,12 +179,11 @@ public final class Bridge: Sendable {
             // A full disk or an unreachable database: refused (500) before anything is read, so the homeserver
             // retries it later.
             if context.writeGate.isClosed { throw StoreClosedError() }
-            var rows: [(room: RoomID, eventID: EventID, payload: [UInt8])] = []
-            var byID: [EventID: MatrixRoomEvent] = [:]
+            var linked: Set<RoomID> = []
             var direct: Set<RoomID> = []
             if !events.isEmpty {
                 let rooms = Set(events.map(\.room))
-                let linked = try await context.store.linkedRooms(among: rooms)
+                linked = try await context.store.linkedRooms(among: rooms)
                 // Only rooms that are not linked can be DMs: most transactions have none, and skip the store read.
                 let others = rooms.subtracting(linked)
                 if !others.isEmpty {
@@ -254,47 +192,44 @@ public final class Bridge: Sendable {
                     let unknown = others.subtracting(direct)
                     if !unknown.isEmpty { direct.formUnion(try await directChats.openFromInvitations(events, in: unknown)) }
                 }
-                for event in events where linked.contains(event.room) || direct.contains(event.room) {
-                    rows.append((event.room, event.eventID, try event.inboxPayload()))
-                    byID[event.eventID] = event
-                }
             }
+            let rows = try MatrixIntake.rows(events, linked: linked, direct: direct)
             guard !rows.isEmpty else {
                 if let transaction { try await context.store.markTransactionProcessed(transaction) }
                 // The hole counts even when this transaction brings nothing to keep (only our ghosts' echoes, or
                 // other rooms' events): the next one would show no hole, and what sits behind it would go out
                 // before the stranded message.
-                if gap == .new { flagTimelineGap(transaction) }
+                if MatrixIntake.gapAction(gap, handOffs: []) == .checkEveryRoom { flagTimelineGap(transaction) }
                 return
             }
             // In flight before the commit: a portal may take the rows from the store (a drain, a timeline check) and
             // send them before this call returns. A replay of a delivered message leaves an entry that expires.
             // (Linked rooms only: the latency metrics follow room messages to their MUC reflection, which DMs lack.)
-            for (_, event) in byID where !direct.contains(event.room) {
+            for event in events where linked.contains(event.room) {
                 if let kind = event.metricsKind {
                     context.metrics.enteredFromMatrix(room: event.room, originID: context.naming.originID(for: event.eventID),
                                                       kind: kind, at: accepted, now: accepted)
                 }
             }
-            let added = try await context.store.enqueueInbox(rows, markingProcessed: transaction)
-            var perRoom: [RoomID: [QueuedMatrixEvent]] = [:]
-            for entry in added {
-                guard let event = byID[entry.eventID] else { continue }
-                if event.content == .encrypted { context.metrics.encryptedEvent(direct: direct.contains(entry.room)) }
-                perRoom[entry.room, default: []].append(QueuedMatrixEvent(seq: entry.seq, event: event))
-            }
-            switch gap {
-            case .new:
+            let added = try await context.store.enqueueInbox(rows.map { ($0.room, $0.eventID, $0.payload) }, markingProcessed: transaction)
+            let handOffs = MatrixIntake.handOffs(added, events: events, direct: direct)
+            switch MatrixIntake.gapAction(gap, handOffs: handOffs) {
+            case .checkEveryRoom:
                 flagTimelineGap(transaction)
-            case .open:
+            case .checkRooms(let rooms):
                 context.logger.debug("A homeserver transaction is still missing; this one's rooms check their timelines first",
                                      metadata: ["matrix.txn.id": transaction?.rawValue ?? "-"])
-                for room in perRoom.keys { directory.portal(for: room)?.enqueue(.timelineGap) }
+                for room in rooms { directory.portal(for: room)?.enqueue(.timelineGap) }
             case .none:
                 break
             }
-            for (room, queued) in perRoom {
-                if direct.contains(room) { directChats.enqueue(.matrixEvents(queued)) } else { directory.portal(for: room)?.enqueue(.matrixEvents(queued)) }
+            for handOff in handOffs {
+                for item in handOff.queued where item.event.content == .encrypted { context.metrics.encryptedEvent(direct: handOff.direct) }
+                if handOff.direct {
+                    directChats.enqueue(.matrixEvents(handOff.queued))
+                } else {
+                    directory.portal(for: handOff.room)?.enqueue(.matrixEvents(handOff.queued))
+                }
             }
         } catch {
             _ = context.writeGate.noteFailure(error)

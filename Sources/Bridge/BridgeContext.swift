@@ -3,14 +3,14 @@ import IsthmusStore
 
 /// What the portals, ``DirectChats`` and the ``SelfServiceDesk`` share: the store, both links, naming, logger, clock,
 /// metrics, the disk-full gate, and the optional DM, media and avatar services. A value: ``Bridge`` fills its `var`
-/// fields once in its `init`, before handing out copies (the self-service desk's copy leaves them at their defaults,
-/// and ``DirectChats``' copy has no `directChats`).
+/// fields once in its `init`, before handing out copies (``DirectChats``' copy has no `directChats`, being made before
+/// it); ``with(logger:)`` makes a copy that logs under another label.
 struct BridgeContext: Sendable {
     let store: Store
     let xmpp: any XMPPLink
     let matrix: any MatrixLink
     let naming: BridgeNaming
-    let logger: Logger
+    private(set) var logger: Logger
     /// The time source of every decision.
     let clock: TimeSource
     /// Counters, gauges and latencies (see ``BridgeMetrics``).
@@ -31,6 +31,13 @@ struct BridgeContext: Sendable {
     var xmppUploader: XMPPUploader? = nil
     /// Moves avatar images across (one for the whole bridge); nil with `media`: avatars are not bridged.
     var avatars: AvatarFetcher? = nil
+
+    /// The same context, logging to `logger`.
+    func with(logger: Logger) -> BridgeContext {
+        var copy = self
+        copy.logger = logger
+        return copy
+    }
 }
 
 /// What portals tell the bridge service.

@@ -1,0 +1,28 @@
+import IsthmusCommon
+
+/// Hands each XMPP event to its portal (through the ``PortalDirectory``), counting it on the way. While the store
+/// cannot write (a full disk, an unreachable database) nothing more is taken from XMPP: what is not taken is not lost
+/// (the component's reading pauses behind it, and the room's archive still has it after a restart). Returns when the
+/// events end or the store closes for good.
+struct XMPPEventRouter<Events: AsyncSequence & Sendable>: BridgeService where Events.Element == XMPPLinkEvent, Events.Failure == Never {
+    let events: Events
+    let context: BridgeContext
+    let directory: PortalDirectory
+
+    func run() async {
+        let (xmpp, writeGate, metrics, clock) = (context.xmpp, context.writeGate, context.metrics, context.clock)
+        let botOccupant = context.naming.botOccupant
+        for await event in events {
+            if writeGate.isClosed {
+                await xmpp.setReadingPaused(true)
+                let writable = await writeGate.waitUntilWritable()
+                await xmpp.setReadingPaused(false)
+                guard writable else { return }
+            }
+            metrics.observe(event, botOccupant: botOccupant, now: clock.now())
+            // The upload service is looked for once per XMPP connection.
+            if case .connected = event { context.xmppUploader?.forgetService() }
+            directory.route(event, logger: context.logger)
+        }
+    }
+}
