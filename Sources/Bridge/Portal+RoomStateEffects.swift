@@ -3,8 +3,7 @@ import IsthmusCommon
 import IsthmusStore
 
 /// The room-state actions (subject ↔ topic, name, upgrades) decided by ``PortalStateMachine`` (`+RoomState`,
-/// `+Upgrade`). Runs on the portal's actor. Mostly I/O, but `sendSubject(_:)` picks the sending occupant itself (the
-/// bridge's, or the user's puppet from `machine.puppets`).
+/// `+Upgrade`). Runs on the portal's actor; I/O only (the machine chose each sender and id).
 extension Portal {
     func setMatrixTopic(_ change: PortalStateMachine.TopicChange) async -> PortalStateMachine.Input {
         do {
@@ -46,10 +45,8 @@ extension Portal {
         context.notify(.status(room, .error))
     }
 
-    /// Sends the subject change from the puppet of its user, or from the bridge's occupant for the bridge's retry.
-    func sendSubject(_ change: PortalStateMachine.SubjectChange) async -> PortalStateMachine.Input {
-        let occupant = change.byBridge ? context.naming.botOccupant : machine.puppets[change.user]?.occupant
-        guard let occupant else { return .subjectSent(change, .other("no occupant for \(change.user)")) }
+    /// Sends the subject change from `occupant` (the user's puppet, or the bridge's occupant for its retry).
+    func sendSubject(_ change: PortalStateMachine.SubjectChange, from occupant: JID) async -> PortalStateMachine.Input {
         do {
             try await context.xmpp.setSubject(room: link.muc, subject: change.text, from: occupant, id: change.id)
             return .subjectSent(change, nil)
@@ -58,10 +55,10 @@ extension Portal {
         }
     }
 
-    func announceInMUC(_ text: String) async {
+    func announceInMUC(_ text: String, originID: OriginID) async {
         do {
             try await context.xmpp.sendGroupchat(room: link.muc, from: context.naming.botOccupant, body: text,
-                                                 references: MessageReferences(), originID: OriginID("isthmus-" + Digest.randomHex(bytes: 8))!)
+                                                 references: MessageReferences(), originID: originID)
         } catch {
             logger.warning("Could not post in the MUC", metadata: ["error": "\(Self.describe(error))"])
         }

@@ -10,7 +10,7 @@ import IsthmusStore
 ///
 /// ``run()`` feeds ``PortalStateMachine`` each event, performs the actions it returns (the `perform` switch and the
 /// `Portal+…Effects` files) and feeds their outcomes back. The effects do the I/O, but not only that: some still read
-/// the machine or decide for themselves — the occupant a groupchat or a subject goes out from (`machine.puppets`), a
+/// the machine or decide for themselves — the occupant a groupchat goes out from (`machine.puppets`), a
 /// media message's caption, the XEP-0363 upload inside `resolveMatrixTargets`, dropping undecodable inbox rows, the
 /// ghosts `unlink` reads from the store. The actor also owns three timers (inbox retry, drain resume, ephemeral flush)
 /// and the ``EphemeralSender``, which sends typing notices and markers off the portal's path.
@@ -196,8 +196,8 @@ actor Portal {
         case .setMatrixRoomAvatar(let change): enqueue(.roomAvatarSet(change, await setMatrixRoomAvatar(change)))
         case .recordSubject(let subject): await recordSubject(subject)
         case .recordDestruction(let detail): await recordDestruction(detail: detail)
-        case .announceInMUC(let text): await announceInMUC(text)
-        case .sendSubject(let change): return await sendSubject(change)
+        case .announceInMUC(let text, let originID): await announceInMUC(text, originID: originID)
+        case .sendSubject(let change, let occupant): return await sendSubject(change, from: occupant)
         case .joinReplacementRoom(let upgrade): return await joinReplacementRoom(upgrade)
         case .moveLink(let upgrade): return await moveLink(upgrade)
         case .finishUpgrade(let upgrade, let ghosts): await finishUpgrade(upgrade, ghosts: ghosts)

@@ -118,10 +118,10 @@ extension PortalStateMachine {
         case recordDestruction(detail: String)
         /// → ``Input/subjectSent(_:_:)``: a subject change from one of our occupants (the room's reflection or its
         /// bounced error follows as an event).
-        case sendSubject(SubjectChange)
+        case sendSubject(SubjectChange, from: JID)
         /// A groupchat message from the bridge's own occupant (who changed the subject it set for a Matrix user); its
         /// reflection is ours, never bridged back. Best effort, no outcome.
-        case announceInMUC(String)
+        case announceInMUC(String, originID: OriginID)
         /// → ``Input/replacementJoined(_:predecessor:_:)``: the bot joins the room that replaces the upgraded one.
         case joinReplacementRoom(RoomUpgrade)
         /// → ``Input/linkMoved(_:moved:)``: the link and its state move to the replacement room (one commit).

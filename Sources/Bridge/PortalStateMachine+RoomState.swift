@@ -46,7 +46,9 @@ extension PortalStateMachine {
             // The bridge's occupant set it for a Matrix user: the MUC is told who, by the name they go by there.
             if pending.byBridge, message.nick == botNick {
                 let name = puppets[pending.user]?.nick ?? displaynames[pending.user] ?? pending.user.localpart
-                announce = [.announceInMUC("\(name) changed the subject.")]
+                // The id is the change's, so a repeat after a crash is recognisable as the same line.
+                let id = OriginID(pending.id.rawValue + "-announce") ?? pending.id
+                announce = [.announceInMUC("\(name) changed the subject.", originID: id)]
             }
         }
         if roomTexts?.subject == subject { return announce }
@@ -100,8 +102,10 @@ extension PortalStateMachine {
     /// The change goes out (from the puppet, or the bridge's occupant for its retry); the room's reflection (or its
     /// error) follows as an event.
     mutating func sendSubject(_ change: SubjectChange) -> [Action] {
+        let occupant = change.byBridge ? configuration.naming.botOccupant : puppets[change.user]?.occupant
+        guard let occupant else { return subjectSent(change, failure: .other("no occupant for \(change.user)")) }
         pendingSubject = change
-        return [.sendSubject(change)]
+        return [.sendSubject(change, from: occupant)]
     }
 
     /// The stanza went out (its inbox row is then handled) or did not.

@@ -108,7 +108,7 @@ import Testing
         let event = topic(1, "From Matrix")
         let change = SubjectChange(text: "From Matrix", user: f.alice, eventID: event.event.eventID,
                                    id: f.naming.originID(for: event.event.eventID), seq: 1)
-        #expect(f.act(.matrixEvents([event])) == [.sendSubject(change)])
+        #expect(f.act(.matrixEvents([event])) == [.sendSubject(change, from: f.puppetJID(f.alice))])
         #expect(f.machine.pendingSubject == change)
         #expect(f.act(.subjectSent(change, nil)) == [.dequeue(seq: 1)])
         #expect(f.act(.xmppMessage(subject("Alice", "From Matrix"))) == [.recordSubject("From Matrix")])
@@ -137,12 +137,13 @@ import Testing
         retry.byBridge = true
         retry.seq = nil
         retry.id = OriginID(change.id.rawValue + "-bridge")!
-        #expect(f.act(.xmppMessage(bounce)) == [.sendSubject(retry)])
+        #expect(f.act(.xmppMessage(bounce)) == [.sendSubject(retry, from: f.naming.botOccupant)])
         #expect(f.act(.subjectSent(retry, nil)) == [])
         // Had the room taken it from the bridge's occupant, the MUC would be told who changed it, by her nick there.
         var accepted = f
         #expect(accepted.act(.xmppMessage(subject("Matrix", "From Matrix"))) == [.recordSubject("From Matrix"),
-                                                                               .announceInMUC("Alice changed the subject.")])
+                                                                               .announceInMUC("Alice changed the subject.",
+                                                                                              originID: OriginID(retry.id.rawValue + "-announce")!)])
         // The bridge's occupant is refused too: Alice is told why, in the Matrix room.
         var second = bounce
         second.to = f.naming.botOccupant
