@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "XMPPComponent", dependencies: ["XMPP", "Network", "IsthmusCommon"]),
         .target(name: "MessageFormatting", dependencies: ["CLibXML2", "IsthmusCommon"]),
         .target(name: "Matrix", dependencies: ["IsthmusCommon"]),
-        .target(name: "MatrixAppService", dependencies: ["Matrix", "IsthmusCommon", "IsthmusStore", "CMicroHTTPD"]),
+        .target(name: "MatrixAppService", dependencies: ["Matrix", "IsthmusCommon", "CMicroHTTPD"]),
         .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon", "CCurl"]),
         /// Media: signed media links, ranges, the SSRF address check, media types, and streaming transfers (libcurl).
         .target(name: "Media", dependencies: ["IsthmusCommon", "CCurl"]),
