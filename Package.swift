@@ -5,7 +5,7 @@ import PackageDescription
 ///
 /// Layout — one target per concern:
 /// - `C*` targets wrap Debian C libraries (one Swift wrapper file per library lives in the target that uses it).
-/// - `IsthmusCommon`: logging, typed ids (JIDs, Matrix ids), digests, the running-services registry, shared small types.
+/// - `IsthmusCommon`: logging, typed ids (JIDs, Matrix ids, the ghost namespace), digests, the running-services registry, shared small types.
 /// - `IsthmusConfig`: YAML config decoding and validation.
 /// - `IsthmusMetrics`: the metrics registry and the Prometheus text format (no sockets).
 /// - `IsthmusStore`: the store (one actor) on SQLite or PostgreSQL (libpq), migrations, one file per table.
@@ -14,7 +14,7 @@ import PackageDescription
 /// - `Network`: POSIX TCP sockets with a poll thread, feeding async streams.
 /// - `XMPPComponent`: the component connection actor and MUC/MAM operations (drives `XMPP` over `Network`).
 /// - `MessageFormatting`: Matrix HTML ↔ XEP-0393 styling converters (libxml2's HTML parser; pure functions).
-/// - `Matrix`: ids, event models, ghost-id encoding, appservice routing (no sockets).
+/// - `Matrix`: event models, transaction decoding, appservice routing (no sockets).
 /// - `MatrixAppService`: the libmicrohttpd listener and transaction handling.
 /// - `MatrixClient`: the client-server API over libcurl's multi interface (one I/O thread, kept-alive connections, HTTP/2).
 /// - `Bridge`: portals, link management, the bridge service.
@@ -38,7 +38,7 @@ let package = Package(
 
         // MARK: Libraries
         .target(name: "IsthmusCommon", dependencies: ["COpenSSL"]),
-        .target(name: "IsthmusConfig", dependencies: ["IsthmusCommon", "Matrix", "CYAML"]),
+        .target(name: "IsthmusConfig", dependencies: ["IsthmusCommon", "CYAML"]),
         .target(name: "IsthmusMetrics"),
         .target(name: "IsthmusStore", dependencies: ["IsthmusCommon", "CSQLite", "CPostgres"]),
         .target(name: "XMLStream", dependencies: ["CLibXML2"]),
@@ -107,9 +107,9 @@ if Context.environment["ISTHMUS_FUZZ"] == "1" {
         ("fuzz-xml-stream", ["XMLStream"]),
         ("fuzz-appservice-request", ["MatrixAppService", "Matrix", "IsthmusCommon"]),
         ("fuzz-homeserver-response", ["MatrixClient", "Matrix", "IsthmusCommon"]),
-        ("fuzz-config", ["IsthmusConfig", "IsthmusCommon", "Matrix", "Bridge"]),
+        ("fuzz-config", ["IsthmusConfig", "IsthmusCommon", "Bridge"]),
         ("fuzz-formatting", ["MessageFormatting", "IsthmusCommon"]),
-        ("fuzz-identifiers", ["Matrix", "IsthmusCommon", "Bridge"]),
+        ("fuzz-identifiers", ["IsthmusCommon", "Bridge"]),
     ]
     for (name, dependencies) in harnesses {
         package.targets.append(.executableTarget(name: name, dependencies: dependencies + ["FuzzSupport"], path: "Fuzz/\(name)"))
