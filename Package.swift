@@ -48,9 +48,10 @@ let package = Package(
         .target(name: "MessageFormatting", dependencies: ["CLibXML2", "IsthmusCommon"]),
         .target(name: "Matrix", dependencies: ["IsthmusCommon"]),
         .target(name: "MatrixAppService", dependencies: ["Matrix", "IsthmusCommon", "CMicroHTTPD"]),
-        .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon", "CCurl"]),
+        .target(name: "Curl", dependencies: ["CCurl"]),
+        .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon", "Curl"]),
         /// Media: signed media links, ranges, the SSRF address check, media types, and streaming transfers (libcurl).
-        .target(name: "Media", dependencies: ["IsthmusCommon", "CCurl"]),
+        .target(name: "Media", dependencies: ["IsthmusCommon", "Curl"]),
         .target(name: "Bridge", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusMetrics", "IsthmusStore", "XMPP", "XMPPComponent",
             "Matrix", "MatrixAppService", "MatrixClient", "MessageFormatting", "Media",
