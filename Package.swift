@@ -4,8 +4,8 @@ import PackageDescription
 /// Isthmus: an XMPP MUC ↔ Matrix room bridge (XEP-0114 component + Matrix application service).
 ///
 /// Layout — one target per concern (docs/architecture.md draws the arrows):
-/// - `C*` targets are Debian C libraries, each imported by one Swift file (privately but OpenSSL in `Digest.swift`), so
-///   no C type leaves it; libxml2 by two, one per parser (`XMLStream`'s push parser, `MessageFormatting`'s HTML parser).
+/// - `C*` targets are Debian C libraries, each imported privately by one Swift file, so no C type leaves it; libxml2 by
+///   two, one per parser (`XMLStream`'s push parser, `MessageFormatting`'s HTML parser).
 /// - `IsthmusCommon`: logging, typed ids (JIDs, Matrix ids, the ghost namespace), digests (OpenSSL), the running-services
 ///   registry, shared small types.
 /// - `IsthmusConfig`: YAML config decoding and validation (libyaml).
