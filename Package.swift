@@ -3,21 +3,26 @@ import PackageDescription
 
 /// Isthmus: an XMPP MUC ↔ Matrix room bridge (XEP-0114 component + Matrix application service).
 ///
-/// Layout — one target per concern:
-/// - `C*` targets wrap Debian C libraries (one Swift wrapper file per library lives in the target that uses it).
-/// - `IsthmusCommon`: logging, typed ids (JIDs, Matrix ids), digests, the running-services registry, shared small types.
-/// - `IsthmusConfig`: YAML config decoding and validation.
+/// Layout — one target per concern (docs/architecture.md draws the arrows):
+/// - `C*` targets are Debian C libraries, each imported privately by one Swift file, so no C type leaves it; libxml2 by
+///   two, one per parser (`XMLStream`'s push parser, `MessageFormatting`'s HTML parser).
+/// - `IsthmusCommon`: logging, typed ids (JIDs, Matrix ids, the ghost namespace), digests (OpenSSL), the running-services
+///   registry, shared small types.
+/// - `IsthmusConfig`: YAML config decoding and validation (libyaml).
 /// - `IsthmusMetrics`: the metrics registry and the Prometheus text format (no sockets).
 /// - `IsthmusStore`: the store (one actor) on SQLite or PostgreSQL (libpq), migrations, one file per table.
 /// - `XMLStream`: libxml2 push parser and serializer (no sockets).
-/// - `XMPP`: stanza model, JIDs, namespaces, socket-free state machines for the component and MUC.
+/// - `XMPP`: stanza model, namespaces, socket-free state machines for the component and MUC.
 /// - `Network`: POSIX TCP sockets with a poll thread, feeding async streams.
 /// - `XMPPComponent`: the component connection actor and MUC/MAM operations (drives `XMPP` over `Network`).
 /// - `MessageFormatting`: Matrix HTML ↔ XEP-0393 styling converters (libxml2's HTML parser; pure functions).
-/// - `Matrix`: ids, event models, ghost-id encoding, appservice routing (no sockets).
-/// - `MatrixAppService`: the libmicrohttpd listener and transaction handling.
-/// - `MatrixClient`: the client-server API over libcurl's multi interface (one I/O thread, kept-alive connections, HTTP/2).
-/// - `Bridge`: portals, link management, the bridge service.
+/// - `Matrix`: event models, transaction decoding, appservice routing (no sockets).
+/// - `MatrixAppService`: the libmicrohttpd listener and transaction handling; what a transaction does, and whether it
+///   was processed already, it asks its `AppServiceHandler` (no store).
+/// - `Curl`: libcurl behind `CurlEasy` and `CurlMulti`.
+/// - `MatrixClient`: the client-server API over `CurlMulti` (one I/O thread, kept-alive connections, HTTP/2).
+/// - `Media`: signed media links, ranges, the SSRF address check, media types, streaming transfers over `CurlEasy`.
+/// - `Bridge`: portals, DMs, link management, media and avatars, self-service, high availability, the bridge service.
 /// - `IsthmusCLI`: the command-line interface; `isthmus` is a thin executable over it.
 let package = Package(
     name: "Isthmus",
@@ -33,24 +38,24 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-        /// libpq: only IsthmusStore imports it (privately), so nothing else knows which store backend runs.
+        /// libpq: only IsthmusStore's PostgresConnection.swift imports it, so nothing else knows which store backend runs.
         .systemLibrary(name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // MARK: Libraries
         .target(name: "IsthmusCommon", dependencies: ["COpenSSL"]),
-        .target(name: "IsthmusConfig", dependencies: ["IsthmusCommon", "Matrix", "CYAML"]),
+        .target(name: "IsthmusConfig", dependencies: ["IsthmusCommon", "CYAML"]),
         .target(name: "IsthmusMetrics"),
         .target(name: "IsthmusStore", dependencies: ["IsthmusCommon", "CSQLite", "CPostgres"]),
         .target(name: "XMLStream", dependencies: ["CLibXML2"]),
         .target(name: "XMPP", dependencies: ["XMLStream", "IsthmusCommon"]),
-        .target(name: "Network", dependencies: ["IsthmusCommon", "COpenSSL"]),
+        .target(name: "Network", dependencies: ["IsthmusCommon"]),
         .target(name: "XMPPComponent", dependencies: ["XMPP", "Network", "IsthmusCommon"]),
         .target(name: "MessageFormatting", dependencies: ["CLibXML2", "IsthmusCommon"]),
         .target(name: "Matrix", dependencies: ["IsthmusCommon"]),
-        .target(name: "MatrixAppService", dependencies: ["Matrix", "IsthmusCommon", "IsthmusStore", "CMicroHTTPD"]),
-        .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon", "CCurl"]),
-        /// Media: signed media links, ranges, the SSRF address check, media types, and streaming transfers (libcurl).
-        .target(name: "Media", dependencies: ["IsthmusCommon", "CCurl"]),
+        .target(name: "MatrixAppService", dependencies: ["Matrix", "IsthmusCommon", "CMicroHTTPD"]),
+        .target(name: "Curl", dependencies: ["CCurl"]),
+        .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon", "Curl"]),
+        .target(name: "Media", dependencies: ["IsthmusCommon", "Curl"]),
         .target(name: "Bridge", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusMetrics", "IsthmusStore", "XMPP", "XMPPComponent",
             "Matrix", "MatrixAppService", "MatrixClient", "MessageFormatting", "Media",
@@ -107,9 +112,9 @@ if Context.environment["ISTHMUS_FUZZ"] == "1" {
         ("fuzz-xml-stream", ["XMLStream"]),
         ("fuzz-appservice-request", ["MatrixAppService", "Matrix", "IsthmusCommon"]),
         ("fuzz-homeserver-response", ["MatrixClient", "Matrix", "IsthmusCommon"]),
-        ("fuzz-config", ["IsthmusConfig", "IsthmusCommon", "Matrix", "Bridge"]),
+        ("fuzz-config", ["IsthmusConfig", "IsthmusCommon", "Bridge"]),
         ("fuzz-formatting", ["MessageFormatting", "IsthmusCommon"]),
-        ("fuzz-identifiers", ["Matrix", "IsthmusCommon", "Bridge"]),
+        ("fuzz-identifiers", ["IsthmusCommon", "Bridge"]),
     ]
     for (name, dependencies) in harnesses {
         package.targets.append(.executableTarget(name: name, dependencies: dependencies + ["FuzzSupport"], path: "Fuzz/\(name)"))

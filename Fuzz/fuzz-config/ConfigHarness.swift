@@ -2,7 +2,6 @@ import Bridge
 import FuzzSupport
 import IsthmusCommon
 @testable import IsthmusConfig
-import Matrix
 
 /// The YAML config reader on arbitrary text (an operator's file may be anything: a typo, a binary, a YAML bomb).
 /// libyaml parses; ``YAMLNode`` builds the tree; ``Config/parse(_:baseDirectory:environment:)`` validates.

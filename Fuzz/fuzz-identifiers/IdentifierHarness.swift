@@ -1,6 +1,5 @@
 import FuzzSupport
 import IsthmusCommon
-import Matrix
 @testable import Bridge
 
 /// The identifier codecs between the two networks, on arbitrary strings (JIDs, nicks and Matrix ids are chosen by

@@ -239,6 +239,16 @@ public final class Bridge: Sendable {
         }
     }
 
+    /// Whether ``acceptMatrixEvents(_:transaction:)`` recorded `transaction` as processed. Reads the store.
+    func isTransactionProcessed(_ transaction: TransactionID) async throws -> Bool {
+        try await context.store.isTransactionProcessed(transaction)
+    }
+
+    /// Of `events` in `room`, those ``acceptMatrixEvents(_:transaction:)`` queued or a portal bridged. Reads the store.
+    func seenMatrixEvents(_ events: [EventID], in room: RoomID) async throws -> Set<EventID> {
+        try await context.store.seenMatrixEvents(room, among: events)
+    }
+
     /// A transaction before `transaction` may be stranded: every room checks its timeline before its next Matrix events.
     private func flagTimelineGap(_ transaction: TransactionID?) {
         context.logger.info("A homeserver transaction may be missing; rooms check their timelines first",

@@ -36,6 +36,14 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
         }
     }
 
+    public func isProcessed(_ id: TransactionID) async throws -> Bool {
+        try await bridge.isTransactionProcessed(id)
+    }
+
+    public func seenMessages(_ events: [EventID], in room: RoomID) async throws -> Set<EventID> {
+        try await bridge.seenMatrixEvents(events, in: room)
+    }
+
     public func userExists(_ user: UserID) async -> Bool {
         await bridge.isKnownGhost(user)
     }

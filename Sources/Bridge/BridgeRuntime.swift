@@ -73,7 +73,7 @@ public struct BridgeRuntime: Sendable {
                 hsToken: config.appservice.hsToken, provisioningSecret: config.provisioning.sharedSecret)
             configuration.standby = config.ha.enabled
             listener = try AppServiceListener(
-                configuration: configuration, store: store, handler: handler, provisioner: provisioner,
+                configuration: configuration, handler: handler, provisioner: provisioner,
                 media: MediaProxy(settings: media, logger: logger.with(label: "media")), logger: logger.with(label: "matrix.appservice"))
         } catch {
             throw StartError(description: "cannot listen on \(config.appservice.listen): \(error)")

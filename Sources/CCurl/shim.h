@@ -1,7 +1,7 @@
 #ifndef ISTHMUS_CCURL_SHIM_H
 #define ISTHMUS_CCURL_SHIM_H
 
-// libcurl for the Matrix client (`Sources/MatrixClient/CurlMulti.swift` is the only Swift file that imports it).
+// libcurl (`Sources/Curl/Curl.swift` is the only Swift file that imports it).
 // curl_easy_setopt, curl_multi_setopt and curl_easy_getinfo are variadic, which Swift cannot call: one typed
 // wrapper per kind of argument. Macros Swift does not import are functions here too.
 

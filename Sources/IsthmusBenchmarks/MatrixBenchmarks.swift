@@ -36,6 +36,10 @@ enum MatrixBenchmarks {
     private struct NullHandler: AppServiceHandler {
         let store: Store
         func handle(_ transaction: Transaction) async throws { try await store.markTransactionProcessed(transaction.id) }
+        func isProcessed(_ id: TransactionID) async throws -> Bool { try await store.isTransactionProcessed(id) }
+        func seenMessages(_ events: [EventID], in room: RoomID) async throws -> Set<EventID> {
+            try await store.seenMatrixEvents(room, among: events)
+        }
         func userExists(_ user: UserID) async -> Bool { false }
         func roomAliasExists(_ alias: RoomAlias) async -> Bool { false }
     }
@@ -51,7 +55,7 @@ enum MatrixBenchmarks {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("isthmus-bench-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let store = try Store(path: path, logger: .disabled)
-        let listener = try AppServiceListener(configuration: .init(host: "127.0.0.1", port: 0, hsToken: "bench"), store: store,
+        let listener = try AppServiceListener(configuration: .init(host: "127.0.0.1", port: 0, hsToken: "bench"),
                                               handler: NullHandler(store: store), logger: .disabled)
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = 64

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import IsthmusCommon
 import IsthmusConfig
-import IsthmusStore
 import Matrix
 import MatrixAppService
 import MatrixClient
@@ -51,18 +50,12 @@ public enum MatrixDoctor {
 
     private static func pingFinding(config: Config, client: MatrixClient, logger: Logger) async -> DoctorFinding {
         let listen = config.appservice.listen
-        let store: Store
-        do {
-            store = try Store(path: ":memory:", logger: logger)
-        } catch {
-            return DoctorFinding(ok: false, check: "matrix.appservice_ping", detail: "cannot open a scratch store: \(error)")
-        }
         var listener: AppServiceListener?
         var note = "a listener started for the check on \(listen)"
         do {
             listener = try AppServiceListener(
                 configuration: .init(host: listen.host, port: listen.port, hsToken: config.appservice.hsToken),
-                store: store, handler: DoctorHandler(), logger: logger)
+                handler: DoctorHandler(), logger: logger)
         } catch where error.isAddressInUse {
             note = "the listener already running on \(listen)"
         } catch {
@@ -113,6 +106,8 @@ public enum MatrixDoctor {
 private struct DoctorHandler: AppServiceHandler {
     struct NotServing: Error {}
     func handle(_ transaction: Transaction) async throws { throw NotServing() }
+    func isProcessed(_ id: TransactionID) async throws -> Bool { false }
+    func seenMessages(_ events: [EventID], in room: RoomID) async throws -> Set<EventID> { [] }
     func userExists(_ user: UserID) async -> Bool { false }
     func roomAliasExists(_ alias: RoomAlias) async -> Bool { false }
 }

@@ -1,4 +1,4 @@
-import COpenSSL
+private import COpenSSL
 
 /// Hashes and secrets on OpenSSL's libcrypto. Pure functions; no I/O.
 public enum Digest {

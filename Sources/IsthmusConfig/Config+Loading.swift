@@ -1,6 +1,5 @@
 import FoundationEssentials
 import IsthmusCommon
-import Matrix
 
 extension Config {
     /// Environment variables that may supply secrets instead of the file (they win over the file).

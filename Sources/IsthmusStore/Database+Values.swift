@@ -1,5 +1,3 @@
-private import CSQLite
-
 /// Statements with parameters given as an array, and columns read as typed values: what ``StoreCopy`` needs to
 /// move tables whose columns it discovers at run time (the tables' own files bind typed Swift values instead).
 extension Database {
@@ -40,19 +38,6 @@ extension Database.Row {
         switch self {
         case .sqlite(let row): row.value(column)
         case .postgres(let row): row.value(column)
-        }
-    }
-}
-
-extension SQLiteConnection.Row {
-    /// The column's value in its storage class (SQLite "Datatypes In SQLite" §2: a value, not its column, has a type).
-    func value(_ column: Int32) -> SQLValue {
-        switch sqlite3_column_type(statement.raw, column) {
-        case SQLITE_NULL: .null
-        case SQLITE_INTEGER: .integer(sqlite3_column_int64(statement.raw, column))
-        case SQLITE_FLOAT: .real(sqlite3_column_double(statement.raw, column))
-        case SQLITE_BLOB: .blob(blob(column))
-        default: .text(string(column) ?? "")
         }
     }
 }

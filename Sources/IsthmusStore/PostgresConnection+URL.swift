@@ -1,7 +1,6 @@
-private import CPostgres
 import IsthmusCommon
 
-/// Checking a connection URL before it is used, and keeping its secrets out of errors.
+/// Naming what is wrong in a connection URL, and keeping its secrets out of errors (``validate(_:)`` asks libpq).
 ///
 /// libpq's own messages about a URL quote it (`invalid percent-encoded token: "…"`, `unexpected character … in URI:
 /// "…"`), and a connect error may echo parts of it: neither may reach a log or the terminal with the password in it.
@@ -11,24 +10,6 @@ extension PostgresConnection {
         /// The part of the URI libpq refused, in words.
         let part: String
         var description: String { "database.url is not a valid PostgreSQL connection URI: \(part)" }
-    }
-
-    /// Parses `url` as libpq will (`PQconninfoParse`; no I/O) and returns its password (nil without one), so connect
-    /// errors can be scrubbed of it. Throws ``InvalidURL`` naming the part libpq refused.
-    static func validate(_ url: String) throws(InvalidURL) -> String? {
-        var errorMessage: UnsafeMutablePointer<CChar>?
-        guard let options = PQconninfoParse(url, &errorMessage) else {
-            let message = errorMessage.map { String(cString: $0) } ?? ""
-            if let errorMessage { PQfreemem(errorMessage) }
-            throw InvalidURL(part: Self.partRefused(libpqMessage: message))
-        }
-        defer { PQconninfoFree(options) }
-        var option = options
-        while let keyword = option.pointee.keyword {
-            if String(cString: keyword) == "password" { return option.pointee.val.map { String(cString: $0) } }
-            option += 1
-        }
-        return nil
     }
 
     /// Which part of the URI libpq's (English) message is about; the message itself quotes the URI, so only these

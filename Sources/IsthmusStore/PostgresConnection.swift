@@ -255,6 +255,24 @@ final class PostgresConnection {
         }
     }
 
+    /// Parses `url` as libpq will (`PQconninfoParse`; no I/O) and returns its password (nil without one), so connect
+    /// errors can be scrubbed of it. Throws ``InvalidURL`` naming the part libpq refused.
+    static func validate(_ url: String) throws(InvalidURL) -> String? {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(url, &errorMessage) else {
+            let message = errorMessage.map { String(cString: $0) } ?? ""
+            if let errorMessage { PQfreemem(errorMessage) }
+            throw InvalidURL(part: Self.partRefused(libpqMessage: message))
+        }
+        defer { PQconninfoFree(options) }
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if String(cString: keyword) == "password" { return option.pointee.val.map { String(cString: $0) } }
+            option += 1
+        }
+        return nil
+    }
+
     private static func trimmed(_ message: UnsafePointer<CChar>?) -> String {
         guard let message else { return "unknown libpq error" }
         var text = String(cString: message)
@@ -265,5 +283,33 @@ final class PostgresConnection {
     private static func isCommit(_ sql: String) -> Bool {
         let word = sql.drop { $0.isWhitespace }.prefix { $0.isLetter }.uppercased()
         return word == "COMMIT" || word == "END"
+    }
+}
+
+/// One row of a ``PostgresConnection/query(_:_:map:)`` result, read by column index with the same API as
+/// ``SQLiteConnection/Row`` (the typed reads are in `PostgresRow+Values.swift`). Valid only inside the `map` closure
+/// (the result is cleared after it). Reads libpq's buffers in place (`PQgetvalue`/`PQgetlength`); no I/O.
+struct PostgresRow {
+    private let result: OpaquePointer
+    private let row: Int32
+
+    fileprivate init(result: OpaquePointer, row: Int32) {
+        self.result = result
+        self.row = row
+    }
+
+    /// Whether the column is SQL NULL.
+    func isNull(_ column: Int32) -> Bool { PQgetisnull(result, row, column) != 0 }
+
+    /// The column's PostgreSQL type (its OID: `bool` is 16, `bytea` 17, …).
+    func columnType(_ column: Int32) -> UInt32 { PQftype(result, column) }
+
+    /// The column's bytes as libpq returned them (text format); nil when NULL.
+    func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8>? {
+        guard PQgetisnull(result, row, column) == 0, let value = PQgetvalue(result, row, column) else { return nil }
+        let count = Int(PQgetlength(result, row, column))
+        return UnsafeRawPointer(value).withMemoryRebound(to: UInt8.self, capacity: count) {
+            UnsafeBufferPointer(start: $0, count: count)
+        }
     }
 }

@@ -224,5 +224,16 @@ final class SQLiteConnection {
         func id<T: LosslessStringConvertible>(_ column: Int32, as type: T.Type = T.self) -> T? {
             string(column).flatMap(T.init)
         }
+
+        /// The column's value in its storage class (SQLite "Datatypes In SQLite" §2: a value, not its column, has a type).
+        func value(_ column: Int32) -> SQLValue {
+            switch sqlite3_column_type(statement.raw, column) {
+            case SQLITE_NULL: .null
+            case SQLITE_INTEGER: .integer(sqlite3_column_int64(statement.raw, column))
+            case SQLITE_FLOAT: .real(sqlite3_column_double(statement.raw, column))
+            case SQLITE_BLOB: .blob(blob(column))
+            default: .text(string(column) ?? "")
+            }
+        }
     }
 }

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import IsthmusCommon
 import Synchronization
-import IsthmusStore
 import Matrix
 
 /// The appservice endpoint the homeserver pushes to (appservice API v1.17 §2.3): transactions, user and alias
@@ -75,7 +74,7 @@ public final class AppServiceListener: Sendable {
     /// Binds the listening socket (requests wait until ``run()``). Does I/O.
     /// - Throws: ``HTTPServerError`` when the address cannot be bound (e.g. already in use).
     /// `provisioner` serves the provisioning API (only when `configuration.provisioningSecret` is set).
-    public init(configuration: Configuration, store: Store, handler: any AppServiceHandler,
+    public init(configuration: Configuration, handler: any AppServiceHandler,
                 provisioner: (any ProvisioningHandler)? = nil, media: (any MediaRequestHandler)? = nil,
                 logger: Logger) throws(HTTPServerError) {
         let gate = AppServiceGate(hsToken: configuration.hsToken,
@@ -91,7 +90,7 @@ public final class AppServiceListener: Sendable {
                 tooLargeResponse: .matrixError(AppServiceRejection(status: 413, errcode: MatrixErrorCode.tooLarge, message: "Request body too large"))),
             logger: logger)
         self.gate = gate
-        processor = TransactionProcessor(store: store, handler: handler, logger: logger)
+        processor = TransactionProcessor(handler: handler, logger: logger)
         self.handler = handler
         self.provisioner = provisioner
         self.media = media

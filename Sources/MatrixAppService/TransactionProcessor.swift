@@ -1,27 +1,25 @@
 import FoundationEssentials
 import IsthmusCommon
-import IsthmusStore
 import Matrix
 
 /// Exactly-once handling of pushed transactions (appservice API §2.3.2 "Pushing events"). Used by
 /// ``AppServiceListener`` from a single task, so transactions are processed one at a time in arrival order.
 ///
 /// A known id is answered 200 without the handler — unless it carries messages never seen (an id the homeserver reused
-/// after a restart), which go to the handler like a new transaction; a new one goes to the handler, which records it as processed in
-/// the ``Store`` in the same commit as its effects (see ``AppServiceHandler/handle(_:)``), then answered 200. A handler
-/// or store failure answers 500 so the homeserver retries the same transaction.
+/// after a restart), which go to the handler like a new transaction; a new one goes to the handler, which records it as
+/// processed in the same commit as its effects (see ``AppServiceHandler/handle(_:)``), then answered 200. A handler
+/// failure answers 500 so the homeserver retries the same transaction.
 struct TransactionProcessor: Sendable {
-    let store: Store
     let handler: any AppServiceHandler
     let logger: Logger
 
-    /// Processes one transaction body and returns the answer. Reads the store and calls the handler.
+    /// Processes one transaction body and returns the answer. Asks and calls the handler.
     func process(_ id: TransactionID, body: Data) async -> HTTPServerResponse {
         var logger = self.logger
         logger[metadataKey: "matrix.txn.id"] = id.rawValue
         let processed: Bool
         do {
-            processed = try await store.isTransactionProcessed(id)
+            processed = try await handler.isProcessed(id)
         } catch {
             logger.error("Could not read processed transactions", metadata: ["error": "\(error)"])
             return .matrixError(Self.failed)
@@ -69,14 +67,13 @@ struct TransactionProcessor: Sendable {
         return .json(200, EmptyObject())
     }
 
-    /// Whether `transaction` has a message event the store has never seen (queued in the inbox or in the message
-    /// map): then its id, although recorded as processed, was reused for new events. A true repeat's messages were
-    /// all queued when it was first processed. Reads the store.
+    /// Whether `transaction` has a message event the handler has never kept: then its id, although recorded as
+    /// processed, was reused for new events. A true repeat's messages were all kept when it was first processed.
     private func carriesUnseenMessages(_ transaction: Transaction) async throws -> Bool {
         let messages = transaction.events.filter { $0.type == MatrixEventType.message }
         for (room, events) in Dictionary(grouping: messages, by: \.roomID) {
             let ids = events.map(\.eventID)
-            if try await store.seenMatrixEvents(room, among: ids).count < Set(ids).count { return true }
+            if try await handler.seenMessages(ids, in: room).count < Set(ids).count { return true }
         }
         return false
     }

@@ -1,13 +1,9 @@
 import FoundationEssentials
 import IsthmusCommon
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
-private import CCurl
+private import Curl
 
-/// HTTP(S) over libcurl's multi interface: what ``MatrixClient`` sends every request with. The only file that imports
-/// libcurl; no libcurl type leaves it.
+/// HTTP(S) over libcurl's multi interface (``CurlMulti``): what ``MatrixClient`` sends every request with.
 ///
 /// One thread runs `curl_multi_poll` and drives every request in flight; ``send(_:)`` hands a request over and wakes it
 /// (`curl_multi_wakeup`), and the answer comes back through a continuation resumed on that thread (no task per answer).
@@ -30,7 +26,6 @@ final class CurlTransport: Sendable {
 
     /// `maxConnections`: connections to one host at most (HTTP/1.1; HTTP/2 multiplexes on one).
     init(maxConnections: Int, caFile: String?) {
-        _ = Self.globalInit
         let environment = ProcessInfo.processInfo.environment
         loop = Loop(maxConnections: max(1, maxConnections),
                     caFile: caFile ?? environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 },
@@ -45,9 +40,6 @@ final class CurlTransport: Sendable {
     }
 
     deinit { loop.stop() }
-
-    /// `curl_global_init` before the first handle, once per process.
-    private static let globalInit: Void = { _ = curl_global_init(isthmus_curl_global_default()) }()
 
     /// Sends `request` and waits for its answer. Cancelling the calling task aborts the request.
     func send(_ request: HTTPRequest) async throws(TransportFailure) -> HTTPResponse {
@@ -84,20 +76,19 @@ final class CurlTransport: Sendable {
         }
 
         private let inbox = Mutex(Inbox())
-        private let multi: UnsafeMutableRawPointer
+        /// Only `wakeup` is called from other threads; the multi handle outlives the I/O thread for them.
+        private let multi: CurlMulti
         private let caFile: String?
         private let caDirectory: String?
         // The rest belongs to the I/O thread.
-        private var running: [UnsafeMutableRawPointer: Exchange] = [:]
-        private var idleHandles: [EasyHandle] = []
+        private var running: [ObjectIdentifier: Exchange] = [:]
+        /// Reset handles, kept for the next requests.
+        private var idleHandles: [CurlEasy] = []
 
         init(maxConnections: Int, caFile: String?, caDirectory: String?) {
-            multi = curl_multi_init()
+            multi = CurlMulti(maxConnections: maxConnections)
             self.caFile = caFile
             self.caDirectory = caDirectory
-            _ = isthmus_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, isthmus_curl_pipe_multiplex())
-            _ = isthmus_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnections)
-            _ = isthmus_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxConnections)
         }
 
         /// Called on any thread.
@@ -107,23 +98,22 @@ final class CurlTransport: Sendable {
                 return (inbox.stopping, inbox.wake())
             }
             if stopped { exchange.finish(.failure(.cancelled)) }
-            if wake { curl_multi_wakeup(multi) }
+            if wake { multi.wakeup() }
         }
 
         /// Called on any thread.
         func cancel(_ exchange: Exchange) {
-            if inbox.withLock({ $0.cancelled.append(exchange); return $0.wake() }) { curl_multi_wakeup(multi) }
+            if inbox.withLock({ $0.cancelled.append(exchange); return $0.wake() }) { multi.wakeup() }
         }
 
         /// Called on any thread.
         func stop() {
             inbox.withLock { $0.stopping = true; _ = $0.wake() }
-            curl_multi_wakeup(multi)
+            multi.wakeup()
         }
 
         /// The I/O thread's body: returns after ``stop()``.
         func run() {
-            var stillRunning: Int32 = 0
             while true {
                 let (new, cancelled, stopping) = inbox.withLock { inbox in
                     defer { inbox.new = []; inbox.cancelled = []; inbox.polling = false }
@@ -135,61 +125,57 @@ final class CurlTransport: Sendable {
                 }
                 for exchange in new { start(exchange) }
                 for exchange in cancelled { abort(exchange) }
-                _ = curl_multi_perform(multi, &stillRunning)
+                multi.perform()
                 collectFinished()
                 let idle = inbox.withLock { inbox in
                     inbox.polling = inbox.new.isEmpty && inbox.cancelled.isEmpty && !inbox.stopping
                     return inbox.polling
                 }
-                if idle { _ = curl_multi_poll(multi, nil, 0, 1000, nil) }
+                if idle { multi.poll(milliseconds: 1000) }
             }
             for (_, exchange) in running { abort(exchange) }
-            for handle in idleHandles { curl_easy_cleanup(handle.curl) }
             idleHandles = []
         }
 
-        /// The multi handle outlives the thread: another thread may still be calling `curl_multi_wakeup` on it.
-        deinit { curl_multi_cleanup(multi) }
-
         private func start(_ exchange: Exchange) {
-            let handle = idleHandles.popLast() ?? EasyHandle()
+            guard let handle = idleHandles.popLast() ?? CurlEasy() else {
+                exchange.finish(.failure(.unusable("libcurl cannot create a handle")))
+                return
+            }
             exchange.handle = handle
-            if let problem = handle.configure(for: exchange, caFile: caFile, caDirectory: caDirectory) {
+            if let problem = exchange.configure(caFile: caFile, caDirectory: caDirectory) {
                 release(exchange)
                 exchange.finish(.failure(.unusable(problem)))
                 return
             }
-            running[handle.curl] = exchange
-            _ = curl_multi_add_handle(multi, handle.curl)
+            running[ObjectIdentifier(handle)] = exchange
+            multi.add(handle)
         }
 
         /// Takes a request out of the multi handle and answers it as cancelled (no-op if it already finished).
         private func abort(_ exchange: Exchange) {
-            guard let handle = exchange.handle, running[handle.curl] === exchange else { return }
-            running[handle.curl] = nil
-            _ = curl_multi_remove_handle(multi, handle.curl)
+            guard let handle = exchange.handle, running[ObjectIdentifier(handle)] === exchange else { return }
+            running[ObjectIdentifier(handle)] = nil
+            multi.remove(handle)
             release(exchange)
             exchange.finish(.failure(.cancelled))
         }
 
         private func collectFinished() {
-            var left: Int32 = 0
-            while let message = curl_multi_info_read(multi, &left) {
-                guard message.pointee.msg == CURLMSG_DONE, let curl = message.pointee.easy_handle,
-                      let exchange = running.removeValue(forKey: curl), let handle = exchange.handle else { continue }
-                let code = message.pointee.data.result
-                _ = curl_multi_remove_handle(multi, curl)
-                let result = handle.outcome(of: exchange, code: code)
+            for (handle, code) in multi.finished() {
+                multi.remove(handle)
+                guard let exchange = running.removeValue(forKey: ObjectIdentifier(handle)) else { continue }
+                let result = exchange.outcome(code)
                 release(exchange)
                 exchange.finish(result)
             }
         }
 
-        /// Frees the request's header list and puts its handle back for the next request.
+        /// Resets the request's handle (its callbacks, header list and options go) and keeps it for the next request.
         private func release(_ exchange: Exchange) {
-            exchange.freeHeaderList()
             if let handle = exchange.handle {
                 exchange.handle = nil
+                handle.reset()
                 idleHandles.append(handle)
             }
         }
@@ -217,8 +203,7 @@ final class CurlTransport: Sendable {
     private final class Exchange: @unchecked Sendable {
         let request: HTTPRequest
         var continuation: CheckedContinuation<Result<HTTPResponse, TransportFailure>, Never>?
-        var handle: EasyHandle?
-        var headerList: UnsafeMutablePointer<curl_slist>?
+        var handle: CurlEasy?
         var body = Data()
         var headers: [String: String] = [:]
         var tooLarge = false
@@ -233,154 +218,95 @@ final class CurlTransport: Sendable {
             continuation = nil
         }
 
-        func freeHeaderList() {
-            curl_slist_free_all(headerList)
-            headerList = nil
-        }
-    }
-
-    /// A reusable easy handle and its error buffer (`CURLOPT_ERRORBUFFER`). Used by the I/O thread only.
-    private final class EasyHandle {
-        let curl: UnsafeMutableRawPointer
-        private let errorBuffer: UnsafeMutablePointer<CChar>
-
-        init() {
-            curl = curl_easy_init()
-            errorBuffer = .allocate(capacity: Int(isthmus_curl_error_size()))
-            errorBuffer.initialize(repeating: 0, count: Int(isthmus_curl_error_size()))
-        }
-
-        deinit { errorBuffer.deallocate() }
-
-        /// Sets every option for `exchange` (after a reset: nothing of the previous request remains; connections,
-        /// DNS and TLS session caches stay). Returns why the request cannot be made, or nil.
-        func configure(for exchange: Exchange, caFile: String?, caDirectory: String?) -> String? {
-            let request = exchange.request
-            curl_easy_reset(curl)
-            errorBuffer[0] = 0
-            var failed: CURLcode?
-            func check(_ code: CURLcode) { if code != CURLE_OK, failed == nil { failed = code } }
-            check(isthmus_curl_easy_setopt_string(curl, CURLOPT_URL, request.url))
-            check(isthmus_curl_easy_setopt_string(curl, CURLOPT_PROTOCOLS_STR, "http,https"))
-            check(isthmus_curl_easy_setopt_pointer(curl, CURLOPT_ERRORBUFFER, errorBuffer))
-            check(isthmus_curl_easy_setopt_long(curl, CURLOPT_NOSIGNAL, 1))
-            check(isthmus_curl_easy_setopt_long(curl, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS))
-            check(isthmus_curl_easy_setopt_long(curl, CURLOPT_PIPEWAIT, 1))
-            check(isthmus_curl_easy_setopt_long(curl, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1))
-            let timeout = Self.milliseconds(request.timeout)
-            check(isthmus_curl_easy_setopt_long(curl, CURLOPT_TIMEOUT_MS, timeout))
-            check(isthmus_curl_easy_setopt_long(curl, CURLOPT_CONNECTTIMEOUT_MS, min(timeout, 10_000)))
-            if let caFile { check(isthmus_curl_easy_setopt_string(curl, CURLOPT_CAINFO, caFile)) }
-            if let caDirectory { check(isthmus_curl_easy_setopt_string(curl, CURLOPT_CAPATH, caDirectory)) }
+        /// Sets every option of ``handle`` (a new or reset one) for the request. Returns why the request cannot be
+        /// made, or nil.
+        func configure(caFile: String?, caDirectory: String?) -> String? {
+            guard let handle else { return "no handle" }
+            var failed: CurlCode?
+            func check(_ code: CurlCode) { if code != .ok, failed == nil { failed = code } }
+            check(handle.set(.url(request.url)))
+            check(handle.set(.protocols("http,https")))
+            check(handle.set(.http2OverTLS))
+            check(handle.set(.waitsToMultiplex))
+            check(handle.set(.suppressesConnectHeaders))
+            let timeout = max(.milliseconds(1), request.timeout)
+            check(handle.set(.timeout(timeout)))
+            check(handle.set(.connectTimeout(min(timeout, .seconds(10)))))
+            if let caFile { check(handle.set(.caFile(caFile))) }
+            if let caDirectory { check(handle.set(.caDirectory(caDirectory))) }
             // libcurl sends a request again, once more on a fresh connection, when a *reused* connection dies before
             // any byte of the answer arrived (`Curl_retry_request` in lib/transfer.c, 7.88) — whatever the method,
             // even a POST whose body was sent whole. Harmless for GETs and PUTs with a transaction id; a POST that
             // creates something gets a connection of its own instead, which libcurl never retries that way (a refused
             // HTTP/2 stream is retried too, but the server promises it processed nothing of it).
-            if !request.mayReuseConnection { check(isthmus_curl_easy_setopt_long(curl, CURLOPT_FRESH_CONNECT, 1)) }
+            if !request.mayReuseConnection { check(handle.set(.freshConnection)) }
 
-            let context = Unmanaged.passUnretained(exchange).toOpaque()
-            check(isthmus_curl_easy_setopt_callback(curl, CURLOPT_WRITEFUNCTION, Self.receiveBody))
-            check(isthmus_curl_easy_setopt_pointer(curl, CURLOPT_WRITEDATA, context))
-            check(isthmus_curl_easy_setopt_callback(curl, CURLOPT_HEADERFUNCTION, Self.receiveHeader))
-            check(isthmus_curl_easy_setopt_pointer(curl, CURLOPT_HEADERDATA, context))
+            handle.onBody = { [unowned self] chunk in receiveBody(chunk) }
+            handle.onHeader = { [unowned self] line in
+                CurlTransport.readHeaderLine(line, into: &headers)
+                return true
+            }
 
-            var list: UnsafeMutablePointer<curl_slist>?
+            var lines: [String] = []
             var hasContentType = false
             for (name, value) in request.headers {
                 if name.lowercased() == "content-type" { hasContentType = true }
-                list = curl_slist_append(list, "\(name): \(value)")
+                lines.append("\(name): \(value)")
             }
             // No `Expect: 100-continue` round trip for large bodies; no form content type libcurl would add to a POST.
-            list = curl_slist_append(list, "Expect:")
-            if !hasContentType { list = curl_slist_append(list, "Content-Type:") }
-            exchange.headerList = list
-            check(isthmus_curl_easy_setopt_slist(curl, CURLOPT_HTTPHEADER, list))
+            lines.append("Expect:")
+            if !hasContentType { lines.append("Content-Type:") }
+            check(handle.setHeaders(lines))
 
             if request.method == "GET" && request.body == nil {
-                check(isthmus_curl_easy_setopt_long(curl, CURLOPT_HTTPGET, 1))
+                check(handle.set(.get))
             } else {
                 // The body is copied by libcurl; a method other than POST is sent as a custom one with that body.
-                let body = request.body ?? Data()
-                check(isthmus_curl_easy_setopt_offset(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)))
-                if body.isEmpty {
-                    check(isthmus_curl_easy_setopt_string(curl, CURLOPT_COPYPOSTFIELDS, ""))
-                } else {
-                    body.withUnsafeBytes { bytes in
-                        check(isthmus_curl_easy_setopt_pointer(curl, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress)))
-                    }
-                }
-                if request.method != "POST" { check(isthmus_curl_easy_setopt_string(curl, CURLOPT_CUSTOMREQUEST, request.method)) }
+                check(handle.set(.postFields(request.body ?? Data())))
+                if request.method != "POST" { check(handle.set(.customMethod(request.method))) }
             }
             guard let failed else { return nil }
-            return "cannot set up a request to \(request.url): \(message(for: failed))"
+            return "cannot set up a request to \(request.url): \(handle.message(for: failed))"
         }
 
-        /// The answer, or the failure in its class (see ``TransportFailure``), once libcurl is done with `exchange`.
-        func outcome(of exchange: Exchange, code: CURLcode) -> Result<HTTPResponse, TransportFailure> {
-            if exchange.tooLarge { return .failure(.broken("answer larger than \(CurlTransport.maxResponseBytes) bytes")) }
-            let reason = message(for: code)
+        /// Body bytes, appended; false (which aborts the request) past ``CurlTransport/maxResponseBytes``.
+        private func receiveBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
+            guard body.count + chunk.count <= CurlTransport.maxResponseBytes else {
+                tooLarge = true
+                return false
+            }
+            if let base = chunk.baseAddress { body.append(base.assumingMemoryBound(to: UInt8.self), count: chunk.count) }
+            return true
+        }
+
+        /// The answer, or the failure in its class (see ``TransportFailure``), once libcurl is done with the request.
+        func outcome(_ code: CurlCode) -> Result<HTTPResponse, TransportFailure> {
+            if tooLarge { return .failure(.broken("answer larger than \(CurlTransport.maxResponseBytes) bytes")) }
+            guard let handle else { return .failure(.cancelled) }
+            let reason = handle.message(for: code)
             switch code {
-            case CURLE_OK:
-                var status = 0, version = 0
-                _ = isthmus_curl_easy_getinfo_long(curl, CURLINFO_RESPONSE_CODE, &status)
-                _ = isthmus_curl_easy_getinfo_long(curl, CURLINFO_HTTP_VERSION, &version)
-                let httpVersion = version == CURL_HTTP_VERSION_2_0 ? "2" : version == CURL_HTTP_VERSION_1_0 ? "1.0" : "1.1"
-                return .success(HTTPResponse(status: status, headers: exchange.headers, body: exchange.body, httpVersion: httpVersion))
-            case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT:
+            case .ok:
+                return .success(HTTPResponse(status: handle.responseCode, headers: headers, body: body,
+                                             httpVersion: handle.responseHTTPVersion))
+            case .couldNotResolveHost, .couldNotResolveProxy, .couldNotConnect:
                 return .failure(.connectFailed(reason))
-            case CURLE_OPERATION_TIMEDOUT:
+            case .timedOut:
                 return .failure(.timedOut(reason))
-            case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
-                 CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CRL_BADFILE:
-                return .failure(.unusable("certificate of \(exchange.host) not accepted: \(Self.certificateReason(reason))"))
-            case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ENGINE_NOTFOUND,
-                 CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_USE_SSL_FAILED:
-                return .failure(.unusable("TLS with \(exchange.host) failed: \(reason)"))
-            case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL, CURLE_NOT_BUILT_IN, CURLE_BAD_FUNCTION_ARGUMENT,
-                 CURLE_UNKNOWN_OPTION, CURLE_FAILED_INIT:
-                return .failure(.unusable("cannot request \(exchange.request.url): \(reason)"))
+            case _ where CurlCode.certificateRefused.contains(code):
+                return .failure(.unusable("certificate of \(host) not accepted: \(Self.certificateReason(reason))"))
+            case _ where CurlCode.tlsFailed.contains(code):
+                return .failure(.unusable("TLS with \(host) failed: \(reason)"))
+            case _ where CurlCode.unusableRequest.contains(code):
+                return .failure(.unusable("cannot request \(request.url): \(reason)"))
             default:
                 return .failure(.broken(reason))
             }
-        }
-
-        /// The error buffer's text, or libcurl's generic text for `code`.
-        private func message(for code: CURLcode) -> String {
-            let detail = String(decoding: UnsafeRawBufferPointer(start: errorBuffer, count: strlen(errorBuffer)), as: UTF8.self)
-            if !detail.isEmpty { return detail.hasSuffix("\n") ? String(detail.dropLast()) : detail }
-            return String(cString: curl_easy_strerror(code))
         }
 
         /// `SSL certificate problem: self-signed certificate` → `self-signed certificate`.
         private static func certificateReason(_ text: String) -> String {
             for prefix in ["SSL certificate problem: ", "SSL: "] where text.hasPrefix(prefix) { return String(text.dropFirst(prefix.count)) }
             return text
-        }
-
-        private static func milliseconds(_ duration: Duration) -> Int {
-            max(1, Int(duration.components.seconds) * 1000 + Int(duration.components.attoseconds / 1_000_000_000_000_000))
-        }
-
-        /// `CURLOPT_WRITEFUNCTION`: body bytes, appended to the exchange (returning less than given aborts the request).
-        private static let receiveBody: isthmus_curl_data_callback = { data, size, count, context in
-            let exchange = Unmanaged<Exchange>.fromOpaque(context!).takeUnretainedValue()
-            let length = size * count
-            guard exchange.body.count + length <= CurlTransport.maxResponseBytes else {
-                exchange.tooLarge = true
-                return 0
-            }
-            if let data { exchange.body.append(UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: length) }
-            return length
-        }
-
-        /// `CURLOPT_HEADERFUNCTION`: one header line (see ``CurlTransport/readHeaderLine(_:into:)``).
-        private static let receiveHeader: isthmus_curl_data_callback = { data, size, count, context in
-            let exchange = Unmanaged<Exchange>.fromOpaque(context!).takeUnretainedValue()
-            let length = size * count
-            guard let data else { return length }
-            CurlTransport.readHeaderLine(UnsafeRawBufferPointer(start: data, count: length), into: &exchange.headers)
-            return length
         }
     }
 }

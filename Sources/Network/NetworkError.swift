@@ -18,8 +18,6 @@ public enum NetworkError: Error, Sendable, Hashable, CustomStringConvertible {
     case closed
     /// More unsent bytes are queued than the limit allows (the peer is not reading).
     case writeBufferFull(limit: Int)
-    /// TLS failed: the handshake (e.g. the certificate is not trusted or not for this host) or the record layer.
-    case tls(String)
 
     public var description: String {
         switch self {
@@ -30,7 +28,6 @@ public enum NetworkError: Error, Sendable, Hashable, CustomStringConvertible {
         case .connectionReset: "connection reset by peer"
         case .closed: "connection closed"
         case .writeBufferFull(let limit): "more than \(limit) bytes waiting to be sent"
-        case .tls(let reason): "TLS: \(reason)"
         }
     }
 }

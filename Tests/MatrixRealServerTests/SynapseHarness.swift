@@ -31,7 +31,7 @@ final class SynapseHarness: @unchecked Sendable {
         handler.use(store)
         let listener = try AppServiceListener(
             configuration: .init(host: "127.0.0.1", port: bed.appServicePort, hsToken: bed.hsToken),
-            store: store, handler: handler, logger: .disabled)
+            handler: handler, logger: .disabled)
         self.listener = listener
         runTask = Task { await listener.run() }
         if pingAfterwards { _ = try await client.ping(appServiceID: "isthmus") }

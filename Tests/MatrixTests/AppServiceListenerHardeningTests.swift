@@ -18,7 +18,7 @@ import Testing
         let store = try Store(path: ":memory:", logger: .disabled)
         handler.use(store)
         let logger = Logger(label: "matrix.appservice", level: .info, sink: sink)
-        let listener = try AppServiceListener(configuration: configuration, store: store, handler: handler, logger: logger)
+        let listener = try AppServiceListener(configuration: configuration, handler: handler, logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await listener.run() }
             defer { listener.shutdown() }

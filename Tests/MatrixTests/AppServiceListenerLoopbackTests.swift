@@ -17,7 +17,7 @@ import Testing
         let store = try Store(path: storePath, logger: .disabled)
         handler.use(store)
         let listener = try AppServiceListener(configuration: .init(host: "127.0.0.1", port: 0, hsToken: Self.token, maxBodyBytes: maxBodyBytes),
-                                              store: store, handler: handler, logger: .disabled)
+                                              handler: handler, logger: .disabled)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await listener.run() }
             defer { listener.shutdown() }
@@ -181,15 +181,14 @@ import Testing
     }
 
     @Test func aBusyPortIsReportedAsInUse() throws {
-        let store = try Store(path: ":memory:", logger: .disabled)
-        let first = try AppServiceListener(configuration: .init(host: "127.0.0.1", port: 0, hsToken: "t"), store: store,
+        let first = try AppServiceListener(configuration: .init(host: "127.0.0.1", port: 0, hsToken: "t"),
                                            handler: RecordingAppServiceHandler(), logger: .disabled)
         #expect(throws: HTTPServerError.self) {
-            _ = try AppServiceListener(configuration: .init(host: "127.0.0.1", port: first.port, hsToken: "t"), store: store,
+            _ = try AppServiceListener(configuration: .init(host: "127.0.0.1", port: first.port, hsToken: "t"),
                                        handler: RecordingAppServiceHandler(), logger: .disabled)
         }
         do {
-            _ = try AppServiceListener(configuration: .init(host: "127.0.0.1", port: first.port, hsToken: "t"), store: store,
+            _ = try AppServiceListener(configuration: .init(host: "127.0.0.1", port: first.port, hsToken: "t"),
                                        handler: RecordingAppServiceHandler(), logger: .disabled)
         } catch {
             #expect(error.isAddressInUse)

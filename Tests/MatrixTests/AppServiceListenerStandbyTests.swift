@@ -17,7 +17,7 @@ import Testing
         handler.use(store)
         var configuration = AppServiceListener.Configuration(host: "127.0.0.1", port: 0, hsToken: Self.token)
         configuration.standby = true
-        let listener = try AppServiceListener(configuration: configuration, store: store, handler: handler, logger: .disabled)
+        let listener = try AppServiceListener(configuration: configuration, handler: handler, logger: .disabled)
         #expect(listener.isStandby)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await listener.run() }

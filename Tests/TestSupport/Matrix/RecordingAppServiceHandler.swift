@@ -9,8 +9,8 @@ import Synchronization
 /// transactions or to hold them in ``handle(_:)`` until released. Thread-safe.
 ///
 /// Like the bridge's handler, it records each transaction it takes as processed in the store it was given with
-/// ``use(_:)`` (the listener's store), as the ``AppServiceHandler`` contract requires, with its events queued in the
-/// inbox in the same commit.
+/// ``use(_:)``, as the ``AppServiceHandler`` contract requires, with its events queued in the inbox in the same commit,
+/// and answers ``isProcessed(_:)`` and ``seenMessages(_:in:)`` from that store.
 public final class RecordingAppServiceHandler: AppServiceHandler {
     private struct State {
         var transactions: [Transaction] = []
@@ -40,10 +40,10 @@ public final class RecordingAppServiceHandler: AppServiceHandler {
     }
 
     public struct InjectedFailure: Error {}
-    /// `handle` was called before ``use(_:)``.
+    /// The store was needed before ``use(_:)``.
     public struct NoStore: Error {}
 
-    /// Records the transactions this handler takes as processed in `store` (pass the listener's).
+    /// Records the transactions this handler takes as processed in `store`, and reads them back from it.
     public func use(_ store: Store) { state.withLock { $0.store = store } }
 
     /// Makes the next `count` transactions throw.
@@ -93,11 +93,24 @@ public final class RecordingAppServiceHandler: AppServiceHandler {
         }
         if handleDelay > .zero { try await Task.sleep(for: handleDelay) }
         if fail { throw InjectedFailure() }
-        guard let store = state.withLock({ $0.store }) else { throw NoStore() }
+        let store = try store()
         // As the bridge does: the events go to the inbox in the commit that records the transaction.
         let rows = transaction.events.map { ($0.roomID, $0.eventID, Array("{}".utf8)) }
         _ = try await store.enqueueInbox(rows, markingProcessed: transaction.id)
         state.withLock { $0.transactions.append(transaction) }
+    }
+
+    public func isProcessed(_ id: TransactionID) async throws -> Bool {
+        try await store().isTransactionProcessed(id)
+    }
+
+    public func seenMessages(_ events: [EventID], in room: RoomID) async throws -> Set<EventID> {
+        try await store().seenMatrixEvents(room, among: events)
+    }
+
+    private func store() throws(NoStore) -> Store {
+        guard let store = state.withLock({ $0.store }) else { throw NoStore() }
+        return store
     }
 
     public func userExists(_ user: UserID) async -> Bool {

@@ -1,5 +1,3 @@
-import IsthmusCommon
-
 /// The bridge's Matrix users: the bot `@<botLocalpart>:<server>` and one ghost `@<prefix><encoded>:<server>` per
 /// identity the bridge core chooses (a bare JID, or a room JID plus an occupant key). Pure value.
 ///

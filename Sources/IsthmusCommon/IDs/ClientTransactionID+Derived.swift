@@ -1,5 +1,3 @@
-import IsthmusCommon
-
 extension ClientTransactionID {
     /// A send transaction id derived from a stable source key (e.g. the room's XMPP stanza-id plus the room), so a
     /// resend after a crash reuses it and the homeserver answers with the original event (client-server API §9.4.3

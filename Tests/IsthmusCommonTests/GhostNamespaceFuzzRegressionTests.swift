@@ -1,5 +1,4 @@
 import IsthmusCommon
-import Matrix
 import Testing
 
 /// Inputs the identifier fuzz harness (Fuzz/fuzz-identifiers) found, kept as regressions.

@@ -1,23 +1,5 @@
-private import CPostgres
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// One row of a ``PostgresConnection/query(_:_:map:)`` result, read by column index with the same API as
-/// ``SQLiteConnection/Row``. Valid only inside the `map` closure (the result is cleared after it). Reads libpq's
-/// buffers in place (`PQgetvalue`/`PQgetlength`); no I/O.
-struct PostgresRow {
-    private let result: OpaquePointer
-    private let row: Int32
-
-    init(result: OpaquePointer, row: Int32) {
-        self.result = result
-        self.row = row
-    }
-
-    /// Whether the column is SQL NULL.
-    func isNull(_ column: Int32) -> Bool { PQgetisnull(result, row, column) != 0 }
-
+/// Typed reads of a ``PostgresRow``, from the text libpq hands over. No I/O.
+extension PostgresRow {
     /// A column's text; nil when NULL.
     func string(_ column: Int32) -> String? {
         guard let bytes = bytes(column) else { return nil }
@@ -27,7 +9,7 @@ struct PostgresRow {
     /// An integer column (`t`/`f` for a boolean one read as 1/0); nil when NULL or not an integer.
     func int(_ column: Int32) -> Int? {
         guard let bytes = bytes(column), let first = bytes.first else { return nil }
-        if PQftype(result, column) == Self.boolOID { return first == UInt8(ascii: "t") ? 1 : 0 }
+        if columnType(column) == Self.boolOID { return first == UInt8(ascii: "t") ? 1 : 0 }
         var index = bytes.startIndex
         let negative = first == UInt8(ascii: "-")
         if negative || first == UInt8(ascii: "+") { index += 1 }
@@ -51,15 +33,15 @@ struct PostgresRow {
     /// whatever `LC_NUMERIC` says (`strtod` would read "0.5" as 0 under a decimal-comma locale), and reads
     /// PostgreSQL's `Infinity`, `-Infinity` and `NaN` too.
     func double(_ column: Int32) -> Double? {
-        guard !isNull(column), let text = PQgetvalue(result, row, column) else { return nil }
-        return Double(String(cString: text))
+        guard let bytes = bytes(column) else { return nil }
+        return Double(String(decoding: bytes, as: UTF8.self))
     }
 
     /// A bytea column's bytes (either output format: hex `\x…`, or the older escape format); a text column's UTF-8
     /// bytes. Empty when NULL.
     func blob(_ column: Int32) -> [UInt8] {
         guard let bytes = bytes(column) else { return [] }
-        guard PQftype(result, column) == PostgresParameters.byteaOID else { return Array(bytes) }
+        guard columnType(column) == PostgresParameters.byteaOID else { return Array(bytes) }
         return PostgresByteaText.decode(bytes) ?? Array(bytes)
     }
 
@@ -73,7 +55,7 @@ struct PostgresRow {
     /// it does not know one by one).
     func value(_ column: Int32) -> SQLValue {
         guard !isNull(column) else { return .null }
-        switch PQftype(result, column) {
+        switch columnType(column) {
         case Self.boolOID, 20, 21, 23: return int(column).map { .integer(Int64($0)) } ?? .text(string(column) ?? "")
         case 700, 701, 1700: return double(column).map { .real($0) } ?? .null
         case PostgresParameters.byteaOID: return .blob(blob(column))
@@ -83,14 +65,6 @@ struct PostgresRow {
 
     /// `BOOLOID` from PostgreSQL's catalog.
     private static let boolOID: UInt32 = 16
-
-    private func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8>? {
-        guard PQgetisnull(result, row, column) == 0, let value = PQgetvalue(result, row, column) else { return nil }
-        let count = Int(PQgetlength(result, row, column))
-        return UnsafeRawPointer(value).withMemoryRebound(to: UInt8.self, capacity: count) {
-            UnsafeBufferPointer(start: $0, count: count)
-        }
-    }
 }
 
 /// bytea's text output formats (PostgreSQL "Binary Data Types" 8.4). Pure; no I/O.

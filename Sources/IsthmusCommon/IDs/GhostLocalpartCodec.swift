@@ -1,5 +1,3 @@
-import IsthmusCommon
-
 /// A reversible mapping from any string to Matrix localpart characters: the spec's "Mapping from other character
 /// sets" (appendices §4.2.1.1). Pure.
 ///

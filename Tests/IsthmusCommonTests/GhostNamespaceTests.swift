@@ -1,5 +1,4 @@
 import IsthmusCommon
-import Matrix
 import Testing
 
 /// The ghost-id mapping: valid localparts for any identity, round trips for the short form, recognition.
