@@ -16,16 +16,8 @@ extension DirectChats {
 
     /// Handles the queued events of one DM room, oldest first.
     private func drain(dm room: RoomID) async throws {
-        let entries = try await context.store.inbox(room)
-        let queued = entries.compactMap { entry in
-            (try? JSONDecoder().decode(MatrixRoomEvent.self, from: Data(entry.payload))).map { QueuedMatrixEvent(seq: entry.seq, event: $0) }
-        }
-        if queued.count < entries.count {
-            logger.warning("Undecodable DM events dropped", metadata: ["matrix.dm.id": room.rawValue])
-            for entry in entries where !queued.contains(where: { $0.seq == entry.seq }) {
-                try await durably { try await self.context.store.deleteInbox(seq: entry.seq) }
-            }
-        }
+        let (queued, undecodable) = QueuedMatrixEvent.decoding(try await context.store.inbox(room))
+        await context.drop(undecodable: undecodable, logger: logger)
         await handle(queued)
     }
 
@@ -58,13 +50,13 @@ extension DirectChats {
             do {
                 // A drain and the live hand-over may both bring a row (the first to handle it removes it), and a
                 // replayed event finds itself recorded as handled.
-                guard try await durably({ try await self.context.store.isDirectEventPending(seq: item.seq, eventID: item.event.eventID) })
+                guard try await context.durably({ try await self.context.store.isDirectEventPending(seq: item.seq, eventID: item.event.eventID) })
                 else { continue }
                 guard let handled = try await handle(item.event) else {
                     held.insert(item.event.room)
                     continue
                 }
-                try await durably {
+                try await context.durably {
                     try await self.context.store.consumeDirectEvent(seq: item.seq, eventID: item.event.eventID, room: item.event.room,
                                                                     mapping: handled.mapping, reaction: handled.reaction)
                 }
@@ -133,14 +125,10 @@ extension DirectChats {
             guard try await sendPrivate(file.url, references: MessageReferences(file: file), to: to, for: event, of: chat) else { return nil }
             let sent = Handled(mapping: mapping(of: event, in: chat, kind: .message, target: nil, excerpt: nil))
             // The caption right behind it, as in rooms (a client shows a file only when the body is its URL alone).
-            guard let caption, let from = context.naming.puppetJID(for: chat.matrixUser),
-                  let captionID = OriginID(context.naming.privateOriginID(for: event.eventID).rawValue + "-caption") else { return sent }
-            do {
-                try await context.xmpp.sendChat(from: from, to: to, body: caption, references: MessageReferences(), originID: captionID)
+            guard let caption, let from = context.naming.puppetJID(for: chat.matrixUser) else { return sent }
+            let originID = context.naming.privateOriginID(for: event.eventID)
+            if let captionID = await context.xmpp.sendCaption(caption, of: originID, .chat(from: from, to: to), logger: logger) {
                 remember(captionID, in: event.room)
-            } catch {
-                logger.warning("A file's caption could not be sent as a private message",
-                               metadata: ["matrix.event.id": event.eventID.rawValue, "error": "\(error)"])
             }
             return sent
         case .notice(let text):
@@ -165,7 +153,7 @@ extension DirectChats {
         case .forgetRoom:
             var forgotten = chat
             forgotten.matrixRoom = nil
-            try await durably { try await self.context.store.saveDirectChat(forgotten) }
+            try await context.durably { try await self.context.store.saveDirectChat(forgotten) }
             try? await context.matrix.leave(event.room, as: chat.ghost, reason: nil)
             logger.info("The Matrix user left a DM room; the next private message opens a new one",
                         metadata: ["matrix.dm.id": event.room.rawValue, "matrix.user.id": chat.matrixUser.rawValue])

@@ -127,7 +127,7 @@ actor DirectChats {
             }
             let (bridged, change) = PortalStateMachine.recorded(record, reactions, eventIDs: eventIDs)
             // Mapped so later corrections, retractions and reactions in the DM find it; a repeat maps nothing new.
-            try await durably { try await self.context.store.recordBridgedFromXMPP(bridged, reactions: change) }
+            try await context.durably { try await self.context.store.recordBridgedFromXMPP(bridged, reactions: change) }
             logger.debug("Private message bridged to a DM", metadata: metadata.merging(["matrix.dm.id": room.rawValue,
                                                                                         "kind": bridged.kind.rawValue]) { $1 })
         } catch {
@@ -171,13 +171,13 @@ actor DirectChats {
             chat.matrixRoom = nil
         }
         let pending = chat
-        try await durably { try await store.saveDirectChat(pending) }
+        try await context.durably { try await store.saveDirectChat(pending) }
         try await retrying { try await self.context.matrix.registerGhost(inbound.ghost) }
         // Not retried on an ambiguous failure: a repeat could create a second room.
         let room = try await context.matrix.createDirectRoom(as: inbound.ghost, inviting: inbound.user)
         chat.matrixRoom = room
         let created = chat
-        try await durably { try await store.saveDirectChat(created) }
+        try await context.durably { try await store.saveDirectChat(created) }
         logger.info("DM room created", metadata: ["matrix.room.id": linkedRoom.rawValue, "matrix.dm.id": room.rawValue,
                                                    "matrix.user.id": inbound.user.rawValue])
         return room
@@ -208,29 +208,17 @@ actor DirectChats {
         if recentlySent.count > Self.recentlySentLimit { recentlySent.removeFirst(recentlySent.count - Self.recentlySentLimit) }
     }
 
-    /// Runs `call`, again after 1, 2, 4, 8 and 16 s while the homeserver is unavailable (a private message from XMPP
-    /// is in memory only: the MUC does not archive it). Blocks the DMs meanwhile, which all need the homeserver too.
+    /// Runs `call`, again after each of the first five pauses of ``Backoff`` (1, 2, 4, 8 and 16 s) while the
+    /// homeserver is unavailable (a private message from XMPP is in memory only: the MUC does not archive it). Blocks
+    /// the DMs meanwhile, which all need the homeserver too.
     func retrying<T: Sendable>(_ call: () async throws -> T) async throws -> T {
-        var pause = Duration.seconds(1)
-        for _ in 0..<5 {
+        for attempt in 0..<5 {
             do {
                 return try await call()
             } catch is MatrixLinkError {
-                try await Task.sleep(for: pause)
-                pause *= 2
+                try await Task.sleep(for: Backoff().pause(after: attempt))
             }
         }
         return try await call()
-    }
-
-    /// Runs a store write, waiting while the disk is full (see ``StoreWriteGate``).
-    func durably<T: Sendable>(_ write: () async throws -> T) async throws -> T {
-        while true {
-            do {
-                return try await write()
-            } catch where context.writeGate.noteFailure(error) {
-                guard await context.writeGate.waitUntilWritable() else { throw error }
-            }
-        }
     }
 }
