@@ -210,7 +210,8 @@ public struct BridgeRuntime: Sendable {
     /// Appservice ping (Matrix client API §10.3.5): proves the homeserver reaches us and makes Synapse retry at once
     /// what it queued while we were down. Retried with backoff until it works or the task is cancelled.
     static func pingHomeserver(_ client: MatrixClient, appserviceID: String, metrics: BridgeMetrics, logger: Logger) async {
-        var delay = Duration.milliseconds(500)
+        let backoff = Backoff(first: .milliseconds(500))
+        var attempt = 0
         while !Task.isCancelled {
             let start = ContinuousClock.now
             do {
@@ -222,8 +223,8 @@ public struct BridgeRuntime: Sendable {
                 metrics.homeserverRequest("ping", succeeded: false, duration: .now - start)
                 logger.warning("Homeserver ping failed; retrying", metadata: ["error": error.description])
             }
-            try? await Task.sleep(for: delay)
-            delay = min(delay * 2, .seconds(30))
+            try? await Task.sleep(for: backoff.pause(after: attempt))
+            attempt += 1
         }
     }
 }

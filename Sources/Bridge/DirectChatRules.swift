@@ -3,8 +3,9 @@ import IsthmusStore
 import Media
 import XMPP
 
-/// The decisions of the DM path (MUC private messages ↔ Matrix DM rooms, RICH.md §12), as pure functions: the
-/// ``DirectChats`` actor reads the store, asks these what to do, and does it.
+/// The decisions of the DM path (MUC private messages ↔ Matrix DM rooms, RICH.md §12), as pure functions: what a
+/// Matrix event becomes, asked by ``DirectChatMachine``, and what a private message becomes, asked by the
+/// ``DirectChats`` actor.
 enum DirectChatRules {
     /// A MUC private message to a Matrix user's occupant, on its way to their DM.
     struct Inbound: Sendable, Equatable {

@@ -17,7 +17,8 @@ import Synchronization
 ///   They wait while the linked room's portal is not active (after a start, until its puppets have rejoined the MUC).
 /// - A private message the MUC bounces comes back here (by its origin-id) as a notice in the DM.
 ///
-/// What to send for a message is ``DirectChatRules``' (pure functions); the rest this actor still decides itself,
+/// Matrix → XMPP is decided by ``DirectChatMachine`` (one store read per event, then its actions performed). What
+/// to send from XMPP is ``DirectChatRules``' (pure functions); the rest of that way this actor still decides itself,
 /// between its store and homeserver calls: whether a DM room is still usable or a new one is opened, what a body-less
 /// message with no DM refers to, and the retries.
 actor DirectChats {
@@ -43,20 +44,17 @@ actor DirectChats {
     let logger: Logger
     private let work: AsyncStream<Work>
     private let feed: AsyncStream<Work>.Continuation
-    /// Linked rooms whose portal is active (its puppets joined): their DMs' Matrix events can go out.
-    var activeRooms: Set<RoomID> = []
-    /// The DM room of each private message sent lately, by origin-id, to place a bounce (most recent last; bounded).
-    private(set) var recentlySent: [(OriginID, RoomID)] = []
-    static let recentlySentLimit = 500
+    /// Matrix → XMPP's decisions, and what they remember: the active linked rooms, the encrypted events' notices,
+    /// the private messages sent lately.
+    var machine: DirectChatMachine
     /// Which declined invitations get a log line (anyone on Matrix can invite a ghost: one line a minute at most).
-    /// Encrypted events get a notice, at most one an hour per DM.
-    var encryptedNotices = EncryptedEventNotices()
     let declineLog = Mutex(RefusalLogLimiter())
     static let declineLogKey = RefusalLogLimiter.Key(address: "matrix", reason: "dm_invitation_declined")
 
     init(context: BridgeContext) {
         self.context = context
         logger = context.logger.with(label: "bridge.dm")
+        machine = DirectChatMachine(configuration: .init(naming: context.naming, mediaLinks: context.media?.signer))
         (work, feed) = AsyncStream.makeStream(of: Work.self)
     }
 
@@ -78,12 +76,8 @@ actor DirectChats {
             case .fromXMPP(let inbound, let linkedRoom, let muc): await deliverToMatrix(inbound, linkedRoom: linkedRoom, muc: muc)
             case .matrixEvents(let queued): await handleArrived(queued)
             case .linkStatus(let room, let status):
-                if status == .active {
-                    activeRooms.insert(room)
-                    await drain(linkedRoom: room)
-                } else {
-                    activeRooms.remove(room)
-                }
+                machine.linkStatus(room, active: status == .active)
+                if status == .active { await drain(linkedRoom: room) }
             case .bounced(let originID, let nick, let error): await bounced(originID, nick: nick, error: error)
             case .leave(let room, let ghost, let reason): await leave(room, as: ghost, reason: reason)
             }
@@ -127,7 +121,7 @@ actor DirectChats {
             }
             let (bridged, change) = PortalStateMachine.recorded(record, reactions, eventIDs: eventIDs)
             // Mapped so later corrections, retractions and reactions in the DM find it; a repeat maps nothing new.
-            try await durably { try await self.context.store.recordBridgedFromXMPP(bridged, reactions: change) }
+            try await context.durably { try await self.context.store.recordBridgedFromXMPP(bridged, reactions: change) }
             logger.debug("Private message bridged to a DM", metadata: metadata.merging(["matrix.dm.id": room.rawValue,
                                                                                         "kind": bridged.kind.rawValue]) { $1 })
         } catch {
@@ -171,13 +165,13 @@ actor DirectChats {
             chat.matrixRoom = nil
         }
         let pending = chat
-        try await durably { try await store.saveDirectChat(pending) }
+        try await context.durably { try await store.saveDirectChat(pending) }
         try await retrying { try await self.context.matrix.registerGhost(inbound.ghost) }
         // Not retried on an ambiguous failure: a repeat could create a second room.
         let room = try await context.matrix.createDirectRoom(as: inbound.ghost, inviting: inbound.user)
         chat.matrixRoom = room
         let created = chat
-        try await durably { try await store.saveDirectChat(created) }
+        try await context.durably { try await store.saveDirectChat(created) }
         logger.info("DM room created", metadata: ["matrix.room.id": linkedRoom.rawValue, "matrix.dm.id": room.rawValue,
                                                    "matrix.user.id": inbound.user.rawValue])
         return room
@@ -195,42 +189,25 @@ actor DirectChats {
 
     // MARK: Helpers
 
-    func notice(_ text: String, in chat: DirectChat, subject: String) async throws {
-        guard let room = chat.matrixRoom else { return }
+    /// An `m.notice` from `ghost` in `room`, its txnId derived from `subject` (a repeat posts nothing new).
+    func notice(_ text: String, in room: RoomID, as ghost: UserID, subject: String) async throws {
         _ = try await retrying {
-            try await self.context.matrix.send(OutgoingMatrixMessage(kind: .notice, body: text), as: chat.ghost, in: room,
+            try await self.context.matrix.send(OutgoingMatrixMessage(kind: .notice, body: text), as: ghost, in: room,
                                                txnID: self.context.naming.noticeTxnID(subject: subject), timestamp: nil)
         }
     }
 
-    func remember(_ originID: OriginID, in room: RoomID) {
-        recentlySent.append((originID, room))
-        if recentlySent.count > Self.recentlySentLimit { recentlySent.removeFirst(recentlySent.count - Self.recentlySentLimit) }
-    }
-
-    /// Runs `call`, again after 1, 2, 4, 8 and 16 s while the homeserver is unavailable (a private message from XMPP
-    /// is in memory only: the MUC does not archive it). Blocks the DMs meanwhile, which all need the homeserver too.
+    /// Runs `call`, again after each of the first five pauses of ``Backoff`` (1, 2, 4, 8 and 16 s) while the
+    /// homeserver is unavailable (a private message from XMPP is in memory only: the MUC does not archive it). Blocks
+    /// the DMs meanwhile, which all need the homeserver too.
     func retrying<T: Sendable>(_ call: () async throws -> T) async throws -> T {
-        var pause = Duration.seconds(1)
-        for _ in 0..<5 {
+        for attempt in 0..<5 {
             do {
                 return try await call()
             } catch is MatrixLinkError {
-                try await Task.sleep(for: pause)
-                pause *= 2
+                try await Task.sleep(for: Backoff().pause(after: attempt))
             }
         }
         return try await call()
-    }
-
-    /// Runs a store write, waiting while the disk is full (see ``StoreWriteGate``).
-    func durably<T: Sendable>(_ write: () async throws -> T) async throws -> T {
-        while true {
-            do {
-                return try await write()
-            } catch where context.writeGate.noteFailure(error) {
-                guard await context.writeGate.waitUntilWritable() else { throw error }
-            }
-        }
     }
 }

@@ -20,12 +20,12 @@ extension Portal {
     func prepareGhost(_ setup: PortalStateMachine.GhostSetup) async throws {
         let room = link.matrixRoom
         try await context.matrix.registerGhost(setup.ghost)
-        if try await durably({ try await context.store.recordGhost(setup.ghost, identity: setup.identity, globalName: setup.nick) }) {
+        if try await context.durably({ try await context.store.recordGhost(setup.ghost, identity: setup.identity, globalName: setup.nick) }) {
             try await context.matrix.setDisplayname(setup.nick, for: setup.ghost)
         }
         if setup.join { try await context.matrix.join(room, as: setup.ghost) }
         try await context.matrix.setRoomDisplayname(setup.nick, for: setup.ghost, in: room)
-        try await durably { try await context.store.saveRoomGhost(setup.saved) }
+        try await context.durably { try await context.store.saveRoomGhost(setup.saved) }
     }
 
     func prepareGhostOutcome(_ setup: PortalStateMachine.GhostSetup) async -> PortalStateMachine.Input {
@@ -84,7 +84,7 @@ extension Portal {
     func renameGhost(_ ghost: RoomGhost) async {
         do {
             try await context.matrix.setRoomDisplayname(ghost.nick, for: ghost.user, in: link.matrixRoom)
-            try await durably { try await context.store.saveRoomGhost(ghost) }
+            try await context.durably { try await context.store.saveRoomGhost(ghost) }
         } catch {
             logger.error("Could not rename a ghost", metadata: ["matrix.user.id": ghost.user.rawValue, "error": "\(error)"])
         }
@@ -103,7 +103,7 @@ extension Portal {
                     try await context.matrix.leave(room, as: ghost, reason: reason)
                 }
             }
-            if let saving { try await durably { try await context.store.saveRoomGhost(saving) } }
+            if let saving { try await context.durably { try await context.store.saveRoomGhost(saving) } }
         } catch {
             logger.error("Ghost could not leave", metadata: ["matrix.user.id": ghost.rawValue, "error": "\(error)"])
         }

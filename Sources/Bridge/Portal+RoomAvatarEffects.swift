@@ -26,7 +26,7 @@ extension Portal {
             return .failed(Self.matrixFailure(error))
         }
         do {
-            try await durably { try await context.store.setRoomAvatar(room, record) }
+            try await context.durably { try await context.store.setRoomAvatar(room, record) }
         } catch {
             // Set but not recorded: the next activation sets it again (the upload is kept by hash).
             logger.error("Could not record the room's avatar", metadata: ["error": "\(error)"])

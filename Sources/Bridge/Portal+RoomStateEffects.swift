@@ -19,7 +19,7 @@ extension Portal {
         let room = link.matrixRoom
         do {
             try await context.matrix.setRoomName(name, in: room)
-            try await durably { try await context.store.setKnownRoomName(room, name) }
+            try await context.durably { try await context.store.setKnownRoomName(room, name) }
         } catch {
             logger.warning("Could not set the Matrix room's name", metadata: ["error": "\(Self.describe(error))"])
         }
@@ -28,7 +28,7 @@ extension Portal {
     func recordSubject(_ subject: String) async {
         let room = link.matrixRoom
         do {
-            try await durably { try await context.store.setKnownSubject(room, subject) }
+            try await context.durably { try await context.store.setKnownSubject(room, subject) }
         } catch {
             logger.error("Could not record the room's subject", metadata: ["error": "\(error)"])
         }
@@ -38,7 +38,7 @@ extension Portal {
     func recordDestruction(detail: String) async {
         let room = link.matrixRoom
         do {
-            try await durably { try await context.store.markRoomLinkDestroyed(room, detail: detail) }
+            try await context.durably { try await context.store.markRoomLinkDestroyed(room, detail: detail) }
         } catch {
             logger.error("Could not record the MUC's destruction", metadata: ["error": "\(error)"])
         }
@@ -76,7 +76,7 @@ extension Portal {
     func moveLink(_ upgrade: PortalStateMachine.RoomUpgrade) async -> PortalStateMachine.Input {
         let (old, new) = (link.matrixRoom, upgrade.replacement)
         do {
-            _ = try await durably { try await context.store.moveRoomLink(from: old, to: new) }
+            _ = try await context.durably { try await context.store.moveRoomLink(from: old, to: new) }
             return .linkMoved(upgrade, moved: true)
         } catch {
             logger.error("Could not move the link to the replacement room", metadata: ["error": "\(error)"])

@@ -11,14 +11,14 @@ extension Portal {
     func loadRoom() async -> PortalStateMachine.Input {
         let room = link.matrixRoom
         do {
-            let first = try await durably { try await context.store.recordFirstActivation(room, at: context.clock.wallNow()) }
+            let first = try await context.durably { try await context.store.recordFirstActivation(room, at: context.clock.wallNow()) }
             return .roomLoaded(PortalStateMachine.RoomSnapshot(
                 puppets: try await context.store.puppets(room), ghosts: try await context.store.roomGhosts(room),
                 firstActivation: first, lastStanzaID: try await context.store.lastStanzaID(room),
                 activeSince: try await context.store.activeSince(room), undelivered: try await context.store.undeliveredMappings(room),
                 texts: try await context.store.roomTexts(room), avatar: try await context.store.roomAvatar(room)))
         } catch {
-            if await storeIsBack(after: error) { return await loadRoom() }
+            if await context.storeIsBack(after: error) { return await loadRoom() }
             logger.error("Could not read the room's state", metadata: ["error": "\(error)"])
             return .roomLoaded(nil)
         }
@@ -36,7 +36,7 @@ extension Portal {
             return .bridgedLookedUp(message, bridged: false, targets: try await store.xmppTargets(of: message, in: room))
         } catch {
             // Not dropped while the store is out of reach: the message waits (and XMPP reading with it) until it is back.
-            if await storeIsBack(after: error) { return await lookUpBridged(message) }
+            if await context.storeIsBack(after: error) { return await lookUpBridged(message) }
             logger.error("Message map lookup failed", metadata: ["error": "\(error)"])
             return .bridgedLookedUp(message, bridged: nil)
         }
@@ -59,7 +59,7 @@ extension Portal {
             }
             return .matrixTargetsResolved(queued, targets)
         } catch {
-            if await storeIsBack(after: error) { return await resolveMatrixTargets(queued) }
+            if await context.storeIsBack(after: error) { return await resolveMatrixTargets(queued) }
             logger.error("Message map lookup failed", metadata: ["matrix.event.id": event.eventID.rawValue, "error": "\(error)"])
             return .matrixTargetsResolved(queued, nil)
         }
@@ -74,11 +74,11 @@ extension Portal {
         let room = link.matrixRoom
         context.metrics.reflected(muc: link.muc, stanzaID: stanzaID)
         do {
-            if let originID, try await durably({ try await context.store.markDeliveredIfOurs(room: room, originID: originID, stanzaID: stanzaID) }) {
+            if let originID, try await context.durably({ try await context.store.markDeliveredIfOurs(room: room, originID: originID, stanzaID: stanzaID) }) {
                 context.metrics.deliveredToXMPP(room: room, originID: originID, now: context.clock.now())
                 return
             }
-            if let stanzaID { try await durably { try await context.store.setLastStanzaID(room, stanzaID) } }
+            if let stanzaID { try await context.durably { try await context.store.setLastStanzaID(room, stanzaID) } }
         } catch {
             logger.error("Could not record a receipt", metadata: ["error": "\(error)"])
         }
@@ -90,7 +90,7 @@ extension Portal {
     /// that assigns no stanza-id has no archive either: its messages arrive once, live.)
     func recordBridged(_ mapping: MessageMapping, reactions: ReactionChange) async {
         do {
-            try await durably { try await context.store.recordBridgedFromXMPP(mapping, reactions: reactions) }
+            try await context.durably { try await context.store.recordBridgedFromXMPP(mapping, reactions: reactions) }
             context.metrics.bridgedToMatrix(room: link.matrixRoom, eventID: mapping.eventID, now: context.clock.now())
         } catch {
             logger.error("Could not record a bridged message", metadata: ["error": "\(error)"])
@@ -100,7 +100,7 @@ extension Portal {
     func recordRoomFeatures(_ features: RoomFeatures) async {
         let room = link.matrixRoom
         do {
-            try await durably { try await context.store.updateRoomLinkArchive(room, archive: features.canCatchUp) }
+            try await context.durably { try await context.store.updateRoomLinkArchive(room, archive: features.canCatchUp) }
         } catch {
             logger.error("Could not record the MUC's features", metadata: ["error": "\(error)"])
         }
@@ -108,25 +108,25 @@ extension Portal {
 
     /// A refused XMPP message is mapped `failed` (so it is not retried) and the resume point moves past it, in one commit.
     func recordRefused(_ mapping: MessageMapping) async {
-        _ = try? await durably { try await context.store.recordBridgedFromXMPP(mapping) }
+        _ = try? await context.durably { try await context.store.recordBridgedFromXMPP(mapping) }
     }
 
     func lookUpOwnMessage(_ originID: OriginID, error: StanzaErrorInfo) async -> PortalStateMachine.Input {
         let room = link.matrixRoom
-        return .ownMessageFound(originID, mapping: try? await durably { try await context.store.mapping(room: room, originID: originID) },
+        return .ownMessageFound(originID, mapping: try? await context.durably { try await context.store.mapping(room: room, originID: originID) },
                                 error: error)
     }
 
     func markFailed(_ originID: OriginID) async {
         context.metrics.refusedByXMPP(room: link.matrixRoom, originID: originID)
         let room = link.matrixRoom
-        try? await durably { try await context.store.markFailed(room: room, originID: originID) }
+        try? await context.durably { try await context.store.markFailed(room: room, originID: originID) }
     }
 
     func loadUndelivered() async -> PortalStateMachine.Input {
         do {
             let room = link.matrixRoom
-            return .undeliveredLoaded(try await durably { try await context.store.undeliveredMappings(room) })
+            return .undeliveredLoaded(try await context.durably { try await context.store.undeliveredMappings(room) })
         } catch {
             logger.error("Could not read undelivered messages", metadata: ["error": "\(error)"])
             return .undeliveredLoaded(nil)
@@ -141,23 +141,16 @@ extension Portal {
         let entries: [InboxEntry]
         do {
             let room = link.matrixRoom
-            entries = try await durably { try await context.store.inbox(room) }
+            entries = try await context.durably { try await context.store.inbox(room) }
         } catch {
             logger.error("Could not read the Matrix inbox", metadata: ["error": "\(error)"])
             return .inboxRead(nil)
         }
-        let decoder = JSONDecoder()
-        var queued: [QueuedMatrixEvent] = []
-        queued.reserveCapacity(entries.count)
-        for entry in entries {
-            guard let event = try? decoder.decode(MatrixRoomEvent.self, from: Data(entry.payload)) else {
-                logger.error("Dropping an undecodable inbox entry", metadata: ["matrix.event.id": entry.eventID.rawValue])
-                try? await context.store.deleteInbox(seq: entry.seq)
-                continue
-            }
-            queued.append(QueuedMatrixEvent(seq: entry.seq, event: event))
-            if let kind = event.metricsKind {   // for the kind label; no latency (entered earlier)
-                context.metrics.enteredFromMatrix(room: link.matrixRoom, originID: context.naming.originID(for: event.eventID),
+        let (queued, undecodable) = QueuedMatrixEvent.decoding(entries)
+        await context.drop(undecodable: undecodable, logger: logger)
+        for item in queued {
+            if let kind = item.event.metricsKind {   // for the kind label; no latency (entered earlier)
+                context.metrics.enteredFromMatrix(room: link.matrixRoom, originID: context.naming.originID(for: item.event.eventID),
                                                   kind: kind, at: nil, now: context.clock.now())
             }
         }
@@ -167,7 +160,7 @@ extension Portal {
     func insertMapping(_ mapping: MessageMapping, consumingInbox seq: Int64, delivery: PortalStateMachine.XMPPDelivery,
                        reaction: ReactionChange?) async -> PortalStateMachine.Input {
         do {
-            return .mappingInserted(delivery, inserted: try await durably {
+            return .mappingInserted(delivery, inserted: try await context.durably {
                 try await context.store.insertMapping(mapping, consumingInbox: seq, reaction: reaction)
             })
         } catch {
@@ -178,7 +171,7 @@ extension Portal {
 
     func dequeue(seq: Int64) async {
         do {
-            try await durably { try await context.store.deleteInbox(seq: seq) }
+            try await context.durably { try await context.store.deleteInbox(seq: seq) }
         } catch {
             logger.error("Could not dequeue a Matrix event", metadata: ["error": "\(error)"])
         }
@@ -186,7 +179,7 @@ extension Portal {
 
     func savePuppet(_ puppet: Puppet) async {
         do {
-            try await durably { try await context.store.savePuppet(puppet) }
+            try await context.durably { try await context.store.savePuppet(puppet) }
         } catch {
             logger.error("Could not save a puppet", metadata: ["matrix.user.id": puppet.user.rawValue, "error": "\(error)"])
         }
@@ -200,7 +193,7 @@ extension Portal {
     func setStatus(_ status: RoomLink.Status, detail: String?) async {
         do {
             let room = link.matrixRoom
-            try await durably { try await context.store.updateRoomLinkStatus(room, status: status, detail: detail) }
+            try await context.durably { try await context.store.updateRoomLinkStatus(room, status: status, detail: detail) }
         } catch {
             logger.error("Could not record link status", metadata: ["error": "\(error)"])
         }
@@ -246,28 +239,5 @@ extension Portal {
         }
         context.notify(.unlinked(room))
         logger.info("Unlinked")
-    }
-
-    /// Runs one store call (a write, or a read the portal cannot go on without). While the disk is full or the
-    /// database out of reach (``StoreWriteGate``) it waits until the store can write again and retries, so the portal
-    /// pauses instead of going on without the record; it gives up (rethrows) only when the bridge is stopping, or for
-    /// any other failure. Runs on the portal's actor; does store I/O.
-    func durably<T: Sendable>(_ write: () async throws -> T) async throws -> T {
-        while true {
-            do {
-                return try await write()
-            } catch where context.writeGate.noteFailure(error) {
-                guard await context.writeGate.waitUntilWritable() else { throw error }
-            }
-        }
-    }
-
-    /// After a failed store call: true once the store can write again when the failure was a full disk or an
-    /// unreachable database, and the caller tries its whole step again (for steps of several reads, where
-    /// ``durably(_:)`` would repeat only the one that failed); false at once for any other failure, or when the bridge
-    /// is stopping. Runs on the portal's actor.
-    func storeIsBack(after error: any Error) async -> Bool {
-        guard context.writeGate.noteFailure(error) else { return false }
-        return await context.writeGate.waitUntilWritable()
     }
 }

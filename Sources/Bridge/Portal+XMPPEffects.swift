@@ -37,16 +37,9 @@ extension Portal {
         do {
             try await context.xmpp.sendGroupchat(room: link.muc, from: puppet.occupant, body: delivery.stanza.body,
                                                  references: delivery.stanza.references, originID: delivery.originID)
-            if let caption = delivery.stanza.caption, let captionID = OriginID(delivery.originID.rawValue + "-caption") {
-                // A media message's caption, right behind it (see PortalStateMachine+Media.swift); the map tracks the
-                // file, so a failure here must not make the file go out again: it is logged (the SFS desc has it too).
-                do {
-                    try await context.xmpp.sendGroupchat(room: link.muc, from: puppet.occupant, body: caption,
-                                                         references: MessageReferences(), originID: captionID)
-                } catch {
-                    logger.warning("A media message's caption could not be sent", metadata: [
-                        "xmpp.origin.id": captionID.rawValue, "error": "\(error)"])
-                }
+            if let caption = delivery.stanza.caption {
+                _ = await context.xmpp.sendCaption(caption, of: delivery.originID, .groupchat(room: link.muc, from: puppet.occupant),
+                                                   logger: logger)
             }
             return .groupchatSent(delivery, nil)
         } catch {

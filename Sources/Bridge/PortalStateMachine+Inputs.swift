@@ -19,8 +19,8 @@ extension PortalStateMachine {
         var mucDestroyed = false
         /// How long a paused inbox waits after an XMPP request timed out.
         var inboxRetryDelay: Duration = .seconds(5)
-        /// The longest pause between attempts while the homeserver is unavailable.
-        var maxMatrixBackoff: Duration = .seconds(30)
+        /// The pauses between attempts while the homeserver is unavailable.
+        var matrixBackoff = Backoff()
         /// The power level each MUC position gives a ghost.
         var roleLevels = RoleLevels()
         /// The link's opt-in: Matrix moderators' occupants get the MUC moderator role.

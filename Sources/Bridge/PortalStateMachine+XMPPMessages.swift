@@ -226,7 +226,7 @@ extension PortalStateMachine {
         switch failure {
         case .unavailable(let reason):
             // The homeserver is down or overloaded: wait (this room's later events wait too, keeping order).
-            let pause = min(Duration.seconds(1) * (1 << min(delivery.attempt, 16)), configuration.maxMatrixBackoff)
+            let pause = configuration.matrixBackoff.pause(after: delivery.attempt)
             var next = delivery
             next.attempt += 1
             return [.log(LogEntry(level: .warning, message: "Homeserver unavailable; retrying",
