@@ -20,7 +20,7 @@ extension ComponentXMPPLink {
                                              text: message.error?.text) : nil)
         translated.references = message.references
         translated.subject = message.subject
-        translated.statusCodes = Set(message.mucUser?.statusCodes.map(\.rawValue) ?? [])
+        translated.statusCodes = Set(message.mucUser?.statusCodes ?? [])
         translated.signals = message.signals
         return translated
     }
@@ -69,7 +69,7 @@ extension ComponentXMPPLink {
         var translated = RoomPresence(
             room: from.bare, nick: nick, to: presence.to, available: presence.type == .available,
             occupantID: presence.occupantID, realJID: item?.jid?.bare,
-            statusCodes: Set(presence.statusCodes.map(\.rawValue)), newNick: item?.nick, reason: item?.reason,
+            statusCodes: Set(presence.statusCodes), newNick: item?.nick, reason: item?.reason,
             error: presence.type == .error
                 ? StanzaErrorInfo(condition: presence.error?.condition ?? .undefinedCondition, text: presence.error?.text)
                 : nil,

@@ -5,6 +5,7 @@ import XMPPComponent
 @_exported import struct XMPP.StanzaErrorCondition
 @_exported import enum XMPP.MUCAffiliation
 @_exported import enum XMPP.MUCRole
+@_exported import struct XMPP.MUCStatusCode
 @_exported import struct XMPP.MessageReferences
 @_exported import struct XMPP.ModerationRequest
 @_exported import struct XMPP.ChatSignals
@@ -167,7 +168,7 @@ public struct RoomMessage: Sendable, Equatable {
     /// no body is a subject change (or the subject sent on join); one with a body is a plain message.
     public var subject: String?
     /// XEP-0045 status codes of a message from the room itself (104: its configuration changed).
-    public var statusCodes: Set<Int> = []
+    public var statusCodes: Set<MUCStatusCode> = []
     /// Its XEP-0085 chat state and XEP-0333 displayed marker, if any.
     public var signals = ChatSignals()
 
@@ -204,7 +205,7 @@ public struct RoomPresence: Sendable, Equatable {
     /// The occupant's role (`muc#user` `item role`, XEP-0045 §5.1), when the room says.
     public var role: MUCRole?
     /// XEP-0045 status codes (110 self, 201 created, 210 nick rewritten, 303 nick change, 307 kick, 301 ban, …).
-    public var statusCodes: Set<Int>
+    public var statusCodes: Set<MUCStatusCode>
     /// The new nick on a 303 nick change.
     public var newNick: String?
     /// Reason of a kick or ban.
@@ -217,7 +218,7 @@ public struct RoomPresence: Sendable, Equatable {
     public var avatar: AvatarUpdate?
 
     public init(room: JID, nick: String, to: JID? = nil, available: Bool, occupantID: OccupantID? = nil, realJID: JID? = nil,
-                statusCodes: Set<Int> = [], newNick: String? = nil, reason: String? = nil, error: StanzaErrorInfo? = nil,
+                statusCodes: Set<MUCStatusCode> = [], newNick: String? = nil, reason: String? = nil, error: StanzaErrorInfo? = nil,
                 affiliation: MUCAffiliation? = nil, role: MUCRole? = nil) {
         self.room = room
         self.affiliation = affiliation

@@ -83,7 +83,7 @@ import TestSupport
 
         // Romeo renames, then leaves: the next reply goes to the new nick; the one after gets a notice.
         harness.xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "Romeo", to: FakeXMPPLink.bot, available: false,
-                                                       realJID: romeoJID, statusCodes: [303], newNick: "Romeo2")))
+                                                       realJID: romeoJID, statusCodes: [.nickChanged], newNick: "Romeo2")))
         try await eventually("renamed in the store") { try await harness.store.roomGhost(ghost, in: room)?.nick == "Romeo2" }
         try await harness.bridge.acceptMatrixEvents([dmText("renamed?", in: dm, id: "$r3")])
         try await eventually("reply to the new nick") { harness.xmpp.state.withLock { $0.chats.count } == 3 }

@@ -71,11 +71,11 @@ actor LinkConsent {
         case .presence(let presence):
             guard presence.to == nil || presence.to == bot, presence.error == nil, presence.nick != ownNick,
                   !presence.nick.isEmpty,   // the room's own presence (its avatar hash) is no occupant
-                  !presence.statusCodes.contains(110) else { return [] }
+                  !presence.statusCodes.contains(.selfPresence) else { return [] }
             let occupant = LinkConsentMachine.Occupant(nick: presence.nick, affiliation: presence.affiliation,
                                                        occupantID: presence.occupantID, realJID: presence.realJID)
             return machine.presence(occupant, available: presence.available,
-                                    newNick: presence.statusCodes.contains(303) ? presence.newNick : nil, now: clock.now())
+                                    newNick: presence.statusCodes.contains(.nickChanged) ? presence.newNick : nil, now: clock.now())
         case .privateMessage(let message):
             guard message.to == nil || message.to == bot, let body = message.body else { return [] }
             let sender = LinkConsentMachine.Occupant(nick: message.nick, affiliation: nil, occupantID: message.occupantID,

@@ -88,7 +88,7 @@ struct MachineFixture {
                     fromArchive: archived)
     }
 
-    func presence(_ nick: String, available: Bool = true, codes: Set<Int> = [], newNick: String? = nil, reason: String? = nil,
+    func presence(_ nick: String, available: Bool = true, codes: Set<MUCStatusCode> = [], newNick: String? = nil, reason: String? = nil,
                   occupantID: String? = nil) -> RoomPresence {
         RoomPresence(room: muc, nick: nick, to: naming.botOccupant, available: available, occupantID: occupantID.flatMap(OccupantID.init),
                      statusCodes: codes, newNick: newNick, reason: reason)

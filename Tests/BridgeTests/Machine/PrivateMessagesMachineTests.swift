@@ -32,7 +32,7 @@ import XMPP
         f.activate(members: [f.alice: "Alice"])
         _ = f.act(.xmppPresence(f.presence("romeo")))
         let ghost = f.ghost(of: "romeo")
-        _ = f.act(.xmppPresence(f.presence("romeo", available: false, codes: [303], newNick: "romeo2")))
+        _ = f.act(.xmppPresence(f.presence("romeo", available: false, codes: [.nickChanged], newNick: "romeo2")))
         guard case .deliverPrivateToMatrix(let sent)? = f.act(.xmppPrivateMessage(privateMessage(f, from: "romeo2", to: f.alice, "hi"))).first else {
             Issue.record("not delivered")
             return

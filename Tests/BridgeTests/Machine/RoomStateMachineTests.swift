@@ -178,7 +178,7 @@ import Testing
         // Status 104 from the room: disco#info is read again; an unchanged name is not set again.
         var notice = f.groupchat("", "", stanzaID: nil)
         notice.body = nil
-        notice.statusCodes = [104]
+        notice.statusCodes = [.configurationChanged]
         #expect(f.act(.xmppMessage(notice)) == [.readRoomFeatures])
         #expect(f.act(.roomFeaturesRead(RoomFeatures(stanzaIDs: true, archive: true, name: "Lounge")))
                 == [.recordRoomFeatures(RoomFeatures(stanzaIDs: true, archive: true, name: "Lounge"))])
@@ -207,7 +207,7 @@ import Testing
         var f = active(features: RoomFeatures(stanzaIDs: true, archive: true, name: "Lounge"))
         var notice = f.groupchat("", "", stanzaID: nil)
         notice.body = nil
-        notice.statusCodes = [104]
+        notice.statusCodes = [.configurationChanged]
         // disco#info is read again (the room's avatar may have changed), but the name is not copied.
         #expect(f.act(.xmppMessage(notice)) == [.readRoomFeatures])
         #expect(f.act(.roomFeaturesRead(RoomFeatures(stanzaIDs: true, archive: true, name: "Salon")))
@@ -218,7 +218,7 @@ import Testing
 
     @Test func aDestroyedMUCPutsTheLinkInErrorNamesTheVenueAndIsNotRejoined() {
         var f = active()
-        var gone = f.presence("Matrix", available: false, codes: [110])
+        var gone = f.presence("Matrix", available: false, codes: [.selfPresence])
         gone.destroyed = RoomDestruction(reason: "Moved", alternateVenue: JID("salon@conference.localhost")!)
         #expect(f.act(.xmppPresence(gone)) == [
             .recordDestruction(detail: "the XMPP room was destroyed: Moved; alternate venue xmpp:salon@conference.localhost?join"),
@@ -268,7 +268,7 @@ import Testing
 
     @Test func aDestructionWithoutReasonOrVenueSaysSo() {
         var f = active()
-        var gone = f.presence("Matrix", available: false, codes: [110])
+        var gone = f.presence("Matrix", available: false, codes: [.selfPresence])
         gone.destroyed = RoomDestruction()
         #expect(f.act(.xmppPresence(gone)) == [
             .recordDestruction(detail: "the XMPP room was destroyed"),
