@@ -6,6 +6,11 @@ import XMPPComponent
 @_exported import enum XMPP.MUCAffiliation
 @_exported import enum XMPP.MUCRole
 @_exported import struct XMPP.MUCStatusCode
+@_exported import enum XMPP.JoinOutcome
+@_exported import enum XMPP.NickChangeOutcome
+@_exported import enum XMPP.SelfPingOutcome
+@_exported import struct XMPP.SelfPresence
+@_exported import struct XMPP.StanzaError
 @_exported import struct XMPP.MessageReferences
 @_exported import struct XMPP.ModerationRequest
 @_exported import struct XMPP.ChatSignals
@@ -20,11 +25,11 @@ import XMPPComponent
 public protocol XMPPLink: Sendable {
     /// Joins `room` as `nick` on behalf of `occupant` (a full JID under the component), asking for no history.
     /// A join that creates a locked room configures it as an instant room before returning.
-    func join(room: JID, nick: String, occupant: JID) async throws -> MUCJoinResult
+    func join(room: JID, nick: String, occupant: JID) async throws -> JoinOutcome
     /// Leaves `room` (unavailable presence from `occupant` to its occupant JID), with an optional status text.
     func leave(room: JID, nick: String, occupant: JID, status: String?) async throws
     /// Changes `occupant`'s nick in `room` (XEP-0045 §7.6).
-    func changeNick(room: JID, to nick: String, occupant: JID) async throws -> MUCJoinResult
+    func changeNick(room: JID, to nick: String, occupant: JID) async throws -> NickChangeOutcome
     /// Sends a groupchat message from `occupant` with an XEP-0359 origin-id (also used as the stanza id), and the
     /// elements that make it a reply, correction, retraction or reaction (``MessageReferences``); `body` nil: none.
     func sendGroupchat(room: JID, from occupant: JID, body: String?, references: MessageReferences, originID: OriginID) async throws
@@ -54,7 +59,7 @@ public protocol XMPPLink: Sendable {
     /// displayed marker). Best effort: no origin-id, no receipt is waited for.
     func sendSignals(room: JID, from occupant: JID, _ signals: ChatSignals) async throws
     /// XEP-0410 self-ping of `occupant`'s occupant JID: is it still joined?
-    func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult
+    func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingOutcome
     /// The room's archive (XEP-0313) after `after` (or since `since` when no id is known), all pages, oldest first.
     func archive(room: JID, as occupant: JID, after: StanzaID?, since: Date?) async throws -> [RoomMessage]
     /// What the room announces in its disco#info (XEP-0030) that the bridge relies on, asked as `occupant`.
@@ -116,24 +121,6 @@ public struct RoomFeatures: Sendable, Equatable {
 
     /// Whether messages missed during downtime can be caught up: an archive, addressed by stanza-ids.
     public var canCatchUp: Bool { stanzaIDs && archive }
-}
-
-/// How a join or nick change ended.
-public enum MUCJoinResult: Sendable, Equatable {
-    /// Joined; `created` when the join created the room. `nick` is the nick the room gave (may differ: status 210).
-    /// `affiliation`: ours, as the self-presence gives it (nil: it gave none).
-    case joined(nick: String, created: Bool, affiliation: MUCAffiliation? = nil)
-    /// Another occupant holds that nick (`<conflict/>`).
-    case nickConflict
-    /// The room refused the join (condition such as `forbidden`, `registration-required`, `not-acceptable`).
-    case refused(condition: StanzaErrorCondition, text: String?)
-}
-
-/// Outcome of an XEP-0410 self-ping.
-public enum SelfPingResult: Sendable, Equatable {
-    case joined
-    case nickChanged
-    case notJoined
 }
 
 /// One groupchat message in a linked room, live or from the archive, in the bridge's terms.

@@ -110,13 +110,13 @@ actor LinkConsent {
         case .joinMUC(let room):
             do {
                 switch try await xmpp.join(room: room, nick: naming.botNick, occupant: naming.botOccupant) {
-                case .joined(let nick, _, _):
-                    ownNick = nick
+                case .joined(let presence):
+                    ownNick = presence.nick
                     return machine.joined(now: clock.now())
                 case .nickConflict:
                     return machine.joinFailed("its nick \(naming.botNick) is taken there")
-                case .refused(let condition, let text):
-                    return machine.joinFailed(text ?? condition.rawValue)
+                case .notAllowed(let error):
+                    return machine.joinFailed(error.text ?? error.condition.rawValue)
                 }
             } catch {
                 return machine.joinFailed("the XMPP server did not answer (\(error))")
