@@ -10,9 +10,9 @@ extension PortalStateMachine {
     mutating func xmppMessage(_ message: RoomMessage) -> [Action] {
         let bot = configuration.naming.botOccupant
         if let error = message.error {
-            if let pending = pendingSubject, message.id == pending.id.rawValue { return subjectRefused(pending, error: error) }
+            if let pending = pendingSubject, message.id?.rawValue == pending.id.rawValue { return subjectRefused(pending, error: error) }
             guard let to = message.to, to == bot || puppets.values.contains(where: { $0.occupant == to }),
-                  let originID = message.originID ?? message.id.flatMap(OriginID.init) else { return [] }
+                  let originID = message.originID ?? message.id?.originID else { return [] }
             if let told = inviteRefused(originID, error) { return told }
             return [.lookUpOwnMessage(originID, error: error)]
         }

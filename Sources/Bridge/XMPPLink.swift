@@ -11,6 +11,7 @@ import XMPPComponent
 @_exported import enum XMPP.SelfPingOutcome
 @_exported import struct XMPP.SelfPresence
 @_exported import struct XMPP.StanzaError
+@_exported import struct XMPP.StanzaAttributeID
 @_exported import struct XMPP.MessageReferences
 @_exported import struct XMPP.ModerationRequest
 @_exported import struct XMPP.ChatSignals
@@ -136,7 +137,7 @@ public struct RoomMessage: Sendable, Equatable {
     /// The sender's XEP-0359 origin-id (ours for reflections of puppet messages).
     public var originID: OriginID?
     /// The stanza's own `id` attribute.
-    public var id: String?
+    public var id: StanzaAttributeID?
     /// XEP-0421 occupant id of the sender, when the room adds it.
     public var occupantID: OccupantID?
     /// The sender's real JID, when the room reveals it (non-anonymous rooms, archives).
@@ -159,7 +160,7 @@ public struct RoomMessage: Sendable, Equatable {
     /// Its XEP-0085 chat state and XEP-0333 displayed marker, if any.
     public var signals = ChatSignals()
 
-    public init(room: JID, nick: String, to: JID? = nil, stanzaID: StanzaID? = nil, originID: OriginID? = nil, id: String? = nil,
+    public init(room: JID, nick: String, to: JID? = nil, stanzaID: StanzaID? = nil, originID: OriginID? = nil, id: StanzaAttributeID? = nil,
                 occupantID: OccupantID? = nil, realJID: JID? = nil, body: String? = nil, delay: Date? = nil,
                 error: StanzaErrorInfo? = nil, fromArchive: Bool = false) {
         self.room = room

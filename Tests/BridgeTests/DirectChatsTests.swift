@@ -26,7 +26,7 @@ import TestSupport
     }
 
     func privateMessage(_ body: String, from nick: String = "Romeo", id: String) -> XMPPLinkEvent {
-        .privateMessage(RoomMessage(room: muc, nick: nick, to: naming.puppetJID(for: alice), id: id, body: body))
+        .privateMessage(RoomMessage(room: muc, nick: nick, to: naming.puppetJID(for: alice), id: StanzaAttributeID(id), body: body))
     }
 
     func dmText(_ body: String, in dm: RoomID, id: String) -> MatrixRoomEvent {
@@ -72,7 +72,7 @@ import TestSupport
 
         // The room bounces one: a notice in the DM names why.
         harness.xmpp.feed.yield(.privateMessage(RoomMessage(room: muc, nick: "Romeo", to: naming.puppetJID(for: alice),
-                                                            originID: chats[1].originID, id: chats[1].originID.rawValue,
+                                                            originID: chats[1].originID, id: StanzaAttributeID(chats[1].originID.rawValue),
                                                             error: StanzaErrorInfo(condition: .notAcceptable))))
         try await eventually("bounce notice") {
             harness.matrix.state.withLock { $0.sent.contains { $0.room == dm && $0.message.kind == .notice } }

@@ -111,7 +111,7 @@ final class FakeXMPPLink: XMPPLink, Sendable {
             let stanzaID = StanzaID("sid-\(state.nextStanza)")!
             state.nextStanza += 1
             var message = RoomMessage(room: room, nick: nick, to: FakeXMPPLink.bot, stanzaID: stanzaID, originID: originID,
-                                      id: originID.rawValue, body: body)
+                                      id: StanzaAttributeID(originID.rawValue), body: body)
             message.references = references
             state.archive.append(message)
             return message

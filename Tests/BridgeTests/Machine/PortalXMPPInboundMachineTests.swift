@@ -111,7 +111,7 @@ import Testing
         let f = MachineFixture()
         func key(_ nick: String, _ body: String, originID: String? = nil, id: String? = nil, occupantID: String? = nil) -> StanzaID {
             var message = f.groupchat(nick, body, stanzaID: nil, originID: originID, occupantID: occupantID)
-            message.id = id
+            message.id = id.flatMap(StanzaAttributeID.init)
             return PortalStateMachine.digestKey(message, body: body)
         }
         // The same message twice: one key (one Matrix transaction id).

@@ -21,7 +21,7 @@ import Testing
                  references: MessageReferences) -> RoomMessage {
         var message = f.groupchat(nick, body ?? "", stanzaID: stanzaID, occupantID: nick.isEmpty ? nil : "occ-\(nick)")
         message.body = body
-        message.id = id
+        message.id = id.flatMap(StanzaAttributeID.init)
         message.references = references
         return message
     }

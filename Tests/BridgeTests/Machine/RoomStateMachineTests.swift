@@ -131,7 +131,7 @@ import Testing
         _ = f.act(.subjectSent(change, nil))
         var bounce = f.groupchat("Alice", "", stanzaID: nil, to: f.puppetJID(f.alice))
         bounce.body = nil
-        bounce.id = change.id.rawValue
+        bounce.id = StanzaAttributeID(change.id.rawValue)
         bounce.error = StanzaErrorInfo(condition: .forbidden, text: "You are not allowed to change the subject")
         var retry = change
         retry.byBridge = true
@@ -146,7 +146,7 @@ import Testing
         // The bridge's occupant is refused too: Alice is told why, in the Matrix room.
         var second = bounce
         second.to = f.naming.botOccupant
-        second.id = retry.id.rawValue
+        second.id = StanzaAttributeID(retry.id.rawValue)
         #expect(f.act(.xmppMessage(second)) == [.postNotice(
             "⚠️ Alice's topic change was not applied to the XMPP room (only its moderators may change the subject there).",
             subject: "subject-refused:$t1")])
