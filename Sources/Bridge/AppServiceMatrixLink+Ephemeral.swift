@@ -7,7 +7,7 @@ import MatrixClient
 extension AppServiceMatrixLink {
     public func setTyping(_ typing: Bool, as user: UserID, in room: RoomID, timeout: Duration) async throws {
         do {
-            try await observed("set_typing") { () async throws(MatrixError) in
+            try await observed(.setTyping) { () async throws(MatrixError) in
                 try await client.setTyping(typing, in: room, for: user, timeout: timeout)
             }
         } catch {
@@ -17,7 +17,7 @@ extension AppServiceMatrixLink {
 
     public func sendReadReceipt(for event: EventID, as user: UserID, in room: RoomID) async throws {
         do {
-            try await observed("send_receipt") { () async throws(MatrixError) in
+            try await observed(.sendReceipt) { () async throws(MatrixError) in
                 try await client.sendReadReceipt(for: event, in: room, as: user)
             }
         } catch {

@@ -25,8 +25,8 @@ public struct AppServiceMatrixLink: MatrixLink {
         self.metrics = metrics
     }
 
-    /// Runs one client call as `method` (a fixed name such as `send` or `join`), recording its outcome and duration.
-    func observed<T>(_ method: String, _ body: () async throws(MatrixError) -> T) async throws(MatrixError) -> T {
+    /// Runs one client call as `method`, recording its outcome and duration.
+    func observed<T>(_ method: HomeserverCall, _ body: () async throws(MatrixError) -> T) async throws(MatrixError) -> T {
         let start = ContinuousClock.now
         do {
             let result = try await body()
@@ -40,7 +40,7 @@ public struct AppServiceMatrixLink: MatrixLink {
 
     /// `GET /_matrix/client/versions`: whether the homeserver answers at all (the readiness check of an idle bridge).
     public func checkHomeserver() async -> Bool {
-        (try? await observed("versions") { () async throws(MatrixError) in try await client.versions() }) != nil
+        (try? await observed(.versions) { () async throws(MatrixError) in try await client.versions() }) != nil
     }
 
     public var botUserID: UserID { namespace.botUserID }
@@ -51,7 +51,7 @@ public struct AppServiceMatrixLink: MatrixLink {
 
     public func registerGhost(_ ghost: UserID) async throws {
         do {
-            _ = try await observed("register") { () async throws(MatrixError) in try await client.registerGhost(ghost) }
+            _ = try await observed(.register) { () async throws(MatrixError) in try await client.registerGhost(ghost) }
         } catch {
             throw Self.classify(error)
         }
@@ -72,11 +72,11 @@ public struct AppServiceMatrixLink: MatrixLink {
     }
 
     public func setDisplayname(_ name: String, for user: UserID) async throws {
-        try await classified("set_displayname") { () async throws(MatrixError) in try await client.setDisplayName(name, of: user) }
+        try await classified(.setDisplayname) { () async throws(MatrixError) in try await client.setDisplayName(name, of: user) }
     }
 
     /// Runs a client call as `method` (see ``observed(_:_:)``), classifying its failure (see ``classify(_:)``).
-    private func classified<T>(_ method: String, _ body: () async throws(MatrixError) -> T) async throws -> T {
+    private func classified<T>(_ method: HomeserverCall, _ body: () async throws(MatrixError) -> T) async throws -> T {
         do {
             return try await observed(method, body)
         } catch {
@@ -87,7 +87,7 @@ public struct AppServiceMatrixLink: MatrixLink {
     public func join(_ room: RoomID, as user: UserID) async throws {
         let firstTry: MatrixError?
         do {
-            _ = try await observed("join") { () async throws(MatrixError) in try await client.join(room, as: user) }
+            _ = try await observed(.join) { () async throws(MatrixError) in try await client.join(room, as: user) }
             firstTry = nil
         } catch {
             firstTry = error
@@ -96,7 +96,7 @@ public struct AppServiceMatrixLink: MatrixLink {
         guard user != botUserID, firstTry.errcode == .forbidden else { throw Self.classify(firstTry) }
         // Not joinable for the ghost (invite-only room): the bot invites it, then it joins.
         do {
-            try await observed("invite") { () async throws(MatrixError) in try await client.invite(user, to: room, as: botUserID) }
+            try await observed(.invite) { () async throws(MatrixError) in try await client.invite(user, to: room, as: botUserID) }
         } catch {
             // An unreachable homeserver is not a refusal: the caller waits and tries again (found by scripts/chaos,
             // seed 4711: the invite failed during a Synapse restart, the join after it was refused, the message lost).
@@ -104,12 +104,12 @@ public struct AppServiceMatrixLink: MatrixLink {
             // Already invited is fine; anything else shows up in the join below.
             logger.debug("Invite before ghost join failed", metadata: ["matrix.user.id": user.rawValue, "error": "\(error)"])
         }
-        _ = try await classified("join") { () async throws(MatrixError) in try await client.join(room, as: user) }
+        _ = try await classified(.join) { () async throws(MatrixError) in try await client.join(room, as: user) }
     }
 
     public func leave(_ room: RoomID, as user: UserID, reason: String?) async throws {
         do {
-            try await observed("leave") { () async throws(MatrixError) in try await client.leave(room, as: user, reason: reason) }
+            try await observed(.leave) { () async throws(MatrixError) in try await client.leave(room, as: user, reason: reason) }
         } catch {
             // Not in the room (any more) reaches the goal too.
             if error.errcode == .forbidden || error.errcode == .notFound { return }
@@ -119,16 +119,16 @@ public struct AppServiceMatrixLink: MatrixLink {
 
     public func remove(_ user: UserID, from room: RoomID, ban: Bool, reason: String?) async throws {
         if ban {
-            try await observed("ban") { () async throws(MatrixError) in try await client.ban(user, from: room, as: botUserID, reason: reason) }
+            try await observed(.ban) { () async throws(MatrixError) in try await client.ban(user, from: room, as: botUserID, reason: reason) }
         } else {
-            try await observed("kick") { () async throws(MatrixError) in try await client.kick(user, from: room, as: botUserID, reason: reason) }
+            try await observed(.kick) { () async throws(MatrixError) in try await client.kick(user, from: room, as: botUserID, reason: reason) }
         }
     }
 
     /// Sets the bridge-info state under both of its event types, as the bot; `{}` when `state.content` is nil.
     public func setBridgeInfo(_ state: BridgeInfoState, in room: RoomID) async throws {
         for type in BridgeInfoState.eventTypes {
-            _ = try await classified("set_state") { () async throws(MatrixError) in
+            _ = try await classified(.setState) { () async throws(MatrixError) in
                 if let content = state.content {
                     try await client.sendState(content, type: type, stateKey: state.stateKey, to: room, as: botUserID)
                 } else {
@@ -139,13 +139,13 @@ public struct AppServiceMatrixLink: MatrixLink {
     }
 
     public func setRoomDisplayname(_ name: String, for user: UserID, in room: RoomID) async throws {
-        _ = try await classified("set_room_displayname") { () async throws(MatrixError) in
+        _ = try await classified(.setRoomDisplayname) { () async throws(MatrixError) in
             try await client.setRoomDisplayName(name, in: room, for: user)
         }
     }
 
     public func setRoomAvatar(_ mxc: String?, for user: UserID, in room: RoomID) async throws {
-        _ = try await classified("set_room_avatar") { () async throws(MatrixError) in
+        _ = try await classified(.setRoomAvatar) { () async throws(MatrixError) in
             let current = try await client.stateEvent(MemberContent.self, type: MatrixEventType.member, stateKey: user.rawValue,
                                                       in: room, as: user)
             if current?.membership == .join, current?.avatarURL == mxc { return }
@@ -161,7 +161,7 @@ public struct AppServiceMatrixLink: MatrixLink {
         // homeserver that restarted meanwhile no longer knows the transaction id. The portal retries instead, after
         // looking for the stored copy (found by scripts/chaos, seed 8086).
         let attempt = { () async throws -> EventID in
-            try await self.classified("send") { () async throws(MatrixError) in
+            try await self.classified(.send) { () async throws(MatrixError) in
                 try await self.client.sendMessage(content, to: room, transactionID: txnID, as: user, timestamp: ts, retry: .rateLimitOnly)
             }
         }
@@ -188,7 +188,7 @@ public struct AppServiceMatrixLink: MatrixLink {
                       timestamp: Date?) async throws -> EventID? {
         let ts = Self.milliseconds(timestamp)
         do {
-            return try await classified("react") { () async throws(MatrixError) in
+            return try await classified(.react) { () async throws(MatrixError) in
                 try await client.send(ReactionContent(reactingTo: target, key: key), type: MatrixEventType.reaction, to: room,
                                       transactionID: txnID, as: user, timestamp: ts)
             }
@@ -199,7 +199,7 @@ public struct AppServiceMatrixLink: MatrixLink {
 
     public func redact(_ event: EventID, reason: String?, as user: UserID, in room: RoomID,
                        txnID: ClientTransactionID) async throws -> EventID {
-        try await classified("redact") { () async throws(MatrixError) in
+        try await classified(.redact) { () async throws(MatrixError) in
             try await client.redact(event, in: room, transactionID: txnID, reason: reason, as: user)
         }
     }
@@ -228,52 +228,52 @@ public struct AppServiceMatrixLink: MatrixLink {
     }
 
     public func setTopic(_ topic: String, in room: RoomID, as user: UserID) async throws {
-        _ = try await classified("set_state") { () async throws(MatrixError) in
+        _ = try await classified(.setState) { () async throws(MatrixError) in
             try await client.sendState(RoomTopicContent.plain(topic), type: MatrixEventType.roomTopic, to: room, as: user)
         }
     }
 
     public func setRoomName(_ name: String, in room: RoomID) async throws {
-        _ = try await classified("set_state") { () async throws(MatrixError) in
+        _ = try await classified(.setState) { () async throws(MatrixError) in
             try await client.sendState(RoomNameContent(name: name), type: MatrixEventType.roomName, to: room, as: botUserID)
         }
     }
 
     public func setRoomPicture(_ mxc: String?, in room: RoomID) async throws {
-        _ = try await classified("set_state") { () async throws(MatrixError) in
+        _ = try await classified(.setState) { () async throws(MatrixError) in
             try await client.sendState(RoomAvatarContent(url: mxc), type: MatrixEventType.roomAvatar, to: room, as: botUserID)
         }
     }
 
     public func roomPicture(_ room: RoomID) async throws -> String? {
-        try await classified("get_state") { () async throws(MatrixError) in
+        try await classified(.getState) { () async throws(MatrixError) in
             try await client.stateEvent(RoomAvatarContent.self, type: MatrixEventType.roomAvatar, in: room, as: botUserID)
         }?.url
     }
 
     public func joinReplacement(_ room: RoomID, via servers: [String]) async throws -> RoomID? {
-        _ = try await classified("join") { () async throws(MatrixError) in try await client.join(room, via: servers, as: botUserID) }
-        let create = try await classified("get_state") { () async throws(MatrixError) in
+        _ = try await classified(.join) { () async throws(MatrixError) in try await client.join(room, via: servers, as: botUserID) }
+        let create = try await classified(.getState) { () async throws(MatrixError) in
             try await client.stateEvent(RoomCreateContent.self, type: MatrixEventType.create, in: room, as: botUserID)
         }
         return create?.predecessor?.roomID
     }
 
     public func createDirectRoom(as creator: UserID, inviting user: UserID) async throws -> RoomID {
-        try await classified("create_room") { () async throws(MatrixError) in
+        try await classified(.createRoom) { () async throws(MatrixError) in
             try await client.createRoom(CreateRoomRequest(preset: "trusted_private_chat", invite: [user], isDirect: true), as: creator)
         }
     }
 
     public func membership(of user: UserID, in room: RoomID, as viewer: UserID) async throws -> Membership? {
-        try await classified("state") { () async throws(MatrixError) in
+        try await classified(.state) { () async throws(MatrixError) in
             try await client.stateEvent(MemberContent.self, type: MatrixEventType.member, stateKey: user.rawValue, in: room, as: viewer)
         }?.membership
     }
 
     public func invite(_ user: UserID, to room: RoomID, reason: String?) async throws {
         do {
-            try await observed("invite") { () async throws(MatrixError) in
+            try await observed(.invite) { () async throws(MatrixError) in
                 try await client.invite(user, to: room, as: botUserID, reason: reason)
             }
         } catch {
@@ -287,10 +287,10 @@ public struct AppServiceMatrixLink: MatrixLink {
     public func roomPowerState(_ room: RoomID) async throws -> RoomPowerState {
         // Two small reads rather than the whole state (every member event of a large room): `m.room.create` as a whole
         // event (its sender is a creator from room version 11 on) and the power levels' content.
-        let create = try await classified("state") { () async throws(MatrixError) in
+        let create = try await classified(.state) { () async throws(MatrixError) in
             try await client.stateEventWithSender(type: MatrixEventType.create, in: room, as: botUserID)
         }
-        let content = try await classified("state") { () async throws(MatrixError) in
+        let content = try await classified(.state) { () async throws(MatrixError) in
             try await client.stateEvent(JSONValue.self, type: MatrixEventType.powerLevels, in: room, as: botUserID)
         }
         let authority = RoomAuthority(state: create.map { [$0] } ?? [])
@@ -298,13 +298,13 @@ public struct AppServiceMatrixLink: MatrixLink {
     }
 
     public func setPowerLevels(_ content: JSONValue, in room: RoomID) async throws {
-        _ = try await classified("set_state") { () async throws(MatrixError) in
+        _ = try await classified(.setState) { () async throws(MatrixError) in
             try await client.sendState(content, type: MatrixEventType.powerLevels, to: room, as: botUserID)
         }
     }
 
     public func joinedMembers(_ room: RoomID) async throws -> JoinedMembers {
-        let profiles = try await observed("joined_members") { () async throws(MatrixError) in
+        let profiles = try await observed(.joinedMembers) { () async throws(MatrixError) in
             try await client.joinedMembers(of: room, as: botUserID)
         }
         return JoinedMembers(displayNames: profiles.mapValues { $0.displayName },
@@ -312,7 +312,7 @@ public struct AppServiceMatrixLink: MatrixLink {
     }
 
     public func timeline(_ room: RoomID, from token: String?, limit: Int) async throws -> MatrixTimelinePage {
-        let page = try await classified("messages") { () async throws(MatrixError) in
+        let page = try await classified(.messages) { () async throws(MatrixError) in
             try await client.roomMessages(in: room, from: token, direction: .backward, limit: limit, as: botUserID)
         }
         if page.undecodable > 0 {

@@ -155,9 +155,9 @@ public final class BridgeMetrics: Sendable {
     }
 
     /// A client-server call ended (`succeeded`: it returned a result). A success is an answer for readiness.
-    public func homeserverRequest(_ method: String, succeeded: Bool, duration: Duration) {
-        requests.labels(method, succeeded ? "success" : "error").increment()
-        requestDuration.labels(method).observe(duration)
+    public func homeserverRequest(_ method: HomeserverCall, succeeded: Bool, duration: Duration) {
+        requests.labels(method.rawValue, succeeded ? "success" : "error").increment()
+        requestDuration.labels(method.rawValue).observe(duration)
         if succeeded { health.homeserverAnswered() }
     }
 

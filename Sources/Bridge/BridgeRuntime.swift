@@ -216,11 +216,11 @@ public struct BridgeRuntime: Sendable {
             let start = ContinuousClock.now
             do {
                 let roundTrip = try await client.ping(appServiceID: appserviceID)
-                metrics.homeserverRequest("ping", succeeded: true, duration: .now - start)
+                metrics.homeserverRequest(.ping, succeeded: true, duration: .now - start)
                 logger.info("Homeserver reaches the bridge", metadata: ["matrix.ping.duration": "\(roundTrip)"])
                 return
             } catch {
-                metrics.homeserverRequest("ping", succeeded: false, duration: .now - start)
+                metrics.homeserverRequest(.ping, succeeded: false, duration: .now - start)
                 logger.warning("Homeserver ping failed; retrying", metadata: ["error": error.description])
             }
             try? await Task.sleep(for: backoff.pause(after: attempt))

@@ -14,13 +14,13 @@ extension ComponentXMPPLink {
         let stanzaID = message.stanzaIDs.first { $0.by == room }?.id
         var translated = RoomMessage(
             room: room, nick: nick, to: message.to, stanzaID: stanzaID, originID: message.originID,
-            id: message.id?.rawValue, occupantID: message.occupantID, realJID: message.mucUser?.item?.jid?.bare,
+            id: message.id, occupantID: message.occupantID, realJID: message.mucUser?.item?.jid?.bare,
             body: message.body, delay: message.delay?.stamp,
             error: isError ? StanzaErrorInfo(condition: message.error?.condition ?? .undefinedCondition,
                                              text: message.error?.text) : nil)
         translated.references = message.references
         translated.subject = message.subject
-        translated.statusCodes = Set(message.mucUser?.statusCodes.map(\.rawValue) ?? [])
+        translated.statusCodes = Set(message.mucUser?.statusCodes ?? [])
         translated.signals = message.signals
         return translated
     }
@@ -35,7 +35,7 @@ extension ComponentXMPPLink {
         guard message.body != nil || references.refersToAnother else { return nil }
         // No real JID from the stanza: the sender wrote its muc#user element (the room vouches for real JIDs only in
         // presence), and a claimed one would be someone else's ghost and DM.
-        var translated = RoomMessage(room: from.bare, nick: nick, to: message.to, originID: message.originID, id: message.id?.rawValue,
+        var translated = RoomMessage(room: from.bare, nick: nick, to: message.to, originID: message.originID, id: message.id,
                                      occupantID: message.occupantID, body: message.body)
         translated.references = references
         return translated
@@ -44,9 +44,9 @@ extension ComponentXMPPLink {
     /// An error the room bounced for one of our private messages (its id carries ``BridgeNaming/privateOriginIDPrefix``),
     /// in the bridge's terms; nil for anything else.
     static func privateMessageError(_ message: Message) -> RoomMessage? {
-        guard message.type == .error, let from = message.from, from.localpart != nil, let id = message.id?.rawValue,
-              id.hasPrefix(BridgeNaming.privateOriginIDPrefix) else { return nil }
-        return RoomMessage(room: from.bare, nick: from.resource ?? "", to: message.to, originID: OriginID(id), id: id,
+        guard message.type == .error, let from = message.from, from.localpart != nil, let id = message.id,
+              id.rawValue.hasPrefix(BridgeNaming.privateOriginIDPrefix) else { return nil }
+        return RoomMessage(room: from.bare, nick: from.resource ?? "", to: message.to, originID: id.originID, id: id,
                            error: StanzaErrorInfo(condition: message.error?.condition ?? .undefinedCondition, text: message.error?.text))
     }
 
@@ -69,7 +69,7 @@ extension ComponentXMPPLink {
         var translated = RoomPresence(
             room: from.bare, nick: nick, to: presence.to, available: presence.type == .available,
             occupantID: presence.occupantID, realJID: item?.jid?.bare,
-            statusCodes: Set(presence.statusCodes.map(\.rawValue)), newNick: item?.nick, reason: item?.reason,
+            statusCodes: Set(presence.statusCodes), newNick: item?.nick, reason: item?.reason,
             error: presence.type == .error
                 ? StanzaErrorInfo(condition: presence.error?.condition ?? .undefinedCondition, text: presence.error?.text)
                 : nil,

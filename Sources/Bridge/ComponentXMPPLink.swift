@@ -123,18 +123,10 @@ public final class ComponentXMPPLink: XMPPLink {
         if paused { await connection.pauseReading() } else { await connection.resumeReading() }
     }
 
-    public func join(room: JID, nick: String, occupant: JID) async throws -> MUCJoinResult {
+    public func join(room: JID, nick: String, occupant: JID) async throws -> JoinOutcome {
         do {
-            switch try await connection.join(room: room, nick: nick, occupant: occupant,
-                                             extensions: [avatars.presenceUpdate(puppet: occupant, room: room)]) {
-            case .joined(let selfPresence):
-                return .joined(nick: selfPresence.nick.isEmpty ? nick : selfPresence.nick, created: selfPresence.createdRoom,
-                               affiliation: selfPresence.affiliation)
-            case .nickConflict:
-                return .nickConflict
-            case .notAllowed(let error):
-                return .refused(condition: error.condition, text: error.text)
-            }
+            return try await connection.join(room: room, nick: nick, occupant: occupant,
+                                             extensions: [avatars.presenceUpdate(puppet: occupant, room: room)])
         } catch {
             throw Self.linkError(error)
         }
@@ -148,14 +140,10 @@ public final class ComponentXMPPLink: XMPPLink {
         }
     }
 
-    public func changeNick(room: JID, to nick: String, occupant: JID) async throws -> MUCJoinResult {
+    public func changeNick(room: JID, to nick: String, occupant: JID) async throws -> NickChangeOutcome {
         do {
-            switch try await connection.changeNick(room: room, to: nick, occupant: occupant,
-                                                   extensions: [avatars.presenceUpdate(puppet: occupant, room: room)]) {
-            case .changed(let selfPresence): return .joined(nick: selfPresence.nick.isEmpty ? nick : selfPresence.nick, created: false)
-            case .nickConflict: return .nickConflict
-            case .notAllowed(let error): return .refused(condition: error.condition, text: error.text)
-            }
+            return try await connection.changeNick(room: room, to: nick, occupant: occupant,
+                                                   extensions: [avatars.presenceUpdate(puppet: occupant, room: room)])
         } catch {
             throw Self.linkError(error)
         }
@@ -257,13 +245,9 @@ public final class ComponentXMPPLink: XMPPLink {
         }
     }
 
-    public func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult {
+    public func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingOutcome {
         do {
-            switch try await connection.selfPing(room: room, nick: nick, occupant: occupant) {
-            case .joined, .inconclusive: return .joined
-            case .nickChanged: return .nickChanged
-            case .notJoined: return .notJoined
-            }
+            return try await connection.selfPing(room: room, nick: nick, occupant: occupant)
         } catch {
             throw Self.linkError(error)
         }

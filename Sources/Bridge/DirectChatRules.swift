@@ -24,7 +24,7 @@ enum DirectChatRules {
         /// The sender's nick (for logs and notices only).
         var nick: String { message.nick }
         /// The stanza's `id` (or origin-id): the Matrix txnIds are derived from it. nil: the PM carries none.
-        var stanzaID: String? { message.id ?? message.originID?.rawValue }
+        var stanzaID: String? { message.id?.rawValue ?? message.originID?.rawValue }
     }
 
     /// What a private message does in its DM room (`room`), given what it refers to there; `txnID` makes a call's
@@ -37,7 +37,7 @@ enum DirectChatRules {
         let references = message.references
         let sender = MessageSender.occupant(PortalStateMachine.occupantIdentity(message))
         var record = MessageMapping(room: room, eventID: nil, stanzaID: nil, originID: message.originID, direction: .xmppToMatrix,
-                                    sender: sender, state: .delivered, xmppID: message.id.flatMap(MessageIDAttribute.init), nick: message.nick)
+                                    sender: sender, state: .delivered, xmppID: message.id.flatMap { MessageIDAttribute($0.rawValue) }, nick: message.nick)
         if references.retraction != nil {
             guard let target = targets.retracted, target.sender == sender, let event = target.eventID else {
                 return .ignore("retraction of a message that is not the sender's bridged message")

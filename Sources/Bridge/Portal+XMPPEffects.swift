@@ -8,17 +8,11 @@ import IsthmusStore
 extension Portal {
     func joinMUC(_ join: PortalStateMachine.MUCJoin) async -> PortalStateMachine.Input {
         do {
-            let result = join.change
-                ? try await context.xmpp.changeNick(room: link.muc, to: join.nick, occupant: join.occupant)
-                : try await context.xmpp.join(room: link.muc, nick: join.nick, occupant: join.occupant)
-            switch result {
-            case .joined(let nick, let created, let affiliation):
-                return .mucJoined(join, .joined(nick: nick, created: created, affiliation: affiliation))
-            case .nickConflict: return .mucJoined(join, .nickConflict)
-            case .refused(let condition, let text): return .mucJoined(join, .refused(condition: condition, text: text))
-            }
+            return .mucJoined(join, join.change
+                ? JoinOutcome(try await context.xmpp.changeNick(room: link.muc, to: join.nick, occupant: join.occupant))
+                : try await context.xmpp.join(room: link.muc, nick: join.nick, occupant: join.occupant))
         } catch {
-            return .mucJoined(join, .failed(Self.xmppFailure(error)))
+            return .mucJoinFailed(join, Self.xmppFailure(error))
         }
     }
 
@@ -66,10 +60,10 @@ extension Portal {
 
     func selfPing(nick: String) async -> PortalStateMachine.Input {
         do {
-            return .selfPinged(joined: try await context.xmpp.selfPing(room: link.muc, nick: nick, occupant: context.naming.botOccupant) == .joined)
+            return .selfPinged(try await context.xmpp.selfPing(room: link.muc, nick: nick, occupant: context.naming.botOccupant))
         } catch {
             logger.debug("Self-ping failed", metadata: ["error": "\(error)"])
-            return .selfPinged(joined: nil)
+            return .selfPinged(nil)
         }
     }
 
@@ -100,6 +94,17 @@ extension Portal {
         case .timeout?: .timeout
         case .stanzaError(let info)?: .refused(info)
         case nil: .other(describe(error))
+        }
+    }
+}
+
+extension JoinOutcome {
+    /// A nick change's answer as the machine reads it: like a join's (the self-presence from the new nick).
+    init(_ change: NickChangeOutcome) {
+        switch change {
+        case .changed(let presence): self = .joined(presence)
+        case .nickConflict: self = .nickConflict
+        case .notAllowed(let error): self = .notAllowed(error)
         }
     }
 }

@@ -128,15 +128,6 @@ extension PortalStateMachine {
         var purpose: Purpose
     }
 
-    /// How a join ended.
-    enum JoinOutcome: Sendable, Equatable {
-        /// `affiliation`: ours, from the room's self-presence (nil: it gave none).
-        case joined(nick: String, created: Bool, affiliation: MUCAffiliation? = nil)
-        case nickConflict
-        case refused(condition: StanzaErrorCondition, text: String?)
-        case failed(XMPPFailure)
-    }
-
     /// Why an XMPP request failed, as far as the machine cares.
     enum XMPPFailure: Sendable, Equatable {
         /// The link is down: wait for the reconnect.

@@ -40,7 +40,7 @@ extension PortalStateMachine {
         case inviteToMatrix(UserID, reason: String)
 
         // MARK: XMPP side
-        /// → ``Input/mucJoined(_:_:)``: an occupant of ours joins the MUC (or changes nick, when `change`).
+        /// → ``Input/mucJoined(_:_:)`` or ``Input/mucJoinFailed(_:_:)``: an occupant of ours joins the MUC (or changes nick, when `change`).
         case joinMUC(MUCJoin)
         /// An occupant of ours leaves the MUC, with a status text.
         case leaveMUC(nick: String, occupant: JID, status: String?)
@@ -60,7 +60,7 @@ extension PortalStateMachine {
         case readOwnership
         /// → ``Input/affiliationsChanged(_:_:)``: the plan's affiliation changes, in order, up to the first failure.
         case changeAffiliations(OwnershipPlan)
-        /// → ``Input/selfPinged(joined:)``: XEP-0410 self-ping of the bridge's occupant.
+        /// → ``Input/selfPinged(_:)``: XEP-0410 self-ping of the bridge's occupant.
         case selfPing(nick: String)
         /// → ``Input/roomFeaturesRead(_:)``: the room's disco#info (stanza-ids, archive).
         case readRoomFeatures

@@ -34,6 +34,13 @@ extension PortalStateMachine {
             case .bot(let attempt): return botJoinOutcome(join, attempt: attempt, result)
             case .puppet(let job): return puppetJoinOutcome(job, result)
             }
+        case .mucJoinFailed(let join, let failure):
+            switch join.purpose {
+            case .bot:
+                return [.log(LogEntry(level: .error, message: "Could not join the MUC", metadata: ["error": "\(failure)"])),
+                        .setStatus(.error, detail: "cannot join the XMPP room: \(failure)")]
+            case .puppet(let job): return puppetFailed(job.user, job.then, failure)
+            }
         case .roomLoaded(let snapshot):
             return roomLoaded(snapshot)
         case .roomFeaturesRead(let features):
@@ -50,8 +57,12 @@ extension PortalStateMachine {
             resendsWentOut = true
             agenda.insert(contentsOf: (pending ?? []).map(Step.resend), at: 0)
             return []
-        case .selfPinged(let joined):
-            guard joined == false, botJoined else { return [] }
+        case .selfPinged(let outcome):
+            switch outcome {
+            case .notJoined?, .nickChanged?: break   // XEP-0410 §4: not in the room under the nick the machine knows
+            case .joined?, .inconclusive?, nil: return []
+            }
+            guard botJoined else { return [] }
             botJoined = false
             return [.log(LogEntry(level: .warning, message: "The bridge is no longer in the MUC; rejoining"))] + startActivation()
         case .inboxRead(let stored, let timeline):
@@ -165,24 +176,22 @@ extension PortalStateMachine {
 
     private mutating func botJoinOutcome(_ join: MUCJoin, attempt: Int, _ result: JoinOutcome) -> [Action] {
         switch result {
-        case .joined(let given, let created, let affiliation):
-            botNick = given
+        case .joined(let presence):
+            botNick = presence.nick
             botJoined = true
             agenda = [.readRoomFeatures, .loadRoom]
-            return [.log(LogEntry(level: .info, message: "Joined the MUC", metadata: ["xmpp.nick": given, "xmpp.muc.created": "\(created)"]))]
-                + settleOwnership(created: created, affiliation: affiliation)
+            return [.log(LogEntry(level: .info, message: "Joined the MUC",
+                                  metadata: ["xmpp.nick": presence.nick, "xmpp.muc.created": "\(presence.createdRoom)"]))]
+                + settleOwnership(created: presence.createdRoom, affiliation: presence.affiliation)
         case .nickConflict:
             guard attempt + 1 < 10 else {
                 return [.setStatus(.error, detail: "every nick tried for the bridge is taken in the XMPP room")]
             }
             agenda = [.joinBotOccupant(attempt: attempt + 1)]
             return []
-        case .refused(let condition, let text):
-            return [.log(LogEntry(level: .error, message: "The MUC refused the bridge", metadata: ["xmpp.error": condition.rawValue])),
-                    .setStatus(.error, detail: "the XMPP room refused the bridge: \(condition)\(text.map { " (\($0))" } ?? "")")]
-        case .failed(let failure):
-            return [.log(LogEntry(level: .error, message: "Could not join the MUC", metadata: ["error": "\(failure)"])),
-                    .setStatus(.error, detail: "cannot join the XMPP room: \(failure)")]
+        case .notAllowed(let error):
+            return [.log(LogEntry(level: .error, message: "The MUC refused the bridge", metadata: ["xmpp.error": error.condition.rawValue])),
+                    .setStatus(.error, detail: "the XMPP room refused the bridge: \(error.condition)\(error.text.map { " (\($0))" } ?? "")")]
         }
     }
 

@@ -45,7 +45,10 @@ extension PortalStateMachine {
         case matrixDeliveryFailed(MatrixDelivery, MatrixFailure)
         /// The Matrix room's joined members with their per-room displaynames and avatars; nil when they could not be read.
         case membersFetched(JoinedMembers?)
+        /// The room answered the join (a nick change's answer reads as a join's).
         case mucJoined(MUCJoin, JoinOutcome)
+        /// The join or nick change got no answer.
+        case mucJoinFailed(MUCJoin, XMPPFailure)
         /// Who the room's owner and admin lists name (nil: they could not be read).
         case ownershipRead(OwnershipLists?)
         /// The plan's changes were made (nil) or which one failed.
@@ -54,8 +57,8 @@ extension PortalStateMachine {
         case moderated(ModerationJob, XMPPFailure?)
         /// A groupchat message went out (nil) or why not.
         case groupchatSent(XMPPDelivery, XMPPFailure?)
-        /// Whether the bridge's occupant is still in the MUC; nil when the ping itself failed.
-        case selfPinged(joined: Bool?)
+        /// What the self-ping of the bridge's occupant says; nil when the ping itself failed.
+        case selfPinged(SelfPingOutcome?)
         /// What the room announces; nil when disco#info could not be read.
         case roomFeaturesRead(RoomFeatures?)
         /// The archive's messages after the resume point, oldest first; nil when the query failed.

@@ -114,7 +114,8 @@ extension PortalStateMachine {
 
     mutating func puppetJoinOutcome(_ job: PuppetJob, _ result: JoinOutcome) -> [Action] {
         switch result {
-        case .joined(let given, _, _):
+        case .joined(let presence):
+            let given = presence.nick
             let puppet = Puppet(room: configuration.room, user: job.user, occupant: job.occupant, nick: given,
                                 displayname: job.displayname, joined: true)
             puppets[job.user] = puppet
@@ -132,10 +133,8 @@ extension PortalStateMachine {
             var next = job
             next.attempt += 1
             return [log] + tryPuppetNick(next)
-        case .refused(let condition, let text):
-            return puppetFailed(job.user, job.then, .refused(StanzaErrorInfo(condition: condition, text: text)))
-        case .failed(let failure):
-            return puppetFailed(job.user, job.then, failure)
+        case .notAllowed(let error):
+            return puppetFailed(job.user, job.then, .refused(StanzaErrorInfo(condition: error.condition, text: error.text)))
         }
     }
 
@@ -156,7 +155,7 @@ extension PortalStateMachine {
     }
 
     /// The puppet could not be made ready (or a message could not go out): a wait for the XMPP side, or a report.
-    private mutating func puppetFailed(_ user: UserID, _ followUp: PuppetFollowUp, _ failure: XMPPFailure) -> [Action] {
+    mutating func puppetFailed(_ user: UserID, _ followUp: PuppetFollowUp, _ failure: XMPPFailure) -> [Action] {
         let name = displaynames[user] ?? user.localpart
         switch followUp {
         case .membership(let eventID, let seq):

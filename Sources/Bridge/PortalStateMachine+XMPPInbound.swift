@@ -10,9 +10,9 @@ extension PortalStateMachine {
     mutating func xmppMessage(_ message: RoomMessage) -> [Action] {
         let bot = configuration.naming.botOccupant
         if let error = message.error {
-            if let pending = pendingSubject, message.id == pending.id.rawValue { return subjectRefused(pending, error: error) }
+            if let pending = pendingSubject, message.id?.rawValue == pending.id.rawValue { return subjectRefused(pending, error: error) }
             guard let to = message.to, to == bot || puppets.values.contains(where: { $0.occupant == to }),
-                  let originID = message.originID ?? message.id.flatMap(OriginID.init) else { return [] }
+                  let originID = message.originID ?? message.id?.originID else { return [] }
             if let told = inviteRefused(originID, error) { return told }
             return [.lookUpOwnMessage(originID, error: error)]
         }
@@ -21,7 +21,7 @@ extension PortalStateMachine {
         // XEP-0045 §8.1: a subject without a body is a subject change (or the subject sent on join).
         if let subject = message.subject, message.body == nil { return typing + subjectMessage(message, subject: subject) }
         // XEP-0045 §10.2: status 104 from the room itself — its configuration (and maybe its name) changed.
-        if message.nick.isEmpty, message.statusCodes.contains(104) { return typing + configurationChanged() }
+        if message.nick.isEmpty, message.statusCodes.contains(.configurationChanged) { return typing + configurationChanged() }
         // Only a chat state or marker (our puppets' own come back from the room too): nothing for the message path.
         if message.isSignalOnly { return typing + (occupantDisplayed(message) ?? []) }
         return typing + bridgeRoomMessage(message)
@@ -57,14 +57,14 @@ extension PortalStateMachine {
         if presence.error != nil { return [] }
         guard presence.to == nil || presence.to == configuration.naming.botOccupant else { return [] }
         if presence.nick.isEmpty { return roomAvatarAnnounced(presence.avatar) }   // the room's own presence
-        if let destruction = presence.destroyed, presence.statusCodes.contains(110) || presence.nick == botNick {
+        if let destruction = presence.destroyed, presence.statusCodes.contains(.selfPresence) || presence.nick == botNick {
             return roomDestroyed(destruction)
         }
-        if presence.statusCodes.contains(110) || presence.nick == botNick { return ownPresence(presence) }
+        if presence.statusCodes.contains(.selfPresence) || presence.nick == botNick { return ownPresence(presence) }
         if isOurOccupant(nick: presence.nick, realJID: presence.realJID) { return puppetPresence(presence) }
         // A puppet's nick change (303): the machine already holds the new nick, so the old one is not recognised —
         // the new one is. Without this the old nick's departure would look like an XMPP occupant renaming and get a ghost.
-        if presence.statusCodes.contains(303), let newNick = presence.newNick, isOurOccupant(nick: newNick, realJID: nil) { return [] }
+        if presence.statusCodes.contains(.nickChanged), let newNick = presence.newNick, isOurOccupant(nick: newNick, realJID: nil) { return [] }
         if presence.available {
             guard let (ghost, setup) = planGhost(nick: presence.nick, occupantID: presence.occupantID, realJID: presence.realJID,
                                                  joinedNow: true) else {
@@ -75,24 +75,24 @@ extension PortalStateMachine {
             let avatar = occupantAvatar(presence, ghost: ghost, setup: setup)
             return powerLevelsMayHaveChanged() + avatar + (setup.map { [.prepareGhost($0)] } ?? [])
         }
-        if presence.statusCodes.contains(303), let newNick = presence.newNick { return renameOccupant(from: presence.nick, to: newNick) }
+        if presence.statusCodes.contains(.nickChanged), let newNick = presence.newNick { return renameOccupant(from: presence.nick, to: newNick) }
         return occupantLeft(presence) + powerLevelsMayHaveChanged()
     }
 
     /// The bridge's own occupant was removed (kick, ban, shutdown, error): record it; it rejoins unless kicked or banned.
     private mutating func ownPresence(_ presence: RoomPresence) -> [Action] {
         guard !presence.available else { return [] }
-        if presence.statusCodes.contains(303), let newNick = presence.newNick {
+        if presence.statusCodes.contains(.nickChanged), let newNick = presence.newNick {
             botNick = newNick
             return []
         }
         botJoined = false
-        if presence.statusCodes.contains(307) || presence.statusCodes.contains(301) {
-            let what = presence.statusCodes.contains(301) ? "banned" : "kicked"
+        if presence.statusCodes.contains(.kicked) || presence.statusCodes.contains(.banned) {
+            let what = presence.statusCodes.contains(.banned) ? "banned" : "kicked"
             return [.log(LogEntry(level: .error, message: "The bridge was removed from the MUC", metadata: ["xmpp.status": what])),
                     .setStatus(.error, detail: "the bridge was \(what) from the XMPP room\(presence.reason.map { ": \($0)" } ?? "")")]
         }
-        let codes = presence.statusCodes.sorted().map(String.init).joined(separator: ",")
+        let codes = presence.statusCodes.sorted().map(\.description).joined(separator: ",")
         return [.log(LogEntry(level: .warning, message: "The bridge left the MUC; rejoining", metadata: ["xmpp.status": codes]))]
             + startActivation()
     }
@@ -100,11 +100,11 @@ extension PortalStateMachine {
     /// One of our puppets left the room without being asked (kicked, banned, removed after an error): it is no longer
     /// joined, so the next message from its Matrix user rejoins it (and reports a refusal to the user).
     private mutating func puppetPresence(_ presence: RoomPresence) -> [Action] {
-        guard !presence.available, !presence.statusCodes.contains(303),
+        guard !presence.available, !presence.statusCodes.contains(.nickChanged),
               let user = puppets.first(where: { $0.value.nick == presence.nick })?.key else { return [] }
         puppets[user]?.joined = false
         return [.log(LogEntry(level: .notice, message: "A Matrix user's occupant was removed from the MUC", metadata: [
-            "matrix.user.id": user.rawValue, "xmpp.status": presence.statusCodes.sorted().map(String.init).joined(separator: ","),
+            "matrix.user.id": user.rawValue, "xmpp.status": presence.statusCodes.sorted().map(\.description).joined(separator: ","),
         ]))]
     }
 
@@ -130,8 +130,8 @@ extension PortalStateMachine {
                                           occupantID: presence.occupantID ?? occupant?.occupantID,
                                           realJID: presence.realJID ?? occupant?.realJID)
         guard let ghost = occupant?.ghost ?? configuration.ghostUserID(identity) else { return [] }
-        let banned = presence.statusCodes.contains(301)
-        let removal: GhostRemoval = banned || presence.statusCodes.contains(307)
+        let banned = presence.statusCodes.contains(.banned)
+        let removal: GhostRemoval = banned || presence.statusCodes.contains(.kicked)
             ? .kick(ban: banned, reason: "\(banned ? "Banned" : "Kicked") in the XMPP room" + (presence.reason.map { ": \($0)" } ?? ""))
             : .leave
         var left = ghosts[ghost]

@@ -49,7 +49,7 @@ extension PortalStateMachine {
         let sender = MessageSender.occupant(Self.occupantIdentity(message))
         var record = MessageMapping(room: configuration.room, eventID: nil, stanzaID: message.stanzaID, originID: message.originID,
                                     direction: .xmppToMatrix, sender: sender, state: .delivered,
-                                    xmppID: message.id.flatMap(MessageIDAttribute.init), nick: message.nick)
+                                    xmppID: message.id.flatMap { MessageIDAttribute($0.rawValue) }, nick: message.nick)
         if let moderation = references.moderation {
             guard let target = targets.moderated?.eventID else { return ignored(message, record, "moderation of a message that was not bridged") }
             record.kind = .retraction
@@ -159,7 +159,7 @@ extension PortalStateMachine {
     /// message with neither id falls back to its text. Pure.
     static func digestKey(_ message: RoomMessage, body: String) -> StanzaID {
         let sender = MessageSender.occupant(occupantIdentity(message)).description
-        let material = if let id = message.originID?.rawValue ?? message.id {
+        let material = if let id = message.originID?.rawValue ?? message.id?.rawValue {
             "\(sender)\u{0}id\u{0}\(id)"
         } else {
             "\(sender)\u{0}body\u{0}\(body)"

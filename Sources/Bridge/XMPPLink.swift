@@ -5,6 +5,13 @@ import XMPPComponent
 @_exported import struct XMPP.StanzaErrorCondition
 @_exported import enum XMPP.MUCAffiliation
 @_exported import enum XMPP.MUCRole
+@_exported import struct XMPP.MUCStatusCode
+@_exported import enum XMPP.JoinOutcome
+@_exported import enum XMPP.NickChangeOutcome
+@_exported import enum XMPP.SelfPingOutcome
+@_exported import struct XMPP.SelfPresence
+@_exported import struct XMPP.StanzaError
+@_exported import struct XMPP.StanzaAttributeID
 @_exported import struct XMPP.MessageReferences
 @_exported import struct XMPP.ModerationRequest
 @_exported import struct XMPP.ChatSignals
@@ -22,11 +29,11 @@ public protocol XMPPLink: Sendable {
     /// Joins `room` as `nick` on behalf of `occupant` (a full JID under the component), asking for no history.
     /// A join that creates the room configures (and so unlocks) it before returning: its archive turned on where the
     /// room's form offers that, else the defaults (an instant room).
-    func join(room: JID, nick: String, occupant: JID) async throws -> MUCJoinResult
+    func join(room: JID, nick: String, occupant: JID) async throws -> JoinOutcome
     /// Leaves `room` (unavailable presence from `occupant` to its occupant JID), with an optional status text.
     func leave(room: JID, nick: String, occupant: JID, status: String?) async throws
     /// Changes `occupant`'s nick in `room` (XEP-0045 §7.6).
-    func changeNick(room: JID, to nick: String, occupant: JID) async throws -> MUCJoinResult
+    func changeNick(room: JID, to nick: String, occupant: JID) async throws -> NickChangeOutcome
     /// Sends a groupchat message from `occupant` with an XEP-0359 origin-id (also used as the stanza id), and the
     /// elements that make it a reply, correction, retraction or reaction (``MessageReferences``); `body` nil: none.
     func sendGroupchat(room: JID, from occupant: JID, body: String?, references: MessageReferences, originID: OriginID) async throws
@@ -56,7 +63,7 @@ public protocol XMPPLink: Sendable {
     /// displayed marker). Best effort: no origin-id, no receipt is waited for.
     func sendSignals(room: JID, from occupant: JID, _ signals: ChatSignals) async throws
     /// XEP-0410 self-ping of `occupant`'s occupant JID: is it still joined?
-    func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult
+    func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingOutcome
     /// The room's archive (XEP-0313) after `after` (or since `since` when no id is known), all pages, oldest first.
     func archive(room: JID, as occupant: JID, after: StanzaID?, since: Date?) async throws -> [RoomMessage]
     /// What the room announces in its disco#info (XEP-0030) that the bridge relies on, asked as `occupant`.
@@ -120,24 +127,6 @@ public struct RoomFeatures: Sendable, Equatable {
     public var canCatchUp: Bool { stanzaIDs && archive }
 }
 
-/// How a join or nick change ended.
-public enum MUCJoinResult: Sendable, Equatable {
-    /// Joined; `created` when the join created the room. `nick` is the nick the room gave (may differ: status 210).
-    /// `affiliation`: ours, as the self-presence gives it (nil: it gave none).
-    case joined(nick: String, created: Bool, affiliation: MUCAffiliation? = nil)
-    /// Another occupant holds that nick (`<conflict/>`).
-    case nickConflict
-    /// The room refused the join (condition such as `forbidden`, `registration-required`, `not-acceptable`).
-    case refused(condition: StanzaErrorCondition, text: String?)
-}
-
-/// Outcome of an XEP-0410 self-ping.
-public enum SelfPingResult: Sendable, Equatable {
-    case joined
-    case nickChanged
-    case notJoined
-}
-
 /// One message of a linked room, live or from the archive, in the bridge's terms: a groupchat message, or (in
 /// ``XMPPLinkEvent/privateMessage(_:)``) a MUC private message or the bounce of one of ours.
 public struct RoomMessage: Sendable, Equatable {
@@ -152,7 +141,7 @@ public struct RoomMessage: Sendable, Equatable {
     /// The sender's XEP-0359 origin-id (ours for reflections of puppet messages).
     public var originID: OriginID?
     /// The stanza's own `id` attribute.
-    public var id: String?
+    public var id: StanzaAttributeID?
     /// XEP-0421 occupant id of the sender, when the room adds it.
     public var occupantID: OccupantID?
     /// The sender's real JID, when the room reveals it (non-anonymous rooms, archives).
@@ -171,11 +160,11 @@ public struct RoomMessage: Sendable, Equatable {
     /// no body is a subject change (or the subject sent on join); one with a body is a plain message.
     public var subject: String?
     /// XEP-0045 status codes of a message from the room itself (104: its configuration changed).
-    public var statusCodes: Set<Int> = []
+    public var statusCodes: Set<MUCStatusCode> = []
     /// Its XEP-0085 chat state and XEP-0333 displayed marker, if any.
     public var signals = ChatSignals()
 
-    public init(room: JID, nick: String, to: JID? = nil, stanzaID: StanzaID? = nil, originID: OriginID? = nil, id: String? = nil,
+    public init(room: JID, nick: String, to: JID? = nil, stanzaID: StanzaID? = nil, originID: OriginID? = nil, id: StanzaAttributeID? = nil,
                 occupantID: OccupantID? = nil, realJID: JID? = nil, body: String? = nil, delay: Date? = nil,
                 error: StanzaErrorInfo? = nil, fromArchive: Bool = false) {
         self.room = room
@@ -208,7 +197,7 @@ public struct RoomPresence: Sendable, Equatable {
     /// The occupant's role (`muc#user` `item role`, XEP-0045 §5.1), when the room says.
     public var role: MUCRole?
     /// XEP-0045 status codes (110 self, 201 created, 210 nick rewritten, 303 nick change, 307 kick, 301 ban, …).
-    public var statusCodes: Set<Int>
+    public var statusCodes: Set<MUCStatusCode>
     /// The new nick on a 303 nick change.
     public var newNick: String?
     /// Reason of a kick or ban.
@@ -221,7 +210,7 @@ public struct RoomPresence: Sendable, Equatable {
     public var avatar: AvatarUpdate?
 
     public init(room: JID, nick: String, to: JID? = nil, available: Bool, occupantID: OccupantID? = nil, realJID: JID? = nil,
-                statusCodes: Set<Int> = [], newNick: String? = nil, reason: String? = nil, error: StanzaErrorInfo? = nil,
+                statusCodes: Set<MUCStatusCode> = [], newNick: String? = nil, reason: String? = nil, error: StanzaErrorInfo? = nil,
                 affiliation: MUCAffiliation? = nil, role: MUCRole? = nil) {
         self.room = room
         self.affiliation = affiliation

@@ -74,7 +74,7 @@ public enum MatrixDoctor {
                     return DoctorFinding(ok: true, check: "matrix.appservice_ping", detail:
                         "the homeserver reached \(note) at \(config.appservice.url.absoluteString) in \(roundTrip.components.seconds * 1000 + roundTrip.components.attoseconds / 1_000_000_000_000_000) ms")
                 } catch {
-                    if error.errcode == "M_CONNECTION_FAILED", attempt < 5 {
+                    if error.errcode == .connectionFailed, attempt < 5 {
                         try? await Task.sleep(for: .milliseconds(200 * attempt))
                         continue
                     }
@@ -87,13 +87,13 @@ public enum MatrixDoctor {
     private static func pingFailure(_ error: MatrixError, note: String, config: Config) -> String {
         let url = config.appservice.url.absoluteString
         switch error.errcode {
-        case "M_URL_NOT_SET":
+        case .urlNotSet?:
             return "the homeserver's registration for '\(config.appservice.id)' has no url: set it to \(url)"
-        case "M_BAD_STATUS":
+        case .badStatus?:
             return "the homeserver reached \(url) but was refused (\(error.message)): the registration's hs_token probably differs from appservice.hs_token"
-        case "M_CONNECTION_FAILED", "M_CONNECTION_TIMEOUT":
+        case .connectionFailed?, .connectionTimeout?:
             return "the homeserver could not reach \(note) at \(url) (\(error.errcode ?? "")): check that the registration url points at appservice.listen"
-        case "M_FORBIDDEN", "M_NOT_FOUND":
+        case .forbidden?, .notFound?:
             return "the homeserver refused to ping appservice '\(config.appservice.id)' (\(error.errcode ?? "")): the registration's id must match appservice.id"
         default:
             return "the ping failed: \(error.description)"

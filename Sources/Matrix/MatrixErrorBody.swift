@@ -47,4 +47,14 @@ public struct MatrixErrorCode: RawRepresentable, Sendable, Hashable, Codable, Ex
     public static let exclusive: MatrixErrorCode = "M_EXCLUSIVE"
     public static let duplicateAnnotation: MatrixErrorCode = "M_DUPLICATE_ANNOTATION"
     public static let roomInUse: MatrixErrorCode = "M_ROOM_IN_USE"
+
+    // Appservice ping failures (`POST /_matrix/client/v1/appservice/{appserviceId}/ping`, spec v1.7).
+    /// The registration has no `url`.
+    public static let urlNotSet: MatrixErrorCode = "M_URL_NOT_SET"
+    /// The appservice answered the homeserver's ping with an error status.
+    public static let badStatus: MatrixErrorCode = "M_BAD_STATUS"
+    /// The homeserver could not connect to the appservice.
+    public static let connectionFailed: MatrixErrorCode = "M_CONNECTION_FAILED"
+    /// The appservice did not answer the homeserver in time.
+    public static let connectionTimeout: MatrixErrorCode = "M_CONNECTION_TIMEOUT"
 }

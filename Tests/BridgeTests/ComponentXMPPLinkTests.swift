@@ -36,7 +36,7 @@ import XMPPComponent
         while seen.last != "message m3" {
             switch try await events.next(within: 5, "a room event") {
             case .presence(let presence): seen.append("presence to \(presence.to?.description ?? "-")")
-            case .message(let message): seen.append("message \(message.id ?? "-")\(message.error != nil ? " error" : "")")
+            case .message(let message): seen.append("message \(message.id?.rawValue ?? "-")\(message.error != nil ? " error" : "")")
             default: break
             }
         }
@@ -83,10 +83,10 @@ import XMPPComponent
         while true {
             let event = try await events.next(within: 5, "a room event")
             if case .privateMessage(let message) = event { privates.append(message) }
-            if case .message(let message) = event, message.id == "m3" { break }
+            if case .message(let message) = event, message.id == StanzaAttributeID("m3") { break }
             if case .message(let message) = event { Issue.record("a private message became a groupchat one: \(message)") }
         }
-        #expect(privates.map(\.id) == ["p1", "p2", "isthmus-pm-1", "p3", "p4"])
+        #expect(privates.map(\.id?.rawValue) == ["p1", "p2", "isthmus-pm-1", "p3", "p4"])
         #expect(privates[3].body == nil)
         #expect(privates[3].references.reactions == MessageReferences.Reactions(id: "isthmus-pm-9", keys: ["👍"]))
         #expect(privates[4].references.replaces == "p1")

@@ -107,7 +107,7 @@ import XMPP
     // MARK: XMPP → Matrix
 
     func inbound(_ body: String?, id: String = "pm2", _ references: MessageReferences) -> DirectChatRules.Inbound {
-        var message = RoomMessage(room: muc, nick: "Romeo", to: JID("alice@bridge.localhost"), id: id, realJID: romeoJID, body: body)
+        var message = RoomMessage(room: muc, nick: "Romeo", to: JID("alice@bridge.localhost"), id: StanzaAttributeID(id), realJID: romeoJID, body: body)
         message.references = references
         return DirectChatRules.Inbound(user: alice, ghost: ghost, identity: "romeo@localhost", message: message)
     }

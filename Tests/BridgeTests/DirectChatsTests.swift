@@ -26,7 +26,7 @@ import TestSupport
     }
 
     func privateMessage(_ body: String, from nick: String = "Romeo", id: String) -> XMPPLinkEvent {
-        .privateMessage(RoomMessage(room: muc, nick: nick, to: naming.puppetJID(for: alice), id: id, body: body))
+        .privateMessage(RoomMessage(room: muc, nick: nick, to: naming.puppetJID(for: alice), id: StanzaAttributeID(id), body: body))
     }
 
     func dmText(_ body: String, in dm: RoomID, id: String) -> MatrixRoomEvent {
@@ -91,7 +91,7 @@ import TestSupport
 
         // The room bounces one: a notice in the DM names why.
         harness.xmpp.feed.yield(.privateMessage(RoomMessage(room: muc, nick: "Romeo", to: naming.puppetJID(for: alice),
-                                                            originID: chats[1].originID, id: chats[1].originID.rawValue,
+                                                            originID: chats[1].originID, id: StanzaAttributeID(chats[1].originID.rawValue),
                                                             error: StanzaErrorInfo(condition: .notAcceptable))))
         try await eventually("bounce notice") {
             harness.matrix.state.withLock { $0.sent.contains { $0.room == dm && $0.message.kind == .notice } }
@@ -102,7 +102,7 @@ import TestSupport
 
         // Romeo renames, then leaves: the next reply goes to the new nick; the one after gets a notice.
         harness.xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "Romeo", to: FakeXMPPLink.bot, available: false,
-                                                       realJID: romeoJID, statusCodes: [303], newNick: "Romeo2")))
+                                                       realJID: romeoJID, statusCodes: [.nickChanged], newNick: "Romeo2")))
         try await eventually("renamed in the store") { try await harness.store.roomGhost(ghost, in: room)?.nick == "Romeo2" }
         try await harness.bridge.acceptMatrixEvents([dmText("renamed?", in: dm, id: "$r3")])
         try await eventually("reply to the new nick") { harness.xmpp.state.withLock { $0.chats.count } == 3 }

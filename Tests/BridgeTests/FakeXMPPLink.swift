@@ -2,6 +2,7 @@ import Bridge
 import Foundation
 import IsthmusCommon
 import Synchronization
+import TestSupport
 import XMPP
 
 /// A scripted XMPP side for portal tests: records every call, lets tests choose join outcomes and feeds the
@@ -54,7 +55,7 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         var archive: [RoomMessage] = []
         var nextStanza = 1
         var reflect = true
-        var selfPingResult = SelfPingResult.joined
+        var selfPingResult = SelfPingOutcome.joined
         /// The next this many groupchat sends time out (the server is up but slow).
         var timeoutSends = 0
         /// Subject changes sent, in order.
@@ -73,13 +74,13 @@ final class FakeXMPPLink: XMPPLink, Sendable {
 
     func setReadingPaused(_ paused: Bool) async { state.withLock { $0.readingPaused.append(paused) } }
 
-    func join(room: JID, nick: String, occupant: JID) async throws -> MUCJoinResult {
-        let (result, announced) = state.withLock { state -> (MUCJoinResult, [RoomPresence]) in
+    func join(room: JID, nick: String, occupant: JID) async throws -> JoinOutcome {
+        let (result, announced) = state.withLock { state -> (JoinOutcome, [RoomPresence]) in
             state.joins.append((room, nick, occupant))
             if state.takenNicks.contains(nick) { return (.nickConflict, []) }
             state.occupantNicks[occupant] = nick
             let isBot = occupant == FakeXMPPLink.bot
-            return (.joined(nick: nick, created: false, affiliation: isBot ? state.botAffiliation : nil),
+            return (.joined(.joined(room: room, nick: nick, affiliation: isBot ? state.botAffiliation : nil)),
                     isBot ? state.presencesOnBotJoin.filter { $0.room == room } : [])
         }
         for presence in announced { feed.yield(.presence(presence)) }
@@ -90,12 +91,12 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         state.withLock { $0.leaves.append((room, nick, status)) }
     }
 
-    func changeNick(room: JID, to nick: String, occupant: JID) async throws -> MUCJoinResult {
+    func changeNick(room: JID, to nick: String, occupant: JID) async throws -> NickChangeOutcome {
         state.withLock { state in
             state.nickChanges.append((room, nick))
             if state.takenNicks.contains(nick) { return .nickConflict }
             state.occupantNicks[occupant] = nick
-            return .joined(nick: nick, created: false)
+            return .changed(.joined(room: room, nick: nick))
         }
     }
 
@@ -110,7 +111,7 @@ final class FakeXMPPLink: XMPPLink, Sendable {
             let stanzaID = StanzaID("sid-\(state.nextStanza)")!
             state.nextStanza += 1
             var message = RoomMessage(room: room, nick: nick, to: FakeXMPPLink.bot, stanzaID: stanzaID, originID: originID,
-                                      id: originID.rawValue, body: body)
+                                      id: StanzaAttributeID(originID.rawValue), body: body)
             message.references = references
             state.archive.append(message)
             return message
@@ -157,7 +158,7 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         state.withLock { $0.signals.append((occupant, signals)) }
     }
 
-    func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingResult {
+    func selfPing(room: JID, nick: String, occupant: JID) async throws -> SelfPingOutcome {
         state.withLock { $0.selfPingResult }
     }
 

@@ -13,7 +13,7 @@ import XMPP
     let juliet = JID("juliet@localhost")!
 
     func message(from realJID: JID, _ references: MessageReferences) -> RoomMessage {
-        var message = RoomMessage(room: muc, nick: realJID.localpart ?? "", id: "new", realJID: realJID, body: "x")
+        var message = RoomMessage(room: muc, nick: realJID.localpart ?? "", id: StanzaAttributeID("new"), realJID: realJID, body: "x")
         message.references = references
         return message
     }

@@ -38,7 +38,7 @@ import TestSupport
             #expect(notReady.text == #"{"reasons":["the XMPP component is not connected","the homeserver has not answered yet"],"status":"not_ready"}"#
                 || notReady.text == #"{"status":"not_ready","reasons":["the XMPP component is not connected","the homeserver has not answered yet"]}"#)
             metrics.health.xmppConnected(true)
-            metrics.homeserverRequest("versions", succeeded: true, duration: .milliseconds(3))
+            metrics.homeserverRequest(.versions, succeeded: true, duration: .milliseconds(3))
             let ready = try await RawHTTP.request("GET", port: port, "/ready")
             #expect(ready.status == 200)
             let after = try await MetricsScrape.fetch(port: port)
@@ -51,7 +51,7 @@ import TestSupport
         try await withListener { port, metrics in
             metrics.health.setStandby(true)
             metrics.health.xmppConnected(true)
-            metrics.homeserverRequest("versions", succeeded: true, duration: .milliseconds(3))
+            metrics.homeserverRequest(.versions, succeeded: true, duration: .milliseconds(3))
             let standby = try await RawHTTP.request("GET", port: port, "/ready")
             #expect(standby.status == 503)
             #expect(standby.text.contains(#""status":"standby""#))

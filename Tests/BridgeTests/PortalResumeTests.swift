@@ -185,12 +185,12 @@ import TestSupport
         xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "romeo", to: bot, available: true, occupantID: OccupantID("o1"))))
         try await eventually("ghost joined") { matrix.state.withLock { $0.roomNames.values.contains("romeo") } }
         xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "romeo", to: bot, available: false, occupantID: OccupantID("o1"),
-                                               statusCodes: [303], newNick: "romeo2")))
+                                               statusCodes: [.nickChanged], newNick: "romeo2")))
         xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "romeo2", to: bot, available: true, occupantID: OccupantID("o1"))))
         try await eventually("ghost renamed") { matrix.state.withLock { $0.roomNames.values.contains("romeo2") } }
         #expect(matrix.state.withLock { $0.registered.count } == 1)
         xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "romeo2", to: bot, available: false, occupantID: OccupantID("o1"),
-                                               statusCodes: [307], reason: "spam")))
+                                               statusCodes: [.kicked], reason: "spam")))
         try await eventually("ghost kicked") { matrix.state.withLock { $0.removals.count } == 1 }
         // Matrix side: alice renames, then is kicked by bob.
         let bob = UserID("@bob:localhost")!

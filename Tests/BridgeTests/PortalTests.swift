@@ -103,7 +103,7 @@ import TestSupport
     @Test func selfPingThatSaysNotJoinedRejoins() async throws {
         let harness = try Harness(selfCheckInterval: .milliseconds(50))
         try await linked(harness, members: [:])
-        harness.xmpp.state.withLock { $0.selfPingResult = .notJoined }
+        harness.xmpp.state.withLock { $0.selfPingResult = .notJoined(StanzaError(type: .cancel, condition: .notAcceptable)) }
         try await eventually("rejoined") { harness.xmpp.state.withLock { $0.joins.filter { $0.nick == "Matrix" }.count } >= 2 }
         await harness.stop()
     }

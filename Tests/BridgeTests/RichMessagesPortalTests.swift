@@ -24,7 +24,7 @@ import TestSupport
     func occupant(_ harness: PortalTests.Harness, _ nick: String, _ body: String?, stanzaID: String, id: String? = nil,
                   originID: String? = nil, references: MessageReferences = MessageReferences()) -> RoomMessage {
         var message = RoomMessage(room: muc, nick: nick, to: FakeXMPPLink.bot, stanzaID: StanzaID(stanzaID), originID: originID.flatMap(OriginID.init),
-                                  id: id, occupantID: OccupantID("occ-\(nick)"), body: body)
+                                  id: id.flatMap(StanzaAttributeID.init), occupantID: OccupantID("occ-\(nick)"), body: body)
         message.references = references
         harness.xmpp.feed.yield(.message(message))
         return message

@@ -24,7 +24,7 @@ import XMPP
             <message type='groupchat' from='lounge@muc.localhost' to='bridge.localhost/isthmus'>\
             <x xmlns='http://jabber.org/protocol/muc#user'><status code='104'/></x></message>
             """))))
-        #expect(message.statusCodes == [104])
+        #expect(message.statusCodes == [.configurationChanged])
     }
 
     @Test func aDestroyPresenceCarriesTheReasonAndTheAlternateVenue() throws {

@@ -24,7 +24,7 @@ final class FailureFeedbackTests: XCTestCase {
         let ban = IQ(type: .set, to: muc, payload: .other(XElement("query", namespace: XMPPNamespace.mucAdmin, children: [.element(item)])))
         try owner.send(.iq(ban))
         _ = try await owner.nextPresence(within: 20, "alice's occupant banned") {
-            $0.from?.resource == "alice" && $0.statusCodes.contains(MUCStatusCode(301))
+            $0.from?.resource == "alice" && $0.statusCodes.contains(.banned)
         }
 
         try await alice.send("can anyone hear me?", to: room)

@@ -48,7 +48,7 @@ final class MembershipTests: XCTestCase {
         _ = try await juliet.nextPresence(within: 20, "bob's occupant") { $0.from?.resource == "bob" && $0.type == .available }
         try await bob.setDisplayname("Bobby", in: room)
         let renamed = try await juliet.nextPresence(within: 20, "bob's nick change") {
-            $0.from?.resource == "bob" && $0.type == .unavailable && $0.statusCodes.contains(MUCStatusCode(303))
+            $0.from?.resource == "bob" && $0.type == .unavailable && $0.statusCodes.contains(.nickChanged)
         }
         XCTAssertEqual(renamed.mucUser?.item?.nick, "Bobby")
         try await bob.leave(room)

@@ -167,7 +167,7 @@ final class PrivateMessageTests: XCTestCase {
         // (she is not an occupant), and the room's error reply is the one the DM hears about.
         _ = try await owner.request(IQ(type: .set, to: muc, payload: .other(RichWire.roleChange(nick: "alice", role: "none"))))
         _ = try await owner.nextPresence(within: 20, "alice's occupant kicked") {
-            $0.from == aliceOccupant && $0.statusCodes.contains(MUCStatusCode(307))
+            $0.from == aliceOccupant && $0.statusCodes.contains(.kicked)
         }
         try await alice.send("can you hear me?", to: invitation.room)
         let notice = try await eventuallyValue("a notice in the DM", timeout: 30) {
@@ -196,7 +196,7 @@ final class PrivateMessageTests: XCTestCase {
         try await alice.send("while you were away", to: invitation.room)
         _ = try await romeo.request(IQ(type: .set, to: muc, payload: .other(RichWire.roleChange(nick: "alice", role: "none"))))
         _ = try await romeo.nextPresence(within: 20, "alice's occupant kicked") {
-            $0.from == aliceOccupant && $0.statusCodes.contains(MUCStatusCode(307))
+            $0.from == aliceOccupant && $0.statusCodes.contains(.kicked)
         }
         try await world.startBridge()
         defer { world.stopBridge() }

@@ -71,11 +71,11 @@ actor LinkConsent {
         case .presence(let presence):
             guard presence.to == nil || presence.to == bot, presence.error == nil, presence.nick != ownNick,
                   !presence.nick.isEmpty,   // the room's own presence (its avatar hash) is no occupant
-                  !presence.statusCodes.contains(110) else { return [] }
+                  !presence.statusCodes.contains(.selfPresence) else { return [] }
             let occupant = LinkConsentMachine.Occupant(nick: presence.nick, affiliation: presence.affiliation,
                                                        occupantID: presence.occupantID, realJID: presence.realJID)
             return machine.presence(occupant, available: presence.available,
-                                    newNick: presence.statusCodes.contains(303) ? presence.newNick : nil, now: clock.now())
+                                    newNick: presence.statusCodes.contains(.nickChanged) ? presence.newNick : nil, now: clock.now())
         case .privateMessage(let message):
             guard message.to == nil || message.to == bot, let body = message.body else { return [] }
             let sender = LinkConsentMachine.Occupant(nick: message.nick, affiliation: nil, occupantID: message.occupantID,
@@ -110,13 +110,13 @@ actor LinkConsent {
         case .joinMUC(let room):
             do {
                 switch try await xmpp.join(room: room, nick: naming.botNick, occupant: naming.botOccupant) {
-                case .joined(let nick, _, _):
-                    ownNick = nick
+                case .joined(let presence):
+                    ownNick = presence.nick
                     return machine.joined(now: clock.now())
                 case .nickConflict:
                     return machine.joinFailed("its nick \(naming.botNick) is taken there")
-                case .refused(let condition, let text):
-                    return machine.joinFailed(text ?? condition.rawValue)
+                case .notAllowed(let error):
+                    return machine.joinFailed(error.text ?? error.condition.rawValue)
                 }
             } catch {
                 return machine.joinFailed("the XMPP server did not answer (\(error))")

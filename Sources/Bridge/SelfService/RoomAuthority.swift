@@ -52,7 +52,7 @@ struct RoomAuthority: Sendable, Equatable {
             case (MatrixEventType.canonicalAlias, ""):
                 canonicalAlias = event.content["alias"]?.stringValue.flatMap(RoomAlias.init)
             case (MatrixEventType.member, let key):
-                guard let user = UserID(key), event.content["membership"]?.stringValue == "join",
+                guard let user = UserID(key), event.content["membership"]?.stringValue == Membership.join.rawValue,
                       let name = event.content["displayname"]?.stringValue, !name.isEmpty else { continue }
                 displaynames[user] = name
             default:

@@ -12,6 +12,8 @@ public struct MUCStatusCode: RawRepresentable, Sendable, Hashable, Comparable, C
 
     /// 100: the room is non-anonymous (everyone sees real JIDs).
     public static let nonAnonymous = Self(100)
+    /// 104: a setting of the room's configuration that does not affect privacy changed (§10.2, a message from the room).
+    public static let configurationChanged = Self(104)
     /// 110: this presence is about the receiving occupant itself (self-presence).
     public static let selfPresence = Self(110)
     /// 170: the room is being logged.

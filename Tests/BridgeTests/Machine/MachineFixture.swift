@@ -3,6 +3,7 @@ import Foundation
 import IsthmusCommon
 import IsthmusStore
 import Media
+import TestSupport
 import Testing
 
 /// A portal machine for one link, with helpers that walk it through common sequences. Time is `t0` unless a test
@@ -88,7 +89,7 @@ struct MachineFixture {
                     fromArchive: archived)
     }
 
-    func presence(_ nick: String, available: Bool = true, codes: Set<Int> = [], newNick: String? = nil, reason: String? = nil,
+    func presence(_ nick: String, available: Bool = true, codes: Set<MUCStatusCode> = [], newNick: String? = nil, reason: String? = nil,
                   occupantID: String? = nil) -> RoomPresence {
         RoomPresence(room: muc, nick: nick, to: naming.botOccupant, available: available, occupantID: occupantID.flatMap(OccupantID.init),
                      statusCodes: codes, newNick: newNick, reason: reason)
@@ -151,5 +152,12 @@ struct MachineFixture {
         if case .loadUndelivered? = next.last { next = act(.undeliveredLoaded([])) }
         #expect(next.last == .readInbox(checkTimeline: true))
         _ = act(.inboxRead([]))
+    }
+}
+
+extension JoinOutcome {
+    /// The room's answer to a join as `nick` in the fixture's MUC: a self-presence with status 110 (201 when `created`).
+    static func joined(nick: String, created: Bool, affiliation: MUCAffiliation? = nil) -> JoinOutcome {
+        .joined(.joined(room: JID("lounge@conference.localhost")!, nick: nick, created: created, affiliation: affiliation))
     }
 }

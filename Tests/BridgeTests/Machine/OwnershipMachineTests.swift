@@ -25,7 +25,7 @@ import Testing
     }
 
     /// Joins the bot's occupant with `outcome` after the Matrix side is up; returns the actions (logs left out).
-    func joinBot(_ f: inout MachineFixture, _ outcome: PortalStateMachine.JoinOutcome) -> [PortalStateMachine.Action] {
+    func joinBot(_ f: inout MachineFixture, _ outcome: JoinOutcome) -> [PortalStateMachine.Action] {
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
         return f.act(.mucJoined(f.botJoin, outcome))

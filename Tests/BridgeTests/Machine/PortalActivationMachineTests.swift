@@ -171,7 +171,7 @@ import Testing
         let resend = f.outgoing(f.text(1), purpose: .resend)
         let join = f.puppetJoin(f.alice, "Alice", then: .send(resend))
         #expect(f.act(.undeliveredLoaded([one, two])) == [.joinMUC(join)])
-        #expect(f.act(.mucJoined(join, .failed(.timeout)))
+        #expect(f.act(.mucJoinFailed(join, .timeout))
                 == [.queueGhostReconciliation, .scheduleInboxRetry(at: f.t0 + .seconds(5)), .setBridgeInfo(f.bridgeInfo),
                     .setStatus(.active, detail: nil)])
         #expect(f.act(.matrixEvents([f.text(3)])) == [])
@@ -201,7 +201,7 @@ import Testing
         #expect(f.act(.botJoinedMatrix(error: "M_FORBIDDEN")) == [.setStatus(.error, detail: "the bridge bot cannot join the Matrix room: M_FORBIDDEN")])
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
-        #expect(f.act(.mucJoined(f.botJoin, .refused(condition: "forbidden", text: "members only")))
+        #expect(f.act(.mucJoined(f.botJoin, .notAllowed(StanzaError(type: .auth, condition: .forbidden, text: "members only"))))
                 == [.setStatus(.error, detail: "the XMPP room refused the bridge: forbidden (members only)")])
         #expect(f.act(.matrixEvents([f.text(1)])) == [])
         #expect(f.machine.inboxNeedsReload)
@@ -213,12 +213,12 @@ import Testing
         #expect(f.act(.selfCheck) == [.readInbox(checkTimeline: true)])
         #expect(f.act(.inboxRead([])) == [.fetchMatrixMembers])
         #expect(f.act(.membersFetched([:])) == [.selfPing(nick: "Matrix")])
-        #expect(f.act(.selfPinged(joined: true)) == [])
+        #expect(f.act(.selfPinged(.joined)) == [])
         // A room that dropped us: rejoin from the start.
         _ = f.act(.selfCheck)
         _ = f.act(.inboxRead([]))
         _ = f.act(.membersFetched([:]))
-        #expect(f.act(.selfPinged(joined: false)) == [.joinMatrixAsBot])
+        #expect(f.act(.selfPinged(.notJoined(StanzaError(type: .cancel, condition: .notAcceptable)))) == [.joinMatrixAsBot])
     }
 
     @Test func theSelfCheckBringsPuppetsInLineWithTheMembers() {

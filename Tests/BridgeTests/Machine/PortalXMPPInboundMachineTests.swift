@@ -111,7 +111,7 @@ import Testing
         let f = MachineFixture()
         func key(_ nick: String, _ body: String, originID: String? = nil, id: String? = nil, occupantID: String? = nil) -> StanzaID {
             var message = f.groupchat(nick, body, stanzaID: nil, originID: originID, occupantID: occupantID)
-            message.id = id
+            message.id = id.flatMap(StanzaAttributeID.init)
             return PortalStateMachine.digestKey(message, body: body)
         }
         // The same message twice: one key (one Matrix transaction id).
@@ -198,7 +198,7 @@ import Testing
         #expect(f.act(.xmppPresence(f.presence("romeo", occupantID: "o1"))) == [])
         var renamed = joined
         renamed.nick = "Romeo M."
-        #expect(f.act(.xmppPresence(f.presence("romeo", available: false, codes: [303], newNick: "Romeo M.", occupantID: "o1")))
+        #expect(f.act(.xmppPresence(f.presence("romeo", available: false, codes: [.nickChanged], newNick: "Romeo M.", occupantID: "o1")))
                 == [.renameGhost(renamed)])
         var left = renamed
         left.joined = false
@@ -210,33 +210,33 @@ import Testing
         f.activate()
         let romeo = f.ghost(of: "romeo")
         _ = f.act(.xmppPresence(f.presence("romeo")))
-        #expect(f.act(.xmppPresence(f.presence("romeo", available: false, codes: [307], reason: "spam")))
+        #expect(f.act(.xmppPresence(f.presence("romeo", available: false, codes: [.kicked], reason: "spam")))
                 == [.removeGhost(romeo, .kick(ban: false, reason: "Kicked in the XMPP room: spam"), saving: nil)])
         _ = f.act(.xmppPresence(f.presence("romeo")))
-        #expect(f.act(.xmppPresence(f.presence("romeo", available: false, codes: [301])))
+        #expect(f.act(.xmppPresence(f.presence("romeo", available: false, codes: [.banned])))
                 == [.removeGhost(romeo, .kick(ban: true, reason: "Banned in the XMPP room"), saving: nil)])
     }
 
     @Test func theBridgeRemovedFromTheMUCRejoinsUnlessKickedOrBanned() {
         var f = MachineFixture()
         f.activate()
-        #expect(f.act(.xmppPresence(f.presence("Matrix", available: false, codes: [110, 307], reason: "go away")))
+        #expect(f.act(.xmppPresence(f.presence("Matrix", available: false, codes: [.selfPresence, .kicked], reason: "go away")))
                 == [.setStatus(.error, detail: "the bridge was kicked from the XMPP room: go away")])
         #expect(f.act(.matrixEvents([f.text(1)])) == [])
         var g = MachineFixture()
         g.activate()
-        #expect(g.act(.xmppPresence(g.presence("Matrix", available: false, codes: [110, 332]))) == [.joinMatrixAsBot])
+        #expect(g.act(.xmppPresence(g.presence("Matrix", available: false, codes: [.selfPresence, .serviceShutdown]))) == [.joinMatrixAsBot])
         // Its own nick change is remembered.
         var h = MachineFixture()
         h.activate()
-        #expect(h.act(.xmppPresence(h.presence("Matrix", available: false, codes: [110, 303], newNick: "Bridge"))) == [])
+        #expect(h.act(.xmppPresence(h.presence("Matrix", available: false, codes: [.selfPresence, .nickChanged], newNick: "Bridge"))) == [])
         #expect(h.machine.botNick == "Bridge")
     }
 
     @Test func aPuppetRemovedByTheRoomRejoinsWithItsNextMessage() {
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice"])
-        #expect(f.act(.xmppPresence(f.presence("Alice", available: false, codes: [307]))) == [])
+        #expect(f.act(.xmppPresence(f.presence("Alice", available: false, codes: [.kicked]))) == [])
         #expect(f.machine.puppets[f.alice]?.joined == false)
         let queued = f.text(1)
         #expect(f.act(.matrixEvents([queued])) == [.insertMapping(f.mapping(queued), consumingInbox: 1, delivery: f.outgoing(queued))])

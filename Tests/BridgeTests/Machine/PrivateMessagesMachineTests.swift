@@ -9,7 +9,7 @@ import XMPP
 @Suite struct PrivateMessagesMachineTests {
     func privateMessage(_ f: MachineFixture, from nick: String, to user: UserID, _ body: String, id: String? = "pm1",
                         occupantID: String? = nil) -> RoomMessage {
-        RoomMessage(room: f.muc, nick: nick, to: f.puppetJID(user), id: id, occupantID: occupantID.flatMap(OccupantID.init), body: body)
+        RoomMessage(room: f.muc, nick: nick, to: f.puppetJID(user), id: id.flatMap(StanzaAttributeID.init), occupantID: occupantID.flatMap(OccupantID.init), body: body)
     }
 
     func inbound(_ f: MachineFixture, from nick: String, to user: UserID, _ body: String, ghost: UserID, identity: String,
@@ -32,7 +32,7 @@ import XMPP
         f.activate(members: [f.alice: "Alice"])
         _ = f.act(.xmppPresence(f.presence("romeo")))
         let ghost = f.ghost(of: "romeo")
-        _ = f.act(.xmppPresence(f.presence("romeo", available: false, codes: [303], newNick: "romeo2")))
+        _ = f.act(.xmppPresence(f.presence("romeo", available: false, codes: [.nickChanged], newNick: "romeo2")))
         guard case .deliverPrivateToMatrix(let sent)? = f.act(.xmppPrivateMessage(privateMessage(f, from: "romeo2", to: f.alice, "hi"))).first else {
             Issue.record("not delivered")
             return
@@ -45,7 +45,7 @@ import XMPP
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice"])
         _ = f.act(.xmppPresence(f.presence("romeo", occupantID: "occ1")))
-        var reaction = RoomMessage(room: f.muc, nick: "romeo", to: f.puppetJID(f.alice), id: "pm2")
+        var reaction = RoomMessage(room: f.muc, nick: "romeo", to: f.puppetJID(f.alice), id: StanzaAttributeID("pm2"))
         reaction.references = MessageReferences(reactions: .init(id: "isthmus-pm-1", keys: ["👍"]))
         guard case .deliverPrivateToMatrix(let sent)? = f.act(.xmppPrivateMessage(reaction)).first else {
             Issue.record("not delivered")
@@ -56,7 +56,7 @@ import XMPP
         #expect(sent.message.occupantID == OccupantID("occ1"))
         #expect(sent.file == nil)
         // Neither a body nor a reference: nothing to deliver.
-        #expect(f.act(.xmppPrivateMessage(RoomMessage(room: f.muc, nick: "romeo", to: f.puppetJID(f.alice), id: "pm3"))) == [])
+        #expect(f.act(.xmppPrivateMessage(RoomMessage(room: f.muc, nick: "romeo", to: f.puppetJID(f.alice), id: StanzaAttributeID("pm3")))) == [])
     }
 
     /// A private message's muc#user element is the sender's own: a real JID claimed there would make the sender
@@ -92,7 +92,7 @@ import XMPP
         f.activate(members: [f.alice: "Alice"])
         let originID = f.naming.privateOriginID(for: EventID("$dm1")!)
         let error = StanzaErrorInfo(condition: .itemNotFound, text: "Recipient not in room")
-        let bounce = RoomMessage(room: f.muc, nick: "romeo", to: f.puppetJID(f.alice), originID: originID, id: originID.rawValue, error: error)
+        let bounce = RoomMessage(room: f.muc, nick: "romeo", to: f.puppetJID(f.alice), originID: originID, id: StanzaAttributeID(originID.rawValue), error: error)
         #expect(f.act(.xmppPrivateMessage(bounce)) == [.reportPrivateBounce(originID: originID, nick: "romeo", error: error)])
     }
 }

@@ -21,7 +21,7 @@ import Testing
                  references: MessageReferences) -> RoomMessage {
         var message = f.groupchat(nick, body ?? "", stanzaID: stanzaID, occupantID: nick.isEmpty ? nil : "occ-\(nick)")
         message.body = body
-        message.id = id
+        message.id = id.flatMap(StanzaAttributeID.init)
         message.references = references
         return message
     }
@@ -569,7 +569,7 @@ import Testing
         renamed.nick = "Alice Liddell"
         f.machine.puppets[f.alice] = renamed   // the nick change was confirmed (the join outcome came first)
         let ghostsBefore = f.machine.ghosts
-        #expect(f.act(.xmppPresence(f.presence(puppet.nick, available: false, codes: [303], newNick: "Alice Liddell"))) == [])
+        #expect(f.act(.xmppPresence(f.presence(puppet.nick, available: false, codes: [.nickChanged], newNick: "Alice Liddell"))) == [])
         #expect(f.act(.xmppPresence(f.presence("Alice Liddell"))) == [])
         #expect(f.machine.ghosts == ghostsBefore)
         #expect(f.machine.occupants["Alice Liddell"] == nil)

@@ -118,7 +118,7 @@ import Testing
         _ = f.act(.matrixEvents([event]))
         let id = f.naming.originID(for: event.event.eventID)
         // ejabberd's answer when the room does not let occupants invite (its id is our invitation's).
-        let bounce = RoomMessage(room: f.muc, nick: "", to: f.puppetJID(f.alice), id: id.rawValue,
+        let bounce = RoomMessage(room: f.muc, nick: "", to: f.puppetJID(f.alice), id: StanzaAttributeID(id.rawValue),
                                  error: StanzaErrorInfo(condition: .notAllowed, text: "Invitations are not allowed in this conference"))
         let told = f.act(.xmppMessage(bounce))
         #expect(told == [.postNotice("⚠️ Alice's invitation could not be delivered to the XMPP room (not-allowed: Invitations are not "

@@ -42,7 +42,7 @@ import XMPP
     var configurationChange: PortalEvent {
         var notice = MachineFixture().groupchat("", "", stanzaID: nil)
         notice.body = nil
-        notice.statusCodes = [104]
+        notice.statusCodes = [.configurationChanged]
         return .xmppMessage(notice)
     }
 

@@ -131,7 +131,7 @@ import Testing
         _ = f.act(.subjectSent(change, nil))
         var bounce = f.groupchat("Alice", "", stanzaID: nil, to: f.puppetJID(f.alice))
         bounce.body = nil
-        bounce.id = change.id.rawValue
+        bounce.id = StanzaAttributeID(change.id.rawValue)
         bounce.error = StanzaErrorInfo(condition: .forbidden, text: "You are not allowed to change the subject")
         var retry = change
         retry.byBridge = true
@@ -147,7 +147,7 @@ import Testing
         // The bridge's occupant is refused too: Alice is told why, in the Matrix room.
         var second = bounce
         second.to = f.naming.botOccupant
-        second.id = retry.id.rawValue
+        second.id = StanzaAttributeID(retry.id.rawValue)
         #expect(f.act(.xmppMessage(second)) == [.postNotice(
             "⚠️ Alice's topic change was not applied to the XMPP room (only its moderators may change the subject there).",
             subject: "subject-refused:$t1")])
@@ -179,7 +179,7 @@ import Testing
         // Status 104 from the room: disco#info is read again; an unchanged name is not set again.
         var notice = f.groupchat("", "", stanzaID: nil)
         notice.body = nil
-        notice.statusCodes = [104]
+        notice.statusCodes = [.configurationChanged]
         #expect(f.act(.xmppMessage(notice)) == [.readRoomFeatures])
         #expect(f.act(.roomFeaturesRead(RoomFeatures(stanzaIDs: true, archive: true, name: "Lounge")))
                 == [.recordRoomFeatures(RoomFeatures(stanzaIDs: true, archive: true, name: "Lounge"))])
@@ -208,7 +208,7 @@ import Testing
         var f = active(features: RoomFeatures(stanzaIDs: true, archive: true, name: "Lounge"))
         var notice = f.groupchat("", "", stanzaID: nil)
         notice.body = nil
-        notice.statusCodes = [104]
+        notice.statusCodes = [.configurationChanged]
         // disco#info is read again (the room's avatar may have changed), but the name is not copied.
         #expect(f.act(.xmppMessage(notice)) == [.readRoomFeatures])
         #expect(f.act(.roomFeaturesRead(RoomFeatures(stanzaIDs: true, archive: true, name: "Salon")))
@@ -219,7 +219,7 @@ import Testing
 
     @Test func aDestroyedMUCPutsTheLinkInErrorNamesTheVenueAndIsNotRejoined() {
         var f = active()
-        var gone = f.presence("Matrix", available: false, codes: [110])
+        var gone = f.presence("Matrix", available: false, codes: [.selfPresence])
         gone.destroyed = RoomDestruction(reason: "Moved", alternateVenue: JID("salon@conference.localhost")!)
         #expect(f.act(.xmppPresence(gone)) == [
             .recordDestruction(detail: "the XMPP room was destroyed: Moved; alternate venue xmpp:salon@conference.localhost?join"),
@@ -269,7 +269,7 @@ import Testing
 
     @Test func aDestructionWithoutReasonOrVenueSaysSo() {
         var f = active()
-        var gone = f.presence("Matrix", available: false, codes: [110])
+        var gone = f.presence("Matrix", available: false, codes: [.selfPresence])
         gone.destroyed = RoomDestruction()
         #expect(f.act(.xmppPresence(gone)) == [
             .recordDestruction(detail: "the XMPP room was destroyed"),
