@@ -1,6 +1,6 @@
 /// At most one value per key per `interval`, the latest winning: a value offered while its key's window is open waits
 /// (replacing any value already waiting) and goes out when the window closes, unless it is what went out last. Pure
-/// value; time is passed in. Used for typing notices, chat states and read markers (see ``PortalStateMachine/Ephemeral``).
+/// value; time is passed in. Used for typing notices, chat states and read markers (see ``EphemeralMachine``).
 struct LatestWinsThrottle<Key: Hashable & Sendable & CustomStringConvertible, Value: Equatable & Sendable>: Sendable {
     /// The shortest time between two values of one key.
     let interval: Duration

@@ -3,11 +3,22 @@ import IsthmusCommon
 import IsthmusStore
 
 /// The I/O of typing notices, chat states and read markers: message-map lookups (on the portal's actor) and the
-/// best-effort sends (on the ``EphemeralSender``'s worker). Every decision was made by ``PortalStateMachine``.
+/// best-effort sends (on the ``EphemeralSender``'s worker). Every decision was made by ``EphemeralMachine``.
 extension Portal {
+    /// Performs one action of the ephemeral sub-machine; returns its outcome when the machine waits for one.
+    func performEphemeral(_ action: EphemeralMachine.Action) async -> PortalStateMachine.Input? {
+        switch action {
+        case .send(let send): ephemeralSender.submit(send)
+        case .scheduleFlush(let instant): schedule(.ephemeralFlush, at: instant)
+        case .resolveReadMarkers(let query): return .ephemeral(await resolveReadMarkers(query))
+        case .log(let entry): logger.log(entry.level, entry.message, metadata: entry.metadata)
+        }
+        return nil
+    }
+
     /// The mapped messages a read marker names: Matrix events by id; an XMPP id as the room's stanza-id, else (liberal
     /// on input, as for replies) one of our origin-ids.
-    func resolveReadMarkers(_ query: PortalStateMachine.ReadMarkerQuery) async -> PortalStateMachine.Input {
+    private func resolveReadMarkers(_ query: EphemeralMachine.ReadMarkerQuery) async -> EphemeralMachine.Input {
         let (store, room) = (context.store, link.matrixRoom)
         do {
             var found: [MessageMapping] = []
@@ -32,11 +43,11 @@ extension Portal {
 
     /// Performs one best-effort send. A failure is logged at debug level and dropped: the next typing change or
     /// marker supersedes it anyway. Runs on the ``EphemeralSender``'s worker, not on the portal's actor.
-    nonisolated static func performEphemeral(_ send: EphemeralSend, link: RoomLink, context: BridgeContext, logger: Logger) async {
+    nonisolated static func performSend(_ send: EphemeralSend, link: RoomLink, context: BridgeContext, logger: Logger) async {
         do {
             switch send {
             case .typing(let ghost, let typing):
-                try await context.matrix.setTyping(typing, as: ghost, in: link.matrixRoom, timeout: PortalStateMachine.typingTimeout)
+                try await context.matrix.setTyping(typing, as: ghost, in: link.matrixRoom, timeout: EphemeralMachine.typingTimeout)
             case .readReceipt(let ghost, let event):
                 try await context.matrix.sendReadReceipt(for: event, as: ghost, in: link.matrixRoom)
             case .chatState(_, let occupant, let state):

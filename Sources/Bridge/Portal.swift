@@ -12,8 +12,8 @@ import IsthmusStore
 /// `Portal+…Effects` files) and feeds their outcomes back. The effects do the I/O, but not only that: some still read
 /// the machine or decide for themselves — the occupant a groupchat goes out from (`machine.puppets`), a
 /// media message's caption, the XEP-0363 upload inside `resolveMatrixTargets`, dropping undecodable inbox rows, the
-/// ghosts `unlink` reads from the store. The actor also owns three timers (inbox retry, drain resume, ephemeral flush)
-/// and the ``EphemeralSender``, which sends typing notices and markers off the portal's path.
+/// ghosts `unlink` reads from the store. The actor also owns its timers (one per ``PortalTimer`` kind, on the injected
+/// clock) and the ``EphemeralSender``, which sends typing notices and markers off the portal's path.
 actor Portal {
     /// The link this portal bridges.
     let link: RoomLink
@@ -23,14 +23,10 @@ actor Portal {
     private let queue = PortalQueue()
     /// The room's logic and model.
     private(set) var machine: PortalStateMachine
-    /// The pending inbox retry (owned here: replaced by a newer one, cancelled when the portal ends).
-    private var retryTimer: Task<Void, Never>?
-    /// The pending resume of a drain that waits for a reflection.
-    private var resumeTimer: Task<Void, Never>?
+    /// The pending timers, one per kind (owned here: replaced by a newer one, cancelled when the portal ends).
+    private var timers: [PortalTimer: Task<Void, Never>] = [:]
     /// Typing notices, chat states and read markers on their way (off the portal's path).
     let ephemeralSender: EphemeralSender
-    /// The pending flush of throttled typing and markers.
-    private var ephemeralTimer: Task<Void, Never>?
 
     init(link: RoomLink, context: BridgeContext) {
         self.link = link
@@ -47,7 +43,7 @@ actor Portal {
             mediaLinks: context.media?.signer, avatars: context.avatars != nil,
             uploadsMedia: context.xmppUploader != nil))
         ephemeralSender = EphemeralSender { [context, logger] send in
-            await Portal.performEphemeral(send, link: link, context: context, logger: logger)
+            await Portal.performSend(send, link: link, context: context, logger: logger)
         }
     }
 
@@ -80,9 +76,7 @@ actor Portal {
             if finished || machine.closed || Task.isCancelled { break }
         }
         queue.finish()
-        retryTimer?.cancel()
-        resumeTimer?.cancel()
-        ephemeralTimer?.cancel()
+        for timer in timers.values { timer.cancel() }
         ephemeralSender.finish()
     }
 
@@ -120,7 +114,7 @@ actor Portal {
         case .sendToMatrix(let delivery): return await sendToMatrix(delivery)
         case .retrySendToMatrix(let delivery, let pause):
             // Shutting down while waiting: catch-up bridges it at the next start.
-            guard (try? await Task.sleep(for: pause)) != nil else { return nil }
+            guard (try? await context.clock.sleep(until: context.clock.now() + pause)) != nil else { return nil }
             return await sendToMatrix(delivery)
         case .renameGhost(let ghost): await renameGhost(ghost)
         case .setGhostAvatar(let job): await setGhostAvatar(job)
@@ -136,15 +130,7 @@ actor Portal {
         case .leaveMUC(let nick, let occupant, let status): await leaveMUC(nick: nick, occupant: occupant, status: status)
         case .sendGroupchat(let delivery): return await sendGroupchat(delivery)
         case .sendPrivate(let to, let body): await sendPrivate(to: to, body: body)
-        case .sendEphemeral(let send): ephemeralSender.submit(send)
-        case .resolveReadMarkers(let query): return await resolveReadMarkers(query)
-        case .scheduleEphemeralFlush(let instant):
-            ephemeralTimer?.cancel()
-            let delay = instant - context.clock.now()
-            ephemeralTimer = Task { [self] in
-                guard (try? await Task.sleep(for: delay)) != nil else { return }
-                enqueue(.flushEphemeral)
-            }
+        case .ephemeral(let action): return await performEphemeral(action)
         case .moderate(let job): return await moderate(job)
         case .selfPing(let nick): return await selfPing(nick: nick)
         case .readOwnership: return await readOwnership()
@@ -168,20 +154,7 @@ actor Portal {
         case .savePuppet(let puppet): await savePuppet(puppet)
         case .deletePuppet(let user): await deletePuppet(user)
         case .setStatus(let status, let detail): await setStatus(status, detail: detail)
-        case .scheduleInboxRetry(let instant):
-            retryTimer?.cancel()
-            let delay = instant - context.clock.now()
-            retryTimer = Task { [self] in
-                guard (try? await Task.sleep(for: delay)) != nil else { return }
-                enqueue(.retryInbox)
-            }
-        case .scheduleDrainResume(let instant):
-            resumeTimer?.cancel()
-            let delay = instant - context.clock.now()
-            resumeTimer = Task { [self] in
-                guard (try? await Task.sleep(for: delay)) != nil else { return }
-                enqueue(.resumeDrain)
-            }
+        case .schedule(let timer, let instant): schedule(timer, at: instant)
         case .queueGhostReconciliation: enqueue(.reconcileGhosts)
         case .queuePowerLevelSync: enqueue(.syncPowerLevels)
         case .applyGhostPowerLevels(let levels): return await applyGhostPowerLevels(levels)
@@ -205,5 +178,15 @@ actor Portal {
         case .log(let entry): logger.log(entry.level, entry.message, metadata: entry.metadata)
         }
         return nil
+    }
+
+    /// Queues `timer`'s event once the injected clock reaches `instant`, replacing the pending timer of that kind.
+    func schedule(_ timer: PortalTimer, at instant: ContinuousClock.Instant) {
+        timers[timer]?.cancel()
+        let clock = context.clock
+        timers[timer] = Task { [self] in
+            guard (try? await clock.sleep(until: instant)) != nil else { return }
+            enqueue(timer.event)
+        }
     }
 }

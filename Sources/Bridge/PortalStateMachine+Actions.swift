@@ -48,8 +48,6 @@ extension PortalStateMachine {
         case sendGroupchat(XMPPDelivery)
         /// → ``Input/moderated(_:_:)``: a Matrix moderator's puppet asks the room to retract an XMPP message (XEP-0425).
         case moderate(ModerationJob)
-        /// A typing notice, chat state or read marker, handed to the portal's ``EphemeralSender`` (never awaited).
-        case sendEphemeral(EphemeralSend)
         /// A private message from the bridge's occupant to an occupant.
         case sendPrivate(to: JID, body: String)
         /// The bridge's occupant sets an occupant's role (XEP-0045 §9.6, §10.4); a refusal is logged.
@@ -98,8 +96,6 @@ extension PortalStateMachine {
         /// → ``Input/mappingInserted(_:inserted:)``: maps a Matrix message before it goes out, consuming its inbox row
         /// (and recording the reaction change it makes, in the same commit).
         case insertMapping(MessageMapping, consumingInbox: Int64, delivery: XMPPDelivery, reaction: ReactionChange? = nil)
-        /// → ``Input/readMarkersResolved(_:_:)``: the mapped messages a read marker names.
-        case resolveReadMarkers(ReadMarkerQuery)
         /// A handled inbox row is removed.
         case dequeue(seq: Int64)
         case savePuppet(Puppet)
@@ -131,12 +127,8 @@ extension PortalStateMachine {
         case finishUpgrade(RoomUpgrade, ghosts: [UserID])
 
         // MARK: The portal itself
-        /// Deliver ``PortalEvent/retryInbox`` at this time.
-        case scheduleInboxRetry(at: ContinuousClock.Instant)
-        /// Deliver ``PortalEvent/resumeDrain`` at this time.
-        case scheduleDrainResume(at: ContinuousClock.Instant)
-        /// Deliver ``PortalEvent/flushEphemeral`` at this time (replacing a flush asked for before).
-        case scheduleEphemeralFlush(at: ContinuousClock.Instant)
+        /// Queue the timer's event at this time, replacing a pending timer of the same kind.
+        case schedule(PortalTimer, at: ContinuousClock.Instant)
         /// Queue ``PortalEvent/reconcileGhosts`` behind the events already queued: the occupants' presences that
         /// arrived during the join must be handled before ghosts of departed occupants are told apart.
         case queueGhostReconciliation
@@ -145,6 +137,8 @@ extension PortalStateMachine {
         /// Leave both rooms and forget the link (see ``UnlinkPlan``).
         case unlink(UnlinkPlan)
         case log(LogEntry)
+        /// Typing and read markers (see ``EphemeralMachine/Action``); → ``Input/ephemeral(_:)`` when the wrapped action awaits one.
+        case ephemeral(EphemeralMachine.Action)
         /// An XMPP occupant's avatar becomes its ghost's per-room avatar (fetched, checked and uploaded once per hash);
         /// failures are logged, no outcome.
         case setGhostAvatar(GhostAvatar)
@@ -162,9 +156,11 @@ extension PortalStateMachine {
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
                  .readInbox, .insertMapping, .applyGhostPowerLevels, .lookUpGhostAddress, .readMatrixPower,
-                 .resolveReadMarkers, .setMatrixTopic, .sendSubject, .joinReplacementRoom, .moveLink,
+                 .setMatrixTopic, .sendSubject, .joinReplacementRoom, .moveLink,
                  .readOwnership, .changeAffiliations:
                 return true
+            case .ephemeral(let action):
+                return action.awaitsOutcome
             default:
                 return false
             }

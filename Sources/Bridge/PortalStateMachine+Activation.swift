@@ -112,8 +112,8 @@ extension PortalStateMachine {
             return replacementJoined(upgrade, predecessor: predecessor, failure: failure)
         case .linkMoved(let upgrade, let moved):
             return linkMoved(upgrade, moved: moved)
-        case .readMarkersResolved(let query, let found):
-            return readMarkersResolved(query, found)
+        case .ephemeral(let input):
+            return ephemeral(input)
         case .ownershipRead(let lists):
             return ownershipRead(lists)
         case .affiliationsChanged(let plan, let failed):
@@ -156,7 +156,7 @@ extension PortalStateMachine {
         case .finishRetry:
             guard resendsWentOut else {
                 inboxBlocked = true
-                return [.scheduleInboxRetry(at: now + configuration.inboxRetryDelay)]
+                return [.schedule(.inboxRetry, at: now + configuration.inboxRetryDelay)]
             }
             inboxBlocked = false
             return startDrainFromStore(selfCheck: false)
@@ -255,7 +255,7 @@ extension PortalStateMachine {
                 + startDrainFromStore(selfCheck: false)
         }
         inboxBlocked = true
-        return [.queueGhostReconciliation, .scheduleInboxRetry(at: now + configuration.inboxRetryDelay)] + publishBridgeInfo()
+        return [.queueGhostReconciliation, .schedule(.inboxRetry, at: now + configuration.inboxRetryDelay)] + publishBridgeInfo()
             + [.setStatus(.active, detail: nil)]
     }
 
@@ -289,6 +289,6 @@ extension PortalStateMachine {
         let selfCheck = drain?.selfCheck ?? false
         drain = nil
         if selfCheck { agenda.insert(.selfPing, at: 0) }
-        return retry ? [.scheduleInboxRetry(at: now + configuration.inboxRetryDelay)] : []
+        return retry ? [.schedule(.inboxRetry, at: now + configuration.inboxRetryDelay)] : []
     }
 }

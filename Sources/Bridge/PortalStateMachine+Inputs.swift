@@ -92,8 +92,8 @@ extension PortalStateMachine {
         case powerLevelsApplied(GhostPowerLevels, PowerLevelResult)
         /// The Matrix room's power state (nil: it could not be read).
         case matrixPowerRead(RoomPowerState?)
-        /// The mapped messages a read marker names (see ``ReadMarkerQuery``); nil when the store could not be read.
-        case readMarkersResolved(ReadMarkerQuery, [MessageMapping]?)
+        /// An outcome for the ephemeral sub-machine (see ``EphemeralMachine/Input``).
+        case ephemeral(EphemeralMachine.Input)
     }
 
     /// The remaining steps of the piece of work in progress.

@@ -192,7 +192,7 @@ extension PortalStateMachine {
     }
 
     mutating func groupchatSent(_ delivery: XMPPDelivery, failure: XMPPFailure?) -> [Action] {
-        guard let failure else { return [sentLog(delivery)] + puppetSpoke(delivery) }
+        guard let failure else { return [sentLog(delivery)] + ephemeral(.puppetSent(delivery.user, withBody: delivery.stanza.body != nil)) }
         return sendFailed(delivery, failure)
     }
 

@@ -178,7 +178,7 @@ extension PortalStateMachine {
         if selfCheck { agenda.insert(.selfPing, at: 0) }
         return [.log(LogEntry(level: .debug, message: "A Matrix event waits for the MUC to reflect the message it refers to",
                               metadata: ["matrix.event.id": queued.event.eventID.rawValue, "xmpp.origin.id": originID.rawValue])),
-                .scheduleDrainResume(at: receiptWait!.until)]
+                .schedule(.drainResume, at: receiptWait!.until)]
     }
 
     /// Maps the event (consuming its inbox row, with its reaction change) before the stanza goes out from `user`'s puppet.

@@ -17,13 +17,13 @@ extension PortalStateMachine {
             return [.lookUpOwnMessage(originID, error: error)]
         }
         guard message.to == nil || message.to == bot else { return [] }
-        let typing = occupantTyping(message)
+        let typing = ephemeral(.occupantTyping(message))
         // XEP-0045 §8.1: a subject without a body is a subject change (or the subject sent on join).
         if let subject = message.subject, message.body == nil { return typing + subjectMessage(message, subject: subject) }
         // XEP-0045 §10.2: status 104 from the room itself — its configuration (and maybe its name) changed.
         if message.nick.isEmpty, message.statusCodes.contains(.configurationChanged) { return typing + configurationChanged() }
         // Only a chat state or marker (our puppets' own come back from the room too): nothing for the message path.
-        if message.isSignalOnly { return typing + (occupantDisplayed(message) ?? []) }
+        if message.isSignalOnly { return typing + ephemeral(.occupantDisplayed(message)) }
         return typing + bridgeRoomMessage(message)
     }
 

@@ -36,7 +36,12 @@ extension PortalStateMachine {
 
     /// Whether a message or presence from `nick` is one of ours (the bridge's occupant or a puppet).
     func isOurOccupant(nick: String, realJID: JID?) -> Bool {
-        if let realJID, configuration.naming.isOurs(realJID) { return true }
+        Self.isOurOccupant(nick: nick, realJID: realJID, naming: configuration.naming, botNick: botNick, puppets: puppets)
+    }
+
+    /// The same, for a caller holding copies of the model (see ``EphemeralMachine/Room``).
+    static func isOurOccupant(nick: String, realJID: JID?, naming: BridgeNaming, botNick: String, puppets: [UserID: Puppet]) -> Bool {
+        if let realJID, naming.isOurs(realJID) { return true }
         if nick == botNick { return true }
         // Joined or not: after a restart puppets are rejoining, and archived reflections carry their nicks.
         return puppets.values.contains { $0.nick == nick }

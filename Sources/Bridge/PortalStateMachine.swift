@@ -54,8 +54,8 @@ struct PortalStateMachine: Sendable {
     var pendingInvites: [(id: OriginID, invite: GhostInvite)] = []
     /// Encrypted events get a notice, at most one an hour (see ``EncryptedEventNotices``).
     var encryptedNotices = EncryptedEventNotices()
-    /// Typing and read markers (see ``Ephemeral``).
-    var ephemeral = Ephemeral()
+    /// Typing and read markers: a sub-machine with its own state (see `PortalStateMachine+Ephemeral`).
+    var ephemeral = EphemeralMachine()
     /// The room's ownership was taken over from the component's domain JID, or found to need no taking over, during
     /// this portal's life (see `PortalStateMachine+Ownership`).
     var ownershipSettled = false
@@ -170,9 +170,9 @@ struct PortalStateMachine: Sendable {
         case .syncPowerLevels:
             return syncPowerLevels()
         case .matrixEphemeral(let event):
-            return matrixEphemeral(event)
+            return ephemeral(.matrix(event))
         case .flushEphemeral:
-            return flushEphemeral()
+            return ephemeral(.flush)
         case .matrixEvents(let queued):
             let fresh = queued.filter { $0.seq > highestSeq }
             guard !fresh.isEmpty else { return [] }

@@ -8,7 +8,7 @@ import TestSupport
 
 /// Typing and read markers through the whole bridge over the fakes: the appservice handler routes a transaction's
 /// ephemeral events to the portal, whose sender performs them off the message path, and held-back values go out when
-/// the flush timer the machine asked for fires (real time: the windows are 2–3 s).
+/// the flush timer the machine asked for fires (on a ``ManualTime`` the test moves).
 extension PortalTests {
     func handler(_ harness: Harness) -> BridgeAppServiceHandler {
         BridgeAppServiceHandler(bridge: harness.bridge, namespace: GhostNamespace(prefix: "_xmpp_", serverName: "localhost",
@@ -20,7 +20,8 @@ extension PortalTests {
     }
 
     @Test func matrixTypingReachesTheMUCAsChatStatesFromThePuppet() async throws {
-        let harness = try Harness()
+        let time = ManualTime()
+        let harness = try Harness(clock: time.timeSource)
         try await linked(harness, members: [alice: "Alice"])
         let puppet = try #require(harness.xmpp.state.withLock { $0.joins.first { $0.nick == "Alice" }?.occupant })
         let handler = handler(harness)
@@ -29,9 +30,12 @@ extension PortalTests {
             harness.xmpp.state.withLock { $0.signals.map(\.signals) } == [ChatSignals(chatState: .composing)]
         }
         #expect(harness.xmpp.state.withLock { $0.signals.map(\.from) } == [puppet])
-        // She stops within the 3 s window: paused goes out when the flush timer fires.
+        // She stops within the 3 s window: paused goes out when the flush timer fires, and not before.
         try await handler.handle(ephemeralTransaction("t2", #"{"type": "m.typing", "room_id": "\#(room)", "content": {"user_ids": []}}"#))
-        try await eventually("paused after the window", timeout: 10) {
+        try await eventually("the flush scheduled") { time.sleeping == [time.now + .seconds(3)] }
+        #expect(harness.xmpp.state.withLock { $0.signals.count } == 1)
+        time.advance(by: .seconds(3))
+        try await eventually("paused after the window") {
             harness.xmpp.state.withLock { $0.signals.map(\.signals) } == [ChatSignals(chatState: .composing), ChatSignals(chatState: .paused)]
         }
         await harness.stop()

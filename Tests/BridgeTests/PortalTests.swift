@@ -19,12 +19,13 @@ import TestSupport
         let task: Task<Void, Never>
 
         init(path: String = ":memory:", selfCheckInterval: Duration = .seconds(300), timelineCheckWindow: Duration = .seconds(20),
-             backgroundTimelineChecks: [Duration] = [.seconds(1)]) throws {
+             backgroundTimelineChecks: [Duration] = [.seconds(1)], clock: TimeSource = .system) throws {
             store = try Store(path: path, logger: .disabled)
             bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix,
                             naming: BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!,
                             logger: .disabled, linkPollInterval: .milliseconds(20), selfCheckInterval: selfCheckInterval,
-                            timelineCheckWindow: timelineCheckWindow, backgroundTimelineChecks: backgroundTimelineChecks)
+                            timelineCheckWindow: timelineCheckWindow, backgroundTimelineChecks: backgroundTimelineChecks,
+                            clock: clock)
             let bridge = self.bridge, events = xmpp.events
             task = Task { await bridge.run(xmppEvents: events) }
         }

@@ -34,7 +34,12 @@ struct MachineFixture {
 
     /// Feeds one input; returns the actions without log lines.
     mutating func act(_ input: Input, at now: ContinuousClock.Instant? = nil) -> [Action] {
-        machine.receive(input, now: now ?? t0).filter { if case .log = $0 { return false } else { return true } }
+        machine.receive(input, now: now ?? t0).filter {
+            switch $0 {
+            case .log, .ephemeral(.log): false
+            default: true
+            }
+        }
     }
 
     /// Feeds one event.

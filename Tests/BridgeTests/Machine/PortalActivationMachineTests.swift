@@ -172,7 +172,7 @@ import Testing
         let join = f.puppetJoin(f.alice, "Alice", then: .send(resend))
         #expect(f.act(.undeliveredLoaded([one, two])) == [.joinMUC(join)])
         #expect(f.act(.mucJoinFailed(join, .timeout))
-                == [.queueGhostReconciliation, .scheduleInboxRetry(at: f.t0 + .seconds(5)), .setBridgeInfo(f.bridgeInfo),
+                == [.queueGhostReconciliation, .schedule(.inboxRetry, at: f.t0 + .seconds(5)), .setBridgeInfo(f.bridgeInfo),
                     .setStatus(.active, detail: nil)])
         #expect(f.act(.matrixEvents([f.text(3)])) == [])
         // The retry resends first, then drains the store.

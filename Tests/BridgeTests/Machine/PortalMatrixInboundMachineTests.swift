@@ -108,7 +108,7 @@ import Testing
         let one = f.text(1, "one"), two = f.text(2, "two")
         _ = f.act(.matrixEvents([one, two]))
         _ = f.act(.mappingInserted(f.outgoing(one), inserted: true))
-        #expect(f.act(.groupchatSent(f.outgoing(one), .timeout)) == [.scheduleInboxRetry(at: f.t0 + .seconds(5))])
+        #expect(f.act(.groupchatSent(f.outgoing(one), .timeout)) == [.schedule(.inboxRetry, at: f.t0 + .seconds(5))])
         // `two` was not handled; new events wait too.
         #expect(f.act(.matrixEvents([f.text(3)])) == [])
         let later = f.t0 + .seconds(5)
@@ -210,7 +210,7 @@ import Testing
         #expect(f.act(.timelineGap) == [])
         let eight = f.text(2, "eight")
         #expect(f.act(.matrixEvents([eight])) == [.readInbox(checkTimeline: true)])
-        #expect(f.act(.inboxRead([eight], timeline: nil)) == [.scheduleInboxRetry(at: f.t0 + .seconds(5))])
+        #expect(f.act(.inboxRead([eight], timeline: nil)) == [.schedule(.inboxRetry, at: f.t0 + .seconds(5))])
         #expect(f.machine.timelineCheckPending && f.machine.inboxBlocked)
         let later = f.t0 + .seconds(5)
         #expect(f.act(.retryInbox, at: later) == [.loadUndelivered])
@@ -259,6 +259,6 @@ import Testing
         f.activate(members: [f.alice: "Alice"])
         let one = f.text(1)
         _ = f.act(.matrixEvents([one]))
-        #expect(f.act(.mappingInserted(f.outgoing(one), inserted: nil)) == [.scheduleInboxRetry(at: f.t0 + .seconds(5))])
+        #expect(f.act(.mappingInserted(f.outgoing(one), inserted: nil)) == [.schedule(.inboxRetry, at: f.t0 + .seconds(5))])
     }
 }

@@ -497,7 +497,7 @@ import Testing
         pending.stanzaID = nil
         pending.state = .sending
         let react = matrixEvent(f, 3, from: f.alice, .reaction(target: EventID("$a1")!, key: "👍"))
-        #expect(resolve(&f, react, .init(reacted: pending)) == [.scheduleDrainResume(at: f.t0 + .seconds(10))])
+        #expect(resolve(&f, react, .init(reacted: pending)) == [.schedule(.drainResume, at: f.t0 + .seconds(10))])
         return (f, pending, react)
     }
 

@@ -314,17 +314,17 @@ import Testing
         #expect(f.act(.replacementJoined(upgrade, predecessor: nil, .refused("M_FORBIDDEN"))) == [
             .postNotice("⚠️ This room was upgraded. Invite the bridge to the new room to keep it linked with the XMPP room (joining it was refused: M_FORBIDDEN).",
                         subject: "upgrade-refused:$tomb1"),
-            .scheduleInboxRetry(at: f.t0 + .seconds(5))])
+            .schedule(.inboxRetry, at: f.t0 + .seconds(5))])
         #expect(f.machine.inboxBlocked && f.machine.agenda.isEmpty)
         #expect(f.act(.retryInbox) == [.loadUndelivered])
         var g = active()
         _ = g.act(.matrixEvents([tombstone(1, to: new)]))
-        #expect(g.act(.replacementJoined(upgrade, predecessor: nil, .unavailable("down"))) == [.scheduleInboxRetry(at: g.t0 + .seconds(5))])
+        #expect(g.act(.replacementJoined(upgrade, predecessor: nil, .unavailable("down"))) == [.schedule(.inboxRetry, at: g.t0 + .seconds(5))])
         // The store failing to move the link: the row stays, tried again later.
         var h = active()
         _ = h.act(.matrixEvents([tombstone(1, to: new)]))
         _ = h.act(.replacementJoined(upgrade, predecessor: h.room, nil))
-        #expect(h.act(.linkMoved(upgrade, moved: false)) == [.scheduleInboxRetry(at: h.t0 + .seconds(5))])
+        #expect(h.act(.linkMoved(upgrade, moved: false)) == [.schedule(.inboxRetry, at: h.t0 + .seconds(5))])
         #expect(!h.machine.closed)
     }
 
