@@ -61,7 +61,7 @@ import Testing
 
     /// XEPs the bridge implements that have no namespace of their own, and where the code implements them.
     static let xepsWithoutNamespace: [Int: String] = [
-        106: "Sources/Bridge/BridgeNaming.swift (JID escaping)",
+        106: "Sources/Bridge/Runtime/BridgeNaming.swift (JID escaping)",
         393: "Sources/MessageFormatting (message styling)",
         410: "Sources/XMPP/MUC/SelfPingOutcome.swift (self-ping uses urn:xmpp:ping)",
     ]
