@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func oneIsActiveAndAGracefulStopHandsOverToTheOther(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open(persistent: true)
+        let fixture = try await backend.open(persistent: true)
         let storeA = fixture.store, storeB = try fixture.reopen()
         defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
         let (a, commandsA) = keeper(storeA, "a")
@@ -54,7 +54,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func aStandbyAskedToStopEndsWithoutActing(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open(persistent: true)
+        let fixture = try await backend.open(persistent: true)
         let holder = try fixture.reopen()
         defer { withExtendedLifetime(fixture) {} }
         _ = try #require(try await holder.tryAcquireLease(owner: LeaseOwner("holder")!, ttl: .seconds(60)))
@@ -68,7 +68,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func aLeaseTakenAwayStopsTheHolder(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open(persistent: true)
+        let fixture = try await backend.open(persistent: true)
         let store = fixture.store, other = try fixture.reopen()
         defer { withExtendedLifetime(fixture) {} }
         let (a, commands) = keeper(store, "a")

@@ -16,7 +16,7 @@ import TestSupport
     let alice = UserID("@alice:localhost")!
 
     @Test func anUnreachableDatabaseLosesNothingAndTheBridgeResumesByItself() async throws {
-        let fixture = try StoreBackend.postgres.open()
+        let fixture = try await StoreBackend.postgres.open()
         let store = fixture.store
         let database = try #require(fixture.postgresDatabase)
         let gated = try await GatedBridge.start(store: store, room: room, muc: muc, members: [alice: "Alice"], probeInterval: .milliseconds(50))

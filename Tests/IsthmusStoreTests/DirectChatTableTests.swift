@@ -11,7 +11,7 @@ import Testing
     let muc = JID("lounge@conference.localhost")!
 
     @Test(arguments: StoreBackend.all) func aPairHasOneDMRoomWhichCanBeForgottenAndReplaced(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         var chat = DirectChat(linkedRoom: linked, identity: "romeo@localhost", matrixUser: alice, muc: muc, ghost: ghost)
         try await store.saveDirectChat(chat)   // recorded before the room exists
@@ -35,7 +35,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func aHandledDMEventIsNotPendingAgainWhenReplayed(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         let event = EventID("$e1")!
         let first = try await store.enqueueInbox([(dm, event, [1])])
@@ -50,7 +50,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func theRoomsAUserAndAGhostShareAreTheLinkedOnesWithBothInLinkOrder(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         let rooms = ["a", "b", "c", "d"].map { RoomID("!\($0):localhost")! }
         for (index, room) in rooms.enumerated() {

@@ -14,8 +14,8 @@ import Testing
     /// One store on a new database, and a bare session on it that locks the lease row as a fenced write does.
     /// `idleCutOff` false: the holder's session turns off idle_in_transaction_session_timeout, so only the acquire's
     /// own lock timeout can end the wait (however slow a loaded machine makes the test).
-    func holderAndStore(idleCutOff: Bool) throws -> (StoreFixture, PostgresConnection) {
-        let fixture = try StoreBackend.postgres.open(persistent: true)
+    func holderAndStore(idleCutOff: Bool) async throws -> (StoreFixture, PostgresConnection) {
+        let fixture = try await StoreBackend.postgres.open(persistent: true)
         guard case .postgres(let url, _) = fixture.location else { throw StoreError(.other, "not PostgreSQL") }
         let holder = try PostgresConnection(url: url.rawValue)
         if !idleCutOff { try holder.execute("SET idle_in_transaction_session_timeout = 0") }
@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func anAcquireBlockedByALockedLeaseRowGivesUpWithinASecondOrTwo() async throws {
-        let (fixture, holder) = try holderAndStore(idleCutOff: false)
+        let (fixture, holder) = try await holderAndStore(idleCutOff: false)
         // Open the lease's own connection first (a renewal of a grant nobody holds changes nothing), so the time
         // measured below is the lock wait, not a first connect on a busy machine.
         #expect(try await fixture.store.renewLease(LeaseGrant(owner: beta, epoch: 99, expiresMs: 0), ttl: .seconds(1)) == false)
@@ -43,7 +43,7 @@ import Testing
     @Test func aHolderIdleInsideItsTransactionIsCutOffSoTheStandbyTakesOver() async throws {
         // The holder's session stays open and silent, like a host that died without FIN or RST: the server ends it
         // after idle_in_transaction_session_timeout (5 s, a connection default), which frees the row.
-        let (fixture, holder) = try holderAndStore(idleCutOff: true)
+        let (fixture, holder) = try await holderAndStore(idleCutOff: true)
         let start = ContinuousClock.now
         let grant = try await eventuallyValue("the standby takes the lease", timeout: 60) {
             try await fixture.store.tryAcquireLease(owner: beta, ttl: .seconds(10))

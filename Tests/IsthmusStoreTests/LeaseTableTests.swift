@@ -12,13 +12,13 @@ import Testing
     let transaction = TransactionID("txn-fenced")!
 
     /// Two stores on one new database (a SQLite file, or a PostgreSQL database of its own, dropped with the fixture).
-    func pair(_ backend: StoreBackend) throws -> (StoreFixture, Store, Store) {
-        let fixture = try backend.open(persistent: true)
+    func pair(_ backend: StoreBackend) async throws -> (StoreFixture, Store, Store) {
+        let fixture = try await backend.open(persistent: true)
         return (fixture, fixture.store, try fixture.reopen())
     }
 
     @Test(arguments: StoreBackend.all) func aNewStoreHasAFreeLease(_ backend: StoreBackend) async throws {
-        let (fixture, store, _) = try pair(backend)
+        let (fixture, store, _) = try await pair(backend)
         defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
         let state = try await store.currentLease()
         #expect(state.owner == nil)
@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func oneOwnerAtATimeAndTheHolderMayTakeItAgain(_ backend: StoreBackend) async throws {
-        let (fixture, a, b) = try pair(backend)
+        let (fixture, a, b) = try await pair(backend)
         defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
         let grant = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .seconds(60)))
         #expect(grant.epoch == 1)
@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func renewalKeepsALiveLeaseAndFailsForAStaleOne(_ backend: StoreBackend) async throws {
-        let (fixture, a, b) = try pair(backend)
+        let (fixture, a, b) = try await pair(backend)
         defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
         let short = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .zero))
         // ttl zero: expired at once, so the other process takes it (a new epoch) and the old grant cannot be renewed.
@@ -53,7 +53,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func anExpiredLeaseTakenAgainByTheSameOwnerGetsANewEpoch(_ backend: StoreBackend) async throws {
-        let (fixture, a, _) = try pair(backend)
+        let (fixture, a, _) = try await pair(backend)
         defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
         let first = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .zero))
         let second = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .seconds(60)))
@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func releaseHandsOverAtOnce(_ backend: StoreBackend) async throws {
-        let (fixture, a, b) = try pair(backend)
+        let (fixture, a, b) = try await pair(backend)
         defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
         let grant = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .seconds(60)))
         await a.fence(with: grant)
@@ -74,7 +74,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func theFenceLetsTheHolderWriteAndRollsBackAStaleHoldersWrite(_ backend: StoreBackend) async throws {
-        let (fixture, a, b) = try pair(backend)
+        let (fixture, a, b) = try await pair(backend)
         defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
         let stale = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .zero))
         await a.fence(with: stale)
@@ -95,7 +95,7 @@ import Testing
 
     @Test(arguments: StoreBackend.all) func anUnfencedStoreWritesWithoutALease(_ backend: StoreBackend) async throws {
         // `ha.enabled: false`: no lease at all, as before issue 17.
-        let (fixture, a, _) = try pair(backend)
+        let (fixture, a, _) = try await pair(backend)
         defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
         try await a.markTransactionProcessed(transaction)
         #expect(try await a.isTransactionProcessed(transaction))
@@ -103,7 +103,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func aRenewalDoesNotQueueBehindTheStoresOwnWork(_ backend: StoreBackend) async throws {
-        let (fixture, a, _) = try pair(backend)
+        let (fixture, a, _) = try await pair(backend)
         defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
         let grant = try #require(try await a.tryAcquireLease(owner: alpha, ttl: .seconds(60)))
         await a.fence(with: grant)
@@ -127,7 +127,7 @@ import Testing
 
     @Test(arguments: StoreBackend.all) func aLeaseExpiringFurtherAheadThanAnyTTLCountsAsExpired(_ backend: StoreBackend) async throws {
         // The database's clock stepped back two hours after alpha's grant: its lease now seems to run for 2 h more.
-        let (fixture, a, b) = try pair(backend)
+        let (fixture, a, b) = try await pair(backend)
         defer { withExtendedLifetime(fixture) {} }  // the PostgreSQL test database lives as long as the fixture
         func holdAlpha(forMs ms: Int64) async throws {
             try await a.writeUnfenced { db in

@@ -16,7 +16,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func anEventIsQueuedOnceInOrder(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         let added = try await store.enqueueInbox([event("a"), event("b")])
         let again = try await store.enqueueInbox([event("b"), event("c")])
@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func aMessagesMappingConsumesItsInboxEntryInTheSameWrite(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         let queued = try await store.enqueueInbox([event("a"), event("b")])
         #expect(try await store.insertMapping(mapping("a"), consumingInbox: queued[0].seq))
@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func seenEventsAreTheQueuedAndTheMappedOnes(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         _ = try await store.enqueueInbox([event("queued")])
         _ = try await store.insertMapping(mapping("mapped"))
@@ -51,7 +51,7 @@ import Testing
     /// What a timeline check reads before the timeline: a row queued after it has a higher number, even once the
     /// highest row before it was handled and deleted.
     @Test(arguments: StoreBackend.all) func theLastInboxSeqIsBelowEveryRowQueuedAfterIt(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         #expect(try await store.lastInboxSeq() == 0)
         let queued = try await store.enqueueInbox([event("a"), event("b")])
@@ -64,7 +64,7 @@ import Testing
 
     /// What a DM's new event checks: whether an older one of the same room still waits (another room's does not count).
     @Test(arguments: StoreBackend.all) func anOlderRowOfTheSameRoomIsSeenAndNoOtherRoomsRow(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         let other = RoomID("!other:localhost")!
         let queued = try await store.enqueueInbox([(other, EventID("$o")!, [1]), event("a"), event("b")])

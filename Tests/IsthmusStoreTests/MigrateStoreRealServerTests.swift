@@ -70,7 +70,7 @@ import Testing
     /// (reactions) and with the inbox's smaller batches — and arrive whole, in as many rows as were read.
     @Test
     func tablesLargerThanABatchArriveWhole() async throws {
-        let fixture = try StoreBackend.sqlite.open(persistent: true)
+        let fixture = try await StoreBackend.sqlite.open(persistent: true)
         try await fixture.store.write { db in
             for index in 0..<2_345 {
                 _ = try db.run("""
@@ -105,7 +105,7 @@ import Testing
     func aFailurePartWayRollsTheTargetBack() async throws {
         let (source, store) = try await populatedSQLite()
         try await store.write { db in _ = try db.run("UPDATE puppets SET joined = 1.5") }
-        let target = try StoreBackend.postgres.open()
+        let target = try await StoreBackend.postgres.open()
         let error = #expect(throws: StoreCopyError.self) { try StoreCopy.run(from: source.location, to: target.location) }
         guard case .copyFailed(let table, _) = error else {
             Issue.record("expected copyFailed, got \(String(describing: error))")

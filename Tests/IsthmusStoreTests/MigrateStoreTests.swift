@@ -18,7 +18,7 @@ import Testing
     /// A target with bridge rows is refused before anything is written: its rows stay as they were.
     @Test(arguments: StoreBackend.all) func aNonEmptyTargetIsRefusedAndLeftUntouched(_ backend: StoreBackend) async throws {
         let (source, _) = try await populatedSQLite()
-        let target = try backend.open(persistent: true)
+        let target = try await backend.open(persistent: true)
         #expect(try await target.store.recordGhost(UserID("@_xmpp_other:localhost")!, identity: "other@example.org", globalName: "Other"))
         let error = #expect(throws: StoreCopyError.self) { try StoreCopy.run(from: source.location, to: target.location) }
         #expect(error == .targetNotEmpty(["ghosts": 1]))
@@ -32,7 +32,7 @@ import Testing
     /// works afterwards.
     @Test(arguments: StoreBackend.all) func aDryRunCountsAndWritesNothing(_ backend: StoreBackend) async throws {
         let (source, _) = try await populatedSQLite()
-        let target = try backend.open(persistent: true)
+        let target = try await backend.open(persistent: true)
         let dry = try StoreCopy.run(from: source.location, to: target.location, dryRun: true)
         #expect(dry.dryRun && dry.tables.allSatisfy { $0.checksum == nil })
         #expect(dry.tables.first { $0.name == "room_links" }?.rows == 2)

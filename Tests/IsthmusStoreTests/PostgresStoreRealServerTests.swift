@@ -9,7 +9,7 @@ import Testing
     /// The connection breaks in the middle of a transaction (the server ends the session): that call fails as
     /// ``StoreError/Kind/unavailable`` and rolls back; the next call gets a new connection and works.
     @Test func aLostPostgresConnectionFailsOneCallAndTheNextWorks() async throws {
-        let fixture = try StoreBackend.postgres.open()
+        let fixture = try await StoreBackend.postgres.open()
         let database = try #require(fixture.postgresDatabase)
         let store = fixture.store
         try await store.markTransactionProcessed(TransactionID("before")!)

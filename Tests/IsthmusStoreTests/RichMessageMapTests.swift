@@ -72,7 +72,7 @@ import Testing
     // MARK: New columns and lookups
 
     @Test(arguments: StoreBackend.all) func twoXMPPSendersMayReuseAnOriginIDOnlyOursAreUnique(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         let romeo = MessageSender.occupant(.nick("romeo")), juliet = MessageSender.occupant(.nick("juliet"))
         try await store.recordBridgedFromXMPP(fromXMPP("$x1", stanza: "s1", sender: romeo, origin: "same"))
@@ -101,7 +101,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func theNewColumnsRoundTrip(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         let edit = fromMatrix("$edit", user: alice, origin: "o-edit", kind: .edit, target: "$orig", payload: #"{"body":"x"}"#)
         #expect(try await store.insertMapping(edit))
@@ -124,7 +124,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func idAttributeAndOriginIDLookupsAreScopedToTheSender(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         try await store.recordBridgedFromXMPP(fromXMPP("$r1", stanza: "S1", sender: romeo, id: "same", origin: "o-same"))
         // juliet uses the same ids (they are only unique per sender).
@@ -147,7 +147,7 @@ import Testing
     // MARK: Reactions
 
     @Test(arguments: StoreBackend.all) func aMatrixReactionIsRecordedWithItsMappingInOneCommit(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         let target = event("$orig")
         let thumbs = Reaction(room: room, target: target, reactor: .matrix(alice), key: "👍", eventID: event("$re1"))
@@ -176,7 +176,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func anXMPPReactionSetIsRecordedWithItsMapping(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         let target = event("$orig")
         let thumbs = Reaction(room: room, target: target, reactor: romeo, key: "👍", eventID: event("$g1"))
@@ -198,7 +198,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func deletingARoomsMappingsAlsoDeletesItsReactions(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         let mine = Reaction(room: room, target: event("$orig"), reactor: .matrix(alice), key: "👍", eventID: event("$re1"))
         let elsewhere = Reaction(room: other, target: event("$orig"), reactor: .matrix(alice), key: "👍", eventID: event("$re9"))
@@ -217,7 +217,7 @@ import Testing
     // MARK: Payload
 
     @Test(arguments: StoreBackend.all) func deliveryOrFailureClearsThePayload(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         #expect(try await store.insertMapping(fromMatrix("$p1", user: alice, origin: "o-p1", payload: "P1")))
         #expect(try await store.insertMapping(fromMatrix("$p2", user: alice, origin: "o-p2", payload: "P2")))

@@ -9,7 +9,7 @@ import Testing
     let room = RoomID("!room:localhost")!
 
     @Test(arguments: StoreBackend.all) func theAppliedAvatarIsKeptBesideTheRoomsOtherStateAndCanBeCleared(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         #expect(try await store.roomAvatar(room) == nil)
         try await store.setLastStanzaID(room, StanzaID("s1")!)

@@ -9,7 +9,7 @@ import Testing
     let second = RoomLink(matrixRoom: RoomID("!second:localhost")!, matrixAlias: nil, muc: JID("second@muc.localhost")!)
 
     func storeWithTwoLinks(_ backend: StoreBackend) async throws -> StoreFixture {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         try await fixture.store.insertRoomLink(first)
         try await fixture.store.insertRoomLink(second)
         return fixture
@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func keepsTheMatrixModeratorsOptIn(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         var opted = second
         opted.matrixModeratorsToMUC = true
@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func storesTheBareMUCJID(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         try await store.insertRoomLink(RoomLink(matrixRoom: RoomID("!r:localhost")!, matrixAlias: nil,
                                                 muc: JID("Room@MUC.localhost/SomeNick")!))
@@ -127,7 +127,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func linksSurviveAReopen(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open(persistent: true)
+        let fixture = try await backend.open(persistent: true)
         do {
             let store = fixture.store
             try await store.insertRoomLink(first)

@@ -11,7 +11,7 @@ import Testing
     let muc = JID("lounge@muc.localhost")!
 
     @Test(arguments: StoreBackend.all) func subjectNameAndSyncNameAreKeptPerLink(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         try await store.insertRoomLink(RoomLink(matrixRoom: old, matrixAlias: nil, muc: muc, syncName: true))
         #expect(try await store.roomLinks().map(\.syncName) == [true])
@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func aMoveTakesTheLinksStateAlongAndDropsTheOldRoomsInbox(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         try await store.insertRoomLink(RoomLink(matrixRoom: old, matrixAlias: RoomAlias("#old:localhost"), muc: muc, syncName: true))
         try await store.setLastStanzaID(old, StanzaID("s1")!)
@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func aMoveOntoALinkedRoomIsRefused(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         try await store.insertRoomLink(RoomLink(matrixRoom: old, matrixAlias: nil, muc: muc))
         try await store.insertRoomLink(RoomLink(matrixRoom: new, matrixAlias: nil, muc: JID("other@muc.localhost")!))
@@ -73,7 +73,7 @@ import Testing
 
 extension RoomMoveTests {
     @Test(arguments: StoreBackend.all) func aDestroyedMUCIsRecordedWithTheLink(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         try await store.insertRoomLink(RoomLink(matrixRoom: old, matrixAlias: nil, muc: muc))
         #expect(try await store.roomLinks().map(\.mucDestroyed) == [false])

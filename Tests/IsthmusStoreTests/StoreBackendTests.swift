@@ -11,7 +11,7 @@ import Testing
 
     /// Another process's link write (the CLI beside `serve`) changes the version `serve` polls, and so do its own.
     @Test(arguments: StoreBackend.all) func linkWritesFromAnyProcessChangeTheLinkVersion(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open(persistent: true)
+        let fixture = try await backend.open(persistent: true)
         let serve = fixture.store
         let cli = try fixture.reopen()
         let before = try await serve.linkChangeVersion()
@@ -34,7 +34,7 @@ import Testing
     /// On PostgreSQL each cleaned value is reported, at most once a minute (the first at once).
     @Test(arguments: StoreBackend.all) func aNULInTextIsStored(_ backend: StoreBackend) async throws {
         let sink = LogSink.memory()
-        let fixture = try backend.open(logger: Logger(label: "store", sink: sink))
+        let fixture = try await backend.open(logger: Logger(label: "store", sink: sink))
         #expect(try await fixture.store.recordGhost(ghost, identity: "romeo\u{0}@example.org", globalName: "Ro\u{0}meo"))
         let identity = try await fixture.store.ghostIdentity(ghost)
         #expect(identity == (backend == .postgres ? "romeo\u{FFFD}@example.org" : "romeo"))
@@ -68,7 +68,7 @@ import Testing
 
     /// The disk-full probe writes and rolls back on either backend: true on a healthy store, and nothing is left behind.
     @Test(arguments: StoreBackend.all) func theWriteProbeSucceedsAndLeavesNothing(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         #expect(await fixture.store.probeWrite())
         #expect(await fixture.store.probeWrite())
         let probeTable: String = switch backend {
@@ -80,7 +80,7 @@ import Testing
 
     /// `doctor`'s view: the backend, its version and the migrations, read without changing anything.
     @Test(arguments: StoreBackend.all) func aDiagnosisReadsTheMigrationsWithoutMigrating(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open(persistent: true)
+        let fixture = try await backend.open(persistent: true)
         let diagnosis = try Store.diagnose(fixture.location)
         #expect(diagnosis.backend == (backend == .postgres ? .postgresql : .sqlite))
         #expect(!diagnosis.serverVersion.isEmpty && diagnosis.serverVersion != "?")

@@ -19,7 +19,7 @@ struct StoreCopyFixture {
     /// A SQLite store (in a file) with rows in every table ``StoreCopy`` copies. Some inbox rows are deleted, so the inbox's
     /// AUTOINCREMENT high-water mark is above its largest remaining `seq`.
     func populatedSQLite() async throws -> (StoreFixture, Store) {
-        let fixture = try StoreBackend.sqlite.open(persistent: true)
+        let fixture = try await StoreBackend.sqlite.open(persistent: true)
         let store = fixture.store
         try await store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: RoomAlias("#room:localhost"), muc: JID("room@muc.localhost")!))
         try await store.updateRoomLinkStatus(room, status: .active, detail: nil)

@@ -9,7 +9,7 @@ import Testing
     let room = RoomID("!r:localhost")!
 
     @Test(arguments: StoreBackend.all) func countsLinksByStatusGhostsPuppetsAndInbox(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         #expect(try await store.counts() == StoreCounts(linksByStatus: [:], ghosts: 0, puppets: 0, inbox: 0))
         try await store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: JID("a@muc.localhost")!))
@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func aSecondReflectionOfTheSameMessageIsNotASecondReceipt(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         let originID = OriginID("isthmus-1")!
         _ = try await store.insertMapping(MessageMapping(room: room, eventID: EventID("$e")!, stanzaID: nil, originID: originID,

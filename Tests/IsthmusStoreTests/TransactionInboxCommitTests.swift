@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func aSuccessfulCallLeavesTheEntriesAndTheRecord(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         let added = try await store.enqueueInbox([event("a"), event("b")], markingProcessed: transaction)
         #expect(added.map(\.eventID.rawValue) == ["$a", "$b"])
@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func anInboxInsertFailingMidwayLeavesNeitherEntriesNorRecord(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         try await failInserts(into: "matrix_inbox", when: "NEW.event_id = '$b'", in: store)
         await #expect(throws: StoreError.self) {
@@ -67,7 +67,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func failingToRecordTheTransactionLeavesNoEntries(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         try await failInserts(into: "appservice_transactions", when: "true", in: store)
         await #expect(throws: StoreError.self) {
@@ -78,7 +78,7 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func afterAFailureTheRetryCommitsBoth(_ backend: StoreBackend) async throws {
-        let fixture = try backend.open()
+        let fixture = try await backend.open()
         let store = fixture.store
         try await failInserts(into: "matrix_inbox", when: "NEW.event_id = '$b'", in: store)
         _ = try? await store.enqueueInbox([event("a"), event("b")], markingProcessed: transaction)

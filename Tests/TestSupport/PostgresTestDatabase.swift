@@ -2,8 +2,10 @@ import Foundation
 
 /// A PostgreSQL database of its own for one test, on the test bed's cluster (`scripts/testbed start --postgres`, which
 /// `scripts/test` always uses): `CREATE DATABASE isthmus_test_<random>` on creation, `DROP DATABASE … WITH (FORCE)`
-/// when released, so tests running in parallel never see each other's rows. Creating and dropping run `psql`
-/// synchronously on the calling thread (≈ 0.1 s each; does I/O).
+/// when released, so tests running in parallel never see each other's rows. Creating runs `psql` synchronously on
+/// the calling thread (≈ 0.1 s, longer while other tests create theirs; does I/O: async callers go through
+/// ``StoreBackend/open(persistent:logger:)``, which keeps it off the cooperative pool); dropping runs on a Dispatch
+/// thread, not waited for.
 ///
 /// `psql` rather than the store's own connection: `PostgresConnection` is internal to `IsthmusStore`, and the tests
 /// of that connection should not depend on it for their set-up.
@@ -26,7 +28,11 @@ public final class PostgresTestDatabase: Sendable {
     }
 
     deinit {
-        try? Self.runPSQL(psql, url: adminURL, command: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        // Off the releasing thread (often one of the cooperative pool's few): nothing waits for the drop.
+        let (psql, adminURL, name) = (psql, adminURL, name)
+        DispatchQueue.global().async {
+            try? Self.runPSQL(psql, url: adminURL, command: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        }
     }
 
     /// Runs one SQL command as the bed's superuser in the bed's `postgres` database (roles, `pg_terminate_backend`).

@@ -18,8 +18,18 @@ public enum StoreBackend: String, Sendable, CaseIterable, CustomStringConvertibl
     public var description: String { rawValue }
 
     /// A fresh, empty store: an in-memory SQLite database (or, `persistent`, a file in a temporary folder), or a new
-    /// PostgreSQL database of its own on the bed. Blocks on I/O.
-    public func open(persistent: Bool = false, logger: Logger = .disabled) throws -> StoreFixture {
+    /// PostgreSQL database of its own on the bed. Does its blocking I/O (`psql`, the migrations) on a Dispatch thread,
+    /// never on the cooperative pool: dozens of store tests start at once, and PostgreSQL creates databases one at a
+    /// time, so blocking there stalled every other test for half a minute (loopback tests with keepalives then failed).
+    public func open(persistent: Bool = false, logger: Logger = .disabled) async throws -> StoreFixture {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try self.openBlocking(persistent: persistent, logger: logger) })
+            }
+        }
+    }
+
+    private func openBlocking(persistent: Bool, logger: Logger) throws -> StoreFixture {
         switch self {
         case .sqlite:
             let directory = persistent ? try TemporaryDirectory() : nil

@@ -12,15 +12,17 @@ struct ComponentFixture {
     let runner: BackgroundTask
     let events: AsyncQueue<ComponentEvent>
 
-    /// Fast timers for tests; the keepalive is off unless asked for.
+    /// Fast timers for tests; the keepalive is off unless asked for. The connect and handshake timeouts are long: the
+    /// unit tier runs a thousand tests at once on two cores, and a fake server's session can be starved for seconds
+    /// (a 5 s handshake timeout closed connections the test was about to answer). No loopback test times them out.
     static func configuration(
         port: Int, pingInterval: Duration = .seconds(3600), pingTimeout: Duration = .seconds(5),
         requestTimeout: Duration = .seconds(5)
     ) -> ComponentConfiguration {
         ComponentConfiguration(
             host: "127.0.0.1", port: port, componentDomain: domain, secret: secret, serverDomain: "localhost",
-            pingInterval: pingInterval, pingTimeout: pingTimeout, connectTimeout: .seconds(5),
-            handshakeTimeout: .seconds(5), requestTimeout: requestTimeout,
+            pingInterval: pingInterval, pingTimeout: pingTimeout, connectTimeout: .seconds(30),
+            handshakeTimeout: .seconds(30), requestTimeout: requestTimeout,
             reconnectInitialDelay: .milliseconds(20), reconnectMaximumDelay: .milliseconds(100),
             tickInterval: .milliseconds(20))
     }
