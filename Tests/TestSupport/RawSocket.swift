@@ -86,6 +86,14 @@ public final class RawSocket: @unchecked Sendable {
         }
     }
 
+    /// The first bytes the peer sent, left unread (`MSG_PEEK`), once any arrived within `timeout`; empty if none did.
+    public func peek(upTo count: Int = 64, timeout: Duration = .seconds(5)) -> [UInt8] {
+        guard wait(for: Int16(POLLIN), timeout: timeout) else { return [] }
+        var buffer = [UInt8](repeating: 0, count: count)
+        let received = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_PEEK)) }
+        return received > 0 ? Array(buffer[..<received]) : []
+    }
+
     /// Reads until the peer closes the connection or `timeout` passes, whichever comes first.
     public func receiveUntilClosed(timeout: Duration = .seconds(5)) -> Received {
         let deadline = ContinuousClock.now + timeout
