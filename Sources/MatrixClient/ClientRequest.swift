@@ -17,7 +17,7 @@ struct ClientRequest: Sendable {
         }
     }
 
-    var call: String
+    var call: MatrixCall
     var method: String
     var segments: [Segment]
     var query: [(String, String)]
@@ -26,7 +26,7 @@ struct ClientRequest: Sendable {
     /// Whether to send the access token (false for endpoints that need none and would refuse a bad one).
     var authenticated = true
 
-    init(_ call: String, _ method: String, _ segments: [Segment], query: [(String, String)] = [], body: Data? = nil,
+    init(_ call: MatrixCall, _ method: String, _ segments: [Segment], query: [(String, String)] = [], body: Data? = nil,
          retry: RetryPolicy.Mode = .full) {
         self.call = call
         self.method = method

@@ -6,14 +6,14 @@ extension MatrixClient {
     /// `GET /_matrix/client/versions`: the spec versions the homeserver supports (client-server API §2.1). No auth needed.
     public func versions() async throws(MatrixError) -> [String] {
         struct Versions: Decodable { var versions: [String] }
-        var request = ClientRequest("versions", "GET", ["_matrix/client/versions"])
+        var request = ClientRequest(.versions, "GET", ["_matrix/client/versions"])
         request.authenticated = false
         return try await perform(request, as: Versions.self).versions
     }
 
     /// `GET /account/whoami` as the token's user or as `user` (client-server API §5.7.2).
     public func whoAmI(as user: UserID? = nil) async throws(MatrixError) -> UserID {
-        try await perform(ClientRequest("whoAmI", "GET", ["_matrix/client/v3/account/whoami"], query: acting(user)),
+        try await perform(ClientRequest(.whoAmI, "GET", ["_matrix/client/v3/account/whoami"], query: acting(user)),
                           as: Bodies.UserIDResponse.self).userID
     }
 
@@ -30,9 +30,9 @@ extension MatrixClient {
                 case inhibitLogin = "inhibit_login"
             }
         }
-        let body = try json(Register(username: user.localpart), call: "registerGhost")
+        let body = try json(Register(username: user.localpart), call: .registerGhost)
         do {
-            let response = try await perform(ClientRequest("registerGhost", "POST", ["_matrix/client/v3/register"], body: body),
+            let response = try await perform(ClientRequest(.registerGhost, "POST", ["_matrix/client/v3/register"], body: body),
                                              as: Bodies.UserIDResponse.self)
             return .registered(response.userID)
         } catch where error.errcode == MatrixErrorCode.userInUse {
@@ -57,8 +57,8 @@ extension MatrixClient {
             }
         }
         let body = try json(Login(identifier: Identifier(user: user), password: password, initialDeviceDisplayName: deviceDisplayName),
-                            call: "login")
-        var request = ClientRequest("login", "POST", ["_matrix/client/v3/login"], body: body, retry: .rateLimitOnly)
+                            call: .login)
+        var request = ClientRequest(.login, "POST", ["_matrix/client/v3/login"], body: body, retry: .rateLimitOnly)
         request.authenticated = false
         return try await perform(request)
     }
@@ -66,9 +66,9 @@ extension MatrixClient {
     /// Sets `user`'s global display name (nil clears it) (client-server API §10.2.1 "Profiles").
     public func setDisplayName(_ name: String?, of user: UserID) async throws(MatrixError) {
         struct Body: Encodable { var displayname: String? }
-        let body = try json(Body(displayname: name), call: "setDisplayName")
+        let body = try json(Body(displayname: name), call: .setDisplayName)
         let _: Bodies.Empty = try await perform(ClientRequest(
-            "setDisplayName", "PUT", ["_matrix/client/v3/profile", .param("userId", user), "displayname"], query: acting(user), body: body))
+            .setDisplayName, "PUT", ["_matrix/client/v3/profile", .param("userId", user), "displayname"], query: acting(user), body: body))
     }
 
     /// Sets `user`'s global avatar to an `mxc://` URI (nil clears it).
@@ -77,9 +77,9 @@ extension MatrixClient {
             var avatarURL: String?
             enum CodingKeys: String, CodingKey { case avatarURL = "avatar_url" }
         }
-        let body = try json(Body(avatarURL: url), call: "setAvatarURL")
+        let body = try json(Body(avatarURL: url), call: .setAvatarURL)
         let _: Bodies.Empty = try await perform(ClientRequest(
-            "setAvatarURL", "PUT", ["_matrix/client/v3/profile", .param("userId", user), "avatar_url"], query: acting(user), body: body))
+            .setAvatarURL, "PUT", ["_matrix/client/v3/profile", .param("userId", user), "avatar_url"], query: acting(user), body: body))
     }
 
     /// Asks the homeserver to ping this appservice's listener (`POST /_matrix/client/v1/appservice/{appserviceId}/ping`,
@@ -94,9 +94,9 @@ extension MatrixClient {
             var durationMilliseconds: Int64
             enum CodingKeys: String, CodingKey { case durationMilliseconds = "duration_ms" }
         }
-        let body = try json(Body(transactionID: transactionID), call: "ping")
+        let body = try json(Body(transactionID: transactionID), call: .ping)
         let response = try await perform(ClientRequest(
-            "ping", "POST", ["_matrix/client/v1/appservice", .param("appserviceId", appServiceID), "ping"], body: body,
+            .ping, "POST", ["_matrix/client/v1/appservice", .param("appserviceId", appServiceID), "ping"], body: body,
             retry: .rateLimitOnly), as: Response.self)
         return .milliseconds(response.durationMilliseconds)
     }

@@ -19,43 +19,43 @@ extension MatrixClient {
     }
 
     private func join(target: String, as user: UserID?, reason: String?, via servers: [String] = []) async throws(MatrixError) -> RoomID {
-        let body = try json(Bodies.Reason(reason: reason), call: "join")
-        return try await perform(ClientRequest("join", "POST", ["_matrix/client/v3/join", .param("roomIdOrAlias", target)],
+        let body = try json(Bodies.Reason(reason: reason), call: .join)
+        return try await perform(ClientRequest(.join, "POST", ["_matrix/client/v3/join", .param("roomIdOrAlias", target)],
                                                query: acting(user) + servers.map { ("server_name", $0) }, body: body),
                                  as: Bodies.RoomIDResponse.self).roomID
     }
 
     /// Leaves `room` as `user` (`POST /rooms/{roomId}/leave`).
     public func leave(_ room: RoomID, as user: UserID? = nil, reason: String? = nil) async throws(MatrixError) {
-        let body = try json(Bodies.Reason(reason: reason), call: "leave")
+        let body = try json(Bodies.Reason(reason: reason), call: .leave)
         let _: Bodies.Empty = try await perform(ClientRequest(
-            "leave", "POST", ["_matrix/client/v3/rooms", .param("roomId", room), "leave"], query: acting(user), body: body))
+            .leave, "POST", ["_matrix/client/v3/rooms", .param("roomId", room), "leave"], query: acting(user), body: body))
     }
 
     /// Invites `target` to `room`, acting as `user`.
     public func invite(_ target: UserID, to room: RoomID, as user: UserID? = nil, reason: String? = nil) async throws(MatrixError) {
-        try await membershipAction("invite", target, room, user, reason)
+        try await membershipAction(.invite, target, room, user, reason)
     }
 
     /// Kicks `target` from `room`, acting as `user` (needs the kick power level).
     public func kick(_ target: UserID, from room: RoomID, as user: UserID? = nil, reason: String? = nil) async throws(MatrixError) {
-        try await membershipAction("kick", target, room, user, reason)
+        try await membershipAction(.kick, target, room, user, reason)
     }
 
     /// Bans `target` from `room`, acting as `user`.
     public func ban(_ target: UserID, from room: RoomID, as user: UserID? = nil, reason: String? = nil) async throws(MatrixError) {
-        try await membershipAction("ban", target, room, user, reason)
+        try await membershipAction(.ban, target, room, user, reason)
     }
 
     /// Lifts the ban of `target` in `room`, acting as `user`.
     public func unban(_ target: UserID, in room: RoomID, as user: UserID? = nil, reason: String? = nil) async throws(MatrixError) {
-        try await membershipAction("unban", target, room, user, reason)
+        try await membershipAction(.unban, target, room, user, reason)
     }
 
-    private func membershipAction(_ action: String, _ target: UserID, _ room: RoomID, _ user: UserID?, _ reason: String?) async throws(MatrixError) {
+    private func membershipAction(_ action: MatrixCall, _ target: UserID, _ room: RoomID, _ user: UserID?, _ reason: String?) async throws(MatrixError) {
         let body = try json(Bodies.Target(userID: target, reason: reason), call: action)
         let _: Bodies.Empty = try await perform(ClientRequest(
-            action, "POST", ["_matrix/client/v3/rooms", .param("roomId", room), .literal(action)], query: acting(user), body: body))
+            action, "POST", ["_matrix/client/v3/rooms", .param("roomId", room), .literal(action.rawValue)], query: acting(user), body: body))
     }
 
     /// The joined members of `room` with their room display names and avatars (`GET /rooms/{roomId}/joined_members`).
@@ -63,7 +63,7 @@ extension MatrixClient {
     public func joinedMembers(of room: RoomID, as user: UserID? = nil) async throws(MatrixError) -> [UserID: RoomMemberProfile] {
         struct Response: Decodable { var joined: [String: RoomMemberProfile] }
         let response = try await perform(ClientRequest(
-            "joinedMembers", "GET", ["_matrix/client/v3/rooms", .param("roomId", room), "joined_members"], query: acting(user)),
+            .joinedMembers, "GET", ["_matrix/client/v3/rooms", .param("roomId", room), "joined_members"], query: acting(user)),
             as: Response.self)
         var members: [UserID: RoomMemberProfile] = [:]
         for (text, profile) in response.joined {
@@ -78,22 +78,22 @@ extension MatrixClient {
             var joinedRooms: [RoomID]
             enum CodingKeys: String, CodingKey { case joinedRooms = "joined_rooms" }
         }
-        return try await perform(ClientRequest("joinedRooms", "GET", ["_matrix/client/v3/joined_rooms"], query: acting(user)),
+        return try await perform(ClientRequest(.joinedRooms, "GET", ["_matrix/client/v3/joined_rooms"], query: acting(user)),
                                  as: Response.self).joinedRooms
     }
 
     /// Sets `user`'s display name in `room` only: the `m.room.member` state event with membership `join`, keeping its
     /// avatar (client-server API §10.2 "m.room.member"; profiles are per room). `user` must be joined. Returns the event id.
     public func setRoomDisplayName(_ name: String?, in room: RoomID, for user: UserID) async throws(MatrixError) -> EventID {
-        try await updateRoomMember(room, user, call: "setRoomDisplayName") { $0.displayName = name }
+        try await updateRoomMember(room, user, call: .setRoomDisplayName) { $0.displayName = name }
     }
 
     /// Sets `user`'s avatar in `room` only, keeping its room display name. Returns the event id.
     public func setRoomAvatarURL(_ url: String?, in room: RoomID, for user: UserID) async throws(MatrixError) -> EventID {
-        try await updateRoomMember(room, user, call: "setRoomAvatarURL") { $0.avatarURL = url }
+        try await updateRoomMember(room, user, call: .setRoomAvatarURL) { $0.avatarURL = url }
     }
 
-    private func updateRoomMember(_ room: RoomID, _ user: UserID, call: String, _ change: (inout MemberContent) -> Void) async throws(MatrixError) -> EventID {
+    private func updateRoomMember(_ room: RoomID, _ user: UserID, call: MatrixCall, _ change: (inout MemberContent) -> Void) async throws(MatrixError) -> EventID {
         var content = try await stateEvent(MemberContent.self, type: MatrixEventType.member, stateKey: user.rawValue, in: room, as: user)
             ?? MemberContent(membership: .join)
         content.membership = .join

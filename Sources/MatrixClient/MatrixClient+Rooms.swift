@@ -12,9 +12,9 @@ extension MatrixClient {
     /// forgets an appservice user's transaction ids, so a repeat after it may store the event twice).
     public func send(_ content: some Encodable & Sendable, type: String, to room: RoomID, transactionID: ClientTransactionID,
                      as user: UserID? = nil, timestamp: Int64? = nil, retry: RetryPolicy.Mode = .full) async throws(MatrixError) -> EventID {
-        let body = try json(content, call: "send")
+        let body = try json(content, call: .send)
         return try await perform(ClientRequest(
-            "send", "PUT",
+            .send, "PUT",
             ["_matrix/client/v3/rooms", .param("roomId", room), "send", .param("eventType", type), .param("txnId", transactionID)],
             query: acting(user) + (timestamp.map { [("ts", String($0))] } ?? []), body: body, retry: retry),
             as: Bodies.EventIDResponse.self).eventID
@@ -30,9 +30,9 @@ extension MatrixClient {
     /// Sets a state event (`PUT /rooms/{roomId}/state/{eventType}/{stateKey}`, client-server API §9.4.3). Returns its id.
     public func sendState(_ content: some Encodable & Sendable, type: String, stateKey: String = "", to room: RoomID,
                           as user: UserID? = nil, timestamp: Int64? = nil) async throws(MatrixError) -> EventID {
-        let body = try json(content, call: "sendState")
+        let body = try json(content, call: .sendState)
         return try await perform(ClientRequest(
-            "sendState", "PUT",
+            .sendState, "PUT",
             ["_matrix/client/v3/rooms", .param("roomId", room), "state", .param("eventType", type), .param("stateKey", stateKey)],
             query: acting(user) + (timestamp.map { [("ts", String($0))] } ?? []), body: body), as: Bodies.EventIDResponse.self).eventID
     }
@@ -41,9 +41,9 @@ extension MatrixClient {
     /// the redaction's event id.
     public func redact(_ event: EventID, in room: RoomID, transactionID: ClientTransactionID, reason: String? = nil,
                        as user: UserID? = nil) async throws(MatrixError) -> EventID {
-        let body = try json(Bodies.Reason(reason: reason), call: "redact")
+        let body = try json(Bodies.Reason(reason: reason), call: .redact)
         return try await perform(ClientRequest(
-            "redact", "PUT",
+            .redact, "PUT",
             ["_matrix/client/v3/rooms", .param("roomId", room), "redact", .param("eventId", event), .param("txnId", transactionID)],
             query: acting(user), body: body), as: Bodies.EventIDResponse.self).eventID
     }
@@ -59,7 +59,7 @@ extension MatrixClient {
                                   extraQuery: [(String, String)]) async throws(MatrixError) -> T? {
         do {
             return try await perform(ClientRequest(
-                "stateEvent", "GET",
+                .stateEvent, "GET",
                 ["_matrix/client/v3/rooms", .param("roomId", room), "state", .param("eventType", type), .param("stateKey", stateKey)],
                 query: acting(user) + extraQuery), as: T.self)
         } catch where error.status == 404 && error.errcode == MatrixErrorCode.notFound {
@@ -70,18 +70,18 @@ extension MatrixClient {
     /// One event of `room` as `user` sees it (`GET /rooms/{roomId}/event/{eventId}`).
     public func event(_ event: EventID, in room: RoomID, as user: UserID? = nil) async throws(MatrixError) -> ClientEvent {
         try await perform(ClientRequest(
-            "event", "GET", ["_matrix/client/v3/rooms", .param("roomId", room), "event", .param("eventId", event)], query: acting(user)))
+            .event, "GET", ["_matrix/client/v3/rooms", .param("roomId", room), "event", .param("eventId", event)], query: acting(user)))
     }
 
     /// Resolves `alias` to a room id (`GET /directory/room/{roomAlias}`). Throws `M_NOT_FOUND` for an unknown alias.
     public func resolveAlias(_ alias: RoomAlias) async throws(MatrixError) -> ResolvedAlias {
-        try await perform(ClientRequest("resolveAlias", "GET", ["_matrix/client/v3/directory/room", .param("roomAlias", alias)]))
+        try await perform(ClientRequest(.resolveAlias, "GET", ["_matrix/client/v3/directory/room", .param("roomAlias", alias)]))
     }
 
     /// Creates a room as `user` (`POST /createRoom`). Not retried after an ambiguous failure (it could create two).
     public func createRoom(_ request: CreateRoomRequest, as user: UserID? = nil) async throws(MatrixError) -> RoomID {
-        let body = try json(request, call: "createRoom")
-        return try await perform(ClientRequest("createRoom", "POST", ["_matrix/client/v3/createRoom"], query: acting(user), body: body,
+        let body = try json(request, call: .createRoom)
+        return try await perform(ClientRequest(.createRoom, "POST", ["_matrix/client/v3/createRoom"], query: acting(user), body: body,
                                                retry: .rateLimitOnly), as: Bodies.RoomIDResponse.self).roomID
     }
 
@@ -91,16 +91,16 @@ extension MatrixClient {
             var typing: Bool
             var timeout: Int64?
         }
-        let body = try json(Body(typing: typing, timeout: typing ? timeout.components.seconds * 1000 : nil), call: "setTyping")
+        let body = try json(Body(typing: typing, timeout: typing ? timeout.components.seconds * 1000 : nil), call: .setTyping)
         let _: Bodies.Empty = try await perform(ClientRequest(
-            "setTyping", "PUT", ["_matrix/client/v3/rooms", .param("roomId", room), "typing", .param("userId", user)],
+            .setTyping, "PUT", ["_matrix/client/v3/rooms", .param("roomId", room), "typing", .param("userId", user)],
             query: acting(user), body: body))
     }
 
     /// Marks `event` read by `user` (`POST /rooms/{roomId}/receipt/m.read/{eventId}`, spec §11.6).
     public func sendReadReceipt(for event: EventID, in room: RoomID, as user: UserID) async throws(MatrixError) {
         let _: Bodies.Empty = try await perform(ClientRequest(
-            "sendReadReceipt", "POST", ["_matrix/client/v3/rooms", .param("roomId", room), "receipt", "m.read", .param("eventId", event)],
+            .sendReadReceipt, "POST", ["_matrix/client/v3/rooms", .param("roomId", room), "receipt", "m.read", .param("eventId", event)],
             query: acting(user), body: Data("{}".utf8)))
     }
 }

@@ -29,7 +29,7 @@ extension MatrixClient {
     /// One call instead of one per event type: the `m.room.create` sender (the creator) is only in the full event.
     public func roomState(_ room: RoomID, as user: UserID? = nil) async throws(MatrixError) -> [RoomStateEvent] {
         try await perform(ClientRequest(
-            "roomState", "GET", ["_matrix/client/v3/rooms", .param("roomId", room), "state"], query: acting(user)))
+            .roomState, "GET", ["_matrix/client/v3/rooms", .param("roomId", room), "state"], query: acting(user)))
     }
 
     /// One state event of `room` whole — type, state key, sender and content — or nil when the room has none

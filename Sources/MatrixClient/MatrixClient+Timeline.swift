@@ -48,6 +48,6 @@ extension MatrixClient {
         var query: [(String, String)] = [("dir", direction.rawValue), ("limit", String(limit))]
         if let token { query.append(("from", token)) }
         return try await perform(ClientRequest(
-            "roomMessages", "GET", ["_matrix/client/v3/rooms", .param("roomId", room), "messages"], query: query + acting(user)))
+            .roomMessages, "GET", ["_matrix/client/v3/rooms", .param("roomId", room), "messages"], query: query + acting(user)))
     }
 }

@@ -79,11 +79,11 @@ public final class MatrixClient: Sendable {
     }
 
     /// Encodes `body` as JSON for a request.
-    func json(_ body: some Encodable, call: String) throws(MatrixError) -> Data {
+    func json(_ body: some Encodable, call: MatrixCall) throws(MatrixError) -> Data {
         do {
             return try JSONEncoder().encode(body)
         } catch {
-            throw MatrixError(kind: .invalidRequest, call: call, endpoint: call, message: "content does not encode: \(error)", attempts: 0)
+            throw MatrixError(kind: .invalidRequest, call: call, endpoint: call.rawValue, message: "content does not encode: \(error)", attempts: 0)
         }
     }
 
@@ -128,7 +128,7 @@ public final class MatrixClient: Sendable {
                 attempts -= 1
             }
             logger.debug("Retrying client call", metadata: [
-                "matrix.call": request.call, "matrix.retry.wait_ms": String(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000),
+                "matrix.call": "\(request.call)", "matrix.retry.wait_ms": String(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000),
                 "error": error.description,
             ])
             do { try await Task.sleep(for: wait) } catch { throw cancelled(request, attempts) }

@@ -22,7 +22,7 @@ public struct MatrixError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var kind: Kind
     /// The client method, e.g. `send`, `registerGhost`.
-    public var call: String
+    public var call: MatrixCall
     /// Method and path template, e.g. `PUT /_matrix/client/v3/rooms/{roomId}/send/{eventType}/{txnId}`.
     public var endpoint: String
     /// The HTTP status, when there was an answer.
@@ -34,7 +34,7 @@ public struct MatrixError: Error, Sendable, Equatable, CustomStringConvertible {
     /// How many attempts were made.
     public var attempts: Int
 
-    public init(kind: Kind, call: String, endpoint: String, status: Int? = nil, errcode: MatrixErrorCode? = nil, message: String, attempts: Int) {
+    public init(kind: Kind, call: MatrixCall, endpoint: String, status: Int? = nil, errcode: MatrixErrorCode? = nil, message: String, attempts: Int) {
         self.kind = kind
         self.call = call
         self.endpoint = endpoint

@@ -9,7 +9,7 @@ import Testing
 /// How the bridge's Matrix link sorts client failures: what waits (nothing lost) and what is refused for good.
 @Suite struct AppServiceMatrixLinkTests {
     func error(_ kind: MatrixError.Kind, status: Int? = nil, message: String = "m") -> MatrixError {
-        MatrixError(kind: kind, call: "send", endpoint: "PUT /send", status: status, message: message, attempts: 1)
+        MatrixError(kind: kind, call: .send, endpoint: "PUT /send", status: status, message: message, attempts: 1)
     }
 
     @Test func anUnacceptedCertificateMakesMessagesWaitAndSaysWhy() {

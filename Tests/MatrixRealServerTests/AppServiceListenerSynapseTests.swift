@@ -103,7 +103,7 @@ final class AppServiceListenerSynapseTests: SynapseListenerTestCase {
             XCTFail("ping succeeded without a listener")
         } catch {
             XCTAssertEqual(error.errcode, "M_CONNECTION_FAILED", "\(error)")
-            XCTAssertEqual(error.call, "ping")
+            XCTAssertEqual(error.call, .ping)
         }
     }
 }

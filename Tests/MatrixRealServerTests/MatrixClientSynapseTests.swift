@@ -117,7 +117,7 @@ final class MatrixClientSynapseTests: SynapseListenerTestCase {
             XCTFail("a banned ghost joined")
         } catch {
             XCTAssertEqual(error.status, 403)
-            XCTAssertEqual(error.call, "join")
+            XCTAssertEqual(error.call, .join)
         }
         try await client.leave(room, as: host)
         let value12 = try await client.joinedRooms(as: host).contains(room)

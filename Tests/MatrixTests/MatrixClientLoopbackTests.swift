@@ -77,7 +77,7 @@ import Testing
                 Issue.record("join succeeded")
             } catch {
                 #expect(error.kind == .homeserver && error.status == 502 && error.errcode == "M_UNKNOWN")
-                #expect(error.call == "join" && error.endpoint == "POST /_matrix/client/v3/join/{roomIdOrAlias}")
+                #expect(error.call == .join && error.endpoint == "POST /_matrix/client/v3/join/{roomIdOrAlias}")
                 #expect(error.attempts == 3)
             }
             #expect(fake.requests.count == 3)
@@ -145,7 +145,7 @@ import Testing
             _ = try await client.whoAmI()
             Issue.record("whoami succeeded")
         } catch {
-            #expect(error.kind == .transport && error.attempts == 3 && error.call == "whoAmI")
+            #expect(error.kind == .transport && error.attempts == 3 && error.call == .whoAmI)
         }
     }
 
