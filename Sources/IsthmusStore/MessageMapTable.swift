@@ -102,7 +102,7 @@ public struct MessageMapping: Sendable, Equatable {
     public var body: String?
     public var kind: Kind = .message
     /// The message's `id` attribute (ours: the origin-id); corrections name the original by it, per sender.
-    public var xmppID: MessageIDAttribute?
+    public var xmppID: StanzaAttributeID?
     /// The sender's nick when the message was sent (the `to` of a XEP-0461 reply to it).
     public var nick: String?
     /// For edits, reactions and retractions: the Matrix event of the message they refer to.
@@ -118,7 +118,7 @@ public struct MessageMapping: Sendable, Equatable {
 
     public init(room: RoomID, eventID: EventID?, stanzaID: StanzaID?, originID: OriginID?, direction: Direction,
                 sender: MessageSender, state: State, body: String? = nil, kind: Kind = .message,
-                xmppID: MessageIDAttribute? = nil, nick: String? = nil, target: EventID? = nil, excerpt: String? = nil,
+                xmppID: StanzaAttributeID? = nil, nick: String? = nil, target: EventID? = nil, excerpt: String? = nil,
                 payload: String? = nil) {
         self.room = room
         self.eventID = eventID
@@ -164,7 +164,7 @@ extension Store {
 
     /// The row for the message `sender` gave the `id` attribute `xmppID` (or, with `originID`, that origin-id) — ids
     /// are only unique per sender (XEP-0359 §Security: origin-ids are spoofable).
-    public func mapping(room: RoomID, sender: MessageSender, xmppID: MessageIDAttribute) throws -> MessageMapping? {
+    public func mapping(room: RoomID, sender: MessageSender, xmppID: StanzaAttributeID) throws -> MessageMapping? {
         try read { db in
             try db.query("SELECT \(MessageMapTable.columns) FROM message_map WHERE xmpp_id = ? AND direction = 'x2m' AND matrix_room = ? AND sender = ? ORDER BY seq LIMIT 1",
                          xmppID, room, sender.description, map: MessageMapTable.decode).first

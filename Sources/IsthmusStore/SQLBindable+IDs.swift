@@ -10,5 +10,5 @@ extension JID: SQLBindable {}
 extension StanzaID: SQLBindable {}
 extension OriginID: SQLBindable {}
 extension OccupantID: SQLBindable {}
-extension MessageIDAttribute: SQLBindable {}
+extension StanzaAttributeID: SQLBindable {}
 extension LeaseOwner: SQLBindable {}

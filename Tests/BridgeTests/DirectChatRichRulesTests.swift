@@ -24,11 +24,11 @@ import XMPP
     /// alice's private message (ours: its `id` is its origin-id) and Romeo's (his `id` "pm1").
     var alicesMessage: MessageMapping {
         MessageMapping(room: dm, eventID: alicesEvent, stanzaID: nil, originID: OriginID("isthmus-pm-a1"), direction: .matrixToXMPP,
-                       sender: .matrix(alice), state: .delivered, xmppID: MessageIDAttribute("isthmus-pm-a1"))
+                       sender: .matrix(alice), state: .delivered, xmppID: StanzaAttributeID("isthmus-pm-a1"))
     }
     var romeosMessage: MessageMapping {
         MessageMapping(room: dm, eventID: romeosEvent, stanzaID: nil, originID: nil, direction: .xmppToMatrix,
-                       sender: .occupant(.realJID(romeoJID)), state: .delivered, xmppID: MessageIDAttribute("pm1"), nick: "Romeo")
+                       sender: .occupant(.realJID(romeoJID)), state: .delivered, xmppID: StanzaAttributeID("pm1"), nick: "Romeo")
     }
 
     func event(_ id: String, _ content: MatrixRoomEvent.Content, from sender: UserID? = nil) -> MatrixRoomEvent {
@@ -118,7 +118,7 @@ import XMPP
 
     var record: MessageMapping {
         MessageMapping(room: dm, eventID: nil, stanzaID: nil, originID: nil, direction: .xmppToMatrix, sender: .occupant(.realJID(romeoJID)),
-                       state: .delivered, xmppID: MessageIDAttribute("pm2"), nick: "Romeo")
+                       state: .delivered, xmppID: StanzaAttributeID("pm2"), nick: "Romeo")
     }
 
     @Test func romeosCorrectionEditsHisMessageAndIsMappedToIt() {

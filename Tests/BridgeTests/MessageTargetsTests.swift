@@ -21,7 +21,7 @@ import XMPP
     @Test func aSenderRefersToTheirOwnMessageByItsIDButNotToSomeoneElses() async throws {
         let store = try Store(path: ":memory:", logger: .disabled)
         let romeos = MessageMapping(room: dm, eventID: EventID("$romeo")!, stanzaID: nil, originID: nil, direction: .xmppToMatrix,
-                                    sender: .occupant(.realJID(romeo)), state: .delivered, xmppID: MessageIDAttribute("pm1"))
+                                    sender: .occupant(.realJID(romeo)), state: .delivered, xmppID: StanzaAttributeID("pm1"))
         #expect(try await store.insertMapping(romeos))
         let reactions = MessageReferences(reactions: .init(id: "pm1", keys: ["👍"]))
         let reply = MessageReferences(reply: .init(to: nil, id: "pm1"))

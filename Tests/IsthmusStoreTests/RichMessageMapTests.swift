@@ -20,14 +20,14 @@ import Testing
                   kind: MessageMapping.Kind = .message, target: String? = nil) -> MessageMapping {
         MessageMapping(room: room, eventID: EventID(event), stanzaID: StanzaID(stanza), originID: origin.flatMap(OriginID.init),
                        direction: .xmppToMatrix, sender: sender, state: .delivered, kind: kind,
-                       xmppID: id.flatMap(MessageIDAttribute.init), nick: "n", target: target.flatMap(EventID.init))
+                       xmppID: id.flatMap(StanzaAttributeID.init), nick: "n", target: target.flatMap(EventID.init))
     }
 
     /// A Matrix → XMPP row being sent.
     func fromMatrix(_ event: String, user: UserID, origin: String, kind: MessageMapping.Kind = .message, target: String? = nil,
                     payload: String? = nil) -> MessageMapping {
         MessageMapping(room: room, eventID: EventID(event), stanzaID: nil, originID: OriginID(origin), direction: .matrixToXMPP,
-                       sender: .matrix(user), state: .sending, body: "body", kind: kind, xmppID: MessageIDAttribute(origin),
+                       sender: .matrix(user), state: .sending, body: "body", kind: kind, xmppID: StanzaAttributeID(origin),
                        nick: "Alice", target: target.flatMap(EventID.init), excerpt: "body", payload: payload)
     }
 
@@ -116,7 +116,7 @@ import Testing
             try await store.recordBridgedFromXMPP(row)
             let back = try #require(try await store.mapping(room: room, stanzaID: StanzaID("S-\(kind.rawValue)")!))
             #expect(back.kind == kind)
-            #expect(back.xmppID == MessageIDAttribute("id-\(kind.rawValue)"))
+            #expect(back.xmppID == StanzaAttributeID("id-\(kind.rawValue)"))
             #expect(back.nick == "n")
             #expect(back.target == row.target)
             #expect(back.sender == romeo)
@@ -129,18 +129,18 @@ import Testing
         try await store.recordBridgedFromXMPP(fromXMPP("$r1", stanza: "S1", sender: romeo, id: "same", origin: "o-same"))
         // juliet uses the same ids (they are only unique per sender).
         try await store.recordBridgedFromXMPP(fromXMPP("$j1", stanza: "S2", sender: juliet, id: "same", origin: "o-other"))
-        #expect(try await store.mapping(room: room, sender: romeo, xmppID: MessageIDAttribute("same")!)?.eventID == event("$r1"))
-        #expect(try await store.mapping(room: room, sender: juliet, xmppID: MessageIDAttribute("same")!)?.eventID == event("$j1"))
+        #expect(try await store.mapping(room: room, sender: romeo, xmppID: StanzaAttributeID("same")!)?.eventID == event("$r1"))
+        #expect(try await store.mapping(room: room, sender: juliet, xmppID: StanzaAttributeID("same")!)?.eventID == event("$j1"))
         #expect(try await store.mapping(room: room, sender: romeo, originID: OriginID("o-same")!)?.eventID == event("$r1"))
         // Another sender's origin-id is not found for this one (origin-ids are spoofable).
         #expect(try await store.mapping(room: room, sender: juliet, originID: OriginID("o-same")!) == nil)
-        #expect(try await store.mapping(room: room, sender: .occupant(.nick("mallory")), xmppID: MessageIDAttribute("same")!) == nil)
+        #expect(try await store.mapping(room: room, sender: .occupant(.nick("mallory")), xmppID: StanzaAttributeID("same")!) == nil)
         // Nor in another room.
-        #expect(try await store.mapping(room: other, sender: romeo, xmppID: MessageIDAttribute("same")!) == nil)
+        #expect(try await store.mapping(room: other, sender: romeo, xmppID: StanzaAttributeID("same")!) == nil)
         // Only XMPP senders' rows are looked up this way (Matrix edits name their original by event id): our own rows
         // are found by their origin-id alone.
         #expect(try await store.insertMapping(fromMatrix("$a1", user: alice, origin: "o-a1")))
-        #expect(try await store.mapping(room: room, sender: .matrix(alice), xmppID: MessageIDAttribute("o-a1")!) == nil)
+        #expect(try await store.mapping(room: room, sender: .matrix(alice), xmppID: StanzaAttributeID("o-a1")!) == nil)
         #expect(try await store.mapping(room: room, originID: OriginID("o-a1")!)?.eventID == event("$a1"))
     }
 

@@ -34,13 +34,13 @@ struct StoreCopyFixture {
         // Message map: a delivered XMPP → Matrix row with a reaction, and a Matrix → XMPP row still being sent.
         try await store.recordBridgedFromXMPP(
             MessageMapping(room: room, eventID: EventID("$x1"), stanzaID: StanzaID("S1"), originID: OriginID("o-x1"),
-                           direction: .xmppToMatrix, sender: romeo, state: .delivered, xmppID: MessageIDAttribute("x1"),
+                           direction: .xmppToMatrix, sender: romeo, state: .delivered, xmppID: StanzaAttributeID("x1"),
                            nick: "romeo", excerpt: "hello ünïcode ✓"),
             reactions: ReactionChange(added: [Reaction(room: room, target: EventID("$x1")!, reactor: romeo, key: "👍",
                                                        eventID: EventID("$r1"))]))
         #expect(try await store.insertMapping(MessageMapping(
             room: room, eventID: EventID("$m1"), stanzaID: nil, originID: OriginID("o-m1"), direction: .matrixToXMPP,
-            sender: .matrix(alice), state: .sending, body: "pending *body*", kind: .message, xmppID: MessageIDAttribute("o-m1"),
+            sender: .matrix(alice), state: .sending, body: "pending *body*", kind: .message, xmppID: StanzaAttributeID("o-m1"),
             nick: "Alice", excerpt: "pending", payload: "<body>pending</body>")))
         try await store.setLastStanzaID(room, StanzaID("S1")!)
         _ = try await store.recordFirstActivation(room, at: Date(timeIntervalSince1970: 1_700_000_000.125))
@@ -77,7 +77,7 @@ struct StoreCopyFixture {
         note(try await store.mapping(room: room, stanzaID: StanzaID("S1")!) as Any)
         note(try await store.mapping(room: room, eventID: EventID("$m1")!) as Any)
         note(try await store.mapping(room: room, originID: OriginID("o-m1")!) as Any)
-        note(try await store.mapping(room: room, sender: romeo, xmppID: MessageIDAttribute("x1")!) as Any)
+        note(try await store.mapping(room: room, sender: romeo, xmppID: StanzaAttributeID("x1")!) as Any)
         note(try await store.undeliveredMappings(room))
         note(try await store.reactions(room: room, target: EventID("$x1")!, reactor: romeo))
         note(try await store.reaction(room: room, eventID: EventID("$r1")!) as Any)

@@ -200,7 +200,7 @@ struct DirectChatMachine: Sendable {
         let originID = configuration.naming.privateOriginID(for: event.eventID)
         return MessageMapping(room: event.room, eventID: event.eventID, stanzaID: nil, originID: originID, direction: .matrixToXMPP,
                               sender: .matrix(chat.matrixUser), state: .delivered, kind: kind,
-                              xmppID: MessageIDAttribute(originID.rawValue), target: target, excerpt: excerpt)
+                              xmppID: StanzaAttributeID(originID.rawValue), target: target, excerpt: excerpt)
     }
 
     private mutating func remember(_ originID: OriginID, in room: RoomID) {

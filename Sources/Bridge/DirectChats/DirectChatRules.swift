@@ -37,7 +37,7 @@ enum DirectChatRules {
         let references = message.references
         let sender = MessageSender.occupant(PortalStateMachine.occupantIdentity(message))
         var record = MessageMapping(room: room, eventID: nil, stanzaID: nil, originID: message.originID, direction: .xmppToMatrix,
-                                    sender: sender, state: .delivered, xmppID: message.id.flatMap { MessageIDAttribute($0.rawValue) }, nick: message.nick)
+                                    sender: sender, state: .delivered, xmppID: message.id, nick: message.nick)
         if references.retraction != nil {
             guard let target = targets.retracted, target.sender == sender, let event = target.eventID else {
                 return .ignore("retraction of a message that is not the sender's bridged message")

@@ -66,7 +66,7 @@ extension Store {
 
     /// The sender's own message they gave the `id` attribute (else the origin-id) `id`.
     private func sendersOwn(_ id: String, sender: MessageSender, in room: RoomID) throws -> MessageMapping? {
-        if let attribute = MessageIDAttribute(id), let found = try mapping(room: room, sender: sender, xmppID: attribute) { return found }
+        if let attribute = StanzaAttributeID(id), let found = try mapping(room: room, sender: sender, xmppID: attribute) { return found }
         return try OriginID(id).flatMap { try mapping(room: room, sender: sender, originID: $0) }
     }
 

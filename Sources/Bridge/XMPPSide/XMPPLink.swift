@@ -11,7 +11,6 @@ import XMPPComponent
 @_exported import enum XMPP.SelfPingOutcome
 @_exported import struct XMPP.SelfPresence
 @_exported import struct XMPP.StanzaError
-@_exported import struct XMPP.StanzaAttributeID
 @_exported import struct XMPP.MessageReferences
 @_exported import struct XMPP.ModerationRequest
 @_exported import struct XMPP.ChatSignals

@@ -47,7 +47,7 @@ import XMPP
                      references: MessageReferences(), originID: originID,
                      mapping: MessageMapping(room: dm, eventID: item.event.eventID, stanzaID: nil, originID: originID, direction: .matrixToXMPP,
                                              sender: .matrix(alice), state: .delivered, kind: .message,
-                                             xmppID: MessageIDAttribute(originID.rawValue), excerpt: body))
+                                             xmppID: StanzaAttributeID(originID.rawValue), excerpt: body))
     }
 
     func notice(_ text: String, subject: String, answering item: QueuedMatrixEvent, encrypted: Bool = false) -> Machine.DirectNotice {

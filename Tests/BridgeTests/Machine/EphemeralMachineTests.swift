@@ -43,7 +43,7 @@ import Testing
         func mapping(event: String, stanza: String?, xmppID: String? = nil) -> MessageMapping {
             MessageMapping(room: room, eventID: EventID(event), stanzaID: stanza.flatMap(StanzaID.init), originID: nil,
                            direction: .xmppToMatrix, sender: .occupant(.nick("romeo")), state: .delivered,
-                           xmppID: xmppID.flatMap(MessageIDAttribute.init))
+                           xmppID: xmppID.flatMap(StanzaAttributeID.init))
         }
     }
 

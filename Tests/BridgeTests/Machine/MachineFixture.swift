@@ -135,7 +135,7 @@ struct MachineFixture {
         let delivery = outgoing(queued)
         return MessageMapping(room: room, eventID: queued.event.eventID, stanzaID: nil, originID: delivery.originID,
                               direction: .matrixToXMPP, sender: .matrix(delivery.user), state: .sending, body: delivery.stanza.body,
-                              xmppID: MessageIDAttribute(delivery.originID.rawValue), nick: machine.puppets[delivery.user]?.nick,
+                              xmppID: StanzaAttributeID(delivery.originID.rawValue), nick: machine.puppets[delivery.user]?.nick,
                               excerpt: delivery.stanza.body)
     }
 

@@ -29,7 +29,7 @@ import Testing
     /// romeo's XMPP message, bridged as `$r1` (stanza-id `S1`, id attribute `m1`).
     func romeosMessage(_ f: MachineFixture) -> MessageMapping {
         MessageMapping(room: f.room, eventID: EventID("$r1"), stanzaID: StanzaID("S1"), originID: OriginID("o-m1"),
-                       direction: .xmppToMatrix, sender: romeo, state: .delivered, xmppID: MessageIDAttribute("m1"),
+                       direction: .xmppToMatrix, sender: romeo, state: .delivered, xmppID: StanzaAttributeID("m1"),
                        nick: "romeo", excerpt: "hello")
     }
 
@@ -38,7 +38,7 @@ import Testing
         let originID = f.naming.originID(for: EventID("$a1")!)
         return MessageMapping(room: f.room, eventID: EventID("$a1"), stanzaID: StanzaID("S0"), originID: originID,
                               direction: .matrixToXMPP, sender: .matrix(f.alice), state: .delivered,
-                              xmppID: MessageIDAttribute(originID.rawValue), nick: "Alice", excerpt: "hello")
+                              xmppID: StanzaAttributeID(originID.rawValue), nick: "Alice", excerpt: "hello")
     }
 
     func txnID(_ f: MachineFixture, _ key: String, _ part: String? = nil) -> ClientTransactionID {
@@ -135,7 +135,7 @@ import Testing
             replacement: .init(body: "fixed", html: nil, mentions: [])), txnID: txnID(f, "S2"))])
         #expect(delivery.record.kind == .edit)
         #expect(delivery.record.target == EventID("$r1"))
-        #expect(delivery.record.xmppID == MessageIDAttribute("m2"))
+        #expect(delivery.record.xmppID == StanzaAttributeID("m2"))
         // Once sent, the correction is mapped to its own event (later references to its stanza-id find the original).
         #expect(f.act(.matrixDelivered(delivery, eventIDs: [EventID("$r2")!])).first
                 == .recordBridged({ var r = delivery.record; r.eventID = EventID("$r2"); return r }(), reactions: ReactionChange()))

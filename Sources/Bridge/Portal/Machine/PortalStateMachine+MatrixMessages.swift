@@ -49,7 +49,7 @@ extension PortalStateMachine {
         if let original = details.replaces {
             // XEP-0308: only the author's own message, named by the `id` we gave it (our origin-id), always the original.
             guard let mapped = targets.original, mapped.direction == .matrixToXMPP, mapped.sender == .matrix(event.sender),
-                  mapped.kind == .message, let id = mapped.xmppID ?? mapped.originID.flatMap({ MessageIDAttribute($0.rawValue) }) else {
+                  mapped.kind == .message, let id = mapped.xmppID ?? mapped.originID.flatMap({ StanzaAttributeID($0.rawValue) }) else {
                 return skipped(queued, "edit of a message that is not the sender's bridged message")
             }
             references.replaces = id.rawValue
@@ -188,7 +188,7 @@ extension PortalStateMachine {
         let originID = configuration.naming.originID(for: event.eventID)
         let mapping = MessageMapping(
             room: configuration.room, eventID: event.eventID, stanzaID: nil, originID: originID, direction: .matrixToXMPP,
-            sender: .matrix(user), state: .sending, body: stanza.body, kind: kind, xmppID: MessageIDAttribute(originID.rawValue),
+            sender: .matrix(user), state: .sending, body: stanza.body, kind: kind, xmppID: StanzaAttributeID(originID.rawValue),
             nick: puppets[user]?.nick, target: target, excerpt: excerpt, payload: stanza.payload)
         return [.insertMapping(mapping, consumingInbox: queued.seq,
                                delivery: XMPPDelivery(user: user, originID: originID, stanza: stanza, purpose: .inbox(seq: queued.seq)),

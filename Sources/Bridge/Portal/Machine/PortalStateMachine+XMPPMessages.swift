@@ -54,7 +54,7 @@ extension PortalStateMachine {
         let sender = MessageSender.occupant(Self.occupantIdentity(message))
         var record = MessageMapping(room: configuration.room, eventID: nil, stanzaID: message.stanzaID, originID: message.originID,
                                     direction: .xmppToMatrix, sender: sender, state: .delivered,
-                                    xmppID: message.id.flatMap { MessageIDAttribute($0.rawValue) }, nick: message.nick)
+                                    xmppID: message.id, nick: message.nick)
         if let moderation = references.moderation {
             guard let target = targets.moderated?.eventID else { return ignored(message, record, "moderation of a message that was not bridged") }
             record.kind = .retraction

@@ -1,0 +1,12 @@
+/// The client-server API calls ``MatrixClient`` makes, named as its methods are: the `call` of a ``MatrixError``
+/// and the `matrix.call` of a log line. Membership calls are also the last segment of their path
+/// (`POST /rooms/{roomId}/invite`), hence the raw values.
+public enum MatrixCall: String, Sendable, CustomStringConvertible {
+    case versions, whoAmI, registerGhost, login, ping
+    case setDisplayName, setAvatarURL, setRoomDisplayName, setRoomAvatarURL
+    case send, sendState, redact, stateEvent, event, roomState, roomMessages
+    case resolveAlias, createRoom, setTyping, sendReadReceipt
+    case join, leave, invite, kick, ban, unban, joinedMembers, joinedRooms
+
+    public var description: String { rawValue }
+}
