@@ -81,18 +81,38 @@ import Testing
     }
 
     @Test func concurrentRequestsRunTheHandlerOnceAtATimeAndOncePerID() async throws {
-        let handler = RecordingAppServiceHandler(handleDelay: .milliseconds(5))
+        let handler = RecordingAppServiceHandler()
+        handler.holdTransactions()
         try await withListener(handler: handler) { port in
-            try await withThrowingTaskGroup(of: Int.self) { group in
-                for index in 0..<40 {
-                    group.addTask { try await put(port, "txn-\(index % 10)", Self.transactionBody(["$\(index % 10)"])).status }
-                }
-                for try await status in group { #expect(status == 200) }
+            // The first transaction is held in the handler while the other 39 are sent in full: they are all at the
+            // listener at once, so what the handler saw below is the listener's doing, not the order they came in.
+            let first = try RawSocket.connect(port: port)
+            try first.send(Self.rawPut("txn-0", Self.transactionBody(["$0"])))
+            try await eventually("the first transaction to be in the handler", timeout: 30) { handler.transactionsInHandler == 1 }
+            var sockets = [first]
+            for index in 1..<40 {
+                let socket = try RawSocket.connect(port: port)
+                try socket.send(Self.rawPut("txn-\(index % 10)", Self.transactionBody(["$\(index % 10)"])))
+                sockets.append(socket)
+            }
+            #expect(handler.transactionsInHandler == 1)
+            handler.releaseTransactions()
+            for socket in sockets {
+                let answer = socket.receiveUntilClosed(timeout: .seconds(30))
+                #expect(answer.status == 200, "\(answer.text)")
             }
         }
         #expect(handler.transactions.count == 10)
         #expect(Set(handler.transactions.map(\.id.rawValue)).count == 10)
         #expect(handler.maxConcurrentTransactions == 1)
+    }
+
+    /// A whole `PUT /transactions/{txn}` request, for a ``RawSocket``; the listener closes the connection after answering.
+    static func rawPut(_ txn: String, _ body: Data) -> [UInt8] {
+        let head = "PUT /_matrix/app/v1/transactions/\(PercentEncoding.encode(txn)) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            + "Authorization: Bearer \(token)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n"
+            + "Connection: close\r\n\r\n"
+        return Array(head.utf8) + Array(body)
     }
 
     @Test func transactionsSentInOrderAreHandledInOrder() async throws {
