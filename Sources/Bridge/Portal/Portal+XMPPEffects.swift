@@ -2,9 +2,7 @@ import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
 
-/// The XMPP side of the portal's actions: MUC operations for our occupants. Runs on the portal's actor. Mostly I/O,
-/// but `sendGroupchat(_:)` still reads the machine (the sending occupant from `machine.puppets`) and decides on its
-/// own to send a media message's caption right behind it (a caption that fails is only logged).
+/// The XMPP side of the portal's actions: MUC operations for our occupants, as the machine asked. Runs on the portal's actor.
 extension Portal {
     func joinMUC(_ join: PortalStateMachine.MUCJoin) async -> PortalStateMachine.Input {
         do {
@@ -24,17 +22,10 @@ extension Portal {
         }
     }
 
-    func sendGroupchat(_ delivery: PortalStateMachine.XMPPDelivery) async -> PortalStateMachine.Input {
-        guard let puppet = machine.puppets[delivery.user] else {
-            return .groupchatSent(delivery, .other("no occupant for \(delivery.user)"))
-        }
+    func sendGroupchat(_ delivery: PortalStateMachine.XMPPDelivery, from occupant: JID) async -> PortalStateMachine.Input {
         do {
-            try await context.xmpp.sendGroupchat(room: link.muc, from: puppet.occupant, body: delivery.stanza.body,
+            try await context.xmpp.sendGroupchat(room: link.muc, from: occupant, body: delivery.stanza.body,
                                                  references: delivery.stanza.references, originID: delivery.originID)
-            if let caption = delivery.stanza.caption {
-                _ = await context.xmpp.sendCaption(caption, of: delivery.originID, .groupchat(room: link.muc, from: puppet.occupant),
-                                                   logger: logger)
-            }
             return .groupchatSent(delivery, nil)
         } catch {
             return .groupchatSent(delivery, Self.xmppFailure(error))

@@ -10,9 +10,8 @@ import IsthmusStore
 ///
 /// ``run()`` feeds ``PortalStateMachine`` each event, performs the actions it returns (the `perform` switch and the
 /// `Portal+…Effects` files) and feeds their outcomes back. The effects do the I/O, but not only that: some still read
-/// the machine or decide for themselves — the occupant a groupchat goes out from (`machine.puppets`), a
-/// media message's caption, the XEP-0363 upload inside `resolveMatrixTargets`, dropping undecodable inbox rows, the
-/// ghosts `unlink` reads from the store. The actor also owns its timers (one per ``PortalTimer`` kind, on the injected
+/// the machine or decide for themselves — the XEP-0363 upload inside `resolveMatrixTargets`, dropping undecodable
+/// inbox rows, the ghosts `unlink` reads from the store. The actor also owns its timers (one per ``PortalTimer`` kind, on the injected
 /// clock) and the ``EphemeralSender``, which sends typing notices and markers off the portal's path.
 actor Portal {
     /// The link this portal bridges.
@@ -128,7 +127,9 @@ actor Portal {
             context.directChats?.enqueue(.bounced(originID: originID, nick: nick, error: error))
         case .joinMUC(let join): return await joinMUC(join)
         case .leaveMUC(let nick, let occupant, let status): await leaveMUC(nick: nick, occupant: occupant, status: status)
-        case .sendGroupchat(let delivery): return await sendGroupchat(delivery)
+        case .sendGroupchat(let delivery, let occupant): return await sendGroupchat(delivery, from: occupant)
+        case .sendCaption(let caption, let file, let occupant):
+            _ = await context.xmpp.sendCaption(caption, of: file, .groupchat(room: link.muc, from: occupant), logger: logger)
         case .sendPrivate(let to, let body): await sendPrivate(to: to, body: body)
         case .ephemeral(let action): return await performEphemeral(action)
         case .moderate(let job): return await moderate(job)

@@ -166,3 +166,10 @@ extension JoinOutcome {
         .joined(.joined(room: JID("lounge@conference.localhost")!, nick: nick, created: created, affiliation: affiliation))
     }
 }
+
+extension PortalStateMachine.Action {
+    /// The send of `delivery` from its user's puppet, whose occupant JID follows from ``MachineFixture/naming``.
+    static func groupchat(_ delivery: PortalStateMachine.XMPPDelivery) -> Self {
+        .sendGroupchat(delivery, from: BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!.puppetJID(for: delivery.user)!)
+    }
+}

@@ -145,6 +145,28 @@ import XMPP
         #expect(formatted.caption == "so *cute*")
     }
 
+    @Test func theCaptionGoesOutRightBehindItsFileFromTheSamePuppet() throws {
+        var f = MachineFixture(mediaLinks: signer)
+        f.activate(members: [f.alice: "Alice"])
+        let queued = media(f, 1, body: "look at this", fileName: "cat.png")
+        let actions = f.act(.matrixEvents([queued]))
+        guard actions.count == 1, case .insertMapping(_, _, let delivery, _) = actions[0] else {
+            throw Failure(description: "expected one insertMapping, got \(actions)")
+        }
+        let alice = f.puppetJID(f.alice)
+        #expect(f.act(.mappingInserted(delivery, inserted: true)) == [.sendGroupchat(delivery, from: alice)])
+        #expect(f.act(.groupchatSent(delivery, nil)).first == .sendCaption("look at this", of: delivery.originID, from: alice))
+        // A file that did not go out takes no caption with it.
+        let next = media(f, 2, body: "and this", fileName: "dog.png")
+        guard case .insertMapping(_, _, let failing, _)? = f.act(.matrixEvents([next])).first else {
+            throw Failure(description: "expected an insertMapping")
+        }
+        #expect(f.act(.mappingInserted(failing, inserted: true)) == [.sendGroupchat(failing, from: alice)])
+        #expect(!f.act(.groupchatSent(failing, .refused(StanzaErrorInfo(condition: .forbidden, text: nil)))).contains {
+            if case .sendCaption = $0 { true } else { false }
+        })
+    }
+
     @Test func withoutLinksOrWithABadMXCTheMessageGoesAsText() throws {
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice"])

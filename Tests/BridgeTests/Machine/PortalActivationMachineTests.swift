@@ -48,7 +48,7 @@ import Testing
         #expect(f.act(.mucJoined(rejoin, .joined(nick: "Alice", created: false))) == [.savePuppet(f.puppet(f.alice, "Alice")), .loadUndelivered])
         var unreceipted = f.mapping(zero)
         unreceipted.seq = 1
-        #expect(f.act(.undeliveredLoaded([unreceipted])) == [.sendGroupchat(f.outgoing(zero, purpose: .resend))])
+        #expect(f.act(.undeliveredLoaded([unreceipted])) == [.groupchat(f.outgoing(zero, purpose: .resend))])
         #expect(f.act(.groupchatSent(f.outgoing(zero, purpose: .resend), nil))
                 == [.queueGhostReconciliation, .setStatus(.active, detail: nil), .readInbox(checkTimeline: true)])
         #expect(f.act(.inboxRead([one])) == [.insertMapping(f.mapping(one), consumingInbox: 2, delivery: f.outgoing(one))])
@@ -156,7 +156,7 @@ import Testing
         _ = g.act(.membersFetched([g.alice: "Alice"]))
         _ = g.act(.mucJoined(gJoin, .joined(nick: "Alice", created: false)))
         mapping.seq = 7
-        #expect(g.act(.undeliveredLoaded([mapping])) == [.sendGroupchat(g.outgoing(queued, purpose: .resend))])
+        #expect(g.act(.undeliveredLoaded([mapping])) == [.groupchat(g.outgoing(queued, purpose: .resend))])
         #expect(g.act(.groupchatSent(g.outgoing(queued, purpose: .resend), nil)).last == .readInbox(checkTimeline: true))
     }
 

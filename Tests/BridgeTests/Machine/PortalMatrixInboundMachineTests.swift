@@ -11,7 +11,7 @@ import Testing
         f.activate(members: [f.alice: "Alice"])
         let one = f.text(1, "one"), two = f.text(2, "two")
         #expect(f.act(.matrixEvents([one, two])) == [.insertMapping(f.mapping(one), consumingInbox: 1, delivery: f.outgoing(one))])
-        #expect(f.act(.mappingInserted(f.outgoing(one), inserted: true)) == [.sendGroupchat(f.outgoing(one))])
+        #expect(f.act(.mappingInserted(f.outgoing(one), inserted: true)) == [.groupchat(f.outgoing(one))])
         #expect(f.act(.groupchatSent(f.outgoing(one), nil)) == [.insertMapping(f.mapping(two), consumingInbox: 2, delivery: f.outgoing(two))])
         // Mapped already (a replayed transaction, a late copy of a recovered message): nothing goes out.
         #expect(f.act(.mappingInserted(f.outgoing(two), inserted: false)) == [])
@@ -116,7 +116,7 @@ import Testing
         // `one` is mapped and unreceipted: resent first, then the store's inbox (two, three) in order.
         var resent = f.mapping(one)
         resent.seq = 1
-        #expect(f.act(.undeliveredLoaded([resent]), at: later) == [.sendGroupchat(f.outgoing(one, purpose: .resend))])
+        #expect(f.act(.undeliveredLoaded([resent]), at: later) == [.groupchat(f.outgoing(one, purpose: .resend))])
         #expect(f.act(.groupchatSent(f.outgoing(one, purpose: .resend), nil), at: later) == [.readInbox(checkTimeline: false)])
         let three = f.text(3)
         #expect(f.act(.inboxRead([two, three]), at: later) == [.insertMapping(f.mapping(two), consumingInbox: 2, delivery: f.outgoing(two))])
@@ -157,7 +157,7 @@ import Testing
         let resend = f.outgoing(one, purpose: .afterRefusal(error))
         let rejoin = f.puppetJoin(f.alice, "Alice", then: .send(resend))
         #expect(f.act(.ownMessageFound(originID, mapping: f.mapping(one), error: error)) == [.joinMUC(rejoin)])
-        #expect(f.act(.mucJoined(rejoin, .joined(nick: "Alice", created: false))) == [.savePuppet(f.puppet(f.alice, "Alice")), .sendGroupchat(resend)])
+        #expect(f.act(.mucJoined(rejoin, .joined(nick: "Alice", created: false))) == [.savePuppet(f.puppet(f.alice, "Alice")), .groupchat(resend)])
         // A second refusal of the resend is told in the room.
         #expect(f.act(.groupchatSent(resend, .refused(error)))
                 == [.markFailed(originID), .postNotice("⚠️ Alice's message could not be delivered to the XMPP room (not-acceptable).",

@@ -346,7 +346,7 @@ import Testing
         // The payload is the stanza: a resend after a restart carries the same references.
         #expect(OutgoingGroupchat(mapping: out.mapping) == out.delivery.stanza)
         // Mapped: the puppet sends it.
-        #expect(f.act(.mappingInserted(out.delivery, inserted: true)) == [.sendGroupchat(out.delivery)])
+        #expect(f.act(.mappingInserted(out.delivery, inserted: true)) == [.groupchat(out.delivery)])
     }
 
     @Test func aMatrixReplyToAnXMPPMessageQuotesItsNick() throws {
@@ -554,7 +554,7 @@ import Testing
         #expect(g.act(.mucJoined(join, .joined(nick: "Alice", created: false))).last == .loadUndelivered)
         let resend = PortalStateMachine.XMPPDelivery(user: g.alice, originID: out.delivery.originID, stanza: out.delivery.stanza,
                                                      purpose: .resend)
-        #expect(g.act(.undeliveredLoaded([out.mapping])) == [.sendGroupchat(resend)])
+        #expect(g.act(.undeliveredLoaded([out.mapping])) == [.groupchat(resend)])
         #expect(resend.stanza.references.reply == .init(to: g.muc.with(resource: "romeo"), id: "S1"))
     }
 }

@@ -44,8 +44,11 @@ extension PortalStateMachine {
         case joinMUC(MUCJoin)
         /// An occupant of ours leaves the MUC, with a status text.
         case leaveMUC(nick: String, occupant: JID, status: String?)
-        /// → ``Input/groupchatSent(_:_:)``: a groupchat message from a puppet, with our origin-id.
-        case sendGroupchat(XMPPDelivery)
+        /// → ``Input/groupchatSent(_:_:)``: a groupchat message from a puppet (its occupant JID), with our origin-id.
+        case sendGroupchat(XMPPDelivery, from: JID)
+        /// A media message's caption, right behind the file it describes (its origin-id derived from the file's); a
+        /// failure is logged, no outcome.
+        case sendCaption(String, of: OriginID, from: JID)
         /// → ``Input/moderated(_:_:)``: a Matrix moderator's puppet asks the room to retract an XMPP message (XEP-0425).
         case moderate(ModerationJob)
         /// A private message from the bridge's occupant to an occupant.

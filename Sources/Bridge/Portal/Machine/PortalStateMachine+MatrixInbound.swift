@@ -146,7 +146,7 @@ extension PortalStateMachine {
         case .sync:
             return []
         case .send(let delivery):
-            return [.sendGroupchat(delivery)]
+            return [.sendGroupchat(delivery, from: puppet.occupant)]
         case .subject(let change):
             return sendSubject(change)
         case .invite(let invite):
@@ -192,7 +192,13 @@ extension PortalStateMachine {
     }
 
     mutating func groupchatSent(_ delivery: XMPPDelivery, failure: XMPPFailure?) -> [Action] {
-        guard let failure else { return [sentLog(delivery)] + ephemeral(.puppetSent(delivery.user, withBody: delivery.stanza.body != nil)) }
+        guard let failure else {
+            var actions = [sentLog(delivery)]
+            if let caption = delivery.stanza.caption, let occupant = puppets[delivery.user]?.occupant {
+                actions.append(.sendCaption(caption, of: delivery.originID, from: occupant))
+            }
+            return actions + ephemeral(.puppetSent(delivery.user, withBody: delivery.stanza.body != nil))
+        }
         return sendFailed(delivery, failure)
     }
 
