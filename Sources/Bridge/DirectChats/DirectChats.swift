@@ -17,10 +17,9 @@ import Synchronization
 ///   They wait while the linked room's portal is not active (after a start, until its puppets have rejoined the MUC).
 /// - A private message the MUC bounces comes back here (by its origin-id) as a notice in the DM.
 ///
-/// Matrix → XMPP is decided by ``DirectChatMachine`` (one store read per event, then its actions performed). What
-/// to send from XMPP is ``DirectChatRules``' (pure functions); the rest of that way this actor still decides itself,
-/// between its store and homeserver calls: whether a DM room is still usable or a new one is opened, what a body-less
-/// message with no DM refers to, and the retries.
+/// Both ways are decided by machines in the portal's shape: Matrix → XMPP by ``DirectChatMachine`` (one store read
+/// per event), XMPP → Matrix by ``DirectInboundMachine`` (one per private message); this actor performs their actions
+/// (and the homeserver retries, ``retrying(_:)``).
 actor DirectChats {
     /// One piece of work.
     enum Work: Sendable {
@@ -86,48 +85,64 @@ actor DirectChats {
 
     // MARK: XMPP → Matrix
 
+    /// One private message through a ``DirectInboundMachine``: the stored pair read, then the machine's actions
+    /// performed. A step that fails ends the message (logged): from XMPP it is in memory only.
     private func deliverToMatrix(_ inbound: DirectChatRules.Inbound, linkedRoom: RoomID, muc: JID) async {
-        let metadata: Logger.Metadata = ["matrix.room.id": linkedRoom.rawValue, "matrix.user.id": inbound.user.rawValue,
-                                         "xmpp.nick": inbound.nick]
+        var logger = self.logger
+        logger[metadataKey: "matrix.room.id"] = linkedRoom.rawValue
+        logger[metadataKey: "matrix.user.id"] = inbound.user.rawValue
+        logger[metadataKey: "xmpp.nick"] = inbound.nick
+        var machine = DirectInboundMachine(inbound, linkedRoom: linkedRoom, muc: muc, naming: context.naming,
+                                           fallbackKey: UUID().uuidString)
         do {
-            let room: RoomID
-            if inbound.message.body == nil {
-                // A reaction set or a retraction refers to a message of the DM there is; with none it refers to nothing
-                // (and opens no room: an empty one would only invite the user to nothing).
-                guard let existing = try await context.store.directChat(linkedRoom: linkedRoom, ghost: inbound.ghost, user: inbound.user)?.matrixRoom else {
-                    logger.debug("A body-less private message with no DM to refer to ignored", metadata: metadata)
-                    return
-                }
-                room = existing
-            } else {
-                room = try await directRoom(for: inbound, linkedRoom: linkedRoom, muc: muc)
-            }
-            let targets = try await context.store.xmppTargets(of: inbound.message, in: room)
-            let key = inbound.stanzaID ?? UUID().uuidString
-            let plan = DirectChatRules.plan(inbound, in: room, targets: targets) { part in
-                self.context.naming.privateTxnID(muc: muc, identity: inbound.identity, stanzaID: part.map { key + "\u{0}" + $0 } ?? key)
-            }
-            guard case .send(let sends, let record, let reactions) = plan else {
-                if case .ignore(let reason) = plan {
-                    // Debug: anyone in the room can send these, as often as they like.
-                    logger.debug("Private message not bridged", metadata: metadata.merging(["reason": reason]) { $1 })
-                }
-                return
-            }
-            let eventIDs = try await retrying {
-                try await self.context.matrix.perform(sends, as: inbound.ghost, in: room, timestamp: nil) {
-                    try await self.importedFile($0, fallback: $1, ghost: inbound.ghost)
+            var next: DirectInboundMachine.Input? = .start(
+                try await context.store.directChat(linkedRoom: linkedRoom, ghost: inbound.ghost, user: inbound.user))
+            while let input = next {
+                next = nil
+                for action in machine.receive(input) {
+                    next = try await perform(action, for: inbound, logger: logger)
                 }
             }
-            let (bridged, change) = PortalStateMachine.recorded(record, reactions, eventIDs: eventIDs)
-            // Mapped so later corrections, retractions and reactions in the DM find it; a repeat maps nothing new.
-            try await context.durably { try await self.context.store.recordBridgedFromXMPP(bridged, reactions: change) }
-            logger.debug("Private message bridged to a DM", metadata: metadata.merging(["matrix.dm.id": room.rawValue,
-                                                                                        "kind": bridged.kind.rawValue]) { $1 })
         } catch {
-            logger.error("Could not bridge a private message to Matrix",
-                         metadata: metadata.merging(["error": "\(MessageTranslation.describe(error))"]) { $1 })
+            logger.error("Could not bridge a private message to Matrix", metadata: ["error": "\(MessageTranslation.describe(error))"])
         }
+    }
+
+    /// Performs one action of a ``DirectInboundMachine``; returns the outcome of one it awaits.
+    private func perform(_ action: DirectInboundMachine.Action, for inbound: DirectChatRules.Inbound,
+                         logger: Logger) async throws -> DirectInboundMachine.Input? {
+        let (store, matrix, ghost) = (context.store, context.matrix, inbound.ghost)
+        switch action {
+        case .readMembership(let room):
+            do {
+                return .membershipRead(try await retrying { try await matrix.membership(of: inbound.user, in: room, as: ghost) })
+            } catch is MatrixLinkError {
+                throw MatrixLinkError.unavailable("membership of the DM room")
+            } catch {
+                return .membershipRead(nil)   // refused: the ghost is not in it either
+            }
+        case .leave(let room):
+            try? await matrix.leave(room, as: ghost, reason: nil)
+        case .save(let chat):
+            try await context.durably { try await store.saveDirectChat(chat) }
+        case .createRoom:
+            try await retrying { try await matrix.registerGhost(ghost) }
+            // Not retried on an ambiguous failure: a repeat could create a second room.
+            return .roomCreated(try await matrix.createDirectRoom(as: ghost, inviting: inbound.user))
+        case .readTargets(let room):
+            return .targetsRead(try await store.xmppTargets(of: inbound.message, in: room))
+        case .send(let sends, let room):
+            return .sent(try await retrying {
+                try await matrix.perform(sends, as: ghost, in: room, timestamp: nil) {
+                    try await self.importedFile($0, fallback: $1, ghost: ghost)
+                }
+            })
+        case .record(let mapping, let reactions):
+            try await context.durably { try await store.recordBridgedFromXMPP(mapping, reactions: reactions) }
+        case .log(let entry):
+            logger.log(entry.level, entry.message, metadata: entry.metadata)
+        }
+        return nil
     }
 
     /// An XMPP user's file as a Matrix media message (fetched and uploaded as the ghost, see ``MediaImporter``), or
@@ -138,43 +153,6 @@ actor DirectChats {
         let (message, declined) = try await importer.message(sharing: link, fallback: fallback, as: ghost)
         if let declined { logger.info("An XMPP file in a private message is bridged as a link", metadata: ["reason": declined]) }
         return message
-    }
-
-    /// The pair's DM room, created by the ghost (inviting the Matrix user) when there is none. The pair is recorded
-    /// before the room is created, and the room as soon as it is: a failure in between is retried on the same row.
-    private func directRoom(for inbound: DirectChatRules.Inbound, linkedRoom: RoomID, muc: JID) async throws -> RoomID {
-        let store = context.store
-        var chat = try await store.directChat(linkedRoom: linkedRoom, ghost: inbound.ghost, user: inbound.user)
-            ?? DirectChat(linkedRoom: linkedRoom, identity: inbound.identity, matrixUser: inbound.user, muc: muc, ghost: inbound.ghost)
-        if let room = chat.matrixRoom {
-            // The leave may not have reached the bridge yet (it comes with a homeserver transaction, this from XMPP):
-            // a message into a room the user left would be lost, so ask. A refusal (the ghost is not in it either)
-            // counts as gone too.
-            let membership: Membership?
-            do {
-                membership = try await retrying { try await self.context.matrix.membership(of: inbound.user, in: room, as: inbound.ghost) }
-            } catch is MatrixLinkError {
-                throw MatrixLinkError.unavailable("membership of the DM room")
-            } catch {
-                membership = nil
-            }
-            if membership == .join || membership == .invite { return room }
-            logger.info("The Matrix user is no longer in the DM room; opening a new one",
-                        metadata: ["matrix.dm.id": room.rawValue, "matrix.user.id": inbound.user.rawValue])
-            try? await context.matrix.leave(room, as: inbound.ghost, reason: nil)
-            chat.matrixRoom = nil
-        }
-        let pending = chat
-        try await context.durably { try await store.saveDirectChat(pending) }
-        try await retrying { try await self.context.matrix.registerGhost(inbound.ghost) }
-        // Not retried on an ambiguous failure: a repeat could create a second room.
-        let room = try await context.matrix.createDirectRoom(as: inbound.ghost, inviting: inbound.user)
-        chat.matrixRoom = room
-        let created = chat
-        try await context.durably { try await store.saveDirectChat(created) }
-        logger.info("DM room created", metadata: ["matrix.room.id": linkedRoom.rawValue, "matrix.dm.id": room.rawValue,
-                                                   "matrix.user.id": inbound.user.rawValue])
-        return room
     }
 
     private func leave(_ room: RoomID, as ghost: UserID, reason: String?) async {
