@@ -12,9 +12,9 @@ import TestSupport
     let muc = JID("lounge@conference.localhost")!
     let alice = UserID("@alice:localhost")!
 
-    func scrape(_ harness: PortalTests.Harness) throws -> MetricsScrape { try MetricsScrape(harness.bridge.metrics.exposition()) }
+    func scrape(_ harness: BridgeHarness) throws -> MetricsScrape { try MetricsScrape(harness.bridge.metrics.exposition()) }
 
-    func linked(_ harness: PortalTests.Harness) async throws {
+    func linked(_ harness: BridgeHarness) async throws {
         harness.matrix.state.withLock { $0.members[room] = [alice: "Alice"] }
         try await harness.store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
         harness.xmpp.feed.yield(.connected(reconnected: false))
@@ -22,7 +22,7 @@ import TestSupport
     }
 
     @Test func anXMPPMessageCountsOnceDespiteADuplicateCopyAndRetries() async throws {
-        let harness = try PortalTests.Harness()
+        let harness = try BridgeHarness()
         try await linked(harness)
         harness.matrix.state.withLock { $0.unavailableSends = 2 }
         let first = harness.xmpp.occupantSays("romeo", "first", in: muc)
@@ -40,7 +40,7 @@ import TestSupport
     }
 
     @Test func aMatrixMessageCountsOnceDespiteAReplayedTransaction() async throws {
-        let harness = try PortalTests.Harness()
+        let harness = try BridgeHarness()
         try await linked(harness)
         let event = MatrixRoomEvent(eventID: EventID("$m1")!, room: room, sender: alice, content: .message(msgtype: .emote, body: "waves"))
         try await harness.bridge.acceptMatrixEvents([event])

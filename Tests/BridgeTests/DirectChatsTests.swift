@@ -14,7 +14,7 @@ import TestSupport
     let naming = BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!
 
     /// A linked room with alice's occupant and Romeo (real JID visible) in the MUC; returns Romeo's ghost.
-    func setUp(_ harness: PortalTests.Harness) async throws -> UserID {
+    func setUp(_ harness: BridgeHarness) async throws -> UserID {
         harness.matrix.state.withLock { $0.members[room] = [alice: "Alice"] }
         try await harness.store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
         harness.xmpp.feed.yield(.connected(reconnected: false))
@@ -34,7 +34,7 @@ import TestSupport
     }
 
     @Test func encryptedDMEventsAreAnsweredOnceAnHourAsTheGhostAndNeverSent() async throws {
-        let harness = try PortalTests.Harness()
+        let harness = try BridgeHarness()
         let ghost = try await setUp(harness)
         harness.xmpp.feed.yield(privateMessage("psst", id: "p1"))
         let dm = try await eventuallyValue("the DM room") { harness.matrix.state.withLock { $0.sent.first { $0.room != room }?.room } }
@@ -53,7 +53,7 @@ import TestSupport
     }
 
     @Test func privateMessagesBothWaysInOneDMRoom() async throws {
-        let harness = try PortalTests.Harness()
+        let harness = try BridgeHarness()
         let ghost = try await setUp(harness)
 
         // XMPP → Matrix: one DM room, created once, both messages in it as the ghost; a redelivered PM is sent once.
@@ -120,8 +120,8 @@ import TestSupport
     }
 
     /// A linked room (XMPP not connected yet, so not active) and alice's DM with Romeo's ghost, as a previous run left them.
-    func linkedButNotConnected() async throws -> (PortalTests.Harness, ghost: UserID, dm: RoomID) {
-        let harness = try PortalTests.Harness()
+    func linkedButNotConnected() async throws -> (BridgeHarness, ghost: UserID, dm: RoomID) {
+        let harness = try BridgeHarness()
         let ghost = try #require(harness.matrix.ghostUserID(forIdentity: romeoJID.description))
         let dm = RoomID("!dm:localhost")!
         harness.matrix.state.withLock { $0.members[room] = [alice: "Alice"] }
@@ -182,7 +182,7 @@ import TestSupport
     }
 
     @Test func aDMWhoseRoomWasUnlinkedSaysSoInsteadOfWaiting() async throws {
-        let harness = try PortalTests.Harness()
+        let harness = try BridgeHarness()
         let ghost = UserID("@_xmpp_romeo:localhost")!
         let dm = RoomID("!dm:localhost")!
         try await harness.store.saveDirectChat(DirectChat(linkedRoom: room, identity: romeoJID.description, matrixUser: alice, muc: muc,
@@ -196,7 +196,7 @@ import TestSupport
     }
 
     @Test func aDMTheUserLeftIsReplacedByANewOne() async throws {
-        let harness = try PortalTests.Harness()
+        let harness = try BridgeHarness()
         _ = try await setUp(harness)
         harness.xmpp.feed.yield(privateMessage("first", id: "p1"))
         let first = try await eventuallyValue("the first DM") { harness.matrix.state.withLock { $0.sent.first { $0.room != room }?.room } }
@@ -224,7 +224,7 @@ import TestSupport
 
     /// A Matrix user starts the DM by inviting Romeo's ghost (RICH.md §12, "Matrix-initiated").
     @Test func aDMTheMatrixUserStartsByInvitingTheGhostCarriesPrivateMessagesBothWays() async throws {
-        let harness = try PortalTests.Harness()
+        let harness = try BridgeHarness()
         let ghost = try await setUp(harness)
         try await eventually("alice's occupant recorded") { try await harness.store.puppets(room).contains { $0.user == alice } }
         let dm = RoomID("!started:localhost")!
@@ -261,7 +261,7 @@ import TestSupport
     }
 
     @Test func aDirectInvitationTheGhostCannotTakeIsDeclinedAnotherIsLeftAlone() async throws {
-        let harness = try PortalTests.Harness()
+        let harness = try BridgeHarness()
         let ghost = try await setUp(harness)
         try await eventually("alice's occupant recorded") { try await harness.store.puppets(room).contains { $0.user == alice } }
         // Not a direct chat (a room upgrade's invitation looks like this); then a direct chat from someone with no

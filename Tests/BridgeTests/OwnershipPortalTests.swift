@@ -11,18 +11,18 @@ import TestSupport
     let muc = JID("lounge@conference.localhost")!
     let naming = BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!
 
-    func activate(_ harness: PortalTests.Harness) async throws {
+    func activate(_ harness: BridgeHarness) async throws {
         try await harness.store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
         harness.xmpp.feed.yield(.connected(reconnected: false))
         try await eventually("link active") { try await harness.store.roomLinks().first?.status == .active }
     }
 
-    func affiliations(_ harness: PortalTests.Harness) -> [String] {
+    func affiliations(_ harness: BridgeHarness) -> [String] {
         harness.xmpp.state.withLock { $0.affiliations.map { "\($0.jid) \($0.affiliation.rawValue) by \($0.actor)" } }
     }
 
     @Test func theDomainGrantsTheBotOwnershipThenTheBotTakesTheDomainsAffiliationAway() async throws {
-        let harness = try PortalTests.Harness()
+        let harness = try BridgeHarness()
         harness.xmpp.state.withLock { $0.botAffiliation = MUCAffiliation.none }
         try await activate(harness)
         #expect(affiliations(harness) == ["isthmus@bridge.localhost owner by bridge.localhost",
@@ -32,7 +32,7 @@ import TestSupport
 
     /// ejabberd: the bot is owner only through the domain's ownership (it is not on the owner list).
     @Test func anOwnerBotThroughTheDomainGetsAnEntryOfItsOwnFirst() async throws {
-        let harness = try PortalTests.Harness()
+        let harness = try BridgeHarness()
         harness.xmpp.state.withLock {
             $0.botAffiliation = .owner
             $0.affiliationLists = [.owner: [naming.componentJID]]
@@ -45,7 +45,7 @@ import TestSupport
     }
 
     @Test func anOwnerBotInARoomWithoutTheDomainChangesNothing() async throws {
-        let harness = try PortalTests.Harness()
+        let harness = try BridgeHarness()
         harness.xmpp.state.withLock {
             $0.botAffiliation = .owner
             $0.affiliationLists = [.owner: [naming.botOccupant.bare], .admin: [JID("romeo@localhost")!]]
@@ -56,7 +56,7 @@ import TestSupport
     }
 
     @Test func aRefusedGrantChangesNothingAndTheLinkComesUp() async throws {
-        let harness = try PortalTests.Harness()
+        let harness = try BridgeHarness()
         harness.xmpp.state.withLock {
             $0.botAffiliation = .member
             $0.refusedAffiliationActors = [naming.componentJID]

@@ -9,8 +9,12 @@ import TestSupport
 /// Typing and read markers through the whole bridge over the fakes: the appservice handler routes a transaction's
 /// ephemeral events to the portal, whose sender performs them off the message path, and held-back values go out when
 /// the flush timer the machine asked for fires (on a ``ManualTime`` the test moves).
-extension PortalTests {
-    func handler(_ harness: Harness) -> BridgeAppServiceHandler {
+@Suite struct PortalEphemeralTests {
+    let room = RoomID("!room:localhost")!
+    let muc = JID("lounge@conference.localhost")!
+    let alice = UserID("@alice:localhost")!
+
+    func handler(_ harness: BridgeHarness) -> BridgeAppServiceHandler {
         BridgeAppServiceHandler(bridge: harness.bridge, namespace: GhostNamespace(prefix: "_xmpp_", serverName: "localhost",
                                                                                   botLocalpart: "isthmus")!, logger: .disabled)
     }
@@ -21,8 +25,8 @@ extension PortalTests {
 
     @Test func matrixTypingReachesTheMUCAsChatStatesFromThePuppet() async throws {
         let time = ManualTime()
-        let harness = try Harness(clock: time.timeSource)
-        try await linked(harness, members: [alice: "Alice"])
+        let harness = try BridgeHarness(clock: time.timeSource)
+        try await harness.link(room, to: muc, members: [alice: "Alice"])
         let puppet = try #require(harness.xmpp.state.withLock { $0.joins.first { $0.nick == "Alice" }?.occupant })
         let handler = handler(harness)
         try await handler.handle(ephemeralTransaction("t1", #"{"type": "m.typing", "room_id": "\#(room)", "content": {"user_ids": ["@alice:localhost", "@_xmpp_romeo:localhost"]}}"#))
@@ -42,8 +46,8 @@ extension PortalTests {
     }
 
     @Test func anOccupantsChatStateAndMarkerBecomeItsGhostsTypingAndReceipt() async throws {
-        let harness = try Harness()
-        try await linked(harness, members: [alice: "Alice"])
+        let harness = try BridgeHarness()
+        try await harness.link(room, to: muc, members: [alice: "Alice"])
         let message = harness.xmpp.occupantSays("romeo", "read me", in: muc)
         try await eventually("bridged") { harness.matrix.state.withLock { $0.sent.count } == 1 }
         let (ghost, event) = try #require(harness.matrix.state.withLock { $0.sent.first.map { ($0.user, $0.eventID) } })

@@ -12,20 +12,18 @@ import TestSupport
     let muc = JID("lounge@conference.localhost")!
     let alice = UserID("@alice:localhost")!
 
-    typealias Harness = PortalTests.Harness
-
     /// A harness whose start window (when the homeserver may strand a transaction, so drains check the timeline) no
     /// loaded machine outlasts: with the default 20 s, full parallel runs on two busy cores spent the whole window
     /// activating, and the drains under test then had no reason to read the timeline.
-    func harness(selfCheckInterval: Duration = .seconds(300)) throws -> Harness {
-        try Harness(selfCheckInterval: selfCheckInterval, timelineCheckWindow: .seconds(3600))
+    func harness(selfCheckInterval: Duration = .seconds(300)) throws -> BridgeHarness {
+        try BridgeHarness(selfCheckInterval: selfCheckInterval, timelineCheckWindow: .seconds(3600))
     }
 
     /// Links the room and waits until the activation's own drain is over: that drain checks the timeline too, and a
     /// message pushed while its check is under way would be drained without the timeline the test sets up next (its
     /// stranded predecessor then goes out after it). The portal handles its inputs one at a time, so an XMPP message
     /// bridged after the activation proves the drain before it done.
-    func linked(_ harness: Harness) async throws {
+    func linked(_ harness: BridgeHarness) async throws {
         try await PortalTests().linked(harness, members: [alice: "Alice"])
         harness.xmpp.feed.yield(.message(harness.xmpp.occupantSays("romeo", "barrier", in: muc, occupantID: "occ-barrier")))
         try await eventually("the activation's drain is over") { harness.matrix.state.withLock { $0.sent.count } >= 1 }
@@ -40,7 +38,7 @@ import TestSupport
                             age: .milliseconds(Int64(secondsAgo * 1000)), event: event)
     }
 
-    func sentBodies(_ harness: Harness) -> [String] {
+    func sentBodies(_ harness: BridgeHarness) -> [String] {
         harness.xmpp.state.withLock { $0.sent.map(\.body) }
     }
 
@@ -123,7 +121,7 @@ extension PortalMatrixCatchUpTests {
 extension PortalMatrixCatchUpTests {
     @Test func aTransactionTheBridgeFailedMakesRoomsCheckTheirTimelines() async throws {
         // No window after activation: only the failure can cause a check here (the self-check is minutes away).
-        let harness = try Harness(timelineCheckWindow: .zero)
+        let harness = try BridgeHarness(timelineCheckWindow: .zero)
         try await linked(harness)
         let seen = message("seen", "seen"), lone = message("lone", "stranded")
         try await harness.bridge.acceptMatrixEvents([seen])

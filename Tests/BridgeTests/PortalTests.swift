@@ -11,43 +11,12 @@ import TestSupport
     let muc = JID("lounge@conference.localhost")!
     let alice = UserID("@alice:localhost")!
 
-    struct Harness {
-        let store: Store
-        let xmpp = FakeXMPPLink()
-        let matrix = FakeMatrixLink()
-        let bridge: Bridge
-        let task: Task<Void, Never>
-
-        init(path: String = ":memory:", selfCheckInterval: Duration = .seconds(300), timelineCheckWindow: Duration = .seconds(20),
-             backgroundTimelineChecks: [Duration] = [.seconds(1)], clock: TimeSource = .system) throws {
-            store = try Store(path: path, logger: .disabled)
-            bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix,
-                            naming: BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!,
-                            logger: .disabled, linkPollInterval: .milliseconds(20), selfCheckInterval: selfCheckInterval,
-                            timelineCheckWindow: timelineCheckWindow, backgroundTimelineChecks: backgroundTimelineChecks,
-                            clock: clock)
-            let bridge = self.bridge, events = xmpp.events
-            task = Task { await bridge.run(xmppEvents: events) }
-        }
-
-        func stop() async {
-            bridge.shutdown()
-            xmpp.feed.finish()
-            await task.value
-        }
-    }
-
-    func linked(_ harness: Harness, members: [UserID: String?]) async throws {
-        harness.matrix.state.withLock { $0.members[room] = members }
-        try await harness.store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
-        harness.xmpp.feed.yield(.connected(reconnected: false))
-        try await eventually("link active") {
-            try await harness.store.roomLinks().first?.status == .active
-        }
+    func linked(_ harness: BridgeHarness, members: [UserID: String?]) async throws {
+        try await harness.link(room, to: muc, members: members)
     }
 
     @Test func activationJoinsBotAndPuppetsAndSetsActive() async throws {
-        let harness = try Harness()
+        let harness = try BridgeHarness()
         try await linked(harness, members: [alice: "Alice", harness.matrix.botUserID: nil])
         let joins = harness.xmpp.state.withLock { $0.joins.map(\.nick) }
         #expect(joins == ["Matrix", "Alice"])
@@ -55,7 +24,7 @@ import TestSupport
     }
 
     @Test func xmppMessageIsBridgedOnceAsGhost() async throws {
-        let harness = try Harness()
+        let harness = try BridgeHarness()
         try await linked(harness, members: [alice: "Alice"])
         let message = harness.xmpp.occupantSays("romeo", "  hi <&> 😀\nline2 ", in: muc, occupantID: "occ1")
         try await eventually("bridged") { harness.matrix.state.withLock { $0.sent.count } == 1 }
@@ -70,7 +39,7 @@ import TestSupport
     }
 
     @Test func matrixMessageGoesOutWithOriginIDAndReflectionIsNotEchoed() async throws {
-        let harness = try Harness()
+        let harness = try BridgeHarness()
         try await linked(harness, members: [alice: "Alice"])
         let event = MatrixRoomEvent(eventID: EventID("$m1")!, room: room, sender: alice, content: .message(msgtype: .emote, body: "waves"))
         try await harness.bridge.acceptMatrixEvents([event])
@@ -93,7 +62,7 @@ import TestSupport
     }
 
     @Test func nickConflictTakesDeterministicAlternative() async throws {
-        let harness = try Harness()
+        let harness = try BridgeHarness()
         harness.xmpp.state.withLock { $0.takenNicks = ["Alice"] }
         try await linked(harness, members: [alice: "Alice"])
         let nicks = harness.xmpp.state.withLock { $0.joins.map(\.nick) }
@@ -102,7 +71,7 @@ import TestSupport
     }
 
     @Test func selfPingThatSaysNotJoinedRejoins() async throws {
-        let harness = try Harness(selfCheckInterval: .milliseconds(50))
+        let harness = try BridgeHarness(selfCheckInterval: .milliseconds(50))
         try await linked(harness, members: [:])
         harness.xmpp.state.withLock { $0.selfPingResult = .notJoined(StanzaError(type: .cancel, condition: .notAcceptable)) }
         try await eventually("rejoined") { harness.xmpp.state.withLock { $0.joins.filter { $0.nick == "Matrix" }.count } >= 2 }
@@ -110,7 +79,7 @@ import TestSupport
     }
 
     @Test func homeserverOutageDelaysButNeverDropsOrReorders() async throws {
-        let harness = try Harness()
+        let harness = try BridgeHarness()
         try await linked(harness, members: [alice: "Alice"])
         harness.matrix.state.withLock { $0.unavailableSends = 2 }
         _ = harness.xmpp.occupantSays("romeo", "first", in: muc)
@@ -124,7 +93,7 @@ import TestSupport
     /// Found by scripts/chaos (seed 11): the homeserver stored a message but stopped before answering and forgot the
     /// transaction id; the retry finds the stored copy instead of making a second event.
     @Test func aMessageTheHomeserverStoredWithoutAnsweringIsNotSentTwice() async throws {
-        let harness = try Harness()
+        let harness = try BridgeHarness()
         try await linked(harness, members: [alice: "Alice"])
         harness.matrix.state.withLock { $0.storedButUnansweredSends = 1 }
         _ = harness.xmpp.occupantSays("romeo", "first", in: muc)

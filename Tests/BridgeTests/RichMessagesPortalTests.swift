@@ -13,15 +13,15 @@ import TestSupport
     let muc = JID("lounge@conference.localhost")!
     let alice = UserID("@alice:localhost")!
 
-    func harness() async throws -> PortalTests.Harness {
-        let harness = try PortalTests.Harness()
+    func harness() async throws -> BridgeHarness {
+        let harness = try BridgeHarness()
         try await PortalTests().linked(harness, members: [alice: "Alice"])
         return harness
     }
 
     /// A message from an XMPP occupant (occupant-id `occ-<nick>`), fed to the bridge; returns it.
     @discardableResult
-    func occupant(_ harness: PortalTests.Harness, _ nick: String, _ body: String?, stanzaID: String, id: String? = nil,
+    func occupant(_ harness: BridgeHarness, _ nick: String, _ body: String?, stanzaID: String, id: String? = nil,
                   originID: String? = nil, references: MessageReferences = MessageReferences()) -> RoomMessage {
         var message = RoomMessage(room: muc, nick: nick, to: FakeXMPPLink.bot, stanzaID: StanzaID(stanzaID), originID: originID.flatMap(OriginID.init),
                                   id: id.flatMap(StanzaAttributeID.init), occupantID: OccupantID("occ-\(nick)"), body: body)
@@ -31,7 +31,7 @@ import TestSupport
     }
 
     /// The Matrix event a bridged XMPP message became.
-    func bridged(_ harness: PortalTests.Harness, _ stanzaID: String) async throws -> EventID {
+    func bridged(_ harness: BridgeHarness, _ stanzaID: String) async throws -> EventID {
         try await eventuallyValue("\(stanzaID) bridged") {
             try await harness.store.mapping(room: room, stanzaID: StanzaID(stanzaID)!)?.eventID
         }

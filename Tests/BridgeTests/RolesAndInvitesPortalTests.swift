@@ -12,7 +12,7 @@ import TestSupport
     let alice = UserID("@alice:localhost")!
     let naming = BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!
 
-    func linked(_ harness: PortalTests.Harness, members: [UserID: String?]) async throws {
+    func linked(_ harness: BridgeHarness, members: [UserID: String?]) async throws {
         harness.matrix.state.withLock { $0.members[room] = members }
         try await harness.store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
         harness.xmpp.feed.yield(.connected(reconnected: false))
@@ -20,7 +20,7 @@ import TestSupport
     }
 
     @Test func anOwnersGhostGetsItsLevelWithEveryOtherEntryKept() async throws {
-        let harness = try PortalTests.Harness()
+        let harness = try BridgeHarness()
         let bot = harness.matrix.botUserID
         harness.matrix.state.withLock {
             $0.powerStates[room] = RoomPowerState(roomVersion: "10", creators: [alice], powerLevels: .object([
@@ -45,7 +45,7 @@ import TestSupport
     }
 
     @Test func anInvitationTheMUCForwardsToAPuppetJIDInvitesThatUser() async throws {
-        let harness = try PortalTests.Harness()
+        let harness = try BridgeHarness()
         try await linked(harness, members: [alice: "Alice"])
         let bob = UserID("@bob:localhost")!
         harness.xmpp.feed.yield(.invite(RoomInvite(room: muc, invitee: naming.puppetJID(for: bob)!.bare, inviter: nil, reason: nil)))
@@ -55,7 +55,7 @@ import TestSupport
     }
 
     @Test func aMatrixInviteOfAGhostWithAKnownAddressGoesOutFromTheInvitersOccupant() async throws {
-        let harness = try PortalTests.Harness()
+        let harness = try BridgeHarness()
         try await linked(harness, members: [alice: "Alice"])
         let juliet = JID("juliet@localhost")!
         let ghost = try #require(harness.matrix.ghostUserID(forIdentity: juliet.description))

@@ -14,7 +14,7 @@ import TestSupport
     let alice = UserID("@alice:localhost")!
 
     @Test func aTombstoneMovesTheLinkAndThePortalAndNothingIsDoubled() async throws {
-        let harness = try PortalTests.Harness()
+        let harness = try BridgeHarness()
         harness.matrix.state.withLock { $0.members[room] = [alice: "Alice"] }
         try await harness.store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc))
         harness.xmpp.feed.yield(.connected(reconnected: false))
