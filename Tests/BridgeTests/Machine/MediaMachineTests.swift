@@ -176,34 +176,3 @@ import XMPP
         #expect(MatrixAttachment(mxc: "mxc://x/y", fileName: nil, info: nil).caption(body: "b") == nil)
     }
 }
-
-/// Refused media links (a scanner guessing signatures) are logged at most once a minute, with the count held back.
-@Suite struct RefusedLinkLogTests {
-    @Test func oneLineAMinuteCarryingTheSuppressedCount() {
-        let log = RefusedLinkLog(interval: .seconds(60))
-        let t0 = ContinuousClock.now
-        #expect(log.refused(now: t0) == 0)
-        #expect(log.refused(now: t0 + .seconds(1)) == nil)
-        #expect(log.refused(now: t0 + .seconds(59)) == nil)
-        #expect(log.refused(now: t0 + .seconds(60)) == 2)
-        #expect(log.refused(now: t0 + .seconds(61)) == nil)
-    }
-}
-
-/// What an uploaded XMPP file looks like in Matrix: the msgtype of its kind, `url`, `filename`, `info`, the caption as body.
-@Suite struct OutgoingMediaContentTests {
-    @Test func aMediaMessageCarriesItsFile() throws {
-        var message = OutgoingMatrixMessage(kind: .text, body: "the report")
-        message.media = OutgoingMedia(msgtype: .file, mxc: "mxc://localhost/abc", fileName: "report.pdf",
-                                      info: MediaInfo(mimeType: "application/pdf", size: 10))
-        let content = AppServiceMatrixLink.content(message)
-        #expect(content.messageType == .file)
-        #expect(content.body == "the report")
-        #expect(content.url == "mxc://localhost/abc")
-        #expect(content.fileName == "report.pdf")
-        #expect(content.info == MediaInfo(mimeType: "application/pdf", size: 10))
-        let json = try #require(String(data: try JSONEncoder().encode(content), encoding: .utf8))
-        #expect(json.contains("\"msgtype\":\"m.file\""))
-        #expect(json.contains("\"mimetype\":\"application\\/pdf\""))
-    }
-}

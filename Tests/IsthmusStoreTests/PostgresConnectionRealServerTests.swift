@@ -5,6 +5,14 @@ import Synchronization
 import TestSupport
 import Testing
 
+/// Whether process `pid` of this machine is gone or a zombie (its descriptors are closed either way).
+private func processHasExited(_ pid: Int32) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+    // "pid (comm) S …": the state follows the last ')'.
+    guard let close = stat.lastIndex(of: ")") else { return true }
+    return stat[close...].dropFirst().drop { $0 == " " }.first == "Z"
+}
+
 /// `PostgresConnection` and `PostgresPool` against the test bed's PostgreSQL 15 (`scripts/test` starts it; without
 /// it every test fails with how to run them). Each test has a database of its own (``PostgresTestDatabase``).
 /// The suite's name holds "RealServer" so the unit tier (`--skip "RealServer|EndToEnd|TestBed"`) leaves it out.
@@ -378,12 +386,4 @@ import Testing
         let second = #expect(throws: PostgresError.self) { try pool.checkOut() }
         #expect(second?.message.hasPrefix("not retrying yet after: ") == true)
     }
-}
-
-/// Whether process `pid` of this machine is gone or a zombie (its descriptors are closed either way).
-private func processHasExited(_ pid: Int32) -> Bool {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
-    // "pid (comm) S …": the state follows the last ')'.
-    guard let close = stat.lastIndex(of: ")") else { return true }
-    return stat[close...].dropFirst().drop { $0 == " " }.first == "Z"
 }
