@@ -132,11 +132,17 @@ actor DirectChats {
         case .readTargets(let room):
             return .targetsRead(try await store.xmppTargets(of: inbound.message, in: room))
         case .send(let sends, let room):
-            return .sent(try await retrying {
-                try await matrix.perform(sends, as: ghost, in: room, timestamp: nil) {
-                    try await self.importedFile($0, fallback: $1, ghost: ghost)
-                }
-            })
+            do {
+                return .sent(try await retrying {
+                    try await matrix.perform(sends, as: ghost, in: room, timestamp: nil) {
+                        try await self.importedFile($0, fallback: $1, ghost: ghost)
+                    }
+                })
+            } catch MatrixLinkError.notInRoom(let reason) {
+                return .notInRoom(reason: reason)
+            }
+        case .join(let room):
+            try await retrying { try await matrix.join(room, as: ghost) }
         case .record(let mapping, let reactions):
             try await context.durably { try await store.recordBridgedFromXMPP(mapping, reactions: reactions) }
         case .log(let entry):
@@ -168,10 +174,19 @@ actor DirectChats {
     // MARK: Helpers
 
     /// An `m.notice` from `ghost` in `room`, its txnId derived from `subject` (a repeat posts nothing new).
+    /// A ghost found not in the room (it answers an event of the room, so its user is there) joins and posts once more.
     func notice(_ text: String, in room: RoomID, as ghost: UserID, subject: String) async throws {
-        _ = try await retrying {
-            try await self.context.matrix.send(OutgoingMatrixMessage(kind: .notice, body: text), as: ghost, in: room,
-                                               txnID: self.context.naming.noticeTxnID(subject: subject), timestamp: nil)
+        let post = {
+            _ = try await self.retrying {
+                try await self.context.matrix.send(OutgoingMatrixMessage(kind: .notice, body: text), as: ghost, in: room,
+                                                   txnID: self.context.naming.noticeTxnID(subject: subject), timestamp: nil)
+            }
+        }
+        do {
+            try await post()
+        } catch MatrixLinkError.notInRoom {
+            try await retrying { try await self.context.matrix.join(room, as: ghost) }
+            try await post()
         }
     }
 

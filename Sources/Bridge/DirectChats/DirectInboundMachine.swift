@@ -23,6 +23,8 @@ struct DirectInboundMachine: Sendable {
         case targetsRead(PortalStateMachine.XMPPTargets)
         /// The sends went out: their event ids (nil: a reaction that was there already).
         case sent([EventID?])
+        /// The homeserver refused the ghost's send: it is not in the DM room.
+        case notInRoom(reason: String)
     }
 
     enum Action: Sendable, Equatable {
@@ -38,6 +40,8 @@ struct DirectInboundMachine: Sendable {
         case readTargets(RoomID)
         /// → ``Input/sent(_:)``: the calls, as the ghost, in `room`.
         case send([PortalStateMachine.MatrixSend], in: RoomID)
+        /// The ghost joins `room` (invited first where needed).
+        case join(RoomID)
         /// Map the message (and the reaction change), durably.
         case record(MessageMapping, reactions: ReactionChange)
         case log(PortalStateMachine.LogEntry)
@@ -46,7 +50,7 @@ struct DirectInboundMachine: Sendable {
         var awaitsOutcome: Bool {
             switch self {
             case .readMembership, .createRoom, .readTargets, .send: true
-            case .leave, .save, .record, .log: false
+            case .leave, .save, .join, .record, .log: false
             }
         }
     }
@@ -59,7 +63,9 @@ struct DirectInboundMachine: Sendable {
     let key: String
     private var chat: DirectChat?
     private var room: RoomID?
-    private var planned: (record: MessageMapping, reactions: ReactionChange)?
+    private var planned: (sends: [PortalStateMachine.MatrixSend], record: MessageMapping, reactions: ReactionChange)?
+    /// The ghost was found not in the room once and joined again (a second refusal ends the message).
+    private var rejoined = false
 
     init(_ inbound: DirectChatRules.Inbound, linkedRoom: RoomID, muc: JID, naming: BridgeNaming, fallbackKey: String) {
         self.inbound = inbound
@@ -106,9 +112,18 @@ struct DirectInboundMachine: Sendable {
                 // Debug: anyone in the room can send these, as often as they like.
                 return [log(.debug, "Private message not bridged", ["reason": reason])]
             case .send(let sends, let record, let reactions):
-                planned = (record, reactions)
+                planned = (sends, record, reactions)
                 return [.send(sends, in: room)]
             }
+        case .notInRoom(let reason):
+            // The ghost left the DM, or was made to leave (its user is still in it: the membership check said so, or
+            // the message refers to what is there): it joins again and sends once more.
+            guard let planned, let room, !rejoined else {
+                return [log(.error, "Could not bridge a private message to Matrix", ["error": reason])]
+            }
+            rejoined = true
+            return [log(.notice, "A ghost was not in the DM room; joining it and sending again", ["matrix.dm.id": room.rawValue]),
+                    .join(room), .send(planned.sends, in: room)]
         case .sent(let eventIDs):
             guard let planned, let room else { return [] }
             // Mapped so later corrections, retractions and reactions in the DM find it; a repeat maps nothing new.

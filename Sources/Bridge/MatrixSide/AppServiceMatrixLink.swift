@@ -160,27 +160,14 @@ public struct AppServiceMatrixLink: MatrixLink {
         // No repeat inside the client after a reset, a timeout or a 5xx: the request may have been stored, and a
         // homeserver that restarted meanwhile no longer knows the transaction id. The portal retries instead, after
         // looking for the stored copy (found by scripts/chaos, seed 8086).
-        let attempt = { () async throws -> EventID in
-            try await self.classified(.send) { () async throws(MatrixError) in
-                try await self.client.sendMessage(content, to: room, transactionID: txnID, as: user, timestamp: ts, retry: .rateLimitOnly)
-            }
-        }
         do {
-            return try await attempt()
-        } catch let refusal as MatrixError where user != botUserID && refusal.errcode == .forbidden {
-            // A ghost the bridge holds for joined is not in the room (found by scripts/chaos, seed 2026: it was made
-            // to leave just before a crash, and the store still said joined). Join it (invited first where needed)
-            // and send once more; a ghost that may not join (banned) keeps the refusal.
-            logger.notice("A ghost was not in the room; joining it and sending again",
-                          metadata: ["matrix.user.id": user.rawValue, "matrix.room.id": room.rawValue])
-            do {
-                try await join(room, as: user)
-            } catch let unavailable as MatrixLinkError {
-                throw unavailable
-            } catch {
-                throw refusal
+            return try await classified(.send) { () async throws(MatrixError) in
+                try await client.sendMessage(content, to: room, transactionID: txnID, as: user, timestamp: ts, retry: .rateLimitOnly)
             }
-            return try await attempt()
+        } catch let refusal as MatrixError where user != botUserID && refusal.errcode == .forbidden {
+            // A ghost is refused only when it is not in the room (or may not speak): whether it joins and sends
+            // again is the caller's decision (the portal's machine, the DMs).
+            throw MatrixLinkError.notInRoom(refusal.description)
         }
     }
 

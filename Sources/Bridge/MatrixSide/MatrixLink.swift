@@ -112,6 +112,9 @@ public struct MatrixTimelineEntry: Sendable, Equatable {
 public enum MatrixLinkError: Error, Sendable, Equatable {
     /// The homeserver cannot be reached or failed (network, timeout, 5xx) even after retries: try again later.
     case unavailable(String)
+    /// A ghost's event was refused (`M_FORBIDDEN`) because it is not in the room, although the caller held it for
+    /// joined: the caller decides whether it joins and sends again.
+    case notInRoom(String)
 }
 
 /// A message to post in a Matrix room: its text, and optionally HTML, a reply or edit relation and mentions.

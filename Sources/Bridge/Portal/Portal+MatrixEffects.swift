@@ -59,6 +59,9 @@ extension Portal {
             return .matrixDelivered(delivery, eventIDs: eventIDs)
         } catch MatrixLinkError.unavailable(let reason) {
             return .matrixDeliveryFailed(delivery, .unavailable(reason))
+        } catch MatrixLinkError.notInRoom(let reason) {
+            if delivery.rejoined { context.metrics.refusedByMatrix(muc: link.muc, key: delivery.key) }   // final, see ghostNotInRoom
+            return .ghostNotInRoom(delivery, reason: reason)
         } catch where Task.isCancelled {
             // Cut short by shutdown, not refused: nothing is recorded, so the next start (or the standby taking over)
             // bridges it again from the archive. Recording it as refused would lose it for good.

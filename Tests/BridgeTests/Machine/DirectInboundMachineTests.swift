@@ -89,6 +89,18 @@ struct DirectInboundMachineTests {
         #expect(!actions.isEmpty && actions.allSatisfy { if case .log = $0 { true } else { false } })
     }
 
+    @Test func aGhostNotInTheDMJoinsAndSendsOnceMore() {
+        var m = machine("hi")
+        _ = act(&m, .start(chat(dm)))
+        _ = act(&m, .membershipRead(.join))
+        let sends = sendsOfText(m, in: dm)
+        #expect(act(&m, .targetsRead(.init())) == [.send(sends, in: dm)])
+        #expect(act(&m, .notInRoom(reason: "M_FORBIDDEN")) == [.join(dm), .send(sends, in: dm)])
+        let again = m.receive(.notInRoom(reason: "M_FORBIDDEN"))
+        guard case .log(let entry)? = again.first, again.count == 1 else { Issue.record("expected one log line, got \(again)"); return }
+        #expect(entry.level == .error)
+    }
+
     @Test func withNoStanzaIDTheFallbackKeyMakesTheTransactionIDs() {
         #expect(machine("hi", id: nil).key == "random")
         #expect(machine("hi", id: "pm7").key == "pm7")

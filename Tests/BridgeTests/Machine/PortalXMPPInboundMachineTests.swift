@@ -167,6 +167,28 @@ import Testing
         #expect(f.act(.matrixDelivered(sending, eventIDs: [EventID("$x")!])).count == 1)
     }
 
+    /// Found by scripts/chaos (seed 2026): a ghost made to leave just before a crash, still joined as the store saw it.
+    @Test func aGhostNotInTheRoomJoinsAndSendsOnceMoreThenARefusalIsFinal() {
+        var f = MachineFixture()
+        f.activate()
+        let message = f.groupchat("romeo", "hi")
+        _ = f.act(.xmppMessage(message))
+        let sending = delivery(f, message, setup: true)
+        _ = f.act(.bridgedLookedUp(message, bridged: false))
+        #expect(f.act(.matrixDelivered(sending, eventIDs: [EventID("$1")!])).count == 1)   // the ghost is joined now
+        let next = f.groupchat("romeo", "again", stanzaID: "s2")
+        _ = f.act(.xmppMessage(next))
+        let plain = delivery(f, next, setup: false)
+        #expect(f.act(.bridgedLookedUp(next, bridged: false)) == [.sendToMatrix(plain)])
+        var rejoining = delivery(f, next, setup: true)
+        rejoining.rejoined = true
+        #expect(f.act(.ghostNotInRoom(plain, reason: "M_FORBIDDEN")) == [.sendToMatrix(rejoining)])
+        let failed = MessageMapping(room: f.room, eventID: nil, stanzaID: StanzaID("s2"), originID: nil, direction: .xmppToMatrix,
+                                    sender: .occupant(.nick("romeo")), state: .failed)
+        #expect(f.act(.ghostNotInRoom(rejoining, reason: "M_FORBIDDEN"))
+                == [.recordRefused(failed), .sendPrivate(to: f.muc.with(resource: "romeo")!, body: "Your message could not be delivered to Matrix: M_FORBIDDEN")])
+    }
+
     @Test func aRefusedMessageIsRecordedAndItsSenderToldPrivatelyUnlessItCameFromTheArchive() {
         var f = MachineFixture()
         f.activate()

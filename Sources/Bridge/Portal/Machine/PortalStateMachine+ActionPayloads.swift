@@ -39,6 +39,8 @@ extension PortalStateMachine {
         var reactions = ReactionChange()
         /// Attempts so far (the pause before the next one doubles, up to 30 s).
         var attempt = 0
+        /// The ghost was found not in the room once and joined again for this delivery (a second refusal is final).
+        var rejoined = false
 
         /// The metrics' kind of what is delivered.
         var kind: BridgeMetrics.MessageKind {

@@ -83,6 +83,8 @@ extension PortalStateMachine {
             return matrixDelivered(delivery, eventIDs: eventIDs)
         case .matrixDeliveryFailed(let delivery, let failure):
             return matrixDeliveryFailed(delivery, failure)
+        case .ghostNotInRoom(let delivery, let reason):
+            return ghostNotInRoom(delivery, reason: reason)
         case .membersFetched(let members):
             return membersFetched(members)
         case .moderated(let job, let failure):

@@ -43,6 +43,8 @@ extension PortalStateMachine {
         /// Every send of the delivery went out: their event ids (nil: a reaction that was there already).
         case matrixDelivered(MatrixDelivery, eventIDs: [EventID?])
         case matrixDeliveryFailed(MatrixDelivery, MatrixFailure)
+        /// The homeserver refused the ghost's event: it is not in the room, although held for joined.
+        case ghostNotInRoom(MatrixDelivery, reason: String)
         /// The Matrix room's joined members with their per-room displaynames and avatars; nil when they could not be read.
         case membersFetched(JoinedMembers?)
         /// The room answered the join (a nick change's answer reads as a join's).

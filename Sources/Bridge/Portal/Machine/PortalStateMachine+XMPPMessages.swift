@@ -242,6 +242,25 @@ extension PortalStateMachine {
         }
     }
 
+    /// A ghost held for joined is not in the room (found by scripts/chaos, seed 2026: it was made to leave just before
+    /// a crash, and the store still said joined): it joins again (invited first where needed) and the delivery goes
+    /// once more; a ghost refused again (banned, or it may not speak) keeps the refusal.
+    mutating func ghostNotInRoom(_ delivery: MatrixDelivery, reason: String) -> [Action] {
+        let message = delivery.message
+        guard !delivery.rejoined else { return refused(message, key: delivery.key, reason: reason, tellSender: delivery.record.kind == .message) }
+        ghosts[delivery.ghost]?.joined = false
+        guard let (ghost, setup) = planGhost(nick: message.nick, occupantID: message.occupantID, realJID: message.realJID, joinedNow: false),
+              ghost == delivery.ghost, let setup else {
+            return refused(message, key: delivery.key, reason: reason, tellSender: delivery.record.kind == .message)
+        }
+        var next = delivery
+        next.rejoined = true
+        next.setup = setup
+        return [.log(LogEntry(level: .notice, message: "A ghost was not in the room; joining it and sending again",
+                              metadata: ["matrix.user.id": ghost.rawValue, "xmpp.stanza.id": delivery.key.rawValue])),
+                .sendToMatrix(next)]
+    }
+
     /// Matrix refused a message for good: it is recorded as failed (so it is not retried) and its sender is told.
     private func refused(_ message: RoomMessage, key: StanzaID, reason: String, tellSender: Bool = true) -> [Action] {
         var actions: [Action] = [.log(LogEntry(level: .error, message: "Could not bridge an XMPP message to Matrix",
