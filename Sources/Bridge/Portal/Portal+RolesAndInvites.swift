@@ -2,13 +2,27 @@ import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
 
-/// The portal's actions for power levels and invitations. Runs on the portal's actor. Not only I/O:
+/// The portal's actions for power levels, MUC roles and invitations. Runs on the portal's actor. Not only I/O:
 /// `applyGhostPowerLevels(_:)` plans the levels (``GhostPowerLevels/plan(_:bot:isGhost:)``) between its read and its
 /// write, and `lookUpGhostAddress(_:)` decides which stored ghost identities are XMPP addresses.
 extension Portal {
+    /// Performs one action of the roles sub-machine; returns its outcome when the machine waits for one.
+    func performRoles(_ action: RolesMachine.Action) async -> PortalStateMachine.Input? {
+        switch action {
+        case .applyGhostPowerLevels(let levels): return .roles(await applyGhostPowerLevels(levels))
+        case .queuePowerLevelSync: enqueue(.syncPowerLevels)
+        case .readMatrixPower: return .roles(await readMatrixPower())
+        case .setMUCRole(let nick, let role): await setMUCRole(nick: nick, role: role)
+        case .readOwnership: return .roles(await readOwnership())
+        case .changeAffiliations(let plan): return .roles(await changeAffiliations(plan))
+        case .log(let entry): logger.log(entry.level, entry.message, metadata: entry.metadata)
+        }
+        return nil
+    }
+
     /// Reads the room's power state, plans the ghosts' levels on it and writes the result when anything changed.
     /// Read-modify-write of the current event: every other user's level and every other key are sent back as read.
-    func applyGhostPowerLevels(_ levels: GhostPowerLevels) async -> PortalStateMachine.Input {
+    func applyGhostPowerLevels(_ levels: GhostPowerLevels) async -> RolesMachine.Input {
         let matrix = context.matrix
         do {
             let state = try await matrix.roomPowerState(link.matrixRoom)
@@ -48,7 +62,7 @@ extension Portal {
     }
 
     /// The Matrix room's power state, as the bot reads it (nil: it could not be read).
-    func readMatrixPower() async -> PortalStateMachine.Input {
+    private func readMatrixPower() async -> RolesMachine.Input {
         do {
             return .matrixPowerRead(try await context.matrix.roomPowerState(link.matrixRoom))
         } catch {
@@ -58,7 +72,7 @@ extension Portal {
     }
 
     /// The bridge's occupant sets `nick`'s role in the MUC; a refusal (the bridge is not the MUC's admin) is logged.
-    func setMUCRole(nick: String, role: MUCRole) async {
+    private func setMUCRole(nick: String, role: MUCRole) async {
         do {
             try await context.xmpp.setRole(room: link.muc, nick: nick, role: role, as: context.naming.botOccupant)
             logger.info("Set a Matrix user's occupant's MUC role", metadata: ["xmpp.nick": nick, "xmpp.role": role.rawValue])

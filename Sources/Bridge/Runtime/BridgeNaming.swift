@@ -16,7 +16,7 @@ public struct BridgeNaming: Sendable {
     /// owner too. No puppet can have this localpart: every puppet's holds the escaped `:` of its user id (`\3a`).
     public let botOccupant: JID
     /// The component's bare domain JID: the bridge's occupant in earlier versions, and so the owner of the rooms it
-    /// created then, until it hands them over (`PortalStateMachine+Ownership.swift`).
+    /// created then, until it hands them over (`RolesMachine+Ownership.swift`).
     public let componentJID: JID
     /// The localpart of ``botOccupant``.
     public static let botLocalpart = "isthmus"

@@ -6,21 +6,21 @@ import Testing
 /// Taking a room's ownership over from the component's domain JID (the bridge's occupant in earlier versions), as
 /// literal sequences of the portal machine.
 @Suite struct OwnershipMachineTests {
-    typealias Plan = PortalStateMachine.OwnershipPlan
-    typealias Lists = PortalStateMachine.OwnershipLists
+    typealias Plan = RolesMachine.OwnershipPlan
+    typealias Lists = RolesMachine.OwnershipLists
     typealias Change = Plan.Change
 
     let removal = Change(of: .domain, to: .none, askedBy: .bot)
 
     @Test func withTheBotOwnerTheListsDecide() {
         // Nothing of the domain's: nothing to do.
-        #expect(PortalStateMachine.ownershipPlan(Lists(botOwner: true, domainOwner: false, domainAdmin: false)) == nil)
-        #expect(PortalStateMachine.ownershipPlan(Lists(botOwner: false, domainOwner: false, domainAdmin: false)) == nil)
+        #expect(RolesMachine.ownershipPlan(Lists(botOwner: true, domainOwner: false, domainAdmin: false)) == nil)
+        #expect(RolesMachine.ownershipPlan(Lists(botOwner: false, domainOwner: false, domainAdmin: false)) == nil)
         // The bot owns the room itself: the domain goes, whatever it is.
-        #expect(PortalStateMachine.ownershipPlan(Lists(botOwner: true, domainOwner: true, domainAdmin: false)) == Plan(changes: [removal]))
-        #expect(PortalStateMachine.ownershipPlan(Lists(botOwner: true, domainOwner: false, domainAdmin: true)) == Plan(changes: [removal]))
+        #expect(RolesMachine.ownershipPlan(Lists(botOwner: true, domainOwner: true, domainAdmin: false)) == Plan(changes: [removal]))
+        #expect(RolesMachine.ownershipPlan(Lists(botOwner: true, domainOwner: false, domainAdmin: true)) == Plan(changes: [removal]))
         // The bot's ownership is ejabberd's fallback from the domain: an entry of its own first, then ownership.
-        #expect(PortalStateMachine.ownershipPlan(Lists(botOwner: false, domainOwner: true, domainAdmin: false)) == Plan(changes: [
+        #expect(RolesMachine.ownershipPlan(Lists(botOwner: false, domainOwner: true, domainAdmin: false)) == Plan(changes: [
             Change(of: .bot, to: .admin, askedBy: .bot), Change(of: .bot, to: .owner, askedBy: .domain), removal]))
     }
 
@@ -32,60 +32,65 @@ import Testing
     }
 
     func levels(_ actions: [PortalStateMachine.Action]) -> [Logger.Level] {
-        actions.compactMap { if case .log(let entry) = $0 { entry.level } else { nil } }
+        actions.compactMap {
+            switch $0 {
+            case .log(let entry), .roles(.log(let entry)): entry.level
+            default: nil
+            }
+        }
     }
 
     @Test func aBotWithoutOwnershipHasTheDomainHandItOverBeforeAnythingElseThenActivationGoesOn() {
         var f = MachineFixture()
         #expect(Plan.handOver == Plan(changes: [Change(of: .bot, to: .owner, askedBy: .domain), removal], probing: true))
-        #expect(joinBot(&f, .joined(nick: "Matrix", created: false, affiliation: MUCAffiliation.none)) == [.changeAffiliations(.handOver)])
-        let actions = f.machine.receive(.affiliationsChanged(.handOver, nil), now: f.t0)
+        #expect(joinBot(&f, .joined(nick: "Matrix", created: false, affiliation: MUCAffiliation.none)) == [.roles(.changeAffiliations(.handOver))])
+        let actions = f.machine.receive(.roles(.affiliationsChanged(.handOver, nil)), now: f.t0)
         #expect(actions.last == .readRoomFeatures)
         #expect(levels(actions) == [.notice], "a handover is told at notice")
-        #expect(f.machine.ownershipSettled)
+        #expect(f.machine.roles.ownershipSettled)
     }
 
     @Test func anOwnerBotReadsTheListsFirst() {
         var f = MachineFixture()
-        #expect(joinBot(&f, .joined(nick: "Matrix", created: false, affiliation: .owner)) == [.readOwnership])
-        #expect(f.act(.ownershipRead(Lists(botOwner: true, domainOwner: true, domainAdmin: false))) == [.changeAffiliations(Plan(changes: [removal]))])
-        #expect(f.act(.affiliationsChanged(Plan(changes: [removal]), nil)) == [.readRoomFeatures])
-        #expect(f.machine.ownershipSettled)
+        #expect(joinBot(&f, .joined(nick: "Matrix", created: false, affiliation: .owner)) == [.roles(.readOwnership)])
+        #expect(f.act(.roles(.ownershipRead(Lists(botOwner: true, domainOwner: true, domainAdmin: false)))) == [.roles(.changeAffiliations(Plan(changes: [removal])))])
+        #expect(f.act(.roles(.affiliationsChanged(Plan(changes: [removal]), nil))) == [.readRoomFeatures])
+        #expect(f.machine.roles.ownershipSettled)
 
         var clean = MachineFixture()
         _ = joinBot(&clean, .joined(nick: "Matrix", created: false, affiliation: .owner))
-        #expect(clean.act(.ownershipRead(Lists(botOwner: true, domainOwner: false, domainAdmin: false))) == [.readRoomFeatures])
-        #expect(clean.machine.ownershipSettled)
+        #expect(clean.act(.roles(.ownershipRead(Lists(botOwner: true, domainOwner: false, domainAdmin: false)))) == [.readRoomFeatures])
+        #expect(clean.machine.roles.ownershipSettled)
     }
 
     @Test func aRefusedProbeMeansTheDomainOwnsNothingThereAndIsQuiet() {
         var f = MachineFixture()
         _ = joinBot(&f, .joined(nick: "Matrix", created: false, affiliation: .member))
-        let refused = PortalStateMachine.OwnershipFailure(step: 0, failure: .refused(StanzaErrorInfo(condition: .forbidden)))
-        let actions = f.machine.receive(.affiliationsChanged(.handOver, refused), now: f.t0)
+        let refused = RolesMachine.OwnershipFailure(step: 0, failure: .refused(StanzaErrorInfo(condition: .forbidden)))
+        let actions = f.machine.receive(.roles(.affiliationsChanged(.handOver, refused)), now: f.t0)
         #expect(actions.last == .readRoomFeatures)
         #expect(levels(actions) == [.debug])
-        #expect(f.machine.ownershipSettled)
+        #expect(f.machine.roles.ownershipSettled)
     }
 
     @Test func itIsAskedOncePerPortalButAgainAfterAFailure() {
         var f = MachineFixture()
         _ = joinBot(&f, .joined(nick: "Matrix", created: false, affiliation: MUCAffiliation.none))
-        let timedOut = PortalStateMachine.OwnershipFailure(step: 0, failure: .timeout)
-        #expect(f.act(.affiliationsChanged(.handOver, timedOut)) == [.readRoomFeatures])
-        #expect(!f.machine.ownershipSettled)
+        let timedOut = RolesMachine.OwnershipFailure(step: 0, failure: .timeout)
+        #expect(f.act(.roles(.affiliationsChanged(.handOver, timedOut))) == [.readRoomFeatures])
+        #expect(!f.machine.roles.ownershipSettled)
         _ = f.act(.xmppDisconnected)
-        #expect(joinBot(&f, .joined(nick: "Matrix", created: false, affiliation: MUCAffiliation.none)) == [.changeAffiliations(.handOver)],
+        #expect(joinBot(&f, .joined(nick: "Matrix", created: false, affiliation: MUCAffiliation.none)) == [.roles(.changeAffiliations(.handOver))],
                 "asked again at the next activation")
         // The grant went through but the removal was refused: a warning, and asked again next time.
-        let refusedRemoval = PortalStateMachine.OwnershipFailure(step: 1, failure: .refused(StanzaErrorInfo(condition: .notAllowed)))
-        #expect(levels(f.machine.receive(.affiliationsChanged(.handOver, refusedRemoval), now: f.t0)) == [.warning])
+        let refusedRemoval = RolesMachine.OwnershipFailure(step: 1, failure: .refused(StanzaErrorInfo(condition: .notAllowed)))
+        #expect(levels(f.machine.receive(.roles(.affiliationsChanged(.handOver, refusedRemoval)), now: f.t0)) == [.warning])
         _ = f.act(.xmppDisconnected)
-        #expect(joinBot(&f, .joined(nick: "Matrix", created: false, affiliation: .owner)) == [.readOwnership])
-        #expect(f.act(.ownershipRead(nil)) == [.readRoomFeatures])
+        #expect(joinBot(&f, .joined(nick: "Matrix", created: false, affiliation: .owner)) == [.roles(.readOwnership)])
+        #expect(f.act(.roles(.ownershipRead(nil))) == [.readRoomFeatures])
         _ = f.act(.xmppDisconnected)
-        #expect(joinBot(&f, .joined(nick: "Matrix", created: false, affiliation: .owner)) == [.readOwnership])
-        _ = f.act(.ownershipRead(Lists(botOwner: true, domainOwner: false, domainAdmin: false)))
+        #expect(joinBot(&f, .joined(nick: "Matrix", created: false, affiliation: .owner)) == [.roles(.readOwnership)])
+        _ = f.act(.roles(.ownershipRead(Lists(botOwner: true, domainOwner: false, domainAdmin: false))))
         _ = f.act(.xmppDisconnected)
         #expect(joinBot(&f, .joined(nick: "Matrix", created: false, affiliation: .owner)) == [.readRoomFeatures], "settled: not asked again")
     }
@@ -93,9 +98,9 @@ import Testing
     @Test func aRoomTheJoinCreatedOrAJoinWithoutAnAffiliationNeedsNothing() {
         var created = MachineFixture()
         #expect(joinBot(&created, .joined(nick: "Matrix", created: true, affiliation: .owner)) == [.readRoomFeatures])
-        #expect(created.machine.ownershipSettled)
+        #expect(created.machine.roles.ownershipSettled)
         var unsaid = MachineFixture()
         #expect(joinBot(&unsaid, .joined(nick: "Matrix", created: false)) == [.readRoomFeatures])
-        #expect(!unsaid.machine.ownershipSettled)
+        #expect(!unsaid.machine.roles.ownershipSettled)
     }
 }

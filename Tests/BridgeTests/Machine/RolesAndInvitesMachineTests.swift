@@ -32,17 +32,17 @@ import Testing
         for index in 0..<50 { #expect(present(&f, occupant(f, "guest\(index)", MUCAffiliation.none, .participant)) == []) }
         #expect(present(&f, occupant(f, "mod", .member, .moderator)) == [])
         let wanted = GhostPowerLevels(wanted: [f.ghost(of: "owner"): 100, f.ghost(of: "admin"): 50, f.ghost(of: "mod"): 50])
-        #expect(f.act(.reconcileGhosts) == [.applyGhostPowerLevels(wanted)])
-        #expect(f.act(.powerLevelsApplied(wanted, .updated(capped: [], untouchable: []))) == [])
+        #expect(f.act(.reconcileGhosts) == [.roles(.applyGhostPowerLevels(wanted))])
+        #expect(f.act(.roles(.powerLevelsApplied(wanted, .updated(capped: [], untouchable: [])))) == [])
         // Later, a burst of grants: the first queues one sync, the rest ride along; the sync sends one change.
-        #expect(present(&f, occupant(f, "guest1", .member, .moderator)) == [.queuePowerLevelSync])
+        #expect(present(&f, occupant(f, "guest1", .member, .moderator)) == [.roles(.queuePowerLevelSync)])
         #expect(present(&f, occupant(f, "guest2", .admin, .moderator)) == [])
         #expect(present(&f, occupant(f, "guest3", .owner, .moderator)) == [])
         var more = wanted
         more.wanted[f.ghost(of: "guest1")] = 50
         more.wanted[f.ghost(of: "guest2")] = 50
         more.wanted[f.ghost(of: "guest3")] = 100
-        #expect(f.act(.syncPowerLevels) == [.applyGhostPowerLevels(more)])
+        #expect(f.act(.syncPowerLevels) == [.roles(.applyGhostPowerLevels(more))])
         // A sync with nothing new sends nothing; a presence that changes nothing queues nothing.
         #expect(f.act(.syncPowerLevels) == [])
         #expect(present(&f, occupant(f, "guest1", .member, .moderator)) == [])
@@ -54,15 +54,15 @@ import Testing
         _ = present(&f, occupant(f, "mod", .member, .moderator))
         _ = present(&f, occupant(f, "boss", .owner, .moderator))
         let both = GhostPowerLevels(wanted: [f.ghost(of: "mod"): 50, f.ghost(of: "boss"): 100])
-        #expect(f.act(.reconcileGhosts) == [.applyGhostPowerLevels(both)])
-        _ = f.act(.powerLevelsApplied(both, .updated(capped: [], untouchable: [])))
+        #expect(f.act(.reconcileGhosts) == [.roles(.applyGhostPowerLevels(both))])
+        _ = f.act(.roles(.powerLevelsApplied(both, .updated(capped: [], untouchable: []))))
         // The moderator role is revoked (a new presence with role participant).
-        #expect(present(&f, occupant(f, "mod", .member, .participant)) == [.queuePowerLevelSync])
-        #expect(f.act(.syncPowerLevels) == [.applyGhostPowerLevels(GhostPowerLevels(wanted: [f.ghost(of: "boss"): 100]))])
+        #expect(present(&f, occupant(f, "mod", .member, .participant)) == [.roles(.queuePowerLevelSync)])
+        #expect(f.act(.syncPowerLevels) == [.roles(.applyGhostPowerLevels(GhostPowerLevels(wanted: [f.ghost(of: "boss"): 100])))])
         // The owner leaves: its ghost leaves, and its level goes with the next sync.
         let leaving = f.act(.xmppPresence(occupant(f, "boss", .owner, MUCRole.none, available: false)))
-        #expect(leaving.contains(.queuePowerLevelSync))
-        #expect(f.act(.syncPowerLevels) == [.applyGhostPowerLevels(GhostPowerLevels(wanted: [:]))])
+        #expect(leaving.contains(.roles(.queuePowerLevelSync)))
+        #expect(f.act(.syncPowerLevels) == [.roles(.applyGhostPowerLevels(GhostPowerLevels(wanted: [:])))])
     }
 
     @Test func configuredLevelsApplyAndZeroGivesNone() {
@@ -76,7 +76,7 @@ import Testing
         _ = present(&f, occupant(f, "boss", .owner, .moderator))
         _ = present(&f, occupant(f, "mod", .member, .moderator))
         _ = present(&f, occupant(f, "adm", .admin, .moderator))
-        #expect(f.act(.reconcileGhosts) == [.applyGhostPowerLevels(GhostPowerLevels(wanted: [f.ghost(of: "boss"): 75, f.ghost(of: "adm"): 60]))])
+        #expect(f.act(.reconcileGhosts) == [.roles(.applyGhostPowerLevels(GhostPowerLevels(wanted: [f.ghost(of: "boss"): 75, f.ghost(of: "adm"): 60])))])
     }
 
     @Test func aFailedChangeIsTriedAgainAndMissingPowerIsLoggedOnce() {
@@ -84,12 +84,12 @@ import Testing
         f.activate()
         _ = present(&f, occupant(f, "boss", .owner, .moderator))
         let wanted = GhostPowerLevels(wanted: [f.ghost(of: "boss"): 100])
-        #expect(f.act(.reconcileGhosts) == [.applyGhostPowerLevels(wanted)])
-        #expect(f.act(.powerLevelsApplied(wanted, .failed(.unavailable("down")))) == [])
-        #expect(f.act(.syncPowerLevels) == [.applyGhostPowerLevels(wanted)], "nothing was applied: tried again")
-        let first = f.machine.receive(.powerLevelsApplied(wanted, .noPower(have: 0, need: 50)), now: f.t0)
+        #expect(f.act(.reconcileGhosts) == [.roles(.applyGhostPowerLevels(wanted))])
+        #expect(f.act(.roles(.powerLevelsApplied(wanted, .failed(.unavailable("down"))))) == [])
+        #expect(f.act(.syncPowerLevels) == [.roles(.applyGhostPowerLevels(wanted))], "nothing was applied: tried again")
+        let first = f.machine.receive(.roles(.powerLevelsApplied(wanted, .noPower(have: 0, need: 50))), now: f.t0)
         #expect(first.count == 1, "the lack of power is logged")
-        #expect(f.machine.receive(.powerLevelsApplied(wanted, .noPower(have: 0, need: 50)), now: f.t0) == [], "once")
+        #expect(f.machine.receive(.roles(.powerLevelsApplied(wanted, .noPower(have: 0, need: 50))), now: f.t0) == [], "once")
     }
 
     // MARK: Invites
@@ -218,17 +218,17 @@ import Testing
         var next = f.act(.membersFetched([f.alice: "Alice", f.bob: "Bob"]))
         while case .joinMUC(let join)? = next.last { next = f.act(.mucJoined(join, .joined(nick: join.nick, created: false))) }
         if case .loadUndelivered? = next.last { next = f.act(.undeliveredLoaded([])) }
-        #expect(next.last == .readMatrixPower, "the room's power is read before the activation ends")
+        #expect(next.last == .roles(.readMatrixPower), "the room's power is read before the activation ends")
         // Alice created the (version 12) room: unlimited power; bob has 50. Both occupants become MUC moderators.
         let state = RoomPowerState(roomVersion: "12", creators: [f.alice], powerLevels: .object(["users": .object([f.bob.rawValue: .integer(50)])]))
-        let granted = f.act(.matrixPowerRead(state))
-        #expect(Array(granted.prefix(2)) == [.setMUCRole(nick: "Alice", role: .moderator), .setMUCRole(nick: "Bob", role: .moderator)])
+        let granted = f.act(.roles(.matrixPowerRead(state)))
+        #expect(Array(granted.prefix(2)) == [.roles(.setMUCRole(nick: "Alice", role: .moderator)), .roles(.setMUCRole(nick: "Bob", role: .moderator))])
         #expect(granted.last == .readInbox(checkTimeline: true))
         _ = f.act(.inboxRead([]))
         // Bob drops below 50: his occupant goes back to participant; a change that moves nobody does nothing.
-        #expect(f.act(.matrixEvents([powerLevels(f, 1, [f.bob: 49])])) == [.setMUCRole(nick: "Bob", role: .participant), .dequeue(seq: 1)])
+        #expect(f.act(.matrixEvents([powerLevels(f, 1, [f.bob: 49])])) == [.roles(.setMUCRole(nick: "Bob", role: .participant)), .dequeue(seq: 1)])
         #expect(f.act(.matrixEvents([powerLevels(f, 2, [f.bob: 10])])) == [.dequeue(seq: 2)])
-        #expect(f.act(.matrixEvents([powerLevels(f, 3, [f.bob: 50])])) == [.setMUCRole(nick: "Bob", role: .moderator), .dequeue(seq: 3)])
+        #expect(f.act(.matrixEvents([powerLevels(f, 3, [f.bob: 50])])) == [.roles(.setMUCRole(nick: "Bob", role: .moderator)), .dequeue(seq: 3)])
     }
 }
 

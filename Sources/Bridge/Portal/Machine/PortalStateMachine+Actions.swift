@@ -31,11 +31,6 @@ extension PortalStateMachine {
         case deliverPrivateToMatrix(DirectChatRules.Inbound)
         /// The MUC bounced one of our private messages (from a DM): the DM is told (``DirectChats``).
         case reportPrivateBounce(originID: OriginID, nick: String, error: StanzaErrorInfo)
-        /// → ``Input/powerLevelsApplied(_:_:)``: read `m.room.power_levels`, give the ghosts these levels (and take them
-        /// from ghosts not listed), write it back when it changed.
-        case applyGhostPowerLevels(GhostPowerLevels)
-        /// → ``Input/matrixPowerRead(_:)``: the Matrix room's power state.
-        case readMatrixPower
         /// The bot invites a Matrix user into the room (a mediated invitation from the MUC); a failure is logged.
         case inviteToMatrix(UserID, reason: String)
 
@@ -53,14 +48,8 @@ extension PortalStateMachine {
         case moderate(ModerationJob)
         /// A private message from the bridge's occupant to an occupant.
         case sendPrivate(to: JID, body: String)
-        /// The bridge's occupant sets an occupant's role (XEP-0045 §9.6, §10.4); a refusal is logged.
-        case setMUCRole(nick: String, role: MUCRole)
         /// A XEP-0045 §7.8.2 mediated invitation from one of our occupants to a real JID; a failure is logged.
         case sendInvite(from: JID, to: JID, reason: String?, id: OriginID)
-        /// → ``Input/ownershipRead(_:)``: the bot reads the room's owner and admin lists (see `PortalStateMachine+Ownership`).
-        case readOwnership
-        /// → ``Input/affiliationsChanged(_:_:)``: the plan's affiliation changes, in order, up to the first failure.
-        case changeAffiliations(OwnershipPlan)
         /// → ``Input/selfPinged(_:)``: XEP-0410 self-ping of the bridge's occupant.
         case selfPing(nick: String)
         /// → ``Input/roomFeaturesRead(_:)``: the room's disco#info (stanza-ids, archive).
@@ -135,13 +124,13 @@ extension PortalStateMachine {
         /// Queue ``PortalEvent/reconcileGhosts`` behind the events already queued: the occupants' presences that
         /// arrived during the join must be handled before ghosts of departed occupants are told apart.
         case queueGhostReconciliation
-        /// Queue ``PortalEvent/syncPowerLevels`` behind the events already queued (one change per burst of presences).
-        case queuePowerLevelSync
         /// Leave both rooms and forget the link (see ``UnlinkPlan``).
         case unlink(UnlinkPlan)
         case log(LogEntry)
         /// Typing and read markers (see ``EphemeralMachine/Action``); → ``Input/ephemeral(_:)`` when the wrapped action awaits one.
         case ephemeral(EphemeralMachine.Action)
+        /// Power levels, MUC roles and ownership (see ``RolesMachine/Action``); → ``Input/roles(_:)`` when the wrapped action awaits one.
+        case roles(RolesMachine.Action)
         /// An XMPP occupant's avatar becomes its ghost's per-room avatar (fetched, checked and uploaded once per hash);
         /// failures are logged, no outcome.
         case setGhostAvatar(GhostAvatar)
@@ -158,11 +147,12 @@ extension PortalStateMachine {
             case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
-                 .readInbox, .insertMapping, .applyGhostPowerLevels, .lookUpGhostAddress, .readMatrixPower,
-                 .setMatrixTopic, .sendSubject, .joinReplacementRoom, .moveLink,
-                 .readOwnership, .changeAffiliations:
+                 .readInbox, .insertMapping, .lookUpGhostAddress,
+                 .setMatrixTopic, .sendSubject, .joinReplacementRoom, .moveLink:
                 return true
             case .ephemeral(let action):
+                return action.awaitsOutcome
+            case .roles(let action):
                 return action.awaitsOutcome
             default:
                 return false

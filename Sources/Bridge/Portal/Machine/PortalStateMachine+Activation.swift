@@ -26,9 +26,8 @@ extension PortalStateMachine {
                         .setStatus(.error, detail: "the bridge bot cannot join the Matrix room: \(error)")]
             }
             occupants.removeAll()
-            powerLevelSync.ready = false
             agenda = [.joinBotOccupant(attempt: 0)]
-            return []
+            return roles(.occupantListCleared)
         case .mucJoined(let join, let result):
             switch join.purpose {
             case .bot(let attempt): return botJoinOutcome(join, attempt: attempt, result)
@@ -98,10 +97,6 @@ extension PortalStateMachine {
             return matrixEvent(queued, targets: targets)
         case .ghostAddressFound(let invite, let address):
             return ghostAddressFound(invite, address)
-        case .powerLevelsApplied(let levels, let result):
-            return powerLevelsApplied(levels, result)
-        case .matrixPowerRead(let state):
-            return matrixPowerRead(state)
         case .ownMessageFound(let originID, let mapping, let error):
             return ownMessageRefused(originID, mapping: mapping, error: error)
         case .mappingInserted(let delivery, let inserted):
@@ -116,10 +111,8 @@ extension PortalStateMachine {
             return linkMoved(upgrade, moved: moved)
         case .ephemeral(let input):
             return ephemeral(input)
-        case .ownershipRead(let lists):
-            return ownershipRead(lists)
-        case .affiliationsChanged(let plan, let failed):
-            return affiliationsChanged(plan, failed)
+        case .roles(let input):
+            return roles(input)
         }
     }
 
@@ -151,8 +144,8 @@ extension PortalStateMachine {
                   let stanza = OutgoingGroupchat(mapping: mapping) else { return [] }
             return [.log(LogEntry(level: .info, message: "Resending an unreceipted message", metadata: ["xmpp.origin.id": originID.rawValue]))]
                 + ensurePuppet(user, then: .send(XMPPDelivery(user: user, originID: originID, stanza: stanza, purpose: .resend)))
-        case .readMatrixPower:
-            return [.readMatrixPower]
+        case .puppetsSynced:
+            return roles(.puppetsSynced)
         case .finishActivation:
             return finishActivation()
         case .finishRetry:
@@ -184,7 +177,7 @@ extension PortalStateMachine {
             agenda = [.readRoomFeatures, .loadRoom]
             return [.log(LogEntry(level: .info, message: "Joined the MUC",
                                   metadata: ["xmpp.nick": presence.nick, "xmpp.muc.created": "\(presence.createdRoom)"]))]
-                + settleOwnership(created: presence.createdRoom, affiliation: presence.affiliation)
+                + roles(.botJoined(created: presence.createdRoom, affiliation: presence.affiliation))
         case .nickConflict:
             guard attempt + 1 < 10 else {
                 return [.setStatus(.error, detail: "every nick tried for the bridge is taken in the XMPP room")]
@@ -218,7 +211,7 @@ extension PortalStateMachine {
 
     /// The room's persisted state arrived: puppets and ghosts are known again; the archive fills the gap.
     private mutating func roomLoaded(_ snapshot: RoomSnapshot?) -> [Action] {
-        agenda = [.syncPuppets, .loadUndelivered] + (configuration.matrixModeratorsToMUC ? [.readMatrixPower] : []) + [.finishActivation]
+        agenda = [.syncPuppets, .loadUndelivered, .puppetsSynced, .finishActivation]
         guard let snapshot else { return [] }
         for puppet in snapshot.puppets where puppets[puppet.user] == nil {
             var loaded = puppet

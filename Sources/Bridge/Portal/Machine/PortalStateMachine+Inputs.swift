@@ -51,10 +51,6 @@ extension PortalStateMachine {
         case mucJoined(MUCJoin, JoinOutcome)
         /// The join or nick change got no answer.
         case mucJoinFailed(MUCJoin, XMPPFailure)
-        /// Who the room's owner and admin lists name (nil: they could not be read).
-        case ownershipRead(OwnershipLists?)
-        /// The plan's changes were made (nil) or which one failed.
-        case affiliationsChanged(OwnershipPlan, OwnershipFailure?)
         /// The room retracted the message (nil) or why not.
         case moderated(ModerationJob, XMPPFailure?)
         /// A groupchat message went out (nil) or why not.
@@ -90,12 +86,10 @@ extension PortalStateMachine {
         case linkMoved(RoomUpgrade, moved: Bool)
         /// The real JID the invited ghost stands for, from the store (nil: unknown).
         case ghostAddressFound(GhostInvite, JID?)
-        /// How a change of the ghosts' power levels ended.
-        case powerLevelsApplied(GhostPowerLevels, PowerLevelResult)
-        /// The Matrix room's power state (nil: it could not be read).
-        case matrixPowerRead(RoomPowerState?)
         /// An outcome for the ephemeral sub-machine (see ``EphemeralMachine/Input``).
         case ephemeral(EphemeralMachine.Input)
+        /// An outcome for the roles sub-machine (see ``RolesMachine/Input``).
+        case roles(RolesMachine.Input)
     }
 
     /// The remaining steps of the piece of work in progress.
@@ -110,8 +104,9 @@ extension PortalStateMachine {
         case removeDepartedPuppets(members: Set<UserID>)
         case loadUndelivered
         case resend(MessageMapping)
-        /// With the link's opt-in: read the Matrix room's power levels (Matrix moderators' occupants become MUC moderators).
-        case readMatrixPower
+        /// After the puppet sync and the resends: the roles machine is told (with the link's opt-in it reads the Matrix
+        /// room's power, and Matrix moderators' occupants become MUC moderators).
+        case puppetsSynced
         case finishActivation
         /// After the resends of a retried inbox: drain it, or wait again.
         case finishRetry

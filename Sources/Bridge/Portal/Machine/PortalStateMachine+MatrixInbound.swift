@@ -52,7 +52,7 @@ extension PortalStateMachine {
         case .tombstone(let replacement, _):
             return roomUpgraded(queued, to: replacement)
         case .powerLevels(let users, let usersDefault):
-            return matrixPowerLevelsChanged(users: users, usersDefault: usersDefault) + [.dequeue(seq: queued.seq)]
+            return roles(.matrixPowerLevelsChanged(users: users, usersDefault: usersDefault)) + [.dequeue(seq: queued.seq)]
         case .encrypted, .encryptionEnabled:
             return encryptedEvent(queued)
         }
@@ -119,8 +119,7 @@ extension PortalStateMachine {
             let puppet = Puppet(room: configuration.room, user: job.user, occupant: job.occupant, nick: given,
                                 displayname: job.displayname, joined: true)
             puppets[job.user] = puppet
-            moderatedPuppets.remove(job.user)   // a fresh occupant has the room's default role
-            return puppetRoles() + [.savePuppet(puppet),
+            return roles(.puppetJoined(job.user)) + [.savePuppet(puppet),
                     .log(LogEntry(level: .debug, message: "Puppet joined", metadata: ["matrix.user.id": job.user.rawValue, "xmpp.nick": given]))]
                 + puppetReady(puppet, job.then)
         case .nickConflict:
@@ -254,8 +253,7 @@ extension PortalStateMachine {
     /// `puppet`'s occupant leaves the MUC (with a status text saying why, for kicks and bans) and is forgotten.
     mutating func removePuppet(_ puppet: Puppet, status: String?) -> [Action] {
         puppets[puppet.user] = nil
-        moderatedPuppets.remove(puppet.user)
-        var actions: [Action] = []
+        var actions = roles(.puppetRemoved(puppet.user))
         if puppet.joined, xmppConnected { actions.append(.leaveMUC(nick: puppet.nick, occupant: puppet.occupant, status: status)) }
         return actions + [.deletePuppet(puppet.user)]
     }

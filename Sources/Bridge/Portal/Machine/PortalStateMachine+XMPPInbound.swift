@@ -73,10 +73,10 @@ extension PortalStateMachine {
             occupants[presence.nick]?.affiliation = presence.affiliation
             occupants[presence.nick]?.role = presence.role
             let avatar = occupantAvatar(presence, ghost: ghost, setup: setup)
-            return powerLevelsMayHaveChanged() + avatar + (setup.map { [.prepareGhost($0)] } ?? [])
+            return roles(.occupantsChanged) + avatar + (setup.map { [.prepareGhost($0)] } ?? [])
         }
         if presence.statusCodes.contains(.nickChanged), let newNick = presence.newNick { return renameOccupant(from: presence.nick, to: newNick) }
-        return occupantLeft(presence) + powerLevelsMayHaveChanged()
+        return occupantLeft(presence) + roles(.occupantsChanged)
     }
 
     /// The bridge's own occupant was removed (kick, ban, shutdown, error): record it; it rejoins unless kicked or banned.
@@ -153,8 +153,7 @@ extension PortalStateMachine {
             return .removeGhost(ghost.user, .leave, saving: left)
         }
         // The occupant list is complete: the ghosts' power levels can follow it now.
-        powerLevelSync.ready = true
-        return removals + syncPowerLevels()
+        return removals + roles(.occupantListComplete)
     }
 
     // MARK: Ghosts

@@ -42,23 +42,17 @@ struct PortalStateMachine: Sendable {
     var closed = false
     /// The room's bridge-info state was set during this portal's life.
     var bridgeInfoSet = false
-    /// Where the ghosts' power levels stand (see `PortalStateMachine+Roles`).
-    var powerLevelSync = PowerLevelSync()
     /// When the last rate-limited log line (hostile or odd input) was asked for.
     var lastRateLimitedLog: ContinuousClock.Instant?
-    /// With the link's opt-in: the Matrix room's power (see `PortalStateMachine+MatrixModerators`), nil until read.
-    var matrixPower: MatrixPower?
-    /// Matrix users whose occupants the bridge made MUC moderators.
-    var moderatedPuppets: Set<UserID> = []
     /// Mediated invitations sent lately, by message id, oldest first (see `PortalStateMachine+Invites`).
     var pendingInvites: [(id: OriginID, invite: GhostInvite)] = []
     /// Encrypted events get a notice, at most one an hour (see ``EncryptedEventNotices``).
     var encryptedNotices = EncryptedEventNotices()
     /// Typing and read markers: a sub-machine with its own state (see `PortalStateMachine+Ephemeral`).
     var ephemeral = EphemeralMachine()
-    /// The room's ownership was taken over from the component's domain JID, or found to need no taking over, during
-    /// this portal's life (see `PortalStateMachine+Ownership`).
-    var ownershipSettled = false
+    /// Ghosts' power levels, Matrix moderators' MUC roles and the room's ownership: a sub-machine with its own state
+    /// (see `PortalStateMachine+Roles`).
+    var roles = RolesMachine()
     /// Avatars both ways (see `PortalStateMachine+Avatars`).
     var avatars = Avatars()
     /// The MUC's own avatar and the one the bridge set on the Matrix room.
@@ -168,7 +162,7 @@ struct PortalStateMachine: Sendable {
         case .xmppInvite(let invite):
             return xmppInvite(invite)
         case .syncPowerLevels:
-            return syncPowerLevels()
+            return roles(.syncPowerLevels)
         case .matrixEphemeral(let event):
             return ephemeral(.matrix(event))
         case .flushEphemeral:

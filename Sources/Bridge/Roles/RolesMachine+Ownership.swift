@@ -19,7 +19,7 @@ import IsthmusCommon
 ///
 /// A room the join created needs nothing (the bot is its owner under its own JID), and a self-presence without an
 /// affiliation (XEP-0045 requires one) gives nothing to go on.
-extension PortalStateMachine {
+extension RolesMachine {
     /// The two JIDs the handover is about.
     enum OwnershipParty: Sendable, Equatable {
         /// The bridge's occupant (its bare JID when it is the subject).
@@ -88,11 +88,11 @@ extension PortalStateMachine {
     }
 
     /// The plan's outcome: logged; settled for the portal's life unless a change after a probe failed.
-    mutating func affiliationsChanged(_ plan: OwnershipPlan, _ failed: OwnershipFailure?) -> [Action] {
+    mutating func affiliationsChanged(_ plan: OwnershipPlan, _ failed: OwnershipFailure?, in room: Room) -> [Action] {
         guard let failed else {
             ownershipSettled = true
             return [.log(LogEntry(level: .notice, message: "Took the MUC's ownership over from the component's domain JID",
-                                  metadata: ["xmpp.muc": configuration.muc.description]))]
+                                  metadata: ["xmpp.muc": room.muc.description]))]
         }
         if plan.probing, failed.step == 0, case .refused(let error) = failed.failure {
             ownershipSettled = true
@@ -102,7 +102,7 @@ extension PortalStateMachine {
         let level: Logger.Level = failed.failure.isUnavailable ? .info : .warning
         return [.log(LogEntry(level: level, message: "Could not take the MUC's ownership over from the component's domain JID; "
                                   + "trying again at the next activation",
-                              metadata: ["xmpp.muc": configuration.muc.description, "error": "\(failed.failure)",
+                              metadata: ["xmpp.muc": room.muc.description, "error": "\(failed.failure)",
                                          "xmpp.step": "\(failed.step + 1) of \(plan.changes.count)"]))]
     }
 }
