@@ -12,7 +12,7 @@ extension Portal {
             try await context.matrix.join(link.matrixRoom, as: context.matrix.botUserID)
             return .botJoinedMatrix(error: nil)
         } catch {
-            return .botJoinedMatrix(error: Self.describe(error))
+            return .botJoinedMatrix(error: Self.matrixFailure(error))
         }
     }
 
@@ -33,7 +33,7 @@ extension Portal {
             try await prepareGhost(setup)
             return .ghostPrepared(setup, error: nil)
         } catch {
-            return .ghostPrepared(setup, error: Self.describe(error))
+            return .ghostPrepared(setup, error: Self.matrixFailure(error))
         }
     }
 

@@ -61,7 +61,7 @@ import Testing
             Issue.record("no ghost setup")
             return
         }
-        #expect(f.act(.ghostPrepared(setup, error: "M_FORBIDDEN")) == [])
+        #expect(f.act(.ghostPrepared(setup, error: .refused("M_FORBIDDEN"))) == [])
         let retried = f.act(.xmppPresence(presence(f, "romeo", .photo(hashA))))
         guard case .prepareGhost(let again)? = retried.last else {
             Issue.record("no second setup: \(retried)")

@@ -198,7 +198,7 @@ import Testing
     @Test func aRefusalOrAFailedBotJoinIsTheLinksError() {
         var f = MachineFixture()
         _ = f.act(.activate)
-        #expect(f.act(.botJoinedMatrix(error: "M_FORBIDDEN")) == [.setStatus(.error, detail: "the bridge bot cannot join the Matrix room: M_FORBIDDEN")])
+        #expect(f.act(.botJoinedMatrix(error: .refused("M_FORBIDDEN"))) == [.setStatus(.error, detail: "the bridge bot cannot join the Matrix room: M_FORBIDDEN")])
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
         #expect(f.act(.mucJoined(f.botJoin, .notAllowed(StanzaError(type: .auth, condition: .forbidden, text: "members only"))))

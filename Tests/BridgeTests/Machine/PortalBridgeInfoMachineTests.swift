@@ -28,7 +28,7 @@ import Testing
     @Test func aFailedActivationSetsNothing() {
         var f = MachineFixture()
         _ = f.act(.activate)
-        #expect(f.act(.botJoinedMatrix(error: "M_FORBIDDEN")).contains { if case .setBridgeInfo = $0 { true } else { false } } == false)
+        #expect(f.act(.botJoinedMatrix(error: .refused("M_FORBIDDEN"))).contains { if case .setBridgeInfo = $0 { true } else { false } } == false)
         #expect(f.machine.bridgeInfoSet == false)
     }
 

@@ -101,11 +101,18 @@ extension PortalStateMachine {
     }
 
     /// Why a Matrix call failed, as far as the machine cares.
-    enum MatrixFailure: Sendable, Equatable {
+    enum MatrixFailure: Sendable, Equatable, CustomStringConvertible {
         /// Down or overloaded even after the client's own retries: try again later, keeping order.
         case unavailable(String)
         /// Refused for good.
         case refused(String)
+
+        var description: String {
+            switch self {
+            case .unavailable(let reason): "the homeserver is unavailable: \(reason)"
+            case .refused(let reason): reason
+            }
+        }
     }
 
     /// How a ghost leaves.

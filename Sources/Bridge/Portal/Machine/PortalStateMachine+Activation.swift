@@ -22,7 +22,7 @@ extension PortalStateMachine {
             return []
         case .botJoinedMatrix(let error):
             if let error {
-                return [.log(LogEntry(level: .error, message: "Bot could not join the Matrix room", metadata: ["error": error])),
+                return [.log(LogEntry(level: .error, message: "Bot could not join the Matrix room", metadata: ["error": "\(error)"])),
                         .setStatus(.error, detail: "the bridge bot cannot join the Matrix room: \(error)")]
             }
             occupants.removeAll()

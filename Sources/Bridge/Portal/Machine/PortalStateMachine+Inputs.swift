@@ -37,9 +37,9 @@ extension PortalStateMachine {
     enum Input: Sendable, Equatable {
         case event(PortalEvent)
         /// The bot joined the Matrix room (nil), or why not.
-        case botJoinedMatrix(error: String?)
+        case botJoinedMatrix(error: MatrixFailure?)
         /// A ghost is set up (nil), or why not.
-        case ghostPrepared(GhostSetup, error: String?)
+        case ghostPrepared(GhostSetup, error: MatrixFailure?)
         /// Every send of the delivery went out: their event ids (nil: a reaction that was there already).
         case matrixDelivered(MatrixDelivery, eventIDs: [EventID?])
         case matrixDeliveryFailed(MatrixDelivery, MatrixFailure)

@@ -196,9 +196,9 @@ extension PortalStateMachine {
             .sorted { $0.user.rawValue < $1.user.rawValue }.first?.realJID
     }
 
-    mutating func ghostPrepared(_ setup: GhostSetup, error: String?) -> [Action] {
+    mutating func ghostPrepared(_ setup: GhostSetup, error: MatrixFailure?) -> [Action] {
         if let error {
-            return [.log(LogEntry(level: .error, message: "Could not set up a ghost", metadata: ["xmpp.nick": setup.nick, "error": error]))]
+            return [.log(LogEntry(level: .error, message: "Could not set up a ghost", metadata: ["xmpp.nick": setup.nick, "error": "\(error)"]))]
                 + ghostAvatarAfterSetup(setup.ghost, failed: true)
         }
         ghosts[setup.ghost] = setup.saved
