@@ -99,21 +99,3 @@ actor FakeScenarioPair: ScenarioPair {
         try? FileManager.default.removeItem(atPath: path)
     }
 }
-
-/// The shared scenarios (TestSupport's ``BridgeScenarios``) on the fake tier; `EndToEndTests.ScenarioTests` runs the
-/// same bodies against real servers.
-@Suite struct FakeTierScenarioTests {
-    @Test func textBothWaysOnce() async throws {
-        let pair = FakeScenarioPair()
-        try await pair.start()
-        try await BridgeScenarios.textBothWaysOnce(pair)
-        try await pair.finish()
-    }
-
-    @Test func downtimeIsCaughtUpOnceInOrder() async throws {
-        let pair = FakeScenarioPair()
-        try await pair.start()
-        try await BridgeScenarios.downtimeIsCaughtUpOnceInOrder(pair)
-        try await pair.finish()
-    }
-}
