@@ -47,17 +47,7 @@ extension Portal {
     func resolveMatrixTargets(_ queued: QueuedMatrixEvent) async -> PortalStateMachine.Input {
         let event = queued.event
         do {
-            var targets = try await context.store.matrixTargets(of: event, in: link.matrixRoom)
-            if let uploader = context.xmppUploader, case .message(_, let body, let details) = event.content,
-               let attachment = details?.media, details?.replaces == nil {
-                // Before the message is mapped (the machine maps it on this answer): a crash before the send
-                // uploads again on the next try, it never sends twice.
-                if case .uploaded(let url) = await uploader.upload(mxc: attachment.mxc, name: attachment.name(body: body),
-                                                                   declaredSize: attachment.info?.size, mediaType: attachment.info?.mimeType) {
-                    targets.uploadedURL = url
-                }
-            }
-            return .matrixTargetsResolved(queued, targets)
+            return .matrixTargetsResolved(queued, try await context.store.matrixTargets(of: event, in: link.matrixRoom))
         } catch {
             if await context.storeIsBack(after: error) { return await resolveMatrixTargets(queued) }
             logger.error("Message map lookup failed", metadata: ["matrix.event.id": event.eventID.rawValue, "error": "\(error)"])

@@ -10,8 +10,7 @@ import IsthmusStore
 ///
 /// ``run()`` feeds ``PortalStateMachine`` each event, performs the actions it returns (the `perform` switch and the
 /// `Portal+…Effects` files) and feeds their outcomes back. The effects do the I/O, but not only that: some still read
-/// the machine or decide for themselves — the XEP-0363 upload inside `resolveMatrixTargets`, dropping undecodable
-/// inbox rows, the ghosts `unlink` reads from the store. The actor also owns its timers (one per ``PortalTimer`` kind, on the injected
+/// the machine or decide for themselves — dropping undecodable inbox rows, the ghosts `unlink` reads from the store. The actor also owns its timers (one per ``PortalTimer`` kind, on the injected
 /// clock) and the ``EphemeralSender``, which sends typing notices and markers off the portal's path.
 actor Portal {
     /// The link this portal bridges.
@@ -141,6 +140,12 @@ actor Portal {
         case .recordRoomFeatures(let features): await recordRoomFeatures(features)
         case .lookUpBridged(let message): return await lookUpBridged(message)
         case .resolveMatrixTargets(let queued): return await resolveMatrixTargets(queued)
+        case .uploadMedia(let upload):
+            guard case .uploaded(let url)? = await context.xmppUploader?.upload(
+                mxc: upload.mxc, name: upload.name, declaredSize: upload.declaredSize, mediaType: upload.mediaType) else {
+                return .mediaUploaded(upload, url: nil)
+            }
+            return .mediaUploaded(upload, url: url)
         case .recordReflection(let originID, let stanzaID): await recordReflection(originID: originID, stanzaID: stanzaID)
         case .recordBridged(let mapping, let reactions): await recordBridged(mapping, reactions: reactions)
         case .recordRefused(let mapping): await recordRefused(mapping)

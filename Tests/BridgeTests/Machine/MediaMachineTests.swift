@@ -108,12 +108,13 @@ import XMPP
         var f = MachineFixture(mediaLinks: signer, uploadsMedia: true)
         f.activate(members: [f.alice: "Alice"])
         let queued = media(f, 1, body: "cat.png", fileName: nil)
-        // The upload is an effect before the message is mapped: the machine asks for the targets first.
+        // The upload is its own action, after the targets and before the message is mapped.
         #expect(f.act(.matrixEvents([queued])) == [.resolveMatrixTargets(queued)])
+        let upload = PortalStateMachine.MediaUpload(queued: queued, targets: PortalStateMachine.MatrixTargets(), mxc: "mxc://localhost/AbCd",
+                                                    name: "cat.png", declaredSize: 42, mediaType: "image/png")
+        #expect(f.act(.matrixTargetsResolved(queued, PortalStateMachine.MatrixTargets())) == [.uploadMedia(upload)])
         let uploaded = "https://upload.example/slot/cat.png"
-        var targets = PortalStateMachine.MatrixTargets()
-        targets.uploadedURL = uploaded
-        let actions = f.act(.matrixTargetsResolved(queued, targets))
+        let actions = f.act(.mediaUploaded(upload, url: uploaded))
         guard actions.count == 1, case .insertMapping(_, _, let delivery, _) = actions[0] else {
             throw Failure(description: "expected one insertMapping, got \(actions)")
         }
@@ -122,7 +123,10 @@ import XMPP
         // No upload (the fallback): the bridge's signed link.
         let next = media(f, 2, body: "dog.png", fileName: nil)
         #expect(f.act(.matrixEvents([next])) == [.resolveMatrixTargets(next)])
-        let fallback = f.act(.matrixTargetsResolved(next, PortalStateMachine.MatrixTargets()))
+        var second = upload
+        (second.queued, second.name) = (next, "dog.png")
+        #expect(f.act(.matrixTargetsResolved(next, PortalStateMachine.MatrixTargets())) == [.uploadMedia(second)])
+        let fallback = f.act(.mediaUploaded(second, url: nil))
         guard fallback.count == 1, case .insertMapping(_, _, let linked, _) = fallback[0] else {
             throw Failure(description: "expected one insertMapping, got \(fallback)")
         }

@@ -101,6 +101,18 @@ extension PortalStateMachine {
     }
 
     /// Why a Matrix call failed, as far as the machine cares.
+    /// A Matrix media message's file, to be uploaded to the XMPP server's service (`media.xmpp_upload`) before the
+    /// message is mapped: a crash before the send uploads again on the next try, it never sends twice.
+    struct MediaUpload: Sendable, Equatable {
+        var queued: QueuedMatrixEvent
+        /// What the event refers to, read already; the upload's URL is added to it.
+        var targets: MatrixTargets
+        var mxc: String
+        var name: String
+        var declaredSize: Int64?
+        var mediaType: String?
+    }
+
     enum MatrixFailure: Sendable, Equatable, CustomStringConvertible {
         /// Down or overloaded even after the client's own retries: try again later, keeping order.
         case unavailable(String)

@@ -66,6 +66,8 @@ extension PortalStateMachine {
         /// → ``Input/matrixTargetsResolved(_:_:)``: the mapped messages a Matrix event refers to (reply, edit,
         /// reaction, redaction) and the sender's reactions on a reaction's target.
         case resolveMatrixTargets(QueuedMatrixEvent)
+        /// → ``Input/mediaUploaded(_:url:)``: the file is uploaded to the XMPP server's upload service.
+        case uploadMedia(MediaUpload)
         /// A reflection of one of ours (the receipt, when its origin-id is mapped) or at least the room's new resume point.
         case recordReflection(originID: OriginID?, stanzaID: StanzaID?)
         /// Whether the room keeps an archive with stanza-ids, for `isthmus links`.
@@ -145,7 +147,7 @@ extension PortalStateMachine {
         var awaitsOutcome: Bool {
             switch self {
             case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
-                 .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets,
+                 .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets, .uploadMedia,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
                  .readInbox, .insertMapping, .lookUpGhostAddress,
                  .setMatrixTopic, .sendSubject, .joinReplacementRoom, .moveLink:

@@ -94,7 +94,12 @@ extension PortalStateMachine {
             guard bridged == false else { return [] }
             return deliverToMatrix(message, targets: targets)
         case .matrixTargetsResolved(let queued, let targets):
+            if let targets, let upload = mediaUpload(queued, targets: targets) { return [.uploadMedia(upload)] }
             return matrixEvent(queued, targets: targets)
+        case .mediaUploaded(let upload, let url):
+            var targets = upload.targets
+            targets.uploadedURL = url
+            return matrixEvent(upload.queued, targets: targets)
         case .ghostAddressFound(let invite, let address):
             return ghostAddressFound(invite, address)
         case .ownMessageFound(let originID, let mapping, let error):

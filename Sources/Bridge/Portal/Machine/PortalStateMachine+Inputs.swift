@@ -67,6 +67,8 @@ extension PortalStateMachine {
         case bridgedLookedUp(RoomMessage, bridged: Bool?, targets: XMPPTargets = XMPPTargets())
         /// What a Matrix event refers to; nil when the store could not be read.
         case matrixTargetsResolved(QueuedMatrixEvent, MatrixTargets?)
+        /// The file's GET URL on the XMPP server (nil: not uploaded; the bridge's own link goes instead).
+        case mediaUploaded(MediaUpload, url: String?)
         case ownMessageFound(OriginID, mapping: MessageMapping?, error: StanzaErrorInfo)
         /// Unreceipted messages, oldest first; nil when they could not be read.
         case undeliveredLoaded([MessageMapping]?)

@@ -48,4 +48,12 @@ extension PortalStateMachine {
         guard let rest, let first = rest.first, first != "/" else { return false }
         return text.utf8.count <= 4096
     }
+
+    /// With `media.xmpp_upload`: the upload a new media message (not an edit) waits for.
+    func mediaUpload(_ queued: QueuedMatrixEvent, targets: MatrixTargets) -> MediaUpload? {
+        guard configuration.uploadsMedia, targets.uploadedURL == nil, case .message(_, let body, let details) = queued.event.content,
+              let attachment = details?.media, details?.replaces == nil else { return nil }
+        return MediaUpload(queued: queued, targets: targets, mxc: attachment.mxc, name: attachment.name(body: body),
+                           declaredSize: attachment.info?.size, mediaType: attachment.info?.mimeType)
+    }
 }
