@@ -21,6 +21,18 @@ import Testing
         let bad = try entry(2, nil)
         let decoded = QueuedMatrixEvent.decoding([try entry(1, first), bad, try entry(3, second)])
         #expect(decoded.queued == [QueuedMatrixEvent(seq: 1, event: first), QueuedMatrixEvent(seq: 3, event: second)])
-        #expect(decoded.undecodable == [bad])
+        #expect(decoded.undecodable == [UndecodableInboxRow(seq: 2, eventID: bad.eventID, room: room)])
+    }
+
+    @Test func theMachinesDropWhatDoesNotDecodeWithAnErrorLine() {
+        let row = UndecodableInboxRow(seq: 7, eventID: EventID("$bad")!, room: room)
+        #expect(row.dropped.level == .error && row.dropped.metadata["matrix.event.id"] == "$bad")
+        var dm = DirectChatMachine(configuration: .init(naming: BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!,
+                                                        mediaLinks: nil))
+        #expect(dm.receive(.undecodable(row), now: .now) == [.log(row.dropped), .drop(seq: 7)])
+        var f = MachineFixture()
+        f.activate()
+        #expect(f.act(.checkTimeline) == [.readInbox(checkTimeline: true)])
+        #expect(f.machine.receive(.inboxRead([], undecodable: [row]), now: f.t0) == [.log(row.dropped), .dequeue(seq: 7)])
     }
 }

@@ -24,6 +24,8 @@ struct DirectChatMachine: Sendable {
         case captionSent(OriginID, room: RoomID)
         /// ``Action/postNotice(_:)`` was posted.
         case noticePosted(DirectNotice)
+        /// A DM's inbox row that does not decode.
+        case undecodable(UndecodableInboxRow)
     }
 
     enum Action: Sendable, Equatable {
@@ -41,6 +43,8 @@ struct DirectChatMachine: Sendable {
         case consume(QueuedMatrixEvent, mapping: MessageMapping? = nil, reaction: ReactionChange? = nil)
         /// The event stays queued, and its DM's later events behind it.
         case hold(RoomID)
+        /// The inbox row is deleted, nothing recorded.
+        case drop(seq: Int64)
         case log(PortalStateMachine.LogEntry)
     }
 
@@ -107,6 +111,8 @@ struct DirectChatMachine: Sendable {
         case .event(let item, let snapshot):
             guard let snapshot else { return [] }
             return handle(item, snapshot, now: now)
+        case .undecodable(let row):
+            return [.log(row.dropped), .drop(seq: row.seq)]
         case .privateSent(let delivery, let connected):
             let room = delivery.item.event.room
             guard connected else {

@@ -18,7 +18,14 @@ extension DirectChats {
     /// Handles the queued events of one DM room, oldest first.
     private func drain(dm room: RoomID) async throws {
         let (queued, undecodable) = QueuedMatrixEvent.decoding(try await context.store.inbox(room))
-        await context.drop(undecodable: undecodable, logger: logger)
+        for row in undecodable {
+            do {
+                for action in machine.receive(.undecodable(row), now: context.clock.now()) { _ = try await perform(action) }
+            } catch {
+                // Read, and dropped, again next time.
+                logger.error("Could not drop an undecodable inbox entry", metadata: ["matrix.event.id": row.eventID.rawValue, "error": "\(error)"])
+            }
+        }
         await handle(queued)
     }
 
@@ -102,6 +109,8 @@ extension DirectChats {
             }
         case .hold:
             break
+        case .drop(let seq):
+            try await context.durably { try await self.context.store.deleteInbox(seq: seq) }
         case .log(let entry):
             logger.log(entry.level, entry.message, metadata: entry.metadata)
         }

@@ -3,10 +3,8 @@ import IsthmusCommon
 import IsthmusStore
 
 /// The store side of the portal's actions: the message map, the inbox, puppets, the room's resume state, and
-/// unlink. Runs on the portal's actor. Mostly I/O, but some choices are still made here, not by
-/// ``PortalStateMachine``: `resolveMatrixTargets(_:)` uploads a media message's file to the XMPP server (XEP-0363)
-/// when the bridge does that, `readInbox(checkTimeline:)` deletes the inbox rows it cannot decode, and `unlink(_:)`
-/// reads the ghosts to remove from the store rather than from its plan.
+/// unlink. Runs on the portal's actor. Mostly I/O, but one choice is still made here, not by
+/// ``PortalStateMachine``: `unlink(_:)` reads the ghosts to remove from the store rather than from its plan.
 extension Portal {
     func loadRoom() async -> PortalStateMachine.Input {
         let room = link.matrixRoom
@@ -137,14 +135,13 @@ extension Portal {
             return .inboxRead(nil)
         }
         let (queued, undecodable) = QueuedMatrixEvent.decoding(entries)
-        await context.drop(undecodable: undecodable, logger: logger)
         for item in queued {
             if let kind = item.event.metricsKind {   // for the kind label; no latency (entered earlier)
                 context.metrics.enteredFromMatrix(room: link.matrixRoom, originID: context.naming.originID(for: item.event.eventID),
                                                   kind: kind, at: nil, now: context.clock.now())
             }
         }
-        return .inboxRead(queued, timeline: order)
+        return .inboxRead(queued, timeline: order, undecodable: undecodable)
     }
 
     func insertMapping(_ mapping: MessageMapping, consumingInbox seq: Int64, delivery: PortalStateMachine.XMPPDelivery,

@@ -9,9 +9,9 @@ import IsthmusStore
 /// different links run in parallel. ``enqueue(_:)`` may be called from anywhere.
 ///
 /// ``run()`` feeds ``PortalStateMachine`` each event, performs the actions it returns (the `perform` switch and the
-/// `Portal+…Effects` files) and feeds their outcomes back. The effects do the I/O, but not only that: some still read
-/// the machine or decide for themselves — dropping undecodable inbox rows, the ghosts `unlink` reads from the store. The actor also owns its timers (one per ``PortalTimer`` kind, on the injected
-/// clock) and the ``EphemeralSender``, which sends typing notices and markers off the portal's path.
+/// `Portal+…Effects` files) and feeds their outcomes back. The effects do the I/O; one still decides for itself: the
+/// ghosts `unlink` reads from the store. The actor also owns its timers (one per ``PortalTimer`` kind, on the
+/// injected clock) and the ``EphemeralSender``, which sends typing notices and markers off the portal's path.
 actor Portal {
     /// The link this portal bridges.
     let link: RoomLink

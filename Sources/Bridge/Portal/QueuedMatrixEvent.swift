@@ -10,39 +10,34 @@ struct QueuedMatrixEvent: Sendable, Equatable {
     var event: MatrixRoomEvent
 }
 
+/// An inbox row that does not decode (written by a version that knew more, or damaged). Whoever reads it decides to
+/// drop it — it would block its room for ever — and says so in an error line.
+struct UndecodableInboxRow: Sendable, Equatable {
+    var seq: Int64
+    var eventID: EventID
+    var room: RoomID
+
+    /// The error line that says it is dropped.
+    var dropped: PortalStateMachine.LogEntry {
+        .init(level: .error, message: "Dropping an undecodable inbox entry",
+              metadata: ["matrix.event.id": eventID.rawValue, "matrix.room.id": room.rawValue, "matrix.inbox.seq": "\(seq)"])
+    }
+}
+
 extension QueuedMatrixEvent {
-    /// Inbox rows decoded, in their order, and the rows that do not decode (whoever read them drops them: they
-    /// would block their room for ever). Pure.
-    static func decoding(_ entries: [InboxEntry]) -> (queued: [QueuedMatrixEvent], undecodable: [InboxEntry]) {
+    /// Inbox rows decoded, in their order, and the rows that do not decode. Pure.
+    static func decoding(_ entries: [InboxEntry]) -> (queued: [QueuedMatrixEvent], undecodable: [UndecodableInboxRow]) {
         let decoder = JSONDecoder()
         var queued: [QueuedMatrixEvent] = []
-        var undecodable: [InboxEntry] = []
+        var undecodable: [UndecodableInboxRow] = []
         queued.reserveCapacity(entries.count)
         for entry in entries {
             if let event = try? decoder.decode(MatrixRoomEvent.self, from: Data(entry.payload)) {
                 queued.append(QueuedMatrixEvent(seq: entry.seq, event: event))
             } else {
-                undecodable.append(entry)
+                undecodable.append(UndecodableInboxRow(seq: entry.seq, eventID: entry.eventID, room: entry.room))
             }
         }
         return (queued, undecodable)
-    }
-}
-
-extension BridgeContext {
-    /// Deletes inbox rows that do not decode, each logged with its event id; a failed delete is logged too (the row
-    /// is read, and dropped, again next time). Runs on the caller's actor; does store I/O.
-    func drop(undecodable entries: [InboxEntry], logger: Logger,
-              isolation: isolated (any Actor)? = #isolation) async {
-        for entry in entries {
-            logger.error("Dropping an undecodable inbox entry", metadata: ["matrix.event.id": entry.eventID.rawValue,
-                                                                             "matrix.room.id": entry.room.rawValue])
-            do {
-                try await durably { try await store.deleteInbox(seq: entry.seq) }
-            } catch {
-                logger.error("Could not drop an undecodable inbox entry", metadata: ["matrix.event.id": entry.eventID.rawValue,
-                                                                                      "error": "\(error)"])
-            }
-        }
     }
 }

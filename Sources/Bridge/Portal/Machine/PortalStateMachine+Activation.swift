@@ -64,18 +64,19 @@ extension PortalStateMachine {
             guard botJoined else { return [] }
             botJoined = false
             return [.log(LogEntry(level: .warning, message: "The bridge is no longer in the MUC; rejoining"))] + startActivation()
-        case .inboxRead(let stored, let timeline):
+        case .inboxRead(let stored, let timeline, let undecodable):
             guard let stored else { return drainBlocked(retry: true) }
+            let dropped = undecodable.flatMap { [Action.log($0.dropped), .dequeue(seq: $0.seq)] }
             guard let timeline else {
                 // A check was due (a hole, or the first drain after an activation) and did not happen: in arrival
                 // order a message from a held transaction would be overtaken, and once mapped, resent late by the
                 // next run. The drain waits and checks again.
                 timelineCheckPending = true
-                return drainBlocked(retry: true)
+                return dropped + drainBlocked(retry: true)
             }
             let queued = Self.drainOrder(stored, timeline: timeline)
             agenda.insert(contentsOf: queued.map(Step.handleMatrixEvent) + [.finishDrain(highestSeq: queued.map(\.seq).max() ?? 0)], at: 0)
-            return []
+            return dropped
         case .ghostPrepared(let setup, let error):
             return ghostPrepared(setup, error: error)
         case .matrixDelivered(let delivery, let eventIDs):

@@ -75,7 +75,8 @@ extension PortalStateMachine {
         /// The inbox in the store's order (nil when it could not be read), and what the timeline check learnt when the
         /// drain checked the timeline (see ``drainOrder(_:timeline:)``); nil when the check was cut short by shutdown
         /// (the drain then waits: arrival order may not be the room's).
-        case inboxRead([QueuedMatrixEvent]?, timeline: TimelineOrder? = TimelineOrder())
+        /// Rows that no longer decode come with it (`undecodable`), to be dropped.
+        case inboxRead([QueuedMatrixEvent]?, timeline: TimelineOrder? = TimelineOrder(), undecodable: [UndecodableInboxRow] = [])
         /// Whether the mapping was new (false: mapped already, nothing to send); nil when the store failed.
         case mappingInserted(XMPPDelivery, inserted: Bool?)
         /// The Matrix topic was set (nil) or why not.
