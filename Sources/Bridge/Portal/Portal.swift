@@ -12,7 +12,8 @@ import IsthmusStore
 /// `Portal+…Effects` files) and feeds their outcomes back. The effects do the I/O, but not only that: some still read
 /// the machine or decide for themselves — the occupant a groupchat goes out from (`machine.puppets`), a
 /// media message's caption, the XEP-0363 upload inside `resolveMatrixTargets`, dropping undecodable inbox rows, the
-/// ghosts `unlink` reads from the store. The actor also owns its timers (one per ``PortalTimer`` kind, on the injected
+/// ghosts `unlink` reads from the store, whether the Matrix room's avatar is still the bridge's before it is cleared
+/// (`Portal+RoomAvatarEffects`). The actor also owns its timers (one per ``PortalTimer`` kind, on the injected
 /// clock) and the ``EphemeralSender``, which sends typing notices and markers off the portal's path.
 actor Portal {
     /// The link this portal bridges.
@@ -163,17 +164,7 @@ actor Portal {
         case .lookUpGhostAddress(let invite): return await lookUpGhostAddress(invite)
         case .readMatrixPower: return await readMatrixPower()
         case .setMUCRole(let nick, let role): await setMUCRole(nick: nick, role: role)
-        case .setBridgeInfo(let info): await setBridgeInfo(info)
-        case .setMatrixTopic(let change): return await setMatrixTopic(change)
-        case .setMatrixRoomName(let name): await setMatrixRoomName(name)
-        case .setMatrixRoomAvatar(let change): enqueue(.roomAvatarSet(change, await setMatrixRoomAvatar(change)))
-        case .recordSubject(let subject): await recordSubject(subject)
-        case .recordDestruction(let detail): await recordDestruction(detail: detail)
-        case .announceInMUC(let text, let originID): await announceInMUC(text, originID: originID)
-        case .sendSubject(let change, let occupant): return await sendSubject(change, from: occupant)
-        case .joinReplacementRoom(let upgrade): return await joinReplacementRoom(upgrade)
-        case .moveLink(let upgrade): return await moveLink(upgrade)
-        case .finishUpgrade(let upgrade, let ghosts): await finishUpgrade(upgrade, ghosts: ghosts)
+        case .roomState(let action): return await performRoomState(action)
         case .unlink(let plan): await unlink(plan)
         case .log(let entry): logger.log(entry.level, entry.message, metadata: entry.metadata)
         }
