@@ -1,14 +1,14 @@
 import IsthmusCommon
 import IsthmusStore
 
-/// The room avatar action (``PortalStateMachine/Action/setMatrixRoomAvatar(_:)``), through ``AvatarFetcher`` and the
+/// The room avatar action (``RoomStateMachine/Action/setMatrixRoomAvatar(_:)``), through ``AvatarFetcher`` and the
 /// Matrix link. On the portal's actor. Mostly I/O; before clearing, it reads the room's avatar itself and clears it
 /// only while it is still the bridge's.
 extension Portal {
     /// Fetches the MUC's avatar from the room's vCard (as the bridge's occupant; checked and uploaded once per hash,
     /// as the bot) and sets it as the Matrix room's avatar, or clears the bridge's avatar there while the room still
     /// shows it; then records what the bridge set. Returns how it ended (the portal queues it for the machine).
-    func setMatrixRoomAvatar(_ change: PortalStateMachine.RoomAvatarChange) async -> PortalStateMachine.RoomAvatarOutcome {
+    func setMatrixRoomAvatar(_ change: RoomStateMachine.RoomAvatarChange) async -> RoomStateMachine.RoomAvatarOutcome {
         let room = link.matrixRoom
         var record: RoomAvatarRecord?
         do {

@@ -2,10 +2,32 @@ import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
 
-/// The room-state actions (subject ↔ topic, name, upgrades) decided by ``PortalStateMachine`` (`+RoomState`,
-/// `+Upgrade`). Runs on the portal's actor; I/O only (the machine chose each sender and id).
+/// The room-state actions (subject ↔ topic, name, room avatar, upgrades, bridge-info state, destruction) decided by
+/// ``RoomStateMachine``. Runs on the portal's actor; I/O only (the machine chose each sender and id).
 extension Portal {
-    func setMatrixTopic(_ change: PortalStateMachine.TopicChange) async -> PortalStateMachine.Input {
+    /// Performs one action of the room-state sub-machine; returns its outcome when the machine waits for one.
+    func performRoomState(_ action: RoomStateMachine.Action) async -> PortalStateMachine.Input? {
+        switch action {
+        case .setMatrixTopic(let change): return .roomState(await setMatrixTopic(change))
+        case .setMatrixRoomName(let name): await setMatrixRoomName(name)
+        case .recordSubject(let subject): await recordSubject(subject)
+        case .recordDestruction(let detail): await recordDestruction(detail: detail)
+        case .sendSubject(let change, let occupant): return .roomState(await sendSubject(change, from: occupant))
+        case .announceInMUC(let text, let originID): await announceInMUC(text, originID: originID)
+        case .joinReplacementRoom(let upgrade): return .roomState(await joinReplacementRoom(upgrade))
+        case .moveLink(let upgrade): return .roomState(await moveLink(upgrade))
+        case .finishUpgrade(let upgrade, let ghosts): await finishUpgrade(upgrade, ghosts: ghosts)
+        case .setMatrixRoomAvatar(let change): enqueue(.roomAvatarSet(change, await setMatrixRoomAvatar(change)))
+        case .setBridgeInfo(let info): await setBridgeInfo(info)
+        case .postNotice(let text, let subject): await postNotice(text, subject: subject)
+        case .dequeue(let seq): await dequeue(seq: seq)
+        case .log(let entry): logger.log(entry.level, entry.message, metadata: entry.metadata)
+        case .portal: assertionFailure("the portal machine's router makes these changes")
+        }
+        return nil
+    }
+
+    private func setMatrixTopic(_ change: RoomStateMachine.TopicChange) async -> RoomStateMachine.Input {
         do {
             try await context.matrix.setTopic(change.text, in: link.matrixRoom, as: change.actor)
             return .topicSet(change, nil)
@@ -15,7 +37,7 @@ extension Portal {
     }
 
     /// Sets the Matrix room's name as the bot, then records it as the name bridged.
-    func setMatrixRoomName(_ name: String) async {
+    private func setMatrixRoomName(_ name: String) async {
         let room = link.matrixRoom
         do {
             try await context.matrix.setRoomName(name, in: room)
@@ -25,7 +47,7 @@ extension Portal {
         }
     }
 
-    func recordSubject(_ subject: String) async {
+    private func recordSubject(_ subject: String) async {
         let room = link.matrixRoom
         do {
             try await context.durably { try await context.store.setKnownSubject(room, subject) }
@@ -35,7 +57,7 @@ extension Portal {
     }
 
     /// Records the destruction with the link (status `error`, `detail`) so no later start joins the MUC again.
-    func recordDestruction(detail: String) async {
+    private func recordDestruction(detail: String) async {
         let room = link.matrixRoom
         do {
             try await context.durably { try await context.store.markRoomLinkDestroyed(room, detail: detail) }
@@ -46,7 +68,7 @@ extension Portal {
     }
 
     /// Sends the subject change from `occupant` (the user's puppet, or the bridge's occupant for its retry).
-    func sendSubject(_ change: PortalStateMachine.SubjectChange, from occupant: JID) async -> PortalStateMachine.Input {
+    private func sendSubject(_ change: RoomStateMachine.SubjectChange, from occupant: JID) async -> RoomStateMachine.Input {
         do {
             try await context.xmpp.setSubject(room: link.muc, subject: change.text, from: occupant, id: change.id)
             return .subjectSent(change, nil)
@@ -55,7 +77,7 @@ extension Portal {
         }
     }
 
-    func announceInMUC(_ text: String, originID: OriginID) async {
+    private func announceInMUC(_ text: String, originID: OriginID) async {
         do {
             try await context.xmpp.sendGroupchat(room: link.muc, from: context.naming.botOccupant, body: text,
                                                  references: MessageReferences(), originID: originID)
@@ -64,7 +86,7 @@ extension Portal {
         }
     }
 
-    func joinReplacementRoom(_ upgrade: PortalStateMachine.RoomUpgrade) async -> PortalStateMachine.Input {
+    private func joinReplacementRoom(_ upgrade: RoomStateMachine.RoomUpgrade) async -> RoomStateMachine.Input {
         do {
             let predecessor = try await context.matrix.joinReplacement(upgrade.replacement, via: upgrade.via)
             return .replacementJoined(upgrade, predecessor: predecessor, nil)
@@ -73,7 +95,7 @@ extension Portal {
         }
     }
 
-    func moveLink(_ upgrade: PortalStateMachine.RoomUpgrade) async -> PortalStateMachine.Input {
+    private func moveLink(_ upgrade: RoomStateMachine.RoomUpgrade) async -> RoomStateMachine.Input {
         let (old, new) = (link.matrixRoom, upgrade.replacement)
         do {
             _ = try await context.durably { try await context.store.moveRoomLink(from: old, to: new) }
@@ -85,7 +107,7 @@ extension Portal {
     }
 
     /// Ghosts and the bot leave the old room (best effort: the link has moved), then the bridge loads the new portal.
-    func finishUpgrade(_ upgrade: PortalStateMachine.RoomUpgrade, ghosts: [UserID]) async {
+    private func finishUpgrade(_ upgrade: RoomStateMachine.RoomUpgrade, ghosts: [UserID]) async {
         let room = link.matrixRoom
         for ghost in ghosts {
             do {

@@ -9,8 +9,9 @@ import IsthmusStore
 /// different links run in parallel. ``enqueue(_:)`` may be called from anywhere.
 ///
 /// ``run()`` feeds ``PortalStateMachine`` each event, performs the actions it returns (the `perform` switch and the
-/// `Portal+…Effects` files) and feeds their outcomes back. The effects do the I/O; one still decides for itself: the
-/// ghosts `unlink` reads from the store. The actor also owns its timers (one per ``PortalTimer`` kind, on the
+/// `Portal+…Effects` files) and feeds their outcomes back. The effects do the I/O; two still decide for themselves: the
+/// ghosts `unlink` reads from the store, and whether the Matrix room's avatar is still the bridge's before it is
+/// cleared (`Portal+RoomAvatarEffects`). The actor also owns its timers (one per ``PortalTimer`` kind, on the
 /// injected clock) and the ``EphemeralSender``, which sends typing notices and markers off the portal's path.
 actor Portal {
     /// The link this portal bridges.
@@ -164,17 +165,7 @@ actor Portal {
         case .inviteToMatrix(let user, let reason): await inviteToMatrix(user, reason: reason)
         case .sendInvite(let sender, let invitee, let reason, let id): await sendInvite(from: sender, to: invitee, reason: reason, id: id)
         case .lookUpGhostAddress(let invite): return await lookUpGhostAddress(invite)
-        case .setBridgeInfo(let info): await setBridgeInfo(info)
-        case .setMatrixTopic(let change): return await setMatrixTopic(change)
-        case .setMatrixRoomName(let name): await setMatrixRoomName(name)
-        case .setMatrixRoomAvatar(let change): enqueue(.roomAvatarSet(change, await setMatrixRoomAvatar(change)))
-        case .recordSubject(let subject): await recordSubject(subject)
-        case .recordDestruction(let detail): await recordDestruction(detail: detail)
-        case .announceInMUC(let text, let originID): await announceInMUC(text, originID: originID)
-        case .sendSubject(let change, let occupant): return await sendSubject(change, from: occupant)
-        case .joinReplacementRoom(let upgrade): return await joinReplacementRoom(upgrade)
-        case .moveLink(let upgrade): return await moveLink(upgrade)
-        case .finishUpgrade(let upgrade, let ghosts): await finishUpgrade(upgrade, ghosts: ghosts)
+        case .roomState(let action): return await performRoomState(action)
         case .unlink(let plan): await unlink(plan)
         case .log(let entry): logger.log(entry.level, entry.message, metadata: entry.metadata)
         }

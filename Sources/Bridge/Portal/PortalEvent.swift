@@ -35,7 +35,7 @@ enum PortalEvent: Sendable, Equatable {
     case reconcileGhosts
     /// The Matrix room's avatar change ended (queued as an event, not an outcome: the change is no step of the
     /// activation's agenda, which it must not advance).
-    case roomAvatarSet(PortalStateMachine.RoomAvatarChange, PortalStateMachine.RoomAvatarOutcome)
+    case roomAvatarSet(RoomStateMachine.RoomAvatarChange, RoomStateMachine.RoomAvatarOutcome)
     /// Periodic XEP-0410 self-ping: is the bridge's occupant still in the MUC? If not, rejoin and catch up.
     case selfCheck
     /// Unlink: both sides leave, state is forgotten, the link row is deleted. `xmppConnected`: whether the XMPP link

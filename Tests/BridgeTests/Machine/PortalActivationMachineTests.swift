@@ -21,7 +21,7 @@ import Testing
         #expect(f.act(.membersFetched([f.alice: "Alice", f.bot: nil])) == [.joinMUC(join)])
         #expect(f.act(.mucJoined(join, .joined(nick: "Alice", created: false))) == [.savePuppet(f.puppet(f.alice, "Alice")), .loadUndelivered])
         #expect(f.act(.undeliveredLoaded([]))
-                == [.queueGhostReconciliation, .setBridgeInfo(f.bridgeInfo), .setStatus(.active, detail: nil), .readInbox(checkTimeline: true)])
+                == [.queueGhostReconciliation, .roomState(.setBridgeInfo(f.bridgeInfo)), .setStatus(.active, detail: nil), .readInbox(checkTimeline: true)])
         #expect(f.act(.inboxRead([])) == [])
         #expect(f.machine.botJoined && f.machine.canSend)
     }
@@ -172,7 +172,7 @@ import Testing
         let join = f.puppetJoin(f.alice, "Alice", then: .send(resend))
         #expect(f.act(.undeliveredLoaded([one, two])) == [.joinMUC(join)])
         #expect(f.act(.mucJoinFailed(join, .timeout))
-                == [.queueGhostReconciliation, .schedule(.inboxRetry, at: f.t0 + .seconds(5)), .setBridgeInfo(f.bridgeInfo),
+                == [.queueGhostReconciliation, .schedule(.inboxRetry, at: f.t0 + .seconds(5)), .roomState(.setBridgeInfo(f.bridgeInfo)),
                     .setStatus(.active, detail: nil)])
         #expect(f.act(.matrixEvents([f.text(3)])) == [])
         // The retry resends first, then drains the store.
@@ -250,7 +250,7 @@ import Testing
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice", f.bob: "Bob"])
         #expect(f.act(.unlink(xmppConnected: true))
-                == [.setBridgeInfo(f.bridgeInfoWithdrawn),
+                == [.roomState(.setBridgeInfo(f.bridgeInfoWithdrawn)),
                     .unlink(.init(puppets: [f.puppet(f.alice, "Alice"), f.puppet(f.bob, "Bob")], botNick: "Matrix",
                                   ghostLevels: GhostPowerLevels(wanted: [:])))])
         #expect(f.machine.closed)
@@ -261,7 +261,7 @@ import Testing
 
     @Test func aPortalLoadedOnlyToUnlinkWhileXMPPIsDownLeavesOnlyMatrix() {
         var f = MachineFixture()
-        #expect(f.act(.unlink(xmppConnected: false)) == [.setBridgeInfo(f.bridgeInfoWithdrawn), .unlink(.init(puppets: [], botNick: nil, ghostLevels: GhostPowerLevels(wanted: [:])))])
+        #expect(f.act(.unlink(xmppConnected: false)) == [.roomState(.setBridgeInfo(f.bridgeInfoWithdrawn)), .unlink(.init(puppets: [], botNick: nil, ghostLevels: GhostPowerLevels(wanted: [:])))])
     }
 
     @Test func ghostsOfOccupantsThatAreGoneLeaveAfterTheJoin() {

@@ -14,7 +14,7 @@ import Testing
         #expect(f.act(.membersFetched([:]))
                 == [.loadUndelivered])
         #expect(f.act(.undeliveredLoaded([]))
-                == [.queueGhostReconciliation, .setBridgeInfo(f.bridgeInfo), .setStatus(.active, detail: nil), .readInbox(checkTimeline: true)])
+                == [.queueGhostReconciliation, .roomState(.setBridgeInfo(f.bridgeInfo)), .setStatus(.active, detail: nil), .readInbox(checkTimeline: true)])
         _ = f.act(.inboxRead([]))
         _ = f.act(.xmppDisconnected)
         _ = f.act(.activate)
@@ -28,15 +28,15 @@ import Testing
     @Test func aFailedActivationSetsNothing() {
         var f = MachineFixture()
         _ = f.act(.activate)
-        #expect(f.act(.botJoinedMatrix(error: .refused("M_FORBIDDEN"))).contains { if case .setBridgeInfo = $0 { true } else { false } } == false)
-        #expect(f.machine.bridgeInfoSet == false)
+        #expect(f.act(.botJoinedMatrix(error: .refused("M_FORBIDDEN"))).contains { if case .roomState(.setBridgeInfo) = $0 { true } else { false } } == false)
+        #expect(f.machine.roomState.bridgeInfoSet == false)
     }
 
     @Test func unlinkWithdrawsTheStateBeforeAnyoneLeaves() {
         var f = MachineFixture()
         f.activate()
         let actions = f.act(.unlink(xmppConnected: true))
-        #expect(actions.first == .setBridgeInfo(f.bridgeInfoWithdrawn))
+        #expect(actions.first == .roomState(.setBridgeInfo(f.bridgeInfoWithdrawn)))
         #expect(actions.count == 2)
     }
 
@@ -46,7 +46,7 @@ import Testing
         let json = String(decoding: try JSONEncoder.sorted.encode(content), as: UTF8.self)
         #expect(json == #"{"bridgebot":"@isthmus:localhost","channel":{"displayname":"lounge","id":"lounge@conference.localhost"},"#
                 + #""network":{"displayname":"conference.localhost","id":"conference.localhost"},"protocol":{"displayname":"XMPP","id":"xmpp"}}"#)
-        #expect(f.machine.bridgeInfo == content)
+        #expect(f.machine.roomState.bridgeInfo == content)
     }
 }
 

@@ -3,346 +3,189 @@ import Foundation
 import IsthmusCommon
 import IsthmusStore
 import Testing
+import XMPP
 
-/// Subject ↔ topic, the MUC name, the MUC's destruction and room upgrades through the portal machine.
+/// The room-state sub-machine on its own: its inputs and a hand-made view of the room in, its actions out.
 @Suite struct RoomStateMachineTests {
-    typealias TopicChange = PortalStateMachine.TopicChange
-    typealias SubjectChange = PortalStateMachine.SubjectChange
+    typealias Machine = RoomStateMachine
+    typealias TopicChange = RoomStateMachine.TopicChange
+    typealias SubjectChange = RoomStateMachine.SubjectChange
+    typealias Upgrade = RoomStateMachine.RoomUpgrade
+    let f = MachineFixture()
 
-    /// An active machine that knows `subject` and has a joined ghost for the occupant "romeo".
-    func active(subject: String? = "Old", syncName: Bool = false, name: String? = nil,
-                features: RoomFeatures = RoomFeatures(stanzaIDs: true, archive: true)) -> MachineFixture {
-        var f = MachineFixture()
-        var configuration = f.machine.configuration
-        configuration.syncName = syncName
-        f.machine = PortalStateMachine(configuration: configuration)
-        var snapshot = f.snapshot(ghosts: [RoomGhost(room: f.room, user: f.ghost(of: "romeo"), nick: "romeo", occupantID: nil,
-                                                     realJID: nil, joined: true)])
-        snapshot.texts = RoomTexts(subject: subject, name: name)
-        f.activate(members: [f.alice: "Alice"], snapshot: snapshot, features: features)
-        #expect(f.act(.xmppPresence(f.presence("romeo"))) == [])
-        return f
+    /// A machine whose room state is loaded: the subject "Old" and the name "Old name" were bridged last.
+    func loaded(syncName: Bool = false, avatars: Bool = false, announcedName: String? = nil) -> Machine {
+        var m = Machine(configuration: .init(room: f.room, muc: f.muc, naming: f.naming, botUserID: f.bot,
+                                             syncName: syncName, avatars: avatars))
+        _ = m.receive(.loaded(RoomTexts(subject: "Old", name: "Old name"), avatar: nil), in: room(announcedName: announcedName))
+        return m
     }
 
-    func subject(_ nick: String, _ text: String, archived: Bool = false) -> RoomMessage {
-        var message = MachineFixture().groupchat(nick, "", stanzaID: nil, archived: archived)
+    /// The room as the portal machine shows it: "romeo" has a joined ghost, Alice a puppet under her name.
+    func room(botJoined: Bool = true, announcedName: String? = nil, destroyed: Bool = false) -> Machine.Room {
+        let (f, alice) = (f, f.alice)
+        return Machine.Room(
+            isOurOccupant: { $0 == "Matrix" || $0 == "Alice" },
+            botNick: "Matrix",
+            joinedGhost: { $0 == "romeo" ? f.ghost(of: "romeo") : nil },
+            joinedGhosts: { [f.ghost(of: "romeo")] },
+            puppetOccupant: { $0 == alice ? f.puppetJID(alice) : nil },
+            nameInMUC: { $0 == alice ? "Alice" : $0.localpart },
+            nameInMatrix: { $0 == alice ? "Alice" : $0.localpart },
+            isBridged: { $0 != f.bot && !$0.localpart.hasPrefix("_xmpp_") },
+            botJoined: botJoined, announcedName: announcedName, destroyed: destroyed)
+    }
+
+    func subject(_ nick: String, _ text: String) -> Machine.Input {
+        var message = f.groupchat(nick, "", stanzaID: nil)
         message.body = nil
         message.subject = text
-        return message
+        return .subject(message, text: text)
     }
 
     func topic(_ seq: Int64, _ text: String, from sender: UserID? = nil) -> QueuedMatrixEvent {
-        let f = MachineFixture()
-        return QueuedMatrixEvent(seq: seq, event: MatrixRoomEvent(eventID: EventID("$t\(seq)")!, room: f.room, sender: sender ?? f.alice,
-                                                                  stateKey: "", content: .topic(text)))
+        QueuedMatrixEvent(seq: seq, event: MatrixRoomEvent(eventID: EventID("$t\(seq)")!, room: f.room, sender: sender ?? f.alice,
+                                                           stateKey: "", content: .topic(text)))
     }
 
-    // MARK: XMPP → Matrix
-
-    @Test func anOccupantsSubjectChangeBecomesTheTopicSetByTheirGhostThenIsRecorded() {
-        var f = active()
-        let change = TopicChange(text: "New", actor: f.ghost(of: "romeo"), setter: "romeo")
-        #expect(f.act(.xmppMessage(subject("romeo", "New"))) == [.setMatrixTopic(change)])
-        #expect(f.act(.topicSet(change, nil)) == [.recordSubject("New")])
-        // The same subject again (sent on the next join): not a change.
-        #expect(f.act(.xmppMessage(subject("romeo", "New"))) == [])
-        #expect(f.machine.roomTexts?.subject == "New")
+    func change(_ seq: Int64, _ text: String) -> SubjectChange {
+        let event = EventID("$t\(seq)")!
+        return SubjectChange(text: text, user: f.alice, eventID: event, id: f.naming.originID(for: event), seq: seq)
     }
 
-    @Test func aGhostWithoutThePowerHandsOverToTheBotWhichSaysWhoChangedIt() {
-        var f = active()
+    /// The actions without log lines.
+    func quiet(_ actions: [Machine.Action]) -> [Machine.Action] {
+        actions.filter { if case .log = $0 { false } else { true } }
+    }
+
+    // MARK: Subject ↔ topic
+
+    @Test func anOccupantsSubjectIsSetByItsGhostAndRecordedOnceSet() {
+        var m = loaded()
         let byGhost = TopicChange(text: "New", actor: f.ghost(of: "romeo"), setter: "romeo")
         let byBot = TopicChange(text: "New", actor: f.bot, setter: "romeo")
-        _ = f.act(.xmppMessage(subject("romeo", "New")))
-        #expect(f.act(.topicSet(byGhost, .refused("M_FORBIDDEN"))) == [.setMatrixTopic(byBot)])
-        #expect(f.act(.topicSet(byBot, nil)) == [.recordSubject("New"),
-                                                   .postNotice("romeo changed the XMPP room's subject.", subject: "subject:romeo:New")])
+        #expect(m.receive(subject("romeo", "New"), in: room()) == [.setMatrixTopic(byGhost)])
+        #expect(m.receive(.topicSet(byGhost, .refused("M_FORBIDDEN")), in: room()) == [.setMatrixTopic(byBot)])
+        #expect(m.receive(.topicSet(byBot, nil), in: room())
+                == [.recordSubject("New"), .postNotice("romeo changed the XMPP room's subject.", subject: "subject:romeo:New")])
+        #expect(m.receive(subject("romeo", "New"), in: room()) == [])
+        #expect(m.texts?.subject == "New")
     }
 
-    @Test func aSubjectFromTheRoomItselfIsSetByTheBotWithoutANotice() {
-        var f = active()
-        let change = TopicChange(text: "By the room", actor: f.bot, setter: nil)
-        #expect(f.act(.xmppMessage(subject("", "By the room"))) == [.setMatrixTopic(change)])
-        #expect(f.act(.topicSet(change, nil)) == [.recordSubject("By the room")])
+    @Test func aMatrixTopicWaitsForThePuppetThenGoesOutAndItsReflectionIsRecorded() {
+        var m = loaded()
+        let change = change(1, "From Matrix")
+        #expect(m.receive(.matrixTopic(topic(1, "From Matrix"), text: "From Matrix"), in: room()) == [.portal(.ensurePuppet(change))])
+        #expect(m.receive(.puppetReady(change), in: room()) == [.sendSubject(change, from: f.puppetJID(f.alice))])
+        #expect(m.awaitsAnswer(to: StanzaAttributeID(change.id.rawValue)))
+        #expect(m.receive(.subjectSent(change, nil), in: room()) == [.dequeue(seq: 1)])
+        #expect(m.receive(subject("Alice", "From Matrix"), in: room()) == [.recordSubject("From Matrix")])
+        #expect(m.pendingSubject == nil)
+        // The known subject again, or a topic from the bridge: nothing to send.
+        #expect(m.receive(.matrixTopic(topic(2, "From Matrix"), text: "From Matrix"), in: room()) == [.dequeue(seq: 2)])
+        #expect(m.receive(.matrixTopic(topic(3, "Echo", from: f.bot), text: "Echo"), in: room()) == [.dequeue(seq: 3)])
     }
 
-    @Test func anUnavailableHomeserverLeavesTheSubjectUnrecordedSoTheNextJoinAppliesIt() {
-        var f = active()
-        let change = TopicChange(text: "New", actor: f.ghost(of: "romeo"), setter: "romeo")
-        _ = f.act(.xmppMessage(subject("romeo", "New")))
-        #expect(f.act(.topicSet(change, .unavailable("down"))) == [])
-        #expect(f.machine.roomTexts?.subject == "Old")
-        #expect(f.act(.xmppMessage(subject("romeo", "New"))) == [.setMatrixTopic(change)])
-    }
-
-    @Test func archivedSubjectsAndOurOwnReflectionsAreNotChanges() {
-        var f = active()
-        #expect(f.act(.xmppMessage(subject("romeo", "Ancient", archived: true))) == [])
-        // Alice's puppet (nick "Alice") set it: our own change reflected, recorded, not sent back.
-        #expect(f.act(.xmppMessage(subject("Alice", "From Matrix"))) == [.recordSubject("From Matrix")])
-        #expect(f.act(.xmppMessage(subject("Matrix", "From the bridge"))) == [.recordSubject("From the bridge")])
-    }
-
-    @Test func withNothingKnownAnEmptyJoinSubjectIsRecordedAndNotApplied() {
-        var f = active(subject: nil)
-        #expect(f.act(.xmppMessage(subject("", ""))) == [.recordSubject("")])
-        // A real subject when nothing is known is applied.
-        var g = active(subject: nil)
-        #expect(g.act(.xmppMessage(subject("", "Hello"))) == [.setMatrixTopic(TopicChange(text: "Hello", actor: g.bot, setter: nil))])
-    }
-
-    @Test func aSubjectWithABodyIsAMessageNotASubjectChange() {
-        var f = active()
-        var message = f.groupchat("romeo", "hello")
-        message.subject = "Not a change"
-        guard case .lookUpBridged? = f.act(.xmppMessage(message)).last else {
-            Issue.record("not bridged as a message")
-            return
-        }
-    }
-
-    // MARK: Matrix → XMPP
-
-    @Test func aMatrixTopicChangeIsSentByThePuppetAndItsRowHandledOnceSent() {
-        var f = active()
-        let event = topic(1, "From Matrix")
-        let change = SubjectChange(text: "From Matrix", user: f.alice, eventID: event.event.eventID,
-                                   id: f.naming.originID(for: event.event.eventID), seq: 1)
-        #expect(f.act(.matrixEvents([event])) == [.sendSubject(change, from: f.puppetJID(f.alice))])
-        #expect(f.machine.pendingSubject == change)
-        #expect(f.act(.subjectSent(change, nil)) == [.dequeue(seq: 1)])
-        #expect(f.act(.xmppMessage(subject("Alice", "From Matrix"))) == [.recordSubject("From Matrix")])
-        #expect(f.machine.pendingSubject == nil)
-    }
-
-    @Test func aTopicEqualToTheKnownSubjectOrFromTheBridgeIsNotSent() {
-        var f = active()
-        #expect(f.act(.matrixEvents([topic(1, "Old")])) == [.dequeue(seq: 1)])
-        #expect(f.act(.matrixEvents([topic(2, "Echo", from: f.bot)])) == [.dequeue(seq: 2)])
-        #expect(f.act(.matrixEvents([topic(3, "Echo", from: f.ghost(of: "romeo"))])) == [.dequeue(seq: 3)])
-    }
-
-    @Test func aForbiddenSubjectChangeIsRetriedByTheBridgesOccupantThenExplained() {
-        var f = active()
-        let event = topic(1, "From Matrix")
-        let change = SubjectChange(text: "From Matrix", user: f.alice, eventID: event.event.eventID,
-                                   id: f.naming.originID(for: event.event.eventID), seq: 1)
-        _ = f.act(.matrixEvents([event]))
-        _ = f.act(.subjectSent(change, nil))
-        var bounce = f.groupchat("Alice", "", stanzaID: nil, to: f.puppetJID(f.alice))
-        bounce.body = nil
-        bounce.id = StanzaAttributeID(change.id.rawValue)
-        bounce.error = StanzaErrorInfo(condition: .forbidden, text: "You are not allowed to change the subject")
+    @Test func aForbiddenSubjectIsRetriedByTheBridgesOccupantWhoSaysWhoChangedIt() {
+        var m = loaded()
+        let change = change(1, "From Matrix")
+        _ = m.receive(.puppetReady(change), in: room())
         var retry = change
         retry.byBridge = true
         retry.seq = nil
         retry.id = OriginID(change.id.rawValue + "-bridge")!
-        #expect(f.act(.xmppMessage(bounce)) == [.sendSubject(retry, from: f.naming.botOccupant)])
-        #expect(f.act(.subjectSent(retry, nil)) == [])
-        // Had the room taken it from the bridge's occupant, the MUC would be told who changed it, by her nick there.
-        var accepted = f
-        #expect(accepted.act(.xmppMessage(subject("Matrix", "From Matrix"))) == [.recordSubject("From Matrix"),
-                                                                               .announceInMUC("Alice changed the subject.",
-                                                                                              originID: OriginID(retry.id.rawValue + "-announce")!)])
-        // The bridge's occupant is refused too: Alice is told why, in the Matrix room.
-        var second = bounce
-        second.to = f.naming.botOccupant
-        second.id = StanzaAttributeID(retry.id.rawValue)
-        #expect(f.act(.xmppMessage(second)) == [.postNotice(
+        let forbidden = StanzaErrorInfo(condition: .forbidden, text: nil)
+        #expect(quiet(m.receive(.subjectRefused(forbidden), in: room())) == [.sendSubject(retry, from: f.naming.botOccupant)])
+        var accepted = m
+        #expect(accepted.receive(subject("Matrix", "From Matrix"), in: room())
+                == [.recordSubject("From Matrix"),
+                    .announceInMUC("Alice changed the subject.", originID: OriginID(retry.id.rawValue + "-announce")!)])
+        // Refused again: Alice is told why.
+        #expect(quiet(m.receive(.subjectRefused(forbidden), in: room())) == [.postNotice(
             "⚠️ Alice's topic change was not applied to the XMPP room (only its moderators may change the subject there).",
             subject: "subject-refused:$t1")])
-        #expect(f.machine.pendingSubject == nil)
+        #expect(m.receive(.subjectRefused(forbidden), in: room()) == [], "nothing awaits an answer")
     }
 
     @Test func aSubjectThatCannotGoOutWaitsForTheXMPPSideOrIsExplained() {
-        var f = active()
-        let event = topic(1, "From Matrix")
-        let change = SubjectChange(text: "From Matrix", user: f.alice, eventID: event.event.eventID,
-                                   id: f.naming.originID(for: event.event.eventID), seq: 1)
-        _ = f.act(.matrixEvents([event]))
-        // Not connected: the row stays for the next drain (no dequeue).
-        #expect(f.act(.subjectSent(change, .notConnected)) == [])
-        #expect(f.machine.inboxBlocked)
-        var g = active()
-        _ = g.act(.matrixEvents([event]))
-        let refused = PortalStateMachine.XMPPFailure.other("broken")
-        #expect(g.act(.subjectSent(change, refused)) == [
+        var m = loaded()
+        let change = change(1, "From Matrix")
+        #expect(m.receive(.puppetFailed(change, .notConnected), in: room()) == [.portal(.xmppUnavailable(.notConnected))])
+        _ = m.receive(.puppetReady(change), in: room())
+        #expect(m.receive(.subjectSent(change, .other("broken")), in: room()) == [
             .postNotice("⚠️ Alice's topic change was not applied to the XMPP room (broken).", subject: "subject-refused:$t1"),
             .dequeue(seq: 1)])
+        #expect(m.pendingSubject == nil)
     }
 
-    // MARK: Name
+    // MARK: Name and avatar
 
-    @Test func withSyncNameTheMUCsNameIsCopiedWhenItDiffersFromTheOneCopiedLast() {
-        var f = active(syncName: true, name: "Old name", features: RoomFeatures(stanzaIDs: true, archive: true, name: "Lounge"))
-        #expect(f.machine.roomTexts?.name == "Lounge")
-        // Status 104 from the room: disco#info is read again; an unchanged name is not set again.
-        var notice = f.groupchat("", "", stanzaID: nil)
-        notice.body = nil
-        notice.statusCodes = [.configurationChanged]
-        #expect(f.act(.xmppMessage(notice)) == [.readRoomFeatures])
-        #expect(f.act(.roomFeaturesRead(RoomFeatures(stanzaIDs: true, archive: true, name: "Lounge")))
-                == [.recordRoomFeatures(RoomFeatures(stanzaIDs: true, archive: true, name: "Lounge"))])
-        #expect(f.act(.xmppMessage(notice)) == [.readRoomFeatures])
-        let renamed = RoomFeatures(stanzaIDs: true, archive: true, name: "Salon")
-        #expect(f.act(.roomFeaturesRead(renamed)) == [.recordRoomFeatures(renamed), .setMatrixRoomName("Salon")])
+    @Test func withSyncNameTheAnnouncedNameIsCopiedWhenItDiffers() {
+        var m = loaded(syncName: true, announcedName: "Lounge")
+        #expect(m.texts?.name == "Lounge")
+        let features = RoomFeatures(stanzaIDs: true, archive: true)
+        #expect(m.receive(.featuresRead(features), in: room(announcedName: "Lounge")) == [])
+        #expect(m.receive(.featuresRead(features), in: room(announcedName: "Salon")) == [.setMatrixRoomName("Salon")])
+        var without = loaded(announcedName: "Lounge")
+        #expect(without.receive(.featuresRead(features), in: room(announcedName: "Salon")) == [])
     }
 
-    @Test func activationCopiesTheNameOnceTheRoomsStateIsLoaded() {
-        var f = MachineFixture()
-        var configuration = f.machine.configuration
-        configuration.syncName = true
-        f.machine = PortalStateMachine(configuration: configuration)
-        _ = f.act(.activate)
-        _ = f.act(.botJoinedMatrix(error: nil))
-        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
-        let features = RoomFeatures(stanzaIDs: true, archive: true, name: "Lounge")
-        // Before the room's state is loaded the name copied last is not known: nothing yet.
-        #expect(f.act(.roomFeaturesRead(features)) == [.recordRoomFeatures(features), .loadRoom])
-        var snapshot = f.snapshot(first: true)
-        snapshot.texts = RoomTexts(subject: nil, name: "Old")
-        #expect(f.act(.roomLoaded(snapshot)).first == .setMatrixRoomName("Lounge"))
-    }
-
-    @Test func withoutSyncNameTheNameIsLeftAlone() {
-        var f = active(features: RoomFeatures(stanzaIDs: true, archive: true, name: "Lounge"))
-        var notice = f.groupchat("", "", stanzaID: nil)
-        notice.body = nil
-        notice.statusCodes = [.configurationChanged]
-        // disco#info is read again (the room's avatar may have changed), but the name is not copied.
-        #expect(f.act(.xmppMessage(notice)) == [.readRoomFeatures])
-        #expect(f.act(.roomFeaturesRead(RoomFeatures(stanzaIDs: true, archive: true, name: "Salon")))
-                == [.recordRoomFeatures(RoomFeatures(stanzaIDs: true, archive: true, name: "Salon"))])
-    }
-
-    // MARK: Destruction
-
-    @Test func aDestroyedMUCPutsTheLinkInErrorNamesTheVenueAndIsNotRejoined() {
-        var f = active()
-        var gone = f.presence("Matrix", available: false, codes: [.selfPresence])
-        gone.destroyed = RoomDestruction(reason: "Moved", alternateVenue: JID("salon@conference.localhost")!)
-        #expect(f.act(.xmppPresence(gone)) == [
-            .recordDestruction(detail: "the XMPP room was destroyed: Moved; alternate venue xmpp:salon@conference.localhost?join"),
-            .postNotice("⚠️ The XMPP room was destroyed (reason: Moved). This room is no longer bridged. The conversation continues at xmpp:salon@conference.localhost?join",
-                        subject: "destroyed:lounge@conference.localhost")])
-        #expect(f.machine.destroyed)
-        // The other occupants' destroy presences: their ghosts leave; the bridge's copy again: nothing more.
-        var romeo = f.presence("romeo", available: false)
-        romeo.destroyed = gone.destroyed
-        guard case .removeGhost(let ghost, .leave, _)? = f.act(.xmppPresence(romeo)).first else {
-            Issue.record("ghost did not leave")
-            return
-        }
-        #expect(ghost == f.ghost(of: "romeo"))
-        #expect(f.act(.xmppPresence(gone)) == [])
-        // Reconnecting does not join again (that would create the room anew).
-        #expect(f.act(.xmppDisconnected) == [])
-        #expect(f.act(.activate) == [])
-    }
-
-    @Test func aLinkRecordedAsDestroyedIsNotActivatedAfterARestart() {
-        var f = MachineFixture()
-        var configuration = f.machine.configuration
-        configuration.mucDestroyed = true
-        f.machine = PortalStateMachine(configuration: configuration)
-        #expect(f.act(.activate) == [])
-        #expect(f.act(.selfCheck) == [])
-        // Unlinking still works.
-        guard case .unlink(let plan)? = f.act(.unlink(xmppConnected: true)).last else {
-            Issue.record("no unlink")
-            return
-        }
-        #expect(plan.puppets.isEmpty && plan.botNick == nil)
-    }
-
-    @Test func aDelayedSubjectSentOnJoinNamesNobody() {
-        var f = active()
-        var joinSubject = subject("romeo", "Set long ago")
-        joinSubject.delay = Date(timeIntervalSince1970: 1_700_000_000)
-        let change = TopicChange(text: "Set long ago", actor: f.ghost(of: "romeo"), setter: nil)
-        #expect(f.act(.xmppMessage(joinSubject)) == [.setMatrixTopic(change)])
-        var refusedForGhost = change
-        refusedForGhost.actor = f.bot
-        #expect(f.act(.topicSet(change, .refused("M_FORBIDDEN"))) == [.setMatrixTopic(refusedForGhost)])
-        #expect(f.act(.topicSet(refusedForGhost, nil)) == [.recordSubject("Set long ago")])
-    }
-
-    @Test func aDestructionWithoutReasonOrVenueSaysSo() {
-        var f = active()
-        var gone = f.presence("Matrix", available: false, codes: [.selfPresence])
-        gone.destroyed = RoomDestruction()
-        #expect(f.act(.xmppPresence(gone)) == [
-            .recordDestruction(detail: "the XMPP room was destroyed"),
-            .postNotice("⚠️ The XMPP room was destroyed. This room is no longer bridged.", subject: "destroyed:lounge@conference.localhost")])
+    @Test func theRoomsAvatarIsSetOnceAndANewerOneFollows() {
+        let a = String(repeating: "a1", count: 20), b = String(repeating: "b2", count: 20)
+        var m = loaded(avatars: true)
+        #expect(m.receive(.roomPresence(.photo(a)), in: room()) == [.setMatrixRoomAvatar(.init(sha1: a, ours: nil))])
+        #expect(m.receive(.roomPresence(.photo(b)), in: room()) == [], "one change at a time")
+        #expect(m.receive(.avatarSet(.init(sha1: a, ours: nil), .applied(RoomAvatarRecord(sha1: a, mxc: "mxc://hs/a"))), in: room())
+                == [.setMatrixRoomAvatar(.init(sha1: b, ours: "mxc://hs/a"))])
+        var off = loaded(avatars: false)
+        #expect(off.receive(.roomPresence(.photo(a)), in: room()) == [])
     }
 
     // MARK: Upgrades
 
-    func tombstone(_ seq: Int64, to replacement: RoomID, from sender: UserID? = nil) -> QueuedMatrixEvent {
-        let f = MachineFixture()
-        return QueuedMatrixEvent(seq: seq, event: MatrixRoomEvent(eventID: EventID("$tomb\(seq)")!, room: f.room, sender: sender ?? f.alice,
-                                                                  stateKey: "", content: .tombstone(replacement: replacement, body: "upgraded")))
-    }
-
-    @Test func aTombstoneIsFollowedWhenTheNewRoomNamesThisOneThenTheLinkMovesAndThePortalCloses() {
-        var f = active()
+    @Test func aTombstoneIsFollowedThenTheLinkMovesAndThePortalCloses() {
+        var m = loaded()
         let new = RoomID("!new:localhost")!
-        let upgrade = PortalStateMachine.RoomUpgrade(replacement: new, via: ["localhost"], seq: 1, eventID: EventID("$tomb1")!)
-        #expect(f.act(.matrixEvents([tombstone(1, to: new), f.text(2, "after the tombstone")])) == [.joinReplacementRoom(upgrade)])
-        #expect(f.act(.replacementJoined(upgrade, predecessor: f.room, nil)) == [.moveLink(upgrade)])
-        #expect(f.act(.linkMoved(upgrade, moved: true)) == [.finishUpgrade(upgrade, ghosts: [f.ghost(of: "romeo")])])
-        #expect(f.machine.closed)
-        // Nothing more is handled here: the new room's portal takes over.
-        #expect(f.act(.xmppMessage(f.groupchat("romeo", "late"))) == [])
+        let upgrade = Upgrade(replacement: new, via: ["localhost"], seq: 1, eventID: EventID("$t1")!)
+        let tombstone = QueuedMatrixEvent(seq: 1, event: MatrixRoomEvent(eventID: EventID("$t1")!, room: f.room, sender: f.alice,
+                                                                         stateKey: "", content: .tombstone(replacement: new, body: "")))
+        #expect(quiet(m.receive(.tombstone(tombstone, replacement: new), in: room())) == [.joinReplacementRoom(upgrade)])
+        #expect(quiet(m.receive(.replacementJoined(upgrade, predecessor: nil, .unavailable("down")), in: room())) == [.portal(.retryInbox)])
+        #expect(m.receive(.replacementJoined(upgrade, predecessor: f.room, nil), in: room()) == [.moveLink(upgrade)])
+        #expect(m.receive(.linkMoved(upgrade, moved: false), in: room()) == [.portal(.retryInbox)])
+        #expect(quiet(m.receive(.linkMoved(upgrade, moved: true), in: room()))
+                == [.portal(.close), .finishUpgrade(upgrade, ghosts: [f.ghost(of: "romeo")])])
+        #expect(quiet(m.receive(.replacementJoined(upgrade, predecessor: RoomID("!other:localhost")!, nil), in: room())) == [.dequeue(seq: 1)])
+        #expect(m.receive(.tombstone(tombstone, replacement: f.room), in: room()) == [.dequeue(seq: 1)])
     }
 
-    @Test func aTombstoneToARoomThatDoesNotReplaceThisOneIsNotFollowed() {
-        var f = active()
-        let new = RoomID("!elsewhere:localhost")!
-        let upgrade = PortalStateMachine.RoomUpgrade(replacement: new, via: ["localhost"], seq: 1, eventID: EventID("$tomb1")!)
-        _ = f.act(.matrixEvents([tombstone(1, to: new)]))
-        #expect(f.act(.replacementJoined(upgrade, predecessor: RoomID("!other:localhost")!, nil)) == [.dequeue(seq: 1)])
-        #expect(!f.machine.closed)
+    // MARK: Destruction and bridge info
+
+    @Test func aDestructionIsRecordedAndToldOnceAndThePortalStopsUsingTheRoom() {
+        var m = loaded()
+        let gone = RoomDestruction(reason: "Moved", alternateVenue: JID("salon@conference.localhost")!)
+        #expect(quiet(m.receive(.destroyed(gone), in: room())) == [
+            .portal(.destroyed),
+            .recordDestruction(detail: "the XMPP room was destroyed: Moved; alternate venue xmpp:salon@conference.localhost?join"),
+            .postNotice("⚠️ The XMPP room was destroyed (reason: Moved). This room is no longer bridged. The conversation continues at xmpp:salon@conference.localhost?join",
+                        subject: "destroyed:lounge@conference.localhost")])
+        #expect(m.receive(.destroyed(gone), in: room(destroyed: true)) == [])
     }
 
-    @Test func aReplacementTheBotCannotJoinYetIsExplainedAndTriedAgainAsAnUnavailableHomeserverIs() {
-        var f = active()
-        let new = RoomID("!new:localhost")!
-        let upgrade = PortalStateMachine.RoomUpgrade(replacement: new, via: ["localhost"], seq: 1, eventID: EventID("$tomb1")!)
-        _ = f.act(.matrixEvents([tombstone(1, to: new), f.text(2, "after the tombstone")]))
-        // Invite-only: the users are told to invite the bridge; the tombstone stays queued and is tried again.
-        #expect(f.act(.replacementJoined(upgrade, predecessor: nil, .refused("M_FORBIDDEN"))) == [
-            .postNotice("⚠️ This room was upgraded. Invite the bridge to the new room to keep it linked with the XMPP room (joining it was refused: M_FORBIDDEN).",
-                        subject: "upgrade-refused:$tomb1"),
-            .schedule(.inboxRetry, at: f.t0 + .seconds(5))])
-        #expect(f.machine.inboxBlocked && f.machine.agenda.isEmpty)
-        #expect(f.act(.retryInbox) == [.loadUndelivered])
-        var g = active()
-        _ = g.act(.matrixEvents([tombstone(1, to: new)]))
-        #expect(g.act(.replacementJoined(upgrade, predecessor: nil, .unavailable("down"))) == [.schedule(.inboxRetry, at: g.t0 + .seconds(5))])
-        // The store failing to move the link: the row stays, tried again later.
-        var h = active()
-        _ = h.act(.matrixEvents([tombstone(1, to: new)]))
-        _ = h.act(.replacementJoined(upgrade, predecessor: h.room, nil))
-        #expect(h.act(.linkMoved(upgrade, moved: false)) == [.schedule(.inboxRetry, at: h.t0 + .seconds(5))])
-        #expect(!h.machine.closed)
+    @Test func theBridgeInfoIsSetOnceAndWithdrawnOnUnlink() {
+        var m = loaded()
+        #expect(m.receive(.activated, in: room()) == [.setBridgeInfo(f.bridgeInfo)])
+        #expect(m.receive(.activated, in: room()) == [])
+        #expect(m.receive(.unlinked, in: room()) == [.setBridgeInfo(f.bridgeInfoWithdrawn)])
     }
 
-    @Test func waitingForAnInvitationIsAWarningOnceThenQuiet() {
-        var f = active()
-        let new = RoomID("!new:localhost")!
-        let upgrade = PortalStateMachine.RoomUpgrade(replacement: new, via: ["localhost"], seq: 1, eventID: EventID("$tomb1")!)
-        _ = f.act(.matrixEvents([tombstone(1, to: new)]))
-        func levels(_ actions: [PortalStateMachine.Action]) -> [Logger.Level] {
-            actions.compactMap { if case .log(let entry) = $0 { entry.level } else { nil } }
-        }
-        #expect(levels(f.machine.receive(.replacementJoined(upgrade, predecessor: nil, .refused("M_FORBIDDEN")), now: f.t0)) == [.warning])
-        #expect(levels(f.machine.receive(.replacementJoined(upgrade, predecessor: nil, .refused("M_FORBIDDEN")), now: f.t0)) == [.debug])
-    }
-
-    @Test func tombstonesFromTheBridgeOrToThisSameRoomAreIgnored() {
-        var f = active()
-        #expect(f.act(.matrixEvents([tombstone(1, to: f.room)])) == [.dequeue(seq: 1)])
-        #expect(f.act(.matrixEvents([tombstone(2, to: RoomID("!new:localhost")!, from: f.bot)])) == [.dequeue(seq: 2)])
+    @Test func theOutcomesAwaitedAreTheTopicTheSubjectTheJoinAndTheMove() {
+        let upgrade = Upgrade(replacement: f.room, via: [], seq: 1, eventID: EventID("$t1")!)
+        let awaited: [Machine.Action] = [.setMatrixTopic(TopicChange(text: "", actor: f.bot, setter: nil)),
+                                         .sendSubject(change(1, ""), from: f.naming.botOccupant), .joinReplacementRoom(upgrade), .moveLink(upgrade)]
+        let notAwaited: [Machine.Action] = [.setMatrixRoomAvatar(.init(sha1: nil, ours: nil)), .finishUpgrade(upgrade, ghosts: []),
+                                            .portal(.close), .dequeue(seq: 1)]
+        #expect(awaited.allSatisfy { $0.awaitsOutcome })
+        #expect(!notAwaited.contains { $0.awaitsOutcome })
     }
 }

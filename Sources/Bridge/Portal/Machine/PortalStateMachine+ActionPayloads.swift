@@ -184,7 +184,7 @@ extension PortalStateMachine {
         /// A message waits to go out.
         case send(XMPPDelivery)
         /// A Matrix topic change waits to go out as the MUC subject.
-        case subject(SubjectChange)
+        case subject(RoomStateMachine.SubjectChange)
         /// A Matrix invitation of a ghost waits to go out as a mediated invitation.
         case invite(GhostInvite)
     }

@@ -23,8 +23,6 @@ extension PortalStateMachine {
         case removeGhost(UserID, GhostRemoval, saving: RoomGhost?)
         /// A notice from the bot in the Matrix room (idempotent per subject).
         case postNotice(String, subject: String)
-        /// The bot sets or withdraws the room's bridge-info state (`m.bridge`); a refusal (no power) is logged, no outcome.
-        case setBridgeInfo(BridgeInfoState)
         /// → ``Input/membersFetched(_:)``: the Matrix room's joined members.
         case fetchMatrixMembers
         /// A private message to a Matrix user's occupant goes to their DM with the sender's ghost (``DirectChats``).
@@ -97,29 +95,6 @@ extension PortalStateMachine {
         /// The link's status for `isthmus links`.
         case setStatus(RoomLink.Status, detail: String?)
 
-        // MARK: Room state (subject, name, upgrades)
-        /// → ``Input/topicSet(_:_:)``: sets the Matrix room's topic as the change's actor (a ghost or the bot).
-        case setMatrixTopic(TopicChange)
-        /// The bot sets the Matrix room's name, then records it as the name bridged (a failure is logged, no outcome).
-        case setMatrixRoomName(String)
-        /// Records the subject/topic both sides now agree on.
-        case recordSubject(String)
-        /// Records that the MUC was destroyed, with the link's `error` status and its detail (one write).
-        case recordDestruction(detail: String)
-        /// → ``Input/subjectSent(_:_:)``: a subject change from one of our occupants (the room's reflection or its
-        /// bounced error follows as an event).
-        case sendSubject(SubjectChange, from: JID)
-        /// A groupchat message from the bridge's own occupant (who changed the subject it set for a Matrix user); its
-        /// reflection is ours, never bridged back. Best effort, no outcome.
-        case announceInMUC(String, originID: OriginID)
-        /// → ``Input/replacementJoined(_:predecessor:_:)``: the bot joins the room that replaces the upgraded one.
-        case joinReplacementRoom(RoomUpgrade)
-        /// → ``Input/linkMoved(_:moved:)``: the link and its state move to the replacement room (one commit).
-        case moveLink(RoomUpgrade)
-        /// After the move: `ghosts` and the bot leave the old room, and the bridge loads the link's portal for the new
-        /// room (this portal is closed).
-        case finishUpgrade(RoomUpgrade, ghosts: [UserID])
-
         // MARK: The portal itself
         /// Queue the timer's event at this time, replacing a pending timer of the same kind.
         case schedule(PortalTimer, at: ContinuousClock.Instant)
@@ -133,15 +108,15 @@ extension PortalStateMachine {
         case ephemeral(EphemeralMachine.Action)
         /// Power levels, MUC roles and ownership (see ``RolesMachine/Action``); → ``Input/roles(_:)`` when the wrapped action awaits one.
         case roles(RolesMachine.Action)
+        /// Subject, name, room avatar, upgrades, bridge-info state and destruction (see ``RoomStateMachine/Action``);
+        /// → ``Input/roomState(_:)`` when the wrapped action awaits one.
+        case roomState(RoomStateMachine.Action)
         /// An XMPP occupant's avatar becomes its ghost's per-room avatar (fetched, checked and uploaded once per hash);
         /// failures are logged, no outcome.
         case setGhostAvatar(GhostAvatar)
         /// A Matrix user's avatar becomes its puppet's vCard photo and presence hash (downloaded once per `mxc://`);
         /// failures are logged, no outcome.
         case setPuppetAvatar(PuppetAvatar)
-        /// → ``PortalEvent/roomAvatarSet(_:_:)``, queued: the MUC's avatar is fetched from its vCard
-        /// (once per hash) and set as the Matrix room's avatar by the bot, or the bridge's avatar there is cleared.
-        case setMatrixRoomAvatar(RoomAvatarChange)
 
         /// Whether the machine waits for this action's outcome.
         var awaitsOutcome: Bool {
@@ -149,12 +124,13 @@ extension PortalStateMachine {
             case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets, .uploadMedia,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
-                 .readInbox, .insertMapping, .lookUpGhostAddress,
-                 .setMatrixTopic, .sendSubject, .joinReplacementRoom, .moveLink:
+                 .readInbox, .insertMapping, .lookUpGhostAddress:
                 return true
             case .ephemeral(let action):
                 return action.awaitsOutcome
             case .roles(let action):
+                return action.awaitsOutcome
+            case .roomState(let action):
                 return action.awaitsOutcome
             default:
                 return false

@@ -107,18 +107,12 @@ extension PortalStateMachine {
             return ownMessageRefused(originID, mapping: mapping, error: error)
         case .mappingInserted(let delivery, let inserted):
             return mappingInserted(delivery, inserted: inserted)
-        case .topicSet(let change, let failure):
-            return topicSet(change, failure: failure)
-        case .subjectSent(let change, let failure):
-            return subjectSent(change, failure: failure)
-        case .replacementJoined(let upgrade, let predecessor, let failure):
-            return replacementJoined(upgrade, predecessor: predecessor, failure: failure)
-        case .linkMoved(let upgrade, let moved):
-            return linkMoved(upgrade, moved: moved)
         case .ephemeral(let input):
             return ephemeral(input)
         case .roles(let input):
             return roles(input)
+        case .roomState(let input):
+            return roomState(input)
         }
     }
 
@@ -206,7 +200,7 @@ extension PortalStateMachine {
         }
         let saidBefore = roomFeatures?.canCatchUp == false
         roomFeatures = features
-        var actions: [Action] = [.recordRoomFeatures(features)] + syncRoomName() + roomAvatarAnnounced(features.avatar)
+        var actions: [Action] = [.recordRoomFeatures(features)] + roomState(.featuresRead(features))
         if !features.canCatchUp && !saidBefore {
             actions.append(.log(LogEntry(
                 level: .notice, message: "The MUC keeps no archive with stanza-ids: messages sent while the bridge is down cannot be caught up",
@@ -226,8 +220,7 @@ extension PortalStateMachine {
             displaynames[puppet.user] = displaynames[puppet.user] ?? puppet.displayname
         }
         ghosts = Dictionary(snapshot.ghosts.map { ($0.user, $0) }, uniquingKeysWith: { first, _ in first })
-        roomTexts = snapshot.texts
-        let name = syncRoomName() + roomAvatarLoaded(snapshot.avatar)
+        let name = roomState(.loaded(snapshot.texts, avatar: snapshot.avatar))
         if roomFeatures?.canCatchUp == false { return name }   // nothing to catch up from (said at activation)
         guard let query = catchUpQuery(snapshot) else { return name }
         return name + [.fetchArchive(after: query.after, since: query.since)]
@@ -252,11 +245,11 @@ extension PortalStateMachine {
         inboxNeedsReload = true
         if resendsWentOut {
             inboxBlocked = false
-            return [.queueGhostReconciliation] + publishBridgeInfo() + [.setStatus(.active, detail: nil)]
+            return [.queueGhostReconciliation] + roomState(.activated) + [.setStatus(.active, detail: nil)]
                 + startDrainFromStore(selfCheck: false)
         }
         inboxBlocked = true
-        return [.queueGhostReconciliation, .schedule(.inboxRetry, at: now + configuration.inboxRetryDelay)] + publishBridgeInfo()
+        return [.queueGhostReconciliation, .schedule(.inboxRetry, at: now + configuration.inboxRetryDelay)] + roomState(.activated)
             + [.setStatus(.active, detail: nil)]
     }
 

@@ -79,20 +79,14 @@ extension PortalStateMachine {
         case inboxRead([QueuedMatrixEvent]?, timeline: TimelineOrder? = TimelineOrder(), undecodable: [UndecodableInboxRow] = [])
         /// Whether the mapping was new (false: mapped already, nothing to send); nil when the store failed.
         case mappingInserted(XMPPDelivery, inserted: Bool?)
-        /// The Matrix topic was set (nil) or why not.
-        case topicSet(TopicChange, MatrixFailure?)
-        /// A subject change went out (nil) or why not.
-        case subjectSent(SubjectChange, XMPPFailure?)
-        /// The bot joined the replacement room, whose `m.room.create` names `predecessor` (nil failure), or why not.
-        case replacementJoined(RoomUpgrade, predecessor: RoomID?, MatrixFailure?)
-        /// Whether the link moved to the replacement room (false: the store failed).
-        case linkMoved(RoomUpgrade, moved: Bool)
         /// The real JID the invited ghost stands for, from the store (nil: unknown).
         case ghostAddressFound(GhostInvite, JID?)
         /// An outcome for the ephemeral sub-machine (see ``EphemeralMachine/Input``).
         case ephemeral(EphemeralMachine.Input)
         /// An outcome for the roles sub-machine (see ``RolesMachine/Input``).
         case roles(RolesMachine.Input)
+        /// An outcome for the room-state sub-machine (see ``RoomStateMachine/Input``).
+        case roomState(RoomStateMachine.Input)
     }
 
     /// The remaining steps of the piece of work in progress.

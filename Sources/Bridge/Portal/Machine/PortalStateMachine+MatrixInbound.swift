@@ -48,9 +48,9 @@ extension PortalStateMachine {
                 return [.dequeue(seq: queued.seq)]
             }
         case .topic(let text):
-            return matrixTopic(queued, text: text)
+            return roomState(.matrixTopic(queued, text: text))
         case .tombstone(let replacement, _):
-            return roomUpgraded(queued, to: replacement)
+            return roomState(.tombstone(queued, replacement: replacement))
         case .powerLevels(let users, let usersDefault):
             return roles(.matrixPowerLevelsChanged(users: users, usersDefault: usersDefault)) + [.dequeue(seq: queued.seq)]
         case .encrypted, .encryptionEnabled:
@@ -147,7 +147,7 @@ extension PortalStateMachine {
         case .send(let delivery):
             return [.sendGroupchat(delivery, from: puppet.occupant)]
         case .subject(let change):
-            return sendSubject(change)
+            return roomState(.puppetReady(change))
         case .invite(let invite):
             return sendGhostInvite(invite, from: puppet)
         }
@@ -175,7 +175,7 @@ extension PortalStateMachine {
         case .send(let delivery):
             return sendFailed(delivery, failure)
         case .subject(let change):
-            return subjectNotSent(change, failure)
+            return roomState(.puppetFailed(change, failure))
         case .invite(let invite):
             if failure.isUnavailable { return unavailableDuringDrain(failure) }
             return [.log(LogEntry(level: .warning, message: "Puppet could not join to send an invitation",

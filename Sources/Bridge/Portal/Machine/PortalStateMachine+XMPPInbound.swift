@@ -10,7 +10,7 @@ extension PortalStateMachine {
     mutating func xmppMessage(_ message: RoomMessage) -> [Action] {
         let bot = configuration.naming.botOccupant
         if let error = message.error {
-            if let pending = pendingSubject, message.id?.rawValue == pending.id.rawValue { return subjectRefused(pending, error: error) }
+            if roomState.awaitsAnswer(to: message.id) { return roomState(.subjectRefused(error)) }
             guard let to = message.to, to == bot || puppets.values.contains(where: { $0.occupant == to }),
                   let originID = message.originID ?? message.id?.originID else { return [] }
             if let told = inviteRefused(originID, error) { return told }
@@ -19,7 +19,7 @@ extension PortalStateMachine {
         guard message.to == nil || message.to == bot else { return [] }
         let typing = ephemeral(.occupantTyping(message))
         // XEP-0045 §8.1: a subject without a body is a subject change (or the subject sent on join).
-        if let subject = message.subject, message.body == nil { return typing + subjectMessage(message, subject: subject) }
+        if let subject = message.subject, message.body == nil { return typing + roomState(.subject(message, text: subject)) }
         // XEP-0045 §10.2: status 104 from the room itself — its configuration (and maybe its name) changed.
         if message.nick.isEmpty, message.statusCodes.contains(.configurationChanged) { return typing + configurationChanged() }
         // Only a chat state or marker (our puppets' own come back from the room too): nothing for the message path.
@@ -56,9 +56,9 @@ extension PortalStateMachine {
     mutating func xmppPresence(_ presence: RoomPresence) -> [Action] {
         if presence.error != nil { return [] }
         guard presence.to == nil || presence.to == configuration.naming.botOccupant else { return [] }
-        if presence.nick.isEmpty { return roomAvatarAnnounced(presence.avatar) }   // the room's own presence
+        if presence.nick.isEmpty { return roomState(.roomPresence(presence.avatar)) }   // the room's own presence
         if let destruction = presence.destroyed, presence.statusCodes.contains(.selfPresence) || presence.nick == botNick {
-            return roomDestroyed(destruction)
+            return roomState(.destroyed(destruction))
         }
         if presence.statusCodes.contains(.selfPresence) || presence.nick == botNick { return ownPresence(presence) }
         if isOurOccupant(nick: presence.nick, realJID: presence.realJID) { return puppetPresence(presence) }

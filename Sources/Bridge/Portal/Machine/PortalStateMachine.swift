@@ -40,8 +40,6 @@ struct PortalStateMachine: Sendable {
     /// Inbox rows up to here were handled or read: a handed-in copy of one of them is not handled again.
     var highestSeq: Int64 = 0
     var closed = false
-    /// The room's bridge-info state was set during this portal's life.
-    var bridgeInfoSet = false
     /// When the last rate-limited log line (hostile or odd input) was asked for.
     var lastRateLimitedLog: ContinuousClock.Instant?
     /// Mediated invitations sent lately, by message id, oldest first (see `PortalStateMachine+Invites`).
@@ -55,8 +53,9 @@ struct PortalStateMachine: Sendable {
     var roles = RolesMachine()
     /// Avatars both ways (see `PortalStateMachine+Avatars`).
     var avatars = Avatars()
-    /// The MUC's own avatar and the one the bridge set on the Matrix room.
-    var roomAvatar = RoomAvatarState()
+    /// Subject, name, room avatar, upgrades, bridge-info state: a sub-machine with its own state (see
+    /// `PortalStateMachine+RoomState`).
+    var roomState: RoomStateMachine
 
     // MARK: Room model
     /// The nick the bridge's own occupant holds.
@@ -69,14 +68,8 @@ struct PortalStateMachine: Sendable {
     var displaynames: [UserID: String] = [:]
     /// This room's ghosts as stored (loaded at activation, then kept in step with every write).
     var ghosts: [UserID: RoomGhost] = [:]
-    /// The subject/topic and name last bridged; nil until loaded at activation.
-    var roomTexts: RoomTexts?
-    /// A subject change of ours the MUC has neither reflected nor refused yet.
-    var pendingSubject: SubjectChange?
     /// The MUC was destroyed (XEP-0045 §10.9): the bridge stays out of it (rejoining would create it again).
     var destroyed = false
-    /// The tombstone whose replacement room the bot may not join yet (it waits for an invitation; said once).
-    var awaitingUpgradeInvite: EventID?
 
     // MARK: Work in progress
     /// The rest of the current piece of work.
@@ -96,6 +89,9 @@ struct PortalStateMachine: Sendable {
         self.configuration = configuration
         botNick = configuration.naming.botNick
         destroyed = configuration.mucDestroyed
+        roomState = RoomStateMachine(configuration: RoomStateMachine.Configuration(
+            room: configuration.room, muc: configuration.muc, naming: configuration.naming, botUserID: configuration.botUserID,
+            syncName: configuration.syncName, avatars: configuration.avatars))
     }
 
     /// A MUC occupant that is not ours, and the ghost standing for it on Matrix.
@@ -193,7 +189,7 @@ struct PortalStateMachine: Sendable {
         case .reconcileGhosts:
             return botJoined ? reconcileGhosts() : []
         case .roomAvatarSet(let change, let outcome):
-            return roomAvatarSet(change, outcome)
+            return roomState(.avatarSet(change, outcome))
         case .selfCheck:
             guard xmppConnected, botJoined, !activating else { return [] }
             inboxBlocked = false
@@ -204,7 +200,7 @@ struct PortalStateMachine: Sendable {
             closed = true
             let leaving = connected ? puppets.values.filter(\.joined).sorted { $0.user.rawValue < $1.user.rawValue } : []
             // Ghosts leave with no level of the bridge's left behind in the room's power levels.
-            return [withdrawBridgeInfo, .unlink(UnlinkPlan(puppets: leaving, botNick: connected && botJoined ? botNick : nil,
+            return roomState(.unlinked) + [.unlink(UnlinkPlan(puppets: leaving, botNick: connected && botJoined ? botNick : nil,
                                                            ghostLevels: GhostPowerLevels(wanted: [:])))]
         }
     }

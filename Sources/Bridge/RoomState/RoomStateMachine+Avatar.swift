@@ -10,7 +10,7 @@ import IsthmusStore
 ///
 /// XMPP → Matrix only: changing a MUC's vCard needs its owner (XEP-0486 §4), and a Matrix room's own avatar is left
 /// alone unless the MUC has one.
-extension PortalStateMachine {
+extension RoomStateMachine {
     /// The room avatar's state.
     struct RoomAvatarState: Sendable, Equatable {
         /// What the MUC last said about its avatar; nil: nothing yet.
@@ -42,52 +42,52 @@ extension PortalStateMachine {
     }
 
     /// The MUC announced its avatar (disco#info or a presence from its bare JID; nil: it said nothing).
-    mutating func roomAvatarAnnounced(_ update: AvatarUpdate?) -> [Action] {
+    mutating func avatarAnnounced(_ update: AvatarUpdate?) -> [Action] {
         guard configuration.avatars, let update, update != .notReady else { return [] }
-        roomAvatar.announced = update
+        avatar.announced = update
         return syncRoomAvatar()
     }
 
     /// The room's stored state arrived: the avatar the bridge set before.
-    mutating func roomAvatarLoaded(_ record: RoomAvatarRecord?) -> [Action] {
-        roomAvatar.applied = record
-        roomAvatar.loaded = true
+    mutating func avatarLoaded(_ record: RoomAvatarRecord?) -> [Action] {
+        avatar.applied = record
+        avatar.loaded = true
         return syncRoomAvatar()
     }
 
     /// The change the announced avatar asks for, if any.
     private func wantedRoomAvatarChange() -> RoomAvatarChange? {
-        guard roomAvatar.loaded, let announced = roomAvatar.announced else { return nil }
+        guard avatar.loaded, let announced = avatar.announced else { return nil }
         switch announced {
         case .photo(let sha1):
-            return roomAvatar.applied?.sha1 == sha1 ? nil : RoomAvatarChange(sha1: sha1, ours: roomAvatar.applied?.mxc)
+            return avatar.applied?.sha1 == sha1 ? nil : RoomAvatarChange(sha1: sha1, ours: avatar.applied?.mxc)
         case .none:
-            return roomAvatar.applied.map { RoomAvatarChange(sha1: nil, ours: $0.mxc) }
+            return avatar.applied.map { RoomAvatarChange(sha1: nil, ours: $0.mxc) }
         case .notReady:
             return nil
         }
     }
 
     private mutating func syncRoomAvatar() -> [Action] {
-        guard roomAvatar.pending == nil, let change = wantedRoomAvatarChange() else { return [] }
-        roomAvatar.pending = change
+        guard avatar.pending == nil, let change = wantedRoomAvatarChange() else { return [] }
+        avatar.pending = change
         return [.setMatrixRoomAvatar(change)]
     }
 
     /// The change ended. A failed one is tried again at the next announcement (a newer one already in goes now).
-    mutating func roomAvatarSet(_ change: RoomAvatarChange, _ outcome: RoomAvatarOutcome) -> [Action] {
-        roomAvatar.pending = nil
+    mutating func avatarSet(_ change: RoomAvatarChange, _ outcome: RoomAvatarOutcome) -> [Action] {
+        avatar.pending = nil
         var actions: [Action] = []
         switch outcome {
         case .applied(let record):
-            roomAvatar.applied = record
+            avatar.applied = record
             return syncRoomAvatar()
         case .notFetched:
             break
-        case .failed(.refused) where roomAvatar.refusalLogged:
+        case .failed(.refused) where avatar.refusalLogged:
             break
         case .failed(.refused(let reason)):
-            roomAvatar.refusalLogged = true
+            avatar.refusalLogged = true
             actions = [.log(LogEntry(level: .warning, message: "The Matrix room refused the bridge's change of its avatar",
                                      metadata: ["error": reason]))]
         case .failed(.unavailable(let reason)):

@@ -6,8 +6,8 @@ import Testing
 import XMPP
 
 /// The MUC's avatar → the Matrix room's avatar (XEP-0486) through the portal machine.
-@Suite struct RoomAvatarMachineTests {
-    typealias Change = PortalStateMachine.RoomAvatarChange
+@Suite struct PortalRoomAvatarMachineTests {
+    typealias Change = RoomStateMachine.RoomAvatarChange
     let a = String(repeating: "a1", count: 20)
     let b = String(repeating: "b2", count: 20)
 
@@ -28,7 +28,7 @@ import XMPP
         var snapshot = f.snapshot(first: true)
         snapshot.avatar = applied
         f.activate(snapshot: snapshot, features: features ?? self.features(applied.map { .photo($0.sha1) }))
-        #expect(f.machine.roomAvatar.pending == nil)
+        #expect(f.machine.roomState.avatar.pending == nil)
         return f
     }
 
@@ -50,7 +50,7 @@ import XMPP
         var f = joined()
         // Before the room's state is loaded, what the bridge set before is not known: nothing yet.
         #expect(f.act(.roomFeaturesRead(features(.photo(a)))) == [.recordRoomFeatures(features(.photo(a))), .loadRoom])
-        #expect(f.act(.roomLoaded(f.snapshot(first: true))).first == .setMatrixRoomAvatar(Change(sha1: a, ours: nil)))
+        #expect(f.act(.roomLoaded(f.snapshot(first: true))).first == .roomState(.setMatrixRoomAvatar(Change(sha1: a, ours: nil))))
         // The activation goes on (the change's end is queued as an event, after it).
         var next = f.act(.membersFetched([:]))
         if case .loadUndelivered? = next.last { next = f.act(.undeliveredLoaded([])) }
@@ -62,23 +62,23 @@ import XMPP
         #expect(f.act(.roomFeaturesRead(features(.photo(a)))) == [.recordRoomFeatures(features(.photo(a)))])
         #expect(f.act(configurationChange) == [.readRoomFeatures])
         #expect(f.act(.roomFeaturesRead(features(.photo(b))))
-                == [.recordRoomFeatures(features(.photo(b))), .setMatrixRoomAvatar(Change(sha1: b, ours: "mxc://hs/a"))])
+                == [.recordRoomFeatures(features(.photo(b))), .roomState(.setMatrixRoomAvatar(Change(sha1: b, ours: "mxc://hs/a")))])
     }
 
     @Test func aHashAppliedBeforeARestartIsNotAppliedAgain() {
         let f = active(applied: RoomAvatarRecord(sha1: a, mxc: "mxc://hs/a"))
-        #expect(f.machine.roomAvatar.applied == RoomAvatarRecord(sha1: a, mxc: "mxc://hs/a"))
+        #expect(f.machine.roomState.avatar.applied == RoomAvatarRecord(sha1: a, mxc: "mxc://hs/a"))
     }
 
     @Test func theRoomsPresenceAnnouncesItsAvatarAndOneChangeIsInFlightAtATime() {
         // ejabberd 23.01 publishes no disco#info field: the room's presence says it.
         var f = active(features: features(nil))
-        #expect(f.act(roomPresence(f, .photo(a))) == [.setMatrixRoomAvatar(Change(sha1: a, ours: nil))])
+        #expect(f.act(roomPresence(f, .photo(a))) == [.roomState(.setMatrixRoomAvatar(Change(sha1: a, ours: nil)))])
         #expect(f.act(roomPresence(f, .photo(a))) == [])
         #expect(f.act(roomPresence(f, .photo(b))) == [])
         // The first ends; the newer hash goes next.
         #expect(f.act(PortalEvent.roomAvatarSet(Change(sha1: a, ours: nil), .applied(RoomAvatarRecord(sha1: a, mxc: "mxc://hs/a"))))
-                == [.setMatrixRoomAvatar(Change(sha1: b, ours: "mxc://hs/a"))])
+                == [.roomState(.setMatrixRoomAvatar(Change(sha1: b, ours: "mxc://hs/a")))])
         // An empty <x/> (not ready) and a disco#info without the field change nothing.
         #expect(f.act(roomPresence(f, .notReady)) == [])
         #expect(f.act(.roomFeaturesRead(features(nil))) == [.recordRoomFeatures(features(nil))])
@@ -86,35 +86,35 @@ import XMPP
 
     @Test func aRemovedAvatarClearsTheMatrixRoomsOnlyWhenTheBridgeSetIt() {
         var f = active(features: features(nil))
-        #expect(f.machine.roomAvatar.pending == nil, "no avatar of ours: nothing to clear")
+        #expect(f.machine.roomState.avatar.pending == nil, "no avatar of ours: nothing to clear")
         #expect(f.act(roomPresence(f, .none)) == [])
         var g = active(applied: RoomAvatarRecord(sha1: a, mxc: "mxc://hs/a"))
         let clear = Change(sha1: nil, ours: "mxc://hs/a")
-        #expect(g.act(roomPresence(g, .none)) == [.setMatrixRoomAvatar(clear)])
+        #expect(g.act(roomPresence(g, .none)) == [.roomState(.setMatrixRoomAvatar(clear))])
         #expect(g.act(PortalEvent.roomAvatarSet(clear, .applied(nil))) == [])
-        #expect(g.machine.roomAvatar.applied == nil)
+        #expect(g.machine.roomState.avatar.applied == nil)
         #expect(g.act(roomPresence(g, .none)) == [])
     }
 
     @Test func aRefusalIsLoggedOnceAndAFailedFetchIsRetriedAtTheNextAnnouncement() {
         var f = active(features: features(nil))
         let change = Change(sha1: a, ours: nil)
-        #expect(f.act(roomPresence(f, .photo(a))) == [.setMatrixRoomAvatar(change)])
+        #expect(f.act(roomPresence(f, .photo(a))) == [.roomState(.setMatrixRoomAvatar(change))])
         let refused = f.machine.receive(.event(.roomAvatarSet(change, .failed(.refused("M_FORBIDDEN")))), now: f.t0)
         #expect(refused.count == 1)
-        guard case .log(let entry)? = refused.first else { Issue.record("no log line: \(refused)"); return }
+        guard case .roomState(.log(let entry))? = refused.first else { Issue.record("no log line: \(refused)"); return }
         #expect(entry.level == .warning)
-        #expect(f.act(roomPresence(f, .photo(a))) == [.setMatrixRoomAvatar(change)])
+        #expect(f.act(roomPresence(f, .photo(a))) == [.roomState(.setMatrixRoomAvatar(change))])
         #expect(f.machine.receive(.event(.roomAvatarSet(change, .failed(.refused("M_FORBIDDEN")))), now: f.t0) == [], "said once")
-        #expect(f.act(roomPresence(f, .photo(a))) == [.setMatrixRoomAvatar(change)])
+        #expect(f.act(roomPresence(f, .photo(a))) == [.roomState(.setMatrixRoomAvatar(change))])
         #expect(f.act(PortalEvent.roomAvatarSet(change, .notFetched)) == [], "no retry until the room announces it again")
-        #expect(f.act(roomPresence(f, .photo(a))) == [.setMatrixRoomAvatar(change)])
+        #expect(f.act(roomPresence(f, .photo(a))) == [.roomState(.setMatrixRoomAvatar(change))])
     }
 
     @Test func withoutAvatarsNothingIsSet() {
         var f = MachineFixture(avatars: false)
         f.activate(features: features(.photo(a)))
-        #expect(f.machine.roomAvatar.pending == nil)
+        #expect(f.machine.roomState.avatar.pending == nil)
         #expect(f.act(roomPresence(f, .photo(a))) == [])
     }
 }

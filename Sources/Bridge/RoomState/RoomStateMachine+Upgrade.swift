@@ -4,25 +4,16 @@ import IsthmusStore
 
 /// Matrix room upgrades (`m.room.tombstone`, spec §11.32; RICH.md §11): the bot joins the replacement room through the
 /// tombstone sender's homeserver (waiting for an invitation where the new room is invite-only), checks that the new
-/// room names this one as its predecessor, and the link moves there in one commit. This portal then closes; the bridge loads the link's portal for the new room, whose
-/// activation brings the ghosts of present occupants into it, catches up the MUC from the resume point and reads the
-/// new room's timeline — so nothing said on either side during the move is lost, and the message map (moved with the
-/// link) keeps anything from being bridged twice. What the old room says after its tombstone is not bridged.
-extension PortalStateMachine {
-    /// A tombstone being followed.
-    struct RoomUpgrade: Sendable, Equatable {
-        var replacement: RoomID
-        /// Homeservers to join through: the tombstone sender's.
-        var via: [String]
-        /// The tombstone's inbox row and event.
-        var seq: Int64
-        var eventID: EventID
-    }
-
+/// room names this one as its predecessor, and the link moves there in one commit. This portal then closes; the bridge
+/// loads the link's portal for the new room, whose activation brings the ghosts of present occupants into it, catches
+/// up the MUC from the resume point and reads the new room's timeline — so nothing said on either side during the move
+/// is lost, and the message map (moved with the link) keeps anything from being bridged twice. What the old room says
+/// after its tombstone is not bridged.
+extension RoomStateMachine {
     /// A tombstone in the linked room (from anyone but the bridge: only a user with the power for it can send one).
-    mutating func roomUpgraded(_ queued: QueuedMatrixEvent, to replacement: RoomID) -> [Action] {
+    func roomUpgraded(_ queued: QueuedMatrixEvent, to replacement: RoomID, in room: Room) -> [Action] {
         let event = queued.event
-        guard isBridgedMatrixUser(event.sender), replacement != configuration.room else { return [.dequeue(seq: queued.seq)] }
+        guard room.isBridged(event.sender), replacement != configuration.room else { return [.dequeue(seq: queued.seq)] }
         return [.log(LogEntry(level: .notice, message: "The Matrix room was upgraded; following it",
                               metadata: ["matrix.room.replacement": replacement.rawValue])),
                 .joinReplacementRoom(RoomUpgrade(replacement: replacement, via: [event.sender.server], seq: queued.seq,
@@ -35,7 +26,8 @@ extension PortalStateMachine {
         switch failure {
         case .unavailable(let reason)?:
             return [.log(LogEntry(level: .warning, message: "Could not join the replacement room; trying again later",
-                                  metadata: ["error": reason]))] + drainBlocked(retry: true)
+                                  metadata: ["error": reason])),
+                    .portal(.retryInbox)]
         case .refused(let reason)?:
             // An invite-only replacement: the bridge waits for an invitation (Synapse does not invite anyone into the
             // new room; clients offer to), trying the join again with the inbox's retries. The old room's later
@@ -45,8 +37,8 @@ extension PortalStateMachine {
             return [.log(LogEntry(level: first ? .warning : .debug, message: "The bridge could not join the replacement room; waiting for an invitation",
                                   metadata: ["matrix.room.replacement": upgrade.replacement.rawValue, "error": reason])),
                     .postNotice("⚠️ This room was upgraded. Invite the bridge to the new room to keep it linked with the XMPP room (joining it was refused: \(reason)).",
-                                subject: "upgrade-refused:\(upgrade.eventID.rawValue)")]
-                + drainBlocked(retry: true)
+                                subject: "upgrade-refused:\(upgrade.eventID.rawValue)"),
+                    .portal(.retryInbox)]
         case nil:
             guard predecessor == configuration.room else {
                 return [.log(LogEntry(level: .warning, message: "A tombstone names a room that does not replace this one; not followed",
@@ -59,13 +51,11 @@ extension PortalStateMachine {
     }
 
     /// The link now belongs to the replacement room: this portal's ghosts and bot leave the old room and it closes.
-    mutating func linkMoved(_ upgrade: RoomUpgrade, moved: Bool) -> [Action] {
-        guard moved else { return drainBlocked(retry: true) }
-        closed = true
-        agenda.removeAll()
-        let leaving = ghosts.values.filter(\.joined).map(\.user).sorted { $0.rawValue < $1.rawValue }
-        return [.log(LogEntry(level: .notice, message: "The link moved to the replacement room",
+    func linkMoved(_ upgrade: RoomUpgrade, moved: Bool, in room: Room) -> [Action] {
+        guard moved else { return [.portal(.retryInbox)] }
+        return [.portal(.close),
+                .log(LogEntry(level: .notice, message: "The link moved to the replacement room",
                               metadata: ["matrix.room.replacement": upgrade.replacement.rawValue])),
-                .finishUpgrade(upgrade, ghosts: leaving)]
+                .finishUpgrade(upgrade, ghosts: room.joinedGhosts())]
     }
 }
