@@ -3,8 +3,7 @@ import IsthmusCommon
 import IsthmusStore
 
 /// The store side of the portal's actions: the message map, the inbox, puppets, the room's resume state, and
-/// unlink. Runs on the portal's actor. Mostly I/O, but one choice is still made here, not by
-/// ``PortalStateMachine``: `unlink(_:)` reads the ghosts to remove from the store rather than from its plan.
+/// unlink. Runs on the portal's actor; I/O only.
 extension Portal {
     func loadRoom() async -> PortalStateMachine.Input {
         let room = link.matrixRoom
@@ -189,17 +188,26 @@ extension Portal {
 
     /// Unlink: ghosts leave the Matrix room, puppets and the bridge's occupant leave the MUC, the bot leaves the
     /// Matrix room, and the link's state is deleted. Steps that fail are logged; the link is removed regardless.
+    func readGhostsForUnlink(connected: Bool) async -> PortalStateMachine.Input {
+        do {
+            return .ghostsReadForUnlink(try await context.store.roomGhosts(link.matrixRoom), connected: connected)
+        } catch {
+            logger.warning("Could not read the room's ghosts; they stay in the Matrix room", metadata: ["error": "\(error)"])
+            return .ghostsReadForUnlink(nil, connected: connected)
+        }
+    }
+
     func unlink(_ plan: PortalStateMachine.UnlinkPlan) async {
         logger.info("Unlinking")
         let room = link.matrixRoom
         if let levels = plan.ghostLevels, case .powerLevelsApplied(_, .failed(let failure)) = await applyGhostPowerLevels(levels) {
             logger.warning("Could not take the ghosts' power levels back", metadata: ["error": "\(failure)"])
         }
-        for ghost in (try? await context.store.roomGhosts(room)) ?? [] where ghost.joined {
+        for ghost in plan.ghosts {
             do {
-                try await context.matrix.leave(room, as: ghost.user, reason: "The XMPP room was unlinked")
+                try await context.matrix.leave(room, as: ghost, reason: "The XMPP room was unlinked")
             } catch {
-                logger.warning("Ghost could not leave", metadata: ["matrix.user.id": ghost.user.rawValue, "error": "\(error)"])
+                logger.warning("Ghost could not leave", metadata: ["matrix.user.id": ghost.rawValue, "error": "\(error)"])
             }
         }
         for puppet in plan.puppets {

@@ -9,9 +9,8 @@ import IsthmusStore
 /// different links run in parallel. ``enqueue(_:)`` may be called from anywhere.
 ///
 /// ``run()`` feeds ``PortalStateMachine`` each event, performs the actions it returns (the `perform` switch and the
-/// `Portal+…Effects` files) and feeds their outcomes back. The effects do the I/O; two still decide for themselves: the
-/// ghosts `unlink` reads from the store, and whether the Matrix room's avatar is still the bridge's before it is
-/// cleared (`Portal+RoomAvatarEffects`). The actor also owns its timers (one per ``PortalTimer`` kind, on the
+/// `Portal+…Effects` files) and feeds their outcomes back. The effects do the I/O; one still decides for itself: whether
+/// the Matrix room's avatar is still the bridge's before it is cleared (`Portal+RoomAvatarEffects`). The actor also owns its timers (one per ``PortalTimer`` kind, on the
 /// injected clock) and the ``EphemeralSender``, which sends typing notices and markers off the portal's path.
 actor Portal {
     /// The link this portal bridges.
@@ -166,6 +165,7 @@ actor Portal {
         case .sendInvite(let sender, let invitee, let reason, let id): await sendInvite(from: sender, to: invitee, reason: reason, id: id)
         case .lookUpGhostAddress(let invite): return await lookUpGhostAddress(invite)
         case .roomState(let action): return await performRoomState(action)
+        case .readGhostsForUnlink(let connected): return await readGhostsForUnlink(connected: connected)
         case .unlink(let plan): await unlink(plan)
         case .log(let entry): logger.log(entry.level, entry.message, metadata: entry.metadata)
         }

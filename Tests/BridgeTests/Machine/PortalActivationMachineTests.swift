@@ -261,7 +261,14 @@ import Testing
 
     @Test func aPortalLoadedOnlyToUnlinkWhileXMPPIsDownLeavesOnlyMatrix() {
         var f = MachineFixture()
-        #expect(f.act(.unlink(xmppConnected: false)) == [.roomState(.setBridgeInfo(f.bridgeInfoWithdrawn)), .unlink(.init(puppets: [], botNick: nil, ghostLevels: GhostPowerLevels(wanted: [:])))])
+        // Never loaded: the ghosts to take out are read first (only the joined ones leave).
+        #expect(f.act(.unlink(xmppConnected: false)) == [.readGhostsForUnlink(connected: false)])
+        let ghosts = [RoomGhost(room: f.room, user: f.ghost(of: "romeo"), nick: "romeo", occupantID: nil, realJID: nil, joined: true),
+                      RoomGhost(room: f.room, user: f.ghost(of: "juliet"), nick: "juliet", occupantID: nil, realJID: nil, joined: false)]
+        #expect(f.act(.ghostsReadForUnlink(ghosts, connected: false))
+                == [.roomState(.setBridgeInfo(f.bridgeInfoWithdrawn)),
+                    .unlink(.init(ghosts: [f.ghost(of: "romeo")], puppets: [], botNick: nil, ghostLevels: GhostPowerLevels(wanted: [:])))])
+        #expect(f.machine.closed)
     }
 
     @Test func ghostsOfOccupantsThatAreGoneLeaveAfterTheJoin() {

@@ -248,7 +248,8 @@ import Testing
         #expect(f.act(.activate) == [])
         #expect(f.act(.selfCheck) == [])
         // Unlinking still works.
-        guard case .unlink(let plan)? = f.act(.unlink(xmppConnected: true)).last else {
+        #expect(f.act(.unlink(xmppConnected: true)) == [.readGhostsForUnlink(connected: true)])
+        guard case .unlink(let plan)? = f.act(.ghostsReadForUnlink(nil, connected: true)).last else {
             Issue.record("no unlink")
             return
         }

@@ -242,8 +242,10 @@ extension PortalStateMachine {
         var avatar: RoomAvatarRecord?
     }
 
-    /// Who leaves what when a link is removed (ghosts come from the store).
+    /// Who leaves what when a link is removed.
     struct UnlinkPlan: Sendable, Equatable {
+        /// Ghosts to take out of the Matrix room (those joined, as stored).
+        var ghosts: [UserID] = []
         /// Puppets to take out of the MUC (only while the XMPP link is up).
         var puppets: [Puppet]
         /// The bridge's occupant's nick, when it is in the MUC.

@@ -101,6 +101,9 @@ extension PortalStateMachine {
         /// Queue ``PortalEvent/reconcileGhosts`` behind the events already queued: the occupants' presences that
         /// arrived during the join must be handled before ghosts of departed occupants are told apart.
         case queueGhostReconciliation
+        /// → ``Input/ghostsReadForUnlink(_:connected:)``: the room's ghosts as stored, for an unlink before the room was
+        /// ever loaded.
+        case readGhostsForUnlink(connected: Bool)
         /// Leave both rooms and forget the link (see ``UnlinkPlan``).
         case unlink(UnlinkPlan)
         case log(LogEntry)
@@ -124,7 +127,7 @@ extension PortalStateMachine {
             case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets, .uploadMedia,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
-                 .readInbox, .insertMapping, .lookUpGhostAddress:
+                 .readInbox, .insertMapping, .lookUpGhostAddress, .readGhostsForUnlink:
                 return true
             case .ephemeral(let action):
                 return action.awaitsOutcome

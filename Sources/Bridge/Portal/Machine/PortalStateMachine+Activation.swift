@@ -42,6 +42,9 @@ extension PortalStateMachine {
             }
         case .roomLoaded(let snapshot):
             return roomLoaded(snapshot)
+        case .ghostsReadForUnlink(let stored, let connected):
+            ghosts = Dictionary((stored ?? []).map { ($0.user, $0) }, uniquingKeysWith: { first, _ in first })
+            return unlink(connected: connected)
         case .roomFeaturesRead(let features):
             return roomFeaturesRead(features)
         case .archiveFetched(let messages):
@@ -220,6 +223,7 @@ extension PortalStateMachine {
             displaynames[puppet.user] = displaynames[puppet.user] ?? puppet.displayname
         }
         ghosts = Dictionary(snapshot.ghosts.map { ($0.user, $0) }, uniquingKeysWith: { first, _ in first })
+        ghostsLoaded = true
         let name = roomState(.loaded(snapshot.texts, avatar: snapshot.avatar))
         if roomFeatures?.canCatchUp == false { return name }   // nothing to catch up from (said at activation)
         guard let query = catchUpQuery(snapshot) else { return name }

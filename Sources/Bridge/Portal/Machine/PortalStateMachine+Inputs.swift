@@ -79,6 +79,8 @@ extension PortalStateMachine {
         case inboxRead([QueuedMatrixEvent]?, timeline: TimelineOrder? = TimelineOrder(), undecodable: [UndecodableInboxRow] = [])
         /// Whether the mapping was new (false: mapped already, nothing to send); nil when the store failed.
         case mappingInserted(XMPPDelivery, inserted: Bool?)
+        /// The room's ghosts as stored (nil: they could not be read), for the unlink under way.
+        case ghostsReadForUnlink([RoomGhost]?, connected: Bool)
         /// The real JID the invited ghost stands for, from the store (nil: unknown).
         case ghostAddressFound(GhostInvite, JID?)
         /// An outcome for the ephemeral sub-machine (see ``EphemeralMachine/Input``).

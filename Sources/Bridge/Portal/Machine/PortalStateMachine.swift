@@ -68,6 +68,8 @@ struct PortalStateMachine: Sendable {
     var displaynames: [UserID: String] = [:]
     /// This room's ghosts as stored (loaded at activation, then kept in step with every write).
     var ghosts: [UserID: RoomGhost] = [:]
+    /// ``ghosts`` were loaded (by an activation).
+    var ghostsLoaded = false
     /// The MUC was destroyed (XEP-0045 §10.9): the bridge stays out of it (rejoining would create it again).
     var destroyed = false
 
@@ -196,13 +198,20 @@ struct PortalStateMachine: Sendable {
             timelineCheckPending = true
             return startDrainFromStore(selfCheck: true)
         case .unlink(let connected):
-            xmppConnected = connected
-            closed = true
-            let leaving = connected ? puppets.values.filter(\.joined).sorted { $0.user.rawValue < $1.user.rawValue } : []
-            // Ghosts leave with no level of the bridge's left behind in the room's power levels.
-            return roomState(.unlinked) + [.unlink(UnlinkPlan(puppets: leaving, botNick: connected && botJoined ? botNick : nil,
-                                                           ghostLevels: GhostPowerLevels(wanted: [:])))]
+            // The ghosts to take out are the stored ones: read them first when the room was never loaded.
+            return ghostsLoaded ? unlink(connected: connected) : [.readGhostsForUnlink(connected: connected)]
         }
+    }
+
+    /// The link goes: both rooms are left (see ``UnlinkPlan``) and the portal closes.
+    mutating func unlink(connected: Bool) -> [Action] {
+        xmppConnected = connected
+        closed = true
+        let leaving = connected ? puppets.values.filter(\.joined).sorted { $0.user.rawValue < $1.user.rawValue } : []
+        let ghostsLeaving = ghosts.values.filter(\.joined).map(\.user).sorted { $0.rawValue < $1.rawValue }
+        // Ghosts leave with no level of the bridge's left behind in the room's power levels.
+        return roomState(.unlinked) + [.unlink(UnlinkPlan(ghosts: ghostsLeaving, puppets: leaving, botNick: connected && botJoined ? botNick : nil,
+                                                       ghostLevels: GhostPowerLevels(wanted: [:])))]
     }
 
     /// Whether Matrix events can go out now.
