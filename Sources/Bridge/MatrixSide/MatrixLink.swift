@@ -252,7 +252,7 @@ public struct MessageDetails: Sendable, Equatable, Codable {
 }
 
 extension MatrixRoomEvent {
-    /// The form kept in the store's Matrix inbox (JSON; decoded again by `Portal.readInbox(checkTimeline:)` and by
+    /// The form kept in the store's Matrix inbox (JSON; decoded again by `Portal.readInbox()` and by
     /// `DirectChats` when they read the inbox).
     func inboxPayload() throws -> [UInt8] { Array(try JSONEncoder().encode(self)) }
 }

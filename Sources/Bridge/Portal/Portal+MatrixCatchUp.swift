@@ -19,41 +19,41 @@ extension Portal {
     static let timelinePageSize = 100
     static let timelineMaxPages = 5
 
-    /// Reads the recent timeline and queues the bridgeable messages the bridge never saw that are stranded (chosen by
-    /// ``PortalStateMachine/strandedMessages(in:seen:now:)``). Returns the timeline order (event id → index,
-    /// oldest first, and how far the inbox was queued when it was read) whenever it read the timeline, so the drain
-    /// follows it — also when nothing was missing: a transaction the homeserver delivered late put its events behind
-    /// later ones in the inbox; empty when the timeline could not be read; nil when shutdown cut the check short (the
-    /// drain must not go on without it).
-    func recoverUnpushedMatrixMessages() async -> PortalStateMachine.TimelineOrder? {
+    /// Reads the recent timeline back to the link's activation (at most ``timelineLookback``) and which of its events
+    /// the bridge has seen, for ``PortalStateMachine/timelineRead(_:)``. Empty when the link was never active or the
+    /// timeline could not be read (the drain goes on in arrival order rather than stall the room on a timeline it
+    /// cannot read); nil when shutdown cut it short (the drain must not go on without it).
+    func readTimeline() async -> PortalStateMachine.Input {
         let room = link.matrixRoom
         do {
-            guard let activeSince = try await context.store.activeSince(room) else { return PortalStateMachine.TimelineOrder() }
+            guard let activeSince = try await context.store.activeSince(room) else { return .timelineRead(PortalStateMachine.TimelineRead()) }
             let floor = max(activeSince.addingTimeInterval(-2), context.clock.wallNow().addingTimeInterval(-Self.timelineLookback))
             let queuedThrough = try await context.store.lastInboxSeq()
             let timeline = try await recentTimeline(since: floor)
             let seen = try await context.store.seenMatrixEvents(room, among: timeline.map(\.eventID))
-            // A homeserver repeating an event across pages must not crash us: its first place counts.
-            let order = PortalStateMachine.TimelineOrder(
-                positions: Dictionary(timeline.enumerated().map { ($1.eventID, $0) }, uniquingKeysWith: { first, _ in first }),
-                queuedThrough: queuedThrough)
-            let missed = machine.strandedMessages(in: timeline, seen: seen, now: context.clock.wallNow())
-            guard !missed.isEmpty else { return order }
+            return .timelineRead(PortalStateMachine.TimelineRead(entries: timeline, seen: seen, queuedThrough: queuedThrough,
+                                                                 now: context.clock.wallNow()))
+        } catch {
+            if Task.isCancelled { return .timelineRead(nil) }
+            logger.warning("Could not check the Matrix timeline", metadata: ["error": "\(error)"])
+            return .timelineRead(PortalStateMachine.TimelineRead())
+        }
+    }
+
+    /// Queues the messages the homeserver never pushed (the machine found them in the timeline).
+    func enqueueStranded(_ missed: [MatrixRoomEvent]) async {
+        let room = link.matrixRoom
+        do {
             let added = try await context.store.enqueueInbox(try missed.map { (room, $0.eventID, try $0.inboxPayload()) })
-            guard !added.isEmpty else { return order }
+            guard !added.isEmpty else { return }
             context.metrics.caughtUp(side: "matrix", count: added.count)
             // Usually the homeserver's retry queue after a restart (it pushes them later; the copies are dropped);
             // rarely a stranded transaction.
             logger.info("Took Matrix messages the homeserver had not pushed from the room's timeline", metadata: [
                 "matrix.event.ids": added.map(\.eventID.rawValue).joined(separator: ","),
             ])
-            return order
         } catch {
-            // Stopping: the drain waits for the next run's check. Any other failure: the drain goes on in arrival
-            // order rather than stall the room on a timeline it cannot read.
-            if Task.isCancelled { return nil }
-            logger.warning("Could not check the Matrix timeline", metadata: ["error": "\(error)"])
-            return PortalStateMachine.TimelineOrder()
+            logger.warning("Could not queue the Matrix messages the homeserver had not pushed", metadata: ["error": "\(error)"])
         }
     }
 

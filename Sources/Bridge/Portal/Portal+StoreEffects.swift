@@ -123,8 +123,7 @@ extension Portal {
     /// Reads this room's inbox from the store, in arrival order, after checking the Matrix timeline for messages the
     /// homeserver never pushed when asked (see `Portal+MatrixCatchUp`); the timeline's order comes with it (the
     /// machine's ``PortalStateMachine/drainOrder(_:timeline:)`` decides the order of handling).
-    func readInbox(checkTimeline: Bool) async -> PortalStateMachine.Input {
-        let order = checkTimeline ? await recoverUnpushedMatrixMessages() : PortalStateMachine.TimelineOrder()
+    func readInbox() async -> PortalStateMachine.Input {
         let entries: [InboxEntry]
         do {
             let room = link.matrixRoom
@@ -140,7 +139,7 @@ extension Portal {
                                                   kind: kind, at: nil, now: context.clock.now())
             }
         }
-        return .inboxRead(queued, timeline: order, undecodable: undecodable)
+        return .inboxRead(queued, undecodable: undecodable)
     }
 
     func insertMapping(_ mapping: MessageMapping, consumingInbox seq: Int64, delivery: PortalStateMachine.XMPPDelivery,

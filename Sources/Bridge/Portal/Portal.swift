@@ -152,7 +152,9 @@ actor Portal {
         case .lookUpOwnMessage(let originID, let error): return await lookUpOwnMessage(originID, error: error)
         case .markFailed(let originID): await markFailed(originID)
         case .loadUndelivered: return await loadUndelivered()
-        case .readInbox(let checkTimeline): return await readInbox(checkTimeline: checkTimeline)
+        case .readTimeline: return await readTimeline()
+        case .enqueueStranded(let missed): await enqueueStranded(missed)
+        case .readInbox: return await readInbox()
         case .insertMapping(let mapping, let seq, let delivery, let reaction):
             return await insertMapping(mapping, consumingInbox: seq, delivery: delivery, reaction: reaction)
         case .dequeue(let seq): await dequeue(seq: seq)

@@ -21,7 +21,7 @@ import Testing
         #expect(f.act(.membersFetched([f.alice: "Alice", f.bot: nil])) == [.joinMUC(join)])
         #expect(f.act(.mucJoined(join, .joined(nick: "Alice", created: false))) == [.savePuppet(f.puppet(f.alice, "Alice")), .loadUndelivered])
         #expect(f.act(.undeliveredLoaded([]))
-                == [.queueGhostReconciliation, .roomState(.setBridgeInfo(f.bridgeInfo)), .setStatus(.active, detail: nil), .readInbox(checkTimeline: true)])
+                == [.queueGhostReconciliation, .roomState(.setBridgeInfo(f.bridgeInfo)), .setStatus(.active, detail: nil), .readTimeline])
         #expect(f.act(.inboxRead([])) == [])
         #expect(f.machine.botJoined && f.machine.canSend)
     }
@@ -50,7 +50,7 @@ import Testing
         unreceipted.seq = 1
         #expect(f.act(.undeliveredLoaded([unreceipted])) == [.groupchat(f.outgoing(zero, purpose: .resend))])
         #expect(f.act(.groupchatSent(f.outgoing(zero, purpose: .resend), nil))
-                == [.queueGhostReconciliation, .setStatus(.active, detail: nil), .readInbox(checkTimeline: true)])
+                == [.queueGhostReconciliation, .setStatus(.active, detail: nil), .readTimeline])
         #expect(f.act(.inboxRead([one])) == [.insertMapping(f.mapping(one), consumingInbox: 2, delivery: f.outgoing(one))])
     }
 
@@ -143,7 +143,7 @@ import Testing
         #expect(f.act(.membersFetched([f.alice: "Alice"])) == [.joinMUC(join)])
         #expect(f.act(.mucJoined(join, .joined(nick: "Alice", created: false))).last == .loadUndelivered)
         // Nothing left unreceipted: nothing is resent.
-        #expect(f.act(.undeliveredLoaded([])).last == .readInbox(checkTimeline: true))
+        #expect(f.act(.undeliveredLoaded([])).last == .readTimeline)
 
         // Another start where the archive lacks it: resent from the map, by the same puppet, with the same origin-id.
         var g = MachineFixture()
@@ -157,7 +157,7 @@ import Testing
         _ = g.act(.mucJoined(gJoin, .joined(nick: "Alice", created: false)))
         mapping.seq = 7
         #expect(g.act(.undeliveredLoaded([mapping])) == [.groupchat(g.outgoing(queued, purpose: .resend))])
-        #expect(g.act(.groupchatSent(g.outgoing(queued, purpose: .resend), nil)).last == .readInbox(checkTimeline: true))
+        #expect(g.act(.groupchatSent(g.outgoing(queued, purpose: .resend), nil)).last == .readTimeline)
     }
 
     @Test func aResendThatCannotGoOutPausesTheInboxAndStopsTheOtherResends() {
@@ -177,7 +177,7 @@ import Testing
         #expect(f.act(.matrixEvents([f.text(3)])) == [])
         // The retry resends first, then drains the store.
         #expect(f.act(.retryInbox, at: f.t0 + .seconds(5)) == [.loadUndelivered])
-        #expect(f.act(.undeliveredLoaded([]), at: f.t0 + .seconds(5)) == [.readInbox(checkTimeline: true)])
+        #expect(f.act(.undeliveredLoaded([]), at: f.t0 + .seconds(5)) == [.readTimeline])
     }
 
     @Test func theBridgesNickIsTakenTenTimesAtMost() {
@@ -210,7 +210,7 @@ import Testing
     @Test func theSelfCheckDrainsWithATimelineCheckSyncsPuppetsAndPings() {
         var f = MachineFixture()
         f.activate()
-        #expect(f.act(.selfCheck) == [.readInbox(checkTimeline: true)])
+        #expect(f.act(.selfCheck) == [.readTimeline])
         #expect(f.act(.inboxRead([])) == [.fetchMatrixMembers])
         #expect(f.act(.membersFetched([:])) == [.selfPing(nick: "Matrix")])
         #expect(f.act(.selfPinged(.joined)) == [])

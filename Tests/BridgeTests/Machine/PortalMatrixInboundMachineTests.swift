@@ -117,7 +117,7 @@ import Testing
         var resent = f.mapping(one)
         resent.seq = 1
         #expect(f.act(.undeliveredLoaded([resent]), at: later) == [.groupchat(f.outgoing(one, purpose: .resend))])
-        #expect(f.act(.groupchatSent(f.outgoing(one, purpose: .resend), nil), at: later) == [.readInbox(checkTimeline: false)])
+        #expect(f.act(.groupchatSent(f.outgoing(one, purpose: .resend), nil), at: later) == [.readInbox])
         let three = f.text(3)
         #expect(f.act(.inboxRead([two, three]), at: later) == [.insertMapping(f.mapping(two), consumingInbox: 2, delivery: f.outgoing(two))])
     }
@@ -177,10 +177,12 @@ import Testing
         f.activate(members: [f.alice: "Alice"])
         #expect(f.act(.timelineGap) == [])
         let five = f.text(5)
-        #expect(f.act(.matrixEvents([five])) == [.readInbox(checkTimeline: true)])
+        #expect(f.act(.matrixEvents([five])) == [.readTimeline])
         let recovered = f.text(6, "stranded")
-        // The check found a stranded message: it goes first, in timeline order.
-        #expect(f.act(.inboxRead([recovered, five])) == [.insertMapping(f.mapping(recovered), consumingInbox: 6, delivery: f.outgoing(recovered))])
+        // The check found a stranded message: it is queued, and goes first, in timeline order.
+        #expect(f.act(.timelineRead(f.timelineRead([recovered, five], queuedThrough: 5, unseen: [recovered])))
+                == [.enqueueStranded([recovered.event]), .readInbox])
+        #expect(f.act(.inboxRead([five, recovered])) == [.insertMapping(f.mapping(recovered), consumingInbox: 6, delivery: f.outgoing(recovered))])
         _ = f.act(.mappingInserted(f.outgoing(recovered), inserted: true))
         #expect(f.act(.groupchatSent(f.outgoing(recovered), nil)) == [.insertMapping(f.mapping(five), consumingInbox: 5, delivery: f.outgoing(five))])
         _ = f.act(.mappingInserted(f.outgoing(five), inserted: false))
@@ -191,11 +193,11 @@ import Testing
     @Test func aDrainThatCheckedTheTimelineFollowsItEvenWhenNothingWasRecovered() {
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice"])
-        #expect(f.act(.checkTimeline) == [.readInbox(checkTimeline: true)])
+        #expect(f.act(.checkTimeline) == [.readTimeline])
         // `five` came in a transaction the homeserver delivered late, behind `six` and `seven`.
         let six = f.text(1, "six"), seven = f.text(2, "seven"), five = f.text(3, "five")
-        let timeline = f.timeline([five, six, seven], queuedThrough: 3)
-        #expect(f.act(.inboxRead([six, seven, five], timeline: timeline))
+        #expect(f.act(.timelineRead(f.timelineRead([five, six, seven], queuedThrough: 3))) == [.readInbox])
+        #expect(f.act(.inboxRead([six, seven, five]))
                 == [.insertMapping(f.mapping(five), consumingInbox: 3, delivery: f.outgoing(five))])
         _ = f.act(.mappingInserted(f.outgoing(five), inserted: true))
         #expect(f.act(.groupchatSent(f.outgoing(five), nil)) == [.insertMapping(f.mapping(six), consumingInbox: 1, delivery: f.outgoing(six))])
@@ -209,15 +211,15 @@ import Testing
         f.activate(members: [f.alice: "Alice"])
         #expect(f.act(.timelineGap) == [])
         let eight = f.text(2, "eight")
-        #expect(f.act(.matrixEvents([eight])) == [.readInbox(checkTimeline: true)])
-        #expect(f.act(.inboxRead([eight], timeline: nil)) == [.schedule(.inboxRetry, at: f.t0 + .seconds(5))])
+        #expect(f.act(.matrixEvents([eight])) == [.readTimeline])
+        #expect(f.act(.timelineRead(nil)) == [.schedule(.inboxRetry, at: f.t0 + .seconds(5))])
         #expect(f.machine.timelineCheckPending && f.machine.inboxBlocked)
         let later = f.t0 + .seconds(5)
         #expect(f.act(.retryInbox, at: later) == [.loadUndelivered])
-        #expect(f.act(.undeliveredLoaded([]), at: later) == [.readInbox(checkTimeline: true)])
+        #expect(f.act(.undeliveredLoaded([]), at: later) == [.readTimeline])
         let seven = f.text(3, "seven")
-        let timeline = f.timeline([seven, eight], queuedThrough: 3)
-        #expect(f.act(.inboxRead([eight, seven], timeline: timeline), at: later)
+        #expect(f.act(.timelineRead(f.timelineRead([seven, eight], queuedThrough: 3)), at: later) == [.readInbox])
+        #expect(f.act(.inboxRead([eight, seven]), at: later)
                 == [.insertMapping(f.mapping(seven), consumingInbox: 3, delivery: f.outgoing(seven))])
     }
 
@@ -247,7 +249,7 @@ import Testing
     @Test func aBackgroundTimelineCheckDrainsTheStoreOnlyWhileMessagesCanGoOut() {
         var f = MachineFixture()
         f.activate()
-        #expect(f.act(.checkTimeline) == [.readInbox(checkTimeline: true)])
+        #expect(f.act(.checkTimeline) == [.readTimeline])
         _ = f.act(.inboxRead([]))
         _ = f.act(.xmppDisconnected)
         #expect(f.act(.checkTimeline) == [])

@@ -507,7 +507,7 @@ import Testing
         let reflection = RoomMessage(room: f.muc, nick: "Alice", to: f.naming.botOccupant, stanzaID: StanzaID("S0"),
                                      originID: pending.originID, body: "hello")
         #expect(f.act(.xmppMessage(reflection)) == [.recordReflection(originID: pending.originID, stanzaID: StanzaID("S0")),
-                                                    .readInbox(checkTimeline: false)])
+                                                    .readInbox])
         #expect(f.act(.inboxRead([react])) == [.resolveMatrixTargets(react)])
         let sent = try mapped(f.act(.matrixTargetsResolved(react, .init(reacted: alicesMessage(f)))))
         #expect(sent.delivery.stanza.references.reactions == .init(id: "S0", keys: ["👍"]))
@@ -517,7 +517,7 @@ import Testing
     @Test func aReactionWaitingTooLongForTheReflectionIsSkipped() {
         var (f, pending, react) = reactionWaitingForAReflection()
         let late = f.t0 + .seconds(10)
-        #expect(f.act(.resumeDrain, at: late) == [.readInbox(checkTimeline: false)])
+        #expect(f.act(.resumeDrain, at: late) == [.readInbox])
         #expect(f.act(.inboxRead([react]), at: late) == [.resolveMatrixTargets(react)])
         #expect(f.act(.matrixTargetsResolved(react, .init(reacted: pending)), at: late) == [.dequeue(seq: 3)])
         #expect(f.machine.receiptWait == nil)

@@ -82,9 +82,13 @@ extension PortalStateMachine {
         case loadUndelivered
         /// → ``Input/ghostAddressFound(_:_:)``: the real JID a ghost stands for, from the ghost table.
         case lookUpGhostAddress(GhostInvite)
-        /// → ``Input/inboxRead(_:timeline:)``: the room's Matrix inbox from the store, after recovering messages
-        /// the homeserver never pushed from the timeline when `checkTimeline` (the timeline's order comes with it).
-        case readInbox(checkTimeline: Bool)
+        /// → ``Input/timelineRead(_:)``: the Matrix room's recent timeline as the bot, with which of its events the
+        /// bridge has seen (the drain's timeline check: messages the homeserver never pushed, the room's order).
+        case readTimeline
+        /// Messages the homeserver never pushed, found in the timeline: queued in the inbox (a failure is logged).
+        case enqueueStranded([MatrixRoomEvent])
+        /// → ``Input/inboxRead(_:undecodable:)``: the room's Matrix inbox from the store.
+        case readInbox
         /// → ``Input/mappingInserted(_:inserted:)``: maps a Matrix message before it goes out, consuming its inbox row
         /// (and recording the reaction change it makes, in the same commit).
         case insertMapping(MessageMapping, consumingInbox: Int64, delivery: XMPPDelivery, reaction: ReactionChange? = nil)
@@ -127,7 +131,7 @@ extension PortalStateMachine {
             case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets, .uploadMedia,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
-                 .readInbox, .insertMapping, .lookUpGhostAddress, .readGhostsForUnlink:
+                 .readTimeline, .readInbox, .insertMapping, .lookUpGhostAddress, .readGhostsForUnlink:
                 return true
             case .ephemeral(let action):
                 return action.awaitsOutcome

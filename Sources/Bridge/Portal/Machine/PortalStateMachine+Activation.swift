@@ -67,17 +67,19 @@ extension PortalStateMachine {
             guard botJoined else { return [] }
             botJoined = false
             return [.log(LogEntry(level: .warning, message: "The bridge is no longer in the MUC; rejoining"))] + startActivation()
-        case .inboxRead(let stored, let timeline, let undecodable):
-            guard let stored else { return drainBlocked(retry: true) }
-            let dropped = undecodable.flatMap { [Action.log($0.dropped), .dequeue(seq: $0.seq)] }
-            guard let timeline else {
+        case .timelineRead(let read):
+            guard let read else {
                 // A check was due (a hole, or the first drain after an activation) and did not happen: in arrival
                 // order a message from a held transaction would be overtaken, and once mapped, resent late by the
                 // next run. The drain waits and checks again.
                 timelineCheckPending = true
-                return dropped + drainBlocked(retry: true)
+                return drainBlocked(retry: true)
             }
-            let queued = Self.drainOrder(stored, timeline: timeline)
+            return timelineRead(read)
+        case .inboxRead(let stored, let undecodable):
+            guard let stored else { return drainBlocked(retry: true) }
+            let dropped = undecodable.flatMap { [Action.log($0.dropped), .dequeue(seq: $0.seq)] }
+            let queued = Self.drainOrder(stored, timeline: drain?.timeline ?? TimelineOrder())
             agenda.insert(contentsOf: queued.map(Step.handleMatrixEvent) + [.finishDrain(highestSeq: queued.map(\.seq).max() ?? 0)], at: 0)
             return dropped
         case .ghostPrepared(let setup, let error):
@@ -264,7 +266,7 @@ extension PortalStateMachine {
         drain = Drain(selfCheck: selfCheck)
         let check = timelineCheckPending
         timelineCheckPending = false
-        return [.readInbox(checkTimeline: check)]
+        return [check ? .readTimeline : .readInbox]
     }
 
     /// A drain of events handed in as written.

@@ -72,11 +72,12 @@ extension PortalStateMachine {
         case ownMessageFound(OriginID, mapping: MessageMapping?, error: StanzaErrorInfo)
         /// Unreceipted messages, oldest first; nil when they could not be read.
         case undeliveredLoaded([MessageMapping]?)
-        /// The inbox in the store's order (nil when it could not be read), and what the timeline check learnt when the
-        /// drain checked the timeline (see ``drainOrder(_:timeline:)``); nil when the check was cut short by shutdown
-        /// (the drain then waits: arrival order may not be the room's).
-        /// Rows that no longer decode come with it (`undecodable`), to be dropped.
-        case inboxRead([QueuedMatrixEvent]?, timeline: TimelineOrder? = TimelineOrder(), undecodable: [UndecodableInboxRow] = [])
+        /// The room's recent timeline, for the drain's timeline check (empty: it could not be read, or the link was never
+        /// active: arrival order stands); nil when shutdown cut the check short (the drain then waits: arrival order
+        /// may not be the room's).
+        case timelineRead(TimelineRead?)
+        /// The inbox in the store's order (nil when it could not be read), with the rows that no longer decode.
+        case inboxRead([QueuedMatrixEvent]?, undecodable: [UndecodableInboxRow] = [])
         /// Whether the mapping was new (false: mapped already, nothing to send); nil when the store failed.
         case mappingInserted(XMPPDelivery, inserted: Bool?)
         /// The room's ghosts as stored (nil: they could not be read), for the unlink under way.

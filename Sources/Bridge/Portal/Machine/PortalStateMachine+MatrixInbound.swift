@@ -290,6 +290,27 @@ extension PortalStateMachine {
         return missed
     }
 
+    /// What the drain's timeline check read: the recent timeline (oldest first), which of its events the bridge has
+    /// seen (queued or bridged), how far the inbox was queued before the timeline was read, and the wall clock then.
+    struct TimelineRead: Sendable, Equatable {
+        var entries: [MatrixTimelineEntry] = []
+        var seen: Set<EventID> = []
+        var queuedThrough: Int64 = 0
+        var now = Date(timeIntervalSince1970: 0)
+    }
+
+    /// The timeline check's answer: the drain follows the timeline's order — also when nothing was missing: a
+    /// transaction the homeserver delivered late put its events behind later ones in the inbox — and what the
+    /// homeserver never pushed is queued first (its late copy is then a duplicate the inbox and the message map drop).
+    mutating func timelineRead(_ read: TimelineRead) -> [Action] {
+        // A homeserver repeating an event across pages must not crash us: its first place counts.
+        drain?.timeline = TimelineOrder(
+            positions: Dictionary(read.entries.enumerated().map { ($1.eventID, $0) }, uniquingKeysWith: { first, _ in first }),
+            queuedThrough: read.queuedThrough)
+        let missed = strandedMessages(in: read.entries, seen: read.seen, now: read.now)
+        return (missed.isEmpty ? [] : [.enqueueStranded(missed)]) + [.readInbox]
+    }
+
     /// What a timeline check learnt for the drain after it (see ``drainOrder(_:timeline:)``).
     struct TimelineOrder: Sendable, Equatable {
         /// The room's recent timeline: event id → index, oldest first. Empty: no check (or the timeline could not

@@ -118,6 +118,8 @@ struct PortalStateMachine: Sendable {
     struct Drain: Sendable, Equatable {
         /// Part of a self-check: the puppet sync and the self-ping follow.
         var selfCheck: Bool
+        /// What its timeline check learnt (empty: no check, arrival order).
+        var timeline = TimelineOrder()
     }
 
     /// Takes one input; returns what to do, in order (at most the last action awaits an outcome).
