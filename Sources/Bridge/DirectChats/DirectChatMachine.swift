@@ -24,6 +24,8 @@ struct DirectChatMachine: Sendable {
         case captionSent(OriginID, room: RoomID)
         /// ``Action/postNotice(_:)`` was posted.
         case noticePosted(DirectNotice)
+        /// ``Action/postNotice(_:)`` was refused: the ghost is not in the DM room.
+        case noticeNotInRoom(DirectNotice)
         /// A DM's inbox row that does not decode.
         case undecodable(UndecodableInboxRow)
     }
@@ -41,6 +43,8 @@ struct DirectChatMachine: Sendable {
         case forgetRoom(DirectChat, leaving: RoomID)
         /// Record the event as handled and drop its inbox row, with the message map row of what it sent.
         case consume(QueuedMatrixEvent, mapping: MessageMapping? = nil, reaction: ReactionChange? = nil)
+        /// The ghost joins the DM room (invited first where needed).
+        case joinRoom(RoomID, ghost: UserID)
         /// The event stays queued, and its DM's later events behind it.
         case hold(RoomID)
         /// The inbox row is deleted, nothing recorded.
@@ -73,6 +77,8 @@ struct DirectChatMachine: Sendable {
         var item: QueuedMatrixEvent
         /// The encrypted event this notice answers: recorded as noticed only once it is posted.
         var encrypted: Bool = false
+        /// The ghost was found not in the room once and joined again (a second refusal keeps the event queued).
+        var rejoined = false
     }
 
     static let unbridgedNotice = "⚠️ This conversation is no longer bridged to XMPP; the message was not delivered."
@@ -129,6 +135,15 @@ struct DirectChatMachine: Sendable {
         case .noticePosted(let notice):
             if notice.encrypted { encryptedNotices.record(notice.item.event, noticed: true, now: now) }
             return [.consume(notice.item)]
+        case .noticeNotInRoom(let notice):
+            // It answers an event of the room, so its user is in it: the ghost joins and posts once more.
+            guard !notice.rejoined else {
+                return [.log(.init(level: .error, message: "The ghost may not post in the DM room; the event waits",
+                                   metadata: ["matrix.dm.id": notice.room.rawValue])), .hold(notice.room)]
+            }
+            var again = notice
+            again.rejoined = true
+            return [.joinRoom(notice.room, ghost: notice.ghost), .postNotice(again)]
         }
     }
 

@@ -93,8 +93,14 @@ extension DirectChats {
         case .sendCaption(let caption, let originID, let route, let room):
             return await context.xmpp.sendCaption(caption, of: originID, route, logger: logger).map { .captionSent($0, room: room) }
         case .postNotice(let notice):
-            try await self.notice(notice.text, in: notice.room, as: notice.ghost, subject: notice.subject)
+            do {
+                try await self.notice(notice.text, in: notice.room, as: notice.ghost, subject: notice.subject)
+            } catch MatrixLinkError.notInRoom {
+                return .noticeNotInRoom(notice)
+            }
             return .noticePosted(notice)
+        case .joinRoom(let room, let ghost):
+            try await retrying { try await self.context.matrix.join(room, as: ghost) }
         case .acceptInvite(let chat, let room):
             try await acceptInvite(chat, in: room)
         case .forgetRoom(let chat, let room):
@@ -123,8 +129,8 @@ extension DirectChats {
         do {
             try await retrying { try await self.context.matrix.registerGhost(chat.ghost) }
             try await retrying { try await self.context.matrix.join(room, as: chat.ghost) }
-        } catch let error as MatrixLinkError {
-            throw error
+        } catch MatrixLinkError.unavailable(let reason) {
+            throw MatrixLinkError.unavailable(reason)
         } catch {
             logger.warning("Could not join a DM room a Matrix user opened", metadata: ["matrix.dm.id": room.rawValue, "error": "\(error)"])
             return

@@ -99,9 +99,9 @@ actor DirectChats {
                 try await context.store.directChat(linkedRoom: linkedRoom, ghost: inbound.ghost, user: inbound.user))
             while let input = next {
                 next = nil
-                for action in machine.receive(input) {
-                    next = try await perform(action, for: inbound, logger: logger)
-                }
+                let actions = machine.receive(input)
+                assert(actions.dropLast().allSatisfy { !$0.awaitsOutcome }, "an awaited action must end its batch")
+                for action in actions { next = try await perform(action, for: inbound, logger: logger) }
             }
         } catch {
             logger.error("Could not bridge a private message to Matrix", metadata: ["error": "\(MessageTranslation.describe(error))"])
@@ -116,7 +116,7 @@ actor DirectChats {
         case .readMembership(let room):
             do {
                 return .membershipRead(try await retrying { try await matrix.membership(of: inbound.user, in: room, as: ghost) })
-            } catch is MatrixLinkError {
+            } catch MatrixLinkError.unavailable {
                 throw MatrixLinkError.unavailable("membership of the DM room")
             } catch {
                 return .membershipRead(nil)   // refused: the ghost is not in it either
@@ -173,20 +173,12 @@ actor DirectChats {
 
     // MARK: Helpers
 
-    /// An `m.notice` from `ghost` in `room`, its txnId derived from `subject` (a repeat posts nothing new).
-    /// A ghost found not in the room (it answers an event of the room, so its user is there) joins and posts once more.
+    /// An `m.notice` from `ghost` in `room`, its txnId derived from `subject` (a repeat posts nothing new). Throws
+    /// ``MatrixLinkError/notInRoom(_:)`` when the ghost is not in the room: the caller decides what then.
     func notice(_ text: String, in room: RoomID, as ghost: UserID, subject: String) async throws {
-        let post = {
-            _ = try await self.retrying {
-                try await self.context.matrix.send(OutgoingMatrixMessage(kind: .notice, body: text), as: ghost, in: room,
-                                                   txnID: self.context.naming.noticeTxnID(subject: subject), timestamp: nil)
-            }
-        }
-        do {
-            try await post()
-        } catch MatrixLinkError.notInRoom {
-            try await retrying { try await self.context.matrix.join(room, as: ghost) }
-            try await post()
+        _ = try await retrying {
+            try await self.context.matrix.send(OutgoingMatrixMessage(kind: .notice, body: text), as: ghost, in: room,
+                                               txnID: self.context.naming.noticeTxnID(subject: subject), timestamp: nil)
         }
     }
 
@@ -197,7 +189,7 @@ actor DirectChats {
         for attempt in 0..<5 {
             do {
                 return try await call()
-            } catch is MatrixLinkError {
+            } catch MatrixLinkError.unavailable {
                 try await Task.sleep(for: Backoff().pause(after: attempt))
             }
         }

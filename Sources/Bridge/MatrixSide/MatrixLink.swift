@@ -41,7 +41,8 @@ public protocol MatrixLink: Sendable {
     func setRoomPicture(_ mxc: String?, in room: RoomID) async throws
     /// The `url` of the room's `m.room.avatar` as the bot sees it (nil: none).
     func roomPicture(_ room: RoomID) async throws -> String?
-    /// Sends a message as `user` with a caller-chosen txnId (idempotent); `timestamp` sets `origin_server_ts`.
+    /// Sends a message as `user` with a caller-chosen txnId (idempotent); `timestamp` sets `origin_server_ts`. A ghost
+    /// refused with `M_FORBIDDEN` (not in the room, or it may not speak) throws ``MatrixLinkError/notInRoom(_:)``.
     func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
               timestamp: Date?) async throws -> EventID
     /// Sends `user`'s reaction `key` to `target` (`m.reaction`, idempotent by txnId). nil when the homeserver says the
@@ -112,8 +113,8 @@ public struct MatrixTimelineEntry: Sendable, Equatable {
 public enum MatrixLinkError: Error, Sendable, Equatable {
     /// The homeserver cannot be reached or failed (network, timeout, 5xx) even after retries: try again later.
     case unavailable(String)
-    /// A ghost's event was refused (`M_FORBIDDEN`) because it is not in the room, although the caller held it for
-    /// joined: the caller decides whether it joins and sends again.
+    /// A ghost's message was refused (`M_FORBIDDEN`): it is not in the room, although the caller held it for joined,
+    /// or it may not speak there. The caller decides whether it joins and sends again.
     case notInRoom(String)
 }
 

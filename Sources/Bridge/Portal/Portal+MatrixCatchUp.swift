@@ -41,19 +41,23 @@ extension Portal {
     }
 
     /// Queues the messages the homeserver never pushed (the machine found them in the timeline).
-    func enqueueStranded(_ missed: [MatrixRoomEvent]) async {
+    func enqueueStranded(_ missed: [MatrixRoomEvent]) async -> PortalStateMachine.Input {
         let room = link.matrixRoom
         do {
-            let added = try await context.store.enqueueInbox(try missed.map { (room, $0.eventID, try $0.inboxPayload()) })
-            guard !added.isEmpty else { return }
+            let rows = try missed.map { (room, $0.eventID, try $0.inboxPayload()) }
+            let added = try await context.durably { try await context.store.enqueueInbox(rows) }
+            guard !added.isEmpty else { return .strandedQueued(.done) }
             context.metrics.caughtUp(side: "matrix", count: added.count)
             // Usually the homeserver's retry queue after a restart (it pushes them later; the copies are dropped);
             // rarely a stranded transaction.
             logger.info("Took Matrix messages the homeserver had not pushed from the room's timeline", metadata: [
                 "matrix.event.ids": added.map(\.eventID.rawValue).joined(separator: ","),
             ])
+            return .strandedQueued(.done)
         } catch {
+            if Task.isCancelled { return .strandedQueued(.cancelled) }
             logger.warning("Could not queue the Matrix messages the homeserver had not pushed", metadata: ["error": "\(error)"])
+            return .strandedQueued(.failed)
         }
     }
 

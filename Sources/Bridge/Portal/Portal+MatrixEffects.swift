@@ -49,8 +49,12 @@ extension Portal {
         }
         let matrix = context.matrix
         let room = link.matrixRoom
+        var ghostReady = false
         do {
-            if let setup = delivery.setup { try await prepareGhost(setup) }
+            if let setup = delivery.setup {
+                try await prepareGhost(setup)
+                ghostReady = true
+            }
             let eventIDs = try await matrix.perform(delivery.sends, as: delivery.ghost, in: room, timestamp: delivery.message.delay) {
                 try await self.importedFile($0, fallback: $1, ghost: delivery.ghost, key: delivery.key)
             }
@@ -58,18 +62,18 @@ extension Portal {
                                          eventID: eventIDs.first ?? nil, now: context.clock.now())
             return .matrixDelivered(delivery, eventIDs: eventIDs)
         } catch MatrixLinkError.unavailable(let reason) {
-            return .matrixDeliveryFailed(delivery, .unavailable(reason))
+            return .matrixDeliveryFailed(delivery, .unavailable(reason), ghostReady: ghostReady)
         } catch MatrixLinkError.notInRoom(let reason) {
-            if delivery.rejoined { context.metrics.refusedByMatrix(muc: link.muc, key: delivery.key) }   // final, see ghostNotInRoom
+            if delivery.rejoinIsFinal { context.metrics.refusedByMatrix(muc: link.muc, key: delivery.key) }   // see ghostNotInRoom
             return .ghostNotInRoom(delivery, reason: reason)
         } catch where Task.isCancelled {
             // Cut short by shutdown, not refused: nothing is recorded, so the next start (or the standby taking over)
             // bridges it again from the archive. Recording it as refused would lose it for good.
-            return .matrixDeliveryFailed(delivery, .unavailable("cancelled by shutdown"))
+            return .matrixDeliveryFailed(delivery, .unavailable("cancelled by shutdown"), ghostReady: ghostReady)
         } catch {
             // Refused for good: the machine records it so it is never retried (counted once).
             context.metrics.refusedByMatrix(muc: link.muc, key: delivery.key)
-            return .matrixDeliveryFailed(delivery, .refused(Self.describe(error)))
+            return .matrixDeliveryFailed(delivery, .refused(Self.describe(error)), ghostReady: ghostReady)
         }
     }
 

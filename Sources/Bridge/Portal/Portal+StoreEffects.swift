@@ -120,9 +120,8 @@ extension Portal {
         }
     }
 
-    /// Reads this room's inbox from the store, in arrival order, after checking the Matrix timeline for messages the
-    /// homeserver never pushed when asked (see `Portal+MatrixCatchUp`); the timeline's order comes with it (the
-    /// machine's ``PortalStateMachine/drainOrder(_:timeline:)`` decides the order of handling).
+    /// Reads this room's inbox from the store, in arrival order, with the rows that no longer decode (the machine's
+    /// ``PortalStateMachine/drainOrder(_:timeline:)`` decides the order of handling, and drops those rows).
     func readInbox() async -> PortalStateMachine.Input {
         let entries: [InboxEntry]
         do {
@@ -185,8 +184,7 @@ extension Portal {
         context.notify(.status(link.matrixRoom, status))
     }
 
-    /// Unlink: ghosts leave the Matrix room, puppets and the bridge's occupant leave the MUC, the bot leaves the
-    /// Matrix room, and the link's state is deleted. Steps that fail are logged; the link is removed regardless.
+    /// The room's ghosts as stored, for an unlink before the room was ever loaded.
     func readGhostsForUnlink(connected: Bool) async -> PortalStateMachine.Input {
         do {
             return .ghostsReadForUnlink(try await context.store.roomGhosts(link.matrixRoom), connected: connected)
@@ -196,6 +194,8 @@ extension Portal {
         }
     }
 
+    /// Unlink: the plan's ghosts leave the Matrix room, puppets and the bridge's occupant leave the MUC, the bot leaves
+    /// the Matrix room, and the link's state is deleted. Steps that fail are logged; the link is removed regardless.
     func unlink(_ plan: PortalStateMachine.UnlinkPlan) async {
         logger.info("Unlinking")
         let room = link.matrixRoom

@@ -32,6 +32,15 @@ extension Portal {
         }
     }
 
+    /// The file goes to the XMPP server's upload service (`XMPPUploader` logs why it could not, once per reason).
+    func uploadMedia(_ upload: PortalStateMachine.MediaUpload) async -> PortalStateMachine.Input {
+        guard case .uploaded(let url)? = await context.xmppUploader?.upload(
+            mxc: upload.mxc, name: upload.name, declaredSize: upload.declaredSize, mediaType: upload.mediaType) else {
+            return .mediaUploaded(upload, url: nil)
+        }
+        return .mediaUploaded(upload, url: url)
+    }
+
     func moderate(_ job: PortalStateMachine.ModerationJob) async -> PortalStateMachine.Input {
         do {
             try await context.xmpp.moderate(room: link.muc, job.request, as: job.occupant)

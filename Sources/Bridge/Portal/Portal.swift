@@ -9,9 +9,10 @@ import IsthmusStore
 /// different links run in parallel. ``enqueue(_:)`` may be called from anywhere.
 ///
 /// ``run()`` feeds ``PortalStateMachine`` each event, performs the actions it returns (the `perform` switch and the
-/// `Portal+…Effects` files) and feeds their outcomes back. The effects do the I/O; one still decides for itself: whether
-/// the Matrix room's avatar is still the bridge's before it is cleared (`Portal+RoomAvatarEffects`). The actor also owns its timers (one per ``PortalTimer`` kind, on the
-/// injected clock) and the ``EphemeralSender``, which sends typing notices and markers off the portal's path.
+/// `Portal+…Effects` files) and feeds their outcomes back. The effects do the I/O; the few choices some still make (a
+/// retry's look for its earlier copy, fallbacks, compare-and-write) are listed in docs/architecture.md ("Sub-machines,
+/// and what the effects still choose"). The actor also owns its timers (one per ``PortalTimer`` kind, on the injected
+/// clock) and the ``EphemeralSender``, which sends typing notices and markers off the portal's path.
 actor Portal {
     /// The link this portal bridges.
     let link: RoomLink
@@ -140,12 +141,7 @@ actor Portal {
         case .recordRoomFeatures(let features): await recordRoomFeatures(features)
         case .lookUpBridged(let message): return await lookUpBridged(message)
         case .resolveMatrixTargets(let queued): return await resolveMatrixTargets(queued)
-        case .uploadMedia(let upload):
-            guard case .uploaded(let url)? = await context.xmppUploader?.upload(
-                mxc: upload.mxc, name: upload.name, declaredSize: upload.declaredSize, mediaType: upload.mediaType) else {
-                return .mediaUploaded(upload, url: nil)
-            }
-            return .mediaUploaded(upload, url: url)
+        case .uploadMedia(let upload): return await uploadMedia(upload)
         case .recordReflection(let originID, let stanzaID): await recordReflection(originID: originID, stanzaID: stanzaID)
         case .recordBridged(let mapping, let reactions): await recordBridged(mapping, reactions: reactions)
         case .recordRefused(let mapping): await recordRefused(mapping)
@@ -153,7 +149,7 @@ actor Portal {
         case .markFailed(let originID): await markFailed(originID)
         case .loadUndelivered: return await loadUndelivered()
         case .readTimeline: return await readTimeline()
-        case .enqueueStranded(let missed): await enqueueStranded(missed)
+        case .enqueueStranded(let missed): return await enqueueStranded(missed)
         case .readInbox: return await readInbox()
         case .insertMapping(let mapping, let seq, let delivery, let reaction):
             return await insertMapping(mapping, consumingInbox: seq, delivery: delivery, reaction: reaction)

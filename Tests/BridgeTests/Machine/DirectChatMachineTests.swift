@@ -106,6 +106,18 @@ import XMPP
         #expect(act(&m, .noticePosted(told)) == [.consume(item)])
     }
 
+    @Test func aNoticeTheGhostMayNotPostJoinsItOnceThenTheEventWaits() {
+        var m = machine(active: false)
+        let item = text(1, "hi")
+        let told = notice(Machine.unbridgedNotice, subject: "dm:$e1", answering: item)
+        #expect(act(&m, .event(item, snapshot(linked: false))) == [.postNotice(told)])
+        var again = told
+        again.rejoined = true
+        #expect(act(&m, .noticeNotInRoom(told)) == [.joinRoom(dm, ghost: ghost), .postNotice(again)])
+        #expect(act(&m, .noticeNotInRoom(again)) == [.hold(dm)])
+        #expect(act(&m, .noticePosted(again)) == [.consume(item)])
+    }
+
     @Test func aMessageToAnOccupantThatLeftIsANotice() {
         var m = machine()
         let item = text(1, "hi")

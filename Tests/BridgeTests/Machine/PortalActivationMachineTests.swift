@@ -251,7 +251,7 @@ import Testing
         f.activate(members: [f.alice: "Alice", f.bob: "Bob"])
         #expect(f.act(.unlink(xmppConnected: true))
                 == [.roomState(.setBridgeInfo(f.bridgeInfoWithdrawn)),
-                    .unlink(.init(puppets: [f.puppet(f.alice, "Alice"), f.puppet(f.bob, "Bob")], botNick: "Matrix",
+                    .unlink(.init(ghosts: [], puppets: [f.puppet(f.alice, "Alice"), f.puppet(f.bob, "Bob")], botNick: "Matrix",
                                   ghostLevels: GhostPowerLevels(wanted: [:])))])
         #expect(f.machine.closed)
         #expect(f.act(.activate) == [])

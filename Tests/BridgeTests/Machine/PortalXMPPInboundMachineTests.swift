@@ -189,6 +189,32 @@ import Testing
                 == [.recordRefused(failed), .sendPrivate(to: f.muc.with(resource: "romeo")!, body: "Your message could not be delivered to Matrix: M_FORBIDDEN")])
     }
 
+    @Test func aGhostThatJoinedForARefusedMessageIsJoinedInTheModelSoUnlinkTakesItOut() {
+        var f = MachineFixture()
+        f.activate()
+        let message = f.groupchat("romeo", "hi")
+        _ = f.act(.xmppMessage(message))
+        let sending = delivery(f, message, setup: true)
+        _ = f.act(.bridgedLookedUp(message, bridged: false))
+        // Joined (its setup made and saved), then refused right away: final, and the model knows it joined.
+        #expect(sending.rejoinIsFinal)
+        #expect(f.act(.ghostNotInRoom(sending, reason: "M_FORBIDDEN")).contains { if case .recordRefused = $0 { true } else { false } })
+        #expect(f.machine.ghosts[sending.ghost]?.joined == true)
+        let next = f.groupchat("romeo", "again", stanzaID: "s2")
+        _ = f.act(.xmppMessage(next))
+        let plain = delivery(f, next, setup: false)
+        #expect(f.act(.bridgedLookedUp(next, bridged: false)) == [.sendToMatrix(plain)])
+        // A refusal for good after the setup: the same.
+        var f2 = MachineFixture()
+        f2.activate()
+        _ = f2.act(.xmppMessage(message))
+        _ = f2.act(.bridgedLookedUp(message, bridged: false))
+        _ = f2.act(.matrixDeliveryFailed(sending, .refused("M_FORBIDDEN"), ghostReady: true))
+        #expect(f2.machine.ghosts[sending.ghost]?.joined == true)
+        guard case .unlink(let plan)? = f2.act(.unlink(xmppConnected: true)).last else { Issue.record("no unlink"); return }
+        #expect(plan.ghosts == [sending.ghost])
+    }
+
     @Test func aRefusedMessageIsRecordedAndItsSenderToldPrivatelyUnlessItCameFromTheArchive() {
         var f = MachineFixture()
         f.activate()

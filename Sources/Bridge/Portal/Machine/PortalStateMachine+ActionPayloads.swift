@@ -42,6 +42,10 @@ extension PortalStateMachine {
         /// The ghost was found not in the room once and joined again for this delivery (a second refusal is final).
         var rejoined = false
 
+        /// Whether a "not in the room" refusal of this delivery is final: its ghost joined for it already (rejoined,
+        /// or its setup joined it just before the send).
+        var rejoinIsFinal: Bool { rejoined || setup?.join == true }
+
         /// The metrics' kind of what is delivered.
         var kind: BridgeMetrics.MessageKind {
             switch record.kind {
@@ -100,7 +104,6 @@ extension PortalStateMachine {
         var uploadedURL: String?
     }
 
-    /// Why a Matrix call failed, as far as the machine cares.
     /// A Matrix media message's file, to be uploaded to the XMPP server's service (`media.xmpp_upload`) before the
     /// message is mapped: a crash before the send uploads again on the next try, it never sends twice.
     struct MediaUpload: Sendable, Equatable {
@@ -113,6 +116,7 @@ extension PortalStateMachine {
         var mediaType: String?
     }
 
+    /// Why a Matrix call failed, as far as the machine cares.
     enum MatrixFailure: Sendable, Equatable, CustomStringConvertible {
         /// Down or overloaded even after the client's own retries: try again later, keeping order.
         case unavailable(String)
@@ -245,7 +249,7 @@ extension PortalStateMachine {
     /// Who leaves what when a link is removed.
     struct UnlinkPlan: Sendable, Equatable {
         /// Ghosts to take out of the Matrix room (those joined, as stored).
-        var ghosts: [UserID] = []
+        var ghosts: [UserID]
         /// Puppets to take out of the MUC (only while the XMPP link is up).
         var puppets: [Puppet]
         /// The bridge's occupant's nick, when it is in the MUC.

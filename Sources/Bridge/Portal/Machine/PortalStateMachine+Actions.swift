@@ -85,7 +85,8 @@ extension PortalStateMachine {
         /// → ``Input/timelineRead(_:)``: the Matrix room's recent timeline as the bot, with which of its events the
         /// bridge has seen (the drain's timeline check: messages the homeserver never pushed, the room's order).
         case readTimeline
-        /// Messages the homeserver never pushed, found in the timeline: queued in the inbox (a failure is logged).
+        /// → ``Input/strandedQueued(_:)``: messages the homeserver never pushed, found in the timeline, are queued in
+        /// the inbox.
         case enqueueStranded([MatrixRoomEvent])
         /// → ``Input/inboxRead(_:undecodable:)``: the room's Matrix inbox from the store.
         case readInbox
@@ -131,7 +132,7 @@ extension PortalStateMachine {
             case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets, .uploadMedia,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
-                 .readTimeline, .readInbox, .insertMapping, .lookUpGhostAddress, .readGhostsForUnlink:
+                 .readTimeline, .enqueueStranded, .readInbox, .insertMapping, .lookUpGhostAddress, .readGhostsForUnlink:
                 return true
             case .ephemeral(let action):
                 return action.awaitsOutcome

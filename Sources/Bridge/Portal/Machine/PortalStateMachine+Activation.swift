@@ -76,6 +76,8 @@ extension PortalStateMachine {
                 return drainBlocked(retry: true)
             }
             return timelineRead(read)
+        case .strandedQueued(let outcome):
+            return strandedQueued(outcome)
         case .inboxRead(let stored, let undecodable):
             guard let stored else { return drainBlocked(retry: true) }
             let dropped = undecodable.flatMap { [Action.log($0.dropped), .dequeue(seq: $0.seq)] }
@@ -86,8 +88,8 @@ extension PortalStateMachine {
             return ghostPrepared(setup, error: error)
         case .matrixDelivered(let delivery, let eventIDs):
             return matrixDelivered(delivery, eventIDs: eventIDs)
-        case .matrixDeliveryFailed(let delivery, let failure):
-            return matrixDeliveryFailed(delivery, failure)
+        case .matrixDeliveryFailed(let delivery, let failure, let ghostReady):
+            return matrixDeliveryFailed(delivery, failure, ghostReady: ghostReady)
         case .ghostNotInRoom(let delivery, let reason):
             return ghostNotInRoom(delivery, reason: reason)
         case .membersFetched(let members):

@@ -42,7 +42,8 @@ extension PortalStateMachine {
         case ghostPrepared(GhostSetup, error: MatrixFailure?)
         /// Every send of the delivery went out: their event ids (nil: a reaction that was there already).
         case matrixDelivered(MatrixDelivery, eventIDs: [EventID?])
-        case matrixDeliveryFailed(MatrixDelivery, MatrixFailure)
+        /// A send failed (`ghostReady`: after the delivery's ghost setup was made and saved).
+        case matrixDeliveryFailed(MatrixDelivery, MatrixFailure, ghostReady: Bool = false)
         /// The homeserver refused the ghost's event: it is not in the room, although held for joined.
         case ghostNotInRoom(MatrixDelivery, reason: String)
         /// The Matrix room's joined members with their per-room displaynames and avatars; nil when they could not be read.
@@ -76,6 +77,8 @@ extension PortalStateMachine {
         /// active: arrival order stands); nil when shutdown cut the check short (the drain then waits: arrival order
         /// may not be the room's).
         case timelineRead(TimelineRead?)
+        /// How queueing the messages the timeline check found ended.
+        case strandedQueued(StoreOutcome)
         /// The inbox in the store's order (nil when it could not be read), with the rows that no longer decode.
         case inboxRead([QueuedMatrixEvent]?, undecodable: [UndecodableInboxRow] = [])
         /// Whether the mapping was new (false: mapped already, nothing to send); nil when the store failed.

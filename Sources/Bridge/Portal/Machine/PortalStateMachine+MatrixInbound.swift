@@ -308,7 +308,30 @@ extension PortalStateMachine {
             positions: Dictionary(read.entries.enumerated().map { ($1.eventID, $0) }, uniquingKeysWith: { first, _ in first }),
             queuedThrough: read.queuedThrough)
         let missed = strandedMessages(in: read.entries, seen: read.seen, now: read.now)
-        return (missed.isEmpty ? [] : [.enqueueStranded(missed)]) + [.readInbox]
+        return missed.isEmpty ? [.readInbox] : [.enqueueStranded(missed)]
+    }
+
+    /// The stranded messages were queued (they are in the inbox the drain reads next) — or not: then the next drain
+    /// checks again; cut short by shutdown, this one waits, as for a check cut short.
+    mutating func strandedQueued(_ outcome: StoreOutcome) -> [Action] {
+        switch outcome {
+        case .done: return [.readInbox]
+        case .failed:
+            timelineCheckPending = true
+            return [.readInbox]
+        case .cancelled:
+            timelineCheckPending = true
+            return drainBlocked(retry: true)
+        }
+    }
+
+    /// How a store write the machine waits for ended.
+    enum StoreOutcome: Sendable, Equatable {
+        case done
+        /// Logged by the effect.
+        case failed
+        /// Cut short by shutdown.
+        case cancelled
     }
 
     /// What a timeline check learnt for the drain after it (see ``drainOrder(_:timeline:)``).

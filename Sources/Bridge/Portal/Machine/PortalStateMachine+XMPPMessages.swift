@@ -227,7 +227,14 @@ extension PortalStateMachine {
         return (record, reactions)
     }
 
-    mutating func matrixDeliveryFailed(_ delivery: MatrixDelivery, _ failure: MatrixFailure) -> [Action] {
+    /// `ghostReady`: the delivery's ghost setup was made (and saved) before the failure: the model takes it in, and a
+    /// retry does not make it again.
+    mutating func matrixDeliveryFailed(_ delivery: MatrixDelivery, _ failure: MatrixFailure, ghostReady: Bool = false) -> [Action] {
+        var delivery = delivery
+        if ghostReady, let setup = delivery.setup {
+            ghosts[setup.ghost] = setup.saved
+            delivery.setup = nil
+        }
         switch failure {
         case .unavailable(let reason):
             // The homeserver is down or overloaded: wait (this room's later events wait too, keeping order).
@@ -244,10 +251,14 @@ extension PortalStateMachine {
 
     /// A ghost held for joined is not in the room (found by scripts/chaos, seed 2026: it was made to leave just before
     /// a crash, and the store still said joined): it joins again (invited first where needed) and the delivery goes
-    /// once more; a ghost refused again (banned, or it may not speak) keeps the refusal.
+    /// once more. A ghost refused right after it joined (banned, or it may not speak) keeps the refusal.
     mutating func ghostNotInRoom(_ delivery: MatrixDelivery, reason: String) -> [Action] {
         let message = delivery.message
-        guard !delivery.rejoined else { return refused(message, key: delivery.key, reason: reason, tellSender: delivery.record.kind == .message) }
+        // The refusal came from the send, so the setup before it was made (and saved): the model takes it in.
+        if let setup = delivery.setup { ghosts[setup.ghost] = setup.saved }
+        guard !delivery.rejoinIsFinal else {
+            return refused(message, key: delivery.key, reason: reason, tellSender: delivery.record.kind == .message)
+        }
         ghosts[delivery.ghost]?.joined = false
         guard let (ghost, setup) = planGhost(nick: message.nick, occupantID: message.occupantID, realJID: message.realJID, joinedNow: false),
               ghost == delivery.ghost, let setup else {

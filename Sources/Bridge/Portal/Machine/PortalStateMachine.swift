@@ -66,7 +66,7 @@ struct PortalStateMachine: Sendable {
     var puppets: [UserID: Puppet] = [:]
     /// Matrix members' current displaynames (per room), as last seen.
     var displaynames: [UserID: String] = [:]
-    /// This room's ghosts as stored (loaded at activation, then kept in step with every write).
+    /// This room's ghosts as stored (loaded at activation, then kept in step with every write the machine asks for).
     var ghosts: [UserID: RoomGhost] = [:]
     /// ``ghosts`` were loaded (by an activation).
     var ghostsLoaded = false
