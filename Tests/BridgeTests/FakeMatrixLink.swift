@@ -39,6 +39,9 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         var globalNames: [UserID: String] = [:]
         var roomNames: [UserID: String] = [:]
         var leaves: [(RoomID, UserID)] = []
+        /// Users the homeserver holds for not in the room (made to leave behind the bridge's back): their sends are
+        /// refused with ``MatrixLinkError/notInRoom(_:)`` until they join.
+        var outOfRoom: Set<UserID> = []
         var removals: [(UserID, Bool, String?)] = []
         var nextEvent = 1
         /// The next this many sends fail as if the homeserver were down.
@@ -116,6 +119,7 @@ final class FakeMatrixLink: MatrixLink, Sendable {
     func join(_ room: RoomID, as user: UserID) async throws {
         state.withLock { state in
             if state.members[room]?[user] == nil { state.members[room, default: [:]][user] = .some(nil) }
+            state.outOfRoom.remove(user)
         }
     }
 
@@ -169,6 +173,7 @@ final class FakeMatrixLink: MatrixLink, Sendable {
                 state.unavailableSends -= 1
                 throw MatrixLinkError.unavailable("homeserver down")
             }
+            if state.outOfRoom.contains(user) { throw MatrixLinkError.notInRoom("M_FORBIDDEN: \(user) is not in the room") }
             if let existing = state.byTxn["\(room)|\(txnID)"] { return existing }
             let eventID = EventID("$ev\(state.nextEvent)")!
             state.nextEvent += 1

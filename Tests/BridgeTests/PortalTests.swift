@@ -23,6 +23,22 @@ import TestSupport
         await harness.stop()
     }
 
+    /// Found by scripts/chaos (seed 2026): a ghost made to leave behind the bridge's back, still joined as it saw it.
+    @Test func aGhostMadeToLeaveBehindTheBridgesBackJoinsAgainAndItsMessageGoesOut() async throws {
+        let harness = try BridgeHarness()
+        try await linked(harness, members: [alice: "Alice"])
+        harness.xmpp.feed.yield(.message(harness.xmpp.occupantSays("romeo", "first", in: muc, occupantID: "occ1")))
+        try await eventually("the first message bridged") { harness.matrix.state.withLock { $0.sent.count } == 1 }
+        let ghost = try #require(harness.matrix.state.withLock { $0.sent.first?.user })
+        harness.matrix.state.withLock { _ = $0.outOfRoom.insert(ghost) }
+        harness.xmpp.feed.yield(.message(harness.xmpp.occupantSays("romeo", "second", in: muc, occupantID: "occ1")))
+        try await eventually("the second message bridged after the rejoin") {
+            harness.matrix.state.withLock { $0.sent.map(\.message.body) } == ["first", "second"]
+        }
+        #expect(harness.matrix.state.withLock { !$0.outOfRoom.contains(ghost) })
+        await harness.stop()
+    }
+
     @Test func xmppMessageIsBridgedOnceAsGhost() async throws {
         let harness = try BridgeHarness()
         try await linked(harness, members: [alice: "Alice"])
