@@ -1,6 +1,5 @@
 /// The client-server API calls ``MatrixClient`` makes, named as its methods are: the `call` of a ``MatrixError``
-/// and the `matrix.call` of a log line. Membership calls are also the last segment of their path
-/// (`POST /rooms/{roomId}/invite`), hence the raw values.
+/// and the `matrix.call` of a log line.
 public enum MatrixCall: String, Sendable, CustomStringConvertible {
     case versions, whoAmI, registerGhost, login, ping
     case setDisplayName, setAvatarURL, setRoomDisplayName, setRoomAvatarURL

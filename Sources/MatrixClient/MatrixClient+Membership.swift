@@ -52,10 +52,25 @@ extension MatrixClient {
         try await membershipAction(.unban, target, room, user, reason)
     }
 
-    private func membershipAction(_ action: MatrixCall, _ target: UserID, _ room: RoomID, _ user: UserID?, _ reason: String?) async throws(MatrixError) {
-        let body = try json(Bodies.Target(userID: target, reason: reason), call: action)
+    /// The membership changes of another user (client-server API §10.4): the last segment of their path
+    /// (`POST /rooms/{roomId}/invite`) and their name as a call.
+    private enum TargetedMembership: String {
+        case invite, kick, ban, unban
+
+        var call: MatrixCall {
+            switch self {
+            case .invite: .invite
+            case .kick: .kick
+            case .ban: .ban
+            case .unban: .unban
+            }
+        }
+    }
+
+    private func membershipAction(_ action: TargetedMembership, _ target: UserID, _ room: RoomID, _ user: UserID?, _ reason: String?) async throws(MatrixError) {
+        let body = try json(Bodies.Target(userID: target, reason: reason), call: action.call)
         let _: Bodies.Empty = try await perform(ClientRequest(
-            action, "POST", ["_matrix/client/v3/rooms", .param("roomId", room), .literal(action.rawValue)], query: acting(user), body: body))
+            action.call, "POST", ["_matrix/client/v3/rooms", .param("roomId", room), .literal(action.rawValue)], query: acting(user), body: body))
     }
 
     /// The joined members of `room` with their room display names and avatars (`GET /rooms/{roomId}/joined_members`).
