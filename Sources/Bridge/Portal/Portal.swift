@@ -116,8 +116,7 @@ actor Portal {
             guard (try? await context.clock.sleep(until: context.clock.now() + pause)) != nil else { return nil }
             return await sendToMatrix(delivery)
         case .renameGhost(let ghost): await renameGhost(ghost)
-        case .setGhostAvatar(let job): await setGhostAvatar(job)
-        case .setPuppetAvatar(let job): await setPuppetAvatar(job)
+        case .avatars(let action): await performAvatars(action)
         case .removeGhost(let ghost, let removal, let saving): await removeGhost(ghost, removal, saving: saving)
         case .postNotice(let text, let subject): await postNotice(text, subject: subject)
         case .fetchMatrixMembers: return await fetchMatrixMembers()

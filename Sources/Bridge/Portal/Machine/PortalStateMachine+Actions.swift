@@ -131,12 +131,8 @@ extension PortalStateMachine {
         case ephemeral(EphemeralMachine.Action)
         /// Power levels, MUC roles and ownership (see ``RolesMachine/Action``); → ``Input/roles(_:)`` when the wrapped action awaits one.
         case roles(RolesMachine.Action)
-        /// An XMPP occupant's avatar becomes its ghost's per-room avatar (fetched, checked and uploaded once per hash);
-        /// failures are logged, no outcome.
-        case setGhostAvatar(GhostAvatar)
-        /// A Matrix user's avatar becomes its puppet's vCard photo and presence hash (downloaded once per `mxc://`);
-        /// failures are logged, no outcome.
-        case setPuppetAvatar(PuppetAvatar)
+        /// The ghosts' and puppets' avatars (see ``AvatarMachine/Action``); no outcome.
+        case avatars(AvatarMachine.Action)
         /// → ``PortalEvent/roomAvatarSet(_:_:)``, queued: the MUC's avatar is fetched from its vCard
         /// (once per hash) and set as the Matrix room's avatar by the bot, or the bridge's avatar there is cleared.
         case setMatrixRoomAvatar(RoomAvatarChange)
@@ -153,6 +149,8 @@ extension PortalStateMachine {
             case .ephemeral(let action):
                 return action.awaitsOutcome
             case .roles(let action):
+                return action.awaitsOutcome
+            case .avatars(let action):
                 return action.awaitsOutcome
             default:
                 return false

@@ -53,8 +53,8 @@ struct PortalStateMachine: Sendable {
     /// Ghosts' power levels, Matrix moderators' MUC roles and the room's ownership: a sub-machine with its own state
     /// (see `PortalStateMachine+Roles`).
     var roles = RolesMachine()
-    /// Avatars both ways (see `PortalStateMachine+Avatars`).
-    var avatars = Avatars()
+    /// The ghosts' and puppets' avatars: a sub-machine with its own state (see `PortalStateMachine+Avatars`).
+    var avatars = AvatarMachine()
     /// The MUC's own avatar and the one the bridge set on the Matrix room.
     var roomAvatar = RoomAvatarState()
 
