@@ -31,8 +31,6 @@ extension PortalStateMachine {
         case deliverPrivateToMatrix(DirectChatRules.Inbound)
         /// The MUC bounced one of our private messages (from a DM): the DM is told (``DirectChats``).
         case reportPrivateBounce(originID: OriginID, nick: String, error: StanzaErrorInfo)
-        /// The bot invites a Matrix user into the room (a mediated invitation from the MUC); a failure is logged.
-        case inviteToMatrix(UserID, reason: String)
 
         // MARK: XMPP side
         /// → ``Input/mucJoined(_:_:)`` or ``Input/mucJoinFailed(_:_:)``: an occupant of ours joins the MUC (or changes nick, when `change`).
@@ -48,8 +46,6 @@ extension PortalStateMachine {
         case moderate(ModerationJob)
         /// A private message from the bridge's occupant to an occupant.
         case sendPrivate(to: JID, body: String)
-        /// A XEP-0045 §7.8.2 mediated invitation from one of our occupants to a real JID; a failure is logged.
-        case sendInvite(from: JID, to: JID, reason: String?, id: OriginID)
         /// → ``Input/selfPinged(_:)``: XEP-0410 self-ping of the bridge's occupant.
         case selfPing(nick: String)
         /// → ``Input/roomFeaturesRead(_:)``: the room's disco#info (stanza-ids, archive).
@@ -80,8 +76,6 @@ extension PortalStateMachine {
         case markFailed(OriginID)
         /// → ``Input/undeliveredLoaded(_:)``: our messages still waiting for their reflection, oldest first.
         case loadUndelivered
-        /// → ``Input/ghostAddressFound(_:_:)``: the real JID a ghost stands for, from the ghost table.
-        case lookUpGhostAddress(GhostInvite)
         /// → ``Input/inboxRead(_:timeline:)``: the room's Matrix inbox from the store, after recovering messages
         /// the homeserver never pushed from the timeline when `checkTimeline` (the timeline's order comes with it).
         case readInbox(checkTimeline: Bool)
@@ -133,6 +127,8 @@ extension PortalStateMachine {
         case roles(RolesMachine.Action)
         /// The ghosts' and puppets' avatars (see ``AvatarMachine/Action``); no outcome.
         case avatars(AvatarMachine.Action)
+        /// Mediated invitations both ways (see ``InviteMachine/Action``); → ``Input/invites(_:)`` when the wrapped action awaits one.
+        case invites(InviteMachine.Action)
         /// → ``PortalEvent/roomAvatarSet(_:_:)``, queued: the MUC's avatar is fetched from its vCard
         /// (once per hash) and set as the Matrix room's avatar by the bot, or the bridge's avatar there is cleared.
         case setMatrixRoomAvatar(RoomAvatarChange)
@@ -143,7 +139,7 @@ extension PortalStateMachine {
             case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
-                 .readInbox, .insertMapping, .lookUpGhostAddress,
+                 .readInbox, .insertMapping,
                  .setMatrixTopic, .sendSubject, .joinReplacementRoom, .moveLink:
                 return true
             case .ephemeral(let action):
@@ -151,6 +147,8 @@ extension PortalStateMachine {
             case .roles(let action):
                 return action.awaitsOutcome
             case .avatars(let action):
+                return action.awaitsOutcome
+            case .invites(let action):
                 return action.awaitsOutcome
             default:
                 return false

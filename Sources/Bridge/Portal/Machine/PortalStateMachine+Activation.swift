@@ -95,8 +95,6 @@ extension PortalStateMachine {
             return deliverToMatrix(message, targets: targets)
         case .matrixTargetsResolved(let queued, let targets):
             return matrixEvent(queued, targets: targets)
-        case .ghostAddressFound(let invite, let address):
-            return ghostAddressFound(invite, address)
         case .ownMessageFound(let originID, let mapping, let error):
             return ownMessageRefused(originID, mapping: mapping, error: error)
         case .mappingInserted(let delivery, let inserted):
@@ -113,6 +111,8 @@ extension PortalStateMachine {
             return ephemeral(input)
         case .roles(let input):
             return roles(input)
+        case .invites(let input):
+            return invites(input)
         }
     }
 

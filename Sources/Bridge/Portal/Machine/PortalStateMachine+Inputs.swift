@@ -84,12 +84,12 @@ extension PortalStateMachine {
         case replacementJoined(RoomUpgrade, predecessor: RoomID?, MatrixFailure?)
         /// Whether the link moved to the replacement room (false: the store failed).
         case linkMoved(RoomUpgrade, moved: Bool)
-        /// The real JID the invited ghost stands for, from the store (nil: unknown).
-        case ghostAddressFound(GhostInvite, JID?)
         /// An outcome for the ephemeral sub-machine (see ``EphemeralMachine/Input``).
         case ephemeral(EphemeralMachine.Input)
         /// An outcome for the roles sub-machine (see ``RolesMachine/Input``).
         case roles(RolesMachine.Input)
+        /// An outcome for the invite sub-machine (see ``InviteMachine/Input``).
+        case invites(InviteMachine.Input)
     }
 
     /// The remaining steps of the piece of work in progress.

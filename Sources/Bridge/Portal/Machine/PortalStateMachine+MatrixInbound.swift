@@ -22,7 +22,7 @@ extension PortalStateMachine {
         case .member(let membership, let displayname, let reason):
             if membership == .invite, let ghost = event.stateKey.flatMap(UserID.init), configuration.isGhost(ghost),
                isBridgedMatrixUser(event.sender) {
-                return ghostInvited(ghost, by: event.sender, reason: reason, eventID: event.eventID, seq: queued.seq)
+                return invites(.ghostInvited(.init(inviter: event.sender, ghost: ghost, reason: reason, seq: queued.seq, eventID: event.eventID)))
             }
             guard let user = event.stateKey.flatMap(UserID.init), isBridgedMatrixUser(user) else { return [.dequeue(seq: queued.seq)] }
             switch membership {
@@ -149,7 +149,7 @@ extension PortalStateMachine {
         case .subject(let change):
             return sendSubject(change)
         case .invite(let invite):
-            return sendGhostInvite(invite, from: puppet)
+            return invites(.puppetReady(invite, occupant: puppet.occupant))
         }
     }
 

@@ -13,7 +13,8 @@ extension PortalStateMachine {
             if let pending = pendingSubject, message.id?.rawValue == pending.id.rawValue { return subjectRefused(pending, error: error) }
             guard let to = message.to, to == bot || puppets.values.contains(where: { $0.occupant == to }),
                   let originID = message.originID ?? message.id?.originID else { return [] }
-            if let told = inviteRefused(originID, error) { return told }
+            let told = invites(.refused(originID, error))
+            if !told.isEmpty { return told }
             return [.lookUpOwnMessage(originID, error: error)]
         }
         guard message.to == nil || message.to == bot else { return [] }

@@ -42,10 +42,8 @@ struct PortalStateMachine: Sendable {
     var closed = false
     /// The room's bridge-info state was set during this portal's life.
     var bridgeInfoSet = false
-    /// When the last rate-limited log line (hostile or odd input) was asked for.
-    var lastRateLimitedLog: ContinuousClock.Instant?
-    /// Mediated invitations sent lately, by message id, oldest first (see `PortalStateMachine+Invites`).
-    var pendingInvites: [(id: OriginID, invite: GhostInvite)] = []
+    /// Mediated invitations both ways: a sub-machine with its own state (see `PortalStateMachine+Invites`).
+    var invites = InviteMachine()
     /// Encrypted events get a notice, at most one an hour (see ``EncryptedEventNotices``).
     var encryptedNotices = EncryptedEventNotices()
     /// Typing and read markers: a sub-machine with its own state (see `PortalStateMachine+Ephemeral`).
@@ -160,7 +158,7 @@ struct PortalStateMachine: Sendable {
         case .xmppPrivateMessage(let message):
             return xmppPrivateMessage(message)
         case .xmppInvite(let invite):
-            return xmppInvite(invite)
+            return invites(.xmppInvite(invite))
         case .syncPowerLevels:
             return roles(.syncPowerLevels)
         case .matrixEphemeral(let event):
