@@ -1,12 +1,19 @@
 import IsthmusCommon
 import IsthmusStore
 
-/// The avatar actions (``PortalStateMachine/Action/setGhostAvatar(_:)``, ``PortalStateMachine/Action/setPuppetAvatar(_:)``):
-/// I/O only, through ``AvatarFetcher``. Failures are logged (refused images at most once a minute, there) and end the
-/// action. On the portal's actor.
+/// The avatar sub-machine's actions (``AvatarMachine/Action``): I/O only, through ``AvatarFetcher``. Failures are logged
+/// (refused images at most once a minute, there) and end the action. On the portal's actor.
 extension Portal {
+    /// Performs one action of the avatar sub-machine (none has an outcome).
+    func performAvatars(_ action: AvatarMachine.Action) async {
+        switch action {
+        case .setGhostAvatar(let job): await setGhostAvatar(job)
+        case .setPuppetAvatar(let job): await setPuppetAvatar(job)
+        }
+    }
+
     /// Gives the ghost its XMPP occupant's avatar in the Matrix room, or removes it.
-    func setGhostAvatar(_ job: PortalStateMachine.GhostAvatar) async {
+    private func setGhostAvatar(_ job: AvatarMachine.GhostAvatar) async {
         guard let fetcher = context.avatars else { return }
         var mxc: String?
         if let sha1 = job.sha1 {
@@ -22,7 +29,7 @@ extension Portal {
     }
 
     /// Makes the Matrix user's avatar its puppet's vCard photo and presence hash in the MUC (announced at once when joined).
-    func setPuppetAvatar(_ job: PortalStateMachine.PuppetAvatar) async {
+    private func setPuppetAvatar(_ job: AvatarMachine.PuppetAvatar) async {
         guard let fetcher = context.avatars else { return }
         var image: StoredAvatar?
         if let mxc = job.mxc {

@@ -4,127 +4,113 @@ import IsthmusCommon
 import IsthmusStore
 import Testing
 
-/// Avatars through the portal machine (RICH.md §8): an occupant's XEP-0153 hash becomes one avatar job for its ghost,
-/// after the ghost is set up, and only when the hash changes; a Matrix user's `avatar_url` becomes its puppet's.
+/// The avatar sub-machine alone, over a room view written out by hand: a ghost's avatar follows its occupant's
+/// XEP-0153 hash (held back while the ghost is set up, only on change), a puppet's follows its Matrix user's
+/// `avatar_url`. (Through the portal machine: `PortalAvatarMachineTests`.)
 @Suite struct AvatarMachineTests {
-    let hashA = String(repeating: "a", count: 40)
-    let hashB = String(repeating: "b", count: 40)
+    /// The machine and the room it sees.
+    struct Fixture {
+        let room = RoomID("!room:localhost")!
+        let muc = JID("lounge@conference.localhost")!
+        let romeo = UserID("@_xmpp_romeo:localhost")!
+        let alice = UserID("@alice:localhost")!
+        let bot = UserID("@bridge:localhost")!
+        let hashA = String(repeating: "a", count: 40)
+        let hashB = String(repeating: "b", count: 40)
+        var machine = AvatarMachine()
+        var realJIDs: [String: JID] = [:]
+        var joinedPuppets: [UserID: String] = [:]
 
-    func presence(_ f: MachineFixture, _ nick: String, _ avatar: AvatarUpdate?, available: Bool = true) -> RoomPresence {
-        var presence = f.presence(nick, available: available, occupantID: "o1")
-        presence.avatar = avatar
-        return presence
+        var view: AvatarMachine.Room {
+            let (realJIDs, joinedPuppets, bot) = (realJIDs, joinedPuppets, bot)
+            return AvatarMachine.Room(occupantRealJID: { realJIDs[$0] },
+                                      puppetJID: { JID("\($0.localpart)@bridge.localhost") },
+                                      joinedPuppetNick: { joinedPuppets[$0] },
+                                      isBridged: { $0 != bot && !$0.localpart.hasPrefix("_xmpp_") },
+                                      muc: muc)
+        }
+
+        mutating func act(_ input: AvatarMachine.Input) -> [AvatarMachine.Action] {
+            machine.receive(input, in: view)
+        }
+
+        func presence(_ avatar: AvatarUpdate?, realJID: JID? = nil) -> RoomPresence {
+            var presence = RoomPresence(room: muc, nick: "romeo", available: true, realJID: realJID)
+            presence.avatar = avatar
+            return presence
+        }
+
+        func setup(join: Bool) -> AvatarMachine.GhostSetup {
+            .init(ghost: romeo, identity: "romeo", nick: "romeo", join: join,
+                       saved: RoomGhost(room: room, user: romeo, nick: "romeo", occupantID: nil, realJID: nil, joined: true))
+        }
+
+        func ghostAvatar(_ sha1: String?) -> AvatarMachine.Action {
+            .setGhostAvatar(.init(ghost: romeo, sha1: sha1, sources: [muc.with(resource: "romeo")!]))
+        }
+
+        func puppetAvatar(_ user: UserID, _ mxc: String?, nick: String? = nil) -> AvatarMachine.Action {
+            .setPuppetAvatar(.init(user: user, occupant: JID("\(user.localpart)@bridge.localhost")!, mxc: mxc, nick: nick))
+        }
     }
 
-    func job(_ f: MachineFixture, _ sha1: String?) -> PortalStateMachine.GhostAvatar {
-        .init(ghost: f.ghost(of: "romeo", occupantID: "o1"), sha1: sha1, sources: [f.muc.with(resource: "romeo")!])
+    @Test func aGhostsAvatarWaitsForItsSetupAndGoesOutOnlyWhenTheHashChanges() {
+        var f = Fixture()
+        #expect(f.act(.occupantPresent(f.presence(.photo(f.hashA)), ghost: f.romeo, setup: f.setup(join: true))) == [])
+        #expect(f.act(.ghostSetUp(f.romeo, failed: false)) == [f.ghostAvatar(f.hashA)])
+        #expect(f.act(.ghostSetUp(f.romeo, failed: false)) == [], "nothing waits any more")
+        #expect(f.act(.occupantPresent(f.presence(.photo(f.hashA)), ghost: f.romeo, setup: nil)) == [])
+        #expect(f.act(.occupantPresent(f.presence(nil), ghost: f.romeo, setup: nil)) == [])
+        #expect(f.act(.occupantPresent(f.presence(.notReady), ghost: f.romeo, setup: nil)) == [])
+        #expect(f.act(.occupantPresent(f.presence(.photo(f.hashB)), ghost: f.romeo, setup: nil)) == [f.ghostAvatar(f.hashB)])
+        #expect(f.act(.occupantPresent(f.presence(AvatarUpdate.none), ghost: f.romeo, setup: nil)) == [f.ghostAvatar(nil)])
     }
 
-    @Test func anOccupantsHashIsSetAfterItsGhostIsReadyAndOnlyWhenItChanges() {
-        var f = MachineFixture()
-        f.activate()
-        let first = f.act(.xmppPresence(presence(f, "romeo", .photo(hashA))))
-        guard case .prepareGhost(let setup)? = first.last, first.count == 1 else {
-            Issue.record("expected the ghost's setup alone, got \(first)")
-            return
-        }
-        #expect(f.act(.ghostPrepared(setup, error: nil)) == [.setGhostAvatar(job(f, hashA))])
-        // The same hash again (a status change): nothing. No update element, or "not ready": nothing.
-        #expect(f.act(.xmppPresence(presence(f, "romeo", .photo(hashA)))) == [])
-        #expect(f.act(.xmppPresence(presence(f, "romeo", nil))) == [])
-        #expect(f.act(.xmppPresence(presence(f, "romeo", .notReady))) == [])
-        // A new hash, then an empty <photo/> (removed).
-        #expect(f.act(.xmppPresence(presence(f, "romeo", .photo(hashB)))) == [.setGhostAvatar(job(f, hashB))])
-        #expect(f.act(.xmppPresence(presence(f, "romeo", AvatarUpdate.none))) == [.setGhostAvatar(job(f, nil))])
+    @Test func aFailedSetupForgetsTheHashSoTheNextPresenceRetries() {
+        var f = Fixture()
+        #expect(f.act(.occupantPresent(f.presence(.photo(f.hashA)), ghost: f.romeo, setup: f.setup(join: true))) == [])
+        #expect(f.act(.ghostSetUp(f.romeo, failed: true)) == [])
+        #expect(f.act(.occupantPresent(f.presence(.photo(f.hashA)), ghost: f.romeo, setup: nil)) == [f.ghostAvatar(f.hashA)])
     }
 
-    @Test func aGhostThatLeftGetsItsAvatarAgainWhenItReturns() {
-        var f = MachineFixture()
-        f.activate()
-        guard case .prepareGhost(let setup)? = f.act(.xmppPresence(presence(f, "romeo", .photo(hashA)))).last else {
-            Issue.record("no ghost setup")
-            return
-        }
-        #expect(f.act(.ghostPrepared(setup, error: nil)) == [.setGhostAvatar(job(f, hashA))])
-        _ = f.act(.xmppPresence(presence(f, "romeo", nil, available: false)))
-        guard case .prepareGhost(let again)? = f.act(.xmppPresence(presence(f, "romeo", .photo(hashA)))).last else {
-            Issue.record("no ghost setup on return")
-            return
-        }
-        #expect(f.act(.ghostPrepared(again, error: nil)) == [.setGhostAvatar(job(f, hashA))])
+    @Test func aGhostThatLeftOrJoinsAnewGetsItsAvatarAgain() {
+        var f = Fixture()
+        #expect(f.act(.occupantPresent(f.presence(.photo(f.hashA)), ghost: f.romeo, setup: nil)) == [f.ghostAvatar(f.hashA)])
+        #expect(f.act(.ghostLeft(f.romeo)) == [])
+        #expect(f.act(.occupantPresent(f.presence(.photo(f.hashA)), ghost: f.romeo, setup: nil)) == [f.ghostAvatar(f.hashA)])
+        // A setup that joins the ghost anew: the known hash no longer counts, the avatar waits for the join.
+        #expect(f.act(.occupantPresent(f.presence(.photo(f.hashA)), ghost: f.romeo, setup: f.setup(join: true))) == [])
+        #expect(f.act(.ghostSetUp(f.romeo, failed: false)) == [f.ghostAvatar(f.hashA)])
     }
 
-    @Test func aFailedGhostSetupDropsTheAvatarSoTheNextPresenceRetries() {
-        var f = MachineFixture()
-        f.activate()
-        guard case .prepareGhost(let setup)? = f.act(.xmppPresence(presence(f, "romeo", .photo(hashA)))).last else {
-            Issue.record("no ghost setup")
-            return
-        }
-        #expect(f.act(.ghostPrepared(setup, error: .refused("M_FORBIDDEN"))) == [])
-        let retried = f.act(.xmppPresence(presence(f, "romeo", .photo(hashA))))
-        guard case .prepareGhost(let again)? = retried.last else {
-            Issue.record("no second setup: \(retried)")
-            return
-        }
-        #expect(f.act(.ghostPrepared(again, error: nil)) == [.setGhostAvatar(job(f, hashA))])
+    @Test func theRealJIDIsAskedFirstFromThePresenceOrTheRoomModel() {
+        var f = Fixture()
+        let occupant = f.muc.with(resource: "romeo")!
+        #expect(f.act(.occupantPresent(f.presence(.photo(f.hashA), realJID: JID("romeo@montague.example/phone")), ghost: f.romeo, setup: nil))
+                == [.setGhostAvatar(.init(ghost: f.romeo, sha1: f.hashA, sources: [JID("romeo@montague.example")!, occupant]))])
+        f.realJIDs["romeo"] = JID("romeo@verona.example/laptop")
+        #expect(f.act(.occupantPresent(f.presence(.photo(f.hashB)), ghost: f.romeo, setup: nil))
+                == [.setGhostAvatar(.init(ghost: f.romeo, sha1: f.hashB, sources: [JID("romeo@verona.example")!, occupant]))])
     }
 
-    @Test func theRealJIDIsAskedFirstWhenTheRoomShowsIt() {
-        var f = MachineFixture()
-        f.activate()
-        var shown = presence(f, "romeo", .photo(hashA))
-        shown.realJID = JID("romeo@montague.example/phone")
-        guard case .prepareGhost(let setup)? = f.act(.xmppPresence(shown)).last else {
-            Issue.record("no ghost setup")
-            return
-        }
-        guard case .setGhostAvatar(let job)? = f.act(.ghostPrepared(setup, error: nil)).first else {
-            Issue.record("no avatar job")
-            return
-        }
-        #expect(job.sources == [JID("romeo@montague.example")!, f.muc.with(resource: "romeo")!])
+    @Test func aMatrixUsersAvatarGoesToItsPuppetOnChangeWithTheNickWhenJoined() {
+        var f = Fixture()
+        #expect(f.act(.matrixMember(f.alice, mxc: "mxc://localhost/a1", present: true)) == [f.puppetAvatar(f.alice, "mxc://localhost/a1")])
+        #expect(f.act(.matrixMember(f.alice, mxc: "mxc://localhost/a1", present: true)) == [])
+        f.joinedPuppets[f.alice] = "Alice"
+        #expect(f.act(.matrixMember(f.alice, mxc: "mxc://localhost/a2", present: true))
+                == [f.puppetAvatar(f.alice, "mxc://localhost/a2", nick: "Alice")])
+        // Leaving clears it once, without the nick (no presence announces it).
+        #expect(f.act(.matrixMember(f.alice, mxc: "mxc://localhost/a2", present: false)) == [f.puppetAvatar(f.alice, nil)])
+        #expect(f.act(.matrixMember(f.alice, mxc: nil, present: false)) == [])
     }
 
-    @Test func aMatrixUsersAvatarGoesToItsPuppetBeforeTheJoinAndOnChange() {
-        var f = MachineFixture()
-        f.activate()
-        var join = f.member(1, f.alice, .join, name: "Alice")
-        join.event.avatarURL = "mxc://localhost/a1"
-        let first = f.act(.matrixEvents([join]))
-        let avatar = PortalStateMachine.PuppetAvatar(user: f.alice, occupant: f.puppetJID(f.alice), mxc: "mxc://localhost/a1", nick: nil)
-        #expect(first == [.setPuppetAvatar(avatar), .joinMUC(f.puppetJoin(f.alice, "Alice", then: .membership(eventID: join.event.eventID, seq: 1)))])
-        _ = f.act(.mucJoined(f.puppetJoin(f.alice, "Alice", then: .membership(eventID: join.event.eventID, seq: 1)),
-                             .joined(nick: "Alice", created: false)))
-        // The same avatar again: nothing for it; a new one is announced by the joined puppet (its nick given).
-        var same = f.member(2, f.alice, .join, name: "Alice")
-        same.event.avatarURL = "mxc://localhost/a1"
-        #expect(!f.act(.matrixEvents([same])).contains { if case .setPuppetAvatar = $0 { true } else { false } })
-        var changed = f.member(3, f.alice, .join, name: "Alice")
-        changed.event.avatarURL = "mxc://localhost/a2"
-        #expect(f.act(.matrixEvents([changed])).first == .setPuppetAvatar(.init(user: f.alice, occupant: f.puppetJID(f.alice),
-                                                                                  mxc: "mxc://localhost/a2", nick: "Alice")))
-        // Removed, then leaving: cleared once.
-        let removed = f.member(4, f.alice, .join, name: "Alice")
-        #expect(f.act(.matrixEvents([removed])).first == .setPuppetAvatar(.init(user: f.alice, occupant: f.puppetJID(f.alice),
-                                                                                  mxc: nil, nick: "Alice")))
-        #expect(!f.act(.matrixEvents([f.member(5, f.alice, .leave)])).contains { if case .setPuppetAvatar = $0 { true } else { false } })
-    }
-
-    @Test func anActivationReadsTheMembersAvatarsBeforeThePuppetsJoin() {
-        var f = MachineFixture(avatars: true)
-        _ = f.act(.activate)
-        _ = f.act(.botJoinedMatrix(error: nil))
-        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
-        _ = f.act(.roomFeaturesRead(RoomFeatures(stanzaIDs: true, archive: true)))
-        #expect(f.act(.roomLoaded(f.snapshot(first: true))) == [.fetchMatrixMembers])
-        // One `/joined_members` answer brings displaynames and avatars. The bot's avatar is not a Matrix user's;
-        // alice's goes to her puppet before it joins.
-        let members = JoinedMembers(displayNames: [f.alice: "Alice", f.bot: nil],
-                                    avatars: [f.alice: "mxc://localhost/a1", f.bot: "mxc://localhost/bot"])
-        #expect(f.act(.membersFetched(members)) == [
-            .setPuppetAvatar(.init(user: f.alice, occupant: f.puppetJID(f.alice), mxc: "mxc://localhost/a1", nick: nil)),
-            .joinMUC(f.puppetJoin(f.alice, "Alice", then: .sync)),
-        ])
+    @Test func theMembersAvatarsReadAtAnActivationSkipTheBotAndGhosts() {
+        var f = Fixture()
+        let bob = UserID("@bob:localhost")!
+        #expect(f.act(.memberAvatarsRead([bob: "mxc://localhost/b", f.alice: "mxc://localhost/a", f.bot: "mxc://localhost/bot",
+                                          f.romeo: "mxc://localhost/r"]))
+                == [f.puppetAvatar(f.alice, "mxc://localhost/a"), f.puppetAvatar(bob, "mxc://localhost/b")])
+        #expect(f.act(.memberAvatarsRead([f.alice: "mxc://localhost/a"])) == [])
     }
 }

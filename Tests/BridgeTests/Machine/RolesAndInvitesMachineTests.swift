@@ -106,7 +106,8 @@ import Testing
         let ghost = f.machine.occupants["Juliet"]!.ghost!
         let event = invite(f, 1, ghost: ghost, by: f.alice, reason: "come back")
         let id = f.naming.originID(for: event.event.eventID)
-        #expect(f.act(.matrixEvents([event])) == [.sendInvite(from: f.puppetJID(f.alice), to: juliet, reason: "come back", id: id), .dequeue(seq: 1)])
+        #expect(f.act(.matrixEvents([event])) == [.invites(.sendInvite(from: f.puppetJID(f.alice), to: juliet, reason: "come back", id: id)),
+                                                  .invites(.dequeue(seq: 1))])
     }
 
     @Test func aRefusedInvitationIsToldInTheMatrixRoomOnce() {
@@ -121,8 +122,8 @@ import Testing
         let bounce = RoomMessage(room: f.muc, nick: "", to: f.puppetJID(f.alice), id: StanzaAttributeID(id.rawValue),
                                  error: StanzaErrorInfo(condition: .notAllowed, text: "Invitations are not allowed in this conference"))
         let told = f.act(.xmppMessage(bounce))
-        #expect(told == [.postNotice("⚠️ Alice's invitation could not be delivered to the XMPP room (not-allowed: Invitations are not "
-                                     + "allowed in this conference).", subject: "invite-refused:\(event.event.eventID.rawValue)")])
+        #expect(told == [.invites(.postNotice("⚠️ Alice's invitation could not be delivered to the XMPP room (not-allowed: Invitations are not "
+                                              + "allowed in this conference).", subject: "invite-refused:\(event.event.eventID.rawValue)"))])
         // A second copy is no invitation of ours any more: looked up as a message, like any bounce.
         #expect(f.act(.xmppMessage(bounce)) == [.lookUpOwnMessage(id, error: bounce.error!)])
     }
@@ -132,23 +133,24 @@ import Testing
         f.activate(members: [f.alice: "Alice"])
         let stranger = UserID("@_xmpp_stranger:localhost")!
         let event = invite(f, 1, ghost: stranger, by: f.alice)
-        let job = PortalStateMachine.GhostInvite(inviter: f.alice, ghost: stranger, reason: nil, seq: 1, eventID: event.event.eventID)
-        #expect(f.act(.matrixEvents([event])) == [.lookUpGhostAddress(job)])
+        let job = InviteMachine.GhostInvite(inviter: f.alice, ghost: stranger, reason: nil, seq: 1, eventID: event.event.eventID)
+        #expect(f.act(.matrixEvents([event])) == [.invites(.lookUpGhostAddress(job))])
         let romeo = JID("romeo@localhost")!
-        #expect(f.act(.ghostAddressFound(job, romeo))
-                == [.sendInvite(from: f.puppetJID(f.alice), to: romeo, reason: nil, id: f.naming.originID(for: event.event.eventID)), .dequeue(seq: 1)])
+        #expect(f.act(.invites(.ghostAddressFound(job, romeo)))
+                == [.invites(.sendInvite(from: f.puppetJID(f.alice), to: romeo, reason: nil, id: f.naming.originID(for: event.event.eventID))),
+                    .invites(.dequeue(seq: 1))])
         // A ghost whose real JID the room never revealed: a notice says why nothing went to XMPP.
         let second = invite(f, 2, ghost: stranger, by: f.alice)
-        let secondJob = PortalStateMachine.GhostInvite(inviter: f.alice, ghost: stranger, reason: nil, seq: 2, eventID: second.event.eventID)
-        #expect(f.act(.matrixEvents([second])) == [.lookUpGhostAddress(secondJob)])
-        let told = f.act(.ghostAddressFound(secondJob, nil))
-        guard case .postNotice(let text, _)? = told.first else {
+        let secondJob = InviteMachine.GhostInvite(inviter: f.alice, ghost: stranger, reason: nil, seq: 2, eventID: second.event.eventID)
+        #expect(f.act(.matrixEvents([second])) == [.invites(.lookUpGhostAddress(secondJob))])
+        let told = f.act(.invites(.ghostAddressFound(secondJob, nil)))
+        guard case .invites(.postNotice(let text, _))? = told.first else {
             Issue.record("no notice: \(told)")
             return
         }
         #expect(text.contains("did not reveal that user's address"))
         #expect(!text.contains("@"), "no Matrix or XMPP ids in the notice")
-        #expect(told.last == .dequeue(seq: 2))
+        #expect(told.last == .invites(.dequeue(seq: 2)))
     }
 
     @Test func invitesOfUsersOrByGhostsAreNotMediatedInvitations() {
@@ -167,9 +169,9 @@ import Testing
         _ = present(&f, occupant(f, "Romeo", .member, .participant, realJID: romeo))
         // bob has never been in this room: his puppet JID names him.
         let invite = RoomInvite(room: f.muc, invitee: f.puppetJID(f.bob).bare, inviter: romeo, reason: "join us")
-        #expect(f.act(.xmppInvite(invite)) == [.inviteToMatrix(f.bob, reason: "Romeo invited you from the XMPP room: join us")])
+        #expect(f.act(.xmppInvite(invite)) == [.invites(.inviteToMatrix(f.bob, reason: "Romeo invited you from the XMPP room: join us"))])
         let anonymous = RoomInvite(room: f.muc, invitee: f.puppetJID(f.bob), inviter: nil, reason: nil)
-        #expect(f.act(.xmppInvite(anonymous)) == [.inviteToMatrix(f.bob, reason: "Invited from the XMPP room")])
+        #expect(f.act(.xmppInvite(anonymous)) == [.invites(.inviteToMatrix(f.bob, reason: "Invited from the XMPP room"))])
     }
 
     @Test func anXMPPInviteOfSomethingElseIsLoggedAtMostOnceAMinute() {

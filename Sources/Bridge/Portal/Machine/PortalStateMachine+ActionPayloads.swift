@@ -190,7 +190,7 @@ extension PortalStateMachine {
         /// A Matrix topic change waits to go out as the MUC subject.
         case subject(RoomStateMachine.SubjectChange)
         /// A Matrix invitation of a ghost waits to go out as a mediated invitation.
-        case invite(GhostInvite)
+        case invite(InviteMachine.GhostInvite)
     }
 
     /// A Matrix moderator's redaction of an XMPP user's message, asked of the room by the moderator's puppet.

@@ -29,8 +29,6 @@ extension PortalStateMachine {
         case deliverPrivateToMatrix(DirectChatRules.Inbound)
         /// The MUC bounced one of our private messages (from a DM): the DM is told (``DirectChats``).
         case reportPrivateBounce(originID: OriginID, nick: String, error: StanzaErrorInfo)
-        /// The bot invites a Matrix user into the room (a mediated invitation from the MUC); a failure is logged.
-        case inviteToMatrix(UserID, reason: String)
 
         // MARK: XMPP side
         /// → ``Input/mucJoined(_:_:)`` or ``Input/mucJoinFailed(_:_:)``: an occupant of ours joins the MUC (or changes nick, when `change`).
@@ -46,8 +44,6 @@ extension PortalStateMachine {
         case moderate(ModerationJob)
         /// A private message from the bridge's occupant to an occupant.
         case sendPrivate(to: JID, body: String)
-        /// A XEP-0045 §7.8.2 mediated invitation from one of our occupants to a real JID; a failure is logged.
-        case sendInvite(from: JID, to: JID, reason: String?, id: OriginID)
         /// → ``Input/selfPinged(_:)``: XEP-0410 self-ping of the bridge's occupant.
         case selfPing(nick: String)
         /// → ``Input/roomFeaturesRead(_:)``: the room's disco#info (stanza-ids, archive).
@@ -80,8 +76,6 @@ extension PortalStateMachine {
         case markFailed(OriginID)
         /// → ``Input/undeliveredLoaded(_:)``: our messages still waiting for their reflection, oldest first.
         case loadUndelivered
-        /// → ``Input/ghostAddressFound(_:_:)``: the real JID a ghost stands for, from the ghost table.
-        case lookUpGhostAddress(GhostInvite)
         /// → ``Input/timelineRead(_:)``: the Matrix room's recent timeline as the bot, with which of its events the
         /// bridge has seen (the drain's timeline check: messages the homeserver never pushed, the room's order).
         case readTimeline
@@ -119,12 +113,10 @@ extension PortalStateMachine {
         /// Subject, name, room avatar, upgrades, bridge-info state and destruction (see ``RoomStateMachine/Action``);
         /// → ``Input/roomState(_:)`` when the wrapped action awaits one.
         case roomState(RoomStateMachine.Action)
-        /// An XMPP occupant's avatar becomes its ghost's per-room avatar (fetched, checked and uploaded once per hash);
-        /// failures are logged, no outcome.
-        case setGhostAvatar(GhostAvatar)
-        /// A Matrix user's avatar becomes its puppet's vCard photo and presence hash (downloaded once per `mxc://`);
-        /// failures are logged, no outcome.
-        case setPuppetAvatar(PuppetAvatar)
+        /// The ghosts' and puppets' avatars (see ``AvatarMachine/Action``); no outcome.
+        case avatars(AvatarMachine.Action)
+        /// Mediated invitations both ways (see ``InviteMachine/Action``); → ``Input/invites(_:)`` when the wrapped action awaits one.
+        case invites(InviteMachine.Action)
 
         /// Whether the machine waits for this action's outcome.
         var awaitsOutcome: Bool {
@@ -132,13 +124,17 @@ extension PortalStateMachine {
             case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
                  .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets, .uploadMedia,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
-                 .readTimeline, .enqueueStranded, .readInbox, .insertMapping, .lookUpGhostAddress, .readGhostsForUnlink:
+                 .readTimeline, .enqueueStranded, .readInbox, .insertMapping, .readGhostsForUnlink:
                 return true
             case .ephemeral(let action):
                 return action.awaitsOutcome
             case .roles(let action):
                 return action.awaitsOutcome
             case .roomState(let action):
+                return action.awaitsOutcome
+            case .avatars(let action):
+                return action.awaitsOutcome
+            case .invites(let action):
                 return action.awaitsOutcome
             default:
                 return false

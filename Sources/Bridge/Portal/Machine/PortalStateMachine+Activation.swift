@@ -108,8 +108,6 @@ extension PortalStateMachine {
             var targets = upload.targets
             targets.uploadedURL = url
             return matrixEvent(upload.queued, targets: targets)
-        case .ghostAddressFound(let invite, let address):
-            return ghostAddressFound(invite, address)
         case .ownMessageFound(let originID, let mapping, let error):
             return ownMessageRefused(originID, mapping: mapping, error: error)
         case .mappingInserted(let delivery, let inserted):
@@ -120,6 +118,8 @@ extension PortalStateMachine {
             return roles(input)
         case .roomState(let input):
             return roomState(input)
+        case .invites(let input):
+            return invites(input)
         }
     }
 

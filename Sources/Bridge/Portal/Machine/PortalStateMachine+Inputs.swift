@@ -85,14 +85,14 @@ extension PortalStateMachine {
         case mappingInserted(XMPPDelivery, inserted: Bool?)
         /// The room's ghosts as stored (nil: they could not be read), for the unlink under way.
         case ghostsReadForUnlink([RoomGhost]?, connected: Bool)
-        /// The real JID the invited ghost stands for, from the store (nil: unknown).
-        case ghostAddressFound(GhostInvite, JID?)
         /// An outcome for the ephemeral sub-machine (see ``EphemeralMachine/Input``).
         case ephemeral(EphemeralMachine.Input)
         /// An outcome for the roles sub-machine (see ``RolesMachine/Input``).
         case roles(RolesMachine.Input)
         /// An outcome for the room-state sub-machine (see ``RoomStateMachine/Input``).
         case roomState(RoomStateMachine.Input)
+        /// An outcome for the invite sub-machine (see ``InviteMachine/Input``).
+        case invites(InviteMachine.Input)
     }
 
     /// The remaining steps of the piece of work in progress.

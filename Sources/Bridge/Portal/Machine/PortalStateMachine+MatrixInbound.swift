@@ -22,14 +22,14 @@ extension PortalStateMachine {
         case .member(let membership, let displayname, let reason):
             if membership == .invite, let ghost = event.stateKey.flatMap(UserID.init), configuration.isGhost(ghost),
                isBridgedMatrixUser(event.sender) {
-                return ghostInvited(ghost, by: event.sender, reason: reason, eventID: event.eventID, seq: queued.seq)
+                return invites(.ghostInvited(.init(inviter: event.sender, ghost: ghost, reason: reason, seq: queued.seq, eventID: event.eventID)))
             }
             guard let user = event.stateKey.flatMap(UserID.init), isBridgedMatrixUser(user) else { return [.dequeue(seq: queued.seq)] }
             switch membership {
             case .join:
                 displaynames[user] = displayname.flatMap { $0.isEmpty ? nil : $0 }
                 // Before the puppet joins: its join presence then carries the avatar's hash.
-                return matrixUserAvatar(user, mxc: event.avatarURL, present: true)
+                return avatars(.matrixMember(user, mxc: event.avatarURL, present: true))
                     + ensurePuppet(user, then: .membership(eventID: event.eventID, seq: queued.seq))
             case .leave, .ban:
                 var actions: [Action] = []
@@ -42,7 +42,7 @@ extension PortalStateMachine {
                     actions = removePuppet(puppet, status: status)
                     displaynames[user] = nil
                 }
-                actions += matrixUserAvatar(user, mxc: nil, present: false)
+                actions += avatars(.matrixMember(user, mxc: nil, present: false))
                 return actions + [.dequeue(seq: queued.seq)]
             default:
                 return [.dequeue(seq: queued.seq)]
@@ -149,7 +149,7 @@ extension PortalStateMachine {
         case .subject(let change):
             return roomState(.puppetReady(change))
         case .invite(let invite):
-            return sendGhostInvite(invite, from: puppet)
+            return invites(.puppetReady(invite, occupant: puppet.occupant))
         }
     }
 
@@ -247,7 +247,7 @@ extension PortalStateMachine {
         agenda.insert(contentsOf: users.map { Step.ensurePuppet($0, then: .sync) }
                       + [.removeDepartedPuppets(members: Set(members.displayNames.keys))], at: 0)
         // The avatars first, so the puppets' joins announce them.
-        return configuration.avatars ? memberAvatarsRead(members.avatars) : []
+        return configuration.avatars ? avatars(.memberAvatarsRead(members.avatars)) : []
     }
 
     /// `puppet`'s occupant leaves the MUC (with a status text saying why, for kicks and bans) and is forgotten.

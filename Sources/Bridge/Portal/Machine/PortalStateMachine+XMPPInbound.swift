@@ -13,7 +13,8 @@ extension PortalStateMachine {
             if roomState.awaitsAnswer(to: message.id) { return roomState(.subjectRefused(error)) }
             guard let to = message.to, to == bot || puppets.values.contains(where: { $0.occupant == to }),
                   let originID = message.originID ?? message.id?.originID else { return [] }
-            if let told = inviteRefused(originID, error) { return told }
+            let told = invites(.refused(originID, error))
+            if !told.isEmpty { return told }
             return [.lookUpOwnMessage(originID, error: error)]
         }
         guard message.to == nil || message.to == bot else { return [] }
@@ -72,7 +73,7 @@ extension PortalStateMachine {
             }
             occupants[presence.nick]?.affiliation = presence.affiliation
             occupants[presence.nick]?.role = presence.role
-            let avatar = occupantAvatar(presence, ghost: ghost, setup: setup)
+            let avatar = avatars(.occupantPresent(presence, ghost: ghost, setup: setup))
             return roles(.occupantsChanged) + avatar + (setup.map { [.prepareGhost($0)] } ?? [])
         }
         if presence.statusCodes.contains(.nickChanged), let newNick = presence.newNick { return renameOccupant(from: presence.nick, to: newNick) }
@@ -137,20 +138,18 @@ extension PortalStateMachine {
         var left = ghosts[ghost]
         left?.joined = false
         if let left { ghosts[ghost] = left }
-        ghostAvatarGone(ghost)
-        return [.removeGhost(ghost, removal, saving: left)]
+        return avatars(.ghostLeft(ghost)) + [.removeGhost(ghost, removal, saving: left)]
     }
 
     /// After a (re)join the occupant list is complete: ghosts still joined for occupants that are gone leave.
     mutating func reconcileGhosts() -> [Action] {
         let present = Set(occupants.values.compactMap(\.ghost))
         let stale = ghosts.values.filter { $0.joined && !present.contains($0.user) }.sorted { $0.user.rawValue < $1.user.rawValue }
-        let removals: [Action] = stale.map { ghost in
+        let removals: [Action] = stale.flatMap { ghost in
             var left = ghost
             left.joined = false
             ghosts[ghost.user] = left
-            ghostAvatarGone(ghost.user)
-            return .removeGhost(ghost.user, .leave, saving: left)
+            return avatars(.ghostLeft(ghost.user)) + [.removeGhost(ghost.user, .leave, saving: left)]
         }
         // The occupant list is complete: the ghosts' power levels can follow it now.
         return removals + roles(.occupantListComplete)
@@ -199,10 +198,10 @@ extension PortalStateMachine {
     mutating func ghostPrepared(_ setup: GhostSetup, error: MatrixFailure?) -> [Action] {
         if let error {
             return [.log(LogEntry(level: .error, message: "Could not set up a ghost", metadata: ["xmpp.nick": setup.nick, "error": "\(error)"]))]
-                + ghostAvatarAfterSetup(setup.ghost, failed: true)
+                + avatars(.ghostSetUp(setup.ghost, failed: true))
         }
         ghosts[setup.ghost] = setup.saved
         return [.log(LogEntry(level: .debug, message: "Ghost ready", metadata: ["matrix.user.id": setup.ghost.rawValue, "xmpp.nick": setup.nick]))]
-            + ghostAvatarAfterSetup(setup.ghost, failed: false)
+            + avatars(.ghostSetUp(setup.ghost, failed: false))
     }
 }

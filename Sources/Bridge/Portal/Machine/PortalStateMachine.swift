@@ -40,10 +40,8 @@ struct PortalStateMachine: Sendable {
     /// Inbox rows up to here were handled or read: a handed-in copy of one of them is not handled again.
     var highestSeq: Int64 = 0
     var closed = false
-    /// When the last rate-limited log line (hostile or odd input) was asked for.
-    var lastRateLimitedLog: ContinuousClock.Instant?
-    /// Mediated invitations sent lately, by message id, oldest first (see `PortalStateMachine+Invites`).
-    var pendingInvites: [(id: OriginID, invite: GhostInvite)] = []
+    /// Mediated invitations both ways: a sub-machine with its own state (see `PortalStateMachine+Invites`).
+    var invites = InviteMachine()
     /// Encrypted events get a notice, at most one an hour (see ``EncryptedEventNotices``).
     var encryptedNotices = EncryptedEventNotices()
     /// Typing and read markers: a sub-machine with its own state (see `PortalStateMachine+Ephemeral`).
@@ -51,8 +49,8 @@ struct PortalStateMachine: Sendable {
     /// Ghosts' power levels, Matrix moderators' MUC roles and the room's ownership: a sub-machine with its own state
     /// (see `PortalStateMachine+Roles`).
     var roles = RolesMachine()
-    /// Avatars both ways (see `PortalStateMachine+Avatars`).
-    var avatars = Avatars()
+    /// The ghosts' and puppets' avatars: a sub-machine with its own state (see `PortalStateMachine+Avatars`).
+    var avatars = AvatarMachine()
     /// Subject, name, room avatar, upgrades, bridge-info state: a sub-machine with its own state (see
     /// `PortalStateMachine+RoomState`).
     var roomState: RoomStateMachine
@@ -160,7 +158,7 @@ struct PortalStateMachine: Sendable {
         case .xmppPrivateMessage(let message):
             return xmppPrivateMessage(message)
         case .xmppInvite(let invite):
-            return xmppInvite(invite)
+            return invites(.xmppInvite(invite))
         case .syncPowerLevels:
             return roles(.syncPowerLevels)
         case .matrixEphemeral(let event):

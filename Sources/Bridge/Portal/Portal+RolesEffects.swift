@@ -2,9 +2,9 @@ import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
 
-/// The portal's actions for power levels, MUC roles and invitations. Runs on the portal's actor. Not only I/O:
+/// The portal's actions for power levels and MUC roles. Runs on the portal's actor. Not only I/O:
 /// `applyGhostPowerLevels(_:)` plans the levels (``GhostPowerLevels/plan(_:bot:isGhost:)``) between its read and its
-/// write, and `lookUpGhostAddress(_:)` decides which stored ghost identities are XMPP addresses.
+/// write.
 extension Portal {
     /// Performs one action of the roles sub-machine; returns its outcome when the machine waits for one.
     func performRoles(_ action: RolesMachine.Action) async -> PortalStateMachine.Input? {
@@ -42,25 +42,6 @@ extension Portal {
         }
     }
 
-    /// The bot invites `user` into the Matrix room (an XMPP user's mediated invitation); a failure is logged.
-    func inviteToMatrix(_ user: UserID, reason: String) async {
-        do {
-            try await context.matrix.invite(user, to: link.matrixRoom, reason: reason)
-            logger.info("Invited a Matrix user for an XMPP occupant", metadata: ["matrix.user.id": user.rawValue])
-        } catch {
-            logger.warning("Could not invite a Matrix user", metadata: ["matrix.user.id": user.rawValue, "error": "\(error)"])
-        }
-    }
-
-    /// A mediated invitation from one of our occupants (XEP-0045 §7.8.2); a failure is logged.
-    func sendInvite(from sender: JID, to invitee: JID, reason: String?, id: OriginID) async {
-        do {
-            try await context.xmpp.sendInvite(room: link.muc, from: sender, to: invitee, reason: reason, id: id)
-        } catch {
-            logger.warning("Could not send an XMPP invitation", metadata: ["error": "\(error)"])
-        }
-    }
-
     /// The Matrix room's power state, as the bot reads it (nil: it could not be read).
     private func readMatrixPower() async -> RolesMachine.Input {
         do {
@@ -79,17 +60,5 @@ extension Portal {
         } catch {
             logger.warning("Could not set a MUC role", metadata: ["xmpp.nick": nick, "xmpp.role": role.rawValue, "error": "\(error)"])
         }
-    }
-
-    /// The real bare JID a ghost was derived from, from the ghost table (nil: it stands for a room occupant key).
-    func lookUpGhostAddress(_ invite: PortalStateMachine.GhostInvite) async -> PortalStateMachine.Input {
-        // Identities of occupants without a known real JID are `room#occupant-id:…` or `room#nick:…`
-        // (``PortalStateMachine/ghostIdentity(muc:nick:occupantID:realJID:)``): only a plain bare JID is an address.
-        var address: JID?
-        if let identity = try? await context.store.ghostIdentity(invite.ghost), !identity.contains("#"),
-           let jid = JID(identity), jid.localpart != nil {
-            address = jid
-        }
-        return .ghostAddressFound(invite, address)
     }
 }
