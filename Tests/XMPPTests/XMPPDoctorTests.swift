@@ -31,7 +31,10 @@ import XMPPComponent
 
     @Test func workingLinkIsReportedOK() async throws {
         let server = try FakeXMPPServer()
-        async let findings = XMPPDoctor.check(configuration: ComponentFixture.configuration(port: server.port), logger: .disabled)
+        // The ping is answered at once; a long timeout only matters on a starved machine (a CI run's start stalled every
+        // test for 16 s, and the 5 s default gave up on the answer: seen once).
+        let configuration = ComponentFixture.configuration(port: server.port, requestTimeout: .seconds(60))
+        async let findings = XMPPDoctor.check(configuration: configuration, logger: .disabled)
         let session = try await server.nextSession()
         try await session.acceptComponent(secret: ComponentFixture.secret)
         let ping = try IQ(element: try await session.receiveElement())
