@@ -31,8 +31,8 @@ import XMPPComponent
 
     @Test func workingLinkIsReportedOK() async throws {
         let server = try FakeXMPPServer()
-        // The ping is answered at once; a long timeout only matters on a starved machine (a CI run's start stalled every
-        // test for 16 s, and the 5 s default gave up on the answer: seen once).
+        // The ping is answered at once; a long timeout only matters on a starved machine (a CI run's start stalled
+        // every test for 16 s).
         let configuration = ComponentFixture.configuration(port: server.port, requestTimeout: .seconds(60))
         async let findings = XMPPDoctor.check(configuration: configuration, logger: .disabled)
         let session = try await server.nextSession()
@@ -40,7 +40,9 @@ import XMPPComponent
         let ping = try IQ(element: try await session.receiveElement())
         try session.send(ping.result().element)
         #expect(try await session.receive() == .streamEnd)
-        try session.send("</stream:stream>")
+        // Our closing tag is a courtesy: the doctor waits 2 s for it, then closes, so on a starved machine the socket
+        // may be gone already (seen in a clean-clone CI run: "connection closed" from this write).
+        try? session.send("</stream:stream>")
         let result = await findings
         #expect(result.map(\.ok) == [true, true, true])
         #expect(result.map(\.check) == [XMPPDoctor.Check.reachable, XMPPDoctor.Check.handshake, XMPPDoctor.Check.ping])
