@@ -34,7 +34,8 @@ import XMPPComponent
 
         async let closing: Void = fixture.connection.close()
         #expect(try await session.receive() == .streamEnd)
-        try session.send("</stream:stream>")
+        // A courtesy: the connection waits 2 s for it, then closes, so on a starved machine the socket may be gone.
+        try? session.send("</stream:stream>")
         await closing
         await fixture.runner.finished()
         #expect(await !fixture.connection.isConnected)
