@@ -4,10 +4,10 @@ import IsthmusStore
 
 /// Invitations both ways, a sub-machine of ``PortalStateMachine``: it owns its state, reads the room only through the
 /// ``Room`` view it is handed with each input, and its actions reach the ``Portal`` wrapped in
-/// ``PortalStateMachine/Action/invites(_:)``.
+/// ``PortalStateMachine/Action/invites(_:)``; its one ``Request`` is the portal machine's to carry out.
 ///
 /// - A Matrix user inviting an XMPP user's ghost → a XEP-0045 §7.8.2 mediated invitation from the inviter's puppet to
-///   that user's real JID. The puppet is made ready by the portal machine (``Action/needsPuppet(_:)``), which hands
+///   that user's real JID. The puppet is made ready by the portal machine (``Request/puppet(_:)``), which hands
 ///   the invitation back with ``Input/puppetReady(_:occupant:)``.
 /// - A mediated invitation the MUC forwards to a Matrix user's puppet JID → the bot invites that user into the Matrix room.
 struct InviteMachine: Sendable {
@@ -29,9 +29,6 @@ struct InviteMachine: Sendable {
     enum Action: Sendable, Equatable {
         /// → ``Input/ghostAddressFound(_:_:)``: the real JID a ghost stands for, from the ghost table.
         case lookUpGhostAddress(GhostInvite)
-        /// For the portal machine, never performed: make the inviter's puppet ready, then feed
-        /// ``Input/puppetReady(_:occupant:)`` (its failure is the portal machine's to handle).
-        case needsPuppet(GhostInvite)
         /// A XEP-0045 §7.8.2 mediated invitation from one of our occupants to a real JID; a failure is logged.
         case sendInvite(from: JID, to: JID, reason: String?, id: OriginID)
         /// The bot invites a Matrix user into the room (a mediated invitation from the MUC); a failure is logged.
@@ -46,10 +43,19 @@ struct InviteMachine: Sendable {
         var awaitsOutcome: Bool {
             switch self {
             case .lookUpGhostAddress: true
-            case .needsPuppet, .sendInvite, .inviteToMatrix, .postNotice, .dequeue, .log: false
+            case .sendInvite, .inviteToMatrix, .postNotice, .dequeue, .log: false
             }
         }
     }
+
+    /// What only the portal machine can do for an invitation.
+    enum Request: Sendable, Equatable {
+        /// Make the inviter's puppet ready, then feed ``Input/puppetReady(_:occupant:)`` (its failure is the portal
+        /// machine's to handle).
+        case puppet(GhostInvite)
+    }
+
+    typealias Output = SubMachineOutput<Action, Request>
 
     /// A Matrix invitation of one of our ghosts on its way to the MUC.
     struct GhostInvite: Sendable, Equatable {
@@ -90,30 +96,30 @@ struct InviteMachine: Sendable {
     var lastRateLimitedLog: ContinuousClock.Instant?
 
     /// Takes one input; returns what to do, in order (an action that awaits its outcome comes last).
-    mutating func receive(_ input: Input, in room: Room, now: ContinuousClock.Instant) -> [Action] {
+    mutating func receive(_ input: Input, in room: Room, now: ContinuousClock.Instant) -> [Output] {
         switch input {
         case .ghostInvited(var invite):
-            guard let known = room.knownRealJID(invite.ghost) else { return [.lookUpGhostAddress(invite)] }
+            guard let known = room.knownRealJID(invite.ghost) else { return [.perform(.lookUpGhostAddress(invite))] }
             invite.invitee = known.bare
-            return [.needsPuppet(invite)]
+            return [.portal(.puppet(invite))]
         case .ghostAddressFound(let invite, let address): return ghostAddressFound(invite, address, in: room)
-        case .puppetReady(let invite, let occupant): return send(invite, from: occupant, in: room)
-        case .refused(let id, let error): return refused(id, error, in: room)
-        case .xmppInvite(let invite): return xmppInvite(invite, in: room, now: now)
+        case .puppetReady(let invite, let occupant): return send(invite, from: occupant, in: room).map(Output.perform)
+        case .refused(let id, let error): return refused(id, error, in: room).map(Output.perform)
+        case .xmppInvite(let invite): return xmppInvite(invite, in: room, now: now).map(Output.perform)
         }
     }
 
-    private func ghostAddressFound(_ invite: GhostInvite, _ address: JID?, in room: Room) -> [Action] {
+    private func ghostAddressFound(_ invite: GhostInvite, _ address: JID?, in room: Room) -> [Output] {
         guard let address else {
-            return [.log(LogEntry(level: .info, message: "A Matrix invite of a ghost has no XMPP address to go to",
+            return [Action.log(LogEntry(level: .info, message: "A Matrix invite of a ghost has no XMPP address to go to",
                                   metadata: ["matrix.user.id": invite.ghost.rawValue])),
                     .postNotice("⚠️ \(room.name(invite.inviter))'s invitation was not sent to XMPP: the XMPP room did not reveal "
                                 + "that user's address, so the bridge cannot invite them.", subject: "invite:\(invite.eventID.rawValue)"),
-                    .dequeue(seq: invite.seq)]
+                    .dequeue(seq: invite.seq)].map(Output.perform)
         }
         var ready = invite
         ready.invitee = address.bare
-        return [.needsPuppet(ready)]
+        return [.portal(.puppet(ready))]
     }
 
     /// The puppet is in the room: the mediated invitation goes out and the event is done. Its id is remembered for a

@@ -8,7 +8,6 @@ extension Portal {
     func performInvites(_ action: InviteMachine.Action) async -> PortalStateMachine.Input? {
         switch action {
         case .lookUpGhostAddress(let invite): return .invites(await lookUpGhostAddress(invite))
-        case .needsPuppet: assertionFailure("the portal machine's router makes the puppet ready")
         case .sendInvite(let sender, let invitee, let reason, let id): await sendInvite(from: sender, to: invitee, reason: reason, id: id)
         case .inviteToMatrix(let user, let reason): await inviteToMatrix(user, reason: reason)
         case .postNotice(let text, let subject): await postNotice(text, subject: subject)

@@ -6,9 +6,11 @@ import IsthmusCommon
 extension PortalStateMachine {
     /// Feeds the invite sub-machine one input.
     mutating func invites(_ input: InviteMachine.Input) -> [Action] {
-        invites.receive(input, in: inviteRoom, now: now).flatMap { action -> [Action] in
-            if case .needsPuppet(let invite) = action { return ensurePuppet(invite.inviter, then: .invite(invite)) }
-            return [.invites(action)]
+        invites.receive(input, in: inviteRoom, now: now).flatMap { output -> [Action] in
+            switch output {
+            case .perform(let action): [.invites(action)]
+            case .portal(.puppet(let invite)): ensurePuppet(invite.inviter, then: .invite(invite))
+            }
         }
     }
 
