@@ -31,7 +31,7 @@ extension RoomStateMachine {
     /// The MUC was destroyed: the link goes to `error` with the reason, the Matrix room is told — naming the alternate
     /// venue as an `xmpp:` URI, the address its people need — and the bridge stays out of the MUC (joining again would
     /// create a new room under the same address), also after a restart (recorded with the link).
-    func roomDestroyed(_ destruction: RoomDestruction, in room: Room) -> [Action] {
+    func roomDestroyed(_ destruction: RoomDestruction, in room: Room) -> [Output] {
         guard !room.destroyed else { return [] }
         var detail = "the XMPP room was destroyed"
         var notice = "⚠️ The XMPP room was destroyed"
@@ -44,10 +44,11 @@ extension RoomStateMachine {
             detail += "; alternate venue xmpp:\(venue.bare)?join"
             notice += " The conversation continues at xmpp:\(venue.bare)?join"
         }
-        return [.portal(.destroyed),
-                .log(LogEntry(level: .notice, message: "The MUC was destroyed",
-                              metadata: ["xmpp.alternate_venue": destruction.alternateVenue?.description ?? "-"])),
-                .recordDestruction(detail: detail),
-                .postNotice(notice, subject: "destroyed:\(configuration.muc.bare)")]
+        return [.portal(.destroyed)] + [
+            .log(LogEntry(level: .notice, message: "The MUC was destroyed",
+                          metadata: ["xmpp.alternate_venue": destruction.alternateVenue?.description ?? "-"])),
+            .recordDestruction(detail: detail),
+            .postNotice(notice, subject: "destroyed:\(configuration.muc.bare)"),
+        ].map(Output.perform)
     }
 }

@@ -66,9 +66,9 @@ extension RoomStateMachine {
 
     /// A Matrix user changed the topic: their puppet sets the MUC subject (a topic equal to the known subject — our
     /// own echo, or a no-op — is not sent).
-    func matrixTopic(_ queued: QueuedMatrixEvent, text: String, in room: Room) -> [Action] {
+    func matrixTopic(_ queued: QueuedMatrixEvent, text: String, in room: Room) -> [Output] {
         let event = queued.event
-        guard room.isBridged(event.sender), texts?.subject != text else { return [.dequeue(seq: queued.seq)] }
+        guard room.isBridged(event.sender), texts?.subject != text else { return [.perform(.dequeue(seq: queued.seq))] }
         let change = SubjectChange(text: text, user: event.sender, eventID: event.eventID,
                                    id: configuration.naming.originID(for: event.eventID), seq: queued.seq)
         return [.portal(.ensurePuppet(change))]
@@ -76,34 +76,34 @@ extension RoomStateMachine {
 
     /// The change goes out (from the puppet, or the bridge's occupant for its retry); the room's reflection (or its
     /// error) follows as an event.
-    mutating func sendSubject(_ change: SubjectChange, in room: Room) -> [Action] {
+    mutating func sendSubject(_ change: SubjectChange, in room: Room) -> [Output] {
         let occupant = change.byBridge ? configuration.naming.botOccupant : room.puppetOccupant(change.user)
         guard let occupant else { return subjectSent(change, failure: .other("no occupant for \(change.user)"), in: room) }
         pendingSubject = change
-        return [.sendSubject(change, from: occupant)]
+        return [.perform(.sendSubject(change, from: occupant))]
     }
 
     /// The stanza went out (its inbox row is then handled) or did not.
-    mutating func subjectSent(_ change: SubjectChange, failure: XMPPFailure?, in room: Room) -> [Action] {
-        guard let failure else { return change.seq.map { [.dequeue(seq: $0)] } ?? [] }
+    mutating func subjectSent(_ change: SubjectChange, failure: XMPPFailure?, in room: Room) -> [Output] {
+        guard let failure else { return change.seq.map { [.perform(.dequeue(seq: $0))] } ?? [] }
         if pendingSubject == change { pendingSubject = nil }
         return subjectNotSent(change, failure, in: room)
     }
 
     /// The change could not go out: a wait for the XMPP side (the row stays), or a notice.
-    func subjectNotSent(_ change: SubjectChange, _ failure: XMPPFailure, in room: Room) -> [Action] {
+    func subjectNotSent(_ change: SubjectChange, _ failure: XMPPFailure, in room: Room) -> [Output] {
         if failure.isUnavailable, change.seq != nil { return [.portal(.xmppUnavailable(failure))] }
-        return subjectNotice(change, reason: failure.description, in: room) + (change.seq.map { [.dequeue(seq: $0)] } ?? [])
+        return (subjectNotice(change, reason: failure.description, in: room) + (change.seq.map { [.dequeue(seq: $0)] } ?? [])).map(Output.perform)
     }
 
     /// The room refused a subject change of ours. A `forbidden` one from the user's puppet is tried once more by the
     /// bridge's own occupant — the room accepts it when that occupant is a moderator (XEP-0045 §8.1; the room, not
     /// the bridge, knows the roles that count); otherwise the Matrix room is told why.
-    mutating func subjectRefused(_ change: SubjectChange, error: StanzaErrorInfo, in room: Room) -> [Action] {
+    mutating func subjectRefused(_ change: SubjectChange, error: StanzaErrorInfo, in room: Room) -> [Output] {
         pendingSubject = nil
-        let log = Action.log(LogEntry(level: .notice, message: "The MUC refused a subject change",
+        let log = Output.perform(.log(LogEntry(level: .notice, message: "The MUC refused a subject change",
                                       metadata: ["xmpp.error": error.condition.rawValue, "matrix.event.id": change.eventID.rawValue,
-                                                 "bridge": "\(change.byBridge)"]))
+                                                 "bridge": "\(change.byBridge)"])))
         if error.condition == .forbidden, !change.byBridge, room.botJoined {
             var retry = change
             retry.byBridge = true
@@ -114,7 +114,7 @@ extension RoomStateMachine {
         let reason = error.condition == .forbidden
             ? "only its moderators may change the subject there"
             : error.text.map { "\(error.condition): \($0)" } ?? error.condition.rawValue
-        return [log] + subjectNotice(change, reason: reason, in: room)
+        return [log] + subjectNotice(change, reason: reason, in: room).map(Output.perform)
     }
 
     private func subjectNotice(_ change: SubjectChange, reason: String, in room: Room) -> [Action] {

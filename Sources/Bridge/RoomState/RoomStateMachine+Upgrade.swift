@@ -22,11 +22,11 @@ extension RoomStateMachine {
 
     /// The bot is in the replacement room (or could not join it). A room that does not name this one as its
     /// predecessor is not followed: anyone with the power to send a tombstone could otherwise point the MUC at any room.
-    mutating func replacementJoined(_ upgrade: RoomUpgrade, predecessor: RoomID?, failure: MatrixFailure?) -> [Action] {
+    mutating func replacementJoined(_ upgrade: RoomUpgrade, predecessor: RoomID?, failure: MatrixFailure?) -> [Output] {
         switch failure {
         case .unavailable(let reason)?:
-            return [.log(LogEntry(level: .warning, message: "Could not join the replacement room; trying again later",
-                                  metadata: ["error": reason])),
+            return [.perform(.log(LogEntry(level: .warning, message: "Could not join the replacement room; trying again later",
+                                           metadata: ["error": reason]))),
                     .portal(.retryInbox)]
         case .refused(let reason)?:
             // An invite-only replacement: the bridge waits for an invitation (Synapse does not invite anyone into the
@@ -34,28 +34,28 @@ extension RoomStateMachine {
             // events wait behind the tombstone and are dropped once the link moves.
             let first = awaitingUpgradeInvite != upgrade.eventID
             awaitingUpgradeInvite = upgrade.eventID
-            return [.log(LogEntry(level: first ? .warning : .debug, message: "The bridge could not join the replacement room; waiting for an invitation",
-                                  metadata: ["matrix.room.replacement": upgrade.replacement.rawValue, "error": reason])),
+            return [Action.log(LogEntry(level: first ? .warning : .debug, message: "The bridge could not join the replacement room; waiting for an invitation",
+                                        metadata: ["matrix.room.replacement": upgrade.replacement.rawValue, "error": reason])),
                     .postNotice("⚠️ This room was upgraded. Invite the bridge to the new room to keep it linked with the XMPP room (joining it was refused: \(reason)).",
-                                subject: "upgrade-refused:\(upgrade.eventID.rawValue)"),
-                    .portal(.retryInbox)]
+                                subject: "upgrade-refused:\(upgrade.eventID.rawValue)")].map(Output.perform)
+                + [.portal(.retryInbox)]
         case nil:
             guard predecessor == configuration.room else {
-                return [.log(LogEntry(level: .warning, message: "A tombstone names a room that does not replace this one; not followed",
-                                      metadata: ["matrix.room.replacement": upgrade.replacement.rawValue,
-                                                 "matrix.room.predecessor": predecessor?.rawValue ?? "-"])),
-                        .dequeue(seq: upgrade.seq)]
+                return [Action.log(LogEntry(level: .warning, message: "A tombstone names a room that does not replace this one; not followed",
+                                            metadata: ["matrix.room.replacement": upgrade.replacement.rawValue,
+                                                       "matrix.room.predecessor": predecessor?.rawValue ?? "-"])),
+                        .dequeue(seq: upgrade.seq)].map(Output.perform)
             }
-            return [.moveLink(upgrade)]
+            return [.perform(.moveLink(upgrade))]
         }
     }
 
     /// The link now belongs to the replacement room: this portal's ghosts and bot leave the old room and it closes.
-    func linkMoved(_ upgrade: RoomUpgrade, moved: Bool, in room: Room) -> [Action] {
+    func linkMoved(_ upgrade: RoomUpgrade, moved: Bool, in room: Room) -> [Output] {
         guard moved else { return [.portal(.retryInbox)] }
         return [.portal(.close),
-                .log(LogEntry(level: .notice, message: "The link moved to the replacement room",
-                              metadata: ["matrix.room.replacement": upgrade.replacement.rawValue])),
-                .finishUpgrade(upgrade, ghosts: room.joinedGhosts())]
+                .perform(.log(LogEntry(level: .notice, message: "The link moved to the replacement room",
+                                       metadata: ["matrix.room.replacement": upgrade.replacement.rawValue]))),
+                .perform(.finishUpgrade(upgrade, ghosts: room.joinedGhosts()))]
     }
 }

@@ -6,8 +6,8 @@ import IsthmusStore
 /// name (links made with `--sync-name`), the MUC's avatar → the Matrix room's, room upgrades (tombstones), the
 /// bridge-info state (`m.bridge`) and the MUC's destruction. A sub-machine of ``PortalStateMachine``: it owns its
 /// state, reads the room only through the ``Room`` view it is handed with each input, and its actions reach the
-/// ``Portal`` wrapped in ``PortalStateMachine/Action/roomState(_:)`` — except ``Action/portal(_:)``, which asks the
-/// portal machine to change its own state and is interpreted by the router.
+/// ``Portal`` wrapped in ``PortalStateMachine/Action/roomState(_:)``; its requests (``PortalChange``) ask the portal
+/// machine to change its own state and are carried out by the router.
 struct RoomStateMachine: Sendable {
     /// What happened, as far as the room's state goes.
     enum Input: Sendable, Equatable {
@@ -80,8 +80,6 @@ struct RoomStateMachine: Sendable {
         /// A handled inbox row is removed.
         case dequeue(seq: Int64)
         case log(LogEntry)
-        /// A change of the portal machine's own state; the router makes it and it never reaches the ``Portal``.
-        case portal(PortalChange)
 
         /// Whether the machine waits for this action's outcome.
         var awaitsOutcome: Bool {
@@ -91,6 +89,10 @@ struct RoomStateMachine: Sendable {
             }
         }
     }
+
+    /// What the machine returns, in order: actions for the ``Portal``, and changes of its own state the portal machine
+    /// must make (they never reach the ``Portal``).
+    typealias Output = SubMachineOutput<Action, PortalChange>
 
     /// What the portal machine must change of its own because of a room-state decision.
     enum PortalChange: Sendable, Equatable {
@@ -200,28 +202,28 @@ struct RoomStateMachine: Sendable {
     }
 
     /// Takes one input; returns what to do, in order (at most the last action awaits an outcome).
-    mutating func receive(_ input: Input, in room: Room) -> [Action] {
+    mutating func receive(_ input: Input, in room: Room) -> [Output] {
         switch input {
-        case .subject(let message, let text): return subjectMessage(message, subject: text, in: room)
+        case .subject(let message, let text): return subjectMessage(message, subject: text, in: room).map(Output.perform)
         case .subjectRefused(let error): return pendingSubject.map { subjectRefused($0, error: error, in: room) } ?? []
-        case .topicSet(let change, let failure): return topicSet(change, failure: failure)
+        case .topicSet(let change, let failure): return topicSet(change, failure: failure).map(Output.perform)
         case .matrixTopic(let queued, let text): return matrixTopic(queued, text: text, in: room)
         case .puppetReady(let change): return sendSubject(change, in: room)
         case .puppetFailed(let change, let failure): return subjectNotSent(change, failure, in: room)
         case .subjectSent(let change, let failure): return subjectSent(change, failure: failure, in: room)
-        case .featuresRead(let features): return syncRoomName(in: room) + avatarAnnounced(features.avatar)
+        case .featuresRead(let features): return (syncRoomName(in: room) + avatarAnnounced(features.avatar)).map(Output.perform)
         case .loaded(let texts, let avatar):
             self.texts = texts
-            return syncRoomName(in: room) + avatarLoaded(avatar)
-        case .roomPresence(let update): return avatarAnnounced(update)
+            return (syncRoomName(in: room) + avatarLoaded(avatar)).map(Output.perform)
+        case .roomPresence(let update): return avatarAnnounced(update).map(Output.perform)
         case .destroyed(let destruction): return roomDestroyed(destruction, in: room)
-        case .tombstone(let queued, let replacement): return roomUpgraded(queued, to: replacement, in: room)
+        case .tombstone(let queued, let replacement): return roomUpgraded(queued, to: replacement, in: room).map(Output.perform)
         case .replacementJoined(let upgrade, let predecessor, let failure):
             return replacementJoined(upgrade, predecessor: predecessor, failure: failure)
         case .linkMoved(let upgrade, let moved): return linkMoved(upgrade, moved: moved, in: room)
-        case .avatarSet(let change, let outcome): return avatarSet(change, outcome)
-        case .activated: return publishBridgeInfo()
-        case .unlinked: return [withdrawBridgeInfo]
+        case .avatarSet(let change, let outcome): return avatarSet(change, outcome).map(Output.perform)
+        case .activated: return publishBridgeInfo().map(Output.perform)
+        case .unlinked: return [.perform(withdrawBridgeInfo)]
         }
     }
 

@@ -54,8 +54,8 @@ import XMPP
     }
 
     /// The actions without log lines.
-    func quiet(_ actions: [Machine.Action]) -> [Machine.Action] {
-        actions.filter { if case .log = $0 { false } else { true } }
+    func quiet(_ outputs: [Machine.Output]) -> [Machine.Output] {
+        outputs.filter { if case .perform(.log) = $0 { false } else { true } }
     }
 
     // MARK: Subject ↔ topic
@@ -64,10 +64,10 @@ import XMPP
         var m = loaded()
         let byGhost = TopicChange(text: "New", actor: f.ghost(of: "romeo"), setter: "romeo")
         let byBot = TopicChange(text: "New", actor: f.bot, setter: "romeo")
-        #expect(m.receive(subject("romeo", "New"), in: room()) == [.setMatrixTopic(byGhost)])
-        #expect(m.receive(.topicSet(byGhost, .refused("M_FORBIDDEN")), in: room()) == [.setMatrixTopic(byBot)])
+        #expect(m.receive(subject("romeo", "New"), in: room()) == [.perform(.setMatrixTopic(byGhost))])
+        #expect(m.receive(.topicSet(byGhost, .refused("M_FORBIDDEN")), in: room()) == [.perform(.setMatrixTopic(byBot))])
         #expect(m.receive(.topicSet(byBot, nil), in: room())
-                == [.recordSubject("New"), .postNotice("romeo changed the XMPP room's subject.", subject: "subject:romeo:New")])
+                == [.perform(.recordSubject("New")), .perform(.postNotice("romeo changed the XMPP room's subject.", subject: "subject:romeo:New"))])
         #expect(m.receive(subject("romeo", "New"), in: room()) == [])
         #expect(m.texts?.subject == "New")
     }
@@ -76,14 +76,14 @@ import XMPP
         var m = loaded()
         let change = change(1, "From Matrix")
         #expect(m.receive(.matrixTopic(topic(1, "From Matrix"), text: "From Matrix"), in: room()) == [.portal(.ensurePuppet(change))])
-        #expect(m.receive(.puppetReady(change), in: room()) == [.sendSubject(change, from: f.puppetJID(f.alice))])
+        #expect(m.receive(.puppetReady(change), in: room()) == [.perform(.sendSubject(change, from: f.puppetJID(f.alice)))])
         #expect(m.awaitsAnswer(to: StanzaAttributeID(change.id.rawValue)))
-        #expect(m.receive(.subjectSent(change, nil), in: room()) == [.dequeue(seq: 1)])
-        #expect(m.receive(subject("Alice", "From Matrix"), in: room()) == [.recordSubject("From Matrix")])
+        #expect(m.receive(.subjectSent(change, nil), in: room()) == [.perform(.dequeue(seq: 1))])
+        #expect(m.receive(subject("Alice", "From Matrix"), in: room()) == [.perform(.recordSubject("From Matrix"))])
         #expect(m.pendingSubject == nil)
         // The known subject again, or a topic from the bridge: nothing to send.
-        #expect(m.receive(.matrixTopic(topic(2, "From Matrix"), text: "From Matrix"), in: room()) == [.dequeue(seq: 2)])
-        #expect(m.receive(.matrixTopic(topic(3, "Echo", from: f.bot), text: "Echo"), in: room()) == [.dequeue(seq: 3)])
+        #expect(m.receive(.matrixTopic(topic(2, "From Matrix"), text: "From Matrix"), in: room()) == [.perform(.dequeue(seq: 2))])
+        #expect(m.receive(.matrixTopic(topic(3, "Echo", from: f.bot), text: "Echo"), in: room()) == [.perform(.dequeue(seq: 3))])
     }
 
     @Test func aForbiddenSubjectIsRetriedByTheBridgesOccupantWhoSaysWhoChangedIt() {
@@ -95,15 +95,15 @@ import XMPP
         retry.seq = nil
         retry.id = OriginID(change.id.rawValue + "-bridge")!
         let forbidden = StanzaErrorInfo(condition: .forbidden, text: nil)
-        #expect(quiet(m.receive(.subjectRefused(forbidden), in: room())) == [.sendSubject(retry, from: f.naming.botOccupant)])
+        #expect(quiet(m.receive(.subjectRefused(forbidden), in: room())) == [.perform(.sendSubject(retry, from: f.naming.botOccupant))])
         var accepted = m
         #expect(accepted.receive(subject("Matrix", "From Matrix"), in: room())
-                == [.recordSubject("From Matrix"),
-                    .announceInMUC("Alice changed the subject.", originID: OriginID(retry.id.rawValue + "-announce")!)])
+                == [.perform(.recordSubject("From Matrix")),
+                    .perform(.announceInMUC("Alice changed the subject.", originID: OriginID(retry.id.rawValue + "-announce")!))])
         // Refused again: Alice is told why.
-        #expect(quiet(m.receive(.subjectRefused(forbidden), in: room())) == [.postNotice(
+        #expect(quiet(m.receive(.subjectRefused(forbidden), in: room())) == [.perform(.postNotice(
             "⚠️ Alice's topic change was not applied to the XMPP room (only its moderators may change the subject there).",
-            subject: "subject-refused:$t1")])
+            subject: "subject-refused:$t1"))])
         #expect(m.receive(.subjectRefused(forbidden), in: room()) == [], "nothing awaits an answer")
     }
 
@@ -113,8 +113,8 @@ import XMPP
         #expect(m.receive(.puppetFailed(change, .notConnected), in: room()) == [.portal(.xmppUnavailable(.notConnected))])
         _ = m.receive(.puppetReady(change), in: room())
         #expect(m.receive(.subjectSent(change, .other("broken")), in: room()) == [
-            .postNotice("⚠️ Alice's topic change was not applied to the XMPP room (broken).", subject: "subject-refused:$t1"),
-            .dequeue(seq: 1)])
+            .perform(.postNotice("⚠️ Alice's topic change was not applied to the XMPP room (broken).", subject: "subject-refused:$t1")),
+            .perform(.dequeue(seq: 1))])
         #expect(m.pendingSubject == nil)
     }
 
@@ -125,7 +125,7 @@ import XMPP
         #expect(m.texts?.name == "Lounge")
         let features = RoomFeatures(stanzaIDs: true, archive: true)
         #expect(m.receive(.featuresRead(features), in: room(announcedName: "Lounge")) == [])
-        #expect(m.receive(.featuresRead(features), in: room(announcedName: "Salon")) == [.setMatrixRoomName("Salon")])
+        #expect(m.receive(.featuresRead(features), in: room(announcedName: "Salon")) == [.perform(.setMatrixRoomName("Salon"))])
         var without = loaded(announcedName: "Lounge")
         #expect(without.receive(.featuresRead(features), in: room(announcedName: "Salon")) == [])
     }
@@ -133,10 +133,10 @@ import XMPP
     @Test func theRoomsAvatarIsSetOnceAndANewerOneFollows() {
         let a = String(repeating: "a1", count: 20), b = String(repeating: "b2", count: 20)
         var m = loaded(avatars: true)
-        #expect(m.receive(.roomPresence(.photo(a)), in: room()) == [.setMatrixRoomAvatar(.init(sha1: a, ours: nil))])
+        #expect(m.receive(.roomPresence(.photo(a)), in: room()) == [.perform(.setMatrixRoomAvatar(.init(sha1: a, ours: nil)))])
         #expect(m.receive(.roomPresence(.photo(b)), in: room()) == [], "one change at a time")
         #expect(m.receive(.avatarSet(.init(sha1: a, ours: nil), .applied(RoomAvatarRecord(sha1: a, mxc: "mxc://hs/a"))), in: room())
-                == [.setMatrixRoomAvatar(.init(sha1: b, ours: "mxc://hs/a"))])
+                == [.perform(.setMatrixRoomAvatar(.init(sha1: b, ours: "mxc://hs/a")))])
         var off = loaded(avatars: false)
         #expect(off.receive(.roomPresence(.photo(a)), in: room()) == [])
     }
@@ -149,14 +149,14 @@ import XMPP
         let upgrade = Upgrade(replacement: new, via: ["localhost"], seq: 1, eventID: EventID("$t1")!)
         let tombstone = QueuedMatrixEvent(seq: 1, event: MatrixRoomEvent(eventID: EventID("$t1")!, room: f.room, sender: f.alice,
                                                                          stateKey: "", content: .tombstone(replacement: new, body: "")))
-        #expect(quiet(m.receive(.tombstone(tombstone, replacement: new), in: room())) == [.joinReplacementRoom(upgrade)])
+        #expect(quiet(m.receive(.tombstone(tombstone, replacement: new), in: room())) == [.perform(.joinReplacementRoom(upgrade))])
         #expect(quiet(m.receive(.replacementJoined(upgrade, predecessor: nil, .unavailable("down")), in: room())) == [.portal(.retryInbox)])
-        #expect(m.receive(.replacementJoined(upgrade, predecessor: f.room, nil), in: room()) == [.moveLink(upgrade)])
+        #expect(m.receive(.replacementJoined(upgrade, predecessor: f.room, nil), in: room()) == [.perform(.moveLink(upgrade))])
         #expect(m.receive(.linkMoved(upgrade, moved: false), in: room()) == [.portal(.retryInbox)])
         #expect(quiet(m.receive(.linkMoved(upgrade, moved: true), in: room()))
-                == [.portal(.close), .finishUpgrade(upgrade, ghosts: [f.ghost(of: "romeo")])])
-        #expect(quiet(m.receive(.replacementJoined(upgrade, predecessor: RoomID("!other:localhost")!, nil), in: room())) == [.dequeue(seq: 1)])
-        #expect(m.receive(.tombstone(tombstone, replacement: f.room), in: room()) == [.dequeue(seq: 1)])
+                == [.portal(.close), .perform(.finishUpgrade(upgrade, ghosts: [f.ghost(of: "romeo")]))])
+        #expect(quiet(m.receive(.replacementJoined(upgrade, predecessor: RoomID("!other:localhost")!, nil), in: room())) == [.perform(.dequeue(seq: 1))])
+        #expect(m.receive(.tombstone(tombstone, replacement: f.room), in: room()) == [.perform(.dequeue(seq: 1))])
     }
 
     // MARK: Destruction and bridge info
@@ -166,17 +166,17 @@ import XMPP
         let gone = RoomDestruction(reason: "Moved", alternateVenue: JID("salon@conference.localhost")!)
         #expect(quiet(m.receive(.destroyed(gone), in: room())) == [
             .portal(.destroyed),
-            .recordDestruction(detail: "the XMPP room was destroyed: Moved; alternate venue xmpp:salon@conference.localhost?join"),
-            .postNotice("⚠️ The XMPP room was destroyed (reason: Moved). This room is no longer bridged. The conversation continues at xmpp:salon@conference.localhost?join",
-                        subject: "destroyed:lounge@conference.localhost")])
+            .perform(.recordDestruction(detail: "the XMPP room was destroyed: Moved; alternate venue xmpp:salon@conference.localhost?join")),
+            .perform(.postNotice("⚠️ The XMPP room was destroyed (reason: Moved). This room is no longer bridged. The conversation continues at xmpp:salon@conference.localhost?join",
+                        subject: "destroyed:lounge@conference.localhost"))])
         #expect(m.receive(.destroyed(gone), in: room(destroyed: true)) == [])
     }
 
     @Test func theBridgeInfoIsSetOnceAndWithdrawnOnUnlink() {
         var m = loaded()
-        #expect(m.receive(.activated, in: room()) == [.setBridgeInfo(f.bridgeInfo)])
+        #expect(m.receive(.activated, in: room()) == [.perform(.setBridgeInfo(f.bridgeInfo))])
         #expect(m.receive(.activated, in: room()) == [])
-        #expect(m.receive(.unlinked, in: room()) == [.setBridgeInfo(f.bridgeInfoWithdrawn)])
+        #expect(m.receive(.unlinked, in: room()) == [.perform(.setBridgeInfo(f.bridgeInfoWithdrawn))])
     }
 
     @Test func theOutcomesAwaitedAreTheTopicTheSubjectTheJoinAndTheMove() {
@@ -184,7 +184,7 @@ import XMPP
         let awaited: [Machine.Action] = [.setMatrixTopic(TopicChange(text: "", actor: f.bot, setter: nil)),
                                          .sendSubject(change(1, ""), from: f.naming.botOccupant), .joinReplacementRoom(upgrade), .moveLink(upgrade)]
         let notAwaited: [Machine.Action] = [.setMatrixRoomAvatar(.init(sha1: nil, ours: nil)), .finishUpgrade(upgrade, ghosts: []),
-                                            .portal(.close), .dequeue(seq: 1)]
+                                            .dequeue(seq: 1)]
         #expect(awaited.allSatisfy { $0.awaitsOutcome })
         #expect(!notAwaited.contains { $0.awaitsOutcome })
     }

@@ -8,12 +8,11 @@ extension PortalStateMachine {
     /// Feeds the room-state sub-machine one input.
     mutating func roomState(_ input: RoomStateMachine.Input) -> [Action] {
         var actions: [Action] = []
-        for action in roomState.receive(input, in: roomStateRoom) {
-            guard case .portal(let change) = action else {
-                actions.append(.roomState(action))
-                continue
+        for output in roomState.receive(input, in: roomStateRoom) {
+            switch output {
+            case .perform(let action): actions.append(.roomState(action))
+            case .portal(let change): actions += apply(change)
             }
-            actions += apply(change)
         }
         return actions
     }
