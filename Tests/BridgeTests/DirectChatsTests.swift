@@ -52,6 +52,27 @@ import TestSupport
         #expect(harness.bridge.metrics.exposition().contains(#"isthmus_encrypted_events_total{room="direct"} 2"#))
     }
 
+    @Test func aPrivateMessageWaitsOutAnUnavailableHomeserverOnTheBridgesClock() async throws {
+        let time = ManualTime()
+        let harness = try BridgeHarness(clock: time.timeSource)
+        _ = try await setUp(harness)
+        harness.xmpp.feed.yield(privateMessage("first", id: "p1"))
+        try await eventually("the DM's first message") { harness.matrix.state.withLock { $0.sent.filter { $0.room != room }.count } == 1 }
+
+        // The homeserver fails the next send once: the retry sleeps on the injected clock, and only advancing it lets
+        // the message out (the send is held until then: nothing else can send it).
+        harness.matrix.state.withLock { $0.unavailableSends = 1 }
+        let retryAt = time.now + Backoff().pause(after: 0)
+        harness.xmpp.feed.yield(privateMessage("second", id: "p2"))
+        try await eventually("the retry sleeps on the bridge's clock") { time.sleeping.contains(retryAt) }
+        #expect(harness.matrix.state.withLock { $0.sent.filter { $0.room != room }.map(\.message.body) } == ["first"])
+        time.advance(by: Backoff().pause(after: 0))
+        try await eventually("the second message after the pause") {
+            harness.matrix.state.withLock { $0.sent.filter { $0.room != room }.map(\.message.body) } == ["first", "second"]
+        }
+        await harness.stop()
+    }
+
     @Test func privateMessagesBothWaysInOneDMRoom() async throws {
         let harness = try BridgeHarness()
         let ghost = try await setUp(harness)

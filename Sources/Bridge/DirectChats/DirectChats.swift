@@ -182,15 +182,15 @@ actor DirectChats {
         }
     }
 
-    /// Runs `call`, again after each of the first five pauses of ``Backoff`` (1, 2, 4, 8 and 16 s) while the
-    /// homeserver is unavailable (a private message from XMPP is in memory only: the MUC does not archive it). Blocks
-    /// the DMs meanwhile, which all need the homeserver too.
+    /// Runs `call`, again after each of the first five pauses of ``Backoff`` (1, 2, 4, 8 and 16 s, on the bridge's
+    /// clock) while the homeserver is unavailable (a private message from XMPP is in memory only: the MUC does not
+    /// archive it). Blocks the DMs meanwhile, which all need the homeserver too.
     func retrying<T: Sendable>(_ call: () async throws -> T) async throws -> T {
         for attempt in 0..<5 {
             do {
                 return try await call()
             } catch MatrixLinkError.unavailable {
-                try await Task.sleep(for: Backoff().pause(after: attempt))
+                try await context.clock.sleep(until: context.clock.now() + Backoff().pause(after: attempt))
             }
         }
         return try await call()
