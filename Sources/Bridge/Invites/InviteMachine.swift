@@ -112,7 +112,7 @@ struct InviteMachine: Sendable {
     private func ghostAddressFound(_ invite: GhostInvite, _ address: JID?, in room: Room) -> [Output] {
         guard let address else {
             return [Action.log(LogEntry(level: .info, message: "A Matrix invite of a ghost has no XMPP address to go to",
-                                  metadata: ["matrix.user.id": invite.ghost.rawValue])),
+                                        metadata: ["matrix.user.id": invite.ghost.rawValue])),
                     .postNotice("⚠️ \(room.name(invite.inviter))'s invitation was not sent to XMPP: the XMPP room did not reveal "
                                 + "that user's address, so the bridge cannot invite them.", subject: "invite:\(invite.eventID.rawValue)"),
                     .dequeue(seq: invite.seq)].map(Output.perform)

@@ -102,8 +102,8 @@ extension RoomStateMachine {
     mutating func subjectRefused(_ change: SubjectChange, error: StanzaErrorInfo, in room: Room) -> [Output] {
         pendingSubject = nil
         let log = Output.perform(.log(LogEntry(level: .notice, message: "The MUC refused a subject change",
-                                      metadata: ["xmpp.error": error.condition.rawValue, "matrix.event.id": change.eventID.rawValue,
-                                                 "bridge": "\(change.byBridge)"])))
+                                               metadata: ["xmpp.error": error.condition.rawValue, "matrix.event.id": change.eventID.rawValue,
+                                                          "bridge": "\(change.byBridge)"])))
         if error.condition == .forbidden, !change.byBridge, room.botJoined {
             var retry = change
             retry.byBridge = true
