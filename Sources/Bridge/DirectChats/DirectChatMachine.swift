@@ -28,6 +28,10 @@ struct DirectChatMachine: Sendable {
         case noticeNotInRoom(DirectNotice)
         /// A DM's inbox row that does not decode.
         case undecodable(UndecodableInboxRow)
+        /// The MUC bounced one of our private messages.
+        case bounced(Bounce)
+        /// The outcome of ``Action/readBouncedChat(_:in:)``: the DM the bounced message was sent from (nil: gone).
+        case bouncedChatRead(Bounce, DirectChat?)
     }
 
     enum Action: Sendable, Equatable {
@@ -49,6 +53,8 @@ struct DirectChatMachine: Sendable {
         case hold(RoomID)
         /// The inbox row is deleted, nothing recorded.
         case drop(seq: Int64)
+        /// → ``Input/bouncedChatRead(_:_:)``: the stored DM of the room the bounced message was sent from.
+        case readBouncedChat(Bounce, in: RoomID)
         case log(PortalStateMachine.LogEntry)
     }
 
@@ -67,14 +73,22 @@ struct DirectChatMachine: Sendable {
         var caption: String? = nil
     }
 
-    /// A notice in a DM room, and the event it answers (consumed once it is posted).
+    /// A private message of ours the MUC bounced, by its origin-id, with the nick it was for and the room's error.
+    struct Bounce: Sendable, Equatable {
+        var originID: OriginID
+        var nick: String
+        var error: StanzaErrorInfo
+    }
+
+    /// A notice in a DM room, and the event it answers (consumed once it is posted; nil: it answers no queued event,
+    /// as a bounce's notice).
     struct DirectNotice: Sendable, Equatable {
         var text: String
         var room: RoomID
         var ghost: UserID
         /// Makes the notice's transaction id.
         var subject: String
-        var item: QueuedMatrixEvent
+        var item: QueuedMatrixEvent?
         /// The encrypted event this notice answers: recorded as noticed only once it is posted.
         var encrypted: Bool = false
         /// The ghost was found not in the room once and joined again (a second refusal keeps the event queued).
@@ -108,7 +122,7 @@ struct DirectChatMachine: Sendable {
     }
 
     /// The DM room the private message with `originID` was sent in, if it was sent lately.
-    func room(sentAs originID: OriginID) -> RoomID? {
+    private func room(sentAs originID: OriginID) -> RoomID? {
         recentlySent.last { $0.0 == originID }?.1
     }
 
@@ -133,17 +147,33 @@ struct DirectChatMachine: Sendable {
             remember(originID, in: room)
             return []
         case .noticePosted(let notice):
-            if notice.encrypted { encryptedNotices.record(notice.item.event, noticed: true, now: now) }
-            return [.consume(notice.item)]
+            guard let item = notice.item else { return [] }
+            if notice.encrypted { encryptedNotices.record(item.event, noticed: true, now: now) }
+            return [.consume(item)]
         case .noticeNotInRoom(let notice):
-            // It answers an event of the room, so its user is in it: the ghost joins and posts once more.
+            // Its user is in the room (it answers their event, or their message bounced): the ghost joins and posts
+            // once more.
             guard !notice.rejoined else {
+                guard notice.item != nil else {
+                    return [.log(.init(level: .error, message: "The ghost may not post in the DM room; a bounce was not told",
+                                       metadata: ["matrix.dm.id": notice.room.rawValue]))]
+                }
                 return [.log(.init(level: .error, message: "The ghost may not post in the DM room; the event waits",
                                    metadata: ["matrix.dm.id": notice.room.rawValue])), .hold(notice.room)]
             }
             var again = notice
             again.rejoined = true
             return [.joinRoom(notice.room, ghost: notice.ghost), .postNotice(again)]
+        case .bounced(let bounce):
+            guard let room = room(sentAs: bounce.originID) else {
+                return [.log(.init(level: .notice, message: "A private message bounced that the bridge no longer places",
+                                   metadata: ["xmpp.origin.id": bounce.originID.rawValue]))]
+            }
+            return [.readBouncedChat(bounce, in: room)]
+        case .bouncedChatRead(let bounce, let chat):
+            guard let chat, let dm = chat.matrixRoom else { return [] }
+            return [.postNotice(DirectNotice(text: DirectChatRules.bounceNotice(nick: bounce.nick, error: bounce.error), room: dm,
+                                             ghost: chat.ghost, subject: "bounce:\(bounce.originID.rawValue)", item: nil))]
         }
     }
 

@@ -117,6 +117,8 @@ extension DirectChats {
             break
         case .drop(let seq):
             try await context.durably { try await self.context.store.deleteInbox(seq: seq) }
+        case .readBouncedChat(let bounce, let room):
+            return .bouncedChatRead(bounce, try await context.store.directChat(in: room))
         case .log(let entry):
             logger.log(entry.level, entry.message, metadata: entry.metadata)
         }
@@ -141,15 +143,13 @@ extension DirectChats {
     }
 
     func bounced(_ originID: OriginID, nick: String, error: StanzaErrorInfo) async {
-        guard let room = machine.room(sentAs: originID) else {
-            logger.notice("A private message bounced that the bridge no longer places", metadata: ["xmpp.origin.id": originID.rawValue])
-            return
-        }
+        var actions = machine.receive(.bounced(.init(originID: originID, nick: nick, error: error)), now: context.clock.now())
         do {
-            guard let chat = try await context.store.directChat(in: room), let dm = chat.matrixRoom else { return }
-            try await notice(DirectChatRules.bounceNotice(nick: nick, error: error), in: dm, as: chat.ghost, subject: "bounce:\(originID.rawValue)")
+            while !actions.isEmpty {
+                if let outcome = try await perform(actions.removeFirst()) { actions = machine.receive(outcome, now: context.clock.now()) + actions }
+            }
         } catch {
-            logger.error("Could not report a bounced private message", metadata: ["matrix.dm.id": room.rawValue, "error": "\(error)"])
+            logger.error("Could not report a bounced private message", metadata: ["xmpp.origin.id": originID.rawValue, "error": "\(error)"])
         }
     }
 }

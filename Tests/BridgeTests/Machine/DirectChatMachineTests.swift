@@ -54,6 +54,10 @@ import XMPP
         .init(text: text, room: dm, ghost: ghost, subject: subject, item: item, encrypted: encrypted)
     }
 
+    func bounce(_ originID: OriginID) -> Machine.Bounce {
+        .init(originID: originID, nick: "Romeo", error: StanzaErrorInfo(condition: .notAcceptable))
+    }
+
     /// Without the log lines.
     func act(_ machine: inout Machine, _ input: Machine.Input, at now: ContinuousClock.Instant? = nil) -> [Machine.Action] {
         machine.receive(input, now: now ?? t0).filter { if case .log = $0 { false } else { true } }
@@ -64,9 +68,23 @@ import XMPP
         let item = text(1, "hi")
         let sent = delivery(of: item, body: "hi")
         #expect(act(&m, .event(item, snapshot())) == [.sendPrivate(sent)])
-        #expect(m.room(sentAs: sent.originID) == nil)
+        #expect(act(&m, .bounced(bounce(sent.originID))) == [], "not placed before it went out")
         #expect(act(&m, .privateSent(sent, connected: true)) == [.consume(item, mapping: sent.mapping)])
-        #expect(m.room(sentAs: sent.originID) == dm)
+        #expect(act(&m, .bounced(bounce(sent.originID))) == [.readBouncedChat(bounce(sent.originID), in: dm)])
+    }
+
+    @Test func aBounceIsToldInTheDMAsTheGhostAndAnswersNoQueuedEvent() {
+        var m = machine()
+        let told = Machine.DirectNotice(text: "⚠️ Your message could not be delivered to Romeo (not-acceptable).", room: dm, ghost: ghost,
+                                        subject: "bounce:isthmus-pm-1", item: nil)
+        let id = OriginID("isthmus-pm-1")!
+        #expect(act(&m, .bouncedChatRead(bounce(id), chat)) == [.postNotice(told)])
+        #expect(act(&m, .bouncedChatRead(bounce(id), nil)) == [], "the DM is gone")
+        var again = told
+        again.rejoined = true
+        #expect(act(&m, .noticeNotInRoom(told)) == [.joinRoom(dm, ghost: ghost), .postNotice(again)])
+        #expect(act(&m, .noticeNotInRoom(again)) == [], "logged; no event to hold")
+        #expect(act(&m, .noticePosted(again)) == [], "nothing to consume")
     }
 
     @Test func xmppNotConnectedHoldsTheEvent() {
@@ -75,7 +93,7 @@ import XMPP
         let sent = delivery(of: item, body: "hi")
         #expect(act(&m, .event(item, snapshot())) == [.sendPrivate(sent)])
         #expect(act(&m, .privateSent(sent, connected: false)) == [.hold(dm)])
-        #expect(m.room(sentAs: sent.originID) == nil)
+        #expect(act(&m, .bounced(bounce(sent.originID))) == [])
     }
 
     @Test func anEventNoLongerPendingDoesNothingAndOneWithoutADMIsConsumed() {
@@ -165,7 +183,7 @@ import XMPP
             .sendCaption("look", of: sent.originID, route: .chat(from: sent.from, to: sent.to), room: dm),
             .consume(item, mapping: sent.mapping)])
         #expect(act(&m, .captionSent(captionID, room: dm)) == [])
-        #expect(m.room(sentAs: captionID) == dm)
+        #expect(act(&m, .bounced(bounce(captionID))) == [.readBouncedChat(bounce(captionID), in: dm)])
     }
 
     @Test func theGhostsOwnEventsAreConsumedUnsent() {
