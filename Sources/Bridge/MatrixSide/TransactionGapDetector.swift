@@ -2,7 +2,7 @@ import IsthmusCommon
 
 /// Decides when a homeserver transaction may sit behind one the homeserver never pushed. Pure value; time passed in.
 ///
-/// Synapse can strand a transaction (see `Portal+MatrixCatchUp`): when its retry of an appservice that was unreachable
+/// Synapse can strand a transaction (see `Portal+CatchUpEffects`): when its retry of an appservice that was unreachable
 /// or failed a transaction ends while a new event's transaction is being written, that transaction is stored unsent and
 /// goes out only after the next outage. Synapse numbers transactions from one increasing sequence (shared by all its
 /// appservices), so a stranded transaction shows as a hole in the ids the bridge receives. Only the messages behind

@@ -84,15 +84,6 @@ extension Portal {
         }
     }
 
-    func recordRoomFeatures(_ features: RoomFeatures) async {
-        let room = link.matrixRoom
-        do {
-            try await context.durably { try await context.store.updateRoomLinkArchive(room, archive: features.canCatchUp) }
-        } catch {
-            logger.error("Could not record the MUC's features", metadata: ["error": "\(error)"])
-        }
-    }
-
     /// A refused XMPP message is mapped `failed` (so it is not retried) and the resume point moves past it, in one commit.
     func recordRefused(_ mapping: MessageMapping) async {
         _ = try? await context.durably { try await context.store.recordBridgedFromXMPP(mapping) }
@@ -118,27 +109,6 @@ extension Portal {
             logger.error("Could not read undelivered messages", metadata: ["error": "\(error)"])
             return .undeliveredLoaded(nil)
         }
-    }
-
-    /// Reads this room's inbox from the store, in arrival order, with the rows that no longer decode (the machine's
-    /// ``PortalStateMachine/drainOrder(_:timeline:)`` decides the order of handling, and drops those rows).
-    func readInbox() async -> PortalStateMachine.Input {
-        let entries: [InboxEntry]
-        do {
-            let room = link.matrixRoom
-            entries = try await context.durably { try await context.store.inbox(room) }
-        } catch {
-            logger.error("Could not read the Matrix inbox", metadata: ["error": "\(error)"])
-            return .inboxRead(nil)
-        }
-        let (queued, undecodable) = QueuedMatrixEvent.decoding(entries)
-        for item in queued {
-            if let kind = item.event.metricsKind {   // for the kind label; no latency (entered earlier)
-                context.metrics.enteredFromMatrix(room: link.matrixRoom, originID: context.naming.originID(for: item.event.eventID),
-                                                  kind: kind, at: nil, now: context.clock.now())
-            }
-        }
-        return .inboxRead(queued, undecodable: undecodable)
     }
 
     func insertMapping(_ mapping: MessageMapping, consumingInbox seq: Int64, delivery: PortalStateMachine.XMPPDelivery,

@@ -67,26 +67,6 @@ extension Portal {
         }
     }
 
-    func readRoomFeatures() async -> PortalStateMachine.Input {
-        do {
-            return .roomFeaturesRead(try await context.xmpp.roomFeatures(room: link.muc, as: context.naming.botOccupant))
-        } catch {
-            logger.debug("disco#info of the MUC failed", metadata: ["error": "\(error)"])
-            return .roomFeaturesRead(nil)
-        }
-    }
-
-    func fetchArchive(after: StanzaID?, since: Date?) async -> PortalStateMachine.Input {
-        do {
-            let messages = try await context.xmpp.archive(room: link.muc, as: context.naming.botOccupant, after: after, since: since)
-            context.metrics.caughtUp(side: "xmpp", count: messages.count)
-            return .archiveFetched(messages)
-        } catch {
-            logger.warning("Archive catch-up failed", metadata: ["error": "\(error)"])
-            return .archiveFetched(nil)
-        }
-    }
-
     /// The link's errors in the machine's terms.
     static func xmppFailure(_ error: any Error) -> PortalStateMachine.XMPPFailure {
         switch error as? XMPPLinkError {

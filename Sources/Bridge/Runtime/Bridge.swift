@@ -171,7 +171,7 @@ public final class Bridge: Sendable {
     /// in the same commit as the events (alone when none is kept), as ``AppServiceHandler/handle(_:)`` requires.
     /// Called from the appservice listener, one transaction at a time; safe from any context.
     /// If it throws, nothing is recorded and the homeserver will retry the transaction later — and may then strand the
-    /// next one (see `Portal+MatrixCatchUp`), so portals check their timelines in the background a few times.
+    /// next one (see `Portal+CatchUpEffects`), so portals check their timelines in the background a few times.
     public func acceptMatrixEvents(_ events: [MatrixRoomEvent], transaction: TransactionID? = nil) async throws {
         let accepted = context.clock.now()
         let gap = gaps.withLock { $0.observe(transaction, now: accepted) }

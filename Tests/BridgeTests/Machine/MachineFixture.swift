@@ -36,7 +36,7 @@ struct MachineFixture {
     mutating func act(_ input: Input, at now: ContinuousClock.Instant? = nil) -> [Action] {
         machine.receive(input, now: now ?? t0).filter {
             switch $0 {
-            case .log, .ephemeral(.log), .roles(.log), .roomState(.log), .invites(.log): false
+            case .log, .catchUp(.log), .ephemeral(.log), .roles(.log), .roomState(.log), .invites(.log): false
             default: true
             }
         }
@@ -112,14 +112,14 @@ struct MachineFixture {
 
     /// What a timeline check reports: `events` as the room's timeline, oldest first, read when the inbox was queued
     /// up to `queuedThrough`.
-    func timeline(_ events: [QueuedMatrixEvent], queuedThrough: Int64) -> PortalStateMachine.TimelineOrder {
-        PortalStateMachine.TimelineOrder(
+    func timeline(_ events: [QueuedMatrixEvent], queuedThrough: Int64) -> CatchUpMachine.TimelineOrder {
+        CatchUpMachine.TimelineOrder(
             positions: Dictionary(uniqueKeysWithValues: events.enumerated().map { ($1.event.eventID, $0) }), queuedThrough: queuedThrough)
     }
 
     /// What the timeline check reads: `events` as the room's timeline, oldest first (an hour old), read when the
     /// inbox was queued up to `queuedThrough`; all of them seen by the bridge but `unseen`.
-    func timelineRead(_ events: [QueuedMatrixEvent], queuedThrough: Int64, unseen: [QueuedMatrixEvent] = []) -> PortalStateMachine.TimelineRead {
+    func timelineRead(_ events: [QueuedMatrixEvent], queuedThrough: Int64, unseen: [QueuedMatrixEvent] = []) -> CatchUpMachine.TimelineRead {
         .init(entries: events.map { MatrixTimelineEntry(eventID: $0.event.eventID, timestamp: Date(timeIntervalSince1970: 0), age: .seconds(3600),
                                                         event: $0.event) },
               seen: Set(events.map(\.event.eventID)).subtracting(unseen.map(\.event.eventID)), queuedThrough: queuedThrough,
@@ -157,15 +157,15 @@ struct MachineFixture {
         _ = act(.activate)
         _ = act(.botJoinedMatrix(error: nil))
         _ = act(.mucJoined(botJoin, .joined(nick: "Matrix", created: false)))
-        _ = act(.roomFeaturesRead(features))
+        _ = act(.catchUp(.featuresRead(features)))
         _ = act(.roomLoaded(snapshot ?? self.snapshot(first: true)))
         var next = act(.membersFetched(JoinedMembers(displayNames: members)))
         while case .joinMUC(let join)? = next.last {
             next = act(.mucJoined(join, .joined(nick: join.nick, created: false)))
         }
         if case .loadUndelivered? = next.last { next = act(.undeliveredLoaded([])) }
-        #expect(next.last == .readTimeline)
-        _ = act(.inboxRead([]))
+        #expect(next.last == .catchUp(.readTimeline))
+        _ = act(.catchUp(.inboxRead([])))
     }
 }
 

@@ -10,19 +10,19 @@ import Testing
         var f = MachineFixture()
         #expect(f.act(.activate) == [.joinMatrixAsBot])
         #expect(f.act(.botJoinedMatrix(error: nil)) == [.joinMUC(f.botJoin)])
-        #expect(f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: true))) == [.readRoomFeatures])
+        #expect(f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: true))) == [.catchUp(.readRoomFeatures)])
         let features = RoomFeatures(stanzaIDs: true, archive: true)
-        #expect(f.act(.roomFeaturesRead(features)) == [.recordRoomFeatures(features), .loadRoom])
-        #expect(f.act(.roomLoaded(f.snapshot(last: StanzaID("s9")!))) == [.fetchArchive(after: StanzaID("s9")!, since: nil)])
+        #expect(f.act(.catchUp(.featuresRead(features))) == [.catchUp(.recordRoomFeatures(features)), .loadRoom])
+        #expect(f.act(.roomLoaded(f.snapshot(last: StanzaID("s9")!))) == [.catchUp(.fetchArchive(after: StanzaID("s9")!, since: nil))])
         let archived = f.groupchat("romeo", "while away", stanzaID: "s10", archived: true)
-        #expect(f.act(.archiveFetched([archived])) == [.lookUpBridged(archived)])
+        #expect(f.act(.catchUp(.archiveFetched([archived]))) == [.lookUpBridged(archived)])
         #expect(f.act(.bridgedLookedUp(archived, bridged: true)) == [.fetchMatrixMembers])
         let join = f.puppetJoin(f.alice, "Alice", then: .sync)
         #expect(f.act(.membersFetched([f.alice: "Alice", f.bot: nil])) == [.joinMUC(join)])
         #expect(f.act(.mucJoined(join, .joined(nick: "Alice", created: false))) == [.savePuppet(f.puppet(f.alice, "Alice")), .loadUndelivered])
         #expect(f.act(.undeliveredLoaded([]))
-                == [.queueGhostReconciliation, .roomState(.setBridgeInfo(f.bridgeInfo)), .setStatus(.active, detail: nil), .readTimeline])
-        #expect(f.act(.inboxRead([])) == [])
+                == [.queueGhostReconciliation, .roomState(.setBridgeInfo(f.bridgeInfo)), .setStatus(.active, detail: nil), .catchUp(.readTimeline)])
+        #expect(f.act(.catchUp(.inboxRead([]))) == [])
         #expect(f.machine.botJoined && f.machine.canSend)
     }
 
@@ -38,8 +38,8 @@ import Testing
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
         _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
-        _ = f.act(.roomFeaturesRead(RoomFeatures(stanzaIDs: true, archive: true)))
-        #expect(f.act(.roomLoaded(f.snapshot(last: StanzaID("s9")!))) == [.fetchArchive(after: StanzaID("s9")!, since: nil)])
+        _ = f.act(.catchUp(.featuresRead(RoomFeatures(stanzaIDs: true, archive: true))))
+        #expect(f.act(.roomLoaded(f.snapshot(last: StanzaID("s9")!))) == [.catchUp(.fetchArchive(after: StanzaID("s9")!, since: nil))])
         // The archive's answer never comes; a Matrix event arrives: the activation goes on, the event waits.
         #expect(f.act(.matrixEvents([one])) == [.fetchMatrixMembers])
         #expect(!f.machine.canSend)
@@ -50,17 +50,17 @@ import Testing
         unreceipted.seq = 1
         #expect(f.act(.undeliveredLoaded([unreceipted])) == [.groupchat(f.outgoing(zero, purpose: .resend))])
         #expect(f.act(.groupchatSent(f.outgoing(zero, purpose: .resend), nil))
-                == [.queueGhostReconciliation, .setStatus(.active, detail: nil), .readTimeline])
-        #expect(f.act(.inboxRead([one])) == [.insertMapping(f.mapping(one), consumingInbox: 2, delivery: f.outgoing(one))])
+                == [.queueGhostReconciliation, .setStatus(.active, detail: nil), .catchUp(.readTimeline)])
+        #expect(f.act(.catchUp(.inboxRead([one]))) == [.insertMapping(f.mapping(one), consumingInbox: 2, delivery: f.outgoing(one))])
     }
 
     @Test func aRoomWithoutAnArchiveIsSaidToBeOneAndNotCaughtUp() {
         var f = MachineFixture()
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
-        #expect(f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false))) == [.readRoomFeatures])
+        #expect(f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false))) == [.catchUp(.readRoomFeatures)])
         let features = RoomFeatures(stanzaIDs: false, archive: false)
-        #expect(f.act(.roomFeaturesRead(features)) == [.recordRoomFeatures(features), .loadRoom])
+        #expect(f.act(.catchUp(.featuresRead(features))) == [.catchUp(.recordRoomFeatures(features)), .loadRoom])
         // A resume point is known, but there is no archive to read it from.
         #expect(f.act(.roomLoaded(f.snapshot(last: StanzaID("s9")!))) == [.fetchMatrixMembers])
     }
@@ -70,35 +70,18 @@ import Testing
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
         _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
-        let logs = f.machine.receive(.roomFeaturesRead(RoomFeatures(stanzaIDs: true, archive: false)), now: f.t0).compactMap {
-            if case .log(let entry) = $0 { entry } else { nil }
+        let logs = f.machine.receive(.catchUp(.featuresRead(RoomFeatures(stanzaIDs: true, archive: false))), now: f.t0).compactMap {
+            if case .catchUp(.log(let entry)) = $0 { entry } else { nil }
         }
         #expect(logs.map(\.level) == [.notice])
         #expect(logs.first?.message.contains("cannot be caught up") == true)
-    }
-
-    @Test func theMissingArchiveIsLoggedOncePerProcessAndAgainOnlyAfterItHadOne() {
-        var f = MachineFixture()
-        let none = RoomFeatures(stanzaIDs: true, archive: false), some = RoomFeatures(stanzaIDs: true, archive: true)
-        func notices(_ features: RoomFeatures) -> Int {
-            _ = f.act(.activate)   // a reactivation: reconnect, rejoin
-            _ = f.act(.botJoinedMatrix(error: nil))
-            _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
-            return f.machine.receive(.roomFeaturesRead(features), now: f.t0).filter {
-                if case .log(let entry) = $0 { entry.level == .notice } else { false }
-            }.count
-        }
-        #expect(notices(none) == 1)
-        #expect(notices(none) == 0)
-        #expect(notices(some) == 0)
-        #expect(notices(none) == 1)
     }
 
     @Test func whenDiscoFailsTheLastKnownFeaturesStand() {
         var f = MachineFixture()
         f.activate(features: RoomFeatures(stanzaIDs: false, archive: false))
         _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
-        let actions = f.act(.roomFeaturesRead(nil))
+        let actions = f.act(.catchUp(.featuresRead(nil)))
         #expect(actions.last == .loadRoom)
         #expect(f.machine.roomFeatures == RoomFeatures(stanzaIDs: false, archive: false))
     }
@@ -117,12 +100,12 @@ import Testing
                                      direction: .matrixToXMPP, sender: .matrix(UserID("@alice:localhost")!), state: .sending, body: "hi")
         pending.createdAt = activeSince.addingTimeInterval(60)
         let f = MachineFixture()
-        #expect(f.machine.catchUpQuery(f.snapshot(activeSince: activeSince))! == (nil, activeSince.addingTimeInterval(-2)))
+        #expect(CatchUpMachine.catchUpQuery(f.snapshot(activeSince: activeSince))! == (nil, activeSince.addingTimeInterval(-2)))
         pending.createdAt = activeSince.addingTimeInterval(200)
-        #expect(f.machine.catchUpQuery(f.snapshot(undelivered: [pending], activeSince: activeSince))! == (nil, activeSince.addingTimeInterval(-2)))
+        #expect(CatchUpMachine.catchUpQuery(f.snapshot(undelivered: [pending], activeSince: activeSince))! == (nil, activeSince.addingTimeInterval(-2)))
         pending.createdAt = activeSince.addingTimeInterval(60)
-        #expect(f.machine.catchUpQuery(f.snapshot(first: true, undelivered: [pending]))! == (nil, activeSince.addingTimeInterval(-60)))
-        #expect(f.machine.catchUpQuery(f.snapshot()) == nil)
+        #expect(CatchUpMachine.catchUpQuery(f.snapshot(first: true, undelivered: [pending]))! == (nil, activeSince.addingTimeInterval(-60)))
+        #expect(CatchUpMachine.catchUpQuery(f.snapshot()) == nil)
     }
 
     @Test func anUnreceiptedMessageIsResentOnlyWhenTheArchiveLacksIt() {
@@ -134,16 +117,16 @@ import Testing
         _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
         let stored = f.puppet(f.alice, "Alice", joined: false)
         #expect(f.act(.roomLoaded(f.snapshot(last: StanzaID("s1")!, puppets: [stored], undelivered: [mapping])))
-                == [.fetchArchive(after: StanzaID("s1")!, since: nil)])
+                == [.catchUp(.fetchArchive(after: StanzaID("s1")!, since: nil))])
         // The archive has our reflection: it is the receipt.
         let reflection = f.groupchat("Alice", "hi", stanzaID: "s2", originID: mapping.originID!.rawValue, archived: true)
-        #expect(f.act(.archiveFetched([reflection])) == [.recordReflection(originID: mapping.originID, stanzaID: StanzaID("s2")),
+        #expect(f.act(.catchUp(.archiveFetched([reflection]))) == [.recordReflection(originID: mapping.originID, stanzaID: StanzaID("s2")),
                                                            .fetchMatrixMembers])
         let join = f.puppetJoin(f.alice, "Alice", then: .sync)
         #expect(f.act(.membersFetched([f.alice: "Alice"])) == [.joinMUC(join)])
         #expect(f.act(.mucJoined(join, .joined(nick: "Alice", created: false))).last == .loadUndelivered)
         // Nothing left unreceipted: nothing is resent.
-        #expect(f.act(.undeliveredLoaded([])).last == .readTimeline)
+        #expect(f.act(.undeliveredLoaded([])).last == .catchUp(.readTimeline))
 
         // Another start where the archive lacks it: resent from the map, by the same puppet, with the same origin-id.
         var g = MachineFixture()
@@ -151,13 +134,13 @@ import Testing
         _ = g.act(.botJoinedMatrix(error: nil))
         _ = g.act(.mucJoined(g.botJoin, .joined(nick: "Matrix", created: false)))
         _ = g.act(.roomLoaded(g.snapshot(last: StanzaID("s1")!, undelivered: [mapping])))
-        _ = g.act(.archiveFetched([]))
+        _ = g.act(.catchUp(.archiveFetched([])))
         let gJoin = g.puppetJoin(g.alice, "Alice", then: .sync)
         _ = g.act(.membersFetched([g.alice: "Alice"]))
         _ = g.act(.mucJoined(gJoin, .joined(nick: "Alice", created: false)))
         mapping.seq = 7
         #expect(g.act(.undeliveredLoaded([mapping])) == [.groupchat(g.outgoing(queued, purpose: .resend))])
-        #expect(g.act(.groupchatSent(g.outgoing(queued, purpose: .resend), nil)).last == .readTimeline)
+        #expect(g.act(.groupchatSent(g.outgoing(queued, purpose: .resend), nil)).last == .catchUp(.readTimeline))
     }
 
     @Test func aResendThatCannotGoOutPausesTheInboxAndStopsTheOtherResends() {
@@ -177,7 +160,7 @@ import Testing
         #expect(f.act(.matrixEvents([f.text(3)])) == [])
         // The retry resends first, then drains the store.
         #expect(f.act(.retryInbox, at: f.t0 + .seconds(5)) == [.loadUndelivered])
-        #expect(f.act(.undeliveredLoaded([]), at: f.t0 + .seconds(5)) == [.readTimeline])
+        #expect(f.act(.undeliveredLoaded([]), at: f.t0 + .seconds(5)) == [.catchUp(.readTimeline)])
     }
 
     @Test func theBridgesNickIsTakenTenTimesAtMost() {
@@ -210,13 +193,13 @@ import Testing
     @Test func theSelfCheckDrainsWithATimelineCheckSyncsPuppetsAndPings() {
         var f = MachineFixture()
         f.activate()
-        #expect(f.act(.selfCheck) == [.readTimeline])
-        #expect(f.act(.inboxRead([])) == [.fetchMatrixMembers])
+        #expect(f.act(.selfCheck) == [.catchUp(.readTimeline)])
+        #expect(f.act(.catchUp(.inboxRead([]))) == [.fetchMatrixMembers])
         #expect(f.act(.membersFetched([:])) == [.selfPing(nick: "Matrix")])
         #expect(f.act(.selfPinged(.joined)) == [])
         // A room that dropped us: rejoin from the start.
         _ = f.act(.selfCheck)
-        _ = f.act(.inboxRead([]))
+        _ = f.act(.catchUp(.inboxRead([])))
         _ = f.act(.membersFetched([:]))
         #expect(f.act(.selfPinged(.notJoined(StanzaError(type: .cancel, condition: .notAcceptable)))) == [.joinMatrixAsBot])
     }
@@ -225,7 +208,7 @@ import Testing
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice"])
         _ = f.act(.selfCheck)
-        _ = f.act(.inboxRead([]))
+        _ = f.act(.catchUp(.inboxRead([])))
         // Alice left and Bob joined, and neither event arrived.
         let join = f.puppetJoin(f.bob, "Bob", then: .sync)
         #expect(f.act(.membersFetched([f.bob: "Bob"])) == [.joinMUC(join)])
@@ -285,22 +268,5 @@ import Testing
         #expect(f.act(.reconcileGhosts) == [.removeGhost(juliet, .leave, saving: left), .roles(.applyGhostPowerLevels(GhostPowerLevels(wanted: [:])))])
         _ = f.act(.roles(.powerLevelsApplied(GhostPowerLevels(wanted: [:]), .unchanged)))
         #expect(f.act(.reconcileGhosts) == [])
-    }
-}
-
-/// Which stored Matrix messages are stranded (never pushed) rather than on their way.
-@Suite struct StrandedMessageTests {
-    @Test func onlyBridgeableUnseenMessagesBeforeASeenOneOrOldEnoughAreStranded() {
-        let f = MachineFixture()
-        let now = Date()
-        func entry(_ queued: QueuedMatrixEvent?, id: String? = nil, age: Int64) -> MatrixTimelineEntry {
-            MatrixTimelineEntry(eventID: queued?.event.eventID ?? EventID("$\(id!)")!, timestamp: now.addingTimeInterval(-Double(age)),
-                                age: .seconds(age), event: queued?.event)
-        }
-        let before = f.text(1), ghostMessage = f.text(2, from: f.ghost(of: "romeo")), image = f.text(3, "", msgtype: .image)
-        let seen = f.text(4), young = f.text(5), old = f.text(6)
-        let timeline = [entry(before, age: 40), entry(ghostMessage, age: 40), entry(image, age: 40), entry(nil, id: "member", age: 40),
-                        entry(seen, age: 35), entry(young, age: 1), entry(old, age: 31)]
-        #expect(f.machine.strandedMessages(in: timeline, seen: [seen.event.eventID], now: now) == [before.event, old.event])
     }
 }

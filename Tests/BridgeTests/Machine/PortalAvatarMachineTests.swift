@@ -116,7 +116,7 @@ import Testing
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
         _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
-        _ = f.act(.roomFeaturesRead(RoomFeatures(stanzaIDs: true, archive: true)))
+        _ = f.act(.catchUp(.featuresRead(RoomFeatures(stanzaIDs: true, archive: true))))
         #expect(f.act(.roomLoaded(f.snapshot(first: true))) == [.fetchMatrixMembers])
         // One `/joined_members` answer brings displaynames and avatars. The bot's avatar is not a Matrix user's;
         // alice's goes to her puppet before it joins.

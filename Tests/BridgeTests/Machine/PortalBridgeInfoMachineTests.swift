@@ -14,15 +14,15 @@ import Testing
         #expect(f.act(.membersFetched([:]))
                 == [.loadUndelivered])
         #expect(f.act(.undeliveredLoaded([]))
-                == [.queueGhostReconciliation, .roomState(.setBridgeInfo(f.bridgeInfo)), .setStatus(.active, detail: nil), .readTimeline])
-        _ = f.act(.inboxRead([]))
+                == [.queueGhostReconciliation, .roomState(.setBridgeInfo(f.bridgeInfo)), .setStatus(.active, detail: nil), .catchUp(.readTimeline)])
+        _ = f.act(.catchUp(.inboxRead([])))
         _ = f.act(.xmppDisconnected)
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
         _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
         _ = f.act(.roomLoaded(f.snapshot()))
         _ = f.act(.membersFetched([:]))
-        #expect(f.act(.undeliveredLoaded([])) == [.queueGhostReconciliation, .setStatus(.active, detail: nil), .readTimeline])
+        #expect(f.act(.undeliveredLoaded([])) == [.queueGhostReconciliation, .setStatus(.active, detail: nil), .catchUp(.readTimeline)])
     }
 
     @Test func aFailedActivationSetsNothing() {

@@ -117,9 +117,9 @@ import Testing
         var resent = f.mapping(one)
         resent.seq = 1
         #expect(f.act(.undeliveredLoaded([resent]), at: later) == [.groupchat(f.outgoing(one, purpose: .resend))])
-        #expect(f.act(.groupchatSent(f.outgoing(one, purpose: .resend), nil), at: later) == [.readInbox])
+        #expect(f.act(.groupchatSent(f.outgoing(one, purpose: .resend), nil), at: later) == [.catchUp(.readInbox)])
         let three = f.text(3)
-        #expect(f.act(.inboxRead([two, three]), at: later) == [.insertMapping(f.mapping(two), consumingInbox: 2, delivery: f.outgoing(two))])
+        #expect(f.act(.catchUp(.inboxRead([two, three])), at: later) == [.insertMapping(f.mapping(two), consumingInbox: 2, delivery: f.outgoing(two))])
     }
 
     @Test func aLostXMPPLinkStopsTheDrainUntilTheReconnect() {
@@ -177,13 +177,13 @@ import Testing
         f.activate(members: [f.alice: "Alice"])
         #expect(f.act(.timelineGap) == [])
         let five = f.text(5)
-        #expect(f.act(.matrixEvents([five])) == [.readTimeline])
+        #expect(f.act(.matrixEvents([five])) == [.catchUp(.readTimeline)])
         let recovered = f.text(6, "stranded")
         // The check found a stranded message: it is queued, and goes first, in timeline order.
-        #expect(f.act(.timelineRead(f.timelineRead([recovered, five], queuedThrough: 5, unseen: [recovered])))
-                == [.enqueueStranded([recovered.event])])
-        #expect(f.act(.strandedQueued(.done)) == [.readInbox])
-        #expect(f.act(.inboxRead([five, recovered])) == [.insertMapping(f.mapping(recovered), consumingInbox: 6, delivery: f.outgoing(recovered))])
+        #expect(f.act(.catchUp(.timelineRead(f.timelineRead([recovered, five], queuedThrough: 5, unseen: [recovered]))))
+                == [.catchUp(.enqueueStranded([recovered.event]))])
+        #expect(f.act(.catchUp(.strandedQueued(.done))) == [.catchUp(.readInbox)])
+        #expect(f.act(.catchUp(.inboxRead([five, recovered]))) == [.insertMapping(f.mapping(recovered), consumingInbox: 6, delivery: f.outgoing(recovered))])
         _ = f.act(.mappingInserted(f.outgoing(recovered), inserted: true))
         #expect(f.act(.groupchatSent(f.outgoing(recovered), nil)) == [.insertMapping(f.mapping(five), consumingInbox: 5, delivery: f.outgoing(five))])
         _ = f.act(.mappingInserted(f.outgoing(five), inserted: false))
@@ -194,11 +194,11 @@ import Testing
     @Test func aDrainThatCheckedTheTimelineFollowsItEvenWhenNothingWasRecovered() {
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice"])
-        #expect(f.act(.checkTimeline) == [.readTimeline])
+        #expect(f.act(.checkTimeline) == [.catchUp(.readTimeline)])
         // `five` came in a transaction the homeserver delivered late, behind `six` and `seven`.
         let six = f.text(1, "six"), seven = f.text(2, "seven"), five = f.text(3, "five")
-        #expect(f.act(.timelineRead(f.timelineRead([five, six, seven], queuedThrough: 3))) == [.readInbox])
-        #expect(f.act(.inboxRead([six, seven, five]))
+        #expect(f.act(.catchUp(.timelineRead(f.timelineRead([five, six, seven], queuedThrough: 3)))) == [.catchUp(.readInbox)])
+        #expect(f.act(.catchUp(.inboxRead([six, seven, five])))
                 == [.insertMapping(f.mapping(five), consumingInbox: 3, delivery: f.outgoing(five))])
         _ = f.act(.mappingInserted(f.outgoing(five), inserted: true))
         #expect(f.act(.groupchatSent(f.outgoing(five), nil)) == [.insertMapping(f.mapping(six), consumingInbox: 1, delivery: f.outgoing(six))])
@@ -212,15 +212,15 @@ import Testing
         f.activate(members: [f.alice: "Alice"])
         #expect(f.act(.timelineGap) == [])
         let eight = f.text(2, "eight")
-        #expect(f.act(.matrixEvents([eight])) == [.readTimeline])
-        #expect(f.act(.timelineRead(nil)) == [.schedule(.inboxRetry, at: f.t0 + .seconds(5))])
-        #expect(f.machine.timelineCheckPending && f.machine.inboxBlocked)
+        #expect(f.act(.matrixEvents([eight])) == [.catchUp(.readTimeline)])
+        #expect(f.act(.catchUp(.timelineRead(nil))) == [.schedule(.inboxRetry, at: f.t0 + .seconds(5))])
+        #expect(f.machine.catchUp.timelineCheckPending && f.machine.inboxBlocked)
         let later = f.t0 + .seconds(5)
         #expect(f.act(.retryInbox, at: later) == [.loadUndelivered])
-        #expect(f.act(.undeliveredLoaded([]), at: later) == [.readTimeline])
+        #expect(f.act(.undeliveredLoaded([]), at: later) == [.catchUp(.readTimeline)])
         let seven = f.text(3, "seven")
-        #expect(f.act(.timelineRead(f.timelineRead([seven, eight], queuedThrough: 3)), at: later) == [.readInbox])
-        #expect(f.act(.inboxRead([eight, seven]), at: later)
+        #expect(f.act(.catchUp(.timelineRead(f.timelineRead([seven, eight], queuedThrough: 3))), at: later) == [.catchUp(.readInbox)])
+        #expect(f.act(.catchUp(.inboxRead([eight, seven])), at: later)
                 == [.insertMapping(f.mapping(seven), consumingInbox: 3, delivery: f.outgoing(seven))])
     }
 
@@ -228,48 +228,25 @@ import Testing
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice"])
         let five = f.text(5), stranded = f.text(6, "stranded")
-        #expect(f.act(.checkTimeline) == [.readTimeline])
-        #expect(f.act(.timelineRead(f.timelineRead([stranded, five], queuedThrough: 5, unseen: [stranded]))) == [.enqueueStranded([stranded.event])])
-        #expect(f.act(.strandedQueued(.failed)) == [.readInbox])
-        #expect(f.machine.timelineCheckPending)
-        #expect(f.act(.inboxRead([])) == [])
-        #expect(f.act(.checkTimeline) == [.readTimeline])
-        _ = f.act(.timelineRead(f.timelineRead([stranded, five], queuedThrough: 5, unseen: [stranded])))
-        #expect(f.act(.strandedQueued(.cancelled)) == [.schedule(.inboxRetry, at: f.t0 + .seconds(5))])
-        #expect(f.machine.timelineCheckPending && f.machine.inboxBlocked)
-    }
-
-    @Test func theDrainOrderPermutesOnlyTheEntriesTheTimelineNames() {
-        let f = MachineFixture()
-        // `old` is older than the check looked: it keeps its place. `late` arrived after it: it stays last.
-        let old = f.text(1, "old"), b = f.text(2, "b"), c = f.text(3, "c"), a = f.text(4, "a"), late = f.text(5, "late")
-        let timeline = f.timeline([a, b, c], queuedThrough: 4)
-        #expect(PortalStateMachine.drainOrder([old, b, c, a, late], timeline: timeline).map(\.seq) == [1, 4, 2, 3, 5])
-        #expect(PortalStateMachine.drainOrder([old, b, c, a, late], timeline: .init()).map(\.seq) == [1, 2, 3, 4, 5])
-        #expect(PortalStateMachine.drainOrder([], timeline: timeline).isEmpty)
-    }
-
-    /// Seen in FailoverTests on ejabberd: the check read the timeline with `five` (stranded) and `six` in it; `seven`
-    /// was pushed before the inbox was read, and `five`, recovered, was queued last. `seven` kept its place and went
-    /// out before `six`. What arrived after the timeline was read, unnamed, is newer than all it names: it goes last.
-    @Test func whatArrivedAfterTheTimelineWasReadGoesAfterEverythingItNames() {
-        let f = MachineFixture()
-        let four = f.text(23, "four"), six = f.text(24, "six"), seven = f.text(25, "seven"), five = f.text(26, "five")
-        let timeline = f.timeline([four, five, six], queuedThrough: 24)
-        #expect(PortalStateMachine.drainOrder([four, six, seven, five], timeline: timeline).map(\.seq) == [23, 26, 24, 25])
-        // An unnamed entry queued before the read (older than the check looked) still keeps its place.
-        let old = f.text(22, "old")
-        #expect(PortalStateMachine.drainOrder([old, four, six, seven, five], timeline: timeline).map(\.seq) == [22, 23, 26, 24, 25])
+        #expect(f.act(.checkTimeline) == [.catchUp(.readTimeline)])
+        #expect(f.act(.catchUp(.timelineRead(f.timelineRead([stranded, five], queuedThrough: 5, unseen: [stranded])))) == [.catchUp(.enqueueStranded([stranded.event]))])
+        #expect(f.act(.catchUp(.strandedQueued(.failed))) == [.catchUp(.readInbox)])
+        #expect(f.machine.catchUp.timelineCheckPending)
+        #expect(f.act(.catchUp(.inboxRead([]))) == [])
+        #expect(f.act(.checkTimeline) == [.catchUp(.readTimeline)])
+        _ = f.act(.catchUp(.timelineRead(f.timelineRead([stranded, five], queuedThrough: 5, unseen: [stranded]))))
+        #expect(f.act(.catchUp(.strandedQueued(.cancelled))) == [.schedule(.inboxRetry, at: f.t0 + .seconds(5))])
+        #expect(f.machine.catchUp.timelineCheckPending && f.machine.inboxBlocked)
     }
 
     @Test func aBackgroundTimelineCheckDrainsTheStoreOnlyWhileMessagesCanGoOut() {
         var f = MachineFixture()
         f.activate()
-        #expect(f.act(.checkTimeline) == [.readTimeline])
-        _ = f.act(.inboxRead([]))
+        #expect(f.act(.checkTimeline) == [.catchUp(.readTimeline)])
+        _ = f.act(.catchUp(.inboxRead([])))
         _ = f.act(.xmppDisconnected)
         #expect(f.act(.checkTimeline) == [])
-        #expect(f.machine.timelineCheckPending)
+        #expect(f.machine.catchUp.timelineCheckPending)
     }
 
     @Test func aStoreThatCannotMapAMessagePausesTheInbox() {

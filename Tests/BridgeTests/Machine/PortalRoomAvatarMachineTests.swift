@@ -49,20 +49,20 @@ import XMPP
     @Test func theHashInDiscoInfoIsAppliedOnceTheRoomsStateIsLoadedThenOnlyWhenItChanges() {
         var f = joined()
         // Before the room's state is loaded, what the bridge set before is not known: nothing yet.
-        #expect(f.act(.roomFeaturesRead(features(.photo(a)))) == [.recordRoomFeatures(features(.photo(a))), .loadRoom])
+        #expect(f.act(.catchUp(.featuresRead(features(.photo(a))))) == [.catchUp(.recordRoomFeatures(features(.photo(a)))), .loadRoom])
         #expect(f.act(.roomLoaded(f.snapshot(first: true))).first == .roomState(.setMatrixRoomAvatar(Change(sha1: a, ours: nil))))
         // The activation goes on (the change's end is queued as an event, after it).
         var next = f.act(.membersFetched([:]))
         if case .loadUndelivered? = next.last { next = f.act(.undeliveredLoaded([])) }
-        #expect(next.last == .readTimeline)
-        _ = f.act(.inboxRead([]))
+        #expect(next.last == .catchUp(.readTimeline))
+        _ = f.act(.catchUp(.inboxRead([])))
         #expect(f.act(PortalEvent.roomAvatarSet(Change(sha1: a, ours: nil), .applied(RoomAvatarRecord(sha1: a, mxc: "mxc://hs/a")))) == [])
         // Status 104: disco#info again; the same hash is not set again, a new one is (replacing the bridge's own).
-        #expect(f.act(configurationChange) == [.readRoomFeatures])
-        #expect(f.act(.roomFeaturesRead(features(.photo(a)))) == [.recordRoomFeatures(features(.photo(a)))])
-        #expect(f.act(configurationChange) == [.readRoomFeatures])
-        #expect(f.act(.roomFeaturesRead(features(.photo(b))))
-                == [.recordRoomFeatures(features(.photo(b))), .roomState(.setMatrixRoomAvatar(Change(sha1: b, ours: "mxc://hs/a")))])
+        #expect(f.act(configurationChange) == [.catchUp(.readRoomFeatures)])
+        #expect(f.act(.catchUp(.featuresRead(features(.photo(a))))) == [.catchUp(.recordRoomFeatures(features(.photo(a))))])
+        #expect(f.act(configurationChange) == [.catchUp(.readRoomFeatures)])
+        #expect(f.act(.catchUp(.featuresRead(features(.photo(b)))))
+                == [.catchUp(.recordRoomFeatures(features(.photo(b)))), .roomState(.setMatrixRoomAvatar(Change(sha1: b, ours: "mxc://hs/a")))])
     }
 
     @Test func aHashAppliedBeforeARestartIsNotAppliedAgain() {
@@ -81,7 +81,7 @@ import XMPP
                 == [.roomState(.setMatrixRoomAvatar(Change(sha1: b, ours: "mxc://hs/a")))])
         // An empty <x/> (not ready) and a disco#info without the field change nothing.
         #expect(f.act(roomPresence(f, .notReady)) == [])
-        #expect(f.act(.roomFeaturesRead(features(nil))) == [.recordRoomFeatures(features(nil))])
+        #expect(f.act(.catchUp(.featuresRead(features(nil)))) == [.catchUp(.recordRoomFeatures(features(nil)))])
     }
 
     @Test func aRemovedAvatarClearsTheMatrixRoomsOnlyWhenTheBridgeSetIt() {

@@ -180,12 +180,12 @@ import Testing
         var notice = f.groupchat("", "", stanzaID: nil)
         notice.body = nil
         notice.statusCodes = [.configurationChanged]
-        #expect(f.act(.xmppMessage(notice)) == [.readRoomFeatures])
-        #expect(f.act(.roomFeaturesRead(RoomFeatures(stanzaIDs: true, archive: true, name: "Lounge")))
-                == [.recordRoomFeatures(RoomFeatures(stanzaIDs: true, archive: true, name: "Lounge"))])
-        #expect(f.act(.xmppMessage(notice)) == [.readRoomFeatures])
+        #expect(f.act(.xmppMessage(notice)) == [.catchUp(.readRoomFeatures)])
+        #expect(f.act(.catchUp(.featuresRead(RoomFeatures(stanzaIDs: true, archive: true, name: "Lounge"))))
+                == [.catchUp(.recordRoomFeatures(RoomFeatures(stanzaIDs: true, archive: true, name: "Lounge")))])
+        #expect(f.act(.xmppMessage(notice)) == [.catchUp(.readRoomFeatures)])
         let renamed = RoomFeatures(stanzaIDs: true, archive: true, name: "Salon")
-        #expect(f.act(.roomFeaturesRead(renamed)) == [.recordRoomFeatures(renamed), .roomState(.setMatrixRoomName("Salon"))])
+        #expect(f.act(.catchUp(.featuresRead(renamed))) == [.catchUp(.recordRoomFeatures(renamed)), .roomState(.setMatrixRoomName("Salon"))])
     }
 
     @Test func activationCopiesTheNameOnceTheRoomsStateIsLoaded() {
@@ -198,7 +198,7 @@ import Testing
         _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
         let features = RoomFeatures(stanzaIDs: true, archive: true, name: "Lounge")
         // Before the room's state is loaded the name copied last is not known: nothing yet.
-        #expect(f.act(.roomFeaturesRead(features)) == [.recordRoomFeatures(features), .loadRoom])
+        #expect(f.act(.catchUp(.featuresRead(features))) == [.catchUp(.recordRoomFeatures(features)), .loadRoom])
         var snapshot = f.snapshot(first: true)
         snapshot.texts = RoomTexts(subject: nil, name: "Old")
         #expect(f.act(.roomLoaded(snapshot)).first == .roomState(.setMatrixRoomName("Lounge")))
@@ -210,9 +210,9 @@ import Testing
         notice.body = nil
         notice.statusCodes = [.configurationChanged]
         // disco#info is read again (the room's avatar may have changed), but the name is not copied.
-        #expect(f.act(.xmppMessage(notice)) == [.readRoomFeatures])
-        #expect(f.act(.roomFeaturesRead(RoomFeatures(stanzaIDs: true, archive: true, name: "Salon")))
-                == [.recordRoomFeatures(RoomFeatures(stanzaIDs: true, archive: true, name: "Salon"))])
+        #expect(f.act(.xmppMessage(notice)) == [.catchUp(.readRoomFeatures)])
+        #expect(f.act(.catchUp(.featuresRead(RoomFeatures(stanzaIDs: true, archive: true, name: "Salon"))))
+                == [.catchUp(.recordRoomFeatures(RoomFeatures(stanzaIDs: true, archive: true, name: "Salon")))])
     }
 
     // MARK: Destruction

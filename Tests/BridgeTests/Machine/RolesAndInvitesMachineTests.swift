@@ -215,7 +215,7 @@ import Testing
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
         _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
-        _ = f.act(.roomFeaturesRead(RoomFeatures(stanzaIDs: true, archive: true)))
+        _ = f.act(.catchUp(.featuresRead(RoomFeatures(stanzaIDs: true, archive: true))))
         _ = f.act(.roomLoaded(f.snapshot(first: true)))
         var next = f.act(.membersFetched([f.alice: "Alice", f.bob: "Bob"]))
         while case .joinMUC(let join)? = next.last { next = f.act(.mucJoined(join, .joined(nick: join.nick, created: false))) }
@@ -225,8 +225,8 @@ import Testing
         let state = RoomPowerState(roomVersion: "12", creators: [f.alice], powerLevels: .object(["users": .object([f.bob.rawValue: .integer(50)])]))
         let granted = f.act(.roles(.matrixPowerRead(state)))
         #expect(Array(granted.prefix(2)) == [.roles(.setMUCRole(nick: "Alice", role: .moderator)), .roles(.setMUCRole(nick: "Bob", role: .moderator))])
-        #expect(granted.last == .readTimeline)
-        _ = f.act(.inboxRead([]))
+        #expect(granted.last == .catchUp(.readTimeline))
+        _ = f.act(.catchUp(.inboxRead([])))
         // Bob drops below 50: his occupant goes back to participant; a change that moves nobody does nothing.
         #expect(f.act(.matrixEvents([powerLevels(f, 1, [f.bob: 49])])) == [.roles(.setMUCRole(nick: "Bob", role: .participant)), .dequeue(seq: 1)])
         #expect(f.act(.matrixEvents([powerLevels(f, 2, [f.bob: 10])])) == [.dequeue(seq: 2)])

@@ -46,10 +46,6 @@ extension PortalStateMachine {
         case sendPrivate(to: JID, body: String)
         /// → ``Input/selfPinged(_:)``: XEP-0410 self-ping of the bridge's occupant.
         case selfPing(nick: String)
-        /// → ``Input/roomFeaturesRead(_:)``: the room's disco#info (stanza-ids, archive).
-        case readRoomFeatures
-        /// → ``Input/archiveFetched(_:)``: the MUC archive after `after` (or since `since`).
-        case fetchArchive(after: StanzaID?, since: Date?)
 
         // MARK: Store
         /// → ``Input/roomLoaded(_:)``: records the first activation and reads the room's persisted state.
@@ -64,8 +60,6 @@ extension PortalStateMachine {
         case uploadMedia(MediaUpload)
         /// A reflection of one of ours (the receipt, when its origin-id is mapped) or at least the room's new resume point.
         case recordReflection(originID: OriginID?, stanzaID: StanzaID?)
-        /// Whether the room keeps an archive with stanza-ids, for `isthmus links`.
-        case recordRoomFeatures(RoomFeatures)
         /// An XMPP → Matrix message is bridged (map entry, reaction changes and resume point in one commit).
         case recordBridged(MessageMapping, reactions: ReactionChange = ReactionChange())
         /// An XMPP → Matrix message was refused for good (recorded so it is not retried).
@@ -76,14 +70,6 @@ extension PortalStateMachine {
         case markFailed(OriginID)
         /// → ``Input/undeliveredLoaded(_:)``: our messages still waiting for their reflection, oldest first.
         case loadUndelivered
-        /// → ``Input/timelineRead(_:)``: the Matrix room's recent timeline as the bot, with which of its events the
-        /// bridge has seen (the drain's timeline check: messages the homeserver never pushed, the room's order).
-        case readTimeline
-        /// → ``Input/strandedQueued(_:)``: messages the homeserver never pushed, found in the timeline, are queued in
-        /// the inbox.
-        case enqueueStranded([MatrixRoomEvent])
-        /// → ``Input/inboxRead(_:undecodable:)``: the room's Matrix inbox from the store.
-        case readInbox
         /// → ``Input/mappingInserted(_:inserted:)``: maps a Matrix message before it goes out, consuming its inbox row
         /// (and recording the reaction change it makes, in the same commit).
         case insertMapping(MessageMapping, consumingInbox: Int64, delivery: XMPPDelivery, reaction: ReactionChange? = nil)
@@ -106,6 +92,9 @@ extension PortalStateMachine {
         /// Leave both rooms and forget the link (see ``UnlinkPlan``).
         case unlink(UnlinkPlan)
         case log(LogEntry)
+        /// The room's features, the archive catch-up and the drain's timeline check (see ``CatchUpMachine/Action``);
+        /// → ``Input/catchUp(_:)`` when the wrapped action awaits one.
+        case catchUp(CatchUpMachine.Action)
         /// Typing and read markers (see ``EphemeralMachine/Action``); → ``Input/ephemeral(_:)`` when the wrapped action awaits one.
         case ephemeral(EphemeralMachine.Action)
         /// Power levels, MUC roles and ownership (see ``RolesMachine/Action``); → ``Input/roles(_:)`` when the wrapped action awaits one.
@@ -122,10 +111,12 @@ extension PortalStateMachine {
         var awaitsOutcome: Bool {
             switch self {
             case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
-                 .sendGroupchat, .selfPing, .readRoomFeatures, .fetchArchive, .loadRoom, .lookUpBridged, .resolveMatrixTargets, .uploadMedia,
+                 .sendGroupchat, .selfPing, .loadRoom, .lookUpBridged, .resolveMatrixTargets, .uploadMedia,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
-                 .readTimeline, .enqueueStranded, .readInbox, .insertMapping, .readGhostsForUnlink:
+                 .insertMapping, .readGhostsForUnlink:
                 return true
+            case .catchUp(let action):
+                return action.awaitsOutcome
             case .ephemeral(let action):
                 return action.awaitsOutcome
             case .roles(let action):

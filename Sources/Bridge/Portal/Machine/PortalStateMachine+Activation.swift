@@ -45,16 +45,6 @@ extension PortalStateMachine {
         case .ghostsReadForUnlink(let stored, let connected):
             ghosts = Dictionary((stored ?? []).map { ($0.user, $0) }, uniquingKeysWith: { first, _ in first })
             return unlink(connected: connected)
-        case .roomFeaturesRead(let features):
-            return roomFeaturesRead(features)
-        case .archiveFetched(let messages):
-            guard let messages else { return [] }
-            agenda.insert(contentsOf: messages.map { message in
-                var archived = message
-                archived.fromArchive = true
-                return .bridgeRoomMessage(archived)
-            }, at: 0)
-            return [.log(LogEntry(level: .info, message: "Archive catch-up", metadata: ["xmpp.mam.count": "\(messages.count)"]))]
         case .undeliveredLoaded(let pending):
             resendsWentOut = true
             agenda.insert(contentsOf: (pending ?? []).map(Step.resend), at: 0)
@@ -67,23 +57,6 @@ extension PortalStateMachine {
             guard botJoined else { return [] }
             botJoined = false
             return [.log(LogEntry(level: .warning, message: "The bridge is no longer in the MUC; rejoining"))] + startActivation()
-        case .timelineRead(let read):
-            guard let read else {
-                // A check was due (a hole, or the first drain after an activation) and did not happen: in arrival
-                // order a message from a held transaction would be overtaken, and once mapped, resent late by the
-                // next run. The drain waits and checks again.
-                timelineCheckPending = true
-                return drainBlocked(retry: true)
-            }
-            return timelineRead(read)
-        case .strandedQueued(let outcome):
-            return strandedQueued(outcome)
-        case .inboxRead(let stored, let undecodable):
-            guard let stored else { return drainBlocked(retry: true) }
-            let dropped = undecodable.flatMap { [Action.log($0.dropped), .dequeue(seq: $0.seq)] }
-            let queued = Self.drainOrder(stored, timeline: drain?.timeline ?? TimelineOrder())
-            agenda.insert(contentsOf: queued.map(Step.handleMatrixEvent) + [.finishDrain(highestSeq: queued.map(\.seq).max() ?? 0)], at: 0)
-            return dropped
         case .ghostPrepared(let setup, let error):
             return ghostPrepared(setup, error: error)
         case .matrixDelivered(let delivery, let eventIDs):
@@ -112,6 +85,8 @@ extension PortalStateMachine {
             return ownMessageRefused(originID, mapping: mapping, error: error)
         case .mappingInserted(let delivery, let inserted):
             return mappingInserted(delivery, inserted: inserted)
+        case .catchUp(let input):
+            return catchUp(input)
         case .ephemeral(let input):
             return ephemeral(input)
         case .roles(let input):
@@ -132,7 +107,7 @@ extension PortalStateMachine {
             return [.joinMUC(MUCJoin(nick: nick, occupant: configuration.naming.botOccupant, change: false,
                                      purpose: .bot(attempt: attempt)))]
         case .readRoomFeatures:
-            return [.readRoomFeatures]
+            return catchUp(.readFeatures)
         case .loadRoom:
             return [.loadRoom]
         case .bridgeRoomMessage(let message):
@@ -197,25 +172,6 @@ extension PortalStateMachine {
         }
     }
 
-    /// The room's disco#info arrived: stanza-ids are trusted only where the room announces them, and a room without
-    /// an archive is said to be one — once per process, and again only after it had one (reactivations after every
-    /// reconnect or rejoin repeat nothing). When disco#info fails the last answer stands.
-    private mutating func roomFeaturesRead(_ features: RoomFeatures?) -> [Action] {
-        guard let features else {
-            return [.log(LogEntry(level: .warning, message: "Could not read the MUC's features; keeping what was known",
-                                  metadata: [:]))]
-        }
-        let saidBefore = roomFeatures?.canCatchUp == false
-        roomFeatures = features
-        var actions: [Action] = [.recordRoomFeatures(features)] + roomState(.featuresRead(features))
-        if !features.canCatchUp && !saidBefore {
-            actions.append(.log(LogEntry(
-                level: .notice, message: "The MUC keeps no archive with stanza-ids: messages sent while the bridge is down cannot be caught up",
-                metadata: ["xmpp.muc.stanza_ids": "\(features.stanzaIDs)", "xmpp.muc.archive": "\(features.archive)"])))
-        }
-        return actions
-    }
-
     /// The room's persisted state arrived: puppets and ghosts are known again; the archive fills the gap.
     private mutating func roomLoaded(_ snapshot: RoomSnapshot?) -> [Action] {
         agenda = [.syncPuppets, .loadUndelivered, .puppetsSynced, .finishActivation]
@@ -228,37 +184,21 @@ extension PortalStateMachine {
         }
         ghosts = Dictionary(snapshot.ghosts.map { ($0.user, $0) }, uniquingKeysWith: { first, _ in first })
         ghostsLoaded = true
-        let name = roomState(.loaded(snapshot.texts, avatar: snapshot.avatar))
-        if roomFeatures?.canCatchUp == false { return name }   // nothing to catch up from (said at activation)
-        guard let query = catchUpQuery(snapshot) else { return name }
-        return name + [.fetchArchive(after: query.after, since: query.since)]
-    }
-
-    /// XEP-0313 catch-up: what to ask the archive for — after the last stanza-id we handled; when there is none, since
-    /// the link first became active (a small margin covers clock differences with the XMPP server; the message map
-    /// drops what was already bridged) or shortly before the oldest message of ours that awaits its receipt. The
-    /// first activation of a link bridges nothing from before it (unless messages of ours await a receipt).
-    func catchUpQuery(_ snapshot: RoomSnapshot) -> (after: StanzaID?, since: Date?)? {
-        if snapshot.firstActivation && snapshot.undelivered.isEmpty { return nil }
-        if let last = snapshot.lastStanzaID { return (last, nil) }
-        let firstActive = snapshot.activeSince?.addingTimeInterval(-2)
-        let oldestPending = snapshot.undelivered.first?.createdAt.addingTimeInterval(-120)
-        guard let since = [firstActive, oldestPending].compactMap({ $0 }).min() else { return nil }
-        return (nil, since)
+        return roomState(.loaded(snapshot.texts, avatar: snapshot.avatar)) + catchUp(.roomLoaded(snapshot))
     }
 
     private mutating func finishActivation() -> [Action] {
         activating = false
-        timelineCheckPending = true
         inboxNeedsReload = true
+        let checkFirst = catchUp(.timelineCheckDue)   // the first drain checks the timeline
         if resendsWentOut {
             inboxBlocked = false
-            return [.queueGhostReconciliation] + roomState(.activated) + [.setStatus(.active, detail: nil)]
+            return checkFirst + [.queueGhostReconciliation] + roomState(.activated) + [.setStatus(.active, detail: nil)]
                 + startDrainFromStore(selfCheck: false)
         }
         inboxBlocked = true
-        return [.queueGhostReconciliation, .schedule(.inboxRetry, at: now + configuration.inboxRetryDelay)] + roomState(.activated)
-            + [.setStatus(.active, detail: nil)]
+        return checkFirst + [.queueGhostReconciliation, .schedule(.inboxRetry, at: now + configuration.inboxRetryDelay)]
+            + roomState(.activated) + [.setStatus(.active, detail: nil)]
     }
 
     // MARK: Drains
@@ -266,9 +206,7 @@ extension PortalStateMachine {
     /// A drain from the store, taking a pending timeline check with it.
     mutating func startDrainFromStore(selfCheck: Bool) -> [Action] {
         drain = Drain(selfCheck: selfCheck)
-        let check = timelineCheckPending
-        timelineCheckPending = false
-        return [check ? .readTimeline : .readInbox]
+        return catchUp(.drainFromStore)
     }
 
     /// A drain of events handed in as written.

@@ -58,10 +58,6 @@ extension PortalStateMachine {
         case groupchatSent(XMPPDelivery, XMPPFailure?)
         /// What the self-ping of the bridge's occupant says; nil when the ping itself failed.
         case selfPinged(SelfPingOutcome?)
-        /// What the room announces; nil when disco#info could not be read.
-        case roomFeaturesRead(RoomFeatures?)
-        /// The archive's messages after the resume point, oldest first; nil when the query failed.
-        case archiveFetched([RoomMessage]?)
         /// The room's persisted state; nil when it could not be read.
         case roomLoaded(RoomSnapshot?)
         /// Whether the stanza-id is in the message map (nil when the lookup failed), and what it refers to.
@@ -73,18 +69,12 @@ extension PortalStateMachine {
         case ownMessageFound(OriginID, mapping: MessageMapping?, error: StanzaErrorInfo)
         /// Unreceipted messages, oldest first; nil when they could not be read.
         case undeliveredLoaded([MessageMapping]?)
-        /// The room's recent timeline, for the drain's timeline check (empty: it could not be read, or the link was never
-        /// active: arrival order stands); nil when shutdown cut the check short (the drain then waits: arrival order
-        /// may not be the room's).
-        case timelineRead(TimelineRead?)
-        /// How queueing the messages the timeline check found ended.
-        case strandedQueued(StoreOutcome)
-        /// The inbox in the store's order (nil when it could not be read), with the rows that no longer decode.
-        case inboxRead([QueuedMatrixEvent]?, undecodable: [UndecodableInboxRow] = [])
         /// Whether the mapping was new (false: mapped already, nothing to send); nil when the store failed.
         case mappingInserted(XMPPDelivery, inserted: Bool?)
         /// The room's ghosts as stored (nil: they could not be read), for the unlink under way.
         case ghostsReadForUnlink([RoomGhost]?, connected: Bool)
+        /// An outcome for the catch-up sub-machine (see ``CatchUpMachine/Input``).
+        case catchUp(CatchUpMachine.Input)
         /// An outcome for the ephemeral sub-machine (see ``EphemeralMachine/Input``).
         case ephemeral(EphemeralMachine.Input)
         /// An outcome for the roles sub-machine (see ``RolesMachine/Input``).

@@ -270,111 +270,18 @@ extension PortalStateMachine.XMPPFailure: CustomStringConvertible {
     }
 }
 
-// MARK: - Messages the homeserver never pushed
-
 extension PortalStateMachine {
-    /// A message this old that nothing later explains is taken as stranded rather than on its way.
-    static let strandedAge: Duration = .seconds(30)
-
-    /// Of a room's recent timeline (oldest first), the bridgeable messages the bridge never saw (`seen`: in the inbox
-    /// or the message map) that are stranded rather than on their way: a later event already arrived, or they are
-    /// older than ``strandedAge``. See `Portal+MatrixCatchUp`.
-    func strandedMessages(in timeline: [MatrixTimelineEntry], seen: Set<EventID>, now: Date) -> [MatrixRoomEvent] {
-        let lastSeen = timeline.lastIndex { seen.contains($0.eventID) }
-        var missed: [MatrixRoomEvent] = []
-        for (index, entry) in timeline.enumerated() where !seen.contains(entry.eventID) {
-            guard let event = entry.event, isBridgeableMessage(event) else { continue }
-            let age = entry.age ?? .seconds(max(0, now.timeIntervalSince(entry.timestamp)))
-            if let lastSeen, index < lastSeen { missed.append(event) } else if age >= Self.strandedAge { missed.append(event) }
-        }
-        return missed
-    }
-
-    /// What the drain's timeline check read: the recent timeline (oldest first), which of its events the bridge has
-    /// seen (queued or bridged), how far the inbox was queued before the timeline was read, and the wall clock then.
-    struct TimelineRead: Sendable, Equatable {
-        var entries: [MatrixTimelineEntry] = []
-        var seen: Set<EventID> = []
-        var queuedThrough: Int64 = 0
-        var now = Date(timeIntervalSince1970: 0)
-    }
-
-    /// The timeline check's answer: the drain follows the timeline's order — also when nothing was missing: a
-    /// transaction the homeserver delivered late put its events behind later ones in the inbox — and what the
-    /// homeserver never pushed is queued first (its late copy is then a duplicate the inbox and the message map drop).
-    mutating func timelineRead(_ read: TimelineRead) -> [Action] {
-        // A homeserver repeating an event across pages must not crash us: its first place counts.
-        drain?.timeline = TimelineOrder(
-            positions: Dictionary(read.entries.enumerated().map { ($1.eventID, $0) }, uniquingKeysWith: { first, _ in first }),
-            queuedThrough: read.queuedThrough)
-        let missed = strandedMessages(in: read.entries, seen: read.seen, now: read.now)
-        return missed.isEmpty ? [.readInbox] : [.enqueueStranded(missed)]
-    }
-
-    /// The stranded messages were queued (they are in the inbox the drain reads next) — or not: then the next drain
-    /// checks again; cut short by shutdown, this one waits, as for a check cut short.
-    mutating func strandedQueued(_ outcome: StoreOutcome) -> [Action] {
-        switch outcome {
-        case .done: return [.readInbox]
-        case .failed:
-            timelineCheckPending = true
-            return [.readInbox]
-        case .cancelled:
-            timelineCheckPending = true
-            return drainBlocked(retry: true)
-        }
-    }
-
-    /// How a store write the machine waits for ended.
-    enum StoreOutcome: Sendable, Equatable {
-        case done
-        /// Logged by the effect.
-        case failed
-        /// Cut short by shutdown.
-        case cancelled
-    }
-
-    /// What a timeline check learnt for the drain after it (see ``drainOrder(_:timeline:)``).
-    struct TimelineOrder: Sendable, Equatable {
-        /// The room's recent timeline: event id → index, oldest first. Empty: no check (or the timeline could not
-        /// be read), so arrival order stands.
-        var positions: [EventID: Int] = [:]
-        /// Inbox rows up to this number were queued before the timeline was read; a higher one arrived after.
-        var queuedThrough: Int64 = 0
-    }
-
-    /// The order in which a drain handles the inbox: the store's (arrival) order, except that the entries the room's
-    /// timeline names (read by a timeline check) take the timeline's order among the places they hold, and the entries
-    /// that arrived after the timeline was read without being in it go last. Entries the timeline does not name that
-    /// were queued before it was read (older than the check looked) keep their places.
-    ///
-    /// Arrival order is not the room's order when the homeserver delivers a transaction late: Synapse retries a held
-    /// transaction after newer ones went through, and after a restart or a take-over the process that saw the hole
-    /// is gone (seen in FailoverTests on ejabberd: a message in a transaction retried into the instance that took
-    /// over was queued behind the later ones the stopped instance had queued, and went out after them). So every
-    /// drain that checked the timeline follows it — not only when the check recovered something.
-    ///
-    /// An event pushed after the timeline was read and not in it is newer than everything the timeline names (the
-    /// homeserver pushes an event only once it is stored, so one queued earlier is in the timeline). Keeping its place
-    /// put it ahead of a message the check itself recovered, which is queued last (seen in FailoverTests on ejabberd:
-    /// a message sent after the check went out before an earlier one, stranded, that the check had found). Pure.
-    static func drainOrder(_ queued: [QueuedMatrixEvent], timeline: TimelineOrder) -> [QueuedMatrixEvent] {
-        let positions = timeline.positions
-        guard !positions.isEmpty else { return queued }
-        let arrivedAfter = { (entry: QueuedMatrixEvent) in positions[entry.event.eventID] == nil && entry.seq > timeline.queuedThrough }
-        var ordered = queued.filter { !arrivedAfter($0) }
-        let places = ordered.indices.filter { positions[ordered[$0].event.eventID] != nil }
-        let named = places.map { ordered[$0] }.enumerated().sorted { lhs, rhs in
-            // Arrival order breaks ties (the store keeps one row per event; this keeps the sort deterministic anyway).
-            (positions[lhs.element.event.eventID]!, lhs.offset) < (positions[rhs.element.event.eventID]!, rhs.offset)
-        }
-        for (place, entry) in zip(places, named) { ordered[place] = entry.element }
-        return ordered + queued.filter(arrivedAfter)
-    }
-
     /// A message, reaction or redaction the portal would act on (see ``matrixEvent(_:)``).
     func isBridgeableMessage(_ event: MatrixRoomEvent) -> Bool {
-        guard isBridgedMatrixUser(event.sender) else { return false }
+        configuration.isBridgeableMessage(event)
+    }
+}
+
+extension PortalStateMachine.Configuration {
+    /// A message, reaction or redaction the portal would act on: from a Matrix user the bridge mirrors, not a command,
+    /// with something to say in the MUC. Pure.
+    func isBridgeableMessage(_ event: MatrixRoomEvent) -> Bool {
+        guard event.sender != botUserID && !isGhost(event.sender) else { return false }
         switch event.content {
         case .message(let msgtype, let body, _):
             return BridgeCommand.parse(msgtype: msgtype, body: body) == nil && MessageTranslation.toXMPP(msgtype: msgtype, body: body) != nil

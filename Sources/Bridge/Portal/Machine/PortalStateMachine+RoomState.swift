@@ -59,7 +59,7 @@ extension PortalStateMachine {
     }
 
     /// The MUC's configuration changed (status 104): its name or avatar may have, so disco#info is read again.
-    func configurationChanged() -> [Action] {
-        botJoined ? [.readRoomFeatures] : []
+    mutating func configurationChanged() -> [Action] {
+        botJoined ? catchUp(.readFeatures) : []
     }
 }

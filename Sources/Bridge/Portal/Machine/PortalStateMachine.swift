@@ -28,18 +28,17 @@ struct PortalStateMachine: Sendable {
     /// go, but an outcome that never comes (a wait cancelled by shutdown) leaves them on the agenda for the next
     /// event to continue; that event must not start a drain ahead of them.
     var activating = false
-    /// What the room announced at the last activation; nil until known (stanza-ids are then trusted, as before).
-    var roomFeatures: RoomFeatures?
     /// Matrix events wait: the XMPP side was unavailable.
     var inboxBlocked = false
     /// The next Matrix work reads the store (events were handed in while they could not be handled, or nothing is
     /// known yet).
     var inboxNeedsReload = true
-    /// The next drain checks the Matrix timeline first.
-    var timelineCheckPending = false
     /// Inbox rows up to here were handled or read: a handed-in copy of one of them is not handled again.
     var highestSeq: Int64 = 0
     var closed = false
+    /// The room's features, the archive catch-up and the drain's timeline check: a sub-machine with its own state (see
+    /// `PortalStateMachine+CatchUp`).
+    var catchUp = CatchUpMachine()
     /// Mediated invitations both ways: a sub-machine with its own state (see `PortalStateMachine+Invites`).
     var invites = InviteMachine()
     /// Encrypted events get a notice, at most one an hour (see ``EncryptedEventNotices``).
@@ -116,8 +115,6 @@ struct PortalStateMachine: Sendable {
     struct Drain: Sendable, Equatable {
         /// Part of a self-check: the puppet sync and the self-ping follow.
         var selfCheck: Bool
-        /// What its timeline check learnt (empty: no check, arrival order).
-        var timeline = TimelineOrder()
     }
 
     /// Takes one input; returns what to do, in order (at most the last action awaits an outcome).
@@ -172,7 +169,7 @@ struct PortalStateMachine: Sendable {
                 inboxNeedsReload = true
                 return []
             }
-            if inboxNeedsReload || timelineCheckPending { return startDrainFromStore(selfCheck: false) }
+            if inboxNeedsReload || catchUp.timelineCheckPending { return startDrainFromStore(selfCheck: false) }
             highestSeq = max(highestSeq, fresh.map(\.seq).max() ?? 0)
             return startDrain(fresh, selfCheck: false)
         case .resumeDrain:
@@ -183,11 +180,9 @@ struct PortalStateMachine: Sendable {
             agenda = [.loadUndelivered, .finishRetry]
             return []
         case .timelineGap:
-            timelineCheckPending = true
-            return []
+            return catchUp(.timelineCheckDue)
         case .checkTimeline:
-            timelineCheckPending = true
-            return canSend ? startDrainFromStore(selfCheck: false) : []
+            return catchUp(.timelineCheckDue) + (canSend ? startDrainFromStore(selfCheck: false) : [])
         case .reconcileGhosts:
             return botJoined ? reconcileGhosts() : []
         case .roomAvatarSet(let change, let outcome):
@@ -195,8 +190,7 @@ struct PortalStateMachine: Sendable {
         case .selfCheck:
             guard xmppConnected, botJoined, !activating else { return [] }
             inboxBlocked = false
-            timelineCheckPending = true
-            return startDrainFromStore(selfCheck: true)
+            return catchUp(.timelineCheckDue) + startDrainFromStore(selfCheck: true)
         case .unlink(let connected):
             // The ghosts to take out are the stored ones: read them first when the room was never loaded.
             return ghostsLoaded ? unlink(connected: connected) : [.readGhostsForUnlink(connected: connected)]
