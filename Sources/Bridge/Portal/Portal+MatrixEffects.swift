@@ -37,46 +37,6 @@ extension Portal {
         }
     }
 
-    /// Prepares the ghost when needed, then makes the delivery's calls as it, in order (each idempotent: its txnId
-    /// comes from the stanza's key, so a retry after a partial failure repeats nothing). A retry after the homeserver
-    /// was unavailable first looks for a copy its earlier attempt left (see
-    /// ``PortalStateMachine/earlierCopy(of:in:mapped:)``).
-    func sendToMatrix(_ delivery: PortalStateMachine.MatrixDelivery) async -> PortalStateMachine.Input {
-        if delivery.attempt > 0, let eventID = await earlierCopy(of: delivery) {
-            logger.notice("A retried message had reached the homeserver already; not sent again", metadata: [
-                "xmpp.stanza.id": delivery.key.rawValue, "matrix.event.id": eventID.rawValue])
-            return .matrixDelivered(delivery, eventIDs: [eventID])
-        }
-        let matrix = context.matrix
-        let room = link.matrixRoom
-        var ghostReady = false
-        do {
-            if let setup = delivery.setup {
-                try await prepareGhost(setup)
-                ghostReady = true
-            }
-            let eventIDs = try await matrix.perform(delivery.sends, as: delivery.ghost, in: room, timestamp: delivery.message.delay) {
-                try await self.importedFile($0, fallback: $1, ghost: delivery.ghost, key: delivery.key)
-            }
-            context.metrics.sentToMatrix(muc: link.muc, key: delivery.key, kind: delivery.kind, room: room,
-                                         eventID: eventIDs.first ?? nil, now: context.clock.now())
-            return .matrixDelivered(delivery, eventIDs: eventIDs)
-        } catch MatrixLinkError.unavailable(let reason) {
-            return .matrixDeliveryFailed(delivery, .unavailable(reason), ghostReady: ghostReady)
-        } catch MatrixLinkError.notInRoom(let reason) {
-            if delivery.rejoinIsFinal { context.metrics.refusedByMatrix(muc: link.muc, key: delivery.key) }   // see ghostNotInRoom
-            return .ghostNotInRoom(delivery, reason: reason)
-        } catch where Task.isCancelled {
-            // Cut short by shutdown, not refused: nothing is recorded, so the next start (or the standby taking over)
-            // bridges it again from the archive. Recording it as refused would lose it for good.
-            return .matrixDeliveryFailed(delivery, .unavailable("cancelled by shutdown"), ghostReady: ghostReady)
-        } catch {
-            // Refused for good: the machine records it so it is never retried (counted once).
-            context.metrics.refusedByMatrix(muc: link.muc, key: delivery.key)
-            return .matrixDeliveryFailed(delivery, .refused(Self.describe(error)), ghostReady: ghostReady)
-        }
-    }
-
     /// Sets or withdraws the room's bridge-info state as the bot. A refusal (the bot lacks the power to send state)
     /// is logged and the link carries on without it.
     func setBridgeInfo(_ info: BridgeInfoState) async {
@@ -143,7 +103,7 @@ extension Portal {
 
     /// The room's last events (one page, as the bot) searched for a copy of `delivery`; nil when there is none or
     /// the homeserver does not answer (the send that follows then fails or succeeds as usual).
-    private func earlierCopy(of delivery: PortalStateMachine.MatrixDelivery) async -> EventID? {
+    func earlierCopy(of delivery: PortalStateMachine.MatrixDelivery) async -> EventID? {
         guard let page = try? await context.matrix.timeline(link.matrixRoom, from: nil, limit: Self.earlierCopyLookback),
               let mapped = try? await context.store.seenMatrixEvents(link.matrixRoom, among: page.entries.map(\.eventID)) else {
             return nil

@@ -21,24 +21,6 @@ extension Portal {
         }
     }
 
-    /// Whether the message was bridged already and, if not, the mapped messages it refers to (the store's
-    /// `xmppTargets(of:in:)`, `Store+MessageTargets.swift`).
-    func lookUpBridged(_ message: RoomMessage) async -> PortalStateMachine.Input {
-        let store = context.store
-        let room = link.matrixRoom
-        do {
-            if let stanzaID = message.stanzaID, try await store.mapping(room: room, stanzaID: stanzaID) != nil {
-                return .bridgedLookedUp(message, bridged: true)
-            }
-            return .bridgedLookedUp(message, bridged: false, targets: try await store.xmppTargets(of: message, in: room))
-        } catch {
-            // Not dropped while the store is out of reach: the message waits (and XMPP reading with it) until it is back.
-            if await context.storeIsBack(after: error) { return await lookUpBridged(message) }
-            logger.error("Message map lookup failed", metadata: ["error": "\(error)"])
-            return .bridgedLookedUp(message, bridged: nil)
-        }
-    }
-
     /// What a Matrix event refers to, from the message map and the reactions table; for a media message, its file
     /// as uploaded to the XMPP server when the bridge does that.
     func resolveMatrixTargets(_ queued: QueuedMatrixEvent) async -> PortalStateMachine.Input {
@@ -50,43 +32,6 @@ extension Portal {
             logger.error("Message map lookup failed", metadata: ["matrix.event.id": event.eventID.rawValue, "error": "\(error)"])
             return .matrixTargetsResolved(queued, nil)
         }
-    }
-
-    /// Our own message came back from the MUC: its origin-id marks it delivered with the room's stanza-id (the
-    /// receipt); otherwise the stanza-id is at least the room's new resume point.
-    ///
-    /// Counted here, once per message: `markDeliveredIfOurs` is true only for the update that moves the mapping to
-    /// `delivered` — a second reflection (a resend that also arrived, an archived copy) finds it delivered already.
-    func recordReflection(originID: OriginID?, stanzaID: StanzaID?) async {
-        let room = link.matrixRoom
-        context.metrics.reflected(muc: link.muc, stanzaID: stanzaID)
-        do {
-            if let originID, try await context.durably({ try await context.store.markDeliveredIfOurs(room: room, originID: originID, stanzaID: stanzaID) }) {
-                context.metrics.deliveredToXMPP(room: room, originID: originID, now: context.clock.now())
-                return
-            }
-            if let stanzaID { try await context.durably { try await context.store.setLastStanzaID(room, stanzaID) } }
-        } catch {
-            logger.error("Could not record a receipt", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// Counted here, once per message: this follows only a successful send (`matrixDelivered`), and a message is sent
-    /// only when the map does not have its stanza-id yet — retries end here once, the copies addressed to puppets are
-    /// ignored, and archived copies of bridged messages are dropped by the map lookup before they are sent. (A room
-    /// that assigns no stanza-id has no archive either: its messages arrive once, live.)
-    func recordBridged(_ mapping: MessageMapping, reactions: ReactionChange) async {
-        do {
-            try await context.durably { try await context.store.recordBridgedFromXMPP(mapping, reactions: reactions) }
-            context.metrics.bridgedToMatrix(room: link.matrixRoom, eventID: mapping.eventID, now: context.clock.now())
-        } catch {
-            logger.error("Could not record a bridged message", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// A refused XMPP message is mapped `failed` (so it is not retried) and the resume point moves past it, in one commit.
-    func recordRefused(_ mapping: MessageMapping) async {
-        _ = try? await context.durably { try await context.store.recordBridgedFromXMPP(mapping) }
     }
 
     func lookUpOwnMessage(_ originID: OriginID, error: StanzaErrorInfo) async -> PortalStateMachine.Input {

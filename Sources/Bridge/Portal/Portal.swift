@@ -110,11 +110,6 @@ actor Portal {
         switch action {
         case .joinMatrixAsBot: return await joinMatrixAsBot()
         case .prepareGhost(let setup): return await prepareGhostOutcome(setup)
-        case .sendToMatrix(let delivery): return await sendToMatrix(delivery)
-        case .retrySendToMatrix(let delivery, let pause):
-            // Shutting down while waiting: catch-up bridges it at the next start.
-            guard (try? await context.clock.sleep(until: context.clock.now() + pause)) != nil else { return nil }
-            return await sendToMatrix(delivery)
         case .renameGhost(let ghost): await renameGhost(ghost)
         case .avatars(let action): await performAvatars(action)
         case .removeGhost(let ghost, let removal, let saving): await removeGhost(ghost, removal, saving: saving)
@@ -130,18 +125,15 @@ actor Portal {
         case .sendCaption(let caption, let file, let occupant):
             _ = await context.xmpp.sendCaption(caption, of: file, .groupchat(room: link.muc, from: occupant), logger: logger)
         case .sendPrivate(let to, let body): await sendPrivate(to: to, body: body)
+        case .matrixDelivery(let action): return await performMatrixDelivery(action)
         case .catchUp(let action): return await performCatchUp(action)
         case .ephemeral(let action): return await performEphemeral(action)
         case .roles(let action): return await performRoles(action)
         case .moderate(let job): return await moderate(job)
         case .selfPing(let nick): return await selfPing(nick: nick)
         case .loadRoom: return await loadRoom()
-        case .lookUpBridged(let message): return await lookUpBridged(message)
         case .resolveMatrixTargets(let queued): return await resolveMatrixTargets(queued)
         case .uploadMedia(let upload): return await uploadMedia(upload)
-        case .recordReflection(let originID, let stanzaID): await recordReflection(originID: originID, stanzaID: stanzaID)
-        case .recordBridged(let mapping, let reactions): await recordBridged(mapping, reactions: reactions)
-        case .recordRefused(let mapping): await recordRefused(mapping)
         case .lookUpOwnMessage(let originID, let error): return await lookUpOwnMessage(originID, error: error)
         case .markFailed(let originID): await markFailed(originID)
         case .loadUndelivered: return await loadUndelivered()

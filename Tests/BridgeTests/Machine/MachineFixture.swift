@@ -36,7 +36,7 @@ struct MachineFixture {
     mutating func act(_ input: Input, at now: ContinuousClock.Instant? = nil) -> [Action] {
         machine.receive(input, now: now ?? t0).filter {
             switch $0 {
-            case .log, .catchUp(.log), .ephemeral(.log), .roles(.log), .roomState(.log), .invites(.log): false
+            case .log, .matrixDelivery(.log), .catchUp(.log), .ephemeral(.log), .roles(.log), .roomState(.log), .invites(.log): false
             default: true
             }
         }

@@ -20,12 +20,12 @@ import XMPP
         var message = f.groupchat("romeo", body, stanzaID: "S9", occupantID: "occ-romeo")
         message.references = references
         let first = f.act(.xmppMessage(message))
-        guard first == [.lookUpBridged(message)] else { return first }
-        return f.act(.bridgedLookedUp(message, bridged: false, targets: .init()))
+        guard first == [.matrixDelivery(.lookUpBridged(message))] else { return first }
+        return f.act(.matrixDelivery(.lookedUp(message, bridged: false, targets: .init())))
     }
 
     func sends(_ actions: [MachineFixture.Action]) -> [PortalStateMachine.MatrixSend] {
-        guard actions.count == 1, case .sendToMatrix(let delivery) = actions[0] else { return [] }
+        guard actions.count == 1, case .matrixDelivery(.send(let delivery)) = actions[0] else { return [] }
         return delivery.sends
     }
 

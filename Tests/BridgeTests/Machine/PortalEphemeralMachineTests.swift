@@ -70,10 +70,10 @@ import Testing
         _ = f.act(.xmppMessage(signal(f, from: "romeo", .composing)))
         var message = f.groupchat("romeo", "done typing", stanzaID: "s9")
         message.signals = ChatSignals(chatState: .active)
-        #expect(f.act(.xmppMessage(message), at: f.t0 + .seconds(3)) == [.ephemeral(.send(.typing(ghost: ghost, false))), .lookUpBridged(message)])
+        #expect(f.act(.xmppMessage(message), at: f.t0 + .seconds(3)) == [.ephemeral(.send(.typing(ghost: ghost, false))), .matrixDelivery(.lookUpBridged(message))])
         // The next message (no chat state) from a ghost no longer typing costs nothing extra.
         let next = f.groupchat("romeo", "more", stanzaID: "s10")
-        #expect(f.act(.xmppMessage(next), at: f.t0 + .seconds(4)) == [.lookUpBridged(next)])
+        #expect(f.act(.xmppMessage(next), at: f.t0 + .seconds(4)) == [.matrixDelivery(.lookUpBridged(next))])
     }
 
     @Test func chatStatesOfOurOwnOccupantsOfUnknownOccupantsAndFromTheArchiveAreIgnored() {

@@ -95,7 +95,7 @@ import Testing
         var f = active()
         var message = f.groupchat("romeo", "hello")
         message.subject = "Not a change"
-        guard case .lookUpBridged? = f.act(.xmppMessage(message)).last else {
+        guard case .matrixDelivery(.lookUpBridged)? = f.act(.xmppMessage(message)).last else {
             Issue.record("not bridged as a message")
             return
         }

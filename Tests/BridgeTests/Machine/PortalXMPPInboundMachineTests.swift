@@ -31,18 +31,18 @@ import Testing
         var f = MachineFixture()
         f.activate()
         let message = f.groupchat("romeo", "  hi <&> 😀\nline2 ", occupantID: "occ1")
-        #expect(f.act(.xmppMessage(message)) == [.lookUpBridged(message)])
+        #expect(f.act(.xmppMessage(message)) == [.matrixDelivery(.lookUpBridged(message))])
         let sending = delivery(f, message, setup: true, occupantID: "occ1")
-        #expect(f.act(.bridgedLookedUp(message, bridged: false)) == [.sendToMatrix(sending)])
-        #expect(f.act(.matrixDelivered(sending, eventIDs: [EventID("$x1")!]))
-                == [.recordBridged(recorded(f, message, eventID: EventID("$x1")!, occupantID: "occ1"))])
+        #expect(f.act(.matrixDelivery(.lookedUp(message, bridged: false))) == [.matrixDelivery(.send(sending))])
+        #expect(f.act(.matrixDelivery(.delivered(sending, eventIDs: [EventID("$x1")!])))
+                == [.matrixDelivery(.recordBridged(recorded(f, message, eventID: EventID("$x1")!, occupantID: "occ1")))])
         // A second message from the same occupant needs no ghost setup.
         let second = f.groupchat("romeo", "again", stanzaID: "s2", occupantID: "occ1")
         _ = f.act(.xmppMessage(second))
-        #expect(f.act(.bridgedLookedUp(second, bridged: false)) == [.sendToMatrix(delivery(f, second, setup: false, occupantID: "occ1"))])
+        #expect(f.act(.matrixDelivery(.lookedUp(second, bridged: false))) == [.matrixDelivery(.send(delivery(f, second, setup: false, occupantID: "occ1")))])
         // A replayed copy (archive overlap, reconnect) is in the map: nothing is sent.
         _ = f.act(.xmppMessage(message))
-        #expect(f.act(.bridgedLookedUp(message, bridged: true)) == [])
+        #expect(f.act(.matrixDelivery(.lookedUp(message, bridged: true))) == [])
     }
 
     /// Found by scripts/chaos (seed 7): after a restart, archived messages carry an occupant id but no real JID. They
@@ -56,8 +56,8 @@ import Testing
         let saved = RoomGhost(room: f.room, user: known, nick: "romeo", occupantID: OccupantID("occ1"), realJID: bob, joined: true)
         f.activate(snapshot: f.snapshot(first: true, ghosts: [saved]))   // ghosts as a restart loads them
         let archived = f.groupchat("romeo", "sent while we were down", occupantID: "occ1", archived: true)
-        #expect(f.act(.xmppMessage(archived)) == [.lookUpBridged(archived)])
-        guard case .sendToMatrix(let sending)? = f.act(.bridgedLookedUp(archived, bridged: false)).first else {
+        #expect(f.act(.xmppMessage(archived)) == [.matrixDelivery(.lookUpBridged(archived))])
+        guard case .matrixDelivery(.send(let sending))? = f.act(.matrixDelivery(.lookedUp(archived, bridged: false))).first else {
             Issue.record("not sent")
             return
         }
@@ -69,18 +69,18 @@ import Testing
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice"])
         let reflection = f.groupchat("Alice", "hi", stanzaID: "s5", originID: "isthmus-1")
-        #expect(f.act(.xmppMessage(reflection)) == [.recordReflection(originID: OriginID("isthmus-1"), stanzaID: StanzaID("s5"))])
+        #expect(f.act(.xmppMessage(reflection)) == [.matrixDelivery(.recordReflection(originID: OriginID("isthmus-1"), stanzaID: StanzaID("s5")))])
         let copy = f.groupchat("romeo", "hi", to: f.puppetJID(f.alice))
         #expect(f.act(.xmppMessage(copy)) == [])
         let bridgeOwn = f.groupchat("Matrix", "a notice of ours")
-        #expect(f.act(.xmppMessage(bridgeOwn)) == [.recordReflection(originID: nil, stanzaID: StanzaID("s1"))])
+        #expect(f.act(.xmppMessage(bridgeOwn)) == [.matrixDelivery(.recordReflection(originID: nil, stanzaID: StanzaID("s1")))])
     }
 
     @Test func aRoomWithoutStanzaIDsIsBridgedWithADigestKeyWithoutALookup() {
         var f = MachineFixture()
         f.activate()
         let message = f.groupchat("romeo", "hi", stanzaID: nil)
-        guard case .sendToMatrix(let sending)? = f.act(.xmppMessage(message)).first else {
+        guard case .matrixDelivery(.send(let sending))? = f.act(.xmppMessage(message)).first else {
             Issue.record("not sent")
             return
         }
@@ -93,7 +93,7 @@ import Testing
         f.activate(features: RoomFeatures(stanzaIDs: false, archive: false))
         // An occupant could have put this stanza-id there (to suppress a message already mapped under it).
         let forged = f.groupchat("romeo", "hi", stanzaID: "s1", originID: "o1")
-        guard case .sendToMatrix(let sending)? = f.act(.xmppMessage(forged)).first else {
+        guard case .matrixDelivery(.send(let sending))? = f.act(.xmppMessage(forged)).first else {
             Issue.record("not sent")
             return
         }
@@ -104,7 +104,7 @@ import Testing
 
         var trusting = MachineFixture()
         trusting.activate(features: RoomFeatures(stanzaIDs: true, archive: true))
-        #expect(trusting.act(.xmppMessage(forged)) == [.lookUpBridged(forged)])
+        #expect(trusting.act(.xmppMessage(forged)) == [.matrixDelivery(.lookUpBridged(forged))])
     }
 
     @Test func aRoomWithoutStanzaIDsKeysMessagesOnTheirSenderAndTheirID() {
@@ -153,10 +153,10 @@ import Testing
         let message = f.groupchat("romeo", "hi")
         _ = f.act(.xmppMessage(message))
         var sending = delivery(f, message, setup: true)
-        #expect(f.act(.bridgedLookedUp(message, bridged: false)) == [.sendToMatrix(sending)])
+        #expect(f.act(.matrixDelivery(.lookedUp(message, bridged: false))) == [.matrixDelivery(.send(sending))])
         var pauses: [Duration] = []
         for _ in 0..<7 {
-            guard case .retrySendToMatrix(let next, let pause)? = f.act(.matrixDeliveryFailed(sending, .unavailable("502"))).first else {
+            guard case .matrixDelivery(.retry(let next, let pause))? = f.act(.matrixDelivery(.failed(sending, .unavailable("502")))).first else {
                 Issue.record("no retry")
                 return
             }
@@ -164,7 +164,7 @@ import Testing
             sending = next
         }
         #expect(pauses == [1, 2, 4, 8, 16, 30, 30].map { Duration.seconds($0) })
-        #expect(f.act(.matrixDelivered(sending, eventIDs: [EventID("$x")!])).count == 1)
+        #expect(f.act(.matrixDelivery(.delivered(sending, eventIDs: [EventID("$x")!]))).count == 1)
     }
 
     /// Found by scripts/chaos (seed 2026): a ghost made to leave just before a crash, still joined as the store saw it.
@@ -174,19 +174,19 @@ import Testing
         let message = f.groupchat("romeo", "hi")
         _ = f.act(.xmppMessage(message))
         let sending = delivery(f, message, setup: true)
-        _ = f.act(.bridgedLookedUp(message, bridged: false))
-        #expect(f.act(.matrixDelivered(sending, eventIDs: [EventID("$1")!])).count == 1)   // the ghost is joined now
+        _ = f.act(.matrixDelivery(.lookedUp(message, bridged: false)))
+        #expect(f.act(.matrixDelivery(.delivered(sending, eventIDs: [EventID("$1")!]))).count == 1)   // the ghost is joined now
         let next = f.groupchat("romeo", "again", stanzaID: "s2")
         _ = f.act(.xmppMessage(next))
         let plain = delivery(f, next, setup: false)
-        #expect(f.act(.bridgedLookedUp(next, bridged: false)) == [.sendToMatrix(plain)])
+        #expect(f.act(.matrixDelivery(.lookedUp(next, bridged: false))) == [.matrixDelivery(.send(plain))])
         var rejoining = delivery(f, next, setup: true)
         rejoining.rejoined = true
-        #expect(f.act(.ghostNotInRoom(plain, reason: "M_FORBIDDEN")) == [.sendToMatrix(rejoining)])
+        #expect(f.act(.matrixDelivery(.ghostNotInRoom(plain, reason: "M_FORBIDDEN"))) == [.matrixDelivery(.send(rejoining))])
         let failed = MessageMapping(room: f.room, eventID: nil, stanzaID: StanzaID("s2"), originID: nil, direction: .xmppToMatrix,
                                     sender: .occupant(.nick("romeo")), state: .failed)
-        #expect(f.act(.ghostNotInRoom(rejoining, reason: "M_FORBIDDEN"))
-                == [.recordRefused(failed), .sendPrivate(to: f.muc.with(resource: "romeo")!, body: "Your message could not be delivered to Matrix: M_FORBIDDEN")])
+        #expect(f.act(.matrixDelivery(.ghostNotInRoom(rejoining, reason: "M_FORBIDDEN")))
+                == [.matrixDelivery(.recordRefused(failed)), .matrixDelivery(.tellSender(f.muc.with(resource: "romeo")!, "Your message could not be delivered to Matrix: M_FORBIDDEN"))])
     }
 
     @Test func aGhostThatJoinedForARefusedMessageIsJoinedInTheModelSoUnlinkTakesItOut() {
@@ -195,21 +195,21 @@ import Testing
         let message = f.groupchat("romeo", "hi")
         _ = f.act(.xmppMessage(message))
         let sending = delivery(f, message, setup: true)
-        _ = f.act(.bridgedLookedUp(message, bridged: false))
+        _ = f.act(.matrixDelivery(.lookedUp(message, bridged: false)))
         // Joined (its setup made and saved), then refused right away: final, and the model knows it joined.
         #expect(sending.rejoinIsFinal)
-        #expect(f.act(.ghostNotInRoom(sending, reason: "M_FORBIDDEN")).contains { if case .recordRefused = $0 { true } else { false } })
+        #expect(f.act(.matrixDelivery(.ghostNotInRoom(sending, reason: "M_FORBIDDEN"))).contains { if case .matrixDelivery(.recordRefused) = $0 { true } else { false } })
         #expect(f.machine.ghosts[sending.ghost]?.joined == true)
         let next = f.groupchat("romeo", "again", stanzaID: "s2")
         _ = f.act(.xmppMessage(next))
         let plain = delivery(f, next, setup: false)
-        #expect(f.act(.bridgedLookedUp(next, bridged: false)) == [.sendToMatrix(plain)])
+        #expect(f.act(.matrixDelivery(.lookedUp(next, bridged: false))) == [.matrixDelivery(.send(plain))])
         // A refusal for good after the setup: the same.
         var f2 = MachineFixture()
         f2.activate()
         _ = f2.act(.xmppMessage(message))
-        _ = f2.act(.bridgedLookedUp(message, bridged: false))
-        _ = f2.act(.matrixDeliveryFailed(sending, .refused("M_FORBIDDEN"), ghostReady: true))
+        _ = f2.act(.matrixDelivery(.lookedUp(message, bridged: false)))
+        _ = f2.act(.matrixDelivery(.failed(sending, .refused("M_FORBIDDEN"), ghostReady: true)))
         #expect(f2.machine.ghosts[sending.ghost]?.joined == true)
         guard case .unlink(let plan)? = f2.act(.unlink(xmppConnected: true)).last else { Issue.record("no unlink"); return }
         #expect(plan.ghosts == [sending.ghost])
@@ -221,16 +221,16 @@ import Testing
         let message = f.groupchat("romeo", "hi")
         _ = f.act(.xmppMessage(message))
         let sending = delivery(f, message, setup: true)
-        _ = f.act(.bridgedLookedUp(message, bridged: false))
+        _ = f.act(.matrixDelivery(.lookedUp(message, bridged: false)))
         let failed = MessageMapping(room: f.room, eventID: nil, stanzaID: StanzaID("s1"), originID: nil, direction: .xmppToMatrix,
                                     sender: .occupant(.nick("romeo")), state: .failed)
-        #expect(f.act(.matrixDeliveryFailed(sending, .refused("M_FORBIDDEN")))
-                == [.recordRefused(failed), .sendPrivate(to: f.muc.with(resource: "romeo")!, body: "Your message could not be delivered to Matrix: M_FORBIDDEN")])
+        #expect(f.act(.matrixDelivery(.failed(sending, .refused("M_FORBIDDEN"))))
+                == [.matrixDelivery(.recordRefused(failed)), .matrixDelivery(.tellSender(f.muc.with(resource: "romeo")!, "Your message could not be delivered to Matrix: M_FORBIDDEN"))])
         var archived = message
         archived.fromArchive = true
         var sendingArchived = sending
         sendingArchived.message = archived
-        #expect(f.act(.matrixDeliveryFailed(sendingArchived, .refused("M_FORBIDDEN"))) == [.recordRefused(failed)])
+        #expect(f.act(.matrixDelivery(.failed(sendingArchived, .refused("M_FORBIDDEN")))) == [.matrixDelivery(.recordRefused(failed))])
     }
 
     @Test func occupantsBecomeGhostsThatFollowNickChangesAndLeave() {

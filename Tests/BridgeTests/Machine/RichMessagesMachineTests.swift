@@ -47,7 +47,7 @@ import Testing
 
     /// The one delivery in `actions`.
     func sent(_ actions: [MachineFixture.Action]) throws -> Delivery {
-        guard actions.count == 1, case .sendToMatrix(let delivery) = actions[0] else {
+        guard actions.count == 1, case .matrixDelivery(.send(let delivery)) = actions[0] else {
             throw Failure("expected one sendToMatrix, got \(actions)")
         }
         return delivery
@@ -69,8 +69,8 @@ import Testing
 
     /// The message looked up and delivered with `targets`.
     func deliver(_ f: inout MachineFixture, _ message: RoomMessage, _ targets: Targets) -> [MachineFixture.Action] {
-        #expect(f.act(.xmppMessage(message)) == [.lookUpBridged(message)])
-        return f.act(.bridgedLookedUp(message, bridged: false, targets: targets))
+        #expect(f.act(.xmppMessage(message)) == [.matrixDelivery(.lookUpBridged(message))])
+        return f.act(.matrixDelivery(.lookedUp(message, bridged: false, targets: targets)))
     }
 
     // MARK: XMPP → Matrix: replies
@@ -137,8 +137,8 @@ import Testing
         #expect(delivery.record.target == EventID("$r1"))
         #expect(delivery.record.xmppID == StanzaAttributeID("m2"))
         // Once sent, the correction is mapped to its own event (later references to its stanza-id find the original).
-        #expect(f.act(.matrixDelivered(delivery, eventIDs: [EventID("$r2")!])).first
-                == .recordBridged({ var r = delivery.record; r.eventID = EventID("$r2"); return r }(), reactions: ReactionChange()))
+        #expect(f.act(.matrixDelivery(.delivered(delivery, eventIDs: [EventID("$r2")!]))).first
+                == .matrixDelivery(.recordBridged({ var r = delivery.record; r.eventID = EventID("$r2"); return r }(), reactions: ReactionChange())))
     }
 
     @Test func aCorrectionOfSomeoneElsesMessageIsANormalMessage() throws {
@@ -170,16 +170,16 @@ import Testing
         var f = MachineFixture()
         f.activate()
         let retraction = message(f, "juliet", nil, stanzaID: "S3", references: MessageReferences(retractions: [.current(id: "S1")]))
-        #expect(f.act(.xmppMessage(retraction)) == [.lookUpBridged(retraction)])
-        let actions = f.machine.receive(.bridgedLookedUp(retraction, bridged: false, targets: Targets(retracted: romeosMessage(f))), now: f.t0)
-        guard actions.count == 2, case .log(let entry) = actions[0] else {
+        #expect(f.act(.xmppMessage(retraction)) == [.matrixDelivery(.lookUpBridged(retraction))])
+        let actions = f.machine.receive(.matrixDelivery(.lookedUp(retraction, bridged: false, targets: Targets(retracted: romeosMessage(f)))), now: f.t0)
+        guard actions.count == 2, case .matrixDelivery(.log(let entry)) = actions[0] else {
             Issue.record("expected a log line and a record: \(actions)")
             return
         }
         #expect(entry.metadata["xmpp.nick"] == "juliet")
-        #expect(actions[1] == .recordRefused(MessageMapping(
+        #expect(actions[1] == .matrixDelivery(.recordRefused(MessageMapping(
             room: f.room, eventID: nil, stanzaID: StanzaID("S3"), originID: nil, direction: .xmppToMatrix, sender: juliet,
-            state: .failed, nick: "juliet")))
+            state: .failed, nick: "juliet"))))
     }
 
     @Test func aModerationFromTheRoomIsARedactionByTheBot() throws {
@@ -209,8 +209,8 @@ import Testing
         let withBody = message(f, "romeo", "hi", stanzaID: "S5", references: forged)
         var cleaned = withBody
         cleaned.references.moderation = nil
-        #expect(f.act(.xmppMessage(withBody)) == [.lookUpBridged(cleaned)])
-        let delivery = try sent(f.act(.bridgedLookedUp(cleaned, bridged: false, targets: Targets(moderated: alicesMessage(f)))))
+        #expect(f.act(.xmppMessage(withBody)) == [.matrixDelivery(.lookUpBridged(cleaned))])
+        let delivery = try sent(f.act(.matrixDelivery(.lookedUp(cleaned, bridged: false, targets: Targets(moderated: alicesMessage(f))))))
         #expect(delivery.ghost == f.ghost(of: "romeo", occupantID: "occ-romeo"))
         #expect(delivery.sends == [.message(OutgoingMatrixMessage(kind: .text, body: "hi"), txnID: txnID(f, "S5"))])
         // A room message without a moderation (a subject, a status) is not bridged.
@@ -253,9 +253,9 @@ import Testing
         #expect(try sent(deliver(&g, set, Targets(reacted: alicesMessage(g), reactions: stored))).sends == delivery.sends)
 
         // Sent: the added reactions get their event ids (in send order; nil: it was there already), the rest is kept.
-        let recorded = f.act(.matrixDelivered(delivery, eventIDs: [EventID("$x1")!, nil, EventID("$x3")!]))
-        #expect(recorded.first == .recordBridged(delivery.record, reactions: ReactionChange(
-            added: [reaction(f, "🎉", "$x1"), reaction(f, "❤️", nil)], removed: [stored[0]])))
+        let recorded = f.act(.matrixDelivery(.delivered(delivery, eventIDs: [EventID("$x1")!, nil, EventID("$x3")!])))
+        #expect(recorded.first == .matrixDelivery(.recordBridged(delivery.record, reactions: ReactionChange(
+            added: [reaction(f, "🎉", "$x1"), reaction(f, "❤️", nil)], removed: [stored[0]]))))
     }
 
     @Test func anUnchangedReactionSetIsOnlyRecorded() {
@@ -266,7 +266,7 @@ import Testing
         var record = MessageMapping(room: f.room, eventID: nil, stanzaID: StanzaID("S5"), originID: nil, direction: .xmppToMatrix,
                                     sender: romeo, state: .delivered, kind: .reaction, nick: "romeo", target: EventID("$a1"))
         record.xmppID = nil
-        #expect(actions == [.recordBridged(record, reactions: ReactionChange())])
+        #expect(actions == [.matrixDelivery(.recordBridged(record, reactions: ReactionChange()))])
     }
 
     @Test func anEmptySetRemovesEveryReaction() throws {
@@ -285,7 +285,7 @@ import Testing
         f.activate()
         let set = message(f, "romeo", nil, stanzaID: "S5", references: MessageReferences(reactions: .init(id: "S-unknown", keys: ["👍"])))
         let actions = deliver(&f, set, Targets())
-        guard case .recordRefused(let record)? = actions.first, actions.count == 1 else {
+        guard case .matrixDelivery(.recordRefused(let record))? = actions.first, actions.count == 1 else {
             Issue.record("expected a refusal record: \(actions)")
             return
         }
@@ -506,7 +506,7 @@ import Testing
         // The reflection of our message arrives: its receipt is recorded, then the inbox is drained again.
         let reflection = RoomMessage(room: f.muc, nick: "Alice", to: f.naming.botOccupant, stanzaID: StanzaID("S0"),
                                      originID: pending.originID, body: "hello")
-        #expect(f.act(.xmppMessage(reflection)) == [.recordReflection(originID: pending.originID, stanzaID: StanzaID("S0")),
+        #expect(f.act(.xmppMessage(reflection)) == [.matrixDelivery(.recordReflection(originID: pending.originID, stanzaID: StanzaID("S0"))),
                                                     .catchUp(.readInbox)])
         #expect(f.act(.catchUp(.inboxRead([react]))) == [.resolveMatrixTargets(react)])
         let sent = try mapped(f.act(.matrixTargetsResolved(react, .init(reacted: alicesMessage(f)))))

@@ -11,11 +11,6 @@ extension PortalStateMachine {
         case joinMatrixAsBot
         /// → ``Input/ghostPrepared(_:error:)``: register the ghost, name it, join it, save it (steps it needs only).
         case prepareGhost(GhostSetup)
-        /// → ``Input/matrixDelivered(_:eventIDs:)`` or ``Input/matrixDeliveryFailed(_:_:)``: prepare the ghost if needed,
-        /// then send the message as it (idempotent: the txnId is derived from the stanza-id).
-        case sendToMatrix(MatrixDelivery)
-        /// The same after a pause (the homeserver was unavailable); no outcome when the portal is shutting down.
-        case retrySendToMatrix(MatrixDelivery, after: Duration)
         /// A ghost's per-room displayname changes (nick change), and its saved state with it.
         case renameGhost(RoomGhost)
         /// A ghost leaves the Matrix room (or the bot kicks or bans it, falling back to a leave); then its state is
@@ -50,20 +45,11 @@ extension PortalStateMachine {
         // MARK: Store
         /// → ``Input/roomLoaded(_:)``: records the first activation and reads the room's persisted state.
         case loadRoom
-        /// → ``Input/bridgedLookedUp(_:bridged:targets:)``: whether the message map has this stanza-id, and the
-        /// mapped messages it refers to (reply, correction, retraction, reactions, moderation).
-        case lookUpBridged(RoomMessage)
         /// → ``Input/matrixTargetsResolved(_:_:)``: the mapped messages a Matrix event refers to (reply, edit,
         /// reaction, redaction) and the sender's reactions on a reaction's target.
         case resolveMatrixTargets(QueuedMatrixEvent)
         /// → ``Input/mediaUploaded(_:url:)``: the file is uploaded to the XMPP server's upload service.
         case uploadMedia(MediaUpload)
-        /// A reflection of one of ours (the receipt, when its origin-id is mapped) or at least the room's new resume point.
-        case recordReflection(originID: OriginID?, stanzaID: StanzaID?)
-        /// An XMPP → Matrix message is bridged (map entry, reaction changes and resume point in one commit).
-        case recordBridged(MessageMapping, reactions: ReactionChange = ReactionChange())
-        /// An XMPP → Matrix message was refused for good (recorded so it is not retried).
-        case recordRefused(MessageMapping)
         /// → ``Input/ownMessageFound(_:mapping:error:)``: the map entry of one of our messages the MUC bounced.
         case lookUpOwnMessage(OriginID, error: StanzaErrorInfo)
         /// One of our messages was refused by the MUC.
@@ -92,6 +78,9 @@ extension PortalStateMachine {
         /// Leave both rooms and forget the link (see ``UnlinkPlan``).
         case unlink(UnlinkPlan)
         case log(LogEntry)
+        /// MUC messages to Matrix, exactly once (see ``MatrixDeliveryMachine/Action``); → ``Input/matrixDelivery(_:)``
+        /// when the wrapped action awaits one.
+        case matrixDelivery(MatrixDeliveryMachine.Action)
         /// The room's features, the archive catch-up and the drain's timeline check (see ``CatchUpMachine/Action``);
         /// → ``Input/catchUp(_:)`` when the wrapped action awaits one.
         case catchUp(CatchUpMachine.Action)
@@ -110,11 +99,13 @@ extension PortalStateMachine {
         /// Whether the machine waits for this action's outcome.
         var awaitsOutcome: Bool {
             switch self {
-            case .joinMatrixAsBot, .prepareGhost, .sendToMatrix, .retrySendToMatrix, .fetchMatrixMembers, .joinMUC,
-                 .sendGroupchat, .selfPing, .loadRoom, .lookUpBridged, .resolveMatrixTargets, .uploadMedia,
+            case .joinMatrixAsBot, .prepareGhost, .fetchMatrixMembers, .joinMUC,
+                 .sendGroupchat, .selfPing, .loadRoom, .resolveMatrixTargets, .uploadMedia,
                  .lookUpOwnMessage, .loadUndelivered, .moderate,
                  .insertMapping, .readGhostsForUnlink:
                 return true
+            case .matrixDelivery(let action):
+                return action.awaitsOutcome
             case .catchUp(let action):
                 return action.awaitsOutcome
             case .ephemeral(let action):

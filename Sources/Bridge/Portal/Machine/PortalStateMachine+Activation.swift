@@ -59,21 +59,12 @@ extension PortalStateMachine {
             return [.log(LogEntry(level: .warning, message: "The bridge is no longer in the MUC; rejoining"))] + startActivation()
         case .ghostPrepared(let setup, let error):
             return ghostPrepared(setup, error: error)
-        case .matrixDelivered(let delivery, let eventIDs):
-            return matrixDelivered(delivery, eventIDs: eventIDs)
-        case .matrixDeliveryFailed(let delivery, let failure, let ghostReady):
-            return matrixDeliveryFailed(delivery, failure, ghostReady: ghostReady)
-        case .ghostNotInRoom(let delivery, let reason):
-            return ghostNotInRoom(delivery, reason: reason)
         case .membersFetched(let members):
             return membersFetched(members)
         case .moderated(let job, let failure):
             return moderated(job, failure: failure)
         case .groupchatSent(let delivery, let failure):
             return groupchatSent(delivery, failure: failure)
-        case .bridgedLookedUp(let message, let bridged, let targets):
-            guard bridged == false else { return [] }
-            return deliverToMatrix(message, targets: targets)
         case .matrixTargetsResolved(let queued, let targets):
             if let targets, let upload = mediaUpload(queued, targets: targets) { return [.uploadMedia(upload)] }
             return matrixEvent(queued, targets: targets)
@@ -85,6 +76,8 @@ extension PortalStateMachine {
             return ownMessageRefused(originID, mapping: mapping, error: error)
         case .mappingInserted(let delivery, let inserted):
             return mappingInserted(delivery, inserted: inserted)
+        case .matrixDelivery(let input):
+            return matrixDelivery(input)
         case .catchUp(let input):
             return catchUp(input)
         case .ephemeral(let input):
@@ -111,7 +104,7 @@ extension PortalStateMachine {
         case .loadRoom:
             return [.loadRoom]
         case .bridgeRoomMessage(let message):
-            return bridgeRoomMessage(message)
+            return matrixDelivery(.message(message))
         case .syncPuppets:
             return [.fetchMatrixMembers]
         case .ensurePuppet(let user, let followUp):

@@ -40,12 +40,6 @@ extension PortalStateMachine {
         case botJoinedMatrix(error: MatrixFailure?)
         /// A ghost is set up (nil), or why not.
         case ghostPrepared(GhostSetup, error: MatrixFailure?)
-        /// Every send of the delivery went out: their event ids (nil: a reaction that was there already).
-        case matrixDelivered(MatrixDelivery, eventIDs: [EventID?])
-        /// A send failed (`ghostReady`: after the delivery's ghost setup was made and saved).
-        case matrixDeliveryFailed(MatrixDelivery, MatrixFailure, ghostReady: Bool = false)
-        /// The homeserver refused the ghost's event: it is not in the room, although held for joined.
-        case ghostNotInRoom(MatrixDelivery, reason: String)
         /// The Matrix room's joined members with their per-room displaynames and avatars; nil when they could not be read.
         case membersFetched(JoinedMembers?)
         /// The room answered the join (a nick change's answer reads as a join's).
@@ -60,8 +54,6 @@ extension PortalStateMachine {
         case selfPinged(SelfPingOutcome?)
         /// The room's persisted state; nil when it could not be read.
         case roomLoaded(RoomSnapshot?)
-        /// Whether the stanza-id is in the message map (nil when the lookup failed), and what it refers to.
-        case bridgedLookedUp(RoomMessage, bridged: Bool?, targets: XMPPTargets = XMPPTargets())
         /// What a Matrix event refers to; nil when the store could not be read.
         case matrixTargetsResolved(QueuedMatrixEvent, MatrixTargets?)
         /// The file's GET URL on the XMPP server (nil: not uploaded; the bridge's own link goes instead).
@@ -73,6 +65,8 @@ extension PortalStateMachine {
         case mappingInserted(XMPPDelivery, inserted: Bool?)
         /// The room's ghosts as stored (nil: they could not be read), for the unlink under way.
         case ghostsReadForUnlink([RoomGhost]?, connected: Bool)
+        /// An outcome for the delivery sub-machine (see ``MatrixDeliveryMachine/Input``).
+        case matrixDelivery(MatrixDeliveryMachine.Input)
         /// An outcome for the catch-up sub-machine (see ``CatchUpMachine/Input``).
         case catchUp(CatchUpMachine.Input)
         /// An outcome for the ephemeral sub-machine (see ``EphemeralMachine/Input``).

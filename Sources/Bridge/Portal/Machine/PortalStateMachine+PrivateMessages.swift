@@ -22,7 +22,7 @@ extension PortalStateMachine {
         // What the room said in presence wins over what the message says (a room that adds no occupant-id leaves a
         // sender's own in place).
         sent.occupantID = known.map(\.occupantID) ?? message.occupantID
-        sent.realJID = known?.realJID ?? knownRealJID(occupantID: sent.occupantID)   // never the stanza's own claim
+        sent.realJID = known?.realJID ?? Self.knownRealJID(occupantID: sent.occupantID, ghosts: ghosts)   // never the stanza's own claim
         let identity = Self.ghostIdentity(muc: configuration.muc, nick: message.nick, occupantID: sent.occupantID, realJID: sent.realJID)
         guard let ghost = known?.ghost ?? configuration.ghostUserID(identity) else {
             return [.log(LogEntry(level: .error, message: "Could not form a ghost for a private message", metadata: ["xmpp.nick": message.nick]))]

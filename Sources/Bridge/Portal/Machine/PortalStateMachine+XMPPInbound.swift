@@ -25,7 +25,7 @@ extension PortalStateMachine {
         if message.nick.isEmpty, message.statusCodes.contains(.configurationChanged) { return typing + configurationChanged() }
         // Only a chat state or marker (our puppets' own come back from the room too): nothing for the message path.
         if message.isSignalOnly { return typing + ephemeral(.occupantDisplayed(message)) }
-        return typing + bridgeRoomMessage(message)
+        return typing + matrixDelivery(.message(message))
     }
 
     /// The MUC bounced one of our messages. `not-acceptable` means the puppet is no longer an occupant: rejoin and
@@ -165,31 +165,44 @@ extension PortalStateMachine {
         return "\(muc.bare)#nick:\(nick)"
     }
 
-    /// The ghost for the occupant `nick` and what it needs to be registered, joined and named after the nick in the
-    /// Matrix room (nil setup: nothing; restarts cause no leave/join churn). Records the occupant when it is present.
-    /// nil when no ghost id can be formed.
+    /// The ghost for an occupant, and the setup it still needs (nil: joined under this nick already); the occupant is
+    /// recorded when it is in the room now (`joinedNow`) or known already.
     mutating func planGhost(nick: String, occupantID: OccupantID?, realJID: JID?, joinedNow: Bool) -> (UserID, GhostSetup?)? {
+        guard let plan = Self.ghostPlan(nick: nick, occupantID: occupantID, realJID: realJID, joinedNow: joinedNow, rejoining: nil,
+                                        occupants: occupants, ghosts: ghosts, configuration: configuration) else { return nil }
+        if let occupant = plan.occupant { occupants[occupant.nick] = occupant }
+        return (plan.ghost, plan.setup)
+    }
+
+    /// The same as a plan over copies of the model, for the delivery machine's view. `rejoining`: plan as if this
+    /// ghost (with this saved state, when known) had left the Matrix room. Pure.
+    static func ghostPlan(nick: String, occupantID: OccupantID?, realJID: JID?, joinedNow: Bool, rejoining: (UserID, RoomGhost?)?,
+                          occupants: [String: Occupant], ghosts: [UserID: RoomGhost],
+                          configuration: Configuration) -> MatrixDeliveryMachine.GhostPlan? {
         let known = occupants[nick]
-        let identity = Self.ghostIdentity(muc: configuration.muc, nick: nick, occupantID: occupantID ?? known?.occupantID,
-                                          realJID: realJID ?? known?.realJID ?? knownRealJID(occupantID: occupantID ?? known?.occupantID))
+        let identity = ghostIdentity(muc: configuration.muc, nick: nick, occupantID: occupantID ?? known?.occupantID,
+                                     realJID: realJID ?? known?.realJID ?? knownRealJID(occupantID: occupantID ?? known?.occupantID, ghosts: ghosts))
         guard let ghost = known?.ghost ?? configuration.ghostUserID(identity) else { return nil }
-        if joinedNow || known != nil {
-            occupants[nick] = Occupant(nick: nick, occupantID: occupantID ?? known?.occupantID, realJID: realJID ?? known?.realJID,
-                                       ghost: ghost)
+        let occupant = joinedNow || known != nil
+            ? Occupant(nick: nick, occupantID: occupantID ?? known?.occupantID, realJID: realJID ?? known?.realJID, ghost: ghost) : nil
+        var stored = ghosts[ghost]
+        if let (left, saved) = rejoining, left == ghost {
+            stored = saved ?? stored
+            stored?.joined = false
         }
-        let stored = ghosts[ghost]
-        if let stored, stored.joined, stored.nick == nick { return (ghost, nil) }
+        if let stored, stored.joined, stored.nick == nick { return .init(ghost: ghost, setup: nil, occupant: occupant) }
         let saved = RoomGhost(room: configuration.room, user: ghost, nick: nick, occupantID: occupantID ?? stored?.occupantID,
                               realJID: realJID ?? stored?.realJID, joined: true)
-        return (ghost, GhostSetup(ghost: ghost, identity: identity, nick: nick, join: stored?.joined != true, saved: saved))
+        return .init(ghost: ghost, setup: GhostSetup(ghost: ghost, identity: identity, nick: nick, join: stored?.joined != true, saved: saved),
+                     occupant: occupant)
     }
 
     /// The real JID of the ghost already seen in this room with `occupantID`, if any. XEP-0421 §4: a room gives one
     /// real JID the same occupant id, so that ghost is the sender's. An archived message (catch-up after a restart,
     /// before any presence) carries the occupant id but no real JID; without this it would get a second ghost, and
     /// a message sent by the first ghost just before a crash would be sent again by the second — a transaction id
-    /// counts per sender, so Matrix would keep both.
-    func knownRealJID(occupantID: OccupantID?) -> JID? {
+    /// counts per sender, so Matrix would keep both. Pure.
+    static func knownRealJID(occupantID: OccupantID?, ghosts: [UserID: RoomGhost]) -> JID? {
         guard let occupantID else { return nil }
         return ghosts.values.filter { $0.occupantID == occupantID && $0.realJID != nil }
             .sorted { $0.user.rawValue < $1.user.rawValue }.first?.realJID

@@ -39,6 +39,9 @@ struct PortalStateMachine: Sendable {
     /// The room's features, the archive catch-up and the drain's timeline check: a sub-machine with its own state (see
     /// `PortalStateMachine+CatchUp`).
     var catchUp = CatchUpMachine()
+    /// MUC messages to Matrix, exactly once: a sub-machine without state of its own (see
+    /// `PortalStateMachine+MatrixDelivery`).
+    let matrixDelivery: MatrixDeliveryMachine
     /// Mediated invitations both ways: a sub-machine with its own state (see `PortalStateMachine+Invites`).
     var invites = InviteMachine()
     /// Encrypted events get a notice, at most one an hour (see ``EncryptedEventNotices``).
@@ -88,6 +91,9 @@ struct PortalStateMachine: Sendable {
         self.configuration = configuration
         botNick = configuration.naming.botNick
         destroyed = configuration.mucDestroyed
+        matrixDelivery = MatrixDeliveryMachine(configuration: .init(
+            room: configuration.room, muc: configuration.muc, naming: configuration.naming, botUserID: configuration.botUserID,
+            matrixBackoff: configuration.matrixBackoff))
         roomState = RoomStateMachine(configuration: RoomStateMachine.Configuration(
             room: configuration.room, muc: configuration.muc, naming: configuration.naming, botUserID: configuration.botUserID,
             syncName: configuration.syncName, avatars: configuration.avatars))

@@ -1,0 +1,120 @@
+import FoundationEssentials
+import IsthmusCommon
+import IsthmusStore
+
+/// The delivery machine's effects (``MatrixDeliveryMachine/Action``): the message map lookups and records of MUC
+/// messages, and their sends to Matrix as the senders' ghosts. Runs on the portal's actor.
+extension Portal {
+    func performMatrixDelivery(_ action: MatrixDeliveryMachine.Action) async -> PortalStateMachine.Input? {
+        switch action {
+        case .lookUpBridged(let message): return .matrixDelivery(await lookUpBridged(message))
+        case .send(let delivery): return .matrixDelivery(await sendToMatrix(delivery))
+        case .retry(let delivery, let pause):
+            // Shutting down while waiting: catch-up bridges it at the next start.
+            guard (try? await context.clock.sleep(until: context.clock.now() + pause)) != nil else { return nil }
+            return .matrixDelivery(await sendToMatrix(delivery))
+        case .recordReflection(let originID, let stanzaID): await recordReflection(originID: originID, stanzaID: stanzaID)
+        case .recordBridged(let mapping, let reactions): await recordBridged(mapping, reactions: reactions)
+        case .recordRefused(let mapping): await recordRefused(mapping)
+        case .tellSender(let occupant, let text): await sendPrivate(to: occupant, body: text)
+        case .log(let entry): logger.log(entry.level, entry.message, metadata: entry.metadata)
+        }
+        return nil
+    }
+
+    /// Prepares the ghost when needed, then makes the delivery's calls as it, in order (each idempotent: its txnId
+    /// comes from the stanza's key, so a retry after a partial failure repeats nothing). A retry after the homeserver
+    /// was unavailable first looks for a copy its earlier attempt left (see
+    /// ``PortalStateMachine/earlierCopy(of:in:mapped:)``).
+    private func sendToMatrix(_ delivery: PortalStateMachine.MatrixDelivery) async -> MatrixDeliveryMachine.Input {
+        if delivery.attempt > 0, let eventID = await earlierCopy(of: delivery) {
+            logger.notice("A retried message had reached the homeserver already; not sent again", metadata: [
+                "xmpp.stanza.id": delivery.key.rawValue, "matrix.event.id": eventID.rawValue])
+            return .delivered(delivery, eventIDs: [eventID])
+        }
+        let matrix = context.matrix
+        let room = link.matrixRoom
+        var ghostReady = false
+        do {
+            if let setup = delivery.setup {
+                try await prepareGhost(setup)
+                ghostReady = true
+            }
+            let eventIDs = try await matrix.perform(delivery.sends, as: delivery.ghost, in: room, timestamp: delivery.message.delay) {
+                try await self.importedFile($0, fallback: $1, ghost: delivery.ghost, key: delivery.key)
+            }
+            context.metrics.sentToMatrix(muc: link.muc, key: delivery.key, kind: delivery.kind, room: room,
+                                         eventID: eventIDs.first ?? nil, now: context.clock.now())
+            return .delivered(delivery, eventIDs: eventIDs)
+        } catch MatrixLinkError.unavailable(let reason) {
+            return .failed(delivery, .unavailable(reason), ghostReady: ghostReady)
+        } catch MatrixLinkError.notInRoom(let reason) {
+            if delivery.rejoinIsFinal { context.metrics.refusedByMatrix(muc: link.muc, key: delivery.key) }   // see ghostNotInRoom
+            return .ghostNotInRoom(delivery, reason: reason)
+        } catch where Task.isCancelled {
+            // Cut short by shutdown, not refused: nothing is recorded, so the next start (or the standby taking over)
+            // bridges it again from the archive. Recording it as refused would lose it for good.
+            return .failed(delivery, .unavailable("cancelled by shutdown"), ghostReady: ghostReady)
+        } catch {
+            // Refused for good: the machine records it so it is never retried (counted once).
+            context.metrics.refusedByMatrix(muc: link.muc, key: delivery.key)
+            return .failed(delivery, .refused(Self.describe(error)), ghostReady: ghostReady)
+        }
+    }
+
+    /// Whether the message was bridged already and, if not, the mapped messages it refers to (the store's
+    /// `xmppTargets(of:in:)`, `Store+MessageTargets.swift`).
+    private func lookUpBridged(_ message: RoomMessage) async -> MatrixDeliveryMachine.Input {
+        let store = context.store
+        let room = link.matrixRoom
+        do {
+            if let stanzaID = message.stanzaID, try await store.mapping(room: room, stanzaID: stanzaID) != nil {
+                return .lookedUp(message, bridged: true)
+            }
+            return .lookedUp(message, bridged: false, targets: try await store.xmppTargets(of: message, in: room))
+        } catch {
+            // Not dropped while the store is out of reach: the message waits (and XMPP reading with it) until it is back.
+            if await context.storeIsBack(after: error) { return await lookUpBridged(message) }
+            logger.error("Message map lookup failed", metadata: ["error": "\(error)"])
+            return .lookedUp(message, bridged: nil)
+        }
+    }
+
+    /// Our own message came back from the MUC: its origin-id marks it delivered with the room's stanza-id (the
+    /// receipt); otherwise the stanza-id is at least the room's new resume point.
+    ///
+    /// Counted here, once per message: `markDeliveredIfOurs` is true only for the update that moves the mapping to
+    /// `delivered` — a second reflection (a resend that also arrived, an archived copy) finds it delivered already.
+    private func recordReflection(originID: OriginID?, stanzaID: StanzaID?) async {
+        let room = link.matrixRoom
+        context.metrics.reflected(muc: link.muc, stanzaID: stanzaID)
+        do {
+            if let originID, try await context.durably({ try await context.store.markDeliveredIfOurs(room: room, originID: originID, stanzaID: stanzaID) }) {
+                context.metrics.deliveredToXMPP(room: room, originID: originID, now: context.clock.now())
+                return
+            }
+            if let stanzaID { try await context.durably { try await context.store.setLastStanzaID(room, stanzaID) } }
+        } catch {
+            logger.error("Could not record a receipt", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Counted here, once per message: this follows only a successful send (`matrixDelivered`), and a message is sent
+    /// only when the map does not have its stanza-id yet — retries end here once, the copies addressed to puppets are
+    /// ignored, and archived copies of bridged messages are dropped by the map lookup before they are sent. (A room
+    /// that assigns no stanza-id has no archive either: its messages arrive once, live.)
+    private func recordBridged(_ mapping: MessageMapping, reactions: ReactionChange) async {
+        do {
+            try await context.durably { try await context.store.recordBridgedFromXMPP(mapping, reactions: reactions) }
+            context.metrics.bridgedToMatrix(room: link.matrixRoom, eventID: mapping.eventID, now: context.clock.now())
+        } catch {
+            logger.error("Could not record a bridged message", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// A refused XMPP message is mapped `failed` (so it is not retried) and the resume point moves past it, in one commit.
+    private func recordRefused(_ mapping: MessageMapping) async {
+        _ = try? await context.durably { try await context.store.recordBridgedFromXMPP(mapping) }
+    }
+
+}
