@@ -20,7 +20,7 @@ extension DirectChats {
         let (queued, undecodable) = QueuedMatrixEvent.decoding(try await context.store.inbox(room))
         for row in undecodable {
             do {
-                for action in machine.receive(.undecodable(row), now: context.clock.now()) { _ = try await perform(action) }
+                _ = try await receive(.undecodable(row))
             } catch {
                 // Read, and dropped, again next time.
                 logger.error("Could not drop an undecodable inbox entry", metadata: ["matrix.event.id": row.eventID.rawValue, "error": "\(error)"])
@@ -62,20 +62,25 @@ extension DirectChats {
                 // A drain and the live hand-over may both bring a row (the first to handle it removes it), and a
                 // replayed event finds itself recorded as handled: its snapshot is then nil.
                 let snapshot = try await context.durably { try await self.context.store.directEventSnapshot(item) }
-                var actions = machine.receive(.event(item, snapshot), now: context.clock.now())
-                while !actions.isEmpty {
-                    let action = actions.removeFirst()
-                    if case .hold(let room) = action {
-                        held.insert(room)
-                        break
-                    }
-                    if let outcome = try await perform(action) { actions = machine.receive(outcome, now: context.clock.now()) + actions }
-                }
+                if let room = try await receive(.event(item, snapshot)) { held.insert(room) }
             } catch {
                 held.insert(item.event.room)
                 logger.error("Could not handle a DM event", metadata: ["matrix.event.id": item.event.eventID.rawValue, "error": "\(error)"])
             }
         }
+    }
+
+    /// Feeds `input` to the machine and performs the actions it returns in order, each outcome fed back in turn (its
+    /// actions performed before the rest); stops at ``DirectChatMachine/Action/hold(_:)`` and returns its room. Throws
+    /// as ``perform(_:)`` does, leaving the rest unperformed.
+    private func receive(_ input: DirectChatMachine.Input) async throws -> RoomID? {
+        var actions = machine.receive(input, now: context.clock.now())
+        while !actions.isEmpty {
+            let action = actions.removeFirst()
+            if case .hold(let room) = action { return room }
+            if let outcome = try await perform(action) { actions = machine.receive(outcome, now: context.clock.now()) + actions }
+        }
+        return nil
     }
 
     /// Performs one of the machine's actions; returns its outcome when the machine waits for one. Throws when the
@@ -114,7 +119,7 @@ extension DirectChats {
                                                                 mapping: mapping, reaction: reaction)
             }
         case .hold:
-            break
+            break   // ends the batch in receive(_:)
         case .drop(let seq):
             try await context.durably { try await self.context.store.deleteInbox(seq: seq) }
         case .readBouncedChat(let bounce, let room):
@@ -143,11 +148,9 @@ extension DirectChats {
     }
 
     func bounced(_ originID: OriginID, nick: String, error: StanzaErrorInfo) async {
-        var actions = machine.receive(.bounced(.init(originID: originID, nick: nick, error: error)), now: context.clock.now())
         do {
-            while !actions.isEmpty {
-                if let outcome = try await perform(actions.removeFirst()) { actions = machine.receive(outcome, now: context.clock.now()) + actions }
-            }
+            // A bounce's notice answers no queued event: nothing holds.
+            _ = try await receive(.bounced(.init(originID: originID, nick: nick, error: error)))
         } catch {
             logger.error("Could not report a bounced private message", metadata: ["xmpp.origin.id": originID.rawValue, "error": "\(error)"])
         }
