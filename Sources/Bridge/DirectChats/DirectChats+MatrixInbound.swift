@@ -147,12 +147,14 @@ extension DirectChats {
                                "matrix.user.id": chat.matrixUser.rawValue])
     }
 
-    func bounced(_ originID: OriginID, nick: String, error: StanzaErrorInfo) async {
+    /// Tells the Matrix user in the DM that the MUC bounced their private message (a failure is logged: a bounce is
+    /// in memory only).
+    func bounced(_ bounce: DirectChatMachine.Bounce) async {
         do {
             // A bounce's notice answers no queued event: nothing holds.
-            _ = try await receive(.bounced(.init(originID: originID, nick: nick, error: error)))
+            _ = try await receive(.bounced(bounce))
         } catch {
-            logger.error("Could not report a bounced private message", metadata: ["xmpp.origin.id": originID.rawValue, "error": "\(error)"])
+            logger.error("Could not report a bounced private message", metadata: ["xmpp.origin.id": bounce.originID.rawValue, "error": "\(error)"])
         }
     }
 }
