@@ -29,25 +29,21 @@ extension DirectChats {
         await handle(queued)
     }
 
-    /// Events just queued. Where older events of the same DM still wait in the store (its linked room was not active,
-    /// or one failed), these must not overtake them — an edit, reaction or redaction of a message not sent yet would
-    /// find nothing to refer to — so the DM is drained from the store in order, or, while its linked room is not
-    /// active, left to the drain that comes when it is.
+    /// Events just queued, room by room: one ``DirectArrivalSnapshot`` read, and what
+    /// ``DirectChatMachine/arrived(_:in:_:)`` says done (they go now, or after the room's older ones, or wait for them).
     func handleArrived(_ queued: [QueuedMatrixEvent]) async {
         var rooms: [RoomID] = []
         for item in queued where !rooms.contains(item.event.room) { rooms.append(item.event.room) }
         for room in rooms {
             let items = queued.filter { $0.event.room == room }
             do {
-                guard try await context.store.hasInbox(room, before: items[0].seq) else {
-                    await handle(items)
-                    continue
+                let snapshot = try await context.store.directArrivalSnapshot(room, from: items[0].seq)
+                for action in machine.arrived(items, in: room, snapshot) {
+                    switch action {
+                    case .handle(let items): await handle(items)
+                    case .drain(let room): try await drain(dm: room)
+                    }
                 }
-                if let chat = try await context.store.directChat(in: room),
-                   machine.waits(linkedRoom: chat.linkedRoom, linked: try await !context.store.linkedRooms(among: [chat.linkedRoom]).isEmpty) {
-                    continue
-                }
-                try await drain(dm: room)
             } catch {
                 logger.error("Could not read the queued DM events", metadata: ["matrix.dm.id": room.rawValue, "error": "\(error)"])
             }

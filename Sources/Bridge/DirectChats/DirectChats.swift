@@ -18,8 +18,8 @@ import Synchronization
 /// - A private message the MUC bounces comes back here (by its origin-id) as a notice in the DM.
 ///
 /// Both ways are decided by machines in the portal's shape: Matrix → XMPP by ``DirectChatMachine`` (one store read
-/// per event), XMPP → Matrix by ``DirectInboundMachine`` (one per private message); this actor performs their actions
-/// (and the homeserver retries, ``retrying(_:)``).
+/// per event, and one per DM room for the events handed over live), XMPP → Matrix by ``DirectInboundMachine`` (one
+/// per private message); this actor performs their actions (and the homeserver retries, ``retrying(_:)``).
 actor DirectChats {
     /// One piece of work.
     enum Work: Sendable {
