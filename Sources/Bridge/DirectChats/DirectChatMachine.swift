@@ -4,7 +4,8 @@ import Media
 
 /// Matrix → XMPP in DMs (RICH.md §12) as a machine in the portal's shape: for each queued event of a DM room the
 /// ``DirectChats`` actor reads one ``DirectEventSnapshot``, feeds it here, performs the actions in order and feeds
-/// their outcomes back. Every event ends in ``Action/consume(_:mapping:reaction:)`` (handled) or
+/// their outcomes back (and for the events of one room handed over live, one ``DirectArrivalSnapshot``: whether they
+/// go now, see ``arrived(_:in:_:)``). Every event ends in ``Action/consume(_:mapping:reaction:)`` (handled) or
 /// ``Action/hold(_:)`` (it and its DM's later events wait in the inbox). What to send is ``DirectChatRules``'; this
 /// adds whether the event waits for its linked room, the encrypted events' notices, and the private messages sent
 /// lately (to place a bounce). Pure: no I/O, time passed in.
@@ -56,6 +57,14 @@ struct DirectChatMachine: Sendable {
         /// → ``Input/bouncedChatRead(_:_:)``: the stored DM of the room the bounced message was sent from.
         case readBouncedChat(Bounce, in: RoomID)
         case log(PortalStateMachine.LogEntry)
+    }
+
+    /// What ``DirectChats`` does with the events just queued in one DM room (``arrived(_:in:_:)``).
+    enum ArrivalAction: Sendable, Equatable {
+        /// Handle them now, in order, each with its own ``DirectEventSnapshot`` (→ ``Input/event(_:_:)``).
+        case handle([QueuedMatrixEvent])
+        /// Handle the DM room's queued events from the inbox, oldest first: the older ones, then these.
+        case drain(RoomID)
     }
 
     /// A private message and what follows once it went out.
@@ -117,8 +126,18 @@ struct DirectChatMachine: Sendable {
 
     /// Whether the events of a DM of `linkedRoom` wait for it: linked, and its portal not active (XMPP down, or its
     /// puppets not back in the MUC yet).
-    func waits(linkedRoom: RoomID, linked: Bool) -> Bool {
+    private func waits(linkedRoom: RoomID, linked: Bool) -> Bool {
         linked && !activeRooms.contains(linkedRoom)
+    }
+
+    /// Events just queued in DM room `room` (`items`, oldest first), handed over live. They go at once unless older
+    /// events of the room still wait in the inbox: these must not overtake them (an edit, reaction or redaction of a
+    /// message not sent yet would find nothing to refer to), so the room is drained from the inbox in order — or,
+    /// while its linked room is linked but not active, left to the drain that comes when it is (nothing).
+    func arrived(_ items: [QueuedMatrixEvent], in room: RoomID, _ snapshot: DirectArrivalSnapshot) -> [ArrivalAction] {
+        guard snapshot.olderQueued else { return [.handle(items)] }
+        if let linkedRoom = snapshot.linkedRoom, waits(linkedRoom: linkedRoom, linked: snapshot.linkedRoomIsLinked) { return [] }
+        return [.drain(room)]
     }
 
     /// The DM room the private message with `originID` was sent in, if it was sent lately.

@@ -20,7 +20,7 @@ extension DirectChats {
         let (queued, undecodable) = QueuedMatrixEvent.decoding(try await context.store.inbox(room))
         for row in undecodable {
             do {
-                for action in machine.receive(.undecodable(row), now: context.clock.now()) { _ = try await perform(action) }
+                _ = try await receive(.undecodable(row))
             } catch {
                 // Read, and dropped, again next time.
                 logger.error("Could not drop an undecodable inbox entry", metadata: ["matrix.event.id": row.eventID.rawValue, "error": "\(error)"])
@@ -29,25 +29,21 @@ extension DirectChats {
         await handle(queued)
     }
 
-    /// Events just queued. Where older events of the same DM still wait in the store (its linked room was not active,
-    /// or one failed), these must not overtake them — an edit, reaction or redaction of a message not sent yet would
-    /// find nothing to refer to — so the DM is drained from the store in order, or, while its linked room is not
-    /// active, left to the drain that comes when it is.
+    /// Events just queued, room by room: one ``DirectArrivalSnapshot`` read, and what
+    /// ``DirectChatMachine/arrived(_:in:_:)`` says done (they go now, or after the room's older ones, or wait for them).
     func handleArrived(_ queued: [QueuedMatrixEvent]) async {
         var rooms: [RoomID] = []
         for item in queued where !rooms.contains(item.event.room) { rooms.append(item.event.room) }
         for room in rooms {
             let items = queued.filter { $0.event.room == room }
             do {
-                guard try await context.store.hasInbox(room, before: items[0].seq) else {
-                    await handle(items)
-                    continue
+                let snapshot = try await context.store.directArrivalSnapshot(room, from: items[0].seq)
+                for action in machine.arrived(items, in: room, snapshot) {
+                    switch action {
+                    case .handle(let items): await handle(items)
+                    case .drain(let room): try await drain(dm: room)
+                    }
                 }
-                if let chat = try await context.store.directChat(in: room),
-                   machine.waits(linkedRoom: chat.linkedRoom, linked: try await !context.store.linkedRooms(among: [chat.linkedRoom]).isEmpty) {
-                    continue
-                }
-                try await drain(dm: room)
             } catch {
                 logger.error("Could not read the queued DM events", metadata: ["matrix.dm.id": room.rawValue, "error": "\(error)"])
             }
@@ -62,20 +58,25 @@ extension DirectChats {
                 // A drain and the live hand-over may both bring a row (the first to handle it removes it), and a
                 // replayed event finds itself recorded as handled: its snapshot is then nil.
                 let snapshot = try await context.durably { try await self.context.store.directEventSnapshot(item) }
-                var actions = machine.receive(.event(item, snapshot), now: context.clock.now())
-                while !actions.isEmpty {
-                    let action = actions.removeFirst()
-                    if case .hold(let room) = action {
-                        held.insert(room)
-                        break
-                    }
-                    if let outcome = try await perform(action) { actions = machine.receive(outcome, now: context.clock.now()) + actions }
-                }
+                if let room = try await receive(.event(item, snapshot)) { held.insert(room) }
             } catch {
                 held.insert(item.event.room)
                 logger.error("Could not handle a DM event", metadata: ["matrix.event.id": item.event.eventID.rawValue, "error": "\(error)"])
             }
         }
+    }
+
+    /// Feeds `input` to the machine and performs the actions it returns in order, each outcome fed back in turn (its
+    /// actions performed before the rest); stops at ``DirectChatMachine/Action/hold(_:)`` and returns its room. Throws
+    /// as ``perform(_:)`` does, leaving the rest unperformed.
+    private func receive(_ input: DirectChatMachine.Input) async throws -> RoomID? {
+        var actions = machine.receive(input, now: context.clock.now())
+        while !actions.isEmpty {
+            let action = actions.removeFirst()
+            if case .hold(let room) = action { return room }
+            if let outcome = try await perform(action) { actions = machine.receive(outcome, now: context.clock.now()) + actions }
+        }
+        return nil
     }
 
     /// Performs one of the machine's actions; returns its outcome when the machine waits for one. Throws when the
@@ -114,7 +115,7 @@ extension DirectChats {
                                                                 mapping: mapping, reaction: reaction)
             }
         case .hold:
-            break
+            break   // ends the batch in receive(_:)
         case .drop(let seq):
             try await context.durably { try await self.context.store.deleteInbox(seq: seq) }
         case .readBouncedChat(let bounce, let room):
@@ -142,14 +143,14 @@ extension DirectChats {
                                "matrix.user.id": chat.matrixUser.rawValue])
     }
 
-    func bounced(_ originID: OriginID, nick: String, error: StanzaErrorInfo) async {
-        var actions = machine.receive(.bounced(.init(originID: originID, nick: nick, error: error)), now: context.clock.now())
+    /// Tells the Matrix user in the DM that the MUC bounced their private message (a failure is logged: a bounce is
+    /// in memory only).
+    func bounced(_ bounce: DirectChatMachine.Bounce) async {
         do {
-            while !actions.isEmpty {
-                if let outcome = try await perform(actions.removeFirst()) { actions = machine.receive(outcome, now: context.clock.now()) + actions }
-            }
+            // A bounce's notice answers no queued event: nothing holds.
+            _ = try await receive(.bounced(bounce))
         } catch {
-            logger.error("Could not report a bounced private message", metadata: ["xmpp.origin.id": originID.rawValue, "error": "\(error)"])
+            logger.error("Could not report a bounced private message", metadata: ["xmpp.origin.id": bounce.originID.rawValue, "error": "\(error)"])
         }
     }
 }

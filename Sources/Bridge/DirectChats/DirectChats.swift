@@ -18,8 +18,8 @@ import Synchronization
 /// - A private message the MUC bounces comes back here (by its origin-id) as a notice in the DM.
 ///
 /// Both ways are decided by machines in the portal's shape: Matrix → XMPP by ``DirectChatMachine`` (one store read
-/// per event), XMPP → Matrix by ``DirectInboundMachine`` (one per private message); this actor performs their actions
-/// (and the homeserver retries, ``retrying(_:)``).
+/// per event, and one per DM room for the events handed over live), XMPP → Matrix by ``DirectInboundMachine`` (one
+/// per private message); this actor performs their actions (and the homeserver retries, ``retrying(_:)``).
 actor DirectChats {
     /// One piece of work.
     enum Work: Sendable {
@@ -31,10 +31,15 @@ actor DirectChats {
         /// are in the MUC then); becoming active, the ones still queued in the store go out.
         case linkStatus(RoomID, RoomLink.Status)
         /// The MUC bounced one of our private messages.
-        case bounced(originID: OriginID, nick: String, error: StanzaErrorInfo)
+        case bounced(DirectChatMachine.Bounce)
         /// The ghost leaves (or declines the invitation to) a room: an invite it cannot take, or a DM room the Matrix
         /// user replaced by inviting it into a new one.
         case leave(RoomID, ghost: UserID, reason: String?)
+
+        /// ``bounced(_:)`` from the fields the portal's `reportPrivateBounce` action carries.
+        static func bounced(originID: OriginID, nick: String, error: StanzaErrorInfo) -> Work {
+            .bounced(DirectChatMachine.Bounce(originID: originID, nick: nick, error: error))
+        }
     }
 
     /// The store and both links (its `directChats` is nil: this actor is the one).
@@ -77,7 +82,7 @@ actor DirectChats {
             case .linkStatus(let room, let status):
                 machine.linkStatus(room, active: status == .active)
                 if status == .active { await drain(linkedRoom: room) }
-            case .bounced(let originID, let nick, let error): await bounced(originID, nick: nick, error: error)
+            case .bounced(let bounce): await bounced(bounce)
             case .leave(let room, let ghost, let reason): await leave(room, as: ghost, reason: reason)
             }
         }

@@ -106,20 +106,33 @@ import XMPP
     @Test func theEventWaitsWhileItsLinkedRoomIsLinkedButNotActive() {
         var m = machine(active: false)
         let item = text(1, "hi")
-        #expect(m.waits(linkedRoom: linked, linked: true))
         #expect(act(&m, .event(item, snapshot())) == [.hold(dm)])
         m.linkStatus(linked, active: true)
-        #expect(!m.waits(linkedRoom: linked, linked: true))
         #expect(act(&m, .event(item, snapshot())) == [.sendPrivate(delivery(of: item, body: "hi"))])
         m.linkStatus(linked, active: false)
         #expect(act(&m, .event(item, snapshot())) == [.hold(dm)])
+    }
+
+    @Test func eventsHandedOverLiveGoAtOnceUnlessOlderOnesWaitThenTheRoomIsDrainedOrLeftForItsLinkedRoom() {
+        var m = machine(active: false)
+        let items = [text(2, "hi", id: "$e2"), text(3, "again", id: "$e3")]
+        let olderWait = DirectArrivalSnapshot(olderQueued: true, linkedRoom: linked, linkedRoomIsLinked: true)
+        #expect(m.arrived(items, in: dm, DirectArrivalSnapshot()) == [.handle(items)], "nothing older: each event holds itself")
+        #expect(m.arrived(items, in: dm, olderWait) == [], "left to the drain when the linked room is active")
+        m.linkStatus(linked, active: true)
+        #expect(m.arrived(items, in: dm, olderWait) == [.drain(dm)])
+        #expect(m.arrived(items, in: dm, DirectArrivalSnapshot()) == [.handle(items)])
+        m.linkStatus(linked, active: false)
+        #expect(m.arrived(items, in: dm, olderWait) == [])
+        #expect(m.arrived(items, in: dm, DirectArrivalSnapshot(olderQueued: true, linkedRoom: linked)) == [.drain(dm)],
+                "unlinked: drained, each event then told it was not delivered")
+        #expect(m.arrived(items, in: dm, DirectArrivalSnapshot(olderQueued: true)) == [.drain(dm)], "no DM: drained, each consumed")
     }
 
     @Test func anUnlinkedRoomsDMSaysTheMessageWasNotDeliveredThenConsumesIt() {
         var m = machine(active: false)
         let item = text(1, "hi")
         let told = notice(Machine.unbridgedNotice, subject: "dm:$e1", answering: item)
-        #expect(!m.waits(linkedRoom: linked, linked: false))
         #expect(act(&m, .event(item, snapshot(linked: false))) == [.postNotice(told)])
         #expect(act(&m, .noticePosted(told)) == [.consume(item)])
     }
