@@ -35,11 +35,6 @@ actor DirectChats {
         /// The ghost leaves (or declines the invitation to) a room: an invite it cannot take, or a DM room the Matrix
         /// user replaced by inviting it into a new one.
         case leave(RoomID, ghost: UserID, reason: String?)
-
-        /// ``bounced(_:)`` from the fields the portal's `reportPrivateBounce` action carries.
-        static func bounced(originID: OriginID, nick: String, error: StanzaErrorInfo) -> Work {
-            .bounced(DirectChatMachine.Bounce(originID: originID, nick: nick, error: error))
-        }
     }
 
     /// The store and both links (its `directChats` is nil: this actor is the one).

@@ -117,8 +117,7 @@ actor Portal {
         case .fetchMatrixMembers: return await fetchMatrixMembers()
         case .deliverPrivateToMatrix(let inbound):
             context.directChats?.enqueue(.fromXMPP(inbound, linkedRoom: link.matrixRoom, muc: link.muc))
-        case .reportPrivateBounce(let originID, let nick, let error):
-            context.directChats?.enqueue(.bounced(originID: originID, nick: nick, error: error))
+        case .reportPrivateBounce(let bounce): context.directChats?.enqueue(.bounced(bounce))
         case .joinMUC(let join): return await joinMUC(join)
         case .leaveMUC(let nick, let occupant, let status): await leaveMUC(nick: nick, occupant: occupant, status: status)
         case .sendGroupchat(let delivery, let occupant): return await sendGroupchat(delivery, from: occupant)

@@ -93,6 +93,6 @@ import XMPP
         let originID = f.naming.privateOriginID(for: EventID("$dm1")!)
         let error = StanzaErrorInfo(condition: .itemNotFound, text: "Recipient not in room")
         let bounce = RoomMessage(room: f.muc, nick: "romeo", to: f.puppetJID(f.alice), originID: originID, id: StanzaAttributeID(originID.rawValue), error: error)
-        #expect(f.act(.xmppPrivateMessage(bounce)) == [.reportPrivateBounce(originID: originID, nick: "romeo", error: error)])
+        #expect(f.act(.xmppPrivateMessage(bounce)) == [.reportPrivateBounce(DirectChatMachine.Bounce(originID: originID, nick: "romeo", error: error))])
     }
 }

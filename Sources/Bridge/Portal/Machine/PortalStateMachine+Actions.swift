@@ -23,7 +23,7 @@ extension PortalStateMachine {
         /// A private message to a Matrix user's occupant goes to their DM with the sender's ghost (``DirectChats``).
         case deliverPrivateToMatrix(DirectChatRules.Inbound)
         /// The MUC bounced one of our private messages (from a DM): the DM is told (``DirectChats``).
-        case reportPrivateBounce(originID: OriginID, nick: String, error: StanzaErrorInfo)
+        case reportPrivateBounce(DirectChatMachine.Bounce)
 
         // MARK: XMPP side
         /// → ``Input/mucJoined(_:_:)`` or ``Input/mucJoinFailed(_:_:)``: an occupant of ours joins the MUC (or changes nick, when `change`).

@@ -8,7 +8,7 @@ extension PortalStateMachine {
     mutating func xmppPrivateMessage(_ message: RoomMessage) -> [Action] {
         if let error = message.error {
             guard let originID = message.originID else { return [] }
-            return [.reportPrivateBounce(originID: originID, nick: message.nick, error: error)]
+            return [.reportPrivateBounce(DirectChatMachine.Bounce(originID: originID, nick: message.nick, error: error))]
         }
         guard let to = message.to, let user = puppets.first(where: { $0.value.occupant == to })?.key else {
             return [.log(LogEntry(level: .debug, message: "A private message not to a Matrix user's occupant ignored",
