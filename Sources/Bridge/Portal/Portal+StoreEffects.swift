@@ -21,31 +21,6 @@ extension Portal {
         }
     }
 
-    /// What a Matrix event refers to, from the message map and the reactions table; for a media message, its file
-    /// as uploaded to the XMPP server when the bridge does that.
-    func resolveMatrixTargets(_ queued: QueuedMatrixEvent) async -> PortalStateMachine.Input {
-        let event = queued.event
-        do {
-            return .matrixTargetsResolved(queued, try await context.store.matrixTargets(of: event, in: link.matrixRoom))
-        } catch {
-            if await context.storeIsBack(after: error) { return await resolveMatrixTargets(queued) }
-            logger.error("Message map lookup failed", metadata: ["matrix.event.id": event.eventID.rawValue, "error": "\(error)"])
-            return .matrixTargetsResolved(queued, nil)
-        }
-    }
-
-    func lookUpOwnMessage(_ originID: OriginID, error: StanzaErrorInfo) async -> PortalStateMachine.Input {
-        let room = link.matrixRoom
-        return .ownMessageFound(originID, mapping: try? await context.durably { try await context.store.mapping(room: room, originID: originID) },
-                                error: error)
-    }
-
-    func markFailed(_ originID: OriginID) async {
-        context.metrics.refusedByXMPP(room: link.matrixRoom, originID: originID)
-        let room = link.matrixRoom
-        try? await context.durably { try await context.store.markFailed(room: room, originID: originID) }
-    }
-
     func loadUndelivered() async -> PortalStateMachine.Input {
         do {
             let room = link.matrixRoom
@@ -53,18 +28,6 @@ extension Portal {
         } catch {
             logger.error("Could not read undelivered messages", metadata: ["error": "\(error)"])
             return .undeliveredLoaded(nil)
-        }
-    }
-
-    func insertMapping(_ mapping: MessageMapping, consumingInbox seq: Int64, delivery: PortalStateMachine.XMPPDelivery,
-                       reaction: ReactionChange?) async -> PortalStateMachine.Input {
-        do {
-            return .mappingInserted(delivery, inserted: try await context.durably {
-                try await context.store.insertMapping(mapping, consumingInbox: seq, reaction: reaction)
-            })
-        } catch {
-            logger.error("Could not map a Matrix message", metadata: ["matrix.event.id": mapping.eventID?.rawValue ?? "-", "error": "\(error)"])
-            return .mappingInserted(delivery, inserted: nil)
         }
     }
 

@@ -22,34 +22,6 @@ extension Portal {
         }
     }
 
-    func sendGroupchat(_ delivery: PortalStateMachine.XMPPDelivery, from occupant: JID) async -> PortalStateMachine.Input {
-        do {
-            try await context.xmpp.sendGroupchat(room: link.muc, from: occupant, body: delivery.stanza.body,
-                                                 references: delivery.stanza.references, originID: delivery.originID)
-            return .groupchatSent(delivery, nil)
-        } catch {
-            return .groupchatSent(delivery, Self.xmppFailure(error))
-        }
-    }
-
-    /// The file goes to the XMPP server's upload service (`XMPPUploader` logs why it could not, once per reason).
-    func uploadMedia(_ upload: PortalStateMachine.MediaUpload) async -> PortalStateMachine.Input {
-        guard case .uploaded(let url)? = await context.xmppUploader?.upload(
-            mxc: upload.mxc, name: upload.name, declaredSize: upload.declaredSize, mediaType: upload.mediaType) else {
-            return .mediaUploaded(upload, url: nil)
-        }
-        return .mediaUploaded(upload, url: url)
-    }
-
-    func moderate(_ job: PortalStateMachine.ModerationJob) async -> PortalStateMachine.Input {
-        do {
-            try await context.xmpp.moderate(room: link.muc, job.request, as: job.occupant)
-            return .moderated(job, nil)
-        } catch {
-            return .moderated(job, Self.xmppFailure(error))
-        }
-    }
-
     func sendPrivate(to occupant: JID, body: String) async {
         do {
             try await context.xmpp.sendPrivate(from: context.naming.botOccupant, to: occupant, body: body)

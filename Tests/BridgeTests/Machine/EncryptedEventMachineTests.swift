@@ -70,7 +70,7 @@ import Testing
         #expect(f.act(.matrixEvents([two]), at: f.t0 + .seconds(60)) == [.dequeue(seq: 2)])
         // A plain message behind them is bridged as usual.
         let plain = f.text(3, "plain")
-        #expect(f.act(.matrixEvents([plain])) == [.insertMapping(f.mapping(plain), consumingInbox: 3, delivery: f.outgoing(plain))])
+        #expect(f.act(.matrixEvents([plain])) == [.xmppDelivery(.insertMapping(f.mapping(plain), consumingInbox: 3, delivery: f.outgoing(plain)))])
     }
 
     @Test func thePortalAnnouncesEncryptionTurnedOnAndIgnoresOurOwnUsers() {

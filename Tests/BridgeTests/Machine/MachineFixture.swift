@@ -36,7 +36,7 @@ struct MachineFixture {
     mutating func act(_ input: Input, at now: ContinuousClock.Instant? = nil) -> [Action] {
         machine.receive(input, now: now ?? t0).filter {
             switch $0 {
-            case .log, .matrixDelivery(.log), .catchUp(.log), .ephemeral(.log), .roles(.log), .roomState(.log), .invites(.log): false
+            case .log, .xmppDelivery(.log), .matrixDelivery(.log), .catchUp(.log), .ephemeral(.log), .roles(.log), .roomState(.log), .invites(.log): false
             default: true
             }
         }
@@ -179,6 +179,6 @@ extension JoinOutcome {
 extension PortalStateMachine.Action {
     /// The send of `delivery` from its user's puppet, whose occupant JID follows from ``MachineFixture/naming``.
     static func groupchat(_ delivery: PortalStateMachine.XMPPDelivery) -> Self {
-        .sendGroupchat(delivery, from: BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!.puppetJID(for: delivery.user)!)
+        .xmppDelivery(.sendGroupchat(delivery, from: BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!.puppetJID(for: delivery.user)!))
     }
 }

@@ -84,7 +84,7 @@ import XMPP
     /// The stanza the event goes out as (a message referring to nothing is mapped at once, no lookup).
     func stanza(_ f: inout MachineFixture, _ queued: QueuedMatrixEvent, file: Bool = true) throws -> OutgoingGroupchat {
         let actions = f.act(.matrixEvents([queued]))
-        guard actions.count == 1, case .insertMapping(let mapping, _, let delivery, _) = actions[0] else {
+        guard actions.count == 1, case .xmppDelivery(.insertMapping(let mapping, _, let delivery, _)) = actions[0] else {
             throw Failure(description: "expected one insertMapping, got \(actions)")
         }
         if file { #expect(mapping.payload != nil, "the stanza is kept for a resend after a restart") }
@@ -109,25 +109,25 @@ import XMPP
         f.activate(members: [f.alice: "Alice"])
         let queued = media(f, 1, body: "cat.png", fileName: nil)
         // The upload is its own action, after the targets and before the message is mapped.
-        #expect(f.act(.matrixEvents([queued])) == [.resolveMatrixTargets(queued)])
+        #expect(f.act(.matrixEvents([queued])) == [.xmppDelivery(.resolveMatrixTargets(queued))])
         let upload = PortalStateMachine.MediaUpload(queued: queued, targets: PortalStateMachine.MatrixTargets(), mxc: "mxc://localhost/AbCd",
                                                     name: "cat.png", declaredSize: 42, mediaType: "image/png")
-        #expect(f.act(.matrixTargetsResolved(queued, PortalStateMachine.MatrixTargets())) == [.uploadMedia(upload)])
+        #expect(f.act(.xmppDelivery(.targetsResolved(queued, PortalStateMachine.MatrixTargets()))) == [.xmppDelivery(.uploadMedia(upload))])
         let uploaded = "https://upload.example/slot/cat.png"
-        let actions = f.act(.mediaUploaded(upload, url: uploaded))
-        guard actions.count == 1, case .insertMapping(_, _, let delivery, _) = actions[0] else {
+        let actions = f.act(.xmppDelivery(.mediaUploaded(upload, url: uploaded)))
+        guard actions.count == 1, case .xmppDelivery(.insertMapping(_, _, let delivery, _)) = actions[0] else {
             throw Failure(description: "expected one insertMapping, got \(actions)")
         }
         #expect(delivery.stanza.body == uploaded)
         #expect(delivery.stanza.references.file?.url == uploaded, "SFS (and OOB) carry the upload's URL")
         // No upload (the fallback): the bridge's signed link.
         let next = media(f, 2, body: "dog.png", fileName: nil)
-        #expect(f.act(.matrixEvents([next])) == [.resolveMatrixTargets(next)])
+        #expect(f.act(.matrixEvents([next])) == [.xmppDelivery(.resolveMatrixTargets(next))])
         var second = upload
         (second.queued, second.name) = (next, "dog.png")
-        #expect(f.act(.matrixTargetsResolved(next, PortalStateMachine.MatrixTargets())) == [.uploadMedia(second)])
-        let fallback = f.act(.mediaUploaded(second, url: nil))
-        guard fallback.count == 1, case .insertMapping(_, _, let linked, _) = fallback[0] else {
+        #expect(f.act(.xmppDelivery(.targetsResolved(next, PortalStateMachine.MatrixTargets()))) == [.xmppDelivery(.uploadMedia(second))])
+        let fallback = f.act(.xmppDelivery(.mediaUploaded(second, url: nil)))
+        guard fallback.count == 1, case .xmppDelivery(.insertMapping(_, _, let linked, _)) = fallback[0] else {
             throw Failure(description: "expected one insertMapping, got \(fallback)")
         }
         #expect(linked.stanza.body == signer.url(for: MediaReference(mxc: "mxc://localhost/AbCd")!, fileName: "dog.png"))
@@ -154,20 +154,20 @@ import XMPP
         f.activate(members: [f.alice: "Alice"])
         let queued = media(f, 1, body: "look at this", fileName: "cat.png")
         let actions = f.act(.matrixEvents([queued]))
-        guard actions.count == 1, case .insertMapping(_, _, let delivery, _) = actions[0] else {
+        guard actions.count == 1, case .xmppDelivery(.insertMapping(_, _, let delivery, _)) = actions[0] else {
             throw Failure(description: "expected one insertMapping, got \(actions)")
         }
         let alice = f.puppetJID(f.alice)
-        #expect(f.act(.mappingInserted(delivery, inserted: true)) == [.sendGroupchat(delivery, from: alice)])
-        #expect(f.act(.groupchatSent(delivery, nil)).first == .sendCaption("look at this", of: delivery.originID, from: alice))
+        #expect(f.act(.xmppDelivery(.mappingInserted(delivery, inserted: true))) == [.xmppDelivery(.sendGroupchat(delivery, from: alice))])
+        #expect(f.act(.xmppDelivery(.groupchatSent(delivery, nil))).first == .xmppDelivery(.sendCaption("look at this", of: delivery.originID, from: alice)))
         // A file that did not go out takes no caption with it.
         let next = media(f, 2, body: "and this", fileName: "dog.png")
-        guard case .insertMapping(_, _, let failing, _)? = f.act(.matrixEvents([next])).first else {
+        guard case .xmppDelivery(.insertMapping(_, _, let failing, _))? = f.act(.matrixEvents([next])).first else {
             throw Failure(description: "expected an insertMapping")
         }
-        #expect(f.act(.mappingInserted(failing, inserted: true)) == [.sendGroupchat(failing, from: alice)])
-        #expect(!f.act(.groupchatSent(failing, .refused(StanzaErrorInfo(condition: .forbidden, text: nil)))).contains {
-            if case .sendCaption = $0 { true } else { false }
+        #expect(f.act(.xmppDelivery(.mappingInserted(failing, inserted: true))) == [.xmppDelivery(.sendGroupchat(failing, from: alice))])
+        #expect(!f.act(.xmppDelivery(.groupchatSent(failing, .refused(StanzaErrorInfo(condition: .forbidden, text: nil))))).contains {
+            if case .xmppDelivery(.sendCaption) = $0 { true } else { false }
         })
     }
 

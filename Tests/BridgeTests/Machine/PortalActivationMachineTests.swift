@@ -49,9 +49,9 @@ import Testing
         var unreceipted = f.mapping(zero)
         unreceipted.seq = 1
         #expect(f.act(.undeliveredLoaded([unreceipted])) == [.groupchat(f.outgoing(zero, purpose: .resend))])
-        #expect(f.act(.groupchatSent(f.outgoing(zero, purpose: .resend), nil))
+        #expect(f.act(.xmppDelivery(.groupchatSent(f.outgoing(zero, purpose: .resend), nil)))
                 == [.queueGhostReconciliation, .setStatus(.active, detail: nil), .catchUp(.readTimeline)])
-        #expect(f.act(.catchUp(.inboxRead([one]))) == [.insertMapping(f.mapping(one), consumingInbox: 2, delivery: f.outgoing(one))])
+        #expect(f.act(.catchUp(.inboxRead([one]))) == [.xmppDelivery(.insertMapping(f.mapping(one), consumingInbox: 2, delivery: f.outgoing(one)))])
     }
 
     @Test func aRoomWithoutAnArchiveIsSaidToBeOneAndNotCaughtUp() {
@@ -140,7 +140,7 @@ import Testing
         _ = g.act(.mucJoined(gJoin, .joined(nick: "Alice", created: false)))
         mapping.seq = 7
         #expect(g.act(.undeliveredLoaded([mapping])) == [.groupchat(g.outgoing(queued, purpose: .resend))])
-        #expect(g.act(.groupchatSent(g.outgoing(queued, purpose: .resend), nil)).last == .catchUp(.readTimeline))
+        #expect(g.act(.xmppDelivery(.groupchatSent(g.outgoing(queued, purpose: .resend), nil))).last == .catchUp(.readTimeline))
     }
 
     @Test func aResendThatCannotGoOutPausesTheInboxAndStopsTheOtherResends() {

@@ -111,13 +111,13 @@ import Testing
         let puppet = f.puppetJID(f.alice)
         _ = f.act(.matrixEphemeral(.typing([f.alice])))
         // Her message went out with <active/> (ComponentXMPPLink adds it to every message with a body).
-        #expect(f.act(.groupchatSent(f.outgoing(f.text(1, from: f.alice)), nil), at: f.t0 + .seconds(4)) == [])
+        #expect(f.act(.xmppDelivery(.groupchatSent(f.outgoing(f.text(1, from: f.alice)), nil)), at: f.t0 + .seconds(4)) == [])
         #expect(f.act(.matrixEphemeral(.typing([])), at: f.t0 + .seconds(5)) == [], "active already: no paused")
         // Typing again right after: composing waits out the window that began with the message.
         #expect(f.act(.matrixEphemeral(.typing([f.alice])), at: f.t0 + .seconds(6)) == [.ephemeral(.scheduleFlush(at: f.t0 + .seconds(7)))])
         #expect(f.act(.flushEphemeral, at: f.t0 + .seconds(7)) == [.ephemeral(.send(.chatState(user: f.alice, occupant: puppet, .composing)))])
         // A user whose typing was never bridged leaves no trace.
-        #expect(f.act(.groupchatSent(f.outgoing(f.text(2, from: f.bob)), nil)) == [])
+        #expect(f.act(.xmppDelivery(.groupchatSent(f.outgoing(f.text(2, from: f.bob)), nil))) == [])
         #expect(f.machine.ephemeral.chatStates.lastSent(f.bob) == nil)
     }
 

@@ -287,8 +287,8 @@ import Testing
         #expect(f.act(.xmppPresence(f.presence("Alice", available: false, codes: [.kicked]))) == [])
         #expect(f.machine.puppets[f.alice]?.joined == false)
         let queued = f.text(1)
-        #expect(f.act(.matrixEvents([queued])) == [.insertMapping(f.mapping(queued), consumingInbox: 1, delivery: f.outgoing(queued))])
-        #expect(f.act(.mappingInserted(f.outgoing(queued), inserted: true))
+        #expect(f.act(.matrixEvents([queued])) == [.xmppDelivery(.insertMapping(f.mapping(queued), consumingInbox: 1, delivery: f.outgoing(queued)))])
+        #expect(f.act(.xmppDelivery(.mappingInserted(f.outgoing(queued), inserted: true)))
                 == [.joinMUC(f.puppetJoin(f.alice, "Alice", then: .send(f.outgoing(queued))))])
     }
 }

@@ -56,7 +56,7 @@ import Testing
     /// The one mapping (with its delivery) in `actions`.
     func mapped(_ actions: [MachineFixture.Action])
         throws -> (mapping: MessageMapping, seq: Int64, delivery: PortalStateMachine.XMPPDelivery, reaction: ReactionChange?) {
-        guard actions.count == 1, case .insertMapping(let mapping, let seq, let delivery, let reaction) = actions[0] else {
+        guard actions.count == 1, case .xmppDelivery(.insertMapping(let mapping, let seq, let delivery, let reaction)) = actions[0] else {
             throw Failure("expected one insertMapping, got \(actions)")
         }
         return (mapping, seq, delivery, reaction)
@@ -308,8 +308,8 @@ import Testing
 
     /// The event handed in, its targets resolved: what the machine does.
     func resolve(_ f: inout MachineFixture, _ queued: QueuedMatrixEvent, _ targets: PortalStateMachine.MatrixTargets) -> [MachineFixture.Action] {
-        #expect(f.act(.matrixEvents([queued])) == [.resolveMatrixTargets(queued)])
-        return f.act(.matrixTargetsResolved(queued, targets))
+        #expect(f.act(.matrixEvents([queued])) == [.xmppDelivery(.resolveMatrixTargets(queued))])
+        return f.act(.xmppDelivery(.targetsResolved(queued, targets)))
     }
 
     /// No Matrix id of any kind in an XMPP body.
@@ -346,7 +346,7 @@ import Testing
         // The payload is the stanza: a resend after a restart carries the same references.
         #expect(OutgoingGroupchat(mapping: out.mapping) == out.delivery.stanza)
         // Mapped: the puppet sends it.
-        #expect(f.act(.mappingInserted(out.delivery, inserted: true)) == [.groupchat(out.delivery)])
+        #expect(f.act(.xmppDelivery(.mappingInserted(out.delivery, inserted: true))) == [.groupchat(out.delivery)])
     }
 
     @Test func aMatrixReplyToAnXMPPMessageQuotesItsNick() throws {
@@ -389,13 +389,13 @@ import Testing
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice", f.bob: "Bob"])
         let edit = matrixMessage(f, 2, from: f.bob, "fixed", details: MessageDetails(replaces: EventID("$a1")))
-        #expect(resolve(&f, edit, .init(original: alicesMessage(f))) == [.dequeue(seq: 2)])
+        #expect(resolve(&f, edit, .init(original: alicesMessage(f))) == [.xmppDelivery(.dequeue(seq: 2))])
         // An XMPP user's message cannot be edited from Matrix either.
         let other = matrixMessage(f, 3, from: f.alice, "fixed", details: MessageDetails(replaces: EventID("$r1")))
-        #expect(resolve(&f, other, .init(original: romeosMessage(f))) == [.dequeue(seq: 3)])
+        #expect(resolve(&f, other, .init(original: romeosMessage(f))) == [.xmppDelivery(.dequeue(seq: 3))])
         // Nor an unknown one.
         let unknown = matrixMessage(f, 4, from: f.alice, "fixed", details: MessageDetails(replaces: EventID("$zz")))
-        #expect(resolve(&f, unknown, .init()) == [.dequeue(seq: 4)])
+        #expect(resolve(&f, unknown, .init()) == [.xmppDelivery(.dequeue(seq: 4))])
     }
 
     @Test func aMatrixReactionSendsTheFullSetWithAStoreHint() throws {
@@ -414,12 +414,12 @@ import Testing
         #expect(OutgoingGroupchat(mapping: out.mapping) == out.delivery.stanza)
         // A key the user has already is nothing new.
         let again = matrixEvent(f, 3, from: f.alice, .reaction(target: EventID("$r1")!, key: "👍"))
-        #expect(resolve(&f, again, .init(reacted: romeosMessage(f), reactions: [earlier])) == [.dequeue(seq: 3)])
+        #expect(resolve(&f, again, .init(reacted: romeosMessage(f), reactions: [earlier])) == [.xmppDelivery(.dequeue(seq: 3))])
         // A message the room gave no stanza-id cannot be reacted to (XEP-0444).
         var unnamed = romeosMessage(f)
         unnamed.stanzaID = nil
         let noID = matrixEvent(f, 4, from: f.alice, .reaction(target: EventID("$r1")!, key: "🐢"))
-        #expect(resolve(&f, noID, .init(reacted: unnamed)) == [.dequeue(seq: 4)])
+        #expect(resolve(&f, noID, .init(reacted: unnamed)) == [.xmppDelivery(.dequeue(seq: 4))])
     }
 
     @Test func redactingAMatrixReactionSendsTheReducedSet() throws {
@@ -473,18 +473,18 @@ import Testing
         let job = PortalStateMachine.ModerationJob(user: f.alice, occupant: puppet.occupant,
                                                    request: ModerationRequest(stanzaID: romeos.stanzaID!.rawValue, reason: "spam", version: .legacy),
                                                    seq: 3, eventID: redact.event.eventID)
-        #expect(resolve(&f, redact, .init(redacted: romeos)) == [.moderate(job)])
-        #expect(f.act(.moderated(job, nil)) == [.dequeue(seq: 3)])
+        #expect(resolve(&f, redact, .init(redacted: romeos)) == [.xmppDelivery(.moderate(job))])
+        #expect(f.act(.xmppDelivery(.moderated(job, nil))) == [.xmppDelivery(.dequeue(seq: 3))])
         // The room refuses (the puppet is no moderator there): the Matrix room is told why.
         let again = matrixEvent(f, 4, from: f.alice, .redaction(target: EventID("$r1")!, reason: "spam"))
         var refusedJob = job
         refusedJob.seq = 4
         refusedJob.eventID = again.event.eventID
-        #expect(resolve(&f, again, .init(redacted: romeos)) == [.moderate(refusedJob)])
-        #expect(f.act(.moderated(refusedJob, .refused(StanzaErrorInfo(condition: .forbidden, text: nil)))) == [
-            .postNotice("⚠️ Alice removed a message of an XMPP user here, but it stays in the XMPP room: their XMPP occupant is not a moderator there.",
-                        subject: "redaction:\(again.event.eventID.rawValue)"),
-            .dequeue(seq: 4),
+        #expect(resolve(&f, again, .init(redacted: romeos)) == [.xmppDelivery(.moderate(refusedJob))])
+        #expect(f.act(.xmppDelivery(.moderated(refusedJob, .refused(StanzaErrorInfo(condition: .forbidden, text: nil))))) == [
+            .xmppDelivery(.postNotice("⚠️ Alice removed a message of an XMPP user here, but it stays in the XMPP room: their XMPP occupant is not a moderator there.",
+                        subject: "redaction:\(again.event.eventID.rawValue)")),
+            .xmppDelivery(.dequeue(seq: 4)),
         ])
     }
 
@@ -508,19 +508,19 @@ import Testing
                                      originID: pending.originID, body: "hello")
         #expect(f.act(.xmppMessage(reflection)) == [.matrixDelivery(.recordReflection(originID: pending.originID, stanzaID: StanzaID("S0"))),
                                                     .catchUp(.readInbox)])
-        #expect(f.act(.catchUp(.inboxRead([react]))) == [.resolveMatrixTargets(react)])
-        let sent = try mapped(f.act(.matrixTargetsResolved(react, .init(reacted: alicesMessage(f)))))
+        #expect(f.act(.catchUp(.inboxRead([react]))) == [.xmppDelivery(.resolveMatrixTargets(react))])
+        let sent = try mapped(f.act(.xmppDelivery(.targetsResolved(react, .init(reacted: alicesMessage(f))))))
         #expect(sent.delivery.stanza.references.reactions == .init(id: "S0", keys: ["👍"]))
-        #expect(f.machine.receiptWait == nil)
+        #expect(f.machine.xmppDelivery.receiptWait == nil)
     }
 
     @Test func aReactionWaitingTooLongForTheReflectionIsSkipped() {
         var (f, pending, react) = reactionWaitingForAReflection()
         let late = f.t0 + .seconds(10)
         #expect(f.act(.resumeDrain, at: late) == [.catchUp(.readInbox)])
-        #expect(f.act(.catchUp(.inboxRead([react])), at: late) == [.resolveMatrixTargets(react)])
-        #expect(f.act(.matrixTargetsResolved(react, .init(reacted: pending)), at: late) == [.dequeue(seq: 3)])
-        #expect(f.machine.receiptWait == nil)
+        #expect(f.act(.catchUp(.inboxRead([react])), at: late) == [.xmppDelivery(.resolveMatrixTargets(react))])
+        #expect(f.act(.xmppDelivery(.targetsResolved(react, .init(reacted: pending))), at: late) == [.xmppDelivery(.dequeue(seq: 3))])
+        #expect(f.machine.xmppDelivery.receiptWait == nil)
     }
 
     @Test func redactingAnXMPPUsersMessageTellsTheRoomAndDequeues() {
@@ -528,13 +528,13 @@ import Testing
         f.activate(members: [f.alice: "Alice"])
         let redact = matrixEvent(f, 3, from: f.alice, .redaction(target: EventID("$r1")!, reason: nil))
         #expect(resolve(&f, redact, .init(redacted: romeosMessage(f))) == [
-            .postNotice("⚠️ Alice removed a message of an XMPP user here, but it stays in the XMPP room: the XMPP room does not support moderation.",
-                        subject: "redaction:$e3"),
-            .dequeue(seq: 3),
+            .xmppDelivery(.postNotice("⚠️ Alice removed a message of an XMPP user here, but it stays in the XMPP room: the XMPP room does not support moderation.",
+                        subject: "redaction:$e3")),
+            .xmppDelivery(.dequeue(seq: 3)),
         ])
         // A redaction of something never bridged.
         let unknown = matrixEvent(f, 4, from: f.alice, .redaction(target: EventID("$zz")!, reason: nil))
-        #expect(resolve(&f, unknown, .init()) == [.dequeue(seq: 4)])
+        #expect(resolve(&f, unknown, .init()) == [.xmppDelivery(.dequeue(seq: 4))])
     }
 
     @Test func aStoredRichMessageIsResentWithTheSameReferences() throws {

@@ -125,7 +125,7 @@ import Testing
         #expect(told == [.invites(.postNotice("⚠️ Alice's invitation could not be delivered to the XMPP room (not-allowed: Invitations are not "
                                               + "allowed in this conference).", subject: "invite-refused:\(event.event.eventID.rawValue)"))])
         // A second copy is no invitation of ours any more: looked up as a message, like any bounce.
-        #expect(f.act(.xmppMessage(bounce)) == [.lookUpOwnMessage(id, error: bounce.error!)])
+        #expect(f.act(.xmppMessage(bounce)) == [.xmppDelivery(.lookUpOwnMessage(id, error: bounce.error!))])
     }
 
     @Test func aGhostOfAnotherRoomIsLookedUpAndAnUnknownAddressIsToldInTheRoom() {

@@ -30,13 +30,6 @@ extension PortalStateMachine {
         case joinMUC(MUCJoin)
         /// An occupant of ours leaves the MUC, with a status text.
         case leaveMUC(nick: String, occupant: JID, status: String?)
-        /// → ``Input/groupchatSent(_:_:)``: a groupchat message from a puppet (its occupant JID), with our origin-id.
-        case sendGroupchat(XMPPDelivery, from: JID)
-        /// A media message's caption, right behind the file it describes (its origin-id derived from the file's); a
-        /// failure is logged, no outcome.
-        case sendCaption(String, of: OriginID, from: JID)
-        /// → ``Input/moderated(_:_:)``: a Matrix moderator's puppet asks the room to retract an XMPP message (XEP-0425).
-        case moderate(ModerationJob)
         /// A private message from the bridge's occupant to an occupant.
         case sendPrivate(to: JID, body: String)
         /// → ``Input/selfPinged(_:)``: XEP-0410 self-ping of the bridge's occupant.
@@ -45,20 +38,8 @@ extension PortalStateMachine {
         // MARK: Store
         /// → ``Input/roomLoaded(_:)``: records the first activation and reads the room's persisted state.
         case loadRoom
-        /// → ``Input/matrixTargetsResolved(_:_:)``: the mapped messages a Matrix event refers to (reply, edit,
-        /// reaction, redaction) and the sender's reactions on a reaction's target.
-        case resolveMatrixTargets(QueuedMatrixEvent)
-        /// → ``Input/mediaUploaded(_:url:)``: the file is uploaded to the XMPP server's upload service.
-        case uploadMedia(MediaUpload)
-        /// → ``Input/ownMessageFound(_:mapping:error:)``: the map entry of one of our messages the MUC bounced.
-        case lookUpOwnMessage(OriginID, error: StanzaErrorInfo)
-        /// One of our messages was refused by the MUC.
-        case markFailed(OriginID)
         /// → ``Input/undeliveredLoaded(_:)``: our messages still waiting for their reflection, oldest first.
         case loadUndelivered
-        /// → ``Input/mappingInserted(_:inserted:)``: maps a Matrix message before it goes out, consuming its inbox row
-        /// (and recording the reaction change it makes, in the same commit).
-        case insertMapping(MessageMapping, consumingInbox: Int64, delivery: XMPPDelivery, reaction: ReactionChange? = nil)
         /// A handled inbox row is removed.
         case dequeue(seq: Int64)
         case savePuppet(Puppet)
@@ -78,6 +59,9 @@ extension PortalStateMachine {
         /// Leave both rooms and forget the link (see ``UnlinkPlan``).
         case unlink(UnlinkPlan)
         case log(LogEntry)
+        /// Matrix messages to the MUC, exactly once (see ``XMPPDeliveryMachine/Action``); → ``Input/xmppDelivery(_:)``
+        /// when the wrapped action awaits one.
+        case xmppDelivery(XMPPDeliveryMachine.Action)
         /// MUC messages to Matrix, exactly once (see ``MatrixDeliveryMachine/Action``); → ``Input/matrixDelivery(_:)``
         /// when the wrapped action awaits one.
         case matrixDelivery(MatrixDeliveryMachine.Action)
@@ -99,12 +83,12 @@ extension PortalStateMachine {
         /// Whether the machine waits for this action's outcome.
         var awaitsOutcome: Bool {
             switch self {
-            case .joinMatrixAsBot, .prepareGhost, .fetchMatrixMembers, .joinMUC,
-                 .sendGroupchat, .selfPing, .loadRoom, .resolveMatrixTargets, .uploadMedia,
-                 .lookUpOwnMessage, .loadUndelivered, .moderate,
-                 .insertMapping, .readGhostsForUnlink:
+            case .joinMatrixAsBot, .prepareGhost, .fetchMatrixMembers, .joinMUC, .selfPing, .loadRoom, .loadUndelivered,
+                 .readGhostsForUnlink:
                 return true
             case .matrixDelivery(let action):
+                return action.awaitsOutcome
+            case .xmppDelivery(let action):
                 return action.awaitsOutcome
             case .catchUp(let action):
                 return action.awaitsOutcome

@@ -61,23 +61,10 @@ extension PortalStateMachine {
             return ghostPrepared(setup, error: error)
         case .membersFetched(let members):
             return membersFetched(members)
-        case .moderated(let job, let failure):
-            return moderated(job, failure: failure)
-        case .groupchatSent(let delivery, let failure):
-            return groupchatSent(delivery, failure: failure)
-        case .matrixTargetsResolved(let queued, let targets):
-            if let targets, let upload = mediaUpload(queued, targets: targets) { return [.uploadMedia(upload)] }
-            return matrixEvent(queued, targets: targets)
-        case .mediaUploaded(let upload, let url):
-            var targets = upload.targets
-            targets.uploadedURL = url
-            return matrixEvent(upload.queued, targets: targets)
-        case .ownMessageFound(let originID, let mapping, let error):
-            return ownMessageRefused(originID, mapping: mapping, error: error)
-        case .mappingInserted(let delivery, let inserted):
-            return mappingInserted(delivery, inserted: inserted)
         case .matrixDelivery(let input):
             return matrixDelivery(input)
+        case .xmppDelivery(let input):
+            return xmppDelivery(input)
         case .catchUp(let input):
             return catchUp(input)
         case .ephemeral(let input):

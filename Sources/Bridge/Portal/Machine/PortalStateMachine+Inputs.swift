@@ -46,25 +46,16 @@ extension PortalStateMachine {
         case mucJoined(MUCJoin, JoinOutcome)
         /// The join or nick change got no answer.
         case mucJoinFailed(MUCJoin, XMPPFailure)
-        /// The room retracted the message (nil) or why not.
-        case moderated(ModerationJob, XMPPFailure?)
-        /// A groupchat message went out (nil) or why not.
-        case groupchatSent(XMPPDelivery, XMPPFailure?)
         /// What the self-ping of the bridge's occupant says; nil when the ping itself failed.
         case selfPinged(SelfPingOutcome?)
         /// The room's persisted state; nil when it could not be read.
         case roomLoaded(RoomSnapshot?)
-        /// What a Matrix event refers to; nil when the store could not be read.
-        case matrixTargetsResolved(QueuedMatrixEvent, MatrixTargets?)
-        /// The file's GET URL on the XMPP server (nil: not uploaded; the bridge's own link goes instead).
-        case mediaUploaded(MediaUpload, url: String?)
-        case ownMessageFound(OriginID, mapping: MessageMapping?, error: StanzaErrorInfo)
         /// Unreceipted messages, oldest first; nil when they could not be read.
         case undeliveredLoaded([MessageMapping]?)
-        /// Whether the mapping was new (false: mapped already, nothing to send); nil when the store failed.
-        case mappingInserted(XMPPDelivery, inserted: Bool?)
         /// The room's ghosts as stored (nil: they could not be read), for the unlink under way.
         case ghostsReadForUnlink([RoomGhost]?, connected: Bool)
+        /// An outcome for the Matrix → XMPP delivery sub-machine (see ``XMPPDeliveryMachine/Input``).
+        case xmppDelivery(XMPPDeliveryMachine.Input)
         /// An outcome for the delivery sub-machine (see ``MatrixDeliveryMachine/Input``).
         case matrixDelivery(MatrixDeliveryMachine.Input)
         /// An outcome for the catch-up sub-machine (see ``CatchUpMachine/Input``).

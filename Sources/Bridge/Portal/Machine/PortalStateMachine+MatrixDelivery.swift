@@ -14,7 +14,7 @@ extension PortalStateMachine {
                 actions.append(.matrixDelivery(action))
             case .portal(.reflected(let originID)):
                 // A Matrix event waited for this message's stanza-id: the drain goes on (after the receipt is recorded).
-                if let wait = receiptWait, wait.originID == originID, canSend, drain == nil {
+                if let wait = xmppDelivery.receiptWait, wait.originID == originID, canSend, drain == nil {
                     actions += startDrainFromStore(selfCheck: false)
                 }
             case .portal(.occupantSeen(let occupant)):

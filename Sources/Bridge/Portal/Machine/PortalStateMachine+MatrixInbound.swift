@@ -11,14 +11,7 @@ extension PortalStateMachine {
         switch event.content {
         case .message, .reaction, .redaction:
             guard isBridgedMatrixUser(event.sender) else { return [.dequeue(seq: queued.seq)] }
-            if case .message(let msgtype, let body, let details) = event.content {
-                // `!isthmus` commands are for the bridge (SelfServiceDesk), never for the MUC.
-                if BridgeCommand.parse(msgtype: msgtype, body: body) != nil { return [.dequeue(seq: queued.seq)] }
-                if details?.replyTo == nil, details?.replaces == nil, !(configuration.uploadsMedia && details?.media != nil) {
-                    return matrixEvent(queued, targets: MatrixTargets())
-                }
-            }
-            return [.resolveMatrixTargets(queued)]
+            return xmppDelivery(.event(queued))
         case .member(let membership, let displayname, let reason):
             if membership == .invite, let ghost = event.stateKey.flatMap(UserID.init), configuration.isGhost(ghost),
                isBridgedMatrixUser(event.sender) {
@@ -65,19 +58,6 @@ extension PortalStateMachine {
         let log = LogEntry(level: .info, message: "An encrypted Matrix event was not bridged; the room is told",
                            metadata: ["matrix.event.id": queued.event.eventID.rawValue, "matrix.encrypted.held_back": "\(notice.heldBack)"])
         return [.log(log), .postNotice(notice.text, subject: notice.subject), .dequeue(seq: queued.seq)]
-    }
-
-    /// The message is mapped (its inbox row consumed in the same commit): from now on the map entry gets it out.
-    mutating func mappingInserted(_ delivery: XMPPDelivery, inserted: Bool?) -> [Action] {
-        switch inserted {
-        case nil:
-            // The store failed: the row is still queued; try again after a pause.
-            return drainBlocked(retry: true)
-        case false?:
-            return []   // mapped already: bridged, or being resent from the map
-        case true?:
-            return ensurePuppet(delivery.user, then: .send(delivery))
-        }
     }
 
     // MARK: Puppets
@@ -145,7 +125,7 @@ extension PortalStateMachine {
         case .sync:
             return []
         case .send(let delivery):
-            return [.sendGroupchat(delivery, from: puppet.occupant)]
+            return xmppDelivery(.puppetReady(delivery, occupant: puppet.occupant))
         case .subject(let change):
             return roomState(.puppetReady(change))
         case .invite(let invite):
@@ -173,7 +153,7 @@ extension PortalStateMachine {
             }
             return [log]
         case .send(let delivery):
-            return sendFailed(delivery, failure)
+            return xmppDelivery(.puppetFailed(delivery, failure))
         case .subject(let change):
             return roomState(.puppetFailed(change, failure))
         case .invite(let invite):
@@ -188,52 +168,6 @@ extension PortalStateMachine {
     mutating func unavailableDuringDrain(_ failure: XMPPFailure) -> [Action] {
         [.log(LogEntry(level: .info, message: "XMPP is unavailable; Matrix events wait in the inbox", metadata: ["error": "\(failure)"]))]
             + drainBlocked(retry: failure == .timeout)
-    }
-
-    mutating func groupchatSent(_ delivery: XMPPDelivery, failure: XMPPFailure?) -> [Action] {
-        guard let failure else {
-            var actions = [sentLog(delivery)]
-            if let caption = delivery.stanza.caption, let occupant = puppets[delivery.user]?.occupant {
-                actions.append(.sendCaption(caption, of: delivery.originID, from: occupant))
-            }
-            return actions + ephemeral(.puppetSent(delivery.user, withBody: delivery.stanza.body != nil))
-        }
-        return sendFailed(delivery, failure)
-    }
-
-    /// Each Matrix → XMPP send, at debug level: with the reflections' stanza-ids (the server's order) these lines say
-    /// in which order and on which path (drain, resend) messages went out.
-    private func sentLog(_ delivery: XMPPDelivery) -> Action {
-        var metadata = ["xmpp.origin.id": delivery.originID.rawValue, "matrix.user.id": delivery.user.rawValue]
-        switch delivery.purpose {
-        case .inbox(let seq):
-            metadata["bridge.send.path"] = "inbox"
-            metadata["matrix.inbox.seq"] = "\(seq)"
-        case .resend: metadata["bridge.send.path"] = "resend"
-        case .afterRefusal: metadata["bridge.send.path"] = "rejoin-resend"
-        }
-        return .log(LogEntry(level: .debug, message: "Sent a Matrix message to the MUC", metadata: metadata))
-    }
-
-    /// A Matrix → XMPP message did not go out.
-    private mutating func sendFailed(_ delivery: XMPPDelivery, _ failure: XMPPFailure) -> [Action] {
-        switch delivery.purpose {
-        case .inbox:
-            if failure.isUnavailable { return unavailableDuringDrain(failure) }
-            return failedToXMPP(user: delivery.user, originID: delivery.originID, reason: failure.description)
-        case .resend:
-            let log = Action.log(LogEntry(level: .warning, message: failure.isUnavailable ? "Resend failed; the XMPP side is unavailable" : "Resend failed",
-                                          metadata: ["xmpp.origin.id": delivery.originID.rawValue, "error": "\(failure)"]))
-            if failure.isUnavailable {
-                resendsWentOut = false
-                agenda.removeAll { if case .resend = $0 { return true } else { return false } }
-            }
-            return [log]
-        case .afterRefusal(let error):
-            return [.log(LogEntry(level: .warning, message: "Resend after rejoin failed", metadata: ["error": "\(failure)"]))]
-                + failedToXMPP(user: delivery.user, originID: delivery.originID,
-                               reason: error.text.map { "\(error.condition): \($0)" } ?? error.condition.rawValue)
-        }
     }
 
     /// Makes the MUC's Matrix-side occupants match the Matrix room's joined members: missing puppets join (with their

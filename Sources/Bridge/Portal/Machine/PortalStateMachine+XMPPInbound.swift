@@ -15,7 +15,7 @@ extension PortalStateMachine {
                   let originID = message.originID ?? message.id?.originID else { return [] }
             let told = invites(.refused(originID, error))
             if !told.isEmpty { return told }
-            return [.lookUpOwnMessage(originID, error: error)]
+            return xmppDelivery(.bounced(originID, error))
         }
         guard message.to == nil || message.to == bot else { return [] }
         let typing = ephemeral(.occupantTyping(message))
@@ -26,29 +26,6 @@ extension PortalStateMachine {
         // Only a chat state or marker (our puppets' own come back from the room too): nothing for the message path.
         if message.isSignalOnly { return typing + ephemeral(.occupantDisplayed(message)) }
         return typing + matrixDelivery(.message(message))
-    }
-
-    /// The MUC bounced one of our messages. `not-acceptable` means the puppet is no longer an occupant: rejoin and
-    /// resend once. Anything else: the Matrix sender is told in the room.
-    mutating func ownMessageRefused(_ originID: OriginID, mapping: MessageMapping?, error: StanzaErrorInfo) -> [Action] {
-        guard let mapping, mapping.direction == .matrixToXMPP, mapping.state == .sending, let user = mapping.sender.matrixUser else {
-            return []
-        }
-        let log = Action.log(LogEntry(level: .warning, message: "The MUC refused a bridged message",
-                                      metadata: ["xmpp.origin.id": originID.rawValue, "xmpp.error": error.condition.rawValue]))
-        if error.condition == .notAcceptable, let stanza = OutgoingGroupchat(mapping: mapping), puppets[user]?.joined == true {
-            puppets[user]?.joined = false
-            return [log] + ensurePuppet(user, then: .send(XMPPDelivery(user: user, originID: originID, stanza: stanza,
-                                                                       purpose: .afterRefusal(error))))
-        }
-        return [log] + failedToXMPP(user: user, originID: originID, reason: error.text.map { "\(error.condition): \($0)" } ?? error.condition.rawValue)
-    }
-
-    /// One of our messages will never reach the MUC: recorded, and its Matrix sender told in the room.
-    func failedToXMPP(user: UserID, originID: OriginID, reason: String) -> [Action] {
-        let name = displaynames[user] ?? user.localpart
-        return [.markFailed(originID),
-                .postNotice("⚠️ \(name)'s message could not be delivered to the XMPP room (\(reason)).", subject: "failed:\(originID.rawValue)")]
     }
 
     // MARK: Presences

@@ -42,6 +42,8 @@ struct PortalStateMachine: Sendable {
     /// MUC messages to Matrix, exactly once: a sub-machine without state of its own (see
     /// `PortalStateMachine+MatrixDelivery`).
     let matrixDelivery: MatrixDeliveryMachine
+    /// Matrix messages to the MUC, exactly once: a sub-machine with its own state (see `PortalStateMachine+XMPPDelivery`).
+    var xmppDelivery: XMPPDeliveryMachine
     /// Mediated invitations both ways: a sub-machine with its own state (see `PortalStateMachine+Invites`).
     var invites = InviteMachine()
     /// Encrypted events get a notice, at most one an hour (see ``EncryptedEventNotices``).
@@ -80,9 +82,6 @@ struct PortalStateMachine: Sendable {
     var resendsWentOut = true
     /// The drain in progress, if any.
     var drain: Drain?
-    /// A Matrix event that refers to one of our messages the MUC has not reflected yet (no stanza-id to name it):
-    /// the drain pauses until that reflection or the deadline.
-    var receiptWait: ReceiptWait?
     /// The time passed with the input being handled: every decision in ``receive(_:now:)`` reads it from here (set
     /// before anything else; the initial value is never read).
     private(set) var now = ContinuousClock.Instant.now
@@ -94,6 +93,9 @@ struct PortalStateMachine: Sendable {
         matrixDelivery = MatrixDeliveryMachine(configuration: .init(
             room: configuration.room, muc: configuration.muc, naming: configuration.naming, botUserID: configuration.botUserID,
             matrixBackoff: configuration.matrixBackoff))
+        xmppDelivery = XMPPDeliveryMachine(configuration: .init(
+            room: configuration.room, muc: configuration.muc, naming: configuration.naming, mediaLinks: configuration.mediaLinks,
+            uploadsMedia: configuration.uploadsMedia))
         roomState = RoomStateMachine(configuration: RoomStateMachine.Configuration(
             room: configuration.room, muc: configuration.muc, naming: configuration.naming, botUserID: configuration.botUserID,
             syncName: configuration.syncName, avatars: configuration.avatars))
@@ -179,7 +181,7 @@ struct PortalStateMachine: Sendable {
             highestSeq = max(highestSeq, fresh.map(\.seq).max() ?? 0)
             return startDrain(fresh, selfCheck: false)
         case .resumeDrain:
-            guard receiptWait != nil, canSend, drain == nil else { return [] }
+            guard xmppDelivery.receiptWait != nil, canSend, drain == nil else { return [] }
             return startDrainFromStore(selfCheck: false)
         case .retryInbox:
             guard xmppConnected, botJoined, inboxBlocked, !activating else { return [] }

@@ -1,0 +1,65 @@
+import IsthmusCommon
+
+/// Routing to the ``XMPPDeliveryMachine`` (Matrix messages to the MUC, exactly once): the portal machine hands it each
+/// input with a read-only view of the room, wraps its actions in ``Action/xmppDelivery(_:)``, and carries out its
+/// requests — a sender's puppet made ready first, the drain stopped, paused or retried, the resends stopped.
+extension PortalStateMachine {
+    /// Feeds the delivery sub-machine one input.
+    mutating func xmppDelivery(_ input: XMPPDeliveryMachine.Input) -> [Action] {
+        var actions: [Action] = []
+        for output in xmppDelivery.receive(input, in: xmppDeliveryRoom, now: now) {
+            switch output {
+            case .perform(let action):
+                actions.append(.xmppDelivery(action))
+            case .portal(.viaPuppet(let delivery)):
+                actions += ensurePuppet(delivery.user, then: .send(delivery))
+            case .portal(.puppetOut(let user)):
+                puppets[user]?.joined = false
+            case .portal(.drainBlocked):
+                actions += drainBlocked(retry: true)
+            case .portal(.xmppUnavailable(let failure)):
+                actions += unavailableDuringDrain(failure)
+            case .portal(.pauseDrain(let until)):
+                actions += pauseDrain(until: until)
+            case .portal(.resendsStopped):
+                resendsWentOut = false
+                agenda.removeAll { if case .resend = $0 { return true } else { return false } }
+            case .portal(.puppetSent(let user, let withBody)):
+                actions += ephemeral(.puppetSent(user, withBody: withBody))
+            }
+        }
+        return actions
+    }
+
+    /// A Matrix event waits for the reflection of the message it refers to: the drain stops (the event stays first in
+    /// the inbox) and goes on at the reflection or at `until`.
+    private mutating func pauseDrain(until: ContinuousClock.Instant) -> [Action] {
+        agenda.removeAll { step in
+            switch step {
+            case .handleMatrixEvent, .finishDrain: return true
+            default: return false
+            }
+        }
+        inboxNeedsReload = true
+        let selfCheck = drain?.selfCheck ?? false
+        drain = nil
+        if selfCheck { agenda.insert(.selfPing, at: 0) }
+        return [.schedule(.drainResume, at: until)]
+    }
+
+    /// What the delivery machine may read of the room: closures over copies of the model's tables (copy-on-write, so
+    /// no copying), never the portal machine itself.
+    private var xmppDeliveryRoom: XMPPDeliveryMachine.Room {
+        let (ghosts, puppets, displaynames) = (ghosts, puppets, displaynames)
+        return XMPPDeliveryMachine.Room(
+            mucNick: { user in
+                if let ghost = ghosts[user], ghost.joined { return ghost.nick }
+                return puppets[user]?.nick
+            },
+            puppetNick: { puppets[$0]?.nick },
+            joinedPuppet: { user in puppets[user].flatMap { $0.joined ? $0.occupant : nil } },
+            puppetOccupant: { puppets[$0]?.occupant },
+            name: { displaynames[$0] ?? $0.localpart },
+            moderation: roomFeatures?.moderation)
+    }
+}
