@@ -72,8 +72,9 @@ let package = Package(
         ], path: "Sources/IsthmusBenchmarks"),
 
         // MARK: Tests
-        /// Loopback fakes and a raw HTTP client shared by the tests (through TestSupport) and `isthmus-bench`.
-        .target(name: "IsthmusFakes", dependencies: ["Network", "MatrixAppService"], path: "Tests/IsthmusFakes"),
+        /// Loopback fakes shared by the tests (through TestSupport) and `isthmus-bench`: the behavioural fake MUC service
+        /// (XEP-0114), the scriptable and the answering homeserver, a raw HTTP client, the config of a bridge between them.
+        .target(name: "IsthmusFakes", dependencies: ["Network", "XMLStream", "MatrixAppService"], path: "Tests/IsthmusFakes"),
         .target(name: "TestSupport", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMLStream", "XMPP", "Network", "Matrix",
             "MatrixAppService", "MatrixClient", "IsthmusFakes",
