@@ -96,7 +96,7 @@ let package = Package(
             "Matrix", "MatrixAppService", "MatrixClient", "IsthmusStore", "IsthmusCLI", "TestSupport",
         ]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "IsthmusCommon", "TestSupport"]),
-        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "MessageFormatting", "Media", "TestSupport"]),
+        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "IsthmusConfig", "MessageFormatting", "Media", "IsthmusFakes", "TestSupport"]),
         /// The whole bridge against real Prosody and Synapse, driven through the CLI (XCTest: runs sequentially).
         .testTarget(name: "EndToEndTests", dependencies: ["Bridge", "IsthmusCLI", "TestSupport"]),
     ]
