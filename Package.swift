@@ -72,8 +72,9 @@ let package = Package(
         ], path: "Sources/IsthmusBenchmarks"),
 
         // MARK: Tests
-        /// Loopback fakes and a raw HTTP client shared by the tests (through TestSupport) and `isthmus-bench`.
-        .target(name: "IsthmusFakes", dependencies: ["Network", "MatrixAppService"], path: "Tests/IsthmusFakes"),
+        /// Loopback fakes shared by the tests (through TestSupport) and `isthmus-bench`: the behavioural fake MUC service
+        /// (XEP-0114), the scriptable and the answering homeserver, a raw HTTP client, the config of a bridge between them.
+        .target(name: "IsthmusFakes", dependencies: ["Network", "XMLStream", "MatrixAppService"], path: "Tests/IsthmusFakes"),
         .target(name: "TestSupport", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMLStream", "XMPP", "Network", "Matrix",
             "MatrixAppService", "MatrixClient", "IsthmusFakes",
@@ -95,7 +96,7 @@ let package = Package(
             "Matrix", "MatrixAppService", "MatrixClient", "IsthmusStore", "IsthmusCLI", "TestSupport",
         ]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "IsthmusCommon", "TestSupport"]),
-        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "MessageFormatting", "Media", "TestSupport"]),
+        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "IsthmusConfig", "MessageFormatting", "Media", "IsthmusFakes", "TestSupport"]),
         /// The whole bridge against real Prosody and Synapse, driven through the CLI (XCTest: runs sequentially).
         .testTarget(name: "EndToEndTests", dependencies: ["Bridge", "IsthmusCLI", "TestSupport"]),
     ]

@@ -1,5 +1,6 @@
 import Foundation
 import IsthmusCommon
+import IsthmusFakes
 import Matrix
 import MatrixClient
 
@@ -21,7 +22,7 @@ struct MatrixClientBenchmark {
 
     func run() async throws {
         let total = Int(ProcessInfo.processInfo.environment["ISTHMUS_BENCH_CLIENT_CALLS"] ?? "") ?? 100_000
-        let fake = try BenchHomeserver()
+        let fake = try AnsweringHomeserver.tracking()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await fake.run() }
             defer { fake.stop() }

@@ -9,8 +9,8 @@ import TestSupport
 /// ended, as in a restart of the server): an XMPP message met by the outage waits instead of being dropped, XMPP
 /// reading pauses, homeserver transactions are refused (the homeserver retries them), and once the database is back
 /// every message arrives exactly once, in order, by itself. The end-to-end twin is `PostgresOutageTests`. Needs the
-/// test bed's PostgreSQL (`scripts/test`), hence "RealServer" in the name (the unit tier skips those by name).
-@Suite struct StoreOutageRealServerTests {
+/// test bed's PostgreSQL (`scripts/test`): skipped without it (``needsTestBedPostgres``).
+@Suite(.needsTestBedPostgres) struct StoreOutageRealServerTests {
     let room = RoomID("!outage:localhost")!
     let muc = JID("outage@conference.localhost")!
     let alice = UserID("@alice:localhost")!

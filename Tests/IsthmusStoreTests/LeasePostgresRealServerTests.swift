@@ -4,11 +4,11 @@ import IsthmusCommon
 import TestSupport
 import Testing
 
-/// The lease against a holder that stopped in the middle of a fenced write, on the test bed's PostgreSQL (the name
-/// holds "RealServer": the unit tier has no PostgreSQL; `scripts/test --filter Lease` runs it).
+/// The lease against a holder that stopped in the middle of a fenced write, on the test bed's PostgreSQL (skipped
+/// without it, ``needsTestBedPostgres``; `scripts/test --filter Lease` runs it).
 /// Serialized: both tests hold a lease row locked on one server; seen once in a full parallel run on two busy cores,
 /// the idle-holder test's take-over did not come within 15 s (not diagnosed: alone it takes 5.2 s, as designed).
-@Suite(.serialized) struct LeasePostgresRealServerTests {
+@Suite(.serialized, .needsTestBedPostgres) struct LeasePostgresRealServerTests {
     let beta = LeaseOwner("beta-2")!
 
     /// One store on a new database, and a bare session on it that locks the lease row as a fenced write does.

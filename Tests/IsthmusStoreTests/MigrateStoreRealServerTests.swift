@@ -5,9 +5,9 @@ import TestSupport
 import Testing
 
 /// `migrate-store` into PostgreSQL: every table moves exactly (and back), tables larger than a batch arrive whole, a
-/// failure part-way rolls back. Needs the test bed's PostgreSQL (`scripts/test`), hence "RealServer" in the name (the
-/// unit tier skips those by name).
-@Suite struct MigrateStoreRealServerTests {
+/// failure part-way rolls back. Needs the test bed's PostgreSQL (`scripts/test`): skipped without it
+/// (``needsTestBedPostgres``).
+@Suite(.needsTestBedPostgres) struct MigrateStoreRealServerTests {
     let fixture = StoreCopyFixture()
     var room: RoomID { fixture.room }
     var alice: UserID { fixture.alice }

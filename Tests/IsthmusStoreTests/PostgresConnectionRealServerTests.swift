@@ -14,9 +14,8 @@ private func processHasExited(_ pid: Int32) -> Bool {
 }
 
 /// `PostgresConnection` and `PostgresPool` against the test bed's PostgreSQL 15 (`scripts/test` starts it; without
-/// it every test fails with how to run them). Each test has a database of its own (``PostgresTestDatabase``).
-/// The suite's name holds "RealServer" so the unit tier (`--skip "RealServer|EndToEnd|TestBed"`) leaves it out.
-@Suite struct PostgresConnectionRealServerTests {
+/// it the suite is skipped, ``needsTestBedPostgres``). Each test has a database of its own (``PostgresTestDatabase``).
+@Suite(.needsTestBedPostgres) struct PostgresConnectionRealServerTests {
     @Test func missingURLExplainsHowToRunTheTests() {
         let error = #expect(throws: TestBedError.self) { try PostgresTestDatabase(environment: [:]) }
         #expect(error.map { "\($0)" } == "ISTHMUS_TEST_POSTGRES_URL is not set: run the PostgreSQL tests through "

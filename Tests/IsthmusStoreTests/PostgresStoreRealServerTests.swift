@@ -4,8 +4,8 @@ import TestSupport
 import Testing
 
 /// What only PostgreSQL can do to the store: a connection lost under it, two processes migrating one new database. Needs
-/// the test bed's PostgreSQL (`scripts/test`), hence "RealServer" in the name (the unit tier skips those by name).
-@Suite struct PostgresStoreRealServerTests {
+/// the test bed's PostgreSQL (`scripts/test`): skipped without it (``needsTestBedPostgres``).
+@Suite(.needsTestBedPostgres) struct PostgresStoreRealServerTests {
     /// The connection breaks in the middle of a transaction (the server ends the session): that call fails as
     /// ``StoreError/Kind/unavailable`` and rolls back; the next call gets a new connection and works.
     @Test func aLostPostgresConnectionFailsOneCallAndTheNextWorks() async throws {

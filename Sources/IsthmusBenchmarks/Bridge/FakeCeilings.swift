@@ -10,7 +10,7 @@ import Synchronization
 enum FakeCeilings {
     /// Fake MUC → trivial component: messages/s from simulated users, each reflected to `copies` occupants per room.
     static func mucInject(rooms: Int, copies: Int, total: Int, window: Int) async throws -> Load.Result {
-        let muc = try FakeMUCServer()
+        let muc = try FakeMUCServer.tracking()
         let server = Task { await muc.run() }
         defer { muc.close(); server.cancel() }
         let current = Mutex<MessageTracker?>(nil)
@@ -34,7 +34,7 @@ enum FakeCeilings {
 
     /// Trivial component → fake MUC: groupchat messages/s taken (and reflected to `copies` occupants per room).
     static func mucReflect(rooms: Int, copies: Int, total: Int, window: Int) async throws -> Load.Result {
-        let muc = try FakeMUCServer()
+        let muc = try FakeMUCServer.tracking()
         let server = Task { await muc.run() }
         defer { muc.close(); server.cancel() }
         let (component, reader) = try await NullComponent.connect(port: muc.port, copies: copies) { _ in }
@@ -80,7 +80,7 @@ enum FakeCeilings {
 
     /// Raw HTTP clients (`connections` in parallel) → fake homeserver `PUT …/send/…`: calls/s answered.
     static func homeserverAnswer(total: Int, connections: Int) async throws -> Load.Result {
-        let homeserver = try BenchHomeserver()
+        let homeserver = try AnsweringHomeserver.tracking()
         let serving = Task { await homeserver.run() }
         defer { homeserver.stop(); serving.cancel() }
         let tracker = MessageTracker(capacity: total)
@@ -108,7 +108,7 @@ enum FakeCeilings {
     /// The bridge's own HTTP client (``MatrixClient``, `concurrency` calls in flight) → fake homeserver: what one
     /// `send` costs before any bridging work (in this process, so the fake's share is included).
     static func urlSessionSends(total: Int, concurrency: Int) async throws -> Load.Result {
-        let homeserver = try BenchHomeserver()
+        let homeserver = try AnsweringHomeserver.tracking()
         let serving = Task { await homeserver.run() }
         defer { homeserver.stop(); serving.cancel() }
         let client = MatrixClient(configuration: .init(homeserverURL: URL(string: "http://127.0.0.1:\(homeserver.port)")!,

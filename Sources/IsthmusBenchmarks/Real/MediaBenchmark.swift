@@ -1,5 +1,6 @@
 import Foundation
 import IsthmusCommon
+import IsthmusFakes
 import Matrix
 import MatrixAppService
 import MatrixClient
@@ -45,7 +46,7 @@ struct MediaBenchmark {
         try data.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
 
-        var settings = BridgeUnderTest.Settings(homeserverURL: hs, xmppPort: bed.componentPort, appservicePort: bed.appservicePort)
+        var settings = LoopbackBridgeConfig(homeserverURL: hs, xmppPort: bed.componentPort, appservicePort: bed.appservicePort)
         settings.asToken = bed.asToken
         settings.hsToken = bed.hsToken
         settings.componentSecret = bed.componentSecret

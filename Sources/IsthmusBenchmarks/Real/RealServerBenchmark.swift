@@ -1,5 +1,6 @@
 import Foundation
 import IsthmusCommon
+import IsthmusFakes
 import MatrixAppService
 import MatrixClient
 import Synchronization
@@ -65,7 +66,7 @@ struct RealServerBenchmark {
         }
         var synapse: [(matrixIn: Leg, matrixOut: Leg)] = [(firstIn, firstOut)]
 
-        var settings = BridgeUnderTest.Settings(homeserverURL: hs, xmppPort: bed.componentPort, appservicePort: bed.appservicePort)
+        var settings = LoopbackBridgeConfig(homeserverURL: hs, xmppPort: bed.componentPort, appservicePort: bed.appservicePort)
         settings.asToken = bed.asToken
         settings.hsToken = bed.hsToken
         settings.componentSecret = bed.componentSecret

@@ -1,7 +1,7 @@
 import Foundation
 import IsthmusCommon
+import IsthmusFakes
 import IsthmusStore
-import Network
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -10,62 +10,21 @@ import Glibc
 /// The release `isthmus serve` binary run as its own process against the benchmark's servers, with a generated
 /// config and a store the benchmark fills with links beforehand; its memory and CPU are read from `/proc`.
 final class BridgeUnderTest: @unchecked Sendable {
-    /// Where the servers are and what the bridge is called.
-    struct Settings {
-        var homeserverURL: String
-        var xmppPort: Int
-        var appservicePort: Int
-        var asToken = "bench-as-token"
-        var hsToken = "bench-hs-token"
-        var componentSecret = "bench-secret"
-        var componentDomain = "bridge.localhost"
-        var logLevel = "info"
-        /// YAML appended to the config (extra sections, e.g. `media:`).
-        var extraConfig = ""
-        /// The store on PostgreSQL (`database.url`, a database of its own: ``BenchPostgres``); nil: SQLite in the
-        /// bridge's directory.
-        var databaseURL: String?
-    }
-
     let directory: URL
     let configPath: String
-    let settings: Settings
+    let settings: LoopbackBridgeConfig
     let store: Store
     let logPath: String
     private var process: Process?
 
     /// Writes the config into a new directory and opens (creates) the bridge's store there.
-    init(settings: Settings, name: String) throws {
+    init(settings: LoopbackBridgeConfig, name: String) throws {
         self.settings = settings
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("isthmus-bench-\(name)-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         configPath = directory.appendingPathComponent("isthmus.yaml").path
         logPath = directory.appendingPathComponent("bridge.log").path
-        let config = """
-            matrix:
-              homeserver_url: \(settings.homeserverURL)
-              server_name: localhost
-            appservice:
-              id: isthmus
-              url: http://127.0.0.1:\(settings.appservicePort)
-              listen: 127.0.0.1:\(settings.appservicePort)
-              as_token: "\(settings.asToken)"
-              hs_token: "\(settings.hsToken)"
-              bot_localpart: isthmus
-              ghost_prefix: _xmpp_
-            xmpp:
-              component_domain: \(settings.componentDomain)
-              server_host: 127.0.0.1
-              server_port: \(settings.xmppPort)
-              component_secret: "\(settings.componentSecret)"
-              bot_nick: Matrix
-            database:
-              \(settings.databaseURL.map { "url: \"\($0)\"" } ?? "path: isthmus.sqlite")
-            logging:
-              level: \(settings.logLevel)
-
-            """ + settings.extraConfig
-        try config.write(toFile: configPath, atomically: true, encoding: .utf8)
+        try settings.yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
         if let url = settings.databaseURL {
             guard let url = PostgresURL(url) else { throw BenchmarkFailure("not a postgresql:// URL: \(url)") }
             store = try Store(location: .postgres(url: url), logger: .disabled)
@@ -183,13 +142,5 @@ final class BridgeUnderTest: @unchecked Sendable {
         if let path = ProcessInfo.processInfo.environment["ISTHMUS_BIN"], !path.isEmpty { return path }
         let own = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
         return own.deletingLastPathComponent().appendingPathComponent("isthmus").path
-    }
-
-    /// A loopback port nothing listens on now.
-    static func freePort() throws -> Int {
-        let probe = try TCPListener()
-        let port = probe.port
-        probe.close()
-        return port
     }
 }

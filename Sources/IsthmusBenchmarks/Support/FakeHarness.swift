@@ -1,12 +1,13 @@
 import Foundation
 import IsthmusCommon
+import IsthmusFakes
 
 /// The bridge process between a fake MUC server and a fake homeserver, with linked rooms: room `i` is Matrix room
 /// `!bench<i>:localhost` ↔ MUC `bench<i>@conference.localhost`, with `matrixMembers` Matrix users (puppets) and
 /// `xmppUsers` simulated XMPP occupants (ghosts).
 final class FakeHarness: @unchecked Sendable {
     let muc: FakeMUCServer
-    let homeserver: BenchHomeserver
+    let homeserver: AnsweringHomeserver
     let pusher: TransactionPusher
     let bridge: BridgeUnderTest
     let rooms: Int
@@ -22,16 +23,16 @@ final class FakeHarness: @unchecked Sendable {
         self.rooms = rooms
         self.matrixMembers = matrixMembers
         self.xmppUsers = xmppUsers
-        muc = try FakeMUCServer()
-        homeserver = try BenchHomeserver()
-        let appservicePort = try BridgeUnderTest.freePort()
-        var settings = BridgeUnderTest.Settings(homeserverURL: "http://127.0.0.1:\(homeserver.port)", xmppPort: muc.port,
+        muc = try FakeMUCServer.tracking()
+        homeserver = try AnsweringHomeserver.tracking()
+        let appservicePort = try LoopbackPort.unused()
+        var settings = LoopbackBridgeConfig(homeserverURL: "http://127.0.0.1:\(homeserver.port)", xmppPort: muc.port,
                                                 appservicePort: appservicePort)
         settings.logLevel = logLevel
         settings.databaseURL = databaseURL
         if ProcessInfo.processInfo.environment["ISTHMUS_BENCH_HA"] == "1" {
             // One process of an active/standby pair: it takes the lease at once, and every store write is fenced.
-            settings.extraConfig += "metrics:\n  listen: 127.0.0.1:\(try BridgeUnderTest.freePort())\nha:\n  enabled: true\n"
+            settings.extraConfig += "metrics:\n  listen: 127.0.0.1:\(try LoopbackPort.unused())\nha:\n  enabled: true\n"
         }
         bridge = try BridgeUnderTest(settings: settings, name: name)
         pusher = TransactionPusher(port: appservicePort, hsToken: settings.hsToken)

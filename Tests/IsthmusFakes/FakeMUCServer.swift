@@ -12,21 +12,43 @@ import XMLStream
 /// is reflected to every occupant the component hosts, with the room's `<stanza-id>`; a non-occupant gets
 /// `not-acceptable`. MAM queries get an empty `<fin complete='true'/>`, every other request an empty result.
 /// Simulated XMPP users (``addXMPPUser(room:nick:)``) are occupants nobody connects for; ``inject(room:nick:body:)``
-/// makes one of them speak. Outgoing stanzas are built from byte templates; everything runs on the connection's
-/// reader task under one lock. Thread-safe.
-final class FakeMUCServer: Sendable {
-    let port: Int
+/// makes one of them speak. What the component itself says in a room is handed to `onGroupchat` as it is reflected.
+///
+/// Shared by `isthmus-bench` (whose figures depend on it staying cheap: outgoing stanzas are built from byte templates,
+/// and nothing is recorded unless `onGroupchat` records it) and the tests' loopback tier (`BridgeTests.LoopbackBridgeTests`).
+/// Thread-safe: all state is under one lock, taken by the reader task of each connection and by the public methods;
+/// one component connection is served at a time (a newer handshake replaces the older connection).
+public final class FakeMUCServer: Sendable {
+    /// The loopback port it listens on.
+    public let port: Int
     private let listener: TCPListener
     private let state = Mutex(State())
+    private let onGroupchat: @Sendable (Groupchat) -> Void
 
-    struct Occupant {
+    /// A groupchat message from an occupant the component hosts, as the fake reflected it to every hosted occupant.
+    public struct Groupchat: Sendable {
+        /// The room's bare JID.
+        public var room: String
+        /// The sender's nick in the room.
+        public var nick: String
+        /// The `<body>`, nil when the message had none.
+        public var body: String?
+        /// The stanza's `id` attribute (the fake makes one up when it had none).
+        public var id: String
+        /// The XEP-0359 `<origin-id>` the component put on it, if any.
+        public var originID: String?
+        /// The XEP-0359 `<stanza-id by=room>` the fake gave its reflection.
+        public var stanzaID: String
+    }
+
+    private struct Occupant {
         var nick: String
         /// The real JID of an occupant the component hosts; nil for a simulated XMPP user.
         var jid: String?
         var occupantID: String
     }
 
-    struct Room {
+    private struct Room {
         var byNick: [String: Occupant] = [:]
         /// Nick of each hosted occupant by real JID.
         var nickOf: [String: String] = [:]
@@ -34,13 +56,17 @@ final class FakeMUCServer: Sendable {
         var hosted: [String] = []
     }
 
-    /// Counters the benchmarks read.
-    struct Counters: Sendable {
-        var joins = 0
-        var leaves = 0
-        var groupchatsIn = 0
-        var copiesOut = 0
-        var connections = 0
+    /// What the fake did so far.
+    public struct Counters: Sendable {
+        /// Joins of hosted occupants (a nick change is not one).
+        public var joins = 0
+        public var leaves = 0
+        /// Groupchat messages the component sent from hosted occupants (each one reflected).
+        public var groupchatsIn = 0
+        /// Copies of reflected messages written to the component (one per hosted occupant of the room).
+        public var copiesOut = 0
+        /// Component handshakes accepted.
+        public var connections = 0
     }
 
     private struct State {
@@ -51,13 +77,17 @@ final class FakeMUCServer: Sendable {
         var nextStanzaID = 0
     }
 
-    init() throws {
+    /// Listens on a free loopback port (serving starts with ``run()``). `onGroupchat` sees every message the component
+    /// sends from a hosted occupant, in order; it runs under the fake's lock, so it must be quick and must not call the
+    /// fake.
+    public init(onGroupchat: @escaping @Sendable (Groupchat) -> Void = { _ in }) throws {
         listener = try TCPListener()
         port = listener.port
+        self.onGroupchat = onGroupchat
     }
 
     /// Accepts component connections until ``close()`` (the newest replaces an older one).
-    func run() async {
+    public func run() async {
         await withDiscardingTaskGroup { group in
             do {
                 for try await connection in listener.connections {
@@ -67,19 +97,21 @@ final class FakeMUCServer: Sendable {
         }
     }
 
-    func close() {
+    /// Stops listening and drops the component's connection; ``run()`` returns.
+    public func close() {
         listener.close()
         state.withLock { $0.connection?.abort() }
     }
 
-    var counters: Counters { state.withLock { $0.counters } }
-    var isConnected: Bool { state.withLock { $0.connected } }
+    public var counters: Counters { state.withLock { $0.counters } }
+    /// Whether a component has completed its handshake and is still connected.
+    public var isConnected: Bool { state.withLock { $0.connected } }
 
     /// Number of occupants hosted by the component across all rooms.
-    var hostedOccupants: Int { state.withLock { $0.rooms.values.reduce(0) { $0 + $1.hosted.count } } }
+    public var hostedOccupants: Int { state.withLock { $0.rooms.values.reduce(0) { $0 + $1.hosted.count } } }
 
-    /// Adds a simulated XMPP user to `room` (bare JID).
-    func addXMPPUser(room: String, nick: String) {
+    /// Adds a simulated XMPP user to `room` (bare JID); it is among the occupants a join is told about from then on.
+    public func addXMPPUser(room: String, nick: String) {
         state.withLock { state in
             state.rooms[room, default: Room()].byNick[nick] = Occupant(nick: nick, jid: nil, occupantID: Self.occupantID(room, nick))
         }
@@ -88,12 +120,13 @@ final class FakeMUCServer: Sendable {
     /// A simulated XMPP user says `body` in `room`: one reflection to every hosted occupant. False when no
     /// component is connected.
     @discardableResult
-    func inject(room: String, nick: String, body: String) -> Bool {
+    public func inject(room: String, nick: String, body: String) -> Bool {
         state.withLock { state in
             guard state.connected, let connection = state.connection, let occupant = state.rooms[room]?.byNick[nick] else { return false }
             state.nextStanzaID += 1
             let id = "x\(state.nextStanzaID)"
-            return Self.reflect(room: room, from: occupant, id: id, originID: nil, body: body, state: &state, connection: connection)
+            return Self.reflect(room: room, from: occupant, id: id, originID: nil, body: body, stanzaID: "s\(state.nextStanzaID)",
+                                state: &state, connection: connection)
         }
     }
 
@@ -170,17 +203,19 @@ final class FakeMUCServer: Sendable {
             if child.name == "body" { body = child.text } else if child.name == "origin-id" { originID = child[attribute: "id"] }
         }
         state.counters.groupchatsIn += 1
-        if let body { MessageTracker.arrived(body: body.utf8) }
         state.nextStanzaID += 1
-        let id = element[attribute: "id"] ?? "m\(state.nextStanzaID)"
-        Self.reflect(room: room, from: occupant, id: id, originID: originID, body: body ?? "", state: &state, connection: connection)
+        let id = element[attribute: "id"] ?? "m\(state.nextStanzaID)", stanzaID = "s\(state.nextStanzaID)"
+        onGroupchat(Groupchat(room: room, nick: nick, body: body, id: id, originID: originID, stanzaID: stanzaID))
+        Self.reflect(room: room, from: occupant, id: id, originID: originID, body: body ?? "", stanzaID: stanzaID,
+                     state: &state, connection: connection)
     }
 
+    /// Writes one copy of the message to each hosted occupant of `room`, in one write (XEP-0045 §7.4, with XEP-0359's
+    /// `<stanza-id>` and XEP-0421's `<occupant-id>`). False when the write failed.
     @discardableResult
     private static func reflect(room: String, from occupant: Occupant, id: String, originID: String?, body: String,
-                                state: inout State, connection: TCPConnection) -> Bool {
+                                stanzaID: String, state: inout State, connection: TCPConnection) -> Bool {
         guard let hosted = state.rooms[room]?.hosted, !hosted.isEmpty else { return true }
-        let stanzaID = "s\(state.nextStanzaID)"
         let head = Array("<message type='groupchat' from='\(escape(room))/\(escape(occupant.nick))' id='\(escape(id))' to='".utf8)
         var tail = "'><body>\(escape(body))</body>"
         if let originID { tail += "<origin-id xmlns='urn:xmpp:sid:0' id='\(escape(originID))'/>" }
@@ -286,13 +321,13 @@ final class FakeMUCServer: Sendable {
         return String(hash, radix: 36)
     }
 
-    static func bare(_ jid: String) -> String {
+    private static func bare(_ jid: String) -> String {
         guard let slash = jid.firstIndex(of: "/") else { return jid }
         return String(jid[..<slash])
     }
 
     /// `text` escaped for a single-quoted attribute (also safe as character data).
-    static func escape(_ text: String) -> String {
+    private static func escape(_ text: String) -> String {
         var buffer: [UInt8] = []
         XMLEscaping.appendAttributeValue(text, to: &buffer)
         return String(decoding: buffer, as: UTF8.self)

@@ -1,25 +1,32 @@
 import Foundation
-import IsthmusFakes
 import MatrixAppService
 import Synchronization
 
-/// The benchmarks' homeserver, as cheap as it can be: the shared ``IsthmusFakes/FakeHomeserver`` (no recording)
-/// answering every client-server call at once with plausible JSON (register, profile, join, invite, member state,
-/// send → a new event id, joined_members from the room's configured members, appservice ping), and noting when
-/// benchmark messages arrive. Pushing transactions to the bridge is ``TransactionPusher``'s job. Thread-safe.
-final class BenchHomeserver: Sendable {
+/// A homeserver for a bridge, as cheap as it can be: ``FakeHomeserver`` (no recording) answering every client-server
+/// call at once with plausible JSON (register, profile, join, invite, member state, send → a new event id,
+/// joined_members from the room's configured members, appservice ping). Every `/send/` is handed to `onSend` as it
+/// arrives. It pushes nothing: transactions are the caller's to send to the bridge's listener.
+///
+/// Shared by `isthmus-bench` (which notes its messages' arrivals in `onSend`) and the tests' loopback tier
+/// (`BridgeTests.LoopbackBridgeTests`, which records them). Thread-safe.
+public final class AnsweringHomeserver: Sendable {
     private let fake: FakeHomeserver
-    var port: Int { fake.port }
-    var server: HTTPServer { fake.server }
-    private let answers = Answers()
+    /// The loopback port it listens on.
+    public var port: Int { fake.port }
+    public var server: HTTPServer { fake.server }
+    private let answers: Answers
 
-    /// Counters the benchmarks read.
-    struct Counters: Sendable {
-        var calls = 0
-        var sends = 0
-        var registers = 0
-        var ghostJoins = 0
-        var ghostMemberStates = 0
+    /// What the homeserver was asked so far.
+    public struct Counters: Sendable {
+        /// Every request.
+        public var calls = 0
+        /// `PUT …/send/…`: events sent.
+        public var sends = 0
+        public var registers = 0
+        /// Joins as an appservice ghost (`user_id` in the bridge's `_xmpp_` namespace).
+        public var ghostJoins = 0
+        /// Member state events set as a ghost (its displayname and avatar).
+        public var ghostMemberStates = 0
     }
 
     fileprivate struct State {
@@ -29,24 +36,30 @@ final class BenchHomeserver: Sendable {
         var members: [String: Data] = [:]
     }
 
-    init() throws {
-        let answers = self.answers
+    /// Listens on a free loopback port (serving starts with ``run()``). `onSend` gets each `/send/` request before it
+    /// is answered, on the server's task; it must be quick and must not call the homeserver.
+    public init(onSend: @escaping @Sendable (HTTPServerRequest) -> Void = { _ in }) throws {
+        let answers = Answers(onSend: onSend)
+        self.answers = answers
         fake = try FakeHomeserver(answer: { request in answers.answer(request) })
     }
 
     /// The state the answers read and count in (a class: the server's closure and this object share it).
     private final class Answers: Sendable {
         let state = Mutex(State())
+        let onSend: @Sendable (HTTPServerRequest) -> Void
+
+        init(onSend: @escaping @Sendable (HTTPServerRequest) -> Void) { self.onSend = onSend }
 
         func answer(_ request: HTTPServerRequest) -> HTTPServerResponse {
-            BenchHomeserver.answer(request, state: state)
+            AnsweringHomeserver.answer(request, state: state, onSend: onSend)
         }
     }
 
-    var counters: Counters { answers.state.withLock { $0.counters } }
+    public var counters: Counters { answers.state.withLock { $0.counters } }
 
     /// Sets who `room` has as joined members (besides the bot): Matrix user ids with displaynames.
-    func setMembers(room: String, _ members: [(user: String, name: String)], bot: String) {
+    public func setMembers(room: String, _ members: [(user: String, name: String)], bot: String) {
         var joined = "{\"joined\":{\"\(bot)\":{}"
         for member in members { joined += ",\"\(member.user)\":{\"display_name\":\"\(member.name)\"}" }
         joined += "}}"
@@ -54,9 +67,9 @@ final class BenchHomeserver: Sendable {
     }
 
     /// Serves until ``stop()``.
-    func run() async { await fake.run() }
+    public func run() async { await fake.run() }
 
-    func stop() { fake.stop() }
+    public func stop() { fake.stop() }
 
     private static let empty = json("{}")
     private static let registered = json(#"{"user_id":"@_xmpp_bench:localhost"}"#)
@@ -68,11 +81,12 @@ final class BenchHomeserver: Sendable {
         HTTPServerResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(text.utf8))
     }
 
-    fileprivate static func answer(_ request: HTTPServerRequest, state: borrowing Mutex<State>) -> HTTPServerResponse {
+    fileprivate static func answer(_ request: HTTPServerRequest, state: borrowing Mutex<State>,
+                                   onSend: @Sendable (HTTPServerRequest) -> Void) -> HTTPServerResponse {
         let path = request.path
         let byGhost = request.query.contains { $0.name == "user_id" && ($0.value ?? "").contains("_xmpp_") }
         if path.contains("/send/") {
-            MessageTracker.arrived(body: request.body)
+            onSend(request)
             let number = state.withLock { state in
                 state.counters.calls += 1
                 state.counters.sends += 1

@@ -1,0 +1,13 @@
+import Testing
+
+extension Trait where Self == ConditionTrait {
+    /// For a real-server suite that lives in a target of the unit and loopback tiers (beside the code it tests, as
+    /// `IsthmusStoreTests.PostgresConnectionRealServerTests`): it runs only when the test bed's PostgreSQL is configured
+    /// (`ISTHMUS_TEST_POSTGRES_URL`, which `scripts/test` always sets, so CI runs it) and is skipped, saying why,
+    /// elsewhere — `swift test` on its own, `scripts/sanitize`. The real-server targets themselves are left out by
+    /// name (`scripts/sanitize`); this trait is how the others are.
+    public static var needsTestBedPostgres: Self {
+        .enabled(if: (try? TestBed.postgresURL()) != nil,
+                 "needs the test bed's PostgreSQL (ISTHMUS_TEST_POSTGRES_URL): run it through scripts/test")
+    }
+}
