@@ -48,7 +48,7 @@ import Testing
     }
 
     /// A ghost's message refused with `M_FORBIDDEN` ("not in room") is the caller's to decide (join and send again:
-    /// ``PortalStateMachine/ghostNotInRoom(_:reason:)``, the DMs): the link tells it apart and sends nothing more.
+    /// ``MatrixDeliveryMachine/Input/ghostNotInRoom(_:reason:)``, the DMs): the link tells it apart and sends nothing more.
     @Test func aGhostThatIsNotInTheRoomIsReportedAsSuchAndNothingElseIsSent() async throws {
         let fake = try FakeHomeserver { request, _ in
             if request.path.contains("/send/") { return FakeHomeserver.json(403, #"{"errcode": "M_FORBIDDEN", "error": "User not in room"}"#) }

@@ -9,7 +9,7 @@ import IsthmusStore
 /// ``PortalStateMachine/Action/catchUp(_:)``, and its requests (``Request``) hand the router the work that follows
 /// (archived messages to bridge, inbox events in the order to handle them).
 struct CatchUpMachine: Sendable {
-    /// What the room announced at the last activation; nil until known (stanza-ids are then trusted, as before).
+    /// What the room announced when last asked (each activation, and when its configuration changes); nil until known (stanza-ids are then trusted, as before).
     private(set) var features: RoomFeatures?
     /// The next drain from the store checks the Matrix timeline first.
     private(set) var timelineCheckPending = false

@@ -7,7 +7,7 @@ import IsthmusStore
 /// from the stanza's key, and recorded (map entry, reaction changes, resume point) in one commit; the homeserver's
 /// pauses are waited out, its refusals recorded so they are not retried. A sub-machine of ``PortalStateMachine``
 /// with no state of its own: it reads the room through the ``Room`` view handed in with each input, its actions reach
-/// the ``Portal`` wrapped in ``PortalStateMachine/Action/toMatrix(_:)``, and what the room model learns (a ghost's saved
+/// the ``Portal`` wrapped in ``PortalStateMachine/Action/matrixDelivery(_:)``, and what the room model learns (a ghost's saved
 /// state, an occupant) comes back as requests (``Request``) the router applies.
 struct MatrixDeliveryMachine: Sendable {
     typealias MatrixDelivery = PortalStateMachine.MatrixDelivery
@@ -57,7 +57,7 @@ struct MatrixDeliveryMachine: Sendable {
         /// The message was refused for good or refers to nothing bridged (recorded so it is not retried).
         case recordRefused(MessageMapping)
         /// A private message from the bridge's occupant tells the XMPP sender their message did not reach Matrix.
-        case tellSender(JID, String)
+        case tellSender(to: JID, body: String)
         case log(LogEntry)
 
         /// Whether the machine waits for this action's outcome.
@@ -211,7 +211,7 @@ struct MatrixDeliveryMachine: Sendable {
                 sender: .occupant(PortalStateMachine.occupantIdentity(message)), state: .failed))))
         }
         if tellSender, !message.fromArchive, room.botJoined, !message.nick.isEmpty, let occupant = configuration.muc.with(resource: message.nick) {
-            outputs.append(.perform(.tellSender(occupant, "Your message could not be delivered to Matrix: \(reason)")))
+            outputs.append(.perform(.tellSender(to: occupant, body: "Your message could not be delivered to Matrix: \(reason)")))
         }
         return outputs
     }

@@ -237,6 +237,7 @@ struct XMPPDeliveryMachine: Sendable {
                          reason: error.text.map { "\(error.condition): \($0)" } ?? error.condition.rawValue, in: room)
         }
     }
+
     /// How long a Matrix event waits for the MUC to reflect the message it refers to.
     static let receiptWaitLimit: Duration = .seconds(10)
 

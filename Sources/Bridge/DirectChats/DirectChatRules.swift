@@ -29,7 +29,7 @@ enum DirectChatRules {
 
     /// What a private message does in its DM room (`room`), given what it refers to there; `txnID` makes a call's
     /// transaction id from the stanza's and what the call is for.
-    /// Mirrors the linked room's rules (``PortalStateMachine/deliverToMatrix(_:targets:)``): only the author's own
+    /// Mirrors the linked room's rules (``MatrixDeliveryMachine/deliver(_:targets:in:)``): only the author's own
     /// message can be corrected or retracted; a reaction set replaces the sender's earlier one.
     static func plan(_ inbound: Inbound, in room: RoomID, targets: PortalStateMachine.XMPPTargets,
                      txnID: (String?) -> ClientTransactionID) -> InboundPlan {

@@ -85,7 +85,7 @@ extension Portal {
     static let timelineMaxPages = 5
 
     /// Reads the recent timeline back to the link's activation (at most ``timelineLookback``) and which of its events
-    /// the bridge has seen, for ``CatchUpMachine/timelineRead(_:in:)``. Empty when the link was never active or the
+    /// the bridge has seen, for ``CatchUpMachine/Input/timelineRead(_:)``. Empty when the link was never active or the
     /// timeline could not be read (the drain goes on in arrival order rather than stall the room on a timeline it
     /// cannot read); nil when shutdown cut it short (the drain must not go on without it).
     private func readTimeline() async -> CatchUpMachine.Input {

@@ -99,7 +99,7 @@ extension Portal {
         }
     }
 
-    /// Counted here, once per message: this follows only a successful send (`matrixDelivered`), and a message is sent
+    /// Counted here, once per message: this follows only a successful send (`MatrixDeliveryMachine.Input.delivered`), and a message is sent
     /// only when the map does not have its stanza-id yet — retries end here once, the copies addressed to puppets are
     /// ignored, and archived copies of bridged messages are dropped by the map lookup before they are sent. (A room
     /// that assigns no stanza-id has no archive either: its messages arrive once, live.)
@@ -116,5 +116,4 @@ extension Portal {
     private func recordRefused(_ mapping: MessageMapping) async {
         _ = try? await context.durably { try await context.store.recordBridgedFromXMPP(mapping) }
     }
-
 }

@@ -79,7 +79,7 @@ extension Portal {
     }
 
     private func insertMapping(_ mapping: MessageMapping, consumingInbox seq: Int64, delivery: PortalStateMachine.XMPPDelivery,
-                       reaction: ReactionChange?) async -> XMPPDeliveryMachine.Input {
+                               reaction: ReactionChange?) async -> XMPPDeliveryMachine.Input {
         do {
             return .mappingInserted(delivery, inserted: try await context.durably {
                 try await context.store.insertMapping(mapping, consumingInbox: seq, reaction: reaction)
@@ -89,5 +89,4 @@ extension Portal {
             return .mappingInserted(delivery, inserted: nil)
         }
     }
-
 }

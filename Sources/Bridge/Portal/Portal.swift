@@ -120,7 +120,6 @@ actor Portal {
         case .reportPrivateBounce(let bounce): context.directChats?.enqueue(.bounced(bounce))
         case .joinMUC(let join): return await joinMUC(join)
         case .leaveMUC(let nick, let occupant, let status): await leaveMUC(nick: nick, occupant: occupant, status: status)
-        case .sendPrivate(let to, let body): await sendPrivate(to: to, body: body)
         case .matrixDelivery(let action): return await performMatrixDelivery(action)
         case .xmppDelivery(let action): return await performXMPPDelivery(action)
         case .catchUp(let action): return await performCatchUp(action)

@@ -83,7 +83,7 @@ import XMPP
         #expect(refused == [
             .perform(.recordRefused(MessageMapping(room: f.room, eventID: nil, stanzaID: StanzaID("s7"), originID: nil, direction: .xmppToMatrix,
                                                    sender: .occupant(.nick("romeo")), state: .failed))),
-            .perform(.tellSender(f.muc.with(resource: "romeo")!, "Your message could not be delivered to Matrix: M_FORBIDDEN")),
+            .perform(.tellSender(to: f.muc.with(resource: "romeo")!, body: "Your message could not be delivered to Matrix: M_FORBIDDEN")),
         ])
         #expect(withoutLogs(machine.receive(.failed(delivery, .refused("M_FORBIDDEN")), in: room(botJoined: false))).count == 1,
                 "no private message without the bridge's occupant in the room")
@@ -103,5 +103,22 @@ import XMPP
         #expect(final.first == .portal(.ghostSaved(again.setup!.saved)))
         #expect(final.contains { if case .perform(.recordRefused) = $0 { true } else { false } })
         #expect(sent(final) == nil)
+    }
+
+    /// A rejoin plans over the table as it will be: the ghost's saved state (here the only one that knows the
+    /// occupant id's real JID) counts, as left, so the same ghost joins again rather than a second one.
+    @Test func aRejoinPlansOverTheGhostsSavedStateAsIfItHadLeft() {
+        let realJID = JID("romeo@montague.example")!
+        let ghost = f.machine.configuration.ghostUserID(realJID.bare.description)!
+        let saved = RoomGhost(room: f.room, user: ghost, nick: "romeo", occupantID: OccupantID("occ-r"), realJID: realJID, joined: true)
+        let message = f.groupchat("romeo", "hi", stanzaID: "s9", occupantID: "occ-r")
+        let plan = PortalStateMachine.ghostPlan(nick: "romeo", occupantID: message.occupantID, realJID: nil, joinedNow: false,
+                                                rejoining: (ghost, saved), occupants: [:], ghosts: [:], configuration: f.machine.configuration)
+        #expect(plan?.ghost == ghost)
+        #expect(plan?.setup?.join == true)
+        #expect(plan?.setup?.identity == realJID.bare.description)
+        let unsaved = PortalStateMachine.ghostPlan(nick: "romeo", occupantID: message.occupantID, realJID: nil, joinedNow: false,
+                                                   rejoining: nil, occupants: [:], ghosts: [:], configuration: f.machine.configuration)
+        #expect(unsaved?.ghost != ghost, "without the saved state the occupant id alone names another ghost")
     }
 }

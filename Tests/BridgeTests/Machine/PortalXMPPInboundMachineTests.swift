@@ -186,7 +186,7 @@ import Testing
         let failed = MessageMapping(room: f.room, eventID: nil, stanzaID: StanzaID("s2"), originID: nil, direction: .xmppToMatrix,
                                     sender: .occupant(.nick("romeo")), state: .failed)
         #expect(f.act(.matrixDelivery(.ghostNotInRoom(rejoining, reason: "M_FORBIDDEN")))
-                == [.matrixDelivery(.recordRefused(failed)), .matrixDelivery(.tellSender(f.muc.with(resource: "romeo")!, "Your message could not be delivered to Matrix: M_FORBIDDEN"))])
+                == [.matrixDelivery(.recordRefused(failed)), .matrixDelivery(.tellSender(to: f.muc.with(resource: "romeo")!, body: "Your message could not be delivered to Matrix: M_FORBIDDEN"))])
     }
 
     @Test func aGhostThatJoinedForARefusedMessageIsJoinedInTheModelSoUnlinkTakesItOut() {
@@ -225,7 +225,7 @@ import Testing
         let failed = MessageMapping(room: f.room, eventID: nil, stanzaID: StanzaID("s1"), originID: nil, direction: .xmppToMatrix,
                                     sender: .occupant(.nick("romeo")), state: .failed)
         #expect(f.act(.matrixDelivery(.failed(sending, .refused("M_FORBIDDEN"))))
-                == [.matrixDelivery(.recordRefused(failed)), .matrixDelivery(.tellSender(f.muc.with(resource: "romeo")!, "Your message could not be delivered to Matrix: M_FORBIDDEN"))])
+                == [.matrixDelivery(.recordRefused(failed)), .matrixDelivery(.tellSender(to: f.muc.with(resource: "romeo")!, body: "Your message could not be delivered to Matrix: M_FORBIDDEN"))])
         var archived = message
         archived.fromArchive = true
         var sendingArchived = sending

@@ -30,8 +30,6 @@ extension PortalStateMachine {
         case joinMUC(MUCJoin)
         /// An occupant of ours leaves the MUC, with a status text.
         case leaveMUC(nick: String, occupant: JID, status: String?)
-        /// A private message from the bridge's occupant to an occupant.
-        case sendPrivate(to: JID, body: String)
         /// → ``Input/selfPinged(_:)``: XEP-0410 self-ping of the bridge's occupant.
         case selfPing(nick: String)
 

@@ -27,6 +27,6 @@ extension PortalStateMachine {
         return actions
     }
 
-    /// What the room announced at the last activation (kept by the catch-up machine); nil until known.
+    /// What the room announced when last asked (kept by the catch-up machine); nil until known.
     var roomFeatures: RoomFeatures? { catchUp.features }
 }

@@ -56,7 +56,7 @@ extension PortalStateMachine {
         case ghostsReadForUnlink([RoomGhost]?, connected: Bool)
         /// An outcome for the Matrix → XMPP delivery sub-machine (see ``XMPPDeliveryMachine/Input``).
         case xmppDelivery(XMPPDeliveryMachine.Input)
-        /// An outcome for the delivery sub-machine (see ``MatrixDeliveryMachine/Input``).
+        /// An outcome for the MUC → Matrix delivery sub-machine (see ``MatrixDeliveryMachine/Input``).
         case matrixDelivery(MatrixDeliveryMachine.Input)
         /// An outcome for the catch-up sub-machine (see ``CatchUpMachine/Input``).
         case catchUp(CatchUpMachine.Input)

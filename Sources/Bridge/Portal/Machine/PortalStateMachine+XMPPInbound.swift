@@ -152,21 +152,23 @@ extension PortalStateMachine {
     }
 
     /// The same as a plan over copies of the model, for the delivery machine's view. `rejoining`: plan as if this
-    /// ghost (with this saved state, when known) had left the Matrix room. Pure.
+    /// ghost, with this saved state when known, had left the Matrix room (the table is changed so first, as the
+    /// model will be once the delivery machine's requests are applied). Pure.
     static func ghostPlan(nick: String, occupantID: OccupantID?, realJID: JID?, joinedNow: Bool, rejoining: (UserID, RoomGhost?)?,
                           occupants: [String: Occupant], ghosts: [UserID: RoomGhost],
                           configuration: Configuration) -> MatrixDeliveryMachine.GhostPlan? {
+        var ghosts = ghosts
+        if let (left, saved) = rejoining {
+            if let saved { ghosts[left] = saved }
+            ghosts[left]?.joined = false
+        }
         let known = occupants[nick]
         let identity = ghostIdentity(muc: configuration.muc, nick: nick, occupantID: occupantID ?? known?.occupantID,
                                      realJID: realJID ?? known?.realJID ?? knownRealJID(occupantID: occupantID ?? known?.occupantID, ghosts: ghosts))
         guard let ghost = known?.ghost ?? configuration.ghostUserID(identity) else { return nil }
         let occupant = joinedNow || known != nil
             ? Occupant(nick: nick, occupantID: occupantID ?? known?.occupantID, realJID: realJID ?? known?.realJID, ghost: ghost) : nil
-        var stored = ghosts[ghost]
-        if let (left, saved) = rejoining, left == ghost {
-            stored = saved ?? stored
-            stored?.joined = false
-        }
+        let stored = ghosts[ghost]
         if let stored, stored.joined, stored.nick == nick { return .init(ghost: ghost, setup: nil, occupant: occupant) }
         let saved = RoomGhost(room: configuration.room, user: ghost, nick: nick, occupantID: occupantID ?? stored?.occupantID,
                               realJID: realJID ?? stored?.realJID, joined: true)
