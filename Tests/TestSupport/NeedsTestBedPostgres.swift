@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 extension Trait where Self == ConditionTrait {
@@ -6,8 +7,13 @@ extension Trait where Self == ConditionTrait {
     /// (`ISTHMUS_TEST_POSTGRES_URL`, which `scripts/test` always sets, so CI runs it) and is skipped, saying why,
     /// elsewhere — `swift test` on its own, `scripts/sanitize`. The real-server targets themselves are left out by
     /// name (`scripts/sanitize`); this trait is how the others are.
+    ///
+    /// Under `scripts/test` (which exports `ISTHMUS_TEST_DATABASE`) it always runs, so a bed whose PostgreSQL URL went
+    /// missing fails the run with `TestBedError.postgresNotConfigured` instead of skipping it in CI.
     public static var needsTestBedPostgres: Self {
-        .enabled(if: (try? TestBed.postgresURL()) != nil,
-                 "needs the test bed's PostgreSQL (ISTHMUS_TEST_POSTGRES_URL): run it through scripts/test")
+        let environment = ProcessInfo.processInfo.environment
+        let underScriptsTest = !(environment["ISTHMUS_TEST_DATABASE"] ?? "").isEmpty
+        return .enabled(if: underScriptsTest || (try? TestBed.postgresURL(environment)) != nil,
+                        "needs the test bed's PostgreSQL (ISTHMUS_TEST_POSTGRES_URL): run it through scripts/test")
     }
 }
