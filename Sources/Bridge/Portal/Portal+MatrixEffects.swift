@@ -4,8 +4,7 @@ import IsthmusStore
 
 /// The Matrix side of the portal's actions: client-server calls as the bot or a ghost. Runs on the portal's actor.
 /// Mostly I/O; a few fallbacks are chosen here: a retried delivery first looks for its earlier copy in the timeline,
-/// a kick the homeserver refuses becomes the ghost's own leave, and an XMPP file that cannot be imported goes as its
-/// link.
+/// and an XMPP file that cannot be imported goes as its link (the ghosts' own calls: `Portal+GhostEffects`).
 extension Portal {
     func joinMatrixAsBot() async -> PortalStateMachine.Input {
         do {
@@ -13,27 +12,6 @@ extension Portal {
             return .botJoinedMatrix(error: nil)
         } catch {
             return .botJoinedMatrix(error: Self.matrixFailure(error))
-        }
-    }
-
-    /// Registers, names, joins and saves a ghost as the setup says (the global name only when the ghost is new).
-    func prepareGhost(_ setup: PortalStateMachine.GhostSetup) async throws {
-        let room = link.matrixRoom
-        try await context.matrix.registerGhost(setup.ghost)
-        if try await context.durably({ try await context.store.recordGhost(setup.ghost, identity: setup.identity, globalName: setup.nick) }) {
-            try await context.matrix.setDisplayname(setup.nick, for: setup.ghost)
-        }
-        if setup.join { try await context.matrix.join(room, as: setup.ghost) }
-        try await context.matrix.setRoomDisplayname(setup.nick, for: setup.ghost, in: room)
-        try await context.durably { try await context.store.saveRoomGhost(setup.saved) }
-    }
-
-    func prepareGhostOutcome(_ setup: PortalStateMachine.GhostSetup) async -> PortalStateMachine.Input {
-        do {
-            try await prepareGhost(setup)
-            return .ghostPrepared(setup, error: nil)
-        } catch {
-            return .ghostPrepared(setup, error: Self.matrixFailure(error))
         }
     }
 
@@ -45,34 +23,6 @@ extension Portal {
         } catch {
             logger.warning("Could not set the room's m.bridge state", metadata: [
                 "matrix.state.key": info.stateKey, "matrix.bridge_info.set": "\(info.content != nil)", "error": "\(error)"])
-        }
-    }
-
-    func renameGhost(_ ghost: RoomGhost) async {
-        do {
-            try await context.matrix.setRoomDisplayname(ghost.nick, for: ghost.user, in: link.matrixRoom)
-            try await context.durably { try await context.store.saveRoomGhost(ghost) }
-        } catch {
-            logger.error("Could not rename a ghost", metadata: ["matrix.user.id": ghost.user.rawValue, "error": "\(error)"])
-        }
-    }
-
-    func removeGhost(_ ghost: UserID, _ removal: PortalStateMachine.GhostRemoval, saving: RoomGhost?) async {
-        let room = link.matrixRoom
-        do {
-            switch removal {
-            case .leave:
-                try await context.matrix.leave(room, as: ghost, reason: nil)
-            case .kick(let ban, let reason):
-                do {
-                    try await context.matrix.remove(ghost, from: room, ban: ban, reason: reason)
-                } catch {
-                    try await context.matrix.leave(room, as: ghost, reason: reason)
-                }
-            }
-            if let saving { try await context.durably { try await context.store.saveRoomGhost(saving) } }
-        } catch {
-            logger.error("Ghost could not leave", metadata: ["matrix.user.id": ghost.rawValue, "error": "\(error)"])
         }
     }
 

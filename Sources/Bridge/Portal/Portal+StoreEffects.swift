@@ -62,16 +62,6 @@ extension Portal {
         context.notify(.status(link.matrixRoom, status))
     }
 
-    /// The room's ghosts as stored, for an unlink before the room was ever loaded.
-    func readGhostsForUnlink(connected: Bool) async -> PortalStateMachine.Input {
-        do {
-            return .ghostsReadForUnlink(try await context.store.roomGhosts(link.matrixRoom), connected: connected)
-        } catch {
-            logger.warning("Could not read the room's ghosts; they stay in the Matrix room", metadata: ["error": "\(error)"])
-            return .ghostsReadForUnlink(nil, connected: connected)
-        }
-    }
-
     /// Unlink: the plan's ghosts leave the Matrix room, puppets and the bridge's occupant leave the MUC, the bot leaves
     /// the Matrix room, and the link's state is deleted. Steps that fail are logged; the link is removed regardless.
     func unlink(_ plan: PortalStateMachine.UnlinkPlan) async {

@@ -109,15 +109,13 @@ actor Portal {
     private func perform(_ action: PortalStateMachine.Action) async -> PortalStateMachine.Input? {
         switch action {
         case .joinMatrixAsBot: return await joinMatrixAsBot()
-        case .prepareGhost(let setup): return await prepareGhostOutcome(setup)
-        case .renameGhost(let ghost): await renameGhost(ghost)
+        case .ghosts(let action): return await performGhosts(action)
         case .avatars(let action): await performAvatars(action)
-        case .removeGhost(let ghost, let removal, let saving): await removeGhost(ghost, removal, saving: saving)
         case .postNotice(let text, let subject): await postNotice(text, subject: subject)
         case .fetchMatrixMembers: return await fetchMatrixMembers()
-        case .deliverPrivateToMatrix(let inbound):
+        case .directChats(.inbound(let inbound)):
             context.directChats?.enqueue(.fromXMPP(inbound, linkedRoom: link.matrixRoom, muc: link.muc))
-        case .reportPrivateBounce(let bounce): context.directChats?.enqueue(.bounced(bounce))
+        case .directChats(.bounce(let bounce)): context.directChats?.enqueue(.bounced(bounce))
         case .joinMUC(let join): return await joinMUC(join)
         case .leaveMUC(let nick, let occupant, let status): await leaveMUC(nick: nick, occupant: occupant, status: status)
         case .matrixDelivery(let action): return await performMatrixDelivery(action)
@@ -133,10 +131,8 @@ actor Portal {
         case .deletePuppet(let user): await deletePuppet(user)
         case .setStatus(let status, let detail): await setStatus(status, detail: detail)
         case .schedule(let timer, let instant): schedule(timer, at: instant)
-        case .queueGhostReconciliation: enqueue(.reconcileGhosts)
         case .invites(let action): return await performInvites(action)
         case .roomState(let action): return await performRoomState(action)
-        case .readGhostsForUnlink(let connected): return await readGhostsForUnlink(connected: connected)
         case .unlink(let plan): await unlink(plan)
         case .log(let entry): logger.log(entry.level, entry.message, metadata: entry.metadata)
         }

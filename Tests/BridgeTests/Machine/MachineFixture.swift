@@ -36,7 +36,7 @@ struct MachineFixture {
     mutating func act(_ input: Input, at now: ContinuousClock.Instant? = nil) -> [Action] {
         machine.receive(input, now: now ?? t0).filter {
             switch $0 {
-            case .log, .xmppDelivery(.log), .matrixDelivery(.log), .catchUp(.log), .ephemeral(.log), .roles(.log), .roomState(.log), .invites(.log): false
+            case .log, .xmppDelivery(.log), .ghosts(.log), .matrixDelivery(.log), .catchUp(.log), .ephemeral(.log), .roles(.log), .roomState(.log), .invites(.log): false
             default: true
             }
         }
@@ -101,8 +101,8 @@ struct MachineFixture {
     }
 
     func ghost(of nick: String, occupantID: String? = nil) -> UserID {
-        machine.configuration.ghostUserID(PortalStateMachine.ghostIdentity(muc: muc, nick: nick, occupantID: occupantID.flatMap(OccupantID.init),
-                                                                           realJID: nil))!
+        machine.configuration.ghostUserID(GhostMachine.identity(muc: muc, nick: nick, occupantID: occupantID.flatMap(OccupantID.init),
+                                                                realJID: nil))!
     }
 
     func text(_ seq: Int64, from sender: UserID? = nil, _ body: String = "hi", msgtype: MessageType = .text) -> QueuedMatrixEvent {

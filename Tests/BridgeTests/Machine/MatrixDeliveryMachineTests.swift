@@ -112,13 +112,12 @@ import XMPP
         let ghost = f.machine.configuration.ghostUserID(realJID.bare.description)!
         let saved = RoomGhost(room: f.room, user: ghost, nick: "romeo", occupantID: OccupantID("occ-r"), realJID: realJID, joined: true)
         let message = f.groupchat("romeo", "hi", stanzaID: "s9", occupantID: "occ-r")
-        let plan = PortalStateMachine.ghostPlan(nick: "romeo", occupantID: message.occupantID, realJID: nil, joinedNow: false,
-                                                rejoining: (ghost, saved), occupants: [:], ghosts: [:], configuration: f.machine.configuration)
+        let table = GhostMachine(configuration: f.machine.xmppOccupants.configuration)
+        let plan = table.plan(nick: "romeo", occupantID: message.occupantID, realJID: nil, joinedNow: false, rejoining: (ghost, saved))
         #expect(plan?.ghost == ghost)
         #expect(plan?.setup?.join == true)
         #expect(plan?.setup?.identity == realJID.bare.description)
-        let unsaved = PortalStateMachine.ghostPlan(nick: "romeo", occupantID: message.occupantID, realJID: nil, joinedNow: false,
-                                                   rejoining: nil, occupants: [:], ghosts: [:], configuration: f.machine.configuration)
+        let unsaved = table.plan(nick: "romeo", occupantID: message.occupantID, realJID: nil, joinedNow: false)
         #expect(unsaved?.ghost != ghost, "without the saved state the occupant id alone names another ghost")
     }
 }

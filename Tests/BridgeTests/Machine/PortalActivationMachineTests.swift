@@ -21,7 +21,7 @@ import Testing
         #expect(f.act(.membersFetched([f.alice: "Alice", f.bot: nil])) == [.joinMUC(join)])
         #expect(f.act(.mucJoined(join, .joined(nick: "Alice", created: false))) == [.savePuppet(f.puppet(f.alice, "Alice")), .loadUndelivered])
         #expect(f.act(.undeliveredLoaded([]))
-                == [.queueGhostReconciliation, .roomState(.setBridgeInfo(f.bridgeInfo)), .setStatus(.active, detail: nil), .catchUp(.readTimeline)])
+                == [.ghosts(.queueReconciliation), .roomState(.setBridgeInfo(f.bridgeInfo)), .setStatus(.active, detail: nil), .catchUp(.readTimeline)])
         #expect(f.act(.catchUp(.inboxRead([]))) == [])
         #expect(f.machine.botJoined && f.machine.canSend)
     }
@@ -50,7 +50,7 @@ import Testing
         unreceipted.seq = 1
         #expect(f.act(.undeliveredLoaded([unreceipted])) == [.groupchat(f.outgoing(zero, purpose: .resend))])
         #expect(f.act(.xmppDelivery(.groupchatSent(f.outgoing(zero, purpose: .resend), nil)))
-                == [.queueGhostReconciliation, .setStatus(.active, detail: nil), .catchUp(.readTimeline)])
+                == [.ghosts(.queueReconciliation), .setStatus(.active, detail: nil), .catchUp(.readTimeline)])
         #expect(f.act(.catchUp(.inboxRead([one]))) == [.xmppDelivery(.insertMapping(f.mapping(one), consumingInbox: 2, delivery: f.outgoing(one)))])
     }
 
@@ -155,7 +155,7 @@ import Testing
         let join = f.puppetJoin(f.alice, "Alice", then: .send(resend))
         #expect(f.act(.undeliveredLoaded([one, two])) == [.joinMUC(join)])
         #expect(f.act(.mucJoinFailed(join, .timeout))
-                == [.queueGhostReconciliation, .schedule(.inboxRetry, at: f.t0 + .seconds(5)), .roomState(.setBridgeInfo(f.bridgeInfo)),
+                == [.ghosts(.queueReconciliation), .schedule(.inboxRetry, at: f.t0 + .seconds(5)), .roomState(.setBridgeInfo(f.bridgeInfo)),
                     .setStatus(.active, detail: nil)])
         #expect(f.act(.matrixEvents([f.text(3)])) == [])
         // The retry resends first, then drains the store.
@@ -245,10 +245,10 @@ import Testing
     @Test func aPortalLoadedOnlyToUnlinkWhileXMPPIsDownLeavesOnlyMatrix() {
         var f = MachineFixture()
         // Never loaded: the ghosts to take out are read first (only the joined ones leave).
-        #expect(f.act(.unlink(xmppConnected: false)) == [.readGhostsForUnlink(connected: false)])
+        #expect(f.act(.unlink(xmppConnected: false)) == [.ghosts(.readForUnlink(connected: false))])
         let ghosts = [RoomGhost(room: f.room, user: f.ghost(of: "romeo"), nick: "romeo", occupantID: nil, realJID: nil, joined: true),
                       RoomGhost(room: f.room, user: f.ghost(of: "juliet"), nick: "juliet", occupantID: nil, realJID: nil, joined: false)]
-        #expect(f.act(.ghostsReadForUnlink(ghosts, connected: false))
+        #expect(f.act(.ghosts(.readForUnlink(ghosts, connected: false)))
                 == [.roomState(.setBridgeInfo(f.bridgeInfoWithdrawn)),
                     .unlink(.init(ghosts: [f.ghost(of: "romeo")], puppets: [], botNick: nil, ghostLevels: GhostPowerLevels(wanted: [:])))])
         #expect(f.machine.closed)
@@ -265,7 +265,7 @@ import Testing
         var left = stored[1]
         left.joined = false
         // The occupant list is complete: the ghosts' power levels are brought in line once (here: none wanted).
-        #expect(f.act(.reconcileGhosts) == [.removeGhost(juliet, .leave, saving: left), .roles(.applyGhostPowerLevels(GhostPowerLevels(wanted: [:])))])
+        #expect(f.act(.reconcileGhosts) == [.ghosts(.remove(juliet, .leave, saving: left)), .roles(.applyGhostPowerLevels(GhostPowerLevels(wanted: [:])))])
         _ = f.act(.roles(.powerLevelsApplied(GhostPowerLevels(wanted: [:]), .unchanged)))
         #expect(f.act(.reconcileGhosts) == [])
     }

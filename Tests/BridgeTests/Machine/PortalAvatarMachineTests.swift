@@ -24,11 +24,11 @@ import Testing
         var f = MachineFixture()
         f.activate()
         let first = f.act(.xmppPresence(presence(f, "romeo", .photo(hashA))))
-        guard case .prepareGhost(let setup)? = first.last, first.count == 1 else {
+        guard case .ghosts(.prepare(let setup))? = first.last, first.count == 1 else {
             Issue.record("expected the ghost's setup alone, got \(first)")
             return
         }
-        #expect(f.act(.ghostPrepared(setup, error: nil)) == [.avatars(.setGhostAvatar(job(f, hashA)))])
+        #expect(f.act(.ghosts(.prepared(setup, error: nil))) == [.avatars(.setGhostAvatar(job(f, hashA)))])
         // The same hash again (a status change): nothing. No update element, or "not ready": nothing.
         #expect(f.act(.xmppPresence(presence(f, "romeo", .photo(hashA)))) == [])
         #expect(f.act(.xmppPresence(presence(f, "romeo", nil))) == [])
@@ -41,33 +41,33 @@ import Testing
     @Test func aGhostThatLeftGetsItsAvatarAgainWhenItReturns() {
         var f = MachineFixture()
         f.activate()
-        guard case .prepareGhost(let setup)? = f.act(.xmppPresence(presence(f, "romeo", .photo(hashA)))).last else {
+        guard case .ghosts(.prepare(let setup))? = f.act(.xmppPresence(presence(f, "romeo", .photo(hashA)))).last else {
             Issue.record("no ghost setup")
             return
         }
-        #expect(f.act(.ghostPrepared(setup, error: nil)) == [.avatars(.setGhostAvatar(job(f, hashA)))])
+        #expect(f.act(.ghosts(.prepared(setup, error: nil))) == [.avatars(.setGhostAvatar(job(f, hashA)))])
         _ = f.act(.xmppPresence(presence(f, "romeo", nil, available: false)))
-        guard case .prepareGhost(let again)? = f.act(.xmppPresence(presence(f, "romeo", .photo(hashA)))).last else {
+        guard case .ghosts(.prepare(let again))? = f.act(.xmppPresence(presence(f, "romeo", .photo(hashA)))).last else {
             Issue.record("no ghost setup on return")
             return
         }
-        #expect(f.act(.ghostPrepared(again, error: nil)) == [.avatars(.setGhostAvatar(job(f, hashA)))])
+        #expect(f.act(.ghosts(.prepared(again, error: nil))) == [.avatars(.setGhostAvatar(job(f, hashA)))])
     }
 
     @Test func aFailedGhostSetupDropsTheAvatarSoTheNextPresenceRetries() {
         var f = MachineFixture()
         f.activate()
-        guard case .prepareGhost(let setup)? = f.act(.xmppPresence(presence(f, "romeo", .photo(hashA)))).last else {
+        guard case .ghosts(.prepare(let setup))? = f.act(.xmppPresence(presence(f, "romeo", .photo(hashA)))).last else {
             Issue.record("no ghost setup")
             return
         }
-        #expect(f.act(.ghostPrepared(setup, error: .refused("M_FORBIDDEN"))) == [])
+        #expect(f.act(.ghosts(.prepared(setup, error: .refused("M_FORBIDDEN")))) == [])
         let retried = f.act(.xmppPresence(presence(f, "romeo", .photo(hashA))))
-        guard case .prepareGhost(let again)? = retried.last else {
+        guard case .ghosts(.prepare(let again))? = retried.last else {
             Issue.record("no second setup: \(retried)")
             return
         }
-        #expect(f.act(.ghostPrepared(again, error: nil)) == [.avatars(.setGhostAvatar(job(f, hashA)))])
+        #expect(f.act(.ghosts(.prepared(again, error: nil))) == [.avatars(.setGhostAvatar(job(f, hashA)))])
     }
 
     @Test func theRealJIDIsAskedFirstWhenTheRoomShowsIt() {
@@ -75,11 +75,11 @@ import Testing
         f.activate()
         var shown = presence(f, "romeo", .photo(hashA))
         shown.realJID = JID("romeo@montague.example/phone")
-        guard case .prepareGhost(let setup)? = f.act(.xmppPresence(shown)).last else {
+        guard case .ghosts(.prepare(let setup))? = f.act(.xmppPresence(shown)).last else {
             Issue.record("no ghost setup")
             return
         }
-        guard case .avatars(.setGhostAvatar(let job))? = f.act(.ghostPrepared(setup, error: nil)).first else {
+        guard case .avatars(.setGhostAvatar(let job))? = f.act(.ghosts(.prepared(setup, error: nil))).first else {
             Issue.record("no avatar job")
             return
         }

@@ -14,7 +14,7 @@ import Testing
         #expect(f.act(.membersFetched([:]))
                 == [.loadUndelivered])
         #expect(f.act(.undeliveredLoaded([]))
-                == [.queueGhostReconciliation, .roomState(.setBridgeInfo(f.bridgeInfo)), .setStatus(.active, detail: nil), .catchUp(.readTimeline)])
+                == [.ghosts(.queueReconciliation), .roomState(.setBridgeInfo(f.bridgeInfo)), .setStatus(.active, detail: nil), .catchUp(.readTimeline)])
         _ = f.act(.catchUp(.inboxRead([])))
         _ = f.act(.xmppDisconnected)
         _ = f.act(.activate)
@@ -22,7 +22,7 @@ import Testing
         _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
         _ = f.act(.roomLoaded(f.snapshot()))
         _ = f.act(.membersFetched([:]))
-        #expect(f.act(.undeliveredLoaded([])) == [.queueGhostReconciliation, .setStatus(.active, detail: nil), .catchUp(.readTimeline)])
+        #expect(f.act(.undeliveredLoaded([])) == [.ghosts(.queueReconciliation), .setStatus(.active, detail: nil), .catchUp(.readTimeline)])
     }
 
     @Test func aFailedActivationSetsNothing() {

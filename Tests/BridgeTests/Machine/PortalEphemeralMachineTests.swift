@@ -13,11 +13,11 @@ import Testing
     func activeRoom(ghostOf nick: String = "romeo") -> (MachineFixture, UserID) {
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice"])
-        guard case .prepareGhost(let setup)? = f.act(.xmppPresence(f.presence(nick))).first else {
+        guard case .ghosts(.prepare(let setup))? = f.act(.xmppPresence(f.presence(nick))).first else {
             Issue.record("no ghost set up for \(nick)")
             return (f, f.bot)
         }
-        _ = f.act(.ghostPrepared(setup, error: nil))
+        _ = f.act(.ghosts(.prepared(setup, error: nil)))
         return (f, setup.ghost)
     }
 

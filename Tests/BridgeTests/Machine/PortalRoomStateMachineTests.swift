@@ -229,7 +229,7 @@ import Testing
         // The other occupants' destroy presences: their ghosts leave; the bridge's copy again: nothing more.
         var romeo = f.presence("romeo", available: false)
         romeo.destroyed = gone.destroyed
-        guard case .removeGhost(let ghost, .leave, _)? = f.act(.xmppPresence(romeo)).first else {
+        guard case .ghosts(.remove(let ghost, .leave, _))? = f.act(.xmppPresence(romeo)).first else {
             Issue.record("ghost did not leave")
             return
         }
@@ -248,8 +248,8 @@ import Testing
         #expect(f.act(.activate) == [])
         #expect(f.act(.selfCheck) == [])
         // Unlinking still works.
-        #expect(f.act(.unlink(xmppConnected: true)) == [.readGhostsForUnlink(connected: true)])
-        guard case .unlink(let plan)? = f.act(.ghostsReadForUnlink(nil, connected: true)).last else {
+        #expect(f.act(.unlink(xmppConnected: true)) == [.ghosts(.readForUnlink(connected: true))])
+        guard case .unlink(let plan)? = f.act(.ghosts(.readForUnlink(nil, connected: true))).last else {
             Issue.record("no unlink")
             return
         }

@@ -10,7 +10,7 @@ import Testing
     func delivery(_ f: MachineFixture, _ message: RoomMessage, setup: Bool, join: Bool = true,
                   occupantID: String? = nil) -> PortalStateMachine.MatrixDelivery {
         let ghost = f.ghost(of: message.nick, occupantID: occupantID)
-        let identity = PortalStateMachine.ghostIdentity(muc: f.muc, nick: message.nick, occupantID: occupantID.flatMap(OccupantID.init), realJID: nil)
+        let identity = GhostMachine.identity(muc: f.muc, nick: message.nick, occupantID: occupantID.flatMap(OccupantID.init), realJID: nil)
         let saved = RoomGhost(room: f.room, user: ghost, nick: message.nick, occupantID: occupantID.flatMap(OccupantID.init), realJID: nil, joined: true)
         var outgoing = MessageTranslation.toMatrix(message.body!)
         outgoing.html = StylingToHTML.convert(outgoing.body)
@@ -237,20 +237,20 @@ import Testing
         var f = MachineFixture()
         f.activate()
         let romeo = f.ghost(of: "romeo", occupantID: "o1")
-        let identity = PortalStateMachine.ghostIdentity(muc: f.muc, nick: "romeo", occupantID: OccupantID("o1"), realJID: nil)
+        let identity = GhostMachine.identity(muc: f.muc, nick: "romeo", occupantID: OccupantID("o1"), realJID: nil)
         let joined = RoomGhost(room: f.room, user: romeo, nick: "romeo", occupantID: OccupantID("o1"), realJID: nil, joined: true)
         let setup = PortalStateMachine.GhostSetup(ghost: romeo, identity: identity, nick: "romeo", join: true, saved: joined)
-        #expect(f.act(.xmppPresence(f.presence("romeo", occupantID: "o1"))) == [.prepareGhost(setup)])
-        #expect(f.act(.ghostPrepared(setup, error: nil)) == [])
+        #expect(f.act(.xmppPresence(f.presence("romeo", occupantID: "o1"))) == [.ghosts(.prepare(setup))])
+        #expect(f.act(.ghosts(.prepared(setup, error: nil))) == [])
         // Presence updates of a joined occupant cause nothing.
         #expect(f.act(.xmppPresence(f.presence("romeo", occupantID: "o1"))) == [])
         var renamed = joined
         renamed.nick = "Romeo M."
         #expect(f.act(.xmppPresence(f.presence("romeo", available: false, codes: [.nickChanged], newNick: "Romeo M.", occupantID: "o1")))
-                == [.renameGhost(renamed)])
+                == [.ghosts(.rename(renamed))])
         var left = renamed
         left.joined = false
-        #expect(f.act(.xmppPresence(f.presence("Romeo M.", available: false, occupantID: "o1"))) == [.removeGhost(romeo, .leave, saving: left)])
+        #expect(f.act(.xmppPresence(f.presence("Romeo M.", available: false, occupantID: "o1"))) == [.ghosts(.remove(romeo, .leave, saving: left))])
     }
 
     @Test func kickedAndBannedOccupantsAreRemovedByTheBotWithTheReason() {
@@ -259,10 +259,10 @@ import Testing
         let romeo = f.ghost(of: "romeo")
         _ = f.act(.xmppPresence(f.presence("romeo")))
         #expect(f.act(.xmppPresence(f.presence("romeo", available: false, codes: [.kicked], reason: "spam")))
-                == [.removeGhost(romeo, .kick(ban: false, reason: "Kicked in the XMPP room: spam"), saving: nil)])
+                == [.ghosts(.remove(romeo, .kick(ban: false, reason: "Kicked in the XMPP room: spam"), saving: nil))])
         _ = f.act(.xmppPresence(f.presence("romeo")))
         #expect(f.act(.xmppPresence(f.presence("romeo", available: false, codes: [.banned])))
-                == [.removeGhost(romeo, .kick(ban: true, reason: "Banned in the XMPP room"), saving: nil)])
+                == [.ghosts(.remove(romeo, .kick(ban: true, reason: "Banned in the XMPP room"), saving: nil))])
     }
 
     @Test func theBridgeRemovedFromTheMUCRejoinsUnlessKickedOrBanned() {

@@ -22,9 +22,9 @@ import XMPP
         f.activate(members: [f.alice: "Alice"])
         _ = f.act(.xmppPresence(f.presence("romeo", occupantID: "occ1")))
         let ghost = f.ghost(of: "romeo", occupantID: "occ1")
-        let identity = PortalStateMachine.ghostIdentity(muc: f.muc, nick: "romeo", occupantID: OccupantID("occ1"), realJID: nil)
+        let identity = GhostMachine.identity(muc: f.muc, nick: "romeo", occupantID: OccupantID("occ1"), realJID: nil)
         #expect(f.act(.xmppPrivateMessage(privateMessage(f, from: "romeo", to: f.alice, "psst", occupantID: "occ1")))
-                == [.deliverPrivateToMatrix(inbound(f, from: "romeo", to: f.alice, "psst", ghost: ghost, identity: identity, occupantID: "occ1"))])
+                == [.directChats(.inbound(inbound(f, from: "romeo", to: f.alice, "psst", ghost: ghost, identity: identity, occupantID: "occ1")))])
     }
 
     @Test func afterANickChangeTheSameGhostSpeaks() {
@@ -33,7 +33,7 @@ import XMPP
         _ = f.act(.xmppPresence(f.presence("romeo")))
         let ghost = f.ghost(of: "romeo")
         _ = f.act(.xmppPresence(f.presence("romeo", available: false, codes: [.nickChanged], newNick: "romeo2")))
-        guard case .deliverPrivateToMatrix(let sent)? = f.act(.xmppPrivateMessage(privateMessage(f, from: "romeo2", to: f.alice, "hi"))).first else {
+        guard case .directChats(.inbound(let sent))? = f.act(.xmppPrivateMessage(privateMessage(f, from: "romeo2", to: f.alice, "hi"))).first else {
             Issue.record("not delivered")
             return
         }
@@ -47,7 +47,7 @@ import XMPP
         _ = f.act(.xmppPresence(f.presence("romeo", occupantID: "occ1")))
         var reaction = RoomMessage(room: f.muc, nick: "romeo", to: f.puppetJID(f.alice), id: StanzaAttributeID("pm2"))
         reaction.references = MessageReferences(reactions: .init(id: "isthmus-pm-1", keys: ["👍"]))
-        guard case .deliverPrivateToMatrix(let sent)? = f.act(.xmppPrivateMessage(reaction)).first else {
+        guard case .directChats(.inbound(let sent))? = f.act(.xmppPrivateMessage(reaction)).first else {
             Issue.record("not delivered")
             return
         }
@@ -67,7 +67,7 @@ import XMPP
         _ = f.act(.xmppPresence(f.presence("mallory")))
         var claim = privateMessage(f, from: "mallory", to: f.alice, "it's me, romeo")
         claim.realJID = JID("romeo@localhost")
-        guard case .deliverPrivateToMatrix(let sent)? = f.act(.xmppPrivateMessage(claim)).first else {
+        guard case .directChats(.inbound(let sent))? = f.act(.xmppPrivateMessage(claim)).first else {
             Issue.record("not delivered")
             return
         }
@@ -93,6 +93,6 @@ import XMPP
         let originID = f.naming.privateOriginID(for: EventID("$dm1")!)
         let error = StanzaErrorInfo(condition: .itemNotFound, text: "Recipient not in room")
         let bounce = RoomMessage(room: f.muc, nick: "romeo", to: f.puppetJID(f.alice), originID: originID, id: StanzaAttributeID(originID.rawValue), error: error)
-        #expect(f.act(.xmppPrivateMessage(bounce)) == [.reportPrivateBounce(DirectChatMachine.Bounce(originID: originID, nick: "romeo", error: error))])
+        #expect(f.act(.xmppPrivateMessage(bounce)) == [.directChats(.bounce(DirectChatMachine.Bounce(originID: originID, nick: "romeo", error: error)))])
     }
 }

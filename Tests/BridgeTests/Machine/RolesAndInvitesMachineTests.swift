@@ -16,9 +16,9 @@ import Testing
     /// Feeds a presence and the outcome of the ghost setup it asks for; returns every action but the setup and logs.
     func present(_ f: inout MachineFixture, _ presence: RoomPresence) -> [PortalStateMachine.Action] {
         var actions = f.act(.xmppPresence(presence))
-        if case .prepareGhost(let setup)? = actions.last {
+        if case .ghosts(.prepare(let setup))? = actions.last {
             actions.removeLast()
-            actions += f.act(.ghostPrepared(setup, error: nil))
+            actions += f.act(.ghosts(.prepared(setup, error: nil)))
         }
         return actions
     }

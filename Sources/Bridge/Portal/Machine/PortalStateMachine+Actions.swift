@@ -9,21 +9,12 @@ extension PortalStateMachine {
         // MARK: Matrix side
         /// → ``Input/botJoinedMatrix(error:)``: the bot joins the Matrix room.
         case joinMatrixAsBot
-        /// → ``Input/ghostPrepared(_:error:)``: register the ghost, name it, join it, save it (steps it needs only).
-        case prepareGhost(GhostSetup)
-        /// A ghost's per-room displayname changes (nick change), and its saved state with it.
-        case renameGhost(RoomGhost)
-        /// A ghost leaves the Matrix room (or the bot kicks or bans it, falling back to a leave); then its state is
-        /// saved when it has one.
-        case removeGhost(UserID, GhostRemoval, saving: RoomGhost?)
         /// A notice from the bot in the Matrix room (idempotent per subject).
         case postNotice(String, subject: String)
         /// → ``Input/membersFetched(_:)``: the Matrix room's joined members.
         case fetchMatrixMembers
-        /// A private message to a Matrix user's occupant goes to their DM with the sender's ghost (``DirectChats``).
-        case deliverPrivateToMatrix(DirectChatRules.Inbound)
-        /// The MUC bounced one of our private messages (from a DM): the DM is told (``DirectChats``).
-        case reportPrivateBounce(DirectChatMachine.Bounce)
+        /// MUC private messages to and from the Matrix users' DMs go to ``DirectChats`` (see ``DirectChatHandoff``).
+        case directChats(DirectChatHandoff)
 
         // MARK: XMPP side
         /// → ``Input/mucJoined(_:_:)`` or ``Input/mucJoinFailed(_:_:)``: an occupant of ours joins the MUC (or changes nick, when `change`).
@@ -48,15 +39,12 @@ extension PortalStateMachine {
         // MARK: The portal itself
         /// Queue the timer's event at this time, replacing a pending timer of the same kind.
         case schedule(PortalTimer, at: ContinuousClock.Instant)
-        /// Queue ``PortalEvent/reconcileGhosts`` behind the events already queued: the occupants' presences that
-        /// arrived during the join must be handled before ghosts of departed occupants are told apart.
-        case queueGhostReconciliation
-        /// → ``Input/ghostsReadForUnlink(_:connected:)``: the room's ghosts as stored, for an unlink before the room was
-        /// ever loaded.
-        case readGhostsForUnlink(connected: Bool)
         /// Leave both rooms and forget the link (see ``UnlinkPlan``).
         case unlink(UnlinkPlan)
         case log(LogEntry)
+        /// The MUC's other occupants' ghosts (see ``GhostMachine/Action``); → ``Input/ghosts(_:)`` when the wrapped action
+        /// awaits one.
+        case ghosts(GhostMachine.Action)
         /// Matrix messages to the MUC, exactly once (see ``XMPPDeliveryMachine/Action``); → ``Input/xmppDelivery(_:)``
         /// when the wrapped action awaits one.
         case xmppDelivery(XMPPDeliveryMachine.Action)
@@ -81,9 +69,10 @@ extension PortalStateMachine {
         /// Whether the machine waits for this action's outcome.
         var awaitsOutcome: Bool {
             switch self {
-            case .joinMatrixAsBot, .prepareGhost, .fetchMatrixMembers, .joinMUC, .selfPing, .loadRoom, .loadUndelivered,
-                 .readGhostsForUnlink:
+            case .joinMatrixAsBot, .fetchMatrixMembers, .joinMUC, .selfPing, .loadRoom, .loadUndelivered:
                 return true
+            case .ghosts(let action):
+                return action.awaitsOutcome
             case .matrixDelivery(let action):
                 return action.awaitsOutcome
             case .xmppDelivery(let action):

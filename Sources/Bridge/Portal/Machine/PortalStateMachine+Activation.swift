@@ -25,9 +25,9 @@ extension PortalStateMachine {
                 return [.log(LogEntry(level: .error, message: "Bot could not join the Matrix room", metadata: ["error": "\(error)"])),
                         .setStatus(.error, detail: "the bridge bot cannot join the Matrix room: \(error)")]
             }
-            occupants.removeAll()
+            let cleared = ghosts(.occupantListCleared)
             agenda = [.joinBotOccupant(attempt: 0)]
-            return roles(.occupantListCleared)
+            return cleared + roles(.occupantListCleared)
         case .mucJoined(let join, let result):
             switch join.purpose {
             case .bot(let attempt): return botJoinOutcome(join, attempt: attempt, result)
@@ -42,9 +42,6 @@ extension PortalStateMachine {
             }
         case .roomLoaded(let snapshot):
             return roomLoaded(snapshot)
-        case .ghostsReadForUnlink(let stored, let connected):
-            ghosts = Dictionary((stored ?? []).map { ($0.user, $0) }, uniquingKeysWith: { first, _ in first })
-            return unlink(connected: connected)
         case .undeliveredLoaded(let pending):
             resendsWentOut = true
             agenda.insert(contentsOf: (pending ?? []).map(Step.resend), at: 0)
@@ -57,10 +54,10 @@ extension PortalStateMachine {
             guard botJoined else { return [] }
             botJoined = false
             return [.log(LogEntry(level: .warning, message: "The bridge is no longer in the MUC; rejoining"))] + startActivation()
-        case .ghostPrepared(let setup, let error):
-            return ghostPrepared(setup, error: error)
         case .membersFetched(let members):
             return membersFetched(members)
+        case .ghosts(let input):
+            return ghosts(input)
         case .matrixDelivery(let input):
             return matrixDelivery(input)
         case .xmppDelivery(let input):
@@ -162,9 +159,7 @@ extension PortalStateMachine {
             puppets[puppet.user] = loaded
             displaynames[puppet.user] = displaynames[puppet.user] ?? puppet.displayname
         }
-        ghosts = Dictionary(snapshot.ghosts.map { ($0.user, $0) }, uniquingKeysWith: { first, _ in first })
-        ghostsLoaded = true
-        return roomState(.loaded(snapshot.texts, avatar: snapshot.avatar)) + catchUp(.roomLoaded(snapshot))
+        return ghosts(.loaded(snapshot.ghosts)) + roomState(.loaded(snapshot.texts, avatar: snapshot.avatar)) + catchUp(.roomLoaded(snapshot))
     }
 
     private mutating func finishActivation() -> [Action] {
@@ -173,11 +168,11 @@ extension PortalStateMachine {
         let checkFirst = catchUp(.timelineCheckDue)   // the first drain checks the timeline
         if resendsWentOut {
             inboxBlocked = false
-            return checkFirst + [.queueGhostReconciliation] + roomState(.activated) + [.setStatus(.active, detail: nil)]
+            return checkFirst + ghosts(.activated) + roomState(.activated) + [.setStatus(.active, detail: nil)]
                 + startDrainFromStore(selfCheck: false)
         }
         inboxBlocked = true
-        return checkFirst + [.queueGhostReconciliation, .schedule(.inboxRetry, at: now + configuration.inboxRetryDelay)]
+        return checkFirst + ghosts(.activated) + [.schedule(.inboxRetry, at: now + configuration.inboxRetryDelay)]
             + roomState(.activated) + [.setStatus(.active, detail: nil)]
     }
 

@@ -38,8 +38,6 @@ extension PortalStateMachine {
         case event(PortalEvent)
         /// The bot joined the Matrix room (nil), or why not.
         case botJoinedMatrix(error: MatrixFailure?)
-        /// A ghost is set up (nil), or why not.
-        case ghostPrepared(GhostSetup, error: MatrixFailure?)
         /// The Matrix room's joined members with their per-room displaynames and avatars; nil when they could not be read.
         case membersFetched(JoinedMembers?)
         /// The room answered the join (a nick change's answer reads as a join's).
@@ -52,8 +50,8 @@ extension PortalStateMachine {
         case roomLoaded(RoomSnapshot?)
         /// Unreceipted messages, oldest first; nil when they could not be read.
         case undeliveredLoaded([MessageMapping]?)
-        /// The room's ghosts as stored (nil: they could not be read), for the unlink under way.
-        case ghostsReadForUnlink([RoomGhost]?, connected: Bool)
+        /// An outcome for the ghost sub-machine (see ``GhostMachine/Input``).
+        case ghosts(GhostMachine.Input)
         /// An outcome for the Matrix → XMPP delivery sub-machine (see ``XMPPDeliveryMachine/Input``).
         case xmppDelivery(XMPPDeliveryMachine.Input)
         /// An outcome for the MUC → Matrix delivery sub-machine (see ``MatrixDeliveryMachine/Input``).

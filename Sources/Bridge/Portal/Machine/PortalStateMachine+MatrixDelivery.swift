@@ -1,8 +1,8 @@
 import IsthmusCommon
 
 /// Routing to the ``MatrixDeliveryMachine`` (MUC messages to Matrix, exactly once): the portal machine hands it each
-/// input with a read-only view of the room, wraps its actions in ``Action/matrixDelivery(_:)``, and applies what the
-/// room model learns from it (a ghost's saved state, an occupant) — and goes on with a drain that waited for the
+/// input with a read-only view of the room, wraps its actions in ``Action/matrixDelivery(_:)``, hands the ghost machine
+/// what it learnt (a ghost's saved state, an occupant) — and goes on with a drain that waited for the
 /// reflection of one of ours.
 extension PortalStateMachine {
     /// Feeds the delivery sub-machine one input.
@@ -18,11 +18,11 @@ extension PortalStateMachine {
                     actions += startDrainFromStore(selfCheck: false)
                 }
             case .portal(.occupantSeen(let occupant)):
-                occupants[occupant.nick] = occupant
+                actions += ghosts(.occupantSeen(occupant))
             case .portal(.ghostSaved(let saved)):
-                ghosts[saved.user] = saved
+                actions += ghosts(.ghostSaved(saved))
             case .portal(.ghostOut(let user)):
-                ghosts[user]?.joined = false
+                actions += ghosts(.ghostOut(user))
             }
         }
         return actions
@@ -31,13 +31,13 @@ extension PortalStateMachine {
     /// What the delivery machine may read of the room: closures over copies of the model's tables (copy-on-write, so
     /// no copying), never the portal machine itself.
     private var matrixDeliveryRoom: MatrixDeliveryMachine.Room {
-        let (occupants, ghosts, puppets, configuration, botNick) = (occupants, ghosts, puppets, configuration, botNick)
+        let (table, puppets, configuration, botNick) = (xmppOccupants, puppets, configuration, botNick)
         return MatrixDeliveryMachine.Room(
             trustsStanzaIDs: roomFeatures?.stanzaIDs != false,
             isOurOccupant: { Self.isOurOccupant(nick: $0, realJID: $1, naming: configuration.naming, botNick: botNick, puppets: puppets) },
             ghostPlan: { message, joinedNow, rejoining in
-                Self.ghostPlan(nick: message.nick, occupantID: message.occupantID, realJID: message.realJID, joinedNow: joinedNow,
-                               rejoining: rejoining, occupants: occupants, ghosts: ghosts, configuration: configuration)
+                table.plan(nick: message.nick, occupantID: message.occupantID, realJID: message.realJID, joinedNow: joinedNow,
+                           rejoining: rejoining)
             },
             puppetNicks: { Dictionary(puppets.values.map { ($0.nick, $0.user) }, uniquingKeysWith: { first, _ in first }) },
             botJoined: botJoined)

@@ -58,20 +58,17 @@ struct PortalStateMachine: Sendable {
     /// Subject, name, room avatar, upgrades, bridge-info state: a sub-machine with its own state (see
     /// `PortalStateMachine+RoomState`).
     var roomState: RoomStateMachine
+    /// The MUC's occupants other than ours and the ghosts standing for them: a sub-machine with its own state (see
+    /// `PortalStateMachine+Ghosts`).
+    var xmppOccupants: GhostMachine
 
     // MARK: Room model
     /// The nick the bridge's own occupant holds.
     var botNick: String
-    /// Current occupants of the MUC other than ours, by nick.
-    var occupants: [String: Occupant] = [:]
     /// Matrix users' occupants, by Matrix user.
     var puppets: [UserID: Puppet] = [:]
     /// Matrix members' current displaynames (per room), as last seen.
     var displaynames: [UserID: String] = [:]
-    /// This room's ghosts as stored (loaded at activation, then kept in step with every write the machine asks for).
-    var ghosts: [UserID: RoomGhost] = [:]
-    /// ``ghosts`` were loaded (by an activation).
-    var ghostsLoaded = false
     /// The MUC was destroyed (XEP-0045 §10.9): the bridge stays out of it (rejoining would create it again).
     var destroyed = false
 
@@ -96,21 +93,20 @@ struct PortalStateMachine: Sendable {
         xmppDelivery = XMPPDeliveryMachine(configuration: .init(
             room: configuration.room, muc: configuration.muc, naming: configuration.naming, mediaLinks: configuration.mediaLinks,
             uploadsMedia: configuration.uploadsMedia))
+        xmppOccupants = GhostMachine(configuration: .init(room: configuration.room, muc: configuration.muc,
+                                                          ghostUserID: configuration.ghostUserID))
         roomState = RoomStateMachine(configuration: RoomStateMachine.Configuration(
             room: configuration.room, muc: configuration.muc, naming: configuration.naming, botUserID: configuration.botUserID,
             syncName: configuration.syncName, avatars: configuration.avatars))
     }
 
     /// A MUC occupant that is not ours, and the ghost standing for it on Matrix.
-    struct Occupant: Sendable, Equatable {
-        var nick: String
-        var occupantID: OccupantID?
-        var realJID: JID?
-        var ghost: UserID?
-        /// XEP-0045 §5: what the room last said about the occupant (nil: nothing yet).
-        var affiliation: MUCAffiliation?
-        var role: MUCRole?
-    }
+    typealias Occupant = GhostMachine.Occupant
+
+    /// Current occupants of the MUC other than ours, by nick (the ghost machine's, read-only).
+    var occupants: [String: Occupant] { xmppOccupants.occupants }
+    /// This room's ghosts as stored (the ghost machine's, read-only).
+    var ghosts: [UserID: RoomGhost] { xmppOccupants.ghosts }
 
     /// A Matrix event waiting for the reflection of the message it refers to.
     struct ReceiptWait: Sendable, Equatable {
@@ -192,7 +188,7 @@ struct PortalStateMachine: Sendable {
         case .checkTimeline:
             return catchUp(.timelineCheckDue) + (canSend ? startDrainFromStore(selfCheck: false) : [])
         case .reconcileGhosts:
-            return botJoined ? reconcileGhosts() : []
+            return botJoined ? ghosts(.reconcile) : []
         case .roomAvatarSet(let change, let outcome):
             return roomState(.avatarSet(change, outcome))
         case .selfCheck:
@@ -200,8 +196,8 @@ struct PortalStateMachine: Sendable {
             inboxBlocked = false
             return catchUp(.timelineCheckDue) + startDrainFromStore(selfCheck: true)
         case .unlink(let connected):
-            // The ghosts to take out are the stored ones: read them first when the room was never loaded.
-            return ghostsLoaded ? unlink(connected: connected) : [.readGhostsForUnlink(connected: connected)]
+            // The ghosts to take out are the stored ones: read first when the room was never loaded.
+            return ghosts(.unlinkRequested(connected: connected))
         }
     }
 
