@@ -6,15 +6,6 @@ import IsthmusStore
 /// Mostly I/O; a few fallbacks are chosen here: a retried delivery first looks for its earlier copy in the timeline,
 /// and an XMPP file that cannot be imported goes as its link (the ghosts' own calls: `Portal+GhostEffects`).
 extension Portal {
-    func joinMatrixAsBot() async -> PortalStateMachine.Input {
-        do {
-            try await context.matrix.join(link.matrixRoom, as: context.matrix.botUserID)
-            return .botJoinedMatrix(error: nil)
-        } catch {
-            return .botJoinedMatrix(error: Self.matrixFailure(error))
-        }
-    }
-
     /// Sets or withdraws the room's bridge-info state as the bot. A refusal (the bot lacks the power to send state)
     /// is logged and the link carries on without it.
     func setBridgeInfo(_ info: BridgeInfoState) async {
@@ -34,15 +25,6 @@ extension Portal {
                                               timestamp: nil)
         } catch {
             logger.error("Could not post a notice", metadata: ["error": "\(error)"])
-        }
-    }
-
-    func fetchMatrixMembers() async -> PortalStateMachine.Input {
-        do {
-            return .membersFetched(try await context.matrix.joinedMembers(link.matrixRoom))
-        } catch {
-            logger.error("Could not list Matrix members", metadata: ["error": "\(error)"])
-            return .membersFetched(nil)
         }
     }
 

@@ -2,7 +2,7 @@ import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
 
-/// The store side of the portal's actions: the message map, the inbox, puppets, the room's resume state, and
+/// The store side of the portal's actions: the message map, the inbox, the room's resume state, and
 /// unlink. Runs on the portal's actor; I/O only.
 extension Portal {
     func loadRoom() async -> PortalStateMachine.Input {
@@ -37,18 +37,6 @@ extension Portal {
         } catch {
             logger.error("Could not dequeue a Matrix event", metadata: ["error": "\(error)"])
         }
-    }
-
-    func savePuppet(_ puppet: Puppet) async {
-        do {
-            try await context.durably { try await context.store.savePuppet(puppet) }
-        } catch {
-            logger.error("Could not save a puppet", metadata: ["matrix.user.id": puppet.user.rawValue, "error": "\(error)"])
-        }
-    }
-
-    func deletePuppet(_ user: UserID) async {
-        try? await context.store.deletePuppet(room: link.matrixRoom, user: user)
     }
 
     /// Records the link's status for `isthmus links`.

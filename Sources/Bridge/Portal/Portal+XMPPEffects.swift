@@ -4,13 +4,14 @@ import IsthmusStore
 
 /// The XMPP side of the portal's actions: MUC operations for our occupants, as the machine asked. Runs on the portal's actor.
 extension Portal {
-    func joinMUC(_ join: PortalStateMachine.MUCJoin) async -> PortalStateMachine.Input {
+    /// An occupant of ours joins the MUC, or changes its nick when `change` (the answer reads as a join's).
+    func joinMUC(nick: String, occupant: JID, change: Bool) async -> Result<JoinOutcome, PortalStateMachine.XMPPFailure> {
         do {
-            return .mucJoined(join, join.change
-                ? JoinOutcome(try await context.xmpp.changeNick(room: link.muc, to: join.nick, occupant: join.occupant))
-                : try await context.xmpp.join(room: link.muc, nick: join.nick, occupant: join.occupant))
+            return .success(change
+                ? JoinOutcome(try await context.xmpp.changeNick(room: link.muc, to: nick, occupant: occupant))
+                : try await context.xmpp.join(room: link.muc, nick: nick, occupant: occupant))
         } catch {
-            return .mucJoinFailed(join, Self.xmppFailure(error))
+            return .failure(Self.xmppFailure(error))
         }
     }
 
@@ -27,15 +28,6 @@ extension Portal {
             try await context.xmpp.sendPrivate(from: context.naming.botOccupant, to: occupant, body: body)
         } catch {
             logger.warning("Could not send a private message", metadata: ["error": "\(error)"])
-        }
-    }
-
-    func selfPing(nick: String) async -> PortalStateMachine.Input {
-        do {
-            return .selfPinged(try await context.xmpp.selfPing(room: link.muc, nick: nick, occupant: context.naming.botOccupant))
-        } catch {
-            logger.debug("Self-ping failed", metadata: ["error": "\(error)"])
-            return .selfPinged(nil)
         }
     }
 

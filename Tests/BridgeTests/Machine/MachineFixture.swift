@@ -36,7 +36,7 @@ struct MachineFixture {
     mutating func act(_ input: Input, at now: ContinuousClock.Instant? = nil) -> [Action] {
         machine.receive(input, now: now ?? t0).filter {
             switch $0 {
-            case .log, .xmppDelivery(.log), .ghosts(.log), .matrixDelivery(.log), .catchUp(.log), .ephemeral(.log), .roles(.log), .roomState(.log), .invites(.log): false
+            case .log, .xmppDelivery(.log), .ghosts(.log), .puppets(.log), .matrixDelivery(.log), .catchUp(.log), .ephemeral(.log), .roles(.log), .roomState(.log), .invites(.log): false
             default: true
             }
         }
@@ -60,8 +60,8 @@ struct MachineFixture {
     /// The same state withdrawn (`{}`).
     var bridgeInfoWithdrawn: BridgeInfoState { BridgeInfoState(stateKey: "xmpp://lounge@conference.localhost", content: nil) }
 
-    var botJoin: PortalStateMachine.MUCJoin {
-        .init(nick: "Matrix", occupant: naming.botOccupant, change: false, purpose: .bot(attempt: 0))
+    var botJoin: PortalStateMachine.BotJoin {
+        .init(nick: "Matrix", occupant: naming.botOccupant, attempt: 0)
     }
 
     func snapshot(first: Bool = false, last: StanzaID? = nil, puppets: [Puppet] = [], ghosts: [RoomGhost] = [],
@@ -78,9 +78,9 @@ struct MachineFixture {
     }
 
     func puppetJoin(_ user: UserID, _ name: String, attempt: Int = 0, first: Int = 0, change: Bool = false,
-                    then: PortalStateMachine.PuppetFollowUp) -> PortalStateMachine.MUCJoin {
-        .init(nick: naming.nick(for: name, attempt: attempt), occupant: puppetJID(user), change: change,
-              purpose: .puppet(puppetJob(user, name, attempt: attempt, first: first, then: then)))
+                    then: PortalStateMachine.PuppetFollowUp) -> PuppetMachine.Join {
+        .init(nick: naming.nick(for: name, attempt: attempt), change: change,
+              job: puppetJob(user, name, attempt: attempt, first: first, then: then))
     }
 
     func puppet(_ user: UserID, _ nick: String, displayname: String? = nil, joined: Bool = true) -> Puppet {
@@ -156,12 +156,12 @@ struct MachineFixture {
                            features: RoomFeatures = RoomFeatures(stanzaIDs: true, archive: true)) {
         _ = act(.activate)
         _ = act(.botJoinedMatrix(error: nil))
-        _ = act(.mucJoined(botJoin, .joined(nick: "Matrix", created: false)))
+        _ = act(.botJoinedMUC(botJoin, .joined(nick: "Matrix", created: false)))
         _ = act(.catchUp(.featuresRead(features)))
         _ = act(.roomLoaded(snapshot ?? self.snapshot(first: true)))
-        var next = act(.membersFetched(JoinedMembers(displayNames: members)))
-        while case .joinMUC(let join)? = next.last {
-            next = act(.mucJoined(join, .joined(nick: join.nick, created: false)))
+        var next = act(.puppets(.membersFetched(JoinedMembers(displayNames: members))))
+        while case .puppets(.join(let join))? = next.last {
+            next = act(.puppets(.joinAnswered(join, .joined(nick: join.nick, created: false))))
         }
         if case .loadUndelivered? = next.last { next = act(.undeliveredLoaded([])) }
         #expect(next.last == .catchUp(.readTimeline))

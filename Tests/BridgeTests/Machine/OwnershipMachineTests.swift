@@ -28,7 +28,7 @@ import Testing
     func joinBot(_ f: inout MachineFixture, _ outcome: JoinOutcome) -> [PortalStateMachine.Action] {
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
-        return f.act(.mucJoined(f.botJoin, outcome))
+        return f.act(.botJoinedMUC(f.botJoin, outcome))
     }
 
     func levels(_ actions: [PortalStateMachine.Action]) -> [Logger.Level] {

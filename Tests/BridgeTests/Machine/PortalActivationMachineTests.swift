@@ -8,18 +8,18 @@ import Testing
 @Suite struct PortalActivationMachineTests {
     @Test func activationJoinsBothSidesCatchesUpSyncsPuppetsResendsThenDrainsWithATimelineCheck() {
         var f = MachineFixture()
-        #expect(f.act(.activate) == [.joinMatrixAsBot])
-        #expect(f.act(.botJoinedMatrix(error: nil)) == [.joinMUC(f.botJoin)])
-        #expect(f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: true))) == [.catchUp(.readRoomFeatures)])
+        #expect(f.act(.activate) == [.bot(.joinMatrix)])
+        #expect(f.act(.botJoinedMatrix(error: nil)) == [.bot(.joinMUC(f.botJoin))])
+        #expect(f.act(.botJoinedMUC(f.botJoin, .joined(nick: "Matrix", created: true))) == [.catchUp(.readRoomFeatures)])
         let features = RoomFeatures(stanzaIDs: true, archive: true)
         #expect(f.act(.catchUp(.featuresRead(features))) == [.catchUp(.recordRoomFeatures(features)), .loadRoom])
         #expect(f.act(.roomLoaded(f.snapshot(last: StanzaID("s9")!))) == [.catchUp(.fetchArchive(after: StanzaID("s9")!, since: nil))])
         let archived = f.groupchat("romeo", "while away", stanzaID: "s10", archived: true)
         #expect(f.act(.catchUp(.archiveFetched([archived]))) == [.matrixDelivery(.lookUpBridged(archived))])
-        #expect(f.act(.matrixDelivery(.lookedUp(archived, bridged: true))) == [.fetchMatrixMembers])
+        #expect(f.act(.matrixDelivery(.lookedUp(archived, bridged: true))) == [.puppets(.fetchMembers)])
         let join = f.puppetJoin(f.alice, "Alice", then: .sync)
-        #expect(f.act(.membersFetched([f.alice: "Alice", f.bot: nil])) == [.joinMUC(join)])
-        #expect(f.act(.mucJoined(join, .joined(nick: "Alice", created: false))) == [.savePuppet(f.puppet(f.alice, "Alice")), .loadUndelivered])
+        #expect(f.act(.puppets(.membersFetched([f.alice: "Alice", f.bot: nil]))) == [.puppets(.join(join))])
+        #expect(f.act(.puppets(.joinAnswered(join, .joined(nick: "Alice", created: false)))) == [.puppets(.save(f.puppet(f.alice, "Alice"))), .loadUndelivered])
         #expect(f.act(.undeliveredLoaded([]))
                 == [.ghosts(.queueReconciliation), .roomState(.setBridgeInfo(f.bridgeInfo)), .setStatus(.active, detail: nil), .catchUp(.readTimeline)])
         #expect(f.act(.catchUp(.inboxRead([]))) == [])
@@ -37,15 +37,15 @@ import Testing
         _ = f.act(.xmppDisconnected)
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
-        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = f.act(.botJoinedMUC(f.botJoin, .joined(nick: "Matrix", created: false)))
         _ = f.act(.catchUp(.featuresRead(RoomFeatures(stanzaIDs: true, archive: true))))
         #expect(f.act(.roomLoaded(f.snapshot(last: StanzaID("s9")!))) == [.catchUp(.fetchArchive(after: StanzaID("s9")!, since: nil))])
         // The archive's answer never comes; a Matrix event arrives: the activation goes on, the event waits.
-        #expect(f.act(.matrixEvents([one])) == [.fetchMatrixMembers])
+        #expect(f.act(.matrixEvents([one])) == [.puppets(.fetchMembers)])
         #expect(!f.machine.canSend)
         let rejoin = f.puppetJoin(f.alice, "Alice", then: .sync)
-        #expect(f.act(.membersFetched([f.alice: "Alice"])) == [.joinMUC(rejoin)])
-        #expect(f.act(.mucJoined(rejoin, .joined(nick: "Alice", created: false))) == [.savePuppet(f.puppet(f.alice, "Alice")), .loadUndelivered])
+        #expect(f.act(.puppets(.membersFetched([f.alice: "Alice"]))) == [.puppets(.join(rejoin))])
+        #expect(f.act(.puppets(.joinAnswered(rejoin, .joined(nick: "Alice", created: false)))) == [.puppets(.save(f.puppet(f.alice, "Alice"))), .loadUndelivered])
         var unreceipted = f.mapping(zero)
         unreceipted.seq = 1
         #expect(f.act(.undeliveredLoaded([unreceipted])) == [.groupchat(f.outgoing(zero, purpose: .resend))])
@@ -58,18 +58,18 @@ import Testing
         var f = MachineFixture()
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
-        #expect(f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false))) == [.catchUp(.readRoomFeatures)])
+        #expect(f.act(.botJoinedMUC(f.botJoin, .joined(nick: "Matrix", created: false))) == [.catchUp(.readRoomFeatures)])
         let features = RoomFeatures(stanzaIDs: false, archive: false)
         #expect(f.act(.catchUp(.featuresRead(features))) == [.catchUp(.recordRoomFeatures(features)), .loadRoom])
         // A resume point is known, but there is no archive to read it from.
-        #expect(f.act(.roomLoaded(f.snapshot(last: StanzaID("s9")!))) == [.fetchMatrixMembers])
+        #expect(f.act(.roomLoaded(f.snapshot(last: StanzaID("s9")!))) == [.puppets(.fetchMembers)])
     }
 
     @Test func aRoomWithoutAnArchiveIsLoggedAtActivation() {
         var f = MachineFixture()
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
-        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = f.act(.botJoinedMUC(f.botJoin, .joined(nick: "Matrix", created: false)))
         let logs = f.machine.receive(.catchUp(.featuresRead(RoomFeatures(stanzaIDs: true, archive: false))), now: f.t0).compactMap {
             if case .catchUp(.log(let entry)) = $0 { entry } else { nil }
         }
@@ -80,7 +80,7 @@ import Testing
     @Test func whenDiscoFailsTheLastKnownFeaturesStand() {
         var f = MachineFixture()
         f.activate(features: RoomFeatures(stanzaIDs: false, archive: false))
-        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = f.act(.botJoinedMUC(f.botJoin, .joined(nick: "Matrix", created: false)))
         let actions = f.act(.catchUp(.featuresRead(nil)))
         #expect(actions.last == .loadRoom)
         #expect(f.machine.roomFeatures == RoomFeatures(stanzaIDs: false, archive: false))
@@ -90,8 +90,8 @@ import Testing
         var f = MachineFixture()
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
-        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
-        #expect(f.act(.roomLoaded(f.snapshot(first: true))) == [.fetchMatrixMembers])
+        _ = f.act(.botJoinedMUC(f.botJoin, .joined(nick: "Matrix", created: false)))
+        #expect(f.act(.roomLoaded(f.snapshot(first: true))) == [.puppets(.fetchMembers)])
     }
 
     @Test func withoutAResumePointTheArchiveIsReadFromTheLinksActivationOrTheOldestUnreceiptedMessage() {
@@ -114,17 +114,17 @@ import Testing
         var mapping = f.mapping(queued)
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
-        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = f.act(.botJoinedMUC(f.botJoin, .joined(nick: "Matrix", created: false)))
         let stored = f.puppet(f.alice, "Alice", joined: false)
         #expect(f.act(.roomLoaded(f.snapshot(last: StanzaID("s1")!, puppets: [stored], undelivered: [mapping])))
                 == [.catchUp(.fetchArchive(after: StanzaID("s1")!, since: nil))])
         // The archive has our reflection: it is the receipt.
         let reflection = f.groupchat("Alice", "hi", stanzaID: "s2", originID: mapping.originID!.rawValue, archived: true)
         #expect(f.act(.catchUp(.archiveFetched([reflection]))) == [.matrixDelivery(.recordReflection(originID: mapping.originID, stanzaID: StanzaID("s2"))),
-                                                           .fetchMatrixMembers])
+                                                           .puppets(.fetchMembers)])
         let join = f.puppetJoin(f.alice, "Alice", then: .sync)
-        #expect(f.act(.membersFetched([f.alice: "Alice"])) == [.joinMUC(join)])
-        #expect(f.act(.mucJoined(join, .joined(nick: "Alice", created: false))).last == .loadUndelivered)
+        #expect(f.act(.puppets(.membersFetched([f.alice: "Alice"]))) == [.puppets(.join(join))])
+        #expect(f.act(.puppets(.joinAnswered(join, .joined(nick: "Alice", created: false)))).last == .loadUndelivered)
         // Nothing left unreceipted: nothing is resent.
         #expect(f.act(.undeliveredLoaded([])).last == .catchUp(.readTimeline))
 
@@ -132,12 +132,12 @@ import Testing
         var g = MachineFixture()
         _ = g.act(.activate)
         _ = g.act(.botJoinedMatrix(error: nil))
-        _ = g.act(.mucJoined(g.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = g.act(.botJoinedMUC(g.botJoin, .joined(nick: "Matrix", created: false)))
         _ = g.act(.roomLoaded(g.snapshot(last: StanzaID("s1")!, undelivered: [mapping])))
         _ = g.act(.catchUp(.archiveFetched([])))
         let gJoin = g.puppetJoin(g.alice, "Alice", then: .sync)
-        _ = g.act(.membersFetched([g.alice: "Alice"]))
-        _ = g.act(.mucJoined(gJoin, .joined(nick: "Alice", created: false)))
+        _ = g.act(.puppets(.membersFetched([g.alice: "Alice"])))
+        _ = g.act(.puppets(.joinAnswered(gJoin, .joined(nick: "Alice", created: false))))
         mapping.seq = 7
         #expect(g.act(.undeliveredLoaded([mapping])) == [.groupchat(g.outgoing(queued, purpose: .resend))])
         #expect(g.act(.xmppDelivery(.groupchatSent(g.outgoing(queued, purpose: .resend), nil))).last == .catchUp(.readTimeline))
@@ -148,13 +148,13 @@ import Testing
         let one = f.mapping(f.text(1)), two = f.mapping(f.text(2))
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
-        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = f.act(.botJoinedMUC(f.botJoin, .joined(nick: "Matrix", created: false)))
         _ = f.act(.roomLoaded(f.snapshot(puppets: [f.puppet(f.alice, "Alice")])))
-        _ = f.act(.membersFetched([:]))
+        _ = f.act(.puppets(.membersFetched([:])))
         let resend = f.outgoing(f.text(1), purpose: .resend)
         let join = f.puppetJoin(f.alice, "Alice", then: .send(resend))
-        #expect(f.act(.undeliveredLoaded([one, two])) == [.joinMUC(join)])
-        #expect(f.act(.mucJoinFailed(join, .timeout))
+        #expect(f.act(.undeliveredLoaded([one, two])) == [.puppets(.join(join))])
+        #expect(f.act(.puppets(.joinFailed(join, .timeout)))
                 == [.ghosts(.queueReconciliation), .schedule(.inboxRetry, at: f.t0 + .seconds(5)), .roomState(.setBridgeInfo(f.bridgeInfo)),
                     .setStatus(.active, detail: nil)])
         #expect(f.act(.matrixEvents([f.text(3)])) == [])
@@ -169,12 +169,11 @@ import Testing
         _ = f.act(.botJoinedMatrix(error: nil))
         var join = f.botJoin
         for attempt in 1..<10 {
-            let next = PortalStateMachine.MUCJoin(nick: "Matrix \(attempt + 1)", occupant: f.naming.botOccupant, change: false,
-                                                  purpose: .bot(attempt: attempt))
-            #expect(f.act(.mucJoined(join, .nickConflict)) == [.joinMUC(next)])
+            let next = PortalStateMachine.BotJoin(nick: "Matrix \(attempt + 1)", occupant: f.naming.botOccupant, attempt: attempt)
+            #expect(f.act(.botJoinedMUC(join, .nickConflict)) == [.bot(.joinMUC(next))])
             join = next
         }
-        #expect(f.act(.mucJoined(join, .nickConflict)) == [.setStatus(.error, detail: "every nick tried for the bridge is taken in the XMPP room")])
+        #expect(f.act(.botJoinedMUC(join, .nickConflict)) == [.setStatus(.error, detail: "every nick tried for the bridge is taken in the XMPP room")])
         #expect(!f.machine.botJoined)
     }
 
@@ -184,7 +183,7 @@ import Testing
         #expect(f.act(.botJoinedMatrix(error: .refused("M_FORBIDDEN"))) == [.setStatus(.error, detail: "the bridge bot cannot join the Matrix room: M_FORBIDDEN")])
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
-        #expect(f.act(.mucJoined(f.botJoin, .notAllowed(StanzaError(type: .auth, condition: .forbidden, text: "members only"))))
+        #expect(f.act(.botJoinedMUC(f.botJoin, .notAllowed(StanzaError(type: .auth, condition: .forbidden, text: "members only"))))
                 == [.setStatus(.error, detail: "the XMPP room refused the bridge: forbidden (members only)")])
         #expect(f.act(.matrixEvents([f.text(1)])) == [])
         #expect(f.machine.inboxNeedsReload)
@@ -194,14 +193,14 @@ import Testing
         var f = MachineFixture()
         f.activate()
         #expect(f.act(.selfCheck) == [.catchUp(.readTimeline)])
-        #expect(f.act(.catchUp(.inboxRead([]))) == [.fetchMatrixMembers])
-        #expect(f.act(.membersFetched([:])) == [.selfPing(nick: "Matrix")])
+        #expect(f.act(.catchUp(.inboxRead([]))) == [.puppets(.fetchMembers)])
+        #expect(f.act(.puppets(.membersFetched([:]))) == [.bot(.selfPing(nick: "Matrix"))])
         #expect(f.act(.selfPinged(.joined)) == [])
         // A room that dropped us: rejoin from the start.
         _ = f.act(.selfCheck)
         _ = f.act(.catchUp(.inboxRead([])))
-        _ = f.act(.membersFetched([:]))
-        #expect(f.act(.selfPinged(.notJoined(StanzaError(type: .cancel, condition: .notAcceptable)))) == [.joinMatrixAsBot])
+        _ = f.act(.puppets(.membersFetched([:])))
+        #expect(f.act(.selfPinged(.notJoined(StanzaError(type: .cancel, condition: .notAcceptable)))) == [.bot(.joinMatrix)])
     }
 
     @Test func theSelfCheckBringsPuppetsInLineWithTheMembers() {
@@ -211,10 +210,10 @@ import Testing
         _ = f.act(.catchUp(.inboxRead([])))
         // Alice left and Bob joined, and neither event arrived.
         let join = f.puppetJoin(f.bob, "Bob", then: .sync)
-        #expect(f.act(.membersFetched([f.bob: "Bob"])) == [.joinMUC(join)])
-        #expect(f.act(.mucJoined(join, .joined(nick: "Bob", created: false)))
-                == [.savePuppet(f.puppet(f.bob, "Bob")), .leaveMUC(nick: "Alice", occupant: f.puppetJID(f.alice), status: nil),
-                    .deletePuppet(f.alice), .selfPing(nick: "Matrix")])
+        #expect(f.act(.puppets(.membersFetched([f.bob: "Bob"]))) == [.puppets(.join(join))])
+        #expect(f.act(.puppets(.joinAnswered(join, .joined(nick: "Bob", created: false))))
+                == [.puppets(.save(f.puppet(f.bob, "Bob"))), .puppets(.leave(nick: "Alice", occupant: f.puppetJID(f.alice), status: nil)),
+                    .puppets(.delete(f.alice)), .bot(.selfPing(nick: "Matrix"))])
     }
 
     @Test func whileTheXMPPLinkIsDownNothingIsSentAndTheNextActivationReadsTheStore() {
@@ -226,7 +225,7 @@ import Testing
         #expect(f.act(.retryInbox) == [])
         #expect(f.act(.selfCheck) == [])
         #expect(f.act(.checkTimeline) == [])
-        #expect(f.act(.activate) == [.joinMatrixAsBot])
+        #expect(f.act(.activate) == [.bot(.joinMatrix)])
     }
 
     @Test func unlinkTakesEveryJoinedOccupantOfOursOutAndEndsThePortal() {

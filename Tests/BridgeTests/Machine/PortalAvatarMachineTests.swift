@@ -93,9 +93,9 @@ import Testing
         join.event.avatarURL = "mxc://localhost/a1"
         let first = f.act(.matrixEvents([join]))
         let avatar = AvatarMachine.PuppetAvatar(user: f.alice, occupant: f.puppetJID(f.alice), mxc: "mxc://localhost/a1", nick: nil)
-        #expect(first == [.avatars(.setPuppetAvatar(avatar)), .joinMUC(f.puppetJoin(f.alice, "Alice", then: .membership(eventID: join.event.eventID, seq: 1)))])
-        _ = f.act(.mucJoined(f.puppetJoin(f.alice, "Alice", then: .membership(eventID: join.event.eventID, seq: 1)),
-                             .joined(nick: "Alice", created: false)))
+        #expect(first == [.avatars(.setPuppetAvatar(avatar)), .puppets(.join(f.puppetJoin(f.alice, "Alice", then: .membership(eventID: join.event.eventID, seq: 1))))])
+        _ = f.act(.puppets(.joinAnswered(f.puppetJoin(f.alice, "Alice", then: .membership(eventID: join.event.eventID, seq: 1)),
+                             .joined(nick: "Alice", created: false))))
         // The same avatar again: nothing for it; a new one is announced by the joined puppet (its nick given).
         var same = f.member(2, f.alice, .join, name: "Alice")
         same.event.avatarURL = "mxc://localhost/a1"
@@ -115,16 +115,16 @@ import Testing
         var f = MachineFixture(avatars: true)
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
-        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = f.act(.botJoinedMUC(f.botJoin, .joined(nick: "Matrix", created: false)))
         _ = f.act(.catchUp(.featuresRead(RoomFeatures(stanzaIDs: true, archive: true))))
-        #expect(f.act(.roomLoaded(f.snapshot(first: true))) == [.fetchMatrixMembers])
+        #expect(f.act(.roomLoaded(f.snapshot(first: true))) == [.puppets(.fetchMembers)])
         // One `/joined_members` answer brings displaynames and avatars. The bot's avatar is not a Matrix user's;
         // alice's goes to her puppet before it joins.
         let members = JoinedMembers(displayNames: [f.alice: "Alice", f.bot: nil],
                                     avatars: [f.alice: "mxc://localhost/a1", f.bot: "mxc://localhost/bot"])
-        #expect(f.act(.membersFetched(members)) == [
+        #expect(f.act(.puppets(.membersFetched(members))) == [
             .avatars(.setPuppetAvatar(.init(user: f.alice, occupant: f.puppetJID(f.alice), mxc: "mxc://localhost/a1", nick: nil))),
-            .joinMUC(f.puppetJoin(f.alice, "Alice", then: .sync)),
+            .puppets(.join(f.puppetJoin(f.alice, "Alice", then: .sync))),
         ])
     }
 }

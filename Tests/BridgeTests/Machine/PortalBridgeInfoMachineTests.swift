@@ -9,9 +9,9 @@ import Testing
         var f = MachineFixture()
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
-        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = f.act(.botJoinedMUC(f.botJoin, .joined(nick: "Matrix", created: false)))
         _ = f.act(.roomLoaded(f.snapshot(first: true)))
-        #expect(f.act(.membersFetched([:]))
+        #expect(f.act(.puppets(.membersFetched([:])))
                 == [.loadUndelivered])
         #expect(f.act(.undeliveredLoaded([]))
                 == [.ghosts(.queueReconciliation), .roomState(.setBridgeInfo(f.bridgeInfo)), .setStatus(.active, detail: nil), .catchUp(.readTimeline)])
@@ -19,9 +19,9 @@ import Testing
         _ = f.act(.xmppDisconnected)
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
-        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = f.act(.botJoinedMUC(f.botJoin, .joined(nick: "Matrix", created: false)))
         _ = f.act(.roomLoaded(f.snapshot()))
-        _ = f.act(.membersFetched([:]))
+        _ = f.act(.puppets(.membersFetched([:])))
         #expect(f.act(.undeliveredLoaded([])) == [.ghosts(.queueReconciliation), .setStatus(.active, detail: nil), .catchUp(.readTimeline)])
     }
 

@@ -52,12 +52,12 @@ import Testing
         f.activate()
         let joinEvent = f.member(1, f.bob, .join, name: "Alice")
         let first = f.puppetJoin(f.bob, "Alice", then: .membership(eventID: joinEvent.event.eventID, seq: 1))
-        #expect(f.act(.matrixEvents([joinEvent])) == [.joinMUC(first)])
+        #expect(f.act(.matrixEvents([joinEvent])) == [.puppets(.join(first))])
         let second = f.puppetJoin(f.bob, "Alice", attempt: 1, then: .membership(eventID: joinEvent.event.eventID, seq: 1))
         #expect(second.nick == "Alice (Matrix)")
-        #expect(f.act(.mucJoined(first, .nickConflict)) == [.joinMUC(second)])
-        #expect(f.act(.mucJoined(second, .joined(nick: "Alice (Matrix)", created: false)))
-                == [.savePuppet(f.puppet(f.bob, "Alice (Matrix)", displayname: "Alice")), .dequeue(seq: 1)])
+        #expect(f.act(.puppets(.joinAnswered(first, .nickConflict))) == [.puppets(.join(second))])
+        #expect(f.act(.puppets(.joinAnswered(second, .joined(nick: "Alice (Matrix)", created: false))))
+                == [.puppets(.save(f.puppet(f.bob, "Alice (Matrix)", displayname: "Alice"))), .dequeue(seq: 1)])
     }
 
     @Test func aPuppetWhoseEveryNickIsTakenIsReportedInTheRoom() {
@@ -66,15 +66,15 @@ import Testing
         let joinEvent = f.member(1, f.bob, .join, name: "Bob")
         var actions = f.act(.matrixEvents([joinEvent]))
         for _ in 0..<9 {
-            guard case .joinMUC(let join)? = actions.last else { break }
-            actions = f.act(.mucJoined(join, .nickConflict))
+            guard case .puppets(.join(let join))? = actions.last else { break }
+            actions = f.act(.puppets(.joinAnswered(join, .nickConflict)))
         }
-        guard case .joinMUC(let last)? = actions.last else {
+        guard case .puppets(.join(let last))? = actions.last else {
             Issue.record("stopped early")
             return
         }
         #expect(last.nick == "Bob (Matrix 9)")
-        #expect(f.act(.mucJoined(last, .nickConflict))
+        #expect(f.act(.puppets(.joinAnswered(last, .nickConflict)))
                 == [.postNotice("⚠️ Bob could not join the XMPP room (every nick tried for @bob:localhost is taken).",
                                 subject: "join-failed:$m1"), .dequeue(seq: 1)])
     }
@@ -84,8 +84,8 @@ import Testing
         f.activate(members: [f.alice: "Alice"])
         let rename = f.member(1, f.alice, .join, name: "Alicia")
         let change = f.puppetJoin(f.alice, "Alicia", change: true, then: .membership(eventID: rename.event.eventID, seq: 1))
-        #expect(f.act(.matrixEvents([rename])) == [.joinMUC(change)])
-        #expect(f.act(.mucJoined(change, .joined(nick: "Alicia", created: false))) == [.savePuppet(f.puppet(f.alice, "Alicia")), .dequeue(seq: 1)])
+        #expect(f.act(.matrixEvents([rename])) == [.puppets(.join(change))])
+        #expect(f.act(.puppets(.joinAnswered(change, .joined(nick: "Alicia", created: false)))) == [.puppets(.save(f.puppet(f.alice, "Alicia"))), .dequeue(seq: 1)])
         // A membership event without a name change: nothing to do.
         #expect(f.act(.matrixEvents([f.member(2, f.alice, .join, name: "Alicia")])) == [.dequeue(seq: 2)])
     }
@@ -94,10 +94,10 @@ import Testing
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice", f.bob: "Bob"])
         #expect(f.act(.matrixEvents([f.member(1, f.bob, .leave)]))
-                == [.leaveMUC(nick: "Bob", occupant: f.puppetJID(f.bob), status: nil), .deletePuppet(f.bob), .dequeue(seq: 1)])
+                == [.puppets(.leave(nick: "Bob", occupant: f.puppetJID(f.bob), status: nil)), .puppets(.delete(f.bob)), .dequeue(seq: 1)])
         #expect(f.act(.matrixEvents([f.member(2, f.alice, .ban, by: f.bob, reason: "spam")]))
-                == [.leaveMUC(nick: "Alice", occupant: f.puppetJID(f.alice), status: "Banned on Matrix by bob: spam"),
-                    .deletePuppet(f.alice), .dequeue(seq: 2)])
+                == [.puppets(.leave(nick: "Alice", occupant: f.puppetJID(f.alice), status: "Banned on Matrix by bob: spam")),
+                    .puppets(.delete(f.alice)), .dequeue(seq: 2)])
         // Ghosts and the bot have no puppets.
         #expect(f.act(.matrixEvents([f.member(3, f.ghost(of: "romeo"), .join)])) == [.dequeue(seq: 3)])
     }
@@ -156,8 +156,8 @@ import Testing
         #expect(f.act(.xmppMessage(bounce)) == [.xmppDelivery(.lookUpOwnMessage(originID, error: error))])
         let resend = f.outgoing(one, purpose: .afterRefusal(error))
         let rejoin = f.puppetJoin(f.alice, "Alice", then: .send(resend))
-        #expect(f.act(.xmppDelivery(.ownMessageFound(originID, mapping: f.mapping(one), error: error))) == [.joinMUC(rejoin)])
-        #expect(f.act(.mucJoined(rejoin, .joined(nick: "Alice", created: false))) == [.savePuppet(f.puppet(f.alice, "Alice")), .groupchat(resend)])
+        #expect(f.act(.xmppDelivery(.ownMessageFound(originID, mapping: f.mapping(one), error: error))) == [.puppets(.join(rejoin))])
+        #expect(f.act(.puppets(.joinAnswered(rejoin, .joined(nick: "Alice", created: false)))) == [.puppets(.save(f.puppet(f.alice, "Alice"))), .groupchat(resend)])
         // A second refusal of the resend is told in the room.
         #expect(f.act(.xmppDelivery(.groupchatSent(resend, .refused(error))))
                 == [.xmppDelivery(.markFailed(originID)), .xmppDelivery(.postNotice("⚠️ Alice's message could not be delivered to the XMPP room (not-acceptable).",

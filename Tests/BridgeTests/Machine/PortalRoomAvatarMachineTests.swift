@@ -18,7 +18,7 @@ import XMPP
         var f = MachineFixture(avatars: avatars)
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
-        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = f.act(.botJoinedMUC(f.botJoin, .joined(nick: "Matrix", created: false)))
         return f
     }
 
@@ -52,7 +52,7 @@ import XMPP
         #expect(f.act(.catchUp(.featuresRead(features(.photo(a))))) == [.catchUp(.recordRoomFeatures(features(.photo(a)))), .loadRoom])
         #expect(f.act(.roomLoaded(f.snapshot(first: true))).first == .roomState(.setMatrixRoomAvatar(Change(sha1: a, ours: nil))))
         // The activation goes on (the change's end is queued as an event, after it).
-        var next = f.act(.membersFetched([:]))
+        var next = f.act(.puppets(.membersFetched([:])))
         if case .loadUndelivered? = next.last { next = f.act(.undeliveredLoaded([])) }
         #expect(next.last == .catchUp(.readTimeline))
         _ = f.act(.catchUp(.inboxRead([])))

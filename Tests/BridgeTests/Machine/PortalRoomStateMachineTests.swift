@@ -195,7 +195,7 @@ import Testing
         f.machine = PortalStateMachine(configuration: configuration)
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
-        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = f.act(.botJoinedMUC(f.botJoin, .joined(nick: "Matrix", created: false)))
         let features = RoomFeatures(stanzaIDs: true, archive: true, name: "Lounge")
         // Before the room's state is loaded the name copied last is not known: nothing yet.
         #expect(f.act(.catchUp(.featuresRead(features))) == [.catchUp(.recordRoomFeatures(features)), .loadRoom])

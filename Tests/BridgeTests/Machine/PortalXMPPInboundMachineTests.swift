@@ -273,7 +273,7 @@ import Testing
         #expect(f.act(.matrixEvents([f.text(1)])) == [])
         var g = MachineFixture()
         g.activate()
-        #expect(g.act(.xmppPresence(g.presence("Matrix", available: false, codes: [.selfPresence, .serviceShutdown]))) == [.joinMatrixAsBot])
+        #expect(g.act(.xmppPresence(g.presence("Matrix", available: false, codes: [.selfPresence, .serviceShutdown]))) == [.bot(.joinMatrix)])
         // Its own nick change is remembered.
         var h = MachineFixture()
         h.activate()
@@ -289,6 +289,6 @@ import Testing
         let queued = f.text(1)
         #expect(f.act(.matrixEvents([queued])) == [.xmppDelivery(.insertMapping(f.mapping(queued), consumingInbox: 1, delivery: f.outgoing(queued)))])
         #expect(f.act(.xmppDelivery(.mappingInserted(f.outgoing(queued), inserted: true)))
-                == [.joinMUC(f.puppetJoin(f.alice, "Alice", then: .send(f.outgoing(queued))))])
+                == [.puppets(.join(f.puppetJoin(f.alice, "Alice", then: .send(f.outgoing(queued)))))])
     }
 }

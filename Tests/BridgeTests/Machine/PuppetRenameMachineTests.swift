@@ -10,9 +10,12 @@ import Testing
         var f = MachineFixture()
         f.activate(members: [f.alice: "alice"])
         let puppet = try #require(f.machine.puppets[f.alice])
-        var renamed = puppet
-        renamed.nick = "Alice Liddell"
-        f.machine.puppets[f.alice] = renamed   // the nick change was confirmed (the join outcome came first)
+        let rename = f.member(1, f.alice, .join, name: "Alice Liddell")
+        let change = f.puppetJoin(f.alice, "Alice Liddell", change: true, then: .membership(eventID: rename.event.eventID, seq: 1))
+        #expect(f.act(.matrixEvents([rename])) == [.puppets(.join(change))])
+        // The nick change is confirmed (the join outcome comes first), then the room's presences for it arrive.
+        #expect(f.act(.puppets(.joinAnswered(change, .joined(nick: "Alice Liddell", created: false))))
+                == [.puppets(.save(f.puppet(f.alice, "Alice Liddell"))), .dequeue(seq: 1)])
         let ghostsBefore = f.machine.ghosts
         #expect(f.act(.xmppPresence(f.presence(puppet.nick, available: false, codes: [.nickChanged], newNick: "Alice Liddell"))) == [])
         #expect(f.act(.xmppPresence(f.presence("Alice Liddell"))) == [])

@@ -214,11 +214,11 @@ import Testing
         f.machine = PortalStateMachine(configuration: configuration)
         _ = f.act(.activate)
         _ = f.act(.botJoinedMatrix(error: nil))
-        _ = f.act(.mucJoined(f.botJoin, .joined(nick: "Matrix", created: false)))
+        _ = f.act(.botJoinedMUC(f.botJoin, .joined(nick: "Matrix", created: false)))
         _ = f.act(.catchUp(.featuresRead(RoomFeatures(stanzaIDs: true, archive: true))))
         _ = f.act(.roomLoaded(f.snapshot(first: true)))
-        var next = f.act(.membersFetched([f.alice: "Alice", f.bob: "Bob"]))
-        while case .joinMUC(let join)? = next.last { next = f.act(.mucJoined(join, .joined(nick: join.nick, created: false))) }
+        var next = f.act(.puppets(.membersFetched([f.alice: "Alice", f.bob: "Bob"])))
+        while case .puppets(.join(let join))? = next.last { next = f.act(.puppets(.joinAnswered(join, .joined(nick: join.nick, created: false)))) }
         if case .loadUndelivered? = next.last { next = f.act(.undeliveredLoaded([])) }
         #expect(next.last == .roles(.readMatrixPower), "the room's power is read before the activation ends")
         // Alice created the (version 12) room: unlimited power; bob has 50. Both occupants become MUC moderators.

@@ -45,23 +45,15 @@ extension PortalStateMachine {
         case kick(ban: Bool, reason: String)
     }
 
-    /// A join or nick change of one of our occupants, and why it is done.
-    struct MUCJoin: Sendable, Equatable {
-        enum Purpose: Sendable, Equatable {
-            /// The bridge's own occupant, `attempt` of ten nicks.
-            case bot(attempt: Int)
-            /// A Matrix user's puppet (see ``PuppetJob``).
-            case puppet(PuppetJob)
-        }
+    /// A join of the bridge's own occupant: `attempt` of ten nicks.
+    struct BotJoin: Sendable, Equatable {
         var nick: String
         var occupant: JID
-        /// A nick change of an occupant already in the room rather than a join.
-        var change: Bool
-        var purpose: Purpose
+        var attempt: Int
     }
 
     /// Why an XMPP request failed, as far as the machine cares.
-    enum XMPPFailure: Sendable, Equatable {
+    enum XMPPFailure: Error, Sendable, Equatable {
         /// The link is down: wait for the reconnect.
         case notConnected
         /// No answer in time: the server is slow; try again soon.

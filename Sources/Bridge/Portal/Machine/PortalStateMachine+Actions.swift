@@ -6,23 +6,12 @@ extension PortalStateMachine {
     /// What the ``Portal`` actor must do, in order. Actions marked "→" report an outcome (an ``Input``) that the
     /// actor feeds back before anything else; the machine puts at most one of them in a batch, always last.
     enum Action: Sendable, Equatable {
-        // MARK: Matrix side
-        /// → ``Input/botJoinedMatrix(error:)``: the bot joins the Matrix room.
-        case joinMatrixAsBot
+        /// The bridge's own presence in both rooms (see ``BotAction``); each awaits its outcome.
+        case bot(BotAction)
         /// A notice from the bot in the Matrix room (idempotent per subject).
         case postNotice(String, subject: String)
-        /// → ``Input/membersFetched(_:)``: the Matrix room's joined members.
-        case fetchMatrixMembers
         /// MUC private messages to and from the Matrix users' DMs go to ``DirectChats`` (see ``DirectChatHandoff``).
         case directChats(DirectChatHandoff)
-
-        // MARK: XMPP side
-        /// → ``Input/mucJoined(_:_:)`` or ``Input/mucJoinFailed(_:_:)``: an occupant of ours joins the MUC (or changes nick, when `change`).
-        case joinMUC(MUCJoin)
-        /// An occupant of ours leaves the MUC, with a status text.
-        case leaveMUC(nick: String, occupant: JID, status: String?)
-        /// → ``Input/selfPinged(_:)``: XEP-0410 self-ping of the bridge's occupant.
-        case selfPing(nick: String)
 
         // MARK: Store
         /// → ``Input/roomLoaded(_:)``: records the first activation and reads the room's persisted state.
@@ -31,8 +20,6 @@ extension PortalStateMachine {
         case loadUndelivered
         /// A handled inbox row is removed.
         case dequeue(seq: Int64)
-        case savePuppet(Puppet)
-        case deletePuppet(UserID)
         /// The link's status for `isthmus links`.
         case setStatus(RoomLink.Status, detail: String?)
 
@@ -42,6 +29,9 @@ extension PortalStateMachine {
         /// Leave both rooms and forget the link (see ``UnlinkPlan``).
         case unlink(UnlinkPlan)
         case log(LogEntry)
+        /// The Matrix members' occupants in the MUC (see ``PuppetMachine/Action``); → ``Input/puppets(_:)`` when the wrapped
+        /// action awaits one.
+        case puppets(PuppetMachine.Action)
         /// The MUC's other occupants' ghosts (see ``GhostMachine/Action``); → ``Input/ghosts(_:)`` when the wrapped action
         /// awaits one.
         case ghosts(GhostMachine.Action)
@@ -69,8 +59,10 @@ extension PortalStateMachine {
         /// Whether the machine waits for this action's outcome.
         var awaitsOutcome: Bool {
             switch self {
-            case .joinMatrixAsBot, .fetchMatrixMembers, .joinMUC, .selfPing, .loadRoom, .loadUndelivered:
+            case .bot, .loadRoom, .loadUndelivered:
                 return true
+            case .puppets(let action):
+                return action.awaitsOutcome
             case .ghosts(let action):
                 return action.awaitsOutcome
             case .matrixDelivery(let action):
@@ -93,5 +85,15 @@ extension PortalStateMachine {
                 return false
             }
         }
+    }
+
+    /// The bridge's own presence: its Matrix user (the bot) and its occupant in the MUC.
+    enum BotAction: Sendable, Equatable {
+        /// → ``Input/botJoinedMatrix(error:)``: the bot joins the Matrix room.
+        case joinMatrix
+        /// → ``Input/botJoinedMUC(_:_:)`` or ``Input/botJoinFailed(_:_:)``: the bridge's occupant joins the MUC.
+        case joinMUC(BotJoin)
+        /// → ``Input/selfPinged(_:)``: XEP-0410 self-ping of the bridge's occupant.
+        case selfPing(nick: String)
     }
 }

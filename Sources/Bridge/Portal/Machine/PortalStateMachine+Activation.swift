@@ -12,7 +12,7 @@ extension PortalStateMachine {
         agenda.removeAll()
         drain = nil
         activating = true
-        return [.joinMatrixAsBot]
+        return [.bot(.joinMatrix)]
     }
 
     /// Outcomes of performed actions.
@@ -28,18 +28,11 @@ extension PortalStateMachine {
             let cleared = ghosts(.occupantListCleared)
             agenda = [.joinBotOccupant(attempt: 0)]
             return cleared + roles(.occupantListCleared)
-        case .mucJoined(let join, let result):
-            switch join.purpose {
-            case .bot(let attempt): return botJoinOutcome(join, attempt: attempt, result)
-            case .puppet(let job): return puppetJoinOutcome(job, result)
-            }
-        case .mucJoinFailed(let join, let failure):
-            switch join.purpose {
-            case .bot:
-                return [.log(LogEntry(level: .error, message: "Could not join the MUC", metadata: ["error": "\(failure)"])),
-                        .setStatus(.error, detail: "cannot join the XMPP room: \(failure)")]
-            case .puppet(let job): return puppetFailed(job.user, job.then, failure)
-            }
+        case .botJoinedMUC(let join, let result):
+            return botJoinOutcome(join, result)
+        case .botJoinFailed(_, let failure):
+            return [.log(LogEntry(level: .error, message: "Could not join the MUC", metadata: ["error": "\(failure)"])),
+                    .setStatus(.error, detail: "cannot join the XMPP room: \(failure)")]
         case .roomLoaded(let snapshot):
             return roomLoaded(snapshot)
         case .undeliveredLoaded(let pending):
@@ -54,8 +47,8 @@ extension PortalStateMachine {
             guard botJoined else { return [] }
             botJoined = false
             return [.log(LogEntry(level: .warning, message: "The bridge is no longer in the MUC; rejoining"))] + startActivation()
-        case .membersFetched(let members):
-            return membersFetched(members)
+        case .puppets(let input):
+            return puppets(input)
         case .ghosts(let input):
             return ghosts(input)
         case .matrixDelivery(let input):
@@ -81,8 +74,7 @@ extension PortalStateMachine {
         case .joinBotOccupant(let attempt):
             let base = configuration.naming.botNick
             let nick = attempt == 0 ? base : "\(base) \(attempt + 1)"
-            return [.joinMUC(MUCJoin(nick: nick, occupant: configuration.naming.botOccupant, change: false,
-                                     purpose: .bot(attempt: attempt)))]
+            return [.bot(.joinMUC(BotJoin(nick: nick, occupant: configuration.naming.botOccupant, attempt: attempt)))]
         case .readRoomFeatures:
             return catchUp(.readFeatures)
         case .loadRoom:
@@ -90,12 +82,11 @@ extension PortalStateMachine {
         case .bridgeRoomMessage(let message):
             return matrixDelivery(.message(message))
         case .syncPuppets:
-            return [.fetchMatrixMembers]
+            return puppets(.sync)
         case .ensurePuppet(let user, let followUp):
             return ensurePuppet(user, then: followUp)
         case .removeDepartedPuppets(let members):
-            return puppets.values.filter { !members.contains($0.user) }.sorted { $0.user.rawValue < $1.user.rawValue }
-                .flatMap { removePuppet($0, status: nil) }
+            return puppets(.removeDeparted(members: members))
         case .loadUndelivered:
             return [.loadUndelivered]
         case .resend(let mapping):
@@ -124,11 +115,12 @@ extension PortalStateMachine {
             if selfCheck { agenda.insert(contentsOf: [.syncPuppets, .selfPing], at: 0) }
             return []
         case .selfPing:
-            return [.selfPing(nick: botNick)]
+            return [.bot(.selfPing(nick: botNick))]
         }
     }
 
-    private mutating func botJoinOutcome(_ join: MUCJoin, attempt: Int, _ result: JoinOutcome) -> [Action] {
+    private mutating func botJoinOutcome(_ join: BotJoin, _ result: JoinOutcome) -> [Action] {
+        let attempt = join.attempt
         switch result {
         case .joined(let presence):
             botNick = presence.nick
@@ -153,13 +145,7 @@ extension PortalStateMachine {
     private mutating func roomLoaded(_ snapshot: RoomSnapshot?) -> [Action] {
         agenda = [.syncPuppets, .loadUndelivered, .puppetsSynced, .finishActivation]
         guard let snapshot else { return [] }
-        for puppet in snapshot.puppets where puppets[puppet.user] == nil {
-            var loaded = puppet
-            loaded.joined = false
-            puppets[puppet.user] = loaded
-            displaynames[puppet.user] = displaynames[puppet.user] ?? puppet.displayname
-        }
-        return ghosts(.loaded(snapshot.ghosts)) + roomState(.loaded(snapshot.texts, avatar: snapshot.avatar)) + catchUp(.roomLoaded(snapshot))
+        return puppets(.loaded(snapshot.puppets)) + ghosts(.loaded(snapshot.ghosts)) + roomState(.loaded(snapshot.texts, avatar: snapshot.avatar)) + catchUp(.roomLoaded(snapshot))
     }
 
     private mutating func finishActivation() -> [Action] {

@@ -38,18 +38,18 @@ extension PortalStateMachine {
         case event(PortalEvent)
         /// The bot joined the Matrix room (nil), or why not.
         case botJoinedMatrix(error: MatrixFailure?)
-        /// The Matrix room's joined members with their per-room displaynames and avatars; nil when they could not be read.
-        case membersFetched(JoinedMembers?)
-        /// The room answered the join (a nick change's answer reads as a join's).
-        case mucJoined(MUCJoin, JoinOutcome)
-        /// The join or nick change got no answer.
-        case mucJoinFailed(MUCJoin, XMPPFailure)
+        /// The room answered the bridge's occupant's join.
+        case botJoinedMUC(BotJoin, JoinOutcome)
+        /// The bridge's occupant's join got no answer.
+        case botJoinFailed(BotJoin, XMPPFailure)
         /// What the self-ping of the bridge's occupant says; nil when the ping itself failed.
         case selfPinged(SelfPingOutcome?)
         /// The room's persisted state; nil when it could not be read.
         case roomLoaded(RoomSnapshot?)
         /// Unreceipted messages, oldest first; nil when they could not be read.
         case undeliveredLoaded([MessageMapping]?)
+        /// An outcome for the puppet sub-machine (see ``PuppetMachine/Input``).
+        case puppets(PuppetMachine.Input)
         /// An outcome for the ghost sub-machine (see ``GhostMachine/Input``).
         case ghosts(GhostMachine.Input)
         /// An outcome for the Matrix → XMPP delivery sub-machine (see ``XMPPDeliveryMachine/Input``).

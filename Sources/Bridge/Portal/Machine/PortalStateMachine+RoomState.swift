@@ -28,10 +28,9 @@ extension PortalStateMachine {
         case .destroyed:
             destroyed = true
             botJoined = false
-            for user in puppets.keys { puppets[user]?.joined = false }
             agenda.removeAll()
             drain = nil
-            return []
+            return puppets(.xmppGone)
         case .close:
             closed = true
             agenda.removeAll()

@@ -14,7 +14,7 @@ extension PortalStateMachine {
             case .portal(.viaPuppet(let delivery)):
                 actions += ensurePuppet(delivery.user, then: .send(delivery))
             case .portal(.puppetOut(let user)):
-                puppets[user]?.joined = false
+                actions += puppets(.occupantOut(user))
             case .portal(.drainBlocked):
                 actions += drainBlocked(retry: true)
             case .portal(.xmppUnavailable(let failure)):

@@ -39,7 +39,7 @@ extension PortalStateMachine {
             return roomState(.destroyed(destruction))
         }
         if presence.statusCodes.contains(.selfPresence) || presence.nick == botNick { return ownPresence(presence) }
-        if isOurOccupant(nick: presence.nick, realJID: presence.realJID) { return puppetPresence(presence) }
+        if isOurOccupant(nick: presence.nick, realJID: presence.realJID) { return puppets(.occupantLeft(presence)) }
         // A puppet's nick change (303): the machine already holds the new nick, so the old one is not recognised —
         // the new one is. Without this the old nick's departure would look like an XMPP occupant renaming and get a ghost.
         if presence.statusCodes.contains(.nickChanged), let newNick = presence.newNick, isOurOccupant(nick: newNick, realJID: nil) { return [] }
@@ -64,16 +64,5 @@ extension PortalStateMachine {
         let codes = presence.statusCodes.sorted().map(\.description).joined(separator: ",")
         return [.log(LogEntry(level: .warning, message: "The bridge left the MUC; rejoining", metadata: ["xmpp.status": codes]))]
             + startActivation()
-    }
-
-    /// One of our puppets left the room without being asked (kicked, banned, removed after an error): it is no longer
-    /// joined, so the next message from its Matrix user rejoins it (and reports a refusal to the user).
-    private mutating func puppetPresence(_ presence: RoomPresence) -> [Action] {
-        guard !presence.available, !presence.statusCodes.contains(.nickChanged),
-              let user = puppets.first(where: { $0.value.nick == presence.nick })?.key else { return [] }
-        puppets[user]?.joined = false
-        return [.log(LogEntry(level: .notice, message: "A Matrix user's occupant was removed from the MUC", metadata: [
-            "matrix.user.id": user.rawValue, "xmpp.status": presence.statusCodes.sorted().map(\.description).joined(separator: ","),
-        ]))]
     }
 }

@@ -61,14 +61,13 @@ struct PortalStateMachine: Sendable {
     /// The MUC's occupants other than ours and the ghosts standing for them: a sub-machine with its own state (see
     /// `PortalStateMachine+Ghosts`).
     var xmppOccupants: GhostMachine
+    /// The Matrix members and the MUC occupants standing for them (puppets): a sub-machine with its own state (see
+    /// `PortalStateMachine+Puppets`).
+    var matrixMembers: PuppetMachine
 
     // MARK: Room model
     /// The nick the bridge's own occupant holds.
     var botNick: String
-    /// Matrix users' occupants, by Matrix user.
-    var puppets: [UserID: Puppet] = [:]
-    /// Matrix members' current displaynames (per room), as last seen.
-    var displaynames: [UserID: String] = [:]
     /// The MUC was destroyed (XEP-0045 §10.9): the bridge stays out of it (rejoining would create it again).
     var destroyed = false
 
@@ -95,6 +94,9 @@ struct PortalStateMachine: Sendable {
             uploadsMedia: configuration.uploadsMedia))
         xmppOccupants = GhostMachine(configuration: .init(room: configuration.room, muc: configuration.muc,
                                                           ghostUserID: configuration.ghostUserID))
+        let (botUserID, isGhost) = (configuration.botUserID, configuration.isGhost)
+        matrixMembers = PuppetMachine(configuration: .init(room: configuration.room, naming: configuration.naming,
+                                                           isBridged: { $0 != botUserID && !isGhost($0) }))
         roomState = RoomStateMachine(configuration: RoomStateMachine.Configuration(
             room: configuration.room, muc: configuration.muc, naming: configuration.naming, botUserID: configuration.botUserID,
             syncName: configuration.syncName, avatars: configuration.avatars))
@@ -107,6 +109,10 @@ struct PortalStateMachine: Sendable {
     var occupants: [String: Occupant] { xmppOccupants.occupants }
     /// This room's ghosts as stored (the ghost machine's, read-only).
     var ghosts: [UserID: RoomGhost] { xmppOccupants.ghosts }
+    /// Matrix users' occupants, by Matrix user (the puppet machine's, read-only).
+    var puppets: [UserID: Puppet] { matrixMembers.puppets }
+    /// Matrix members' current displaynames (per room), as last seen (the puppet machine's, read-only).
+    var displaynames: [UserID: String] { matrixMembers.displaynames }
 
     /// A Matrix event waiting for the reflection of the message it refers to.
     struct ReceiptWait: Sendable, Equatable {
@@ -149,9 +155,9 @@ struct PortalStateMachine: Sendable {
             xmppConnected = false
             botJoined = false
             activating = false
-            for user in puppets.keys { puppets[user]?.joined = false }
-            if destroyed { return [] }   // the link stays in error: there is nothing to wait for
-            return [.setStatus(.pending, detail: "waiting for the XMPP server")]
+            let gone = puppets(.xmppGone)
+            if destroyed { return gone }   // the link stays in error: there is nothing to wait for
+            return gone + [.setStatus(.pending, detail: "waiting for the XMPP server")]
         case .xmppMessage(let message):
             return xmppMessage(message)
         case .xmppPresence(let presence):
@@ -217,6 +223,6 @@ struct PortalStateMachine: Sendable {
 
     /// Whether `user` is a Matrix user the bridge mirrors (not the bot, not one of our ghosts).
     func isBridgedMatrixUser(_ user: UserID) -> Bool {
-        user != configuration.botUserID && !configuration.isGhost(user)
+        matrixMembers.configuration.isBridged(user)
     }
 }
