@@ -73,8 +73,10 @@ let package = Package(
 
         // MARK: Tests
         /// Loopback fakes shared by the tests (through TestSupport) and `isthmus-bench`: the behavioural fake MUC service
-        /// (XEP-0114), the scriptable and the answering homeserver, a raw HTTP client, the config of a bridge between them.
-        .target(name: "IsthmusFakes", dependencies: ["Network", "XMLStream", "MatrixAppService"], path: "Tests/IsthmusFakes"),
+        /// (XEP-0114), the scriptable and the answering homeserver, the test XMPP client (c2s) with its deadline-bound
+        /// waits, a raw HTTP client, the config of a bridge between them.
+        .target(name: "IsthmusFakes", dependencies: ["IsthmusCommon", "Network", "XMLStream", "XMPP", "MatrixAppService"],
+                path: "Tests/IsthmusFakes"),
         .target(name: "TestSupport", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMLStream", "XMPP", "Network", "Matrix",
             "MatrixAppService", "MatrixClient", "IsthmusFakes",

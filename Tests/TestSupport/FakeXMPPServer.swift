@@ -140,9 +140,5 @@ public final class FakeXMPPSession: Sendable {
     }
 
     /// Why a step of the script failed.
-    public struct UnexpectedEvent: Error, CustomStringConvertible {
-        public var expected: String
-        public var got: XMLStreamEvent
-        public var description: String { "expected \(expected), got \(got)" }
-    }
+    public typealias UnexpectedEvent = StreamReader.UnexpectedEvent
 }

@@ -31,11 +31,12 @@ struct MediaBenchmark {
         let room = try await alice.createRoom(CreateRoomRequest(preset: "public_chat", name: "Isthmus media benchmark \(suffix)"))
         let muc = "media-\(suffix)@\(bed.mucDomain)"
         let links = Mutex<[String]>([])
-        let xmpp = try await BenchXMPPClient.connect(port: bed.c2sPort, user: "alice", password: bed.password) { _, body in
+        let xmpp = try await XMPPTestClient.connect(port: bed.c2sPort, user: "alice", domain: "localhost", password: bed.password,
+                                                    onGroupchat: { _, body in
             if body.contains("/media/") { links.withLock { $0.append(body) } }
-        }
+        })
         defer { xmpp.close() }
-        try await xmpp.join(room: muc, nick: "alice-x")
+        try await xmpp.joinRoom(JID(muc)!, nick: "alice-x")
 
         let size = mebibytes << 20
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("isthmus-media-bench-\(suffix).bin")
@@ -94,7 +95,7 @@ struct MediaBenchmark {
         }
         let before = try await Self.newestFileEvent(alice, room)
         let (x2mSeconds, x2mPeak, _) = try await Self.sampling(pid: bridge.pid) {
-            try xmpp.sendGroupchat(room: muc, body: "http://127.0.0.1:\(server.port)/upload/big2.bin", id: "media-\(suffix)")
+            try xmpp.sendGroupchat(to: JID(muc)!, body: "http://127.0.0.1:\(server.port)/upload/big2.bin", originID: OriginID("media-\(suffix)")!)
             return try await Self.waitFor("the file on Matrix", timeout: .seconds(600)) {
                 let newest = try await Self.newestFileEvent(alice, room)
                 return newest != before ? newest : nil

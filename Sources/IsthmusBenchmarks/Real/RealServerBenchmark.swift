@@ -46,9 +46,10 @@ struct RealServerBenchmark {
         let observing = Task { await observer.run() }
         defer { observing.cancel() }
         let nick = xmppNick
-        let xmpp = try await BenchXMPPClient.connect(port: bed.c2sPort, user: "alice", password: bed.password) { sender, body in
+        let xmpp = try await XMPPTestClient.connect(port: bed.c2sPort, user: "alice", domain: "localhost", password: bed.password,
+                                                    onGroupchat: { sender, body in
             if sender != nick { MessageTracker.arrived(body: body.utf8) }
-        }
+        })
         defer { xmpp.close() }
 
         // MARK: Direct: the benchmark stands where the bridge stands. Synapse's speed drifts (its database grows, other
@@ -132,7 +133,7 @@ struct RealServerBenchmark {
         var m2xPaced: Load.Result
     }
 
-    private func bridgedRound(bridge: BridgeUnderTest, xmpp: BenchXMPPClient, alice: MatrixClient, room: RoomID,
+    private func bridgedRound(bridge: BridgeUnderTest, xmpp: XMPPTestClient, alice: MatrixClient, room: RoomID,
                               muc: String) async throws -> Round {
         do {
             try bridge.start()
@@ -141,11 +142,11 @@ struct RealServerBenchmark {
             let pid = bridge.pid
             let x2m = try await Load.windowed(total: burst, window: burst, timeout: .seconds(120), measuring: pid) { tracker, seq in
                 tracker.sent(seq)
-                try xmpp.sendGroupchat(room: muc, body: tracker.body(seq), id: "b\(tracker.run).\(seq)")
+                try xmpp.sendGroupchat(to: JID(muc)!, body: tracker.body(seq), originID: OriginID("b\(tracker.run).\(seq)")!)
             }
             let x2mPaced = try await Load.paced(total: paced, rate: pacedRate, timeout: .seconds(60), measuring: pid) { tracker, seq in
                 tracker.sent(seq)
-                try xmpp.sendGroupchat(room: muc, body: tracker.body(seq), id: "b\(tracker.run).\(seq)")
+                try xmpp.sendGroupchat(to: JID(muc)!, body: tracker.body(seq), originID: OriginID("b\(tracker.run).\(seq)")!)
             }
             let m2x = try await Load.windowed(total: burst, window: matrixSendersInFlight, timeout: .seconds(120), measuring: pid) { tracker, seq in
                 Self.sendDetached(alice, tracker: tracker, seq: seq, room: room)
@@ -210,7 +211,7 @@ struct RealServerBenchmark {
     }
 
     /// c2s → Prosody → component, and component → Prosody → c2s, with the benchmark as the component.
-    private func componentLegs(bed: TestbedEnvironment, muc: String, xmpp: BenchXMPPClient) async throws -> (Leg, Leg) {
+    private func componentLegs(bed: TestbedEnvironment, muc: String, xmpp: XMPPTestClient) async throws -> (Leg, Leg) {
         let component = ComponentConnection(
             configuration: ComponentConfiguration(host: "127.0.0.1", port: bed.componentPort, componentDomain: bed.componentDomain,
                                                   secret: bed.componentSecret),
@@ -236,15 +237,15 @@ struct RealServerBenchmark {
         guard case .joined = try await component.join(room: JID(muc)!, nick: "Direct", occupant: occupant) else {
             throw BenchmarkFailure("the component could not join \(muc)")
         }
-        try await xmpp.join(room: muc, nick: xmppNick)
+        try await xmpp.joinRoom(JID(muc)!, nick: xmppNick)
         let xmppIn = Leg(
             rate: try await Load.windowed(total: burst, window: burst, timeout: .seconds(60)) { tracker, seq in
                 tracker.sent(seq)
-                try xmpp.sendGroupchat(room: muc, body: tracker.body(seq), id: "d\(tracker.run).\(seq)")
+                try xmpp.sendGroupchat(to: JID(muc)!, body: tracker.body(seq), originID: OriginID("d\(tracker.run).\(seq)")!)
             },
             paced: try await Load.paced(total: paced, rate: pacedRate, timeout: .seconds(60)) { tracker, seq in
                 tracker.sent(seq)
-                try xmpp.sendGroupchat(room: muc, body: tracker.body(seq), id: "d\(tracker.run).\(seq)")
+                try xmpp.sendGroupchat(to: JID(muc)!, body: tracker.body(seq), originID: OriginID("d\(tracker.run).\(seq)")!)
             })
         let roomJID = JID(muc)!
         let xmppOut = Leg(
@@ -291,12 +292,12 @@ struct RealServerBenchmark {
     }
 
     /// One message each way through the bridge, so the ghost and the puppet exist before anything is timed.
-    private func warmUp(xmpp: BenchXMPPClient, alice: MatrixClient, room: RoomID, muc: String, bridge: BridgeUnderTest) async throws {
+    private func warmUp(xmpp: XMPPTestClient, alice: MatrixClient, room: RoomID, muc: String, bridge: BridgeUnderTest) async throws {
         for direction in 0..<2 {
             let result = try await Load.windowed(total: 1, window: 1, timeout: .seconds(30)) { tracker, seq in
                 if direction == 0 {
                     tracker.sent(seq)
-                    try xmpp.sendGroupchat(room: muc, body: tracker.body(seq), id: "w\(tracker.run)")
+                    try xmpp.sendGroupchat(to: JID(muc)!, body: tracker.body(seq), originID: OriginID("w\(tracker.run)")!)
                 } else {
                     Self.sendDetached(alice, tracker: tracker, seq: seq, room: room)
                 }

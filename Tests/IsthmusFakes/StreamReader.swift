@@ -8,6 +8,18 @@ public struct StreamReader {
     private let parser = XMLStreamParser()
     private var buffered: [XMLStreamEvent] = []
 
+    /// The peer sent something other than what the reader expects next.
+    public struct UnexpectedEvent: Error, CustomStringConvertible {
+        public var expected: String
+        public var got: XMLStreamEvent
+        public var description: String { "expected \(expected), got \(got)" }
+
+        public init(expected: String, got: XMLStreamEvent) {
+            self.expected = expected
+            self.got = got
+        }
+    }
+
     /// Why reading stopped.
     public struct Ended: Error, CustomStringConvertible {
         public var description: String { "the connection ended" }
@@ -29,7 +41,7 @@ public struct StreamReader {
     /// The next top-level element (skipping nothing: anything else is an error).
     public mutating func nextElement() async throws -> XElement {
         let event = try await next()
-        guard case .element(let element) = event else { throw FakeXMPPSession.UnexpectedEvent(expected: "an element", got: event) }
+        guard case .element(let element) = event else { throw UnexpectedEvent(expected: "an element", got: event) }
         return element
     }
 
