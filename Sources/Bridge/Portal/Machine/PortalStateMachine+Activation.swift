@@ -2,8 +2,8 @@ import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
 
-/// Activation (first start, new link, reconnect, rejoin), the archive catch-up, resends, the self-check, and the
-/// drain of the Matrix inbox.
+/// Activation (first start, new link, reconnect, rejoin): the bot in both rooms, the room's stored state, the puppet
+/// sync and the resends, in that order; the XMPP link going; the self-ping's verdict; unlink.
 extension PortalStateMachine {
     /// Brings the link up: the bot joins the Matrix room, the bridge's occupant joins the MUC, the archive fills the
     /// gap since the last stanza-id, Matrix members' puppets (re)join, unreceipted messages are resent if the archive
@@ -15,111 +15,50 @@ extension PortalStateMachine {
         return [.bot(.joinMatrix)]
     }
 
-    /// Outcomes of performed actions.
-    mutating func outcome(_ input: Input) -> [Action] {
-        switch input {
-        case .event:
-            return []
-        case .botJoinedMatrix(let error):
-            if let error {
-                return [.log(LogEntry(level: .error, message: "Bot could not join the Matrix room", metadata: ["error": "\(error)"])),
-                        .setStatus(.error, detail: "the bridge bot cannot join the Matrix room: \(error)")]
-            }
-            let cleared = ghosts(.occupantListCleared)
-            agenda = [.joinBotOccupant(attempt: 0)]
-            return cleared + roles(.occupantListCleared)
-        case .botJoinedMUC(let join, let result):
-            return botJoinOutcome(join, result)
-        case .botJoinFailed(_, let failure):
-            return [.log(LogEntry(level: .error, message: "Could not join the MUC", metadata: ["error": "\(failure)"])),
-                    .setStatus(.error, detail: "cannot join the XMPP room: \(failure)")]
-        case .roomLoaded(let snapshot):
-            return roomLoaded(snapshot)
-        case .undeliveredLoaded(let pending):
-            resendsWentOut = true
-            agenda.insert(contentsOf: (pending ?? []).map(Step.resend), at: 0)
-            return []
-        case .selfPinged(let outcome):
-            switch outcome {
-            case .notJoined?, .nickChanged?: break   // XEP-0410 §4: not in the room under the nick the machine knows
-            case .joined?, .inconclusive?, nil: return []
-            }
-            guard botJoined else { return [] }
-            botJoined = false
-            return [.log(LogEntry(level: .warning, message: "The bridge is no longer in the MUC; rejoining"))] + startActivation()
-        case .puppets(let input):
-            return puppets(input)
-        case .ghosts(let input):
-            return ghosts(input)
-        case .matrixDelivery(let input):
-            return matrixDelivery(input)
-        case .xmppDelivery(let input):
-            return xmppDelivery(input)
-        case .catchUp(let input):
-            return catchUp(input)
-        case .ephemeral(let input):
-            return ephemeral(input)
-        case .roles(let input):
-            return roles(input)
-        case .roomState(let input):
-            return roomState(input)
-        case .invites(let input):
-            return invites(input)
-        }
+    /// The XMPP link is up: the link activates (unless the MUC was destroyed).
+    mutating func activate() -> [Action] {
+        xmppConnected = true
+        if destroyed { return [] }
+        return startActivation()
     }
 
-    /// One step of the agenda.
-    mutating func run(_ step: Step) -> [Action] {
-        switch step {
-        case .joinBotOccupant(let attempt):
-            let base = configuration.naming.botNick
-            let nick = attempt == 0 ? base : "\(base) \(attempt + 1)"
-            return [.bot(.joinMUC(BotJoin(nick: nick, occupant: configuration.naming.botOccupant, attempt: attempt)))]
-        case .readRoomFeatures:
-            return catchUp(.readFeatures)
-        case .loadRoom:
-            return [.loadRoom]
-        case .bridgeRoomMessage(let message):
-            return matrixDelivery(.message(message))
-        case .syncPuppets:
-            return puppets(.sync)
-        case .ensurePuppet(let user, let followUp):
-            return ensurePuppet(user, then: followUp)
-        case .removeDepartedPuppets(let members):
-            return puppets(.removeDeparted(members: members))
-        case .loadUndelivered:
-            return [.loadUndelivered]
-        case .resend(let mapping):
-            guard let user = mapping.sender.matrixUser, let originID = mapping.originID,
-                  let stanza = OutgoingGroupchat(mapping: mapping) else { return [] }
-            return [.log(LogEntry(level: .info, message: "Resending an unreceipted message", metadata: ["xmpp.origin.id": originID.rawValue]))]
-                + ensurePuppet(user, then: .send(XMPPDelivery(user: user, originID: originID, stanza: stanza, purpose: .resend)))
-        case .puppetsSynced:
-            return roles(.puppetsSynced)
-        case .finishActivation:
-            return finishActivation()
-        case .finishRetry:
-            guard resendsWentOut else {
-                inboxBlocked = true
-                return [.schedule(.inboxRetry, at: now + configuration.inboxRetryDelay)]
-            }
-            inboxBlocked = false
-            return startDrainFromStore(selfCheck: false)
-        case .handleMatrixEvent(let queued):
-            return matrixEvent(queued)
-        case .finishDrain(let seq):
-            highestSeq = max(highestSeq, seq)
-            inboxNeedsReload = false
-            let selfCheck = drain?.selfCheck ?? false
-            drain = nil
-            if selfCheck { agenda.insert(contentsOf: [.syncPuppets, .selfPing], at: 0) }
-            return []
-        case .selfPing:
-            return [.bot(.selfPing(nick: botNick))]
-        }
+    /// The XMPP link went: nothing of ours is in the MUC any more; the link waits for the reconnect.
+    mutating func xmppDisconnected() -> [Action] {
+        xmppConnected = false
+        botJoined = false
+        activating = false
+        let gone = puppets(.xmppGone)
+        if destroyed { return gone }   // the link stays in error: there is nothing to wait for
+        return gone + [.setStatus(.pending, detail: "waiting for the XMPP server")]
     }
 
-    private mutating func botJoinOutcome(_ join: BotJoin, _ result: JoinOutcome) -> [Action] {
+    mutating func botJoinedMatrix(error: MatrixFailure?) -> [Action] {
+        if let error {
+            return [.log(LogEntry(level: .error, message: "Bot could not join the Matrix room", metadata: ["error": "\(error)"])),
+                    .setStatus(.error, detail: "the bridge bot cannot join the Matrix room: \(error)")]
+        }
+        let cleared = ghosts(.occupantListCleared)
+        agenda = [.joinBotOccupant(attempt: 0)]
+        return cleared + roles(.occupantListCleared)
+    }
+
+    mutating func botJoinFailed(_ failure: XMPPFailure) -> [Action] {
+        [.log(LogEntry(level: .error, message: "Could not join the MUC", metadata: ["error": "\(failure)"])),
+         .setStatus(.error, detail: "cannot join the XMPP room: \(failure)")]
+    }
+
+    /// XEP-0410 §4: the bridge's occupant is not in the room under the nick the machine knows: it rejoins.
+    mutating func selfPinged(_ outcome: SelfPingOutcome?) -> [Action] {
+        switch outcome {
+        case .notJoined?, .nickChanged?: break
+        case .joined?, .inconclusive?, nil: return []
+        }
+        guard botJoined else { return [] }
+        botJoined = false
+        return [.log(LogEntry(level: .warning, message: "The bridge is no longer in the MUC; rejoining"))] + startActivation()
+    }
+
+    mutating func botJoinedMUC(_ join: BotJoin, _ result: JoinOutcome) -> [Action] {
         let attempt = join.attempt
         switch result {
         case .joined(let presence):
@@ -142,13 +81,13 @@ extension PortalStateMachine {
     }
 
     /// The room's persisted state arrived: puppets and ghosts are known again; the archive fills the gap.
-    private mutating func roomLoaded(_ snapshot: RoomSnapshot?) -> [Action] {
+    mutating func roomLoaded(_ snapshot: RoomSnapshot?) -> [Action] {
         agenda = [.syncPuppets, .loadUndelivered, .puppetsSynced, .finishActivation]
         guard let snapshot else { return [] }
         return puppets(.loaded(snapshot.puppets)) + ghosts(.loaded(snapshot.ghosts)) + roomState(.loaded(snapshot.texts, avatar: snapshot.avatar)) + catchUp(.roomLoaded(snapshot))
     }
 
-    private mutating func finishActivation() -> [Action] {
+    mutating func finishActivation() -> [Action] {
         activating = false
         inboxNeedsReload = true
         let checkFirst = catchUp(.timelineCheckDue)   // the first drain checks the timeline
@@ -162,34 +101,14 @@ extension PortalStateMachine {
             + roomState(.activated) + [.setStatus(.active, detail: nil)]
     }
 
-    // MARK: Drains
-
-    /// A drain from the store, taking a pending timeline check with it.
-    mutating func startDrainFromStore(selfCheck: Bool) -> [Action] {
-        drain = Drain(selfCheck: selfCheck)
-        return catchUp(.drainFromStore)
-    }
-
-    /// A drain of events handed in as written.
-    mutating func startDrain(_ queued: [QueuedMatrixEvent], selfCheck: Bool) -> [Action] {
-        drain = Drain(selfCheck: selfCheck)
-        agenda.insert(contentsOf: queued.map(Step.handleMatrixEvent) + [.finishDrain(highestSeq: queued.map(\.seq).max() ?? 0)], at: 0)
-        return []
-    }
-
-    /// The XMPP side was unavailable during a drain: the rest waits in the store.
-    mutating func drainBlocked(retry: Bool) -> [Action] {
-        agenda.removeAll { step in
-            switch step {
-            case .handleMatrixEvent, .finishDrain: return true
-            default: return false
-            }
-        }
-        inboxBlocked = true
-        inboxNeedsReload = true
-        let selfCheck = drain?.selfCheck ?? false
-        drain = nil
-        if selfCheck { agenda.insert(.selfPing, at: 0) }
-        return retry ? [.schedule(.inboxRetry, at: now + configuration.inboxRetryDelay)] : []
+    /// The link goes: both rooms are left (see ``UnlinkPlan``) and the portal closes.
+    mutating func unlink(connected: Bool) -> [Action] {
+        xmppConnected = connected
+        closed = true
+        let leaving = connected ? puppets.values.filter(\.joined).sorted { $0.user.rawValue < $1.user.rawValue } : []
+        let ghostsLeaving = ghosts.values.filter(\.joined).map(\.user).sorted { $0.rawValue < $1.rawValue }
+        // Ghosts leave with no level of the bridge's left behind in the room's power levels.
+        return roomState(.unlinked) + [.unlink(UnlinkPlan(ghosts: ghostsLeaving, puppets: leaving, botNick: connected && botJoined ? botNick : nil,
+                                                       ghostLevels: GhostPowerLevels(wanted: [:])))]
     }
 }

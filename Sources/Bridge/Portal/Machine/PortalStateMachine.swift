@@ -6,9 +6,12 @@ import IsthmusStore
 /// actions come out. No I/O, no clock (time is passed in), no `async`. The ``Portal`` actor performs the actions in
 /// order and feeds their outcomes back; postgres-nio's connection state machine is the model.
 ///
-/// The machine keeps the room's model — who is in the MUC and which ghost stands for them, the Matrix users'
-/// puppets and names, whether each side is up — and decides nearly everything (the few choices the effects still
-/// make are listed on ``Portal``): exactly-once (the message map is consulted before a message is translated; our own
+/// The machine is a router over sub-machines that own their state and their own `Input`/`Action` enums (the
+/// occupants and their ghosts, the Matrix members and their puppets, both deliveries, the catch-up, room state,
+/// roles, avatars, ephemeral, invites): this file routes events and outcomes to them, and the `PortalStateMachine+…`
+/// router files wrap their actions and carry what they report to whoever cares. The machine itself keeps only the
+/// control state — whether each side is up, the activation, the drain and its agenda — and between them they decide
+/// nearly everything (the few choices the effects still make are listed in docs/architecture.md): exactly-once (the message map is consulted before a message is translated; our own
 /// reflections are receipts), order (activation, catch-up and resends before newer Matrix events; a timeline check
 /// before the events behind a suspected hole), nick conflicts, retries, pauses while the XMPP side is unavailable,
 /// unlink.
@@ -145,77 +148,51 @@ struct PortalStateMachine: Sendable {
         return actions
     }
 
+    /// Events of the room, each to the piece of the machine it concerns.
     private mutating func receive(_ event: PortalEvent) -> [Action] {
         switch event {
-        case .activate:
-            xmppConnected = true
-            if destroyed { return [] }
-            return startActivation()
-        case .xmppDisconnected:
-            xmppConnected = false
-            botJoined = false
-            activating = false
-            let gone = puppets(.xmppGone)
-            if destroyed { return gone }   // the link stays in error: there is nothing to wait for
-            return gone + [.setStatus(.pending, detail: "waiting for the XMPP server")]
-        case .xmppMessage(let message):
-            return xmppMessage(message)
-        case .xmppPresence(let presence):
-            return xmppPresence(presence)
-        case .xmppPrivateMessage(let message):
-            return xmppPrivateMessage(message)
-        case .xmppInvite(let invite):
-            return invites(.xmppInvite(invite))
-        case .syncPowerLevels:
-            return roles(.syncPowerLevels)
-        case .matrixEphemeral(let event):
-            return ephemeral(.matrix(event))
-        case .flushEphemeral:
-            return ephemeral(.flush)
-        case .matrixEvents(let queued):
-            let fresh = queued.filter { $0.seq > highestSeq }
-            guard !fresh.isEmpty else { return [] }
-            guard canSend else {
-                inboxNeedsReload = true
-                return []
-            }
-            if inboxNeedsReload || catchUp.timelineCheckPending { return startDrainFromStore(selfCheck: false) }
-            highestSeq = max(highestSeq, fresh.map(\.seq).max() ?? 0)
-            return startDrain(fresh, selfCheck: false)
-        case .resumeDrain:
-            guard xmppDelivery.receiptWait != nil, canSend, drain == nil else { return [] }
-            return startDrainFromStore(selfCheck: false)
-        case .retryInbox:
-            guard xmppConnected, botJoined, inboxBlocked, !activating else { return [] }
-            agenda = [.loadUndelivered, .finishRetry]
-            return []
-        case .timelineGap:
-            return catchUp(.timelineCheckDue)
-        case .checkTimeline:
-            return catchUp(.timelineCheckDue) + (canSend ? startDrainFromStore(selfCheck: false) : [])
-        case .reconcileGhosts:
-            return botJoined ? ghosts(.reconcile) : []
-        case .roomAvatarSet(let change, let outcome):
-            return roomState(.avatarSet(change, outcome))
-        case .selfCheck:
-            guard xmppConnected, botJoined, !activating else { return [] }
-            inboxBlocked = false
-            return catchUp(.timelineCheckDue) + startDrainFromStore(selfCheck: true)
-        case .unlink(let connected):
-            // The ghosts to take out are the stored ones: read first when the room was never loaded.
-            return ghosts(.unlinkRequested(connected: connected))
+        case .activate: return activate()
+        case .xmppDisconnected: return xmppDisconnected()
+        case .xmppMessage(let message): return xmppMessage(message)
+        case .xmppPresence(let presence): return xmppPresence(presence)
+        case .xmppPrivateMessage(let message): return xmppPrivateMessage(message)
+        case .xmppInvite(let invite): return invites(.xmppInvite(invite))
+        case .syncPowerLevels: return roles(.syncPowerLevels)
+        case .matrixEphemeral(let event): return ephemeral(.matrix(event))
+        case .flushEphemeral: return ephemeral(.flush)
+        case .matrixEvents(let queued): return handedIn(queued)
+        case .resumeDrain: return resumeDrain()
+        case .retryInbox: return retryInbox()
+        case .timelineGap: return catchUp(.timelineCheckDue)
+        case .checkTimeline: return checkTimeline()
+        case .reconcileGhosts: return botJoined ? ghosts(.reconcile) : []
+        case .roomAvatarSet(let change, let outcome): return roomState(.avatarSet(change, outcome))
+        case .selfCheck: return selfCheck()
+        // The ghosts to take out are the stored ones: read first when the room was never loaded.
+        case .unlink(let connected): return ghosts(.unlinkRequested(connected: connected))
         }
     }
 
-    /// The link goes: both rooms are left (see ``UnlinkPlan``) and the portal closes.
-    mutating func unlink(connected: Bool) -> [Action] {
-        xmppConnected = connected
-        closed = true
-        let leaving = connected ? puppets.values.filter(\.joined).sorted { $0.user.rawValue < $1.user.rawValue } : []
-        let ghostsLeaving = ghosts.values.filter(\.joined).map(\.user).sorted { $0.rawValue < $1.rawValue }
-        // Ghosts leave with no level of the bridge's left behind in the room's power levels.
-        return roomState(.unlinked) + [.unlink(UnlinkPlan(ghosts: ghostsLeaving, puppets: leaving, botNick: connected && botJoined ? botNick : nil,
-                                                       ghostLevels: GhostPowerLevels(wanted: [:])))]
+    /// Outcomes of performed actions, each to the piece of the machine that waits for it.
+    private mutating func outcome(_ input: Input) -> [Action] {
+        switch input {
+        case .event: return []
+        case .botJoinedMatrix(let error): return botJoinedMatrix(error: error)
+        case .botJoinedMUC(let join, let result): return botJoinedMUC(join, result)
+        case .botJoinFailed(_, let failure): return botJoinFailed(failure)
+        case .selfPinged(let outcome): return selfPinged(outcome)
+        case .roomLoaded(let snapshot): return roomLoaded(snapshot)
+        case .undeliveredLoaded(let pending): return undeliveredLoaded(pending)
+        case .puppets(let input): return puppets(input)
+        case .ghosts(let input): return ghosts(input)
+        case .matrixDelivery(let input): return matrixDelivery(input)
+        case .xmppDelivery(let input): return xmppDelivery(input)
+        case .catchUp(let input): return catchUp(input)
+        case .ephemeral(let input): return ephemeral(input)
+        case .roles(let input): return roles(input)
+        case .roomState(let input): return roomState(input)
+        case .invites(let input): return invites(input)
+        }
     }
 
     /// Whether Matrix events can go out now.
