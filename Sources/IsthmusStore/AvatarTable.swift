@@ -47,21 +47,21 @@ public struct StoredAvatar: Sendable, Equatable {
 
 extension Store {
     /// The `mxc://` an XMPP avatar with this SHA-1 was uploaded as, if it was. Does I/O on the store's thread.
-    public func xmppAvatarMXC(sha1: String) throws -> String? {
+    public func xmppAvatarMXC(sha1: String) throws -> MXCURI? {
         try read { db in
-            try db.query("SELECT mxc FROM xmpp_avatars WHERE sha1 = ?", sha1) { $0.string(0) }.first ?? nil
+            try db.query("SELECT mxc FROM xmpp_avatars WHERE sha1 = ?", sha1) { $0.string(0).flatMap(MXCURI.init(mxc:)) }.first ?? nil
         }
     }
 
     /// Records that the XMPP avatar `sha1` is uploaded as `mxc` (a later upload of the same image replaces it).
-    public func recordXMPPAvatar(sha1: String, mxc: String) throws {
+    public func recordXMPPAvatar(sha1: String, mxc: MXCURI) throws {
         try write { db in
             _ = try db.run("INSERT INTO xmpp_avatars (sha1, mxc) VALUES (?, ?) ON CONFLICT (sha1) DO UPDATE SET mxc = excluded.mxc", sha1, mxc)
         }
     }
 
     /// The image the Matrix avatar `mxc` became, if it was fetched before.
-    public func matrixAvatar(mxc: String) throws -> StoredAvatar? {
+    public func matrixAvatar(mxc: MXCURI) throws -> StoredAvatar? {
         try read { db in
             try db.query("SELECT sha1, media_type, data FROM matrix_avatars WHERE mxc = ?", mxc) { row -> StoredAvatar? in
                 guard let sha1 = row.string(0), let type = row.string(1) else { return nil }
@@ -71,7 +71,7 @@ extension Store {
     }
 
     /// Keeps the image the Matrix avatar `mxc` became.
-    public func recordMatrixAvatar(mxc: String, _ avatar: StoredAvatar) throws {
+    public func recordMatrixAvatar(mxc: MXCURI, _ avatar: StoredAvatar) throws {
         try write { db in
             _ = try db.run("""
                 INSERT INTO matrix_avatars (mxc, sha1, media_type, data) VALUES (?, ?, ?, ?)

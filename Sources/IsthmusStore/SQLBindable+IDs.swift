@@ -12,3 +12,4 @@ extension OriginID: SQLBindable {}
 extension OccupantID: SQLBindable {}
 extension StanzaAttributeID: SQLBindable {}
 extension LeaseOwner: SQLBindable {}
+extension MXCURI: SQLBindable {}

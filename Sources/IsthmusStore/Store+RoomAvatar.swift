@@ -6,9 +6,9 @@ public struct RoomAvatarRecord: Sendable, Equatable {
     /// The SHA-1 (lower-case hex) of the MUC's avatar image.
     public var sha1: String
     /// The `mxc://` the bot set as `m.room.avatar` for it.
-    public var mxc: String
+    public var mxc: MXCURI
 
-    public init(sha1: String, mxc: String) {
+    public init(sha1: String, mxc: MXCURI) {
         self.sha1 = sha1
         self.mxc = mxc
     }
@@ -27,7 +27,7 @@ extension Store {
     public func roomAvatar(_ room: RoomID) throws -> RoomAvatarRecord? {
         try read { db in
             try db.query("SELECT avatar_sha1, avatar_mxc FROM room_state WHERE matrix_room = ?", room) { row -> RoomAvatarRecord? in
-                guard let sha1 = row.string(0), let mxc = row.string(1) else { return nil }
+                guard let sha1 = row.string(0), let mxc = row.string(1).flatMap(MXCURI.init(mxc:)) else { return nil }
                 return RoomAvatarRecord(sha1: sha1, mxc: mxc)
             }.first ?? nil
         }

@@ -18,20 +18,20 @@ public struct MediaLinkSigner: Sendable {
     }
 
     /// The public URL of `reference` under the (sanitized) `fileName`.
-    public func url(for reference: MediaReference, fileName: String) -> String {
+    public func url(for reference: MXCURI, fileName: String) -> String {
         let name = Self.sanitizedFileName(fileName)
         return "\(publicBase)/\(Self.encodeID(reference))/\(signature(reference, name))/\(name)"
     }
 
     /// The reference and file name a request's path segments (`id`, `signature`, `filename`, as received) stand for,
     /// or nil when they are malformed or the signature is wrong (the caller answers 404 either way).
-    public func verify(id: String, signature given: String, fileName: String) -> (MediaReference, String)? {
+    public func verify(id: String, signature given: String, fileName: String) -> (MXCURI, String)? {
         guard let reference = Self.decodeID(id), fileName == Self.sanitizedFileName(fileName),
               Digest.constantTimeEqual(signature(reference, fileName), given) else { return nil }
         return (reference, fileName)
     }
 
-    private func signature(_ reference: MediaReference, _ fileName: String) -> String {
+    private func signature(_ reference: MXCURI, _ fileName: String) -> String {
         let message = "isthmus-media-v1\u{0}\(reference.server)\u{0}\(reference.mediaID)\u{0}\(fileName)"
         return Digest.hex(Digest.hmacSHA256(key: key, message: Array(message.utf8)).prefix(16))
     }
@@ -53,17 +53,17 @@ public struct MediaLinkSigner: Sendable {
 
     private static let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-".unicodeScalars)
 
-    static func encodeID(_ reference: MediaReference) -> String {
+    static func encodeID(_ reference: MXCURI) -> String {
         Data("\(reference.server)/\(reference.mediaID)".utf8).base64EncodedString()
             .replacing("+", with: "-").replacing("/", with: "_")
             .replacing("=", with: "")
     }
 
-    static func decodeID(_ id: String) -> MediaReference? {
+    static func decodeID(_ id: String) -> MXCURI? {
         guard id.utf8.count <= 700 else { return nil }
         var text = id.replacing("-", with: "+").replacing("_", with: "/")
         while text.utf8.count % 4 != 0 { text.append("=") }
         guard let data = Data(base64Encoded: text), let decoded = String(data: data, encoding: .utf8) else { return nil }
-        return MediaReference(mxc: "mxc://" + decoded)
+        return MXCURI(mxc: "mxc://" + decoded)
     }
 }

@@ -70,7 +70,7 @@ import XMPP
         let signer = MediaLinkSigner(publicBase: "https://bridge.example/media", secret: "k")
         let attachment = MatrixAttachment(mxc: "mxc://localhost/abc", fileName: "cat.png",
                                           info: MediaInfo(mimeType: "image/png", size: 42, width: 3, height: 2))
-        let url = signer.url(for: try #require(MediaReference(mxc: "mxc://localhost/abc")), fileName: "cat.png")
+        let url = signer.url(for: try #require(MXCURI(mxc: "mxc://localhost/abc")), fileName: "cat.png")
         let plain = message("cat.png", msgtype: .image, details: MessageDetails(media: attachment))
         #expect(DirectChatRules.step(for: plain, chat: chat, occupant: occupant("Romeo"), mediaLinks: signer)
                 == .sendFile(to: JID("lounge@conference.localhost/Romeo")!,

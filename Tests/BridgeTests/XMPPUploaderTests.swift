@@ -33,11 +33,4 @@ import XMPP
         #expect(outcome == .fallback(.tooLarge(size: 1001, limit: 1000)))
         #expect(link.state.withLock { $0.slotRequests.isEmpty })
     }
-
-    @Test func aMalformedReferenceFallsBack() async {
-        let link = FakeXMPPLink()
-        link.state.withLock { $0.uploadService = HTTPUpload.Service(jid: JID("upload.localhost")!, maxFileSize: nil) }
-        let outcome = await uploader(link).upload(mxc: "https://x/y", name: "a.png", declaredSize: 1, mediaType: nil)
-        guard case .fallback(.transferFailed) = outcome else { Issue.record("got \(outcome)"); return }
-    }
 }

@@ -1,9 +1,10 @@
+import IsthmusCommon
 import Media
 import Testing
 
 @Suite struct MediaLinkSignerTests {
     let signer = MediaLinkSigner(publicBase: "https://bridge.example/media/", secret: "s3cret")
-    let reference = MediaReference(mxc: "mxc://matrix.example:8448/AbC_12-x")!
+    let reference = MXCURI(mxc: "mxc://matrix.example:8448/AbC_12-x")!
 
     /// The segments after the base of a URL the signer made.
     func segments(_ url: String) -> [String] {
@@ -27,7 +28,7 @@ import Testing
         signature[0] = signature[0] == "0" ? "1" : "0"
         #expect(signer.verify(id: parts[0], signature: String(signature), fileName: parts[2]) == nil)
         #expect(signer.verify(id: parts[0], signature: parts[1], fileName: "b.png") == nil)
-        let other = segments(signer.url(for: MediaReference(mxc: "mxc://matrix.example:8448/other")!, fileName: "a.png"))
+        let other = segments(signer.url(for: MXCURI(mxc: "mxc://matrix.example:8448/other")!, fileName: "a.png"))
         #expect(signer.verify(id: other[0], signature: parts[1], fileName: parts[2]) == nil)
         let stranger = MediaLinkSigner(publicBase: "https://bridge.example/media", secret: "another")
         #expect(stranger.verify(id: parts[0], signature: parts[1], fileName: parts[2]) == nil)
@@ -46,11 +47,11 @@ import Testing
     }
 
     @Test func mxcURIsAreValidated() {
-        #expect(MediaReference(mxc: "mxc://server/id") != nil)
-        #expect(MediaReference(mxc: "mxc://server/") == nil)
-        #expect(MediaReference(mxc: "mxc:///id") == nil)
-        #expect(MediaReference(mxc: "mxc://server/a/b") == nil)
-        #expect(MediaReference(mxc: "https://server/id") == nil)
-        #expect(MediaReference(mxc: "mxc://server/id%2F..") == nil)
+        #expect(MXCURI(mxc: "mxc://server/id") != nil)
+        #expect(MXCURI(mxc: "mxc://server/") == nil)
+        #expect(MXCURI(mxc: "mxc:///id") == nil)
+        #expect(MXCURI(mxc: "mxc://server/a/b") == nil)
+        #expect(MXCURI(mxc: "https://server/id") == nil)
+        #expect(MXCURI(mxc: "mxc://server/id%2F..") == nil)
     }
 }

@@ -43,7 +43,7 @@ final class AvatarFetcher: Sendable {
     /// The `mxc://` of the XMPP avatar `sha1`: from the store, else fetched from the vCards of `sources` in order
     /// (the first whose photo has that hash wins) through `xmpp` as `asker`, then uploaded as `ghost`. nil when no
     /// source gave it (logged) or the upload failed.
-    func xmppAvatar(sha1: String, sources: [JID], asker: JID, xmpp: any XMPPLink, ghost: UserID) async -> String? {
+    func xmppAvatar(sha1: String, sources: [JID], asker: JID, xmpp: any XMPPLink, ghost: UserID) async -> MXCURI? {
         if let known = try? await store.xmppAvatarMXC(sha1: sha1) { return known }
         var lastRefusal: String?
         for source in sources {
@@ -70,7 +70,7 @@ final class AvatarFetcher: Sendable {
         return nil
     }
 
-    private func upload(_ image: StoredAvatar, as ghost: UserID) async -> String? {
+    private func upload(_ image: StoredAvatar, as ghost: UserID) async -> MXCURI? {
         guard let descriptor = MediaImporter.unlinkedTemporaryFile(prefix: "isthmus-avatar") else { return nil }
         defer { close(descriptor) }
         let written = image.data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
@@ -88,12 +88,8 @@ final class AvatarFetcher: Sendable {
 
     /// The image of the Matrix avatar `mxc`, for vCards: from the store, else downloaded and checked. nil when it
     /// cannot be had (logged).
-    func matrixAvatar(mxc: String) async -> StoredAvatar? {
-        if let known = try? await store.matrixAvatar(mxc: mxc) { return known }
-        guard let reference = MediaReference(mxc: mxc) else {
-            refused("A Matrix avatar was not bridged", reason: "not an mxc:// URI", metadata: [:])
-            return nil
-        }
+    func matrixAvatar(mxc reference: MXCURI) async -> StoredAvatar? {
+        if let known = try? await store.matrixAvatar(mxc: reference) { return known }
         let base = "\(settings.homeserverBase)/_matrix/client/v1/media/"
         let path = "\(PercentEncoding.encode(reference.server))/\(PercentEncoding.encode(reference.mediaID))"
         var bytes = await download(base + "download/" + path, limit: vCardLimit)
@@ -102,15 +98,15 @@ final class AvatarFetcher: Sendable {
             bytes = await download(base + "thumbnail/" + path + "?width=96&height=96&method=scale", limit: vCardLimit)
         }
         guard let bytes else {
-            refused("A Matrix avatar was not bridged", reason: "the homeserver did not give it", metadata: ["matrix.mxc": mxc])
+            refused("A Matrix avatar was not bridged", reason: "the homeserver did not give it", metadata: ["matrix.mxc": "\(reference)"])
             return nil
         }
         switch AvatarImage.check(bytes, announced: nil, limit: vCardLimit) {
         case .failure(let refusal):
-            refused("A Matrix avatar was not bridged", reason: refusal.description, metadata: ["matrix.mxc": mxc])
+            refused("A Matrix avatar was not bridged", reason: refusal.description, metadata: ["matrix.mxc": "\(reference)"])
             return nil
         case .success(let image):
-            try? await store.recordMatrixAvatar(mxc: mxc, image)
+            try? await store.recordMatrixAvatar(mxc: reference, image)
             return image
         }
     }

@@ -15,9 +15,9 @@ struct AvatarMachine: Sendable {
         /// The ghost left the Matrix room: its avatar there is not known any more.
         case ghostLeft(UserID)
         /// The joined members' avatars, read at an activation (the puppets' joins that follow announce them).
-        case memberAvatarsRead([UserID: String])
+        case memberAvatarsRead([UserID: MXCURI])
         /// A Matrix user's member event in the room (`mxc`: its `avatar_url`, nil when none; `present`: joined).
-        case matrixMember(UserID, mxc: String?, present: Bool)
+        case matrixMember(UserID, mxc: MXCURI?, present: Bool)
     }
 
     /// What the portal must do, in order.
@@ -48,7 +48,7 @@ struct AvatarMachine: Sendable {
         var user: UserID
         var occupant: JID
         /// nil: no avatar.
-        var mxc: String?
+        var mxc: MXCURI?
         /// The puppet's nick when it is joined (a presence announcing the change goes out), else nil.
         var nick: String?
     }
@@ -74,7 +74,7 @@ struct AvatarMachine: Sendable {
     /// Avatars waiting for their ghost's setup (register, join) to finish.
     var waiting: [UserID: GhostAvatar] = [:]
     /// Each Matrix user's avatar (`mxc://`) in the room, as last handed to the XMPP side.
-    var matrixUsers: [UserID: String] = [:]
+    var matrixUsers: [UserID: MXCURI] = [:]
 
     /// Takes one input; returns what to do, in order.
     mutating func receive(_ input: Input, in room: Room) -> [Action] {
@@ -124,7 +124,7 @@ struct AvatarMachine: Sendable {
         return [.setGhostAvatar(job)]
     }
 
-    private mutating func matrixMember(_ user: UserID, mxc: String?, present: Bool, in room: Room) -> [Action] {
+    private mutating func matrixMember(_ user: UserID, mxc: MXCURI?, present: Bool, in room: Room) -> [Action] {
         let wanted = present ? mxc : nil
         guard matrixUsers[user] != wanted else { return [] }
         matrixUsers[user] = wanted

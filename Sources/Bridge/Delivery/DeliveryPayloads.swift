@@ -92,7 +92,7 @@ extension PortalStateMachine {
         var queued: QueuedMatrixEvent
         /// What the event refers to, read already; the upload's URL is added to it.
         var targets: MatrixTargets
-        var mxc: String
+        var mxc: MXCURI
         var name: String
         var declaredSize: Int64?
         var mediaType: String?

@@ -236,8 +236,8 @@ enum DirectChatRules {
     /// as in text); nil when no link can be made.
     static func fileMessage(_ attachment: MatrixAttachment, body: String, html: String?,
                             links: MediaLinkSigner?) -> (file: SharedFile, caption: String?)? {
-        guard let links, let reference = MediaReference(mxc: attachment.mxc) else { return nil }
-        let url = links.url(for: reference, fileName: attachment.name(body: body))
+        guard let links else { return nil }
+        let url = links.url(for: attachment.mxc, fileName: attachment.name(body: body))
         return attachment.xmppFile(url: url, body: body, html: html, nick: { _ in nil })
     }
 

@@ -7,11 +7,11 @@ import XMPP
 /// `mxc://` URI, its `filename` (when `body` is a caption, spec v1.10) and its `info`. Codable: queued durably with
 /// the event. Pure value.
 public struct MatrixAttachment: Sendable, Equatable, Codable {
-    public var mxc: String
+    public var mxc: MXCURI
     public var fileName: String?
     public var info: MediaInfo?
 
-    public init(mxc: String, fileName: String?, info: MediaInfo?) {
+    public init(mxc: MXCURI, fileName: String?, info: MediaInfo?) {
         self.mxc = mxc
         self.fileName = fileName
         self.info = info

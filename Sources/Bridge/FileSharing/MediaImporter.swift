@@ -236,7 +236,7 @@ final class MediaImporter: Sendable {
         return object
     }
 
-    func upload(_ path: String, contentType: String, name: String, as ghost: UserID) async -> Result<String, Reason> {
+    func upload(_ path: String, contentType: String, name: String, as ghost: UserID) async -> Result<MXCURI, Reason> {
         var request = CurlEasyTransfer.Request(url: settings.homeserverBase + "/_matrix/media/v3/upload?filename="
                                                  + PercentEncoding.encode(name) + "&user_id=" + PercentEncoding.encode(ghost.rawValue))
         request.headers = ["Authorization: Bearer \(settings.asToken)"]
@@ -248,8 +248,8 @@ final class MediaImporter: Sendable {
         switch await CurlEasyTransfer.performDetached(request, onHead: { _ in true }, onData: collected.append) {
         case .success(let head):
             if head.status == 200, case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(collected.bytes)),
-               case .string(let uri)? = object["content_uri"], MediaReference(mxc: uri) != nil {
-                return .success(uri)
+               case .string(let uri)? = object["content_uri"], let mxc = MXCURI(mxc: uri) {
+                return .success(mxc)
             }
             let detail = String(decoding: collected.bytes.prefix(300), as: UTF8.self)
             return .failure(Reason(text: "the homeserver refused the upload (\(head.status)): \(detail)",

@@ -1,3 +1,4 @@
+import IsthmusCommon
 import Matrix
 
 /// The file of a media message the bridge posts in Matrix: uploaded already (its `mxc://` URI), with its msgtype,
@@ -5,11 +6,11 @@ import Matrix
 public struct OutgoingMedia: Sendable, Equatable {
     /// `m.image`, `m.video`, `m.audio` or `m.file`.
     public var msgtype: MessageType
-    public var mxc: String
+    public var mxc: MXCURI
     public var fileName: String
     public var info: MediaInfo
 
-    public init(msgtype: MessageType, mxc: String, fileName: String, info: MediaInfo) {
+    public init(msgtype: MessageType, mxc: MXCURI, fileName: String, info: MediaInfo) {
         self.msgtype = msgtype
         self.mxc = mxc
         self.fileName = fileName

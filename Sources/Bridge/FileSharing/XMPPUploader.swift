@@ -87,14 +87,13 @@ final class XMPPUploader: Sendable {
 
     /// Uploads the file at `mxc` under `name`; `declaredSize` and `mediaType` from the event's `info`. Does network
     /// and file I/O; never throws: a failure is a fallback.
-    func upload(mxc: String, name: String, declaredSize: Int64?, mediaType: String?) async -> Outcome {
+    func upload(mxc: MXCURI, name: String, declaredSize: Int64?, mediaType: String?) async -> Outcome {
         let outcome = await attempt(mxc: mxc, name: name, declaredSize: declaredSize, mediaType: mediaType)
         if case .fallback(let reason) = outcome { logOnce(reason, mxc: mxc) }
         return outcome
     }
 
-    private func attempt(mxc: String, name: String, declaredSize: Int64?, mediaType: String?) async -> Outcome {
-        guard let reference = MediaReference(mxc: mxc) else { return .fallback(.transferFailed("not an mxc:// reference")) }
+    private func attempt(mxc reference: MXCURI, name: String, declaredSize: Int64?, mediaType: String?) async -> Outcome {
         guard let service = await service() else { return .fallback(.noService) }
         let limit = min(service.maxFileSize ?? .max, await importer.maxSize())
         if let declaredSize, declaredSize > limit { return .fallback(.tooLarge(size: declaredSize, limit: limit)) }
@@ -160,7 +159,7 @@ final class XMPPUploader: Sendable {
     /// Forgets the service (a new XMPP connection may reach another server configuration).
     func forgetService() { discovery.withLock { $0 = .unknown } }
 
-    private func logOnce(_ reason: FallbackReason, mxc: String) {
+    private func logOnce(_ reason: FallbackReason, mxc: MXCURI) {
         let now = clock.now()
         let due = lastLogged.withLock { last -> Bool in
             if let previous = last[reason.kind], now - previous < .seconds(60) { return false }
@@ -169,6 +168,6 @@ final class XMPPUploader: Sendable {
         }
         guard due else { return }
         logger.info("A Matrix file goes as the bridge's link instead of an XMPP upload",
-                    metadata: ["matrix.media": mxc, "reason": "\(reason)"])
+                    metadata: ["matrix.media": "\(mxc)", "reason": "\(reason)"])
     }
 }

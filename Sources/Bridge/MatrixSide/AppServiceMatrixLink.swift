@@ -144,12 +144,12 @@ public struct AppServiceMatrixLink: MatrixLink {
         }
     }
 
-    public func setRoomAvatar(_ mxc: String?, for user: UserID, in room: RoomID) async throws {
+    public func setRoomAvatar(_ mxc: MXCURI?, for user: UserID, in room: RoomID) async throws {
         _ = try await classified(.setRoomAvatar) { () async throws(MatrixError) in
             let current = try await client.stateEvent(MemberContent.self, type: MatrixEventType.member, stateKey: user.rawValue,
                                                       in: room, as: user)
-            if current?.membership == .join, current?.avatarURL == mxc { return }
-            _ = try await client.setRoomAvatarURL(mxc, in: room, for: user)
+            if current?.membership == .join, current?.avatarURL == mxc?.description { return }
+            _ = try await client.setRoomAvatarURL(mxc?.description, in: room, for: user)
         }
     }
 
@@ -199,7 +199,7 @@ public struct AppServiceMatrixLink: MatrixLink {
                                      relatesTo: message.relatesTo, mentions: Mentions(userIDs: message.mentions))
         if let media = message.media {
             content.messageType = media.msgtype
-            content.url = media.mxc
+            content.url = media.mxc.description
             content.fileName = media.fileName
             content.info = media.info
         }
@@ -226,16 +226,17 @@ public struct AppServiceMatrixLink: MatrixLink {
         }
     }
 
-    public func setRoomPicture(_ mxc: String?, in room: RoomID) async throws {
+    public func setRoomPicture(_ mxc: MXCURI?, in room: RoomID) async throws {
         _ = try await classified(.setState) { () async throws(MatrixError) in
-            try await client.sendState(RoomAvatarContent(url: mxc), type: MatrixEventType.roomAvatar, to: room, as: botUserID)
+            try await client.sendState(RoomAvatarContent(url: mxc?.description), type: MatrixEventType.roomAvatar, to: room, as: botUserID)
         }
     }
 
-    public func roomPicture(_ room: RoomID) async throws -> String? {
+    /// The room's `m.room.avatar` URL; one that is not a valid `mxc://` URI counts as none.
+    public func roomPicture(_ room: RoomID) async throws -> MXCURI? {
         try await classified(.getState) { () async throws(MatrixError) in
             try await client.stateEvent(RoomAvatarContent.self, type: MatrixEventType.roomAvatar, in: room, as: botUserID)
-        }?.url
+        }?.url.flatMap(MXCURI.init(mxc:))
     }
 
     public func joinReplacement(_ room: RoomID, via servers: [String]) async throws -> RoomID? {
@@ -295,7 +296,7 @@ public struct AppServiceMatrixLink: MatrixLink {
             try await client.joinedMembers(of: room, as: botUserID)
         }
         return JoinedMembers(displayNames: profiles.mapValues { $0.displayName },
-                             avatars: profiles.compactMapValues { $0.avatarURL.flatMap { $0.isEmpty ? nil : $0 } })
+                             avatars: profiles.compactMapValues { $0.avatarURL.flatMap(MXCURI.init(mxc:)) })
     }
 
     public func timeline(_ room: RoomID, from token: String?, limit: Int) async throws -> MatrixTimelinePage {

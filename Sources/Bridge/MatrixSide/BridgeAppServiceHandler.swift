@@ -64,8 +64,9 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
                 return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender,
                                        content: .message(msgtype: new.messageType, body: new.body, details: details))
             }
+            // A media message whose `url` is not a valid `mxc://` URI goes as its text.
             let media = content.messageType.isMedia
-                ? content.url.map { MatrixAttachment(mxc: $0, fileName: content.fileName, info: content.info) } : nil
+                ? content.url.flatMap(MXCURI.init(mxc:)).map { MatrixAttachment(mxc: $0, fileName: content.fileName, info: content.info) } : nil
             let details = MessageDetails(html: content.html, replyTo: content.relatesTo?.replyToEventID,
                                          mentions: content.mentions?.userIDs, media: media)
             return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender,
@@ -91,7 +92,7 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
                                          content: .member(membership: content.membership, displayname: content.displayName,
                                                           reason: content.reason),
                                          previousMembership: previousMembership, previousDisplayname: previousName)
-            member.avatarURL = content.avatarURL.flatMap { $0.isEmpty ? nil : $0 }
+            member.avatarURL = content.avatarURL.flatMap(MXCURI.init(mxc:))   // anything else counts as none
             member.isDirect = content.isDirect
             return member
         case .roomTopic(let content) where event.stateKey == "":
@@ -116,8 +117,10 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
             guard let sticker = try? JSONDecoder().decode(StickerContent.self, from: JSONEncoder().encode(content)),
                   let url = sticker.url else { return nil }
             let body = sticker.body ?? "sticker"
+            // One whose `url` is not a valid `mxc://` URI goes as its description.
+            let media = MXCURI(mxc: url).map { MatrixAttachment(mxc: $0, fileName: nil, info: sticker.info) }
             return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, content: .message(
-                msgtype: .image, body: body, details: MessageDetails(media: MatrixAttachment(mxc: url, fileName: nil, info: sticker.info))))
+                msgtype: .image, body: body, details: MessageDetails(media: media)))
         default:
             return nil
         }

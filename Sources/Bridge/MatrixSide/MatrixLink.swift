@@ -36,11 +36,11 @@ public protocol MatrixLink: Sendable {
     func setRoomDisplayname(_ name: String, for user: UserID, in room: RoomID) async throws
     /// Sets (nil: removes) `user`'s per-room avatar (`avatar_url` of its `m.room.member` state) in `room`, keeping its
     /// displayname; nothing is sent when it already is that.
-    func setRoomAvatar(_ mxc: String?, for user: UserID, in room: RoomID) async throws
+    func setRoomAvatar(_ mxc: MXCURI?, for user: UserID, in room: RoomID) async throws
     /// The bot sets the room's own avatar (`m.room.avatar`; nil: `{}`, none).
-    func setRoomPicture(_ mxc: String?, in room: RoomID) async throws
+    func setRoomPicture(_ mxc: MXCURI?, in room: RoomID) async throws
     /// The `url` of the room's `m.room.avatar` as the bot sees it (nil: none).
-    func roomPicture(_ room: RoomID) async throws -> String?
+    func roomPicture(_ room: RoomID) async throws -> MXCURI?
     /// Sends a message as `user` with a caller-chosen txnId (idempotent); `timestamp` sets `origin_server_ts`. A ghost
     /// refused with `M_FORBIDDEN` (not in the room, or it may not speak) throws ``MatrixLinkError/notInRoom(_:)``.
     func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
@@ -170,11 +170,11 @@ public struct OutgoingMatrixMessage: Sendable, Equatable {
 
 extension MatrixLink {
     /// Avatars are not set on a link that does not support them (fakes).
-    public func setRoomAvatar(_ mxc: String?, for user: UserID, in room: RoomID) async throws {}
+    public func setRoomAvatar(_ mxc: MXCURI?, for user: UserID, in room: RoomID) async throws {}
     /// The room's avatar is not set on a link that does not support it (fakes).
-    public func setRoomPicture(_ mxc: String?, in room: RoomID) async throws {}
+    public func setRoomPicture(_ mxc: MXCURI?, in room: RoomID) async throws {}
     /// No room avatar on a link that does not support it (fakes).
-    public func roomPicture(_ room: RoomID) async throws -> String? { nil }
+    public func roomPicture(_ room: RoomID) async throws -> MXCURI? { nil }
 }
 
 /// A Matrix room event the bridge acts on, reduced to what portals need. Codable: it is queued durably.
@@ -209,8 +209,8 @@ public struct MatrixRoomEvent: Sendable, Equatable, Codable {
     /// The previous membership (from `unsigned.prev_content`) for member events, when known.
     public var previousMembership: Membership?
     public var previousDisplayname: String?
-    /// For member events: the per-room avatar (`avatar_url`, an `mxc://` URI), when set.
-    public var avatarURL: String?
+    /// For member events: the per-room avatar (`avatar_url`), when set to a valid `mxc://` URI.
+    public var avatarURL: MXCURI?
     /// For invites: `is_direct` (the inviter means a direct chat), when set.
     public var isDirect: Bool?
 

@@ -7,10 +7,10 @@ import IsthmusCommon
 public struct JoinedMembers: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     /// Every joined member, with its per-room displayname when it has one.
     public var displayNames: [UserID: String?]
-    /// The members that have an avatar (`mxc://`), by user.
-    public var avatars: [UserID: String]
+    /// The members that have an avatar (a valid `mxc://`), by user.
+    public var avatars: [UserID: MXCURI]
 
-    public init(displayNames: [UserID: String?], avatars: [UserID: String] = [:]) {
+    public init(displayNames: [UserID: String?], avatars: [UserID: MXCURI] = [:]) {
         self.displayNames = displayNames
         self.avatars = avatars
     }

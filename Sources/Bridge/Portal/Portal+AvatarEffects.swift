@@ -15,7 +15,7 @@ extension Portal {
     /// Gives the ghost its XMPP occupant's avatar in the Matrix room, or removes it.
     private func setGhostAvatar(_ job: AvatarMachine.GhostAvatar) async {
         guard let fetcher = context.avatars else { return }
-        var mxc: String?
+        var mxc: MXCURI?
         if let sha1 = job.sha1 {
             guard let uploaded = await fetcher.xmppAvatar(sha1: sha1, sources: job.sources, asker: context.naming.botOccupant,
                                                           xmpp: context.xmpp, ghost: job.ghost) else { return }

@@ -29,7 +29,7 @@ extension RoomStateMachine {
         /// The SHA-1 of the MUC's avatar to set; nil: the MUC has none any more.
         var sha1: String?
         /// The `mxc://` the bridge set before (a removal clears it only while the room still shows it).
-        var ours: String?
+        var ours: MXCURI?
     }
 
     /// How a ``RoomAvatarChange`` ended.

@@ -49,7 +49,7 @@ import Testing
             .setGhostAvatar(.init(ghost: romeo, sha1: sha1, sources: [muc.with(resource: "romeo")!]))
         }
 
-        func puppetAvatar(_ user: UserID, _ mxc: String?, nick: String? = nil) -> AvatarMachine.Action {
+        func puppetAvatar(_ user: UserID, _ mxc: MXCURI?, nick: String? = nil) -> AvatarMachine.Action {
             .setPuppetAvatar(.init(user: user, occupant: JID("\(user.localpart)@bridge.localhost")!, mxc: mxc, nick: nick))
         }
     }

@@ -97,7 +97,7 @@ import XMPP
         var f = MachineFixture(mediaLinks: signer)
         f.activate(members: [f.alice: "Alice"])
         let sent = try stanza(&f, media(f, 1, body: "cat.png", fileName: nil))
-        let url = signer.url(for: MediaReference(mxc: "mxc://localhost/AbCd")!, fileName: "cat.png")
+        let url = signer.url(for: MXCURI(mxc: "mxc://localhost/AbCd")!, fileName: "cat.png")
         #expect(sent.body == url, "the body is the URL alone, so clients render the file")
         #expect(sent.caption == nil)
         #expect(sent.references.file == SharedFile(url: url, mediaType: "image/png", name: "cat.png", size: 42, width: 3, height: 2))
@@ -130,7 +130,7 @@ import XMPP
         guard fallback.count == 1, case .xmppDelivery(.insertMapping(_, _, let linked, _)) = fallback[0] else {
             throw Failure(description: "expected one insertMapping, got \(fallback)")
         }
-        #expect(linked.stanza.body == signer.url(for: MediaReference(mxc: "mxc://localhost/AbCd")!, fileName: "dog.png"))
+        #expect(linked.stanza.body == signer.url(for: MXCURI(mxc: "mxc://localhost/AbCd")!, fileName: "dog.png"))
     }
 
     @Test func aCaptionFollowsAsASecondMessage() throws {
