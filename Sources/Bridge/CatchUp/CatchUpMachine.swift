@@ -41,7 +41,7 @@ struct CatchUpMachine: Sendable {
     }
 
     /// What the portal must do, in order; "→" marks the actions whose outcome (an ``Input``) the machine waits for.
-    enum Action: Sendable, Equatable {
+    indirect enum Action: Sendable, Equatable {
         /// → ``Input/featuresRead(_:)``: the room's disco#info (stanza-ids, archive, name).
         case readRoomFeatures
         /// Whether the room keeps an archive with stanza-ids, for `isthmus links`.

@@ -41,7 +41,7 @@ struct MatrixDeliveryMachine: Sendable {
     }
 
     /// What the portal must do, in order; "→" marks the actions whose outcome (an ``Input``) the machine waits for.
-    enum Action: Sendable, Equatable {
+    indirect enum Action: Sendable, Equatable {
         /// → ``Input/lookedUp(_:bridged:targets:)``: whether the message map has this message, and the mapped messages
         /// it refers to (reply, correction, retraction, reactions, moderation).
         case lookUpBridged(RoomMessage)
@@ -95,15 +95,20 @@ struct MatrixDeliveryMachine: Sendable {
     struct Room {
         /// Whether the room's stanza-ids are the room's own (false when its disco#info does not announce them).
         var trustsStanzaIDs: Bool
-        /// Whether a message from this nick (and real JID) is one of ours (the bridge's occupant or a puppet).
-        var isOurOccupant: (_ nick: String, _ realJID: JID?) -> Bool
+        /// The bridge's occupant's nick in the MUC.
+        var botNick: String
+        /// The Matrix users' occupants in the MUC (joined or not).
+        var puppets: [UserID: Puppet]
         /// The sender's ghost (`joinedNow`: a live message, whose sender is in the room). `rejoining`: plan as if this
         /// ghost, with this saved state when known, had left the Matrix room.
         var ghostPlan: (_ message: RoomMessage, _ joinedNow: Bool, _ rejoining: (UserID, RoomGhost?)?) -> GhostPlan?
-        /// The Matrix users' occupants by nick (who an XMPP message can mention).
-        var puppetNicks: () -> [String: UserID]
         /// Whether the bridge's occupant is in the MUC (to tell a sender their message failed).
         var botJoined: Bool
+
+        /// The Matrix users' occupants by nick (who an XMPP message can mention).
+        func puppetNicks() -> [String: UserID] {
+            Dictionary(puppets.values.map { ($0.nick, $0.user) }, uniquingKeysWith: { first, _ in first })
+        }
     }
 
     /// Takes one input; returns what to do, in order (an awaited action ends the batch).
@@ -142,7 +147,8 @@ struct MatrixDeliveryMachine: Sendable {
             return [.perform(.lookUpBridged(message))]
         }
         message.references.moderation = nil
-        if room.isOurOccupant(message.nick, message.realJID) {
+        if PortalStateMachine.isOurOccupant(nick: message.nick, realJID: message.realJID, naming: configuration.naming,
+                                            botNick: room.botNick, puppets: room.puppets) {
             return [.perform(.recordReflection(originID: message.originID, stanzaID: message.stanzaID)), .portal(.reflected(message.originID))]
         }
         let refers = message.references.refersToAnother   // (moderation cleared above: only the room may announce one)

@@ -58,7 +58,7 @@ struct XMPPDeliveryMachine: Sendable {
     }
 
     /// What the portal must do, in order; "→" marks the actions whose outcome (an ``Input``) the machine waits for.
-    enum Action: Sendable, Equatable {
+    indirect enum Action: Sendable, Equatable {
         /// → ``Input/targetsResolved(_:_:)``: the mapped messages a Matrix event refers to (reply, edit, reaction,
         /// redaction) and the sender's reactions on a reaction's target.
         case resolveMatrixTargets(QueuedMatrixEvent)
@@ -116,19 +116,33 @@ struct XMPPDeliveryMachine: Sendable {
 
     /// What the machine may read of the room's model (kept by the portal machine), handed in with each input.
     struct Room {
-        /// The MUC nick a Matrix user is known by in the room: an XMPP user's joined ghost → that occupant's nick; a
-        /// Matrix user → their puppet's nick. nil: not in the room.
-        var mucNick: (UserID) -> String?
-        /// The nick of the user's puppet (joined or not).
-        var puppetNick: (UserID) -> String?
-        /// The occupant JID of the user's puppet when it is joined.
-        var joinedPuppet: (UserID) -> JID?
-        /// The user's puppet's occupant JID, joined or not.
-        var puppetOccupant: (UserID) -> JID?
-        /// What the user goes by in the Matrix room.
-        var name: (UserID) -> String
+        /// The XMPP users' ghosts in the Matrix room.
+        var ghosts: [UserID: RoomGhost]
+        /// The Matrix users' occupants in the MUC.
+        var puppets: [UserID: Puppet]
+        /// The Matrix users' per-room displaynames.
+        var displaynames: [UserID: String]
         /// The XEP-0425 version the room speaks (nil: it does not moderate).
         var moderation: ModerationRequest.Version?
+
+        /// The MUC nick a Matrix user is known by in the room: an XMPP user's joined ghost → that occupant's nick; a
+        /// Matrix user → their puppet's nick. nil: not in the room.
+        func mucNick(_ user: UserID) -> String? {
+            if let ghost = ghosts[user], ghost.joined { return ghost.nick }
+            return puppets[user]?.nick
+        }
+
+        /// The nick of the user's puppet (joined or not).
+        func puppetNick(_ user: UserID) -> String? { puppets[user]?.nick }
+
+        /// The occupant JID of the user's puppet when it is joined.
+        func joinedPuppet(_ user: UserID) -> JID? { puppets[user].flatMap { $0.joined ? $0.occupant : nil } }
+
+        /// The user's puppet's occupant JID, joined or not.
+        func puppetOccupant(_ user: UserID) -> JID? { puppets[user]?.occupant }
+
+        /// What the user goes by in the Matrix room.
+        func name(_ user: UserID) -> String { displaynames[user] ?? user.localpart }
     }
 
     init(configuration: Configuration) {

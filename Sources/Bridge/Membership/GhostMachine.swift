@@ -47,7 +47,7 @@ struct GhostMachine: Sendable {
     }
 
     /// What the portal must do, in order.
-    enum Action: Sendable, Equatable {
+    indirect enum Action: Sendable, Equatable {
         /// → ``Input/prepared(_:error:)``: register the ghost, name it, join it, save it (the steps it needs only).
         case prepare(GhostSetup)
         /// A ghost's per-room displayname changes (nick change), and its saved state with it.

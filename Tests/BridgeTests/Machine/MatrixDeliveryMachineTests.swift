@@ -18,7 +18,8 @@ import XMPP
         let (ghost, roomID) = (romeo, f.room)
         return MatrixDeliveryMachine.Room(
             trustsStanzaIDs: trusts,
-            isOurOccupant: { nick, _ in nick == "Matrix" },
+            botNick: "Matrix",
+            puppets: [:],
             ghostPlan: { message, joinedNow, rejoining in
                 let occupant = joinedNow ? PortalStateMachine.Occupant(nick: message.nick, occupantID: nil, realJID: nil, ghost: ghost) : nil
                 let isJoined = joined && rejoining?.0 != ghost
@@ -26,7 +27,6 @@ import XMPP
                 return .init(ghost: ghost, setup: isJoined ? nil : .init(ghost: ghost, identity: "romeo", nick: message.nick, join: true, saved: saved),
                              occupant: occupant)
             },
-            puppetNicks: { [:] },
             botJoined: botJoined)
     }
 

@@ -13,10 +13,8 @@ import XMPP
     var alicesOccupant: JID { f.puppetJID(f.alice) }
 
     func room(puppetJoined: Bool = true) -> XMPPDeliveryMachine.Room {
-        let occupant = alicesOccupant
-        return XMPPDeliveryMachine.Room(mucNick: { _ in nil }, puppetNick: { _ in "Alice" },
-                                        joinedPuppet: { _ in puppetJoined ? occupant : nil }, puppetOccupant: { _ in occupant },
-                                        name: { _ in "Alice" }, moderation: nil)
+        XMPPDeliveryMachine.Room(ghosts: [:], puppets: [f.alice: f.puppet(f.alice, "Alice", joined: puppetJoined)],
+                                 displaynames: [f.alice: "Alice"], moderation: nil)
     }
 
     func receive(_ m: inout XMPPDeliveryMachine, _ input: XMPPDeliveryMachine.Input, puppetJoined: Bool = true,

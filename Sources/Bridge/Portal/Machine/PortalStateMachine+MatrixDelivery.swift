@@ -28,18 +28,18 @@ extension PortalStateMachine {
         return actions
     }
 
-    /// What the delivery machine may read of the room: closures over copies of the model's tables (copy-on-write, so
-    /// no copying), never the portal machine itself.
+    /// What the delivery machine may read of the room: the model's tables (copy-on-write, so no copying) and one
+    /// closure over the ghosts' table, never the portal machine itself. Made for every input, on the hot path.
     private var matrixDeliveryRoom: MatrixDeliveryMachine.Room {
-        let (table, puppets, configuration, botNick) = (xmppOccupants, puppets, configuration, botNick)
+        let table = xmppOccupants
         return MatrixDeliveryMachine.Room(
             trustsStanzaIDs: roomFeatures?.stanzaIDs != false,
-            isOurOccupant: { Self.isOurOccupant(nick: $0, realJID: $1, naming: configuration.naming, botNick: botNick, puppets: puppets) },
+            botNick: botNick,
+            puppets: puppets,
             ghostPlan: { message, joinedNow, rejoining in
                 table.plan(nick: message.nick, occupantID: message.occupantID, realJID: message.realJID, joinedNow: joinedNow,
                            rejoining: rejoining)
             },
-            puppetNicks: { Dictionary(puppets.values.map { ($0.nick, $0.user) }, uniquingKeysWith: { first, _ in first }) },
             botJoined: botJoined)
     }
 }

@@ -47,19 +47,9 @@ extension PortalStateMachine {
         return [.schedule(.drainResume, at: until)]
     }
 
-    /// What the delivery machine may read of the room: closures over copies of the model's tables (copy-on-write, so
-    /// no copying), never the portal machine itself.
+    /// What the delivery machine may read of the room: the model's tables (copy-on-write, so no copying), never the
+    /// portal machine itself. Plain values, not closures: this view is made for every input, on the hot path.
     private var xmppDeliveryRoom: XMPPDeliveryMachine.Room {
-        let (ghosts, puppets, displaynames) = (ghosts, puppets, displaynames)
-        return XMPPDeliveryMachine.Room(
-            mucNick: { user in
-                if let ghost = ghosts[user], ghost.joined { return ghost.nick }
-                return puppets[user]?.nick
-            },
-            puppetNick: { puppets[$0]?.nick },
-            joinedPuppet: { user in puppets[user].flatMap { $0.joined ? $0.occupant : nil } },
-            puppetOccupant: { puppets[$0]?.occupant },
-            name: { displaynames[$0] ?? $0.localpart },
-            moderation: roomFeatures?.moderation)
+        XMPPDeliveryMachine.Room(ghosts: ghosts, puppets: puppets, displaynames: displaynames, moderation: roomFeatures?.moderation)
     }
 }
