@@ -17,6 +17,8 @@ public enum XMPPNamespace {
     public static let sasl = "urn:ietf:params:xml:ns:xmpp-sasl"
     /// Resource binding (RFC 6120 §7), used by the c2s test client.
     public static let bind = "urn:ietf:params:xml:ns:xmpp-bind"
+    /// XEP-0198 stream management (acks and resumption on a client stream).
+    public static let streamManagement = "urn:xmpp:sm:3"
 
     // MARK: Service discovery, pings, forms
     /// XEP-0030 disco#info.
