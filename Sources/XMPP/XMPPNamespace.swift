@@ -17,6 +17,16 @@ public enum XMPPNamespace {
     public static let sasl = "urn:ietf:params:xml:ns:xmpp-sasl"
     /// Resource binding (RFC 6120 §7), used by the c2s test client.
     public static let bind = "urn:ietf:params:xml:ns:xmpp-bind"
+    /// STARTTLS (RFC 6120 §5).
+    public static let tls = "urn:ietf:params:xml:ns:xmpp-tls"
+    /// XEP-0440: the channel-binding types a server announces for SASL.
+    public static let saslChannelBinding = "urn:xmpp:sasl-cb:0"
+    /// XEP-0388 extensible SASL (SASL2).
+    public static let sasl2 = "urn:xmpp:sasl:2"
+    /// XEP-0386 Bind2 (binding inside SASL2).
+    public static let bind2 = "urn:xmpp:bind:0"
+    /// XEP-0484 FAST tokens.
+    public static let fast = "urn:xmpp:fast:0"
     /// XEP-0198 stream management (acks and resumption on a client stream).
     public static let streamManagement = "urn:xmpp:sm:3"
 

@@ -1,0 +1,98 @@
+import XMLStream
+
+/// What a server offers on a client stream (`<stream:features>`, RFC 6120 §4.3.2), read once into types: the c2s
+/// machine decides from this value, never from the XML.
+public struct StreamFeatures: Sendable, Hashable {
+    /// STARTTLS offered (RFC 6120 §5); `required` when the server will not go on without it.
+    public var startTLS: StartTLS?
+    /// SASL mechanisms offered (RFC 6120 §6), in the server's order.
+    public var mechanisms: [SASLMechanismName]
+    /// The channel-binding types the server announces (XEP-0440); nil when it announces none.
+    public var channelBindings: Set<ChannelBindingType>?
+    /// Resource binding offered (after authentication).
+    public var bind: Bool
+    /// XEP-0198 stream management offered (after authentication and bind).
+    public var streamManagement: Bool
+    /// SASL2 (XEP-0388) offered, with what it can do inline.
+    public var sasl2: SASL2?
+
+    /// STARTTLS, and whether the server insists on it.
+    public struct StartTLS: Sendable, Hashable {
+        public var required: Bool
+
+        public init(required: Bool) { self.required = required }
+    }
+
+    /// XEP-0388's `<authentication>`: its mechanisms and what can be done inside the authentication.
+    public struct SASL2: Sendable, Hashable {
+        public var mechanisms: [SASLMechanismName]
+        /// XEP-0386 Bind2 inline.
+        public var bind2: Bool
+        /// XEP-0198 resumption inline.
+        public var streamManagement: Bool
+        /// XEP-0484 FAST: the token mechanisms offered, empty when FAST is not.
+        public var fastMechanisms: [SASLMechanismName]
+
+        public init(mechanisms: [SASLMechanismName], bind2: Bool, streamManagement: Bool, fastMechanisms: [SASLMechanismName]) {
+            self.mechanisms = mechanisms
+            self.bind2 = bind2
+            self.streamManagement = streamManagement
+            self.fastMechanisms = fastMechanisms
+        }
+    }
+
+    /// Reads the features element; what is not understood is left out (servers add features freely).
+    public init(element: XElement) throws(StanzaParseError) {
+        guard element.name == "features", element.namespace == XMPPNamespace.streams else {
+            throw StanzaParseError(element: "features", .unexpectedElement(name: element.name, namespace: element.namespace))
+        }
+        startTLS = element.child("starttls", namespace: XMPPNamespace.tls).map {
+            StartTLS(required: $0.child("required", namespace: XMPPNamespace.tls) != nil)
+        }
+        mechanisms = element.child("mechanisms", namespace: XMPPNamespace.sasl).map(Self.mechanisms) ?? []
+        channelBindings = element.child("sasl-channel-binding", namespace: XMPPNamespace.saslChannelBinding).map { list in
+            Set(list.children("channel-binding", namespace: XMPPNamespace.saslChannelBinding).compactMap {
+                $0[attribute: "type"].flatMap(ChannelBindingType.init(rawValue:))
+            })
+        }
+        bind = element.child("bind", namespace: XMPPNamespace.bind) != nil
+        streamManagement = element.child("sm", namespace: XMPPNamespace.streamManagement) != nil
+        sasl2 = element.child("authentication", namespace: XMPPNamespace.sasl2).map { authentication in
+            let inline = authentication.child("inline", namespace: XMPPNamespace.sasl2)
+            return SASL2(
+                mechanisms: Self.mechanisms(authentication),
+                bind2: inline?.child("bind", namespace: XMPPNamespace.bind2) != nil,
+                streamManagement: inline?.child("sm", namespace: XMPPNamespace.streamManagement) != nil,
+                fastMechanisms: inline?.child("fast", namespace: XMPPNamespace.fast).map(Self.mechanisms) ?? [])
+        }
+    }
+
+    /// The `<mechanism>` children of `element` in its own namespace, unknown names kept, invalid ones left out.
+    private static func mechanisms(_ element: XElement) -> [SASLMechanismName] {
+        element.children("mechanism", namespace: element.namespace).compactMap { mechanism in
+            let words = mechanism.text.split(whereSeparator: \.isWhitespace)
+            return words.count == 1 ? SASLMechanismName(String(words[0])) : nil
+        }
+    }
+}
+
+/// A SASL mechanism's name as the server writes it (RFC 4422 §3.1: 1–20 of `A-Z 0-9 - _`).
+public struct SASLMechanismName: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: String
+
+    /// nil unless `rawValue` is a valid mechanism name.
+    public init?(rawValue: String) {
+        guard (1...20).contains(rawValue.utf8.count),
+              rawValue.utf8.allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F }) else {
+            return nil
+        }
+        self.rawValue = rawValue
+    }
+
+    /// nil unless `name` is a valid mechanism name.
+    public init?(_ name: String) { self.init(rawValue: name) }
+
+    public var description: String { rawValue }
+
+    public static let plain = Self("PLAIN")!
+}
