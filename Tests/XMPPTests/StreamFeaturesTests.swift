@@ -24,6 +24,9 @@ import XMPP
         #expect(afterTLS.startTLS == nil)
         #expect(afterTLS.mechanisms == names("SCRAM-SHA-1-PLUS", "SCRAM-SHA-1", "PLAIN"), "an invalid name is left out")
         #expect(afterTLS.channelBindings == [.tlsServerEndPoint, .tlsExporter], "tls-unique is not one the bridge computes")
+        #expect(afterTLS.offer == SASLOffer(mechanisms: ["SCRAM-SHA-1-PLUS", "SCRAM-SHA-1", "PLAIN", "not a name"],
+                                            channelBindingTypes: ["tls-server-end-point", "tls-exporter", "tls-unique"]),
+                "XEP-0474 hashes what was advertised, unknown names included")
 
         let authenticated = try features("<bind xmlns='urn:ietf:params:xml:ns:xmpp-bind'/><sm xmlns='urn:xmpp:sm:3'/><ver xmlns='urn:xmpp:features:rosterver'/>")
         #expect(authenticated.bind && authenticated.streamManagement && authenticated.sasl2 == nil && authenticated.channelBindings == nil)

@@ -5,10 +5,13 @@ import XMLStream
 public struct StreamFeatures: Sendable, Hashable {
     /// STARTTLS offered (RFC 6120 §5); `required` when the server will not go on without it.
     public var startTLS: StartTLS?
-    /// SASL mechanisms offered (RFC 6120 §6), in the server's order.
-    public var mechanisms: [SASLMechanismName]
-    /// The channel-binding types the server announces (XEP-0440); nil when it announces none.
-    public var channelBindings: Set<ChannelBindingType>?
+    /// SASL mechanisms offered (RFC 6120 §6), in the server's order; names that are not valid are left out.
+    public var mechanisms: [SASLMechanismName] { offer.mechanisms.compactMap { SASLMechanismName(rawValue: $0) } }
+    /// The channel-binding types the server announces (XEP-0440) that the bridge can compute; nil when it announces none.
+    public var channelBindings: Set<ChannelBindingType>? { offer.channelBindingTypes.map { Set($0.compactMap { ChannelBindingType(rawValue: $0) }) } }
+    /// Everything legacy SASL advertises, exactly as written: XEP-0474 hashes what the server sent, names the bridge
+    /// does not know included.
+    public var offer: SASLOffer
     /// Resource binding offered (after authentication).
     public var bind: Bool
     /// XEP-0198 stream management offered (after authentication and bind).
@@ -49,29 +52,27 @@ public struct StreamFeatures: Sendable, Hashable {
         startTLS = element.child("starttls", namespace: XMPPNamespace.tls).map {
             StartTLS(required: $0.child("required", namespace: XMPPNamespace.tls) != nil)
         }
-        mechanisms = element.child("mechanisms", namespace: XMPPNamespace.sasl).map(Self.mechanisms) ?? []
-        channelBindings = element.child("sasl-channel-binding", namespace: XMPPNamespace.saslChannelBinding).map { list in
-            Set(list.children("channel-binding", namespace: XMPPNamespace.saslChannelBinding).compactMap {
-                $0[attribute: "type"].flatMap(ChannelBindingType.init(rawValue:))
+        offer = SASLOffer(
+            mechanisms: element.child("mechanisms", namespace: XMPPNamespace.sasl).map(Self.mechanisms) ?? [],
+            channelBindingTypes: element.child("sasl-channel-binding", namespace: XMPPNamespace.saslChannelBinding).map { list in
+                list.children("channel-binding", namespace: XMPPNamespace.saslChannelBinding).compactMap { $0[attribute: "type"] }
             })
-        }
         bind = element.child("bind", namespace: XMPPNamespace.bind) != nil
         streamManagement = element.child("sm", namespace: XMPPNamespace.streamManagement) != nil
         sasl2 = element.child("authentication", namespace: XMPPNamespace.sasl2).map { authentication in
             let inline = authentication.child("inline", namespace: XMPPNamespace.sasl2)
             return SASL2(
-                mechanisms: Self.mechanisms(authentication),
+                mechanisms: Self.mechanisms(authentication).compactMap { SASLMechanismName(rawValue: $0) },
                 bind2: inline?.child("bind", namespace: XMPPNamespace.bind2) != nil,
                 streamManagement: inline?.child("sm", namespace: XMPPNamespace.streamManagement) != nil,
-                fastMechanisms: inline?.child("fast", namespace: XMPPNamespace.fast).map(Self.mechanisms) ?? [])
+                fastMechanisms: inline?.child("fast", namespace: XMPPNamespace.fast).map { Self.mechanisms($0).compactMap { SASLMechanismName(rawValue: $0) } } ?? [])
         }
     }
 
-    /// The `<mechanism>` children of `element` in its own namespace, unknown names kept, invalid ones left out.
-    private static func mechanisms(_ element: XElement) -> [SASLMechanismName] {
-        element.children("mechanism", namespace: element.namespace).compactMap { mechanism in
-            let words = mechanism.text.split(whereSeparator: \.isWhitespace)
-            return words.count == 1 ? SASLMechanismName(String(words[0])) : nil
+    /// The `<mechanism>` children of `element` in its own namespace, without surrounding white space.
+    private static func mechanisms(_ element: XElement) -> [String] {
+        element.children("mechanism", namespace: element.namespace).map { mechanism in
+            mechanism.text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         }
     }
 }
