@@ -16,6 +16,12 @@ import Testing
         "jabber:server": .rfc6120,
         "urn:ietf:params:xml:ns:xmpp-sasl": .rfc6120,
         "urn:ietf:params:xml:ns:xmpp-bind": .rfc6120,
+        "urn:ietf:params:xml:ns:xmpp-tls": .rfc6120,
+        "urn:xmpp:sm:3": .xep(198),
+        "urn:xmpp:sasl-cb:0": .xep(440),
+        "urn:xmpp:sasl:2": .xep(388),
+        "urn:xmpp:bind:0": .xep(386),
+        "urn:xmpp:fast:0": .xep(484),
         "jabber:component:accept": .xep(114),
         "http://jabber.org/protocol/disco#info": .xep(30),
         "http://jabber.org/protocol/disco#items": .xep(30),
@@ -64,6 +70,7 @@ import Testing
         106: "Sources/Bridge/Runtime/BridgeNaming.swift (JID escaping)",
         393: "Sources/MessageFormatting (message styling)",
         410: "Sources/XMPP/MUC/SelfPingOutcome.swift (self-ping uses urn:xmpp:ping)",
+        474: "Sources/XMPP/Client/SCRAM.swift (SCRAM downgrade protection, inside SASL)",
     ]
 
     @Test func everyDeclaredNamespaceHasASpecification() throws {
