@@ -13,9 +13,9 @@ public enum XMPPNamespace {
     public static let component = "jabber:component:accept"
     /// Stanzas on a server-to-server stream.
     public static let server = "jabber:server"
-    /// SASL (RFC 6120 §6), used by the c2s test client.
+    /// SASL (RFC 6120 §6): the c2s test client and the client mode's negotiation.
     public static let sasl = "urn:ietf:params:xml:ns:xmpp-sasl"
-    /// Resource binding (RFC 6120 §7), used by the c2s test client.
+    /// Resource binding (RFC 6120 §7): the c2s test client and the client mode's negotiation.
     public static let bind = "urn:ietf:params:xml:ns:xmpp-bind"
     /// STARTTLS (RFC 6120 §5).
     public static let tls = "urn:ietf:params:xml:ns:xmpp-tls"
