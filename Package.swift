@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "IsthmusStore", dependencies: ["IsthmusCommon", "CSQLite", "CPostgres"]),
         .target(name: "XMLStream", dependencies: ["CLibXML2"]),
         .target(name: "XMPP", dependencies: ["XMLStream", "IsthmusCommon"]),
-        .target(name: "Network", dependencies: ["IsthmusCommon"]),
+        .target(name: "Network", dependencies: ["IsthmusCommon", "COpenSSL"]),
         .target(name: "XMPPComponent", dependencies: ["XMPP", "Network", "IsthmusCommon"]),
         .target(name: "MessageFormatting", dependencies: ["CLibXML2", "IsthmusCommon"]),
         .target(name: "Matrix", dependencies: ["IsthmusCommon"]),

@@ -18,6 +18,8 @@ public enum NetworkError: Error, Sendable, Hashable, CustomStringConvertible {
     case closed
     /// More unsent bytes are queued than the limit allows (the peer is not reading).
     case writeBufferFull(limit: Int)
+    /// TLS failed: OpenSSL's reason, or why the peer's certificate was not accepted.
+    case tls(String)
 
     public var description: String {
         switch self {
@@ -28,6 +30,7 @@ public enum NetworkError: Error, Sendable, Hashable, CustomStringConvertible {
         case .connectionReset: "connection reset by peer"
         case .closed: "connection closed"
         case .writeBufferFull(let limit): "more than \(limit) bytes waiting to be sent"
+        case .tls(let reason): "TLS: \(reason)"
         }
     }
 }
