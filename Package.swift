@@ -50,6 +50,7 @@ let package = Package(
         .target(name: "XMPP", dependencies: ["XMLStream", "IsthmusCommon"]),
         .target(name: "Network", dependencies: ["IsthmusCommon", "COpenSSL"]),
         .target(name: "XMPPComponent", dependencies: ["XMPP", "Network", "IsthmusCommon"]),
+        .target(name: "XMPPClient", dependencies: ["XMPP", "Network", "IsthmusCommon"]),
         .target(name: "MessageFormatting", dependencies: ["CLibXML2", "IsthmusCommon"]),
         .target(name: "Matrix", dependencies: ["IsthmusCommon"]),
         .target(name: "MatrixAppService", dependencies: ["Matrix", "IsthmusCommon", "CMicroHTTPD"]),
@@ -90,7 +91,7 @@ let package = Package(
         .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream", "TestSupport"]),
         .testTarget(name: "XMPPTests", dependencies: ["XMPP", "XMPPComponent", "Network", "TestSupport"]),
         /// Real Prosody from the test bed (XCTest: runs sequentially).
-        .testTarget(name: "XMPPRealServerTests", dependencies: ["XMPP", "XMPPComponent", "Network", "IsthmusCLI", "TestSupport"]),
+        .testTarget(name: "XMPPRealServerTests", dependencies: ["XMPP", "XMPPComponent", "XMPPClient", "Network", "IsthmusCLI", "TestSupport"]),
         .testTarget(name: "MessageFormattingTests", dependencies: ["MessageFormatting", "IsthmusCommon"]),
         .testTarget(name: "MatrixTests", dependencies: ["Matrix", "MatrixAppService", "MatrixClient", "IsthmusStore", "TestSupport"]),
         /// Real Synapse from the test bed (XCTest: runs sequentially).

@@ -1,0 +1,37 @@
+import IsthmusCommon
+import XMLStream
+import XMPP
+
+/// Where the bridge's account connects and how patient it is (immutable; one per ``ClientConnection``).
+public struct ClientConfiguration: Sendable {
+    /// The server to connect to (until SRV lookup lands: the configured `server_host`, else the JID's domain).
+    public var host: String
+    public var port: Int
+    /// The stream's protocol settings: the account, the credential, the timers of the stream itself.
+    public var stream: ClientStateMachine.Configuration
+    /// Longest wait for the TCP connection.
+    public var connectTimeout: Duration
+    /// First wait before a reconnect; doubles up to ``reconnectMaximumDelay``, with jitter.
+    public var reconnectInitialDelay: Duration
+    public var reconnectMaximumDelay: Duration
+    /// How often the machine's timers are checked.
+    public var tickInterval: Duration
+    public var parserLimits: XMLStreamLimits
+    public var timeSource: TimeSource
+
+    public init(
+        host: String, port: Int, stream: ClientStateMachine.Configuration, connectTimeout: Duration = .seconds(10),
+        reconnectInitialDelay: Duration = .seconds(1), reconnectMaximumDelay: Duration = .seconds(60),
+        tickInterval: Duration = .milliseconds(250), parserLimits: XMLStreamLimits = .default, timeSource: TimeSource = .system
+    ) {
+        self.host = host
+        self.port = port
+        self.stream = stream
+        self.connectTimeout = connectTimeout
+        self.reconnectInitialDelay = reconnectInitialDelay
+        self.reconnectMaximumDelay = reconnectMaximumDelay
+        self.tickInterval = tickInterval
+        self.parserLimits = parserLimits
+        self.timeSource = timeSource
+    }
+}

@@ -1,0 +1,105 @@
+import IsthmusCommon
+import Network
+import XMLStream
+import XMPP
+
+/// The bridge's own XMPP account: one actor owning the c2s link (RFC 6120, XEP-0198).
+///
+/// ``run()`` connects, negotiates (``ClientStateMachine`` decides everything: TLS, SASL, resume or bind), keeps the
+/// link alive and reconnects with backoff — resuming the XEP-0198 session when the server still holds it, so the
+/// account's room occupancy survives a dropped connection. What arrives comes out of ``events`` in order for one
+/// consumer, which calls ``handled()`` once a stanza's effect is durable: only then does it count in our acks.
+/// Does I/O; every method runs on the actor.
+public actor ClientConnection {
+    public nonisolated let configuration: ClientConfiguration
+    /// Connection changes and stanzas, in order. Finishes when ``run()`` returns.
+    public nonisolated let events: AsyncStream<ClientEvent>
+    let eventSink: AsyncStream<ClientEvent>.Continuation
+    let logger: Logger
+
+    var link: ClientLink?
+    var linkCount = 0
+    var isRunning = false
+    var closeRequested = false
+    var closeWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The session to resume on the next connection (kept from the last one; the store will keep it across restarts).
+    public private(set) var resumption: ClientStateMachine.Resumption?
+
+    /// `resuming`: a session kept from an earlier run, resumed on the first connection if the server still holds it.
+    public init(configuration: ClientConfiguration, resuming: ClientStateMachine.Resumption? = nil, logger: Logger) {
+        self.configuration = configuration
+        self.resumption = resuming
+        var logger = logger
+        logger[metadataKey: "xmpp.account"] = "\(configuration.stream.username)@\(configuration.stream.domain)"
+        self.logger = logger
+        (events, eventSink) = AsyncStream<ClientEvent>.makeStream()
+    }
+
+    /// Whether stanzas can be sent now.
+    public var isConnected: Bool {
+        guard let link, !link.finished else { return false }
+        return link.machine.isConnected
+    }
+
+    /// Connects and stays connected until the task is cancelled (the link is dropped at once, the session left to
+    /// resume) or ``close()`` is called (the stream is closed: the server ends the session). Call once.
+    public func run() async {
+        guard !isRunning else { return }
+        isRunning = true
+        defer {
+            isRunning = false
+            eventSink.finish()
+            for waiter in closeWaiters { waiter.resume() }
+            closeWaiters = []
+        }
+        var backoff = ReconnectBackoff(initial: configuration.reconnectInitialDelay, maximum: configuration.reconnectMaximumDelay)
+        var random = SystemRandomNumberGenerator()
+        while !Task.isCancelled, !closeRequested {
+            let (established, error) = await runLink()
+            if established { backoff.reset() }
+            guard let error, !Task.isCancelled, !closeRequested else { break }
+            eventSink.yield(.disconnected(error))
+            let delay = backoff.nextDelay(using: &random)
+            logger.notice("Will reconnect to the XMPP server", metadata: [
+                "xmpp.error": error.description, "xmpp.reconnect.delay": "\(delay)", "xmpp.reconnect.attempt": String(backoff.attempt)])
+            await sleepUnlessClosed(delay)
+        }
+    }
+
+    /// Closes the stream gracefully (`<a/>`, `</stream:stream>`) and stops ``run()``; returns once it has stopped.
+    public func close() async {
+        closeRequested = true
+        guard isRunning else { return }
+        if let link, !link.finished {
+            perform(link.machine.closeRequested(now: configuration.timeSource.now()), on: link)
+        }
+        await withCheckedContinuation { closeWaiters.append($0) }
+    }
+
+    /// Writes `stanza` after everything sent before it; it stays unacknowledged (and is resent on a resumption)
+    /// until the server confirms it. Throws ``ClientError/notConnected`` when the link is not up.
+    public func send(_ stanza: Stanza) throws(ClientError) {
+        guard let link, !link.finished else { throw .notConnected }
+        perform(try link.machine.send(stanza), on: link)
+    }
+
+    /// The oldest stanza delivered and not yet handled now has a durable effect: it counts in our next ack.
+    public func handled() {
+        guard let link, !link.finished else { return }
+        link.machine.handled()
+        keepResumption(link)
+    }
+
+    private func sleepUnlessClosed(_ delay: Duration) async {
+        let deadline = configuration.timeSource.now() + delay
+        while !closeRequested, !Task.isCancelled, configuration.timeSource.now() < deadline {
+            try? await Task.sleep(for: min(configuration.tickInterval, deadline - configuration.timeSource.now()))
+        }
+    }
+
+    /// The session as it stands, for the next connection.
+    func keepResumption(_ link: ClientLink) {
+        guard let streamManagement = link.machine.streamManagement, streamManagement.isResumable, let jid = link.machine.jid else { return }
+        resumption = ClientStateMachine.Resumption(streamManagement: streamManagement, jid: jid)
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import IsthmusCommon
+import TestSupport
+import XCTest
+import XMPPClient
+
+/// The bridge's own account against the bed's real XMPP server over c2s: SCRAM login, bind, XEP-0198, and a
+/// session taken up again after the process "crashed" (the task stopped without closing the stream).
+final class ClientConnectionRealServerTests: XCTestCase {
+    /// A connection as `carol` with its own resource, acks asked for only after `ackEvery` stanzas.
+    func connection(_ bed: TestBed, resource: String, ackEvery: Int = 100,
+                    resuming: ClientStateMachine.Resumption? = nil) -> (ClientConnection, AsyncQueue<ClientEvent>, BackgroundTask) {
+        let stream = ClientStateMachine.Configuration(
+            domain: bed.xmppDomain, username: "carol", credential: .password(bed.password), resource: resource,
+            allowPlaintext: true, ackEvery: ackEvery, pingInterval: .seconds(30), pingTimeout: .seconds(10),
+            handshakeTimeout: .seconds(10))
+        let connection = ClientConnection(
+            configuration: ClientConfiguration(host: bed.host, port: bed.c2sPort, stream: stream, connectTimeout: .seconds(5),
+                                               reconnectInitialDelay: .milliseconds(100), reconnectMaximumDelay: .seconds(1),
+                                               tickInterval: .milliseconds(50)),
+            resuming: resuming, logger: RealComponent.logger)
+        let events = AsyncQueue.collecting(connection.events)
+        let runner = BackgroundTask { await connection.run() }
+        addTeardownBlock {
+            await connection.close()
+            await runner.stop()
+        }
+        return (connection, events, runner)
+    }
+
+    /// The next event that is not a report of authentication (SCRAM's salted password comes first on every login).
+    func next(_ events: AsyncQueue<ClientEvent>, _ what: String) async throws -> ClientEvent {
+        while true {
+            let event = try await events.next(within: 10, what)
+            if case .authenticated = event { continue }
+            return event
+        }
+    }
+
+    func ping(_ bed: TestBed, id: String) -> Stanza {
+        .iq(IQ(type: .get, to: JID(bed.xmppDomain), id: StanzaAttributeID(id)!, payload: .ping))
+    }
+
+    func testLogsInWithSCRAMBindsAndHasStanzasAcknowledged() async throws {
+        let bed = try TestBed.fromEnvironment()
+        let resource = "relay-\(UUID().uuidString.prefix(8))"
+        let (connection, events, _) = connection(bed, resource: resource, ackEvery: 1)
+        let first = try await events.next(within: 10, "the SCRAM login")
+        guard case .authenticated(let salted) = first else { return XCTFail("expected the salted password first, got \(first)") }
+        XCTAssertGreaterThanOrEqual(salted.iterations, 4096)
+        let connected = try await next(events, "connected")
+        XCTAssertEqual(connected, .connected(JID("carol@\(bed.xmppDomain)/\(resource)")!, resumed: false))
+
+        let ping = ping(bed, id: "ping-1")
+        try await connection.send(ping)
+        var answered = false, acknowledged = false
+        while !(answered && acknowledged) {
+            switch try await next(events, "the pong and the ack") {
+            case .stanza(.iq(let iq)) where iq.id == StanzaAttributeID("ping-1"):
+                XCTAssertEqual(iq.type, .result)
+                await connection.handled()
+                answered = true
+            case .acknowledged(let stanzas):
+                XCTAssertEqual(stanzas, [ping], "the server confirms exactly the stanza we sent")
+                acknowledged = true
+            case let other:
+                XCTFail("unexpected \(other)")
+            }
+        }
+    }
+
+    func testACrashedSessionIsResumedAndWhatWasNotHandledComesAgain() async throws {
+        let bed = try TestBed.fromEnvironment()
+        let resource = "relay-\(UUID().uuidString.prefix(8))"
+        let (first, firstEvents, firstRunner) = connection(bed, resource: resource)
+        guard case .connected(let jid, resumed: false) = try await next(firstEvents, "the first login") else {
+            return XCTFail("the first connection did not connect")
+        }
+        let beforeCrash = ping(bed, id: "before-crash")
+        try await first.send(beforeCrash)
+        let pong = try await next(firstEvents, "the pong")
+        guard case .stanza(.iq(let answer)) = pong, answer.id == StanzaAttributeID("before-crash") else { return XCTFail("got \(pong)") }
+        // Not handled: the effect of the pong is "not durable" when the process dies.
+        await firstRunner.stop()   // cancelled: the socket drops, the stream is never closed
+        let kept = await first.resumption
+        let session = try XCTUnwrap(kept, "a resumable session is kept")
+        XCTAssertEqual(session.streamManagement.inboundHandled, 0)
+
+        let (second, secondEvents, _) = connection(bed, resource: "ignored-when-resuming", resuming: session)
+        let confirmed = try await next(secondEvents, "the server's count in <resumed h>")
+        XCTAssertEqual(confirmed, .acknowledged([beforeCrash]), "the server handled our ping before the crash: not resent")
+        let resumed = try await next(secondEvents, "the resumption")
+        XCTAssertEqual(resumed, .connected(jid, resumed: true), "the same session, no new bind")
+        let again = try await next(secondEvents, "the unhandled pong, resent by the server")
+        guard case .stanza(.iq(let resent)) = again else { return XCTFail("expected the pong again, got \(again)") }
+        XCTAssertEqual(resent.id, StanzaAttributeID("before-crash"))
+        await second.handled()
+
+        try await second.send(ping(bed, id: "after-resume"))
+        let next = try await next(secondEvents, "the pong after resuming")
+        guard case .stanza(.iq(let later)) = next else { return XCTFail("got \(next)") }
+        XCTAssertEqual(later.id, StanzaAttributeID("after-resume"))
+    }
+
+    func testAClosedSessionCannotBeResumedAndANewOneStarts() async throws {
+        let bed = try TestBed.fromEnvironment()
+        let (first, firstEvents, firstRunner) = connection(bed, resource: "relay-\(UUID().uuidString.prefix(8))")
+        _ = try await next(firstEvents, "the first login")
+        let kept = await first.resumption
+        let session = try XCTUnwrap(kept)
+        await first.close()   // </stream:stream>: the server ends the session
+        await firstRunner.stop()
+
+        let (_, events, _) = connection(bed, resource: "relay-\(UUID().uuidString.prefix(8))", resuming: session)
+        let failed = try await next(events, "the refused resumption")
+        XCTAssertEqual(failed, .resumeFailed(unknown: []))
+        let connected = try await next(events, "a new session")
+        guard case .connected(let jid, resumed: false) = connected else { return XCTFail("got \(connected)") }
+        XCTAssertEqual(jid.bare, JID("carol@\(bed.xmppDomain)"))
+    }
+}
