@@ -89,7 +89,7 @@ let package = Package(
         .testTarget(name: "IsthmusCLITests", dependencies: ["IsthmusCLI", "TestSupport"]),
         .testTarget(name: "TestBedTests", dependencies: ["TestSupport"]),
         .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream", "TestSupport"]),
-        .testTarget(name: "XMPPTests", dependencies: ["XMPP", "XMPPComponent", "Network", "TestSupport"]),
+        .testTarget(name: "XMPPTests", dependencies: ["XMPP", "XMPPComponent", "XMPPClient", "Network", "TestSupport"]),
         /// Real Prosody from the test bed (XCTest: runs sequentially).
         .testTarget(name: "XMPPRealServerTests", dependencies: ["XMPP", "XMPPComponent", "XMPPClient", "Network", "IsthmusCLI", "TestSupport"]),
         .testTarget(name: "MessageFormattingTests", dependencies: ["MessageFormatting", "IsthmusCommon"]),

@@ -9,6 +9,10 @@ public struct ClientConfiguration: Sendable {
     public var port: Int
     /// The stream's protocol settings: the account, the credential, the timers of the stream itself.
     public var stream: ClientStateMachine.Configuration
+    /// TLS from the first byte (XEP-0368 direct TLS) instead of STARTTLS.
+    public var directTLS: Bool
+    /// Whom the server's certificate must chain to: a PEM file, or nil for the system's CA store.
+    public var trustedCertificatesFile: String?
     /// Longest wait for the TCP connection.
     public var connectTimeout: Duration
     /// First wait before a reconnect; doubles up to ``reconnectMaximumDelay``, with jitter.
@@ -20,13 +24,16 @@ public struct ClientConfiguration: Sendable {
     public var timeSource: TimeSource
 
     public init(
-        host: String, port: Int, stream: ClientStateMachine.Configuration, connectTimeout: Duration = .seconds(10),
+        host: String, port: Int, stream: ClientStateMachine.Configuration, directTLS: Bool = false,
+        trustedCertificatesFile: String? = nil, connectTimeout: Duration = .seconds(10),
         reconnectInitialDelay: Duration = .seconds(1), reconnectMaximumDelay: Duration = .seconds(60),
         tickInterval: Duration = .milliseconds(250), parserLimits: XMLStreamLimits = .default, timeSource: TimeSource = .system
     ) {
         self.host = host
         self.port = port
         self.stream = stream
+        self.directTLS = directTLS
+        self.trustedCertificatesFile = trustedCertificatesFile
         self.connectTimeout = connectTimeout
         self.reconnectInitialDelay = reconnectInitialDelay
         self.reconnectMaximumDelay = reconnectMaximumDelay

@@ -24,10 +24,22 @@ extension ClientConnection {
         let link = ClientLink(number: linkCount, socket: socket, machine: machine, parserLimits: configuration.parserLimits)
         self.link = link
         logger.debug("Connected to the XMPP server's client port", metadata: ["xmpp.server": "\(host):\(port)"])
-        perform(link.machine.connectionOpened(now: configuration.timeSource.now()), on: link)
+        var plaintext: PlaintextReader? = PlaintextReader(iterator: socket.inbound.makeAsyncIterator())
+        var directTLS: ClientStateMachine.TLS?
+        if configuration.directTLS {
+            do {
+                directTLS = try await startTLS(on: link, continuing: plaintext.take()!)
+            } catch {
+                self.link = nil
+                socket.abort()
+                return (false, error)
+            }
+        }
+        perform(link.machine.connectionOpened(now: configuration.timeSource.now(), directTLS: directTLS), on: link)
         let number = link.number
+        let reader = plaintext
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.readLoop(socket, link: number) }
+            group.addTask { await self.readLoop(socket, plaintext: reader, link: number) }
             group.addTask { await self.tickLoop(link: number) }
             await group.waitForAll()
         }
@@ -36,10 +48,29 @@ extension ClientConnection {
         return (link.established, link.error)
     }
 
-    private func readLoop(_ socket: TCPConnection, link number: Int) async {
+    /// Reads the socket (plaintext until TLS, then through it) until it ends, doing the STARTTLS handshake when the
+    /// machine asks for it: before any byte after `<proceed/>` is read.
+    private func readLoop(_ socket: TCPConnection, plaintext: PlaintextReader?, link number: Int) async {
+        var plaintext = plaintext
         var reason: String?
         do {
-            for try await chunk in socket.inbound { received(chunk, link: number) }
+            while let chunk = try await nextChunk(&plaintext, link: number) {
+                received(chunk, link: number)
+                guard let link, link.number == number, !link.finished else { return }
+                if link.tlsRequested, let iterator = plaintext.take() {
+                    link.tlsRequested = false
+                    do {
+                        let tls = try await startTLS(on: link, continuing: iterator)
+                        perform(link.machine.tlsEstablished(tls), on: link)
+                    } catch {
+                        link.finished = true
+                        link.error = error
+                        socket.abort()
+                        logger.warning("Disconnected from the XMPP server", metadata: ["xmpp.error": error.description])
+                        return
+                    }
+                }
+            }
         } catch {
             reason = "\(error)"
         }
@@ -51,6 +82,38 @@ extension ClientConnection {
             return
         }
         perform(link.machine.connectionClosed(reason: reason), on: link)
+    }
+
+    /// The next bytes from the server: from TLS once it is up, else from the plaintext socket.
+    private func nextChunk(_ plaintext: inout PlaintextReader?, link number: Int) async throws -> [UInt8]? {
+        if let tls = link?.tls, link?.number == number { return try await tls.next() }
+        guard var reader = plaintext else { return nil }
+        let chunk = try await reader.iterator.next()
+        plaintext = reader
+        return chunk
+    }
+
+    /// The TLS handshake on this link's socket (SNI and the certificate check for the account's domain, ALPN
+    /// `xmpp-client`), and what SASL needs to know of the channel.
+    private func startTLS(on link: ClientLink, continuing plaintext: PlaintextReader) async throws(ClientError) -> ClientStateMachine.TLS {
+        let domain = configuration.stream.domain
+        do {
+            let context = try tlsContext()
+            let tls = try await TLSStream.connect(over: link.socket, inbound: plaintext.iterator, host: domain, context: context,
+                                                  alpn: ["xmpp-client"])
+            link.tls = tls
+            let exporter = tls.exporterChannelBinding()
+            var bindingData: [ChannelBindingType: [UInt8]] = [:]
+            bindingData[.tlsExporter] = exporter
+            bindingData[.tlsServerEndPoint] = tls.serverEndPointChannelBinding()
+            logger.debug("TLS with the XMPP server", metadata: ["tls.version": tls.protocolVersion, "tls.alpn": tls.negotiatedALPN ?? "-"])
+            return ClientStateMachine.TLS(channel: .init(exporterUsable: exporter != nil), bindingData: bindingData)
+        } catch let error as NetworkError {
+            if case .tls(let reason) = error { throw .tlsFailed(reason) }
+            throw .connectionLost(error.description)
+        } catch {
+            throw .connectionLost("\(error)")
+        }
     }
 
     private func tickLoop(link number: Int) async {
@@ -65,6 +128,7 @@ extension ClientConnection {
         guard let link, link.number == number, !link.finished else { return }
         let now = configuration.timeSource.now()
         link.machine.bytesReceived(now: now)
+        restartParserIfAsked(link)   // asked between chunks, e.g. when TLS came up
         var refusal: XMLStreamError?
         do {
             try link.parser.feed(chunk, into: &link.events)
@@ -77,14 +141,20 @@ extension ClientConnection {
         }
         link.events.removeAll(keepingCapacity: true)
         if link.parserResetPending {
-            // The stream restarted: the server waits for our new header, so nothing after the old stream's last
-            // element belongs to the new one.
-            link.parser = XMLStreamParser(limits: link.parserLimits)
-            link.parserResetPending = false
+            // The stream restarted within this chunk: the server waits for our new header, so nothing after the old
+            // stream's last element belongs to the new one.
+            restartParserIfAsked(link)
         } else if let refusal, !link.finished {
             logger.warning("The XMPP server sent XML we refuse", metadata: ["xmpp.error": refusal.description])
             perform(link.machine.parseFailed(refusal), on: link)
         }
+    }
+
+    /// A fresh parser for the restarted stream (RFC 6120 §4.3.3), if the machine asked for one.
+    private func restartParserIfAsked(_ link: ClientLink) {
+        guard link.parserResetPending else { return }
+        link.parser = XMLStreamParser(limits: link.parserLimits)
+        link.parserResetPending = false
     }
 
     /// Performs the machine's actions in order: the only place this actor writes to the socket.
@@ -97,11 +167,7 @@ extension ClientConnection {
             case .resetParser:
                 link.parserResetPending = true
             case .startTLS:
-                // TLS over this socket is the next step (Network's TLSStream); until then the link ends here, before
-                // any credential is sent.
-                link.finished = true
-                link.error = .tlsUnavailable
-                link.socket.close()
+                link.tlsRequested = true   // the read loop does the handshake before reading on
             case .sendElement(let element):
                 write(XMLSerializer.bytes(of: element, defaultNamespace: XMPPNamespace.client), on: link)
             case .send(let stanza):
@@ -155,10 +221,17 @@ extension ClientConnection {
 
     private func write(_ bytes: [UInt8], on link: ClientLink) {
         do {
-            try link.socket.write(bytes)
+            try link.write(bytes)
         } catch {
             // The read loop sees the end of the connection and reports it.
             logger.debug("Could not write to the XMPP server", metadata: ["xmpp.error": error.description])
         }
     }
+}
+
+/// The socket's plaintext reader, handed from the link's start to its read loop and then, at STARTTLS, to the TLS
+/// layer. One owner at a time, in sequence (never two tasks reading), which the compiler cannot see through the
+/// iterator's non-Sendable type: hence the unchecked box.
+struct PlaintextReader: @unchecked Sendable {
+    var iterator: TCPInbound.AsyncIterator
 }

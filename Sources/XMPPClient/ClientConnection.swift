@@ -22,6 +22,8 @@ public actor ClientConnection {
     var isRunning = false
     var closeRequested = false
     var closeWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Made at the first TLS handshake and kept.
+    private var madeTLSContext: TLSContext?
     /// The session to resume on the next connection (kept from the last one; the store will keep it across restarts).
     public private(set) var resumption: ClientStateMachine.Resumption?
 
@@ -88,6 +90,14 @@ public actor ClientConnection {
         guard let link, !link.finished else { return }
         link.machine.handled()
         keepResumption(link)
+    }
+
+    /// The TLS context (trust store) for every connection of this actor.
+    func tlsContext() throws(NetworkError) -> TLSContext {
+        if let madeTLSContext { return madeTLSContext }
+        let context = try TLSContext(caFile: configuration.trustedCertificatesFile)
+        madeTLSContext = context
+        return context
     }
 
     private func sleepUnlessClosed(_ delay: Duration) async {

@@ -21,8 +21,17 @@ final class ClientLink {
     var events: [XMLStreamEvent] = []
     /// The parser must be replaced before the next bytes are fed (set while a chunk's events are being performed).
     var parserResetPending = false
+    /// The TLS layer once negotiated; writes and reads then go through it.
+    var tls: TLSStream?
+    /// The machine asked for the TLS handshake (after `<proceed/>`): the read loop does it before reading on.
+    var tlsRequested = false
     /// This connection took up the earlier session (XEP-0198 `<resumed/>`) instead of binding a new one.
     var resumed = false
+
+    /// Writes to the server, through TLS once it is up.
+    func write(_ bytes: [UInt8]) throws(NetworkError) {
+        if let tls { try tls.write(bytes) } else { try socket.write(bytes) }
+    }
 
     init(number: Int, socket: TCPConnection, machine: ClientStateMachine, parserLimits: XMLStreamLimits) {
         self.number = number

@@ -14,8 +14,8 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     case tlsNotOffered
     /// The server answered `<starttls/>` with `<failure/>` (RFC 6120 §5.4.2.2).
     case tlsRefused
-    /// The connection cannot run TLS (the client connection's STARTTLS is still to come): nothing was authenticated.
-    case tlsUnavailable
+    /// The TLS handshake failed (an untrusted or wrongly named certificate, no common protocol): OpenSSL's reason.
+    case tlsFailed(String)
     /// No SASL mechanism the bridge will use (none offered, or only PLAIN without TLS).
     case noUsableMechanism(SASLChoiceError)
     /// The chosen `-PLUS` mechanism needs channel-binding data the TLS connection did not provide.
@@ -49,8 +49,8 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
             "the XMPP server offers no STARTTLS and plaintext is not allowed"
         case .tlsRefused:
             "the XMPP server refused STARTTLS"
-        case .tlsUnavailable:
-            "the XMPP server wants STARTTLS, which this version's client connection cannot do yet"
+        case .tlsFailed(let reason):
+            "TLS with the XMPP server failed: \(reason)"
         case .noUsableMechanism(let error):
             error.description
         case .channelBindingUnavailable(let type):
