@@ -150,10 +150,7 @@ public struct ClientStateMachine: Sendable {
     var sasl: SASLExchange?
     var featuresAfterAuthentication: StreamFeatures?
     var bindID: StanzaAttributeID?
-    private var lastReceived: ContinuousClock.Instant?
-    private var outstandingPing: (id: StanzaAttributeID, sentAt: ContinuousClock.Instant)?
-    private var unansweredPingIDs: [StanzaAttributeID] = []
-    private var pingCount = 0
+    private var keepalive: Keepalive
 
     /// The SASL exchange under way.
     enum SASLExchange: Sendable {
@@ -167,6 +164,8 @@ public struct ClientStateMachine: Sendable {
         self.configuration = configuration
         self.resumption = resuming
         self.nonce = nonce
+        keepalive = Keepalive(target: JID(localpart: nil, domain: configuration.domain), interval: configuration.pingInterval,
+                              timeout: configuration.pingTimeout)
     }
 
     /// Whether stanzas may be sent.
@@ -177,19 +176,19 @@ public struct ClientStateMachine: Sendable {
         guard state == .idle else { return [] }
         state = .awaitingStreamHeader
         negotiationStarted = now
-        lastReceived = now
+        keepalive.received(now: now)
         tls = directTLS
         return [.sendStreamHeader(to: configuration.domain)]
     }
 
     /// Bytes arrived (even just whitespace): the link is alive.
     public mutating func bytesReceived(now: ContinuousClock.Instant) {
-        lastReceived = now
+        keepalive.received(now: now)
     }
 
     /// One event from the stream parser.
     public mutating func received(_ event: XMLStreamEvent, now: ContinuousClock.Instant) -> [Action] {
-        lastReceived = now
+        keepalive.received(now: now)
         switch (state, event) {
         case (.idle, _), (.finished, _):
             return []
@@ -237,22 +236,15 @@ public struct ClientStateMachine: Sendable {
             state = .finished
             return [.disconnect(nil)]
         case .connected:
-            let lastReceived = lastReceived ?? now
-            if let ping = outstandingPing {
-                if lastReceived >= ping.sentAt {
-                    outstandingPing = nil
-                } else if now - ping.sentAt >= configuration.pingTimeout {
-                    state = .finished
-                    return [.disconnect(.timeout(.keepalive))]
-                }
+            switch keepalive.tick(now: now, from: nil) {
+            case .quiet:
+                return []
+            case .ping(let ping):
+                return record(.iq(ping))
+            case .dead:
+                state = .finished
+                return [.disconnect(.timeout(.keepalive))]
             }
-            guard outstandingPing == nil, now - lastReceived >= configuration.pingInterval else { return [] }
-            pingCount += 1
-            let id = StanzaAttributeID("keepalive-\(pingCount)")!
-            outstandingPing = (id, now)
-            unansweredPingIDs.append(id)
-            if unansweredPingIDs.count > 8 { unansweredPingIDs.removeFirst() }
-            return record(.iq(IQ(type: .get, to: JID(localpart: nil, domain: configuration.domain), id: id, payload: .ping)))
         default:
             guard let started = negotiationStarted, now - started >= configuration.handshakeTimeout else { return [] }
             state = .finished
@@ -330,9 +322,7 @@ public struct ClientStateMachine: Sendable {
             return [.dropMalformed(element, error)]
         }
         guard case .iq(let iq) = stanza else { return [.deliver(stanza)] }
-        if iq.type == .result || iq.type == .error, let index = unansweredPingIDs.firstIndex(of: iq.id),
-           iq.from == nil || iq.from == JID(localpart: nil, domain: configuration.domain) {
-            unansweredPingIDs.remove(at: index)
+        if keepalive.isAnswer(iq, implicitSender: true) {
             handled()
             return []
         }

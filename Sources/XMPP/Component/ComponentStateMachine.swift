@@ -77,15 +77,12 @@ public struct ComponentStateMachine: Sendable {
     public let configuration: Configuration
     /// Where the connection stands now.
     public private(set) var state: State = .idle
-    private var lastReceived: ContinuousClock.Instant?
-    private var outstandingPing: (id: StanzaAttributeID, sentAt: ContinuousClock.Instant)?
-    /// Ids of keepalive pings whose answers are still to be swallowed.
-    private var unansweredPingIDs: [StanzaAttributeID] = []
-    private var pingCount = 0
+    private var keepalive: Keepalive
 
     /// A machine for one new connection, `idle` until ``connectionOpened(now:)``.
     public init(configuration: Configuration) {
         self.configuration = configuration
+        keepalive = Keepalive(target: configuration.pingTarget, interval: configuration.pingInterval, timeout: configuration.pingTimeout)
     }
 
     /// Whether stanzas may be sent.
@@ -95,18 +92,18 @@ public struct ComponentStateMachine: Sendable {
     public mutating func connectionOpened(now: ContinuousClock.Instant) -> [Action] {
         guard state == .idle else { return [] }
         state = .awaitingStreamHeader(since: now)
-        lastReceived = now
+        keepalive.received(now: now)
         return [.sendStreamHeader(to: configuration.componentDomain)]
     }
 
     /// Bytes arrived (even just whitespace): the link is alive.
     public mutating func bytesReceived(now: ContinuousClock.Instant) {
-        lastReceived = now
+        keepalive.received(now: now)
     }
 
     /// One event from the stream parser.
     public mutating func received(_ event: XMLStreamEvent, now: ContinuousClock.Instant) -> [Action] {
-        lastReceived = now
+        keepalive.received(now: now)
         switch (state, event) {
         case (.awaitingStreamHeader, .streamStart(let header)):
             guard header.namespace == XMPPNamespace.streams, header.name == "stream",
@@ -125,7 +122,7 @@ public struct ComponentStateMachine: Sendable {
         case (.awaitingHandshake, .element(let element))
             where element.name == "handshake" && element.namespace == XMPPNamespace.component:
             state = .connected
-            outstandingPing = nil
+            keepalive.restart()
             return [.established]
         case (.connected, .element(let element)), (.closing, .element(let element)):
             return handleStanza(element)
@@ -167,23 +164,15 @@ public struct ComponentStateMachine: Sendable {
             state = .finished
             return [.disconnect(nil)]
         case .connected:
-            let lastReceived = lastReceived ?? now
-            if let ping = outstandingPing {
-                if lastReceived >= ping.sentAt {
-                    outstandingPing = nil
-                } else if now - ping.sentAt >= configuration.pingTimeout {
-                    state = .finished
-                    return [.disconnect(.timeout(.keepalive))]
-                }
+            switch keepalive.tick(now: now, from: JID(localpart: nil, domain: configuration.componentDomain)) {
+            case .quiet:
+                return []
+            case .ping(let ping):
+                return [.send(.iq(ping))]
+            case .dead:
+                state = .finished
+                return [.disconnect(.timeout(.keepalive))]
             }
-            guard outstandingPing == nil, now - lastReceived >= configuration.pingInterval else { return [] }
-            pingCount += 1
-            let id = StanzaAttributeID("keepalive-\(pingCount)")!
-            outstandingPing = (id, now)
-            unansweredPingIDs.append(id)
-            if unansweredPingIDs.count > 8 { unansweredPingIDs.removeFirst() }
-            let from = JID(localpart: nil, domain: configuration.componentDomain)
-            return [.send(.iq(IQ(type: .get, from: from, to: configuration.pingTarget, id: id, payload: .ping)))]
         }
     }
 
@@ -235,11 +224,7 @@ public struct ComponentStateMachine: Sendable {
             return [.dropMalformed(element, error)]
         }
         guard case .iq(let iq) = stanza else { return [.deliver(stanza)] }
-        if iq.type == .result || iq.type == .error, let index = unansweredPingIDs.firstIndex(of: iq.id),
-           iq.from == configuration.pingTarget {
-            unansweredPingIDs.remove(at: index)
-            return []
-        }
+        if keepalive.isAnswer(iq, implicitSender: false) { return [] }
         // XEP-0199 §4: answer the server's pings to the component itself.
         if iq.type == .get, iq.payload == .ping, iq.to?.description == configuration.componentDomain, state == .connected {
             return [.send(.iq(iq.result()))]
