@@ -9,7 +9,10 @@ import COpenSSL
 /// must chain to the context's trust and name the host (`SSL_set1_host`, or the address for an IP); the host goes out
 /// as SNI. TLS 1.2 at least.
 ///
-/// Used by one task at a time: not thread-safe, except ``abort()``.
+/// Not thread-safe, except ``abort()``: OpenSSL's session and the buffer must not be used from two threads at once.
+/// ``next()`` runs on its caller's executor (`nonisolated(nonsending)`), so a full-duplex owner — the client
+/// connection's actor, reading in one task and writing from others — serializes every OpenSSL call on itself: no
+/// OpenSSL call is in flight while ``next()`` waits for the socket.
 public final class TLSStream: @unchecked Sendable {
     /// The TCP connection underneath (to abort it from a deadline timer).
     public let tcp: TCPConnection
@@ -167,7 +170,7 @@ public final class TLSStream: @unchecked Sendable {
     }
 
     /// The next decrypted bytes; nil when the server closed the stream.
-    public func next() async throws -> [UInt8]? {
+    public nonisolated(nonsending) func next() async throws -> [UInt8]? {
         while true {
             ERR_clear_error()
             let count = buffer.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
@@ -197,7 +200,7 @@ public final class TLSStream: @unchecked Sendable {
     }
 
     /// Feeds the next ciphertext chunk from the connection to OpenSSL; false at the end of the stream.
-    private func receive() async throws -> Bool {
+    private nonisolated(nonsending) func receive() async throws -> Bool {
         guard let chunk = try await inbound.next() else { return false }
         let written = chunk.withUnsafeBytes { BIO_write(toOpenSSL, $0.baseAddress, Int32($0.count)) }
         guard written == Int32(chunk.count) else { throw NetworkError.tls("cannot buffer received data") }
