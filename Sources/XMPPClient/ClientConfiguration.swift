@@ -5,6 +5,7 @@ import XMPP
 /// Where the bridge's account connects and how patient it is (immutable; one per ``ClientConnection``).
 public struct ClientConfiguration: Sendable {
     /// The server to connect to (until SRV lookup lands: the configured `server_host`, else the JID's domain).
+    /// The account's JID with the resource it asks to bind: what requests name as the asker.
     public var host: String
     public var port: Int
     /// The stream's protocol settings: the account, the credential, the timers of the stream itself.
@@ -15,6 +16,8 @@ public struct ClientConfiguration: Sendable {
     public var trustedCertificatesFile: String?
     /// Longest wait for the TCP connection.
     public var connectTimeout: Duration
+    /// The default wait for the answer to a request (an IQ, a join, an archive page).
+    public var requestTimeout: Duration
     /// First wait before a reconnect; doubles up to ``reconnectMaximumDelay``, with jitter.
     public var reconnectInitialDelay: Duration
     public var reconnectMaximumDelay: Duration
@@ -25,7 +28,7 @@ public struct ClientConfiguration: Sendable {
 
     public init(
         host: String, port: Int, stream: ClientStateMachine.Configuration, directTLS: Bool = false,
-        trustedCertificatesFile: String? = nil, connectTimeout: Duration = .seconds(10),
+        trustedCertificatesFile: String? = nil, connectTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(30),
         reconnectInitialDelay: Duration = .seconds(1), reconnectMaximumDelay: Duration = .seconds(60),
         tickInterval: Duration = .milliseconds(250), parserLimits: XMLStreamLimits = .default, timeSource: TimeSource = .system
     ) {
@@ -35,6 +38,7 @@ public struct ClientConfiguration: Sendable {
         self.directTLS = directTLS
         self.trustedCertificatesFile = trustedCertificatesFile
         self.connectTimeout = connectTimeout
+        self.requestTimeout = requestTimeout
         self.reconnectInitialDelay = reconnectInitialDelay
         self.reconnectMaximumDelay = reconnectMaximumDelay
         self.tickInterval = tickInterval

@@ -45,6 +45,8 @@ extension ClientConnection {
         }
         self.link = nil
         socket.abort()
+        failPendingRequests(with: link.error ?? ClientError.notConnected)
+        inbound.removeAll()
         return (link.established, link.error)
     }
 
@@ -120,7 +122,9 @@ extension ClientConnection {
         while !Task.isCancelled {
             try? await Task.sleep(for: configuration.tickInterval)
             guard let link, link.number == number, !link.finished else { return }
-            perform(link.machine.tick(now: configuration.timeSource.now()), on: link)
+            let now = configuration.timeSource.now()
+            perform(link.machine.tick(now: now), on: link)
+            expireRequests(now: now)
         }
     }
 
@@ -201,7 +205,7 @@ extension ClientConnection {
                 logger.info("Connected to the XMPP server as a client", metadata: ["xmpp.jid": jid.description, "xmpp.resumed": "\(link.resumed)"])
                 eventSink.yield(.connected(jid, resumed: link.resumed))
             case .deliver(let stanza):
-                eventSink.yield(.stanza(stanza))
+                deliver(stanza)
             case .dropMalformed(let element, let error):
                 logger.warning("Dropped a malformed stanza from the XMPP server",
                                metadata: ["xmpp.error": error.description, "xmpp.element": element.name])
@@ -217,6 +221,22 @@ extension ClientConnection {
             }
         }
         keepResumption(link)
+    }
+
+    /// Hands an inbound stanza to the request waiting for it (counted as handled in order) or else to the consumer.
+    /// Addressed to the resource the server bound, it reaches both as addressed to ``accountJID``.
+    private func deliver(_ stanza: Stanza) {
+        var stanza = stanza
+        if let to = stanza.to, to.bare == accountJID.bare, to.resource != nil, to != accountJID {
+            stanza = stanza.addressed(from: stanza.from, to: accountJID)
+        }
+        if routeAnswer(stanza) {
+            inbound.append(true)
+            countHandledPrefix()
+        } else {
+            inbound.append(false)
+            eventSink.yield(.stanza(stanza))
+        }
     }
 
     private func write(_ bytes: [UInt8], on link: ClientLink) {

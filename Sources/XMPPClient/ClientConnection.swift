@@ -9,7 +9,8 @@ import XMPP
 /// link alive and reconnects with backoff — resuming the XEP-0198 session when the server still holds it, so the
 /// account's room occupancy survives a dropped connection. What arrives comes out of ``events`` in order for one
 /// consumer, which calls ``handled()`` once a stanza's effect is durable: only then does it count in our acks.
-/// Does I/O; every method runs on the actor.
+/// Requests (IQs, MUC joins, archive queries: ``StanzaSession``) take their answers before the consumer sees them;
+/// those count as handled as soon as every stanza delivered before them is. Does I/O; every method runs on the actor.
 public actor ClientConnection {
     public nonisolated let configuration: ClientConfiguration
     /// Connection changes and stanzas, in order. Finishes when ``run()`` returns.
@@ -24,6 +25,12 @@ public actor ClientConnection {
     var closeWaiters: [CheckedContinuation<Void, Never>] = []
     /// Made at the first TLS handshake and kept.
     private var madeTLSContext: TLSContext?
+    package let iqWaiters = ResponseWaiters<StanzaAttributeID, JID?, IQ>()
+    package let presenceWaiters = ResponseWaiters<OccupantKey, OccupantPresenceMatcher, OccupantPresenceMatcher.Match>()
+    package var mamCollectors: [String: MAMCollector] = [:]
+    /// This link's inbound stanzas not yet counted in our acks, oldest first: true once handled (an answer a request
+    /// took, or the consumer's ``handled()``). `h` only ever counts a handled prefix (XEP-0198 §4).
+    var inbound: [Bool] = []
     /// The session to resume on the next connection (kept from the last one; the store will keep it across restarts).
     public private(set) var resumption: ClientStateMachine.Resumption?
 
@@ -80,16 +87,36 @@ public actor ClientConnection {
 
     /// Writes `stanza` after everything sent before it; it stays unacknowledged (and is resent on a resumption)
     /// until the server confirms it. Throws ``ClientError/notConnected`` when the link is not up.
+    /// The `from` is left out: the server stamps the session's full JID (RFC 6120 §8.1.2.1), whatever resource it bound.
     public func send(_ stanza: Stanza) throws(ClientError) {
         guard let link, !link.finished else { throw .notConnected }
-        perform(try link.machine.send(stanza), on: link)
+        perform(try link.machine.send(stanza.addressed(from: nil, to: stanza.to)), on: link)
     }
 
     /// The oldest stanza delivered and not yet handled now has a durable effect: it counts in our next ack.
     public func handled() {
+        guard let index = inbound.firstIndex(of: false) else { return }
+        inbound[index] = true
+        countHandledPrefix()
+    }
+
+    /// Counts the handled stanzas at the head of ``inbound`` in the stream's `h`.
+    func countHandledPrefix() {
         guard let link, !link.finished else { return }
-        link.machine.handled()
+        var counted = 0
+        while counted < inbound.count, inbound[counted] {
+            link.machine.handled()
+            counted += 1
+        }
+        guard counted > 0 else { return }
+        inbound.removeFirst(counted)
         keepResumption(link)
+    }
+
+    /// The account's JID with the resource it asks for: how requests name the asker, and what the stanzas addressed
+    /// to whichever resource the server bound are addressed to when they reach the bridge.
+    public nonisolated var accountJID: JID {
+        JID(localpart: configuration.stream.username, domain: configuration.stream.domain, resource: configuration.stream.resource)!
     }
 
     /// The TLS context (trust store) for every connection of this actor.

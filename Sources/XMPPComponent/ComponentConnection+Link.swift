@@ -33,9 +33,7 @@ extension ComponentConnection {
         self.link = nil
         socket.abort()
         let ended = link.error ?? ComponentError.notConnected
-        iqWaiters.failAll(with: ended)
-        presenceWaiters.failAll(with: ended)
-        mamCollectors.removeAll()
+        failPendingRequests(with: ended)
         return (link.established, link.error)
     }
 
@@ -71,8 +69,7 @@ extension ComponentConnection {
             if readingPaused { continue }   // no keepalive verdict while we are not reading the answers
             let now = configuration.timeSource.now()
             perform(link.machine.tick(now: now), on: link)
-            iqWaiters.expire(now: now)
-            presenceWaiters.expire(now: now)
+            expireRequests(now: now)
         }
     }
 
@@ -147,17 +144,7 @@ extension ComponentConnection {
 
     /// Hands a stanza to the request waiting for it, or else to the bridge.
     private func route(_ stanza: Stanza) {
-        switch stanza {
-        case .iq(let iq) where iq.type == .result || iq.type == .error:
-            if iqWaiters.resolve(iq.id, { expected in expected == nil || expected == iq.from ? iq : nil }) { return }
-        case .presence(let presence):
-            if let to = presence.to, let from = presence.from,
-               presenceWaiters.resolve(OccupantKey(occupant: to, room: from.bare), { $0.match(presence) }) { return }
-        case .message(let message):
-            if collectArchived(message) { return }
-        default:
-            break
-        }
+        if routeAnswer(stanza) { return }
         eventSink.yield(.stanza(stanza))
     }
 }

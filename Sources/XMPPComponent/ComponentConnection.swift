@@ -26,9 +26,9 @@ public actor ComponentConnection {
     var isRunning = false
     var closeRequested = false
     var closeWaiters: [CheckedContinuation<Void, Never>] = []
-    let iqWaiters = ResponseWaiters<StanzaAttributeID, JID?, IQ>()
-    let presenceWaiters = ResponseWaiters<OccupantKey, OccupantPresenceMatcher, OccupantPresenceMatcher.Match>()
-    var mamCollectors: [String: MAMCollector] = [:]
+    package let iqWaiters = ResponseWaiters<StanzaAttributeID, JID?, IQ>()
+    package let presenceWaiters = ResponseWaiters<OccupantKey, OccupantPresenceMatcher, OccupantPresenceMatcher.Match>()
+    package var mamCollectors: [String: MAMCollector] = [:]
     /// Set by ``pauseReading()``: the read loop takes no more bytes from the socket (its back-pressure then stops
     /// the kernel's buffer, and the server's, from draining) and the keepalive timers stand still.
     var readingPaused = false

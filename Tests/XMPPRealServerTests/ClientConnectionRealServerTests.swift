@@ -118,4 +118,35 @@ final class ClientConnectionRealServerTests: XCTestCase {
         guard case .connected(let jid, resumed: false) = connected else { return XCTFail("got \(connected)") }
         XCTAssertEqual(jid.bare, JID("carol@\(bed.xmppDomain)"))
     }
+
+    /// The requests the bridge makes of a room work over the account's session as over the component: a join that
+    /// creates the room (and configures it), a groupchat message and its reflection, a self-ping, the archive.
+    func testJoinsARoomSendsAndReadsItBackFromTheArchive() async throws {
+        let bed = try TestBed.fromEnvironment()
+        let (connection, events, _) = connection(bed, resource: "relay-\(UUID().uuidString.prefix(8))", ackEvery: 1)
+        guard case .connected = try await next(events, "connected") else { return XCTFail("did not connect") }
+        let room = JID("relay-\(UUID().uuidString.prefix(8).lowercased())@\(bed.mucDomain)")!
+        let me = connection.accountJID
+        guard case .joined(let selfPresence) = try await connection.join(room: room, nick: "Relay", occupant: me) else {
+            return XCTFail("the join was refused")
+        }
+        XCTAssertTrue(selfPresence.createdRoom, "a fresh room is created by the join")
+        let originID = OriginID("relay-\(UUID().uuidString)")!
+        try await connection.sendGroupchat(from: me, room: room, body: "hello from the relay", originID: originID)
+        var reflected = false
+        while !reflected {
+            guard case .stanza(let stanza) = try await next(events, "the reflection") else { continue }
+            await connection.handled()
+            if case .message(let message) = stanza, message.originID == originID {
+                XCTAssertEqual(message.from, room.with(resource: "Relay"))
+                XCTAssertEqual(message.to, me, "addressed to the account's JID the bridge knows")
+                reflected = true
+            }
+        }
+        let ping = try await connection.selfPing(room: room, nick: "Relay", occupant: me)
+        XCTAssertEqual(ping, .joined)
+        let archived = try await connection.mamQuery(room: room, as: me)
+        XCTAssertEqual(archived.map(\.message.originID), [originID], "the archive holds the message once")
+        XCTAssertEqual(archived.first?.message.body, "hello from the relay")
+    }
 }

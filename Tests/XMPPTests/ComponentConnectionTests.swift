@@ -192,7 +192,7 @@ import XMPPComponent
         let fixture = try ComponentFixture()
         let session = try await fixture.acceptNext()
         let ping = IQ(type: .get, from: JID("bridge.localhost"), to: JID("localhost"), payload: .ping)
-        await #expect(throws: ComponentError.timeout(.response("iq \(ping.id) to localhost"))) {
+        await #expect(throws: XMPPRequestError.timeout("iq \(ping.id) to localhost")) {
             _ = try await fixture.connection.sendIQ(ping, timeout: .milliseconds(100))
         }
         #expect(try await session.receiveElement().name == "iq")

@@ -104,7 +104,7 @@ import XMPPComponent
         // The first join must still be waiting when the second comes, even on a loaded machine: its own long timeout.
         async let first = fixture.connection.join(room: room, nick: "Alice", occupant: alice, timeout: .seconds(30))
         _ = try await session.receiveElement()
-        await #expect(throws: ComponentError.requestInProgress("join of room@conference.localhost/Alice by \(alice)")) {
+        await #expect(throws: XMPPRequestError.requestInProgress("join of room@conference.localhost/Alice by \(alice)")) {
             _ = try await fixture.connection.join(room: room, nick: "Alice", occupant: alice)
         }
         await fixture.stop()   // ends the first join too
@@ -266,7 +266,7 @@ import XMPPComponent
         try session.send(query.errorResponse(StanzaError(type: .cancel, condition: .itemNotFound)).element)
         let result: Result<[ArchivedMessage], any Error>
         do { result = .success(try await archive) } catch { result = .failure(error) }
-        #expect(throws: ComponentError.requestFailed(StanzaError(type: .cancel, condition: .itemNotFound))) { try result.get() }
+        #expect(throws: XMPPRequestError.requestFailed(StanzaError(type: .cancel, condition: .itemNotFound))) { try result.get() }
         await fixture.stop()
     }
 }

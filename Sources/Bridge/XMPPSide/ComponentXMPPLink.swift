@@ -257,7 +257,7 @@ public final class ComponentXMPPLink: XMPPLink {
         let archived: [ArchivedMessage]
         do {
             archived = try await connection.mamQuery(room: room, as: occupant, after: after, since: since)
-        } catch ComponentError.requestFailed(let error) where after != nil && error.condition == .itemNotFound {
+        } catch XMPPRequestError.requestFailed(let error) where after != nil && error.condition == .itemNotFound {
             // The archive no longer knows our last id (expired): fall back to the last day.
             logger.warning("Archive does not know the last stanza-id; catching up by time", metadata: ["xmpp.muc": room.description])
             archived = try await connection.mamQuery(room: room, as: occupant, since: connection.configuration.timeSource.wallNow().addingTimeInterval(-86_400))
@@ -299,13 +299,27 @@ public final class ComponentXMPPLink: XMPPLink {
 
     /// Maps the connection's errors onto the ones the bridge acts on.
     static func linkError(_ error: any Error) -> any Error {
-        guard let error = error as? ComponentError else { return error }
         switch error {
-        case .notConnected, .connectionLost, .closedByServer, .connectionRefused, .connectionFailed: return XMPPLinkError.notConnected
-        case .timeout: return XMPPLinkError.timeout
-        case .requestFailed(let stanzaError):
-            return XMPPLinkError.stanzaError(StanzaErrorInfo(condition: stanzaError.condition, text: stanzaError.text))
-        default: return error
+        case let error as XMPPRequestError:
+            switch error {
+            case .timeout: return XMPPLinkError.timeout
+            case .requestFailed(let stanzaError):
+                return XMPPLinkError.stanzaError(StanzaErrorInfo(condition: stanzaError.condition, text: stanzaError.text))
+            default: return error
+            }
+        case let error as ComponentError:
+            switch error {
+            case .notConnected, .connectionLost, .closedByServer, .connectionRefused, .connectionFailed: return XMPPLinkError.notConnected
+            case .timeout: return XMPPLinkError.timeout
+            default: return error
+            }
+        case let error as ClientError:
+            switch error {
+            case .notConnected, .connectionLost, .closedByServer: return XMPPLinkError.notConnected
+            default: return error
+            }
+        default:
+            return error
         }
     }
 }

@@ -11,8 +11,6 @@ public enum ComponentError: Error, Sendable, Hashable, CustomStringConvertible {
         case handshake
         /// No answer to a XEP-0199 keepalive ping: the link is dead.
         case keepalive
-        /// No response to a request (an IQ, a join) with this id or description.
-        case response(String)
     }
 
     /// Nothing listens on host:port (`ECONNREFUSED`).
@@ -42,14 +40,6 @@ public enum ComponentError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Refused before sending: the stanza's `from` is missing or outside the component domain (the server would
     /// kill the whole link with `<invalid-from/>`).
     case fromOutsideComponentDomain(JID?)
-    /// The entity answered a request with an error.
-    case requestFailed(StanzaError)
-    /// The entity answered with something we did not expect.
-    case unexpectedResponse(String)
-    /// Another request of the same kind for the same occupant and room is still waiting.
-    case requestInProgress(String)
-    /// A nick that is not a valid JID resource.
-    case invalidNick(String)
 
     public var description: String {
         switch self {
@@ -71,7 +61,6 @@ public enum ComponentError: Error, Sendable, Hashable, CustomStringConvertible {
             case .connect: "timed out connecting"
             case .handshake: "timed out waiting for the component handshake"
             case .keepalive: "the XMPP server stopped answering keepalive pings"
-            case .response(let request): "timed out waiting for the response to \(request)"
             }
         case .closedByServer:
             "the XMPP server closed the stream"
@@ -85,14 +74,6 @@ public enum ComponentError: Error, Sendable, Hashable, CustomStringConvertible {
             "not connected to the XMPP server"
         case .fromOutsideComponentDomain(let from):
             "refused to send a stanza from '\(from?.description ?? "(none)")': outside the component domain"
-        case .requestFailed(let error):
-            "the request failed: \(error)"
-        case .unexpectedResponse(let what):
-            "unexpected response: \(what)"
-        case .requestInProgress(let what):
-            "another request is still waiting: \(what)"
-        case .invalidNick(let nick):
-            "'\(nick)' is not a valid nick"
         }
     }
 

@@ -54,3 +54,23 @@ public enum Stanza: Sendable, Hashable {
         }
     }
 }
+
+extension Stanza {
+    /// The same stanza with other addresses (`nil` leaves an attribute out).
+    public func addressed(from: JID?, to: JID?) -> Stanza {
+        switch self {
+        case .message(var message):
+            message.from = from
+            message.to = to
+            return .message(message)
+        case .presence(var presence):
+            presence.from = from
+            presence.to = to
+            return .presence(presence)
+        case .iq(var iq):
+            iq.from = from
+            iq.to = to
+            return .iq(iq)
+        }
+    }
+}

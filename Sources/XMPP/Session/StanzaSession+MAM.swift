@@ -1,10 +1,11 @@
 import FoundationEssentials
 import IsthmusCommon
+import XMLStream
 
-/// XEP-0313 archive catch-up on a room. On the ``ComponentConnection`` actor.
-extension ComponentConnection {
+/// XEP-0313 archive catch-up on a room. On the session's actor.
+extension StanzaSession {
     /// Fetches `room`'s archived messages after the stanza id `after` — or, when no id is known, since `since` —
-    /// asking as `querier` (an occupant JID under the component; rooms may only show their archive to occupants).
+    /// asking as `querier` (one of our occupants' real JIDs; rooms may only show their archive to occupants).
     /// Pages with RSM (XEP-0059) until the room answers `<fin complete='true'>`. Results come oldest first, as typed
     /// messages with delay stamps and the room's stanza ids; they are not delivered to ``events``.
     ///
@@ -14,9 +15,9 @@ extension ComponentConnection {
     /// so over the whole archive both ask for the same messages.
     ///
     /// - Parameter maxPages: a bound against runaway archives (nil: none).
-    /// - Throws: ``ComponentError/requestFailed(_:)`` when the room refuses (e.g. `item-not-found` for an unknown
+    /// - Throws: ``XMPPRequestError/requestFailed(_:)`` when the room refuses (e.g. `item-not-found` for an unknown
     ///   `after` id — fall back to `since`), timeouts and connection errors, `CancellationError`.
-    public func mamQuery(
+    package func mamQuery(
         room: JID, as querier: JID, after: StanzaID? = nil, since: Date? = nil, pageSize: Int = 100,
         maxPages: Int? = nil, timeout: Duration? = nil
     ) async throws -> [ArchivedMessage] {
@@ -38,15 +39,15 @@ extension ComponentConnection {
             defer { mamCollectors[queryID] = nil }
             let response = try await sendIQ(IQ(type: .set, from: querier, to: archive, payload: .mamQuery(query)), timeout: timeout)
             if response.type == .error {
-                throw ComponentError.requestFailed(response.error ?? StanzaError(type: .cancel, condition: .undefinedCondition))
+                throw XMPPRequestError.requestFailed(response.error ?? StanzaError(type: .cancel, condition: .undefinedCondition))
             }
             guard case .mamFin(let fin)? = response.payload else {
-                throw ComponentError.unexpectedResponse("MAM query result without <fin> from \(archive)")
+                throw XMPPRequestError.unexpectedResponse("MAM query result without <fin> from \(archive)")
             }
             let page = mamCollectors[queryID]?.messages ?? []
             results += page
             pages += 1
-            logger.debug("Fetched a page of a room archive", metadata: [
+            sessionLogger.debug("Fetched a page of a room archive", metadata: [
                 "xmpp.room": archive.description, "xmpp.mam.page": String(pages), "xmpp.mam.count": String(page.count),
             ])
             guard !fin.complete, !page.isEmpty, let last = fin.rsm?.last, maxPages.map({ pages < $0 }) ?? true else { break }
@@ -57,7 +58,7 @@ extension ComponentConnection {
 
     /// Takes a MAM result addressed to a running query's querier from that query's archive; returns whether the
     /// message was one (it is then not delivered to ``events``).
-    func collectArchived(_ message: Message) -> Bool {
+    package func collectArchived(_ message: Message) -> Bool {
         guard let result = message.extensionElement("result", namespace: XMPPNamespace.mam),
               let queryID = result[attribute: "queryid"], var collector = mamCollectors[queryID],
               message.from == collector.archive, message.to == collector.querier else { return false }
@@ -67,7 +68,7 @@ extension ComponentConnection {
                 mamCollectors[queryID] = collector
             }
         } catch {
-            logger.warning("Dropped a malformed archived message", metadata: [
+            sessionLogger.warning("Dropped a malformed archived message", metadata: [
                 "xmpp.room": collector.archive.description, "xmpp.error": error.description,
             ])
         }

@@ -1,24 +1,25 @@
 import FoundationEssentials
 import IsthmusCommon
+import XMLStream
 
-/// XEP-0045 occupant operations for any JID under the component (a Matrix user's puppet, the bridge bot).
-/// On the ``ComponentConnection`` actor; each sends stanzas and waits for the room's answer, except
-/// ``sendGroupchat(from:room:body:originID:extensions:type:)``, which only writes.
-extension ComponentConnection {
+/// XEP-0045 occupant operations for any of the session's JIDs (a Matrix user's puppet or the bridge bot under the
+/// component; the client's account). On the session's actor; each sends stanzas and waits for the room's answer,
+/// except ``sendGroupchat(from:room:body:originID:extensions:type:)``, which only writes.
+extension StanzaSession {
     /// Joins `room` as `nick` on behalf of `occupant` (XEP-0045 §7.2), asking for `history` (default none: catch
     /// up through MAM instead). Waits for our self-presence or a presence error. When the join created the room
     /// (status 201, §10.1), configures it (archiving on where the server offers it) before reporting joined.
     ///
     /// Presences of other occupants that arrive meanwhile go on to ``events`` as usual. `extensions` are added to the
     /// join presence (e.g. a XEP-0153 avatar hash).
-    /// - Throws: ``ComponentError`` (not connected, timeout, the room refusing the instant-room form) or
+    /// - Throws: the link's error (not connected), ``XMPPRequestError`` (timeout, the room refusing the instant-room form) or
     ///   `CancellationError`. A refusal of the join itself is an outcome, not an error.
-    public func join(
+    package func join(
         room: JID, nick: String, occupant: JID, history: MUCHistoryRequest = .none, password: String? = nil,
         timeout: Duration? = nil, extensions: [XElement] = []
     ) async throws -> JoinOutcome {
         guard let matcher = OccupantPresenceMatcher(room: room, nick: nick, occupant: occupant) else {
-            throw ComponentError.invalidNick(nick)
+            throw XMPPRequestError.invalidNick(nick)
         }
         let presence = Presence(
             from: occupant, to: matcher.requestedOccupant, mucJoin: MUCJoinRequest(history: history, password: password),
@@ -30,7 +31,7 @@ extension ComponentConnection {
             if selfPresence.createdRoom {
                 try await configureCreatedRoom(room: matcher.room, owner: occupant, timeout: timeout)
             }
-            logger.debug("Joined a room", metadata: [
+            sessionLogger.debug("Joined a room", metadata: [
                 "xmpp.room": matcher.room.description, "xmpp.occupant": occupant.description,
                 "xmpp.room.created": "\(selfPresence.createdRoom)",
             ])
@@ -46,11 +47,11 @@ extension ComponentConnection {
 
     /// Leaves `room` where `occupant` is `nick` (XEP-0045 §7.14) and waits for the room's unavailable self-presence.
     /// ``LeaveOutcome/unconfirmed`` when none comes before `timeout` (rooms ignore leaving by a non-occupant).
-    public func leave(
+    package func leave(
         room: JID, nick: String, occupant: JID, status: String? = nil, timeout: Duration? = nil
     ) async throws -> LeaveOutcome {
         guard let matcher = OccupantPresenceMatcher(room: room, nick: nick, occupant: occupant) else {
-            throw ComponentError.invalidNick(nick)
+            throw XMPPRequestError.invalidNick(nick)
         }
         let presence = Presence(type: .unavailable, from: occupant, to: matcher.requestedOccupant, status: status)
         do {
@@ -58,19 +59,19 @@ extension ComponentConnection {
                 presence, matcher: matcher, label: "leave of \(matcher.requestedOccupant) by \(occupant)", timeout: timeout)
             switch match {
             case .unavailable(let selfPresence), .available(let selfPresence): return .left(selfPresence)
-            case .error(let error): throw ComponentError.requestFailed(error)
+            case .error(let error): throw XMPPRequestError.requestFailed(error)
             }
-        } catch ComponentError.timeout {
+        } catch XMPPRequestError.timeout {
             return .unconfirmed
         }
     }
 
     /// Changes `occupant`'s nick in `room` to `newNick` (XEP-0045 §7.6) and waits for the self-presence from the
     /// new nick (or a `conflict`). `extensions` are added to the presence.
-    public func changeNick(room: JID, to newNick: String, occupant: JID, timeout: Duration? = nil,
+    package func changeNick(room: JID, to newNick: String, occupant: JID, timeout: Duration? = nil,
                            extensions: [XElement] = []) async throws -> NickChangeOutcome {
         guard let matcher = OccupantPresenceMatcher(room: room, nick: newNick, occupant: occupant) else {
-            throw ComponentError.invalidNick(newNick)
+            throw XMPPRequestError.invalidNick(newNick)
         }
         let presence = Presence(from: occupant, to: matcher.requestedOccupant, extensions: extensions)
         let match = try await sendAwaitingOccupantPresence(
@@ -90,10 +91,10 @@ extension ComponentConnection {
     /// unless given (e.g. `.chat` for a private message to an occupant JID `room@service/nick` as `room`).
     /// Returns the message as sent.
     @discardableResult
-    public func sendGroupchat(
+    package func sendGroupchat(
         from occupant: JID, room: JID, body: String?, originID: OriginID? = nil, extensions: [XElement] = [],
         type: Message.MessageType = .groupchat
-    ) throws(ComponentError) -> Message {
+    ) throws -> Message {
         let originID = originID ?? StanzaAttributeID.random().originID!
         let message = Message(
             type: type, from: occupant, to: type == .groupchat ? room.bare : room, id: StanzaAttributeID(originID.rawValue),
@@ -104,26 +105,26 @@ extension ComponentConnection {
 
     /// XEP-0410 self-ping: pings `occupant`'s own occupant JID `room/nick` and says whether it is still joined.
     /// No answer before `timeout` is ``SelfPingOutcome/inconclusive``.
-    public func selfPing(room: JID, nick: String, occupant: JID, timeout: Duration? = nil) async throws -> SelfPingOutcome {
-        guard let target = room.bare.with(resource: nick) else { throw ComponentError.invalidNick(nick) }
+    package func selfPing(room: JID, nick: String, occupant: JID, timeout: Duration? = nil) async throws -> SelfPingOutcome {
+        guard let target = room.bare.with(resource: nick) else { throw XMPPRequestError.invalidNick(nick) }
         do {
             let response = try await sendIQ(IQ(type: .get, from: occupant, to: target, payload: .ping), timeout: timeout)
             return SelfPingOutcome(response: response)
-        } catch ComponentError.timeout {
+        } catch XMPPRequestError.timeout {
             return .inconclusive
         }
     }
 
     /// XEP-0030 disco#info of `entity` (e.g. a room: does it offer MAM, `#extended`, stable ids, occupant ids?),
-    /// asked by `requester` (default: the component itself).
-    public func discoInfo(of entity: JID, as requester: JID? = nil, timeout: Duration? = nil) async throws -> DiscoInfo {
-        let from = requester ?? configuration.componentJID
+    /// asked by `requester` (default: ``defaultRequester``).
+    package func discoInfo(of entity: JID, as requester: JID? = nil, timeout: Duration? = nil) async throws -> DiscoInfo {
+        let from = requester ?? defaultRequester
         let response = try await sendIQ(IQ(type: .get, from: from, to: entity, payload: .discoInfo(DiscoInfo())), timeout: timeout)
         if response.type == .error {
-            throw ComponentError.requestFailed(response.error ?? StanzaError(type: .cancel, condition: .undefinedCondition))
+            throw XMPPRequestError.requestFailed(response.error ?? StanzaError(type: .cancel, condition: .undefinedCondition))
         }
         guard case .discoInfo(let info)? = response.payload else {
-            throw ComponentError.unexpectedResponse("disco#info result without a disco#info query from \(entity)")
+            throw XMPPRequestError.unexpectedResponse("disco#info result without a disco#info query from \(entity)")
         }
         return info
     }
@@ -142,9 +143,9 @@ extension ComponentConnection {
         let response = try await sendIQ(
             IQ(type: .set, from: owner, to: room.bare, payload: .mucOwner(submission)), timeout: timeout)
         if response.type == .error {
-            throw ComponentError.requestFailed(response.error ?? StanzaError(type: .cancel, condition: .undefinedCondition))
+            throw XMPPRequestError.requestFailed(response.error ?? StanzaError(type: .cancel, condition: .undefinedCondition))
         }
-        logger.info("Created a room", metadata: [
+        sessionLogger.info("Created a room", metadata: [
             "xmpp.room": room.description,
             "xmpp.room.archiving": CreatedRoomConfiguration.enablesArchiving(submission) ? "enabled" : "server default",
         ])

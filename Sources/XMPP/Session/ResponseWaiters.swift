@@ -3,7 +3,7 @@ import Synchronization
 /// Requests waiting for their answer: each has a key, a context to decide whether a stanza answers it, a deadline
 /// and a continuation. Lock-protected (a `Mutex`), so that a task-cancellation handler — which cannot hop onto the
 /// connection actor — can fail its waiter synchronously. `Sendable`; no I/O.
-final class ResponseWaiters<Key: Hashable & Sendable, Context: Sendable, Value: Sendable>: Sendable {
+package final class ResponseWaiters<Key: Hashable & Sendable, Context: Sendable, Value: Sendable>: Sendable {
     private struct Entry {
         var context: Context
         var deadline: ContinuousClock.Instant
@@ -12,18 +12,20 @@ final class ResponseWaiters<Key: Hashable & Sendable, Context: Sendable, Value: 
         var continuation: CheckedContinuation<Value, any Error>
     }
 
+    package init() {}
+
     private let entries = Mutex<[Key: Entry]>([:])
 
     /// Whether something waits under `key`.
-    func contains(_ key: Key) -> Bool { entries.withLock { $0[key] != nil } }
+    package func contains(_ key: Key) -> Bool { entries.withLock { $0[key] != nil } }
 
-    /// Adds a waiter. Throws ``ComponentError/requestInProgress(_:)`` when `key` is taken (the continuation is
+    /// Adds a waiter. Throws ``XMPPRequestError/requestInProgress(_:)`` when `key` is taken (the continuation is
     /// then left to the caller).
-    func register(
+    package func register(
         _ key: Key, context: Context, deadline: ContinuousClock.Instant, label: String,
         continuation: CheckedContinuation<Value, any Error>
-    ) throws(ComponentError) {
-        try entries.withLock { entries throws(ComponentError) in
+    ) throws(XMPPRequestError) {
+        try entries.withLock { entries throws(XMPPRequestError) in
             guard entries[key] == nil else { throw .requestInProgress(label) }
             entries[key] = Entry(context: context, deadline: deadline, label: label, continuation: continuation)
         }
@@ -31,7 +33,7 @@ final class ResponseWaiters<Key: Hashable & Sendable, Context: Sendable, Value: 
 
     /// Resumes the waiter under `key` if `decide` turns its context and the candidate into a value. Returns whether
     /// it did (the candidate is then consumed).
-    func resolve(_ key: Key, _ decide: (Context) -> Value?) -> Bool {
+    package func resolve(_ key: Key, _ decide: (Context) -> Value?) -> Bool {
         let resumed: (CheckedContinuation<Value, any Error>, Value)? = entries.withLock { entries in
             guard let entry = entries[key], let value = decide(entry.context) else { return nil }
             entries[key] = nil
@@ -43,21 +45,21 @@ final class ResponseWaiters<Key: Hashable & Sendable, Context: Sendable, Value: 
     }
 
     /// Fails the waiter under `key`, if any.
-    func fail(_ key: Key, with error: any Error) {
+    package func fail(_ key: Key, with error: any Error) {
         entries.withLock { $0.removeValue(forKey: key) }?.continuation.resume(throwing: error)
     }
 
     /// Fails every waiter whose deadline has passed with a timeout naming it.
-    func expire(now: ContinuousClock.Instant) {
+    package func expire(now: ContinuousClock.Instant) {
         let expired = entries.withLock { entries in
             let keys = entries.filter { $0.value.deadline <= now }.map(\.key)
             return keys.compactMap { entries.removeValue(forKey: $0) }
         }
-        for entry in expired { entry.continuation.resume(throwing: ComponentError.timeout(.response(entry.label))) }
+        for entry in expired { entry.continuation.resume(throwing: XMPPRequestError.timeout(entry.label)) }
     }
 
     /// Fails every waiter (the connection ended).
-    func failAll(with error: any Error) {
+    package func failAll(with error: any Error) {
         let all = entries.withLock { entries in
             defer { entries.removeAll() }
             return Array(entries.values)
