@@ -58,7 +58,7 @@ let package = Package(
         .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon", "Curl"]),
         .target(name: "Media", dependencies: ["IsthmusCommon", "Curl"]),
         .target(name: "Bridge", dependencies: [
-            "IsthmusCommon", "IsthmusConfig", "IsthmusMetrics", "IsthmusStore", "XMPP", "XMPPComponent",
+            "IsthmusCommon", "IsthmusConfig", "IsthmusMetrics", "IsthmusStore", "XMPP", "XMPPComponent", "XMPPClient",
             "Matrix", "MatrixAppService", "MatrixClient", "MessageFormatting", "Media",
         ]),
         .target(name: "IsthmusCLI", dependencies: [

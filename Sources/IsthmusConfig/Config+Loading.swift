@@ -8,6 +8,8 @@ extension Config {
         public static let hsToken = "ISTHMUS_HS_TOKEN"
         public static let componentSecret = "ISTHMUS_COMPONENT_SECRET"
         public static let provisioningSecret = "ISTHMUS_PROVISIONING_SECRET"
+        /// Client mode's account password (`xmpp.client.password`).
+        public static let xmppPassword = "ISTHMUS_XMPP_PASSWORD"
     }
 
     /// Reads and validates the config file at `path`. Does file I/O.
@@ -69,7 +71,7 @@ extension Config {
         warnings += asReader.unknownKeys()
 
         var xmppReader = try top.section("xmpp")
-        let xmpp = try decodeXMPP(&xmppReader, environment: environment)
+        let xmpp = try decodeXMPP(&xmppReader, environment: environment, baseDirectory: baseDirectory, warnings: &warnings)
         warnings += xmppReader.unknownKeys()
 
         var dbReader = try top.section("database")
@@ -100,6 +102,9 @@ extension Config {
         var mediaReader = try top.section("media")
         let media = try decodeMedia(&mediaReader)
         warnings += mediaReader.unknownKeys()
+        var relayReader = try top.section("relay")
+        let relay = try decodeRelay(&relayReader)
+        warnings += relayReader.unknownKeys()
         var haReader = try top.section("ha")
         let ha = try decodeHighAvailability(&haReader)
         if ha.enabled && metrics.listen == nil {
@@ -115,6 +120,7 @@ extension Config {
         config.powerLevels = powerLevels
         config.media = media
         config.ha = ha
+        config.relay = relay
         config.warnings = warnings
         return config
     }
@@ -166,7 +172,27 @@ extension Config {
                           botLocalpart: bot, ghostPrefix: prefix)
     }
 
-    private static func decodeXMPP(_ reader: inout ConfigReader, environment: [String: String]) throws(ConfigError) -> XMPP {
+    private static func decodeXMPP(_ reader: inout ConfigReader, environment: [String: String], baseDirectory: String,
+                                   warnings: inout [ConfigError]) throws(ConfigError) -> XMPP {
+        let modeText = try reader.optionalString("mode") ?? XMPPMode.component.rawValue
+        guard let mode = XMPPMode(rawValue: modeText) else { throw reader.invalid("mode", "must be component or client") }
+        let nick = try reader.optionalString("bot_nick") ?? "Matrix"
+        guard !nick.allSatisfy(\.isWhitespace) else {
+            throw reader.invalid("bot_nick", "must not be blank")
+        }
+        if mode == .client {
+            // The component keys are not read (a leftover one is reported as unknown).
+            guard reader.has("client") else {
+                throw ConfigError(.missingKey, key: "\(reader.path).client", mark: reader.mark)
+            }
+            var clientReader = try reader.section("client")
+            let client = try decodeXMPPClient(&clientReader, environment: environment, baseDirectory: baseDirectory)
+            warnings += clientReader.unknownKeys()
+            var xmpp = XMPP(componentDomain: client.jid.domain, serverHost: client.host, serverPort: client.port, componentSecret: "",
+                            botNick: nick)
+            xmpp.client = client
+            return xmpp
+        }
         let domain = try reader.string("component_domain")
         // Also a valid JID domain (no empty label, no leading or trailing dot): the bridge's occupants live under it.
         guard isValidServerName(domain), !domain.contains(":"), JID(localpart: nil, domain: domain) != nil else {
@@ -178,14 +204,10 @@ extension Config {
             throw reader.invalid("server_port", "\(port) is not a TCP port (1–65535)")
         }
         let secret = try secret(&reader, "component_secret", variable: SecretVariable.componentSecret, environment: environment)
-        let nick = try reader.optionalString("bot_nick") ?? "Matrix"
-        guard !nick.allSatisfy(\.isWhitespace) else {
-            throw reader.invalid("bot_nick", "must not be blank")
-        }
         return XMPP(componentDomain: domain, serverHost: host, serverPort: port, componentSecret: secret, botNick: nick)
     }
 
-    private static func secret(_ reader: inout ConfigReader, _ key: String, variable: String,
+    static func secret(_ reader: inout ConfigReader, _ key: String, variable: String,
                                environment: [String: String]) throws(ConfigError) -> String {
         let fromFile = try reader.optionalString(key)
         if let value = environment[variable], !value.isEmpty { return value }

@@ -28,14 +28,30 @@ public struct Config: Sendable, Equatable {
         public var ghostPrefix: String
     }
 
-    /// `xmpp:` — the XEP-0114 component connection.
+    /// `xmpp:` — the XEP-0114 component connection, or in client mode (`mode: client`) the account.
     public struct XMPP: Sendable, Equatable {
+        /// The component's domain; in client mode the account's domain.
         public var componentDomain: String
+        /// Where the bridge connects (in client mode `client.server_host`, else the account's domain).
         public var serverHost: String
         public var serverPort: Int
+        /// Empty in client mode.
         public var componentSecret: String
         /// Nick of the bridge's own occupant in linked rooms.
         public var botNick: String
+        /// `client:` in client mode; nil: component mode.
+        public var client: XMPPClient?
+
+        /// `mode`.
+        public var mode: XMPPMode { client == nil ? .component : .client }
+
+        public init(componentDomain: String, serverHost: String, serverPort: Int, componentSecret: String, botNick: String) {
+            self.componentDomain = componentDomain
+            self.serverHost = serverHost
+            self.serverPort = serverPort
+            self.componentSecret = componentSecret
+            self.botNick = botNick
+        }
     }
 
     /// `database:` — the store: a SQLite file (`database.path`, the default) or a PostgreSQL database (`database.url`).
@@ -100,6 +116,8 @@ public struct Config: Sendable, Equatable {
     public var media = Media()
     /// `ha:` (see ``HighAvailability``).
     public var ha = HighAvailability()
+    /// `relay:` — client mode's format of relayed messages.
+    public var relay = Relay()
     /// Non-fatal findings (unknown keys), to be shown by `check-config` and logged by `serve`.
     public var warnings: [ConfigError] = []
 

@@ -57,6 +57,10 @@ extension ClientConnection {
         var reason: String?
         do {
             while let chunk = try await nextChunk(&plaintext, link: number) {
+                // Paused: this chunk waits here and the rest in the socket, held rather than lost.
+                while readingPaused, !Task.isCancelled {
+                    try? await Task.sleep(for: configuration.tickInterval)
+                }
                 received(chunk, link: number)
                 guard let link, link.number == number, !link.finished else { return }
                 if link.tlsRequested, let iterator = plaintext.take() {
@@ -122,6 +126,7 @@ extension ClientConnection {
         while !Task.isCancelled {
             try? await Task.sleep(for: configuration.tickInterval)
             guard let link, link.number == number, !link.finished else { return }
+            if readingPaused { continue }   // no keepalive verdict while we are not reading the answers
             let now = configuration.timeSource.now()
             perform(link.machine.tick(now: now), on: link)
             expireRequests(now: now)

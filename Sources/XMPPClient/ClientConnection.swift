@@ -28,6 +28,8 @@ public actor ClientConnection {
     package let iqWaiters = ResponseWaiters<StanzaAttributeID, JID?, IQ>()
     package let presenceWaiters = ResponseWaiters<OccupantKey, OccupantPresenceMatcher, OccupantPresenceMatcher.Match>()
     package var mamCollectors: [String: MAMCollector] = [:]
+    /// Set by ``pauseReading()``: the read loop takes no more bytes (TCP back-pressure holds the server's).
+    var readingPaused = false
     /// This link's inbound stanzas not yet counted in our acks, oldest first: true once handled (an answer a request
     /// took, or the consumer's ``handled()``). `h` only ever counts a handled prefix (XEP-0198 §4).
     var inbound: [Bool] = []
@@ -117,6 +119,19 @@ public actor ClientConnection {
     /// to whichever resource the server bound are addressed to when they reach the bridge.
     public nonisolated var accountJID: JID {
         JID(localpart: configuration.stream.username, domain: configuration.stream.domain, resource: configuration.stream.resource)!
+    }
+
+    /// Stops taking bytes from the server until ``resumeReading()`` (the bridge cannot record what it would get).
+    /// Sending goes on.
+    package func pauseReading() {
+        readingPaused = true
+    }
+
+    /// Resumes reading after ``pauseReading()``; the keepalive clock restarts (the pause kept the server's bytes).
+    package func resumeReading() {
+        guard readingPaused else { return }
+        readingPaused = false
+        if let link, !link.finished { link.machine.bytesReceived(now: configuration.timeSource.now()) }
     }
 
     /// The TLS context (trust store) for every connection of this actor.

@@ -44,13 +44,13 @@ public actor ComponentConnection {
 
     /// Stops taking bytes from the server until ``resumeReading()`` (the bridge's consumer cannot record what it
     /// would get). Sending goes on. Runs on the actor; no I/O.
-    public func pauseReading() {
+    package func pauseReading() {
         readingPaused = true
     }
 
     /// Resumes reading after ``pauseReading()``. The keepalive clock restarts: the pause, not the server, kept its
     /// bytes from us. Runs on the actor; no I/O.
-    public func resumeReading() {
+    package func resumeReading() {
         guard readingPaused else { return }
         readingPaused = false
         if let link, !link.finished { link.machine.bytesReceived(now: configuration.timeSource.now()) }

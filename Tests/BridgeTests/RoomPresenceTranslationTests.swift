@@ -7,7 +7,7 @@ import XMPP
 /// A MUC presence in the bridge's terms: the `muc#user` item's affiliation, real JID and nick change.
 @Suite struct RoomPresenceTranslationTests {
     func translate(_ xml: String) throws -> RoomPresence? {
-        ComponentXMPPLink.roomPresence(try Presence(element: TestXML.element(xml)))
+        SessionXMPPLink.roomPresence(try Presence(element: TestXML.element(xml)))
     }
 
     @Test func theAffiliationComesFromTheMUCUserItem() throws {
@@ -58,7 +58,7 @@ import XMPP
     }
 
     func invite(_ xml: String) throws -> RoomInvite? {
-        ComponentXMPPLink.roomInvite(try Message(element: TestXML.element(xml)))
+        SessionXMPPLink.roomInvite(try Message(element: TestXML.element(xml)))
     }
 
     /// XEP-0045 §7.8.2, example 58 shape: the room forwards an invitation with the inviter in `from`.

@@ -8,19 +8,19 @@ import XMPP
 /// The room-state parts of MUC stanzas in the bridge's terms: a subject, status 104, a `<destroy/>`, a room's name.
 @Suite struct RoomStateTranslationTests {
     @Test func aSubjectMessageCarriesItsSubjectAndNoBody() throws {
-        let message = try #require(ComponentXMPPLink.roomMessage(try Message(element: TestXML.element("""
+        let message = try #require(SessionXMPPLink.roomMessage(try Message(element: TestXML.element("""
             <message type='groupchat' from='lounge@muc.localhost/Romeo' to='bridge.localhost/isthmus' id='s1'>\
             <subject>Orchard at noon</subject></message>
             """))))
         #expect(message.subject == "Orchard at noon" && message.body == nil && message.nick == "Romeo")
-        let cleared = try #require(ComponentXMPPLink.roomMessage(try Message(element: TestXML.element("""
+        let cleared = try #require(SessionXMPPLink.roomMessage(try Message(element: TestXML.element("""
             <message type='groupchat' from='lounge@muc.localhost' to='bridge.localhost/isthmus'><subject/></message>
             """))))
         #expect(cleared.subject == "" && cleared.nick == "")
     }
 
     @Test func aConfigurationChangeNotificationCarriesStatus104() throws {
-        let message = try #require(ComponentXMPPLink.roomMessage(try Message(element: TestXML.element("""
+        let message = try #require(SessionXMPPLink.roomMessage(try Message(element: TestXML.element("""
             <message type='groupchat' from='lounge@muc.localhost' to='bridge.localhost/isthmus'>\
             <x xmlns='http://jabber.org/protocol/muc#user'><status code='104'/></x></message>
             """))))
@@ -28,18 +28,18 @@ import XMPP
     }
 
     @Test func aDestroyPresenceCarriesTheReasonAndTheAlternateVenue() throws {
-        let presence = try #require(ComponentXMPPLink.roomPresence(try Presence(element: TestXML.element("""
+        let presence = try #require(SessionXMPPLink.roomPresence(try Presence(element: TestXML.element("""
             <presence type='unavailable' from='lounge@muc.localhost/Matrix' to='bridge.localhost/isthmus'>\
             <x xmlns='http://jabber.org/protocol/muc#user'><item affiliation='none' role='none'/><status code='110'/>\
             <destroy jid='salon@muc.localhost'><reason>Moving house</reason></destroy></x></presence>
             """))))
         #expect(presence.destroyed == RoomDestruction(reason: "Moving house", alternateVenue: JID("salon@muc.localhost")))
-        let bare = try #require(ComponentXMPPLink.roomPresence(try Presence(element: TestXML.element("""
+        let bare = try #require(SessionXMPPLink.roomPresence(try Presence(element: TestXML.element("""
             <presence type='unavailable' from='lounge@muc.localhost/Matrix' to='bridge.localhost/isthmus'>\
             <x xmlns='http://jabber.org/protocol/muc#user'><destroy/></x></presence>
             """))))
         #expect(bare.destroyed == RoomDestruction())
-        let left = try #require(ComponentXMPPLink.roomPresence(try Presence(element: TestXML.element("""
+        let left = try #require(SessionXMPPLink.roomPresence(try Presence(element: TestXML.element("""
             <presence type='unavailable' from='lounge@muc.localhost/Romeo' to='bridge.localhost/isthmus'/>
             """))))
         #expect(left.destroyed == nil)

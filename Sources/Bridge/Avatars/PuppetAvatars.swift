@@ -1,6 +1,7 @@
 import IsthmusCommon
 import IsthmusStore
 import Synchronization
+import XMPP
 import XMPPComponent
 
 /// The avatars of the Matrix users' puppets as XMPP sees them (XEP-0153): per puppet (bare JID) and room, the image
@@ -47,7 +48,7 @@ final class PuppetAvatars: Sendable {
 /// a result or an error): `vcard-temp` gets (XEP-0054) with the puppet's avatar, XEP-0199 pings, and
 /// `service-unavailable` for anything else (RFC 6120 §8.4). Decisions are pure (``response(to:)``); ``answer(_:)`` sends.
 struct ComponentIQResponder: Sendable {
-    let connection: ComponentConnection
+    let connection: any StanzaSession
     let avatars: PuppetAvatars
 
     /// The response to the request `iq`; nil for what is not a request (results and errors are not answered).

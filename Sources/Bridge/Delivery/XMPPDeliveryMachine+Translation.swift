@@ -28,14 +28,19 @@ extension XMPPDeliveryMachine {
                                targets: MatrixTargets, in room: Room) -> [Output] {
         let event = queued.event
         if let attachment = details.media, details.replaces == nil,
-           let media = mediaStanza(attachment, body: body, html: details.html, uploadedURL: targets.uploadedURL, in: room) {
+           var media = mediaStanza(attachment, body: body, html: details.html, uploadedURL: targets.uploadedURL, in: room) {
+            if let relay = configuration.relay {
+                // The file's body must be its URL alone (XEP-0066); who sent it is said by the caption behind it.
+                media.stanza.caption = relay.render(name: room.relayName(event.sender), text: media.stanza.caption ?? attachment.name(body: body))
+            }
             return mapAndSend(queued, user: event.sender, stanza: media.stanza, kind: .message, target: nil, excerpt: media.excerpt, in: room)
         }
         guard let translated = RichTranslation.toXMPP(msgtype: msgtype, body: body, html: details.html, nick: room.mucNick) else {
             return [.perform(.dequeue(seq: queued.seq))]
         }
         var references = MessageReferences(unstyled: translated.unstyled)
-        var text = translated.body
+        // Client mode: the relay occupant says who wrote it, in the operator's format.
+        var text = configuration.relay?.render(name: room.relayName(event.sender), text: translated.body) ?? translated.body
         var kind = MessageMapping.Kind.message
         var target: EventID?
         if let original = details.replaces {
@@ -47,14 +52,16 @@ extension XMPPDeliveryMachine {
             references.replaces = id.rawValue
             kind = .edit
             target = original
-        } else if details.replyTo != nil, let replied = targets.reply, replied.kind == .message, !text.hasPrefix("/me ") {
+        } else if details.replyTo != nil, let replied = targets.reply, replied.kind == .message, !translated.body.hasPrefix("/me ") {
             // XEP-0461 names the room's stanza-id and the author's occupant; the quote (XEP-0428 fallback) is for
-            // clients without replies and holds a nick and plain text only — never a Matrix id.
+            // clients without replies and holds a nick and plain text only — never a Matrix id. A relayed message's
+            // occupant is the relay; its quote names the Matrix user who wrote it.
             let nick = replied.sender.matrixUser.flatMap(room.puppetNick) ?? replied.nick ?? "…"
             if let stanzaID = replied.stanzaID {
                 references.reply = .init(to: configuration.muc.with(resource: nick), id: stanzaID.rawValue)
             }
-            text = references.quoting(text, nick: nick, excerpt: replied.excerpt ?? "")
+            let quoted = configuration.relay == nil ? nil : replied.sender.matrixUser.map(room.relayName)
+            text = references.quoting(text, nick: quoted ?? nick, excerpt: replied.excerpt ?? "")
         }
         return mapAndSend(queued, user: event.sender, stanza: OutgoingGroupchat(body: text, references: references), kind: kind,
                           target: target, excerpt: RichTranslation.excerpt(translated.body), in: room)
@@ -64,6 +71,9 @@ extension XMPPDeliveryMachine {
     private mutating func matrixReaction(_ queued: QueuedMatrixEvent, key: String, targets: MatrixTargets, in room: Room,
                                          now: ContinuousClock.Instant) -> [Output] {
         let user = queued.event.sender
+        // Client mode: a reaction set is its sender's whole set, and the relay's would have to be every Matrix
+        // user's together; until that lands, none is sent rather than one user's set replacing another's.
+        if configuration.relay != nil { return skipped(queued, "reactions are not relayed yet") }
         guard let reacted = targets.reacted, reacted.kind == .message, let event = reacted.eventID else {
             return skipped(queued, "reaction to a message that was not bridged")
         }
@@ -88,6 +98,7 @@ extension XMPPDeliveryMachine {
     /// the room is told.
     private func matrixRedaction(_ queued: QueuedMatrixEvent, reason: String?, targets: MatrixTargets, in room: Room) -> [Output] {
         if let reaction = targets.redactedReaction {
+            if configuration.relay != nil { return skipped(queued, "reactions are not relayed yet") }
             guard let reactor = reaction.reactor.matrixUser, let reacted = targets.reacted, let stanzaID = reacted.stanzaID else {
                 return skipped(queued, "redaction of a reaction that was not bridged")
             }
@@ -153,7 +164,7 @@ extension XMPPDeliveryMachine {
         let mapping = MessageMapping(
             room: configuration.room, eventID: event.eventID, stanzaID: nil, originID: originID, direction: .matrixToXMPP,
             sender: .matrix(user), state: .sending, body: stanza.body, kind: kind, xmppID: StanzaAttributeID(originID.rawValue),
-            nick: room.puppetNick(user), target: target, excerpt: excerpt, payload: stanza.payload)
+            nick: configuration.relay == nil ? room.puppetNick(user) : configuration.naming.botNick, target: target, excerpt: excerpt, payload: stanza.payload)
         return [.perform(.insertMapping(mapping, consumingInbox: queued.seq,
                                         delivery: XMPPDelivery(user: user, originID: originID, stanza: stanza, purpose: .inbox(seq: queued.seq)),
                                         reaction: reaction))]

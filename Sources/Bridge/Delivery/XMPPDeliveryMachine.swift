@@ -32,6 +32,9 @@ struct XMPPDeliveryMachine: Sendable {
         var mediaLinks: MediaLinkSigner?
         /// `media.xmpp_upload`: a media message's file is uploaded to the XMPP server first.
         var uploadsMedia: Bool
+        /// Client mode: every message goes from the bridge's own occupant, its body in this format with the sender's
+        /// name; nil: from the sender's puppet as written.
+        var relay: RelayFormat? = nil
     }
 
     enum Input: Sendable, Equatable {
@@ -143,6 +146,9 @@ struct XMPPDeliveryMachine: Sendable {
 
         /// What the user goes by in the Matrix room.
         func name(_ user: UserID) -> String { displaynames[user] ?? user.localpart }
+
+        /// What the relay calls the user: their name, told apart from namesakes (``RelayFormat/name(of:displaynames:)``).
+        func relayName(_ user: UserID) -> String { RelayFormat.name(of: user, displaynames: displaynames) }
     }
 
     init(configuration: Configuration) {
@@ -182,7 +188,8 @@ struct XMPPDeliveryMachine: Sendable {
         case .groupchatSent(let delivery, let failure):
             guard let failure else {
                 var outputs: [Output] = [.perform(sentLog(delivery))]
-                if let caption = delivery.stanza.caption, let occupant = room.puppetOccupant(delivery.user) {
+                if let caption = delivery.stanza.caption,
+                   let occupant = configuration.relay == nil ? room.puppetOccupant(delivery.user) : configuration.naming.botOccupant {
                     outputs.append(.perform(.sendCaption(caption, of: delivery.originID, from: occupant)))
                 }
                 return outputs + [.portal(.puppetSent(delivery.user, withBody: delivery.stanza.body != nil))]

@@ -25,7 +25,7 @@ struct EphemeralMachine: Sendable {
         case occupantDisplayed(RoomMessage)
         /// Matrix typing or receipts of this room.
         case matrix(MatrixEphemeral)
-        /// A puppet's groupchat message went out; with a body it carried `<active/>` (``ComponentXMPPLink``).
+        /// A puppet's groupchat message went out; with a body it carried `<active/>` (``SessionXMPPLink``).
         case puppetSent(UserID, withBody: Bool)
         /// The outcome of ``Action/resolveReadMarkers(_:)``: the mapped messages the markers name; nil when the store
         /// could not be read.

@@ -15,6 +15,8 @@ struct PuppetMachine: Sendable {
         var naming: BridgeNaming
         /// Whether a user is one the bridge mirrors (not the bot, not one of our ghosts).
         var isBridged: @Sendable (UserID) -> Bool
+        /// Client mode: every Matrix user speaks through the bridge's own occupant (this JID), so none gets a puppet.
+        var relayOccupant: JID? = nil
     }
 
     /// A join or nick change of a puppet's occupant, and the negotiation it belongs to.
@@ -158,6 +160,12 @@ struct PuppetMachine: Sendable {
     /// assigns nicks uniquely.
     private func ensure(_ user: UserID, then followUp: PortalStateMachine.PuppetFollowUp, xmppConnected: Bool) -> [Output] {
         let displayname = displaynames[user] ?? user.localpart
+        if let relay = configuration.relayOccupant {
+            // Client mode: what waits goes on from the relay occupant, which the activation joined; nothing is stored.
+            guard xmppConnected else { return failed(user, followUp, .notConnected) }
+            return [.portal(.ready(Puppet(room: configuration.room, user: user, occupant: relay, nick: configuration.naming.botNick,
+                                          displayname: displayname, joined: true), followUp))]
+        }
         if let puppet = puppets[user], puppet.joined, puppet.displayname == displayname { return [.portal(.ready(puppet, followUp))] }
         guard xmppConnected else { return failed(user, followUp, .notConnected) }
         guard let occupant = configuration.naming.puppetJID(for: user) else { return failed(user, followUp, .other("no JID for \(user)")) }

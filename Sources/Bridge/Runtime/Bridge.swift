@@ -53,7 +53,8 @@ public final class Bridge: Sendable {
     /// `backgroundTimelineChecks`: when rooms check their timelines after a start or a failed transaction.
     /// `metrics`: where the bridge counts what it does (the runtime shares it with the operations listener).
     /// `diskFullProbeInterval`: how often a full (or unreachable) store is probed for a write again.
-    /// `roleLevels`: the power level each MUC position gives a ghost.
+    /// `roleLevels`: the power level each MUC position gives a ghost. `relay`: client mode's format of the relayed
+    /// Matrix messages (nil: Matrix users have puppets).
     public init(store: Store, xmpp: any XMPPLink, matrix: any MatrixLink, naming: BridgeNaming, logger: Logger,
                 linkPollInterval: Duration = .seconds(1), selfCheckInterval: Duration = .seconds(300),
                 timelineCheckWindow: Duration = .seconds(120),
@@ -61,7 +62,7 @@ public final class Bridge: Sendable {
                 clock: TimeSource = .system, metrics: BridgeMetrics = BridgeMetrics(),
                 diskFullProbeInterval: Duration = .seconds(5), selfService: SelfServiceSettings? = nil,
                 roleLevels: RoleLevels = RoleLevels(),
-                media: MediaSettings? = nil) {
+                media: MediaSettings? = nil, relay: RelayFormat? = nil) {
         self.backgroundTimelineChecks = backgroundTimelineChecks
         let (commands, control) = AsyncStream.makeStream(of: Command.self)
         self.commands = commands
@@ -77,9 +78,11 @@ public final class Bridge: Sendable {
                                     writeGate: StoreWriteGate(logger: logger.with(label: "bridge")), notify: { control.yield(.portal($0)) },
                                     roleLevels: roleLevels,
                                     media: media, mediaImporter: media.map { MediaImporter(settings: $0, logger: logger.with(label: "media")) })
+        context.relay = relay
         if let media, let importer = context.mediaImporter {
             context.avatars = AvatarFetcher(settings: media, importer: importer, store: store, logger: logger.with(label: "avatars"))
-            if media.xmppUpload, let server = XMPPUploader.serverDomain(ofComponent: naming.componentDomain) {
+            let server = naming.identity == .account ? JID(naming.componentDomain) : XMPPUploader.serverDomain(ofComponent: naming.componentDomain)
+            if media.xmppUpload, let server {
                 context.xmppUploader = XMPPUploader(settings: media, importer: importer, xmpp: xmpp, serverDomain: server,
                                                     requester: naming.botOccupant.bare, clock: clock, logger: logger.with(label: "media"))
             }

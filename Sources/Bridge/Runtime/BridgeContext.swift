@@ -31,6 +31,8 @@ struct BridgeContext: Sendable {
     var xmppUploader: XMPPUploader? = nil
     /// Moves avatar images across (one for the whole bridge); nil with `media`: avatars are not bridged.
     var avatars: AvatarFetcher? = nil
+    /// Client mode: Matrix users speak through the bridge's own occupant, in this format (nil: through puppets).
+    var relay: RelayFormat? = nil
 
     /// The same context, logging to `logger`.
     func with(logger: Logger) -> BridgeContext {

@@ -5,7 +5,16 @@ import IsthmusCommon
 /// Every name is derived deterministically so a restart reuses the same JIDs, nicks and ids (same origin-id for a
 /// resent message, same Matrix txnId for a re-bridged stanza), which is what makes delivery idempotent.
 public struct BridgeNaming: Sendable {
-    /// The component's domain (our occupants live under it).
+    /// How the bridge is on the XMPP server.
+    public enum Identity: Sendable, Equatable {
+        /// A XEP-0114 component: every Matrix user has an occupant (a puppet) under its domain.
+        case component
+        /// An ordinary account (client mode): its one occupant relays the Matrix users; it has no puppets.
+        case account
+    }
+
+    public let identity: Identity
+    /// The component's domain (our occupants live under it); in client mode the account's domain.
     public let componentDomain: String
     /// The nick of the bridge's own occupant.
     public let botNick: String
@@ -26,10 +35,21 @@ public struct BridgeNaming: Sendable {
     public init?(componentDomain: String, botNick: String) {
         guard let bot = JID(localpart: BridgeNaming.botLocalpart, domain: componentDomain, resource: "isthmus"),
               let component = JID(localpart: nil, domain: componentDomain, resource: nil) else { return nil }
+        self.identity = .component
         self.componentDomain = componentDomain
         self.botNick = botNick
         self.botOccupant = bot
         self.componentJID = component
+    }
+
+    /// Client mode: the bridge's occupant is `account` (a full JID: the resource it binds), the only JID that is ours.
+    public init?(account: JID, botNick: String) {
+        guard account.resource != nil, account.localpart != nil else { return nil }
+        identity = .account
+        componentDomain = account.domain
+        self.botNick = botNick
+        botOccupant = account
+        componentJID = account.bare
     }
 
     /// The real JID of a Matrix user's occupants: the user id without `@`, XEP-0106-escaped, under the component.
@@ -38,7 +58,9 @@ public struct BridgeNaming: Sendable {
     /// JID localparts fold case (``JID`` lowercases them) but Matrix ids do not: `@Bob:x` and `@bob:x` are two users.
     /// When folding changes the escaped id, `#` and 12 hex digits of SHA-256(user id) are appended, so two users never
     /// share an occupant (found by fuzzing). Ids without upper-case letters keep the plain form.
+    /// nil in client mode: an account has no puppets.
     public func puppetJID(for user: UserID) -> JID? {
+        guard identity == .component else { return nil }
         let escaped = BridgeNaming.escapeJIDLocalpart(String(user.rawValue.dropFirst()))
         guard let jid = JID(localpart: escaped, domain: componentDomain, resource: "isthmus") else { return nil }
         if jid.localpart == escaped { return jid }
@@ -46,8 +68,13 @@ public struct BridgeNaming: Sendable {
         return JID(localpart: escaped + "#" + digest, domain: componentDomain, resource: "isthmus")
     }
 
-    /// Whether `jid` is under our component domain.
-    public func isOurs(_ jid: JID) -> Bool { jid.domain == componentDomain }
+    /// Whether `jid` is under our component domain; in client mode, whether it is the account.
+    public func isOurs(_ jid: JID) -> Bool {
+        switch identity {
+        case .component: jid.domain == componentDomain
+        case .account: jid.bare == botOccupant.bare
+        }
+    }
 
     /// The origin-id for the XMPP copy of a Matrix event: stable, so a resend carries the same one.
     public func originID(for event: EventID) -> OriginID {

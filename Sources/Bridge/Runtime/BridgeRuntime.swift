@@ -33,7 +33,7 @@ public struct BridgeRuntime: Sendable {
                               logger: logger.with(label: "store"))
         guard let namespace = GhostNamespace(prefix: config.appservice.ghostPrefix, serverName: config.matrix.serverName,
                                              botLocalpart: config.appservice.botLocalpart),
-              let naming = BridgeNaming(componentDomain: config.xmpp.componentDomain, botNick: config.xmpp.botNick) else {
+              let naming = makeNaming() else {
             throw StartError(description: "the config's names do not form valid Matrix user ids or JIDs")
         }
         let client = MatrixClient(
@@ -50,8 +50,7 @@ public struct BridgeRuntime: Sendable {
             maxSize: config.media.maxSize, allowPrivateAddresses: config.media.allowPrivateAddresses,
             stallTimeout: config.media.stallTimeout, maxConcurrentTransfers: config.media.maxConcurrentTransfers)
         media.xmppUpload = config.media.xmppUpload
-        let component = ComponentConnection(configuration: componentConfiguration, logger: logger.with(label: "xmpp.component"))
-        let xmpp = ComponentXMPPLink(connection: component, logger: logger.with(label: "xmpp.link"), primaryOccupant: naming.botOccupant)
+        let (component, xmpp) = makeXMPP(naming: naming)
         let matrix = AppServiceMatrixLink(client: client, namespace: namespace, logger: logger.with(label: "matrix.link"), metrics: metrics)
         let links = LinkService(store: store, client: client, bot: namespace.botUserID,
                                 allowedMUCDomains: config.provisioning.allowedMUCDomains)
@@ -62,7 +61,9 @@ public struct BridgeRuntime: Sendable {
                             selfService: selfService,
                             roleLevels: RoleLevels(owner: config.powerLevels.owner, admin: config.powerLevels.admin,
                                                    moderator: config.powerLevels.moderator),
-                            media: media)
+                            media: media,
+                            relay: config.xmpp.mode == .client
+                                ? RelayFormat(message: config.relay.xmppFormat, emote: config.relay.xmppEmoteFormat) : nil)
         let handler = BridgeAppServiceHandler(bridge: bridge, namespace: namespace, logger: logger.with(label: "matrix.appservice"))
         let provisioner = config.provisioning.sharedSecret == nil
             ? nil : ProvisioningAPI(service: links, logger: self.logger.with(label: "provisioning"))
@@ -89,7 +90,7 @@ public struct BridgeRuntime: Sendable {
         }
         logger.info("Isthmus starting", metadata: [
             "version": IsthmusVersion.string, "matrix.homeserver": config.matrix.homeserverURL.absoluteString,
-            "xmpp.server": "\(config.xmpp.serverHost):\(config.xmpp.serverPort)", "store.location": "\(config.database.location)",
+            "xmpp.mode": config.xmpp.mode.rawValue, "xmpp.server": "\(config.xmpp.serverHost):\(config.xmpp.serverPort)", "store.location": "\(config.database.location)",
         ])
         logger.info("Media links served", metadata: ["media.public_base": media.signer.publicBase])
         for warning in config.warnings { logger.warning("Config warning", metadata: ["config.warning": warning.description]) }
@@ -106,8 +107,9 @@ public struct BridgeRuntime: Sendable {
     struct Parts: Sendable {
         let store: Store
         let client: MatrixClient
-        let component: ComponentConnection
-        let xmpp: ComponentXMPPLink
+        /// The component's or the account's connection.
+        let component: XMPPSessionConnection
+        let xmpp: SessionXMPPLink
         let bridge: Bridge
         let matrix: AppServiceMatrixLink
         let metrics: BridgeMetrics
@@ -157,7 +159,7 @@ public struct BridgeRuntime: Sendable {
     func addActingServices(_ group: inout TaskGroup<Void>, _ running: RunningServices, _ parts: Parts) {
         let appserviceID = config.appservice.id
         let logger = self.logger
-        running.add(&group, "xmpp component") { await parts.component.run() }
+        running.add(&group, "xmpp connection") { await parts.component.run() }
         running.add(&group, "bridge") { await parts.bridge.run(xmppEvents: parts.xmpp.events) }
         running.add(&group, "homeserver ping") {
             await Self.pingHomeserver(parts.client, appserviceID: appserviceID, metrics: parts.metrics, logger: logger)
@@ -168,11 +170,6 @@ public struct BridgeRuntime: Sendable {
             }
         }
         running.add(&group, "transaction pruning") { await Self.pruneTransactionIDs(parts.store, logger: logger) }
-    }
-
-    var componentConfiguration: ComponentConfiguration {
-        ComponentConfiguration(host: config.xmpp.serverHost, port: config.xmpp.serverPort,
-                               componentDomain: config.xmpp.componentDomain, secret: config.xmpp.componentSecret)
     }
 
     /// Keeps readiness honest on an idle bridge: every `interval`, unless some call got an answer within it, asks the

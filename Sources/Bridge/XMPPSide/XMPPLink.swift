@@ -20,7 +20,7 @@ import XMPPComponent
 /// What the bridge core needs from the XMPP side: MUC occupant operations for JIDs under the component, plus vCards,
 /// XEP-0363 upload slots and pausing the read side.
 ///
-/// The production implementation is ``ComponentXMPPLink`` (the XEP-0114 component connection); tests use a scripted
+/// The production implementation is ``SessionXMPPLink`` (the XEP-0114 component connection); tests use a scripted
 /// fake. A relay mode (a c2s account) would be a second implementation. Every method may suspend on network I/O.
 /// Calls may overlap, also for one room: a portal makes one call at a time, but its `EphemeralSender`, the DMs
 /// (`DirectChats`) and the self-service desk call alongside it, and the bridge's XMPP task pauses and resumes reading.

@@ -16,6 +16,9 @@ package protocol StanzaSession: Actor {
     var iqWaiters: ResponseWaiters<StanzaAttributeID, JID?, IQ> { get }
     var presenceWaiters: ResponseWaiters<OccupantKey, OccupantPresenceMatcher, OccupantPresenceMatcher.Match> { get }
     var mamCollectors: [String: MAMCollector] { get set }
+    /// Stops taking bytes from the server (the bridge cannot record what it would get) until ``resumeReading()``.
+    func pauseReading()
+    func resumeReading()
 }
 
 extension StanzaSession {

@@ -110,7 +110,7 @@ import Testing
         var (f, _) = activeRoom()
         let puppet = f.puppetJID(f.alice)
         _ = f.act(.matrixEphemeral(.typing([f.alice])))
-        // Her message went out with <active/> (ComponentXMPPLink adds it to every message with a body).
+        // Her message went out with <active/> (SessionXMPPLink adds it to every message with a body).
         #expect(f.act(.xmppDelivery(.groupchatSent(f.outgoing(f.text(1, from: f.alice)), nil)), at: f.t0 + .seconds(4)) == [])
         #expect(f.act(.matrixEphemeral(.typing([])), at: f.t0 + .seconds(5)) == [], "active already: no paused")
         // Typing again right after: composing waits out the window that began with the message.

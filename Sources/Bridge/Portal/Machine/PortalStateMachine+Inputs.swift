@@ -31,6 +31,8 @@ extension PortalStateMachine {
         var avatars = false
         /// `media.xmpp_upload`: a media message's file is uploaded to the XMPP server first (an effect, with the targets).
         var uploadsMedia = false
+        /// Client mode: Matrix users' messages go from the bridge's own occupant in this format (no puppets).
+        var relay: RelayFormat? = nil
     }
 
     /// What happened: an event of the room, or the outcome of an action the machine waits for.

@@ -94,12 +94,15 @@ struct PortalStateMachine: Sendable {
             matrixBackoff: configuration.matrixBackoff))
         xmppDelivery = XMPPDeliveryMachine(configuration: .init(
             room: configuration.room, muc: configuration.muc, naming: configuration.naming, mediaLinks: configuration.mediaLinks,
-            uploadsMedia: configuration.uploadsMedia))
+            uploadsMedia: configuration.uploadsMedia, relay: configuration.relay))
         xmppOccupants = GhostMachine(configuration: .init(room: configuration.room, muc: configuration.muc,
                                                           ghostUserID: configuration.ghostUserID))
         let (botUserID, isGhost) = (configuration.botUserID, configuration.isGhost)
         matrixMembers = PuppetMachine(configuration: .init(room: configuration.room, naming: configuration.naming,
-                                                           isBridged: { $0 != botUserID && !isGhost($0) }))
+                                                           isBridged: { $0 != botUserID && !isGhost($0) },
+                                                           relayOccupant: configuration.relay == nil ? nil : configuration.naming.botOccupant))
+        // An account has no domain JID whose ownership of the room would need taking over.
+        if configuration.naming.identity == .account { roles.ownershipSettled = true }
         roomState = RoomStateMachine(configuration: RoomStateMachine.Configuration(
             room: configuration.room, muc: configuration.muc, naming: configuration.naming, botUserID: configuration.botUserID,
             syncName: configuration.syncName, avatars: configuration.avatars))

@@ -2,7 +2,7 @@ import FoundationEssentials
 import IsthmusCommon
 import XMPP
 
-extension ComponentXMPPLink {
+extension SessionXMPPLink {
     /// A groupchat message (or a bounced error) from a room occupant, in the bridge's terms; nil for anything else.
     /// Only a stanza-id assigned by the room itself is trusted (XEP-0359 §4: rooms strip spoofed ones).
     static func roomMessage(_ message: Message, archive: JID? = nil) -> RoomMessage? {

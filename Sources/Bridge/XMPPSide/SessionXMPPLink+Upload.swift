@@ -3,7 +3,7 @@ import XMPP
 import XMPPComponent
 
 /// XEP-0363 over the component connection: finding the server's upload service and asking it for slots.
-extension ComponentXMPPLink {
+extension SessionXMPPLink {
     public func findUploadService(on domain: JID, as asker: JID) async throws -> HTTPUpload.Service? {
         do {
             let response = try await connection.sendIQ(IQ(type: .get, from: asker, to: domain, payload: .other(HTTPUpload.itemsRequest)),

@@ -2,10 +2,12 @@ import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
 import XMPP
+import XMPPClient
 import XMPPComponent
 
-/// The production ``XMPPLink``: MUC occupant operations over the XEP-0114 component connection, and the
-/// translation of its stanza stream into the bridge's room events.
+/// The production ``XMPPLink``: MUC occupant operations over an XMPP session — the XEP-0114 component connection, or
+/// in client mode the bridge's own account (``ClientConnection``) — and the translation of its stanza stream into
+/// the bridge's room events.
 ///
 /// ``events`` is a view of the connection's event stream that translates each event where it is consumed (by the
 /// bridge's XMPP task): no pump task and no second stream between the socket and the portals. IQ requests to our JIDs
@@ -13,8 +15,8 @@ import XMPPComponent
 /// a room (IQ answers nobody waits for, presences not from a room or one of its occupants) are dropped there, and so
 /// are the copies of room traffic addressed to our other occupants when a `primaryOccupant` is given (see
 /// ``init(connection:logger:primaryOccupant:)``).
-public final class ComponentXMPPLink: XMPPLink {
-    let connection: ComponentConnection
+public final class SessionXMPPLink: XMPPLink {
+    let connection: any StanzaSession
     /// The puppets' avatars: what their vCards answer and their presences announce (XEP-0153).
     let avatars = PuppetAvatars()
     /// The bridge's view of the XMPP side, in arrival order. Consume from one task (it is the connection's stream).
@@ -29,72 +31,17 @@ public final class ComponentXMPPLink: XMPPLink {
     public init(connection: ComponentConnection, logger: Logger, primaryOccupant: JID? = nil) {
         self.connection = connection
         self.logger = logger
-        events = Events(base: connection.events, primaryOccupant: primaryOccupant,
+        events = Events(source: .component(connection.events), primaryOccupant: primaryOccupant,
                         responder: ComponentIQResponder(connection: connection, avatars: avatars))
     }
 
-    /// The connection's events as ``XMPPLinkEvent``s, translated lazily by whoever iterates.
-    public struct Events: AsyncSequence, Sendable {
-        public typealias Element = XMPPLinkEvent
-        public typealias Failure = Never
-        let base: AsyncStream<ComponentEvent>
-        let primaryOccupant: JID?
-        /// Answers the IQ requests addressed to our JIDs as they pass (vCards, pings, errors); none reach the bridge.
-        let responder: ComponentIQResponder?
-
-        public func makeAsyncIterator() -> Iterator {
-            Iterator(base: base.makeAsyncIterator(), primaryOccupant: primaryOccupant, responder: responder)
-        }
-
-        public struct Iterator: AsyncIteratorProtocol {
-            var base: AsyncStream<ComponentEvent>.Iterator
-            let primaryOccupant: JID?
-            let responder: ComponentIQResponder?
-
-            public mutating func next() async -> XMPPLinkEvent? {
-                await next(isolation: nil)
-            }
-
-            public mutating func next(isolation actor: isolated (any Actor)?) async -> XMPPLinkEvent? {
-                while let event = await base.next(isolation: actor) {
-                    if case .stanza(.iq(let iq)) = event, iq.isRequest {
-                        await responder?.answer(iq)   // no network wait: the answer is written, not awaited
-                        continue
-                    }
-                    if let translated = translate(event) { return translated }
-                }
-                return nil
-            }
-
-            /// One connection event in the bridge's terms; nil for what the bridge does not act on.
-            func translate(_ event: ComponentEvent) -> XMPPLinkEvent? {
-                switch event {
-                case .connected(let reconnected):
-                    return .connected(reconnected: reconnected)
-                case .disconnected(let error):
-                    return .disconnected(reason: error.description)
-                case .stanza(.message(let message)):
-                    // Invitations are addressed to a puppet's JID, never to our own occupant: read before that filter.
-                    if let invite = ComponentXMPPLink.roomInvite(message) { return .invite(invite) }
-                    // A private message is addressed to one occupant alone: never another's copy.
-                    if message.type != .error, message.type != .chat, isOtherOccupantsCopy(to: message.to) { return nil }
-                    if message.type == .chat { return ComponentXMPPLink.privateMessage(message).map(XMPPLinkEvent.privateMessage) }
-                    if let bounced = ComponentXMPPLink.privateMessageError(message) { return .privateMessage(bounced) }
-                    return ComponentXMPPLink.roomMessage(message).map(XMPPLinkEvent.message)
-                case .stanza(.presence(let presence)):
-                    if isOtherOccupantsCopy(to: presence.to) { return nil }
-                    return ComponentXMPPLink.roomPresence(presence).map(XMPPLinkEvent.presence)
-                case .stanza(.iq):
-                    return nil
-                }
-            }
-
-            /// Whether a copy addressed to `to` is one for another of our occupants, which the bridge ignores.
-            private func isOtherOccupantsCopy(to: JID?) -> Bool {
-                guard let primaryOccupant, let to else { return false }
-                return to != primaryOccupant
-            }
-        }
+    /// Client mode: the account is the bridge's one occupant, and every stanza it takes counts as handled in the
+    /// session's XEP-0198 acks.
+    public init(client: ClientConnection, logger: Logger) {
+        connection = client
+        self.logger = logger
+        events = Events(source: .client(client.events, client), primaryOccupant: nil,
+                        responder: ComponentIQResponder(connection: client, avatars: avatars))
     }
 
     public func roomFeatures(room: JID, as occupant: JID) async throws -> RoomFeatures {
@@ -260,12 +207,12 @@ public final class ComponentXMPPLink: XMPPLink {
         } catch XMPPRequestError.requestFailed(let error) where after != nil && error.condition == .itemNotFound {
             // The archive no longer knows our last id (expired): fall back to the last day.
             logger.warning("Archive does not know the last stanza-id; catching up by time", metadata: ["xmpp.muc": room.description])
-            archived = try await connection.mamQuery(room: room, as: occupant, since: connection.configuration.timeSource.wallNow().addingTimeInterval(-86_400))
+            archived = try await connection.mamQuery(room: room, as: occupant, since: connection.sessionClock.wallNow().addingTimeInterval(-86_400))
         } catch {
             throw Self.linkError(error)
         }
         return archived.compactMap { entry in
-            var message = ComponentXMPPLink.roomMessage(entry.message, archive: entry.archive)
+            var message = SessionXMPPLink.roomMessage(entry.message, archive: entry.archive)
             message?.stanzaID = entry.id
             message?.fromArchive = true
             return message

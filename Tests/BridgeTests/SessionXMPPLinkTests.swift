@@ -4,8 +4,8 @@ import TestSupport
 import Testing
 import XMPPComponent
 
-/// ``ComponentXMPPLink`` over a real component connection to a fake XMPP server (loopback).
-@Suite struct ComponentXMPPLinkTests {
+/// ``SessionXMPPLink`` over a real component connection to a fake XMPP server (loopback).
+@Suite struct SessionXMPPLinkTests {
     /// A room sends every stanza to each occupant the component hosts; with a primary occupant, only its copies (and
     /// message errors, which report our own messages' failures) reach the bridge.
     @Test func dropsCopiesForOtherOccupantsButKeepsErrors() async throws {
@@ -16,7 +16,7 @@ import XMPPComponent
                                                   secret: "s3cret", serverDomain: "localhost", pingInterval: .seconds(3600)),
             logger: .disabled)
         let bot = try #require(JID("isthmus@bridge.localhost/isthmus"))
-        let link = ComponentXMPPLink(connection: connection, logger: .disabled, primaryOccupant: bot)
+        let link = SessionXMPPLink(connection: connection, logger: .disabled, primaryOccupant: bot)
         let runner = BackgroundTask { await connection.run() }
         let events = AsyncQueue.collecting(link.events)
         let session = try await server.nextSession()
@@ -55,7 +55,7 @@ import XMPPComponent
                                                   secret: "s3cret", serverDomain: "localhost", pingInterval: .seconds(3600)),
             logger: .disabled)
         let bot = try #require(JID("isthmus@bridge.localhost/isthmus"))
-        let link = ComponentXMPPLink(connection: connection, logger: .disabled, primaryOccupant: bot)
+        let link = SessionXMPPLink(connection: connection, logger: .disabled, primaryOccupant: bot)
         let runner = BackgroundTask { await connection.run() }
         let events = AsyncQueue.collecting(link.events)
         let session = try await server.nextSession()

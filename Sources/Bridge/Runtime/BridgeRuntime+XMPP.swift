@@ -1,0 +1,60 @@
+import IsthmusCommon
+import IsthmusConfig
+import XMPP
+import XMPPClient
+import XMPPComponent
+
+/// The XMPP connection `serve` runs: the XEP-0114 component's, or in client mode (`xmpp.mode: client`) the account's.
+enum XMPPSessionConnection: Sendable {
+    case component(ComponentConnection)
+    case client(ClientConnection)
+
+    /// Connects and stays connected (reconnecting; the client resuming its session) until cancelled or closed.
+    func run() async {
+        switch self {
+        case .component(let connection): await connection.run()
+        case .client(let connection): await connection.run()
+        }
+    }
+
+    /// Closes the stream gracefully and returns once ``run()`` has stopped.
+    func close() async {
+        switch self {
+        case .component(let connection): await connection.close()
+        case .client(let connection): await connection.close()
+        }
+    }
+}
+
+extension BridgeRuntime {
+    /// The bridge's names on the XMPP side: under the component, or the account's.
+    func makeNaming() -> BridgeNaming? {
+        if let client = config.xmpp.client { return BridgeNaming(account: client.fullJID, botNick: config.xmpp.botNick) }
+        return BridgeNaming(componentDomain: config.xmpp.componentDomain, botNick: config.xmpp.botNick)
+    }
+
+    /// The connection of the configured mode and the bridge's link over it.
+    func makeXMPP(naming: BridgeNaming) -> (XMPPSessionConnection, SessionXMPPLink) {
+        let linkLogger = logger.with(label: "xmpp.link")
+        guard let client = config.xmpp.client else {
+            let component = ComponentConnection(configuration: componentConfiguration, logger: logger.with(label: "xmpp.component"))
+            return (.component(component), SessionXMPPLink(connection: component, logger: linkLogger, primaryOccupant: naming.botOccupant))
+        }
+        let connection = ClientConnection(configuration: Self.clientConfiguration(client), logger: logger.with(label: "xmpp.client"))
+        return (.client(connection), SessionXMPPLink(client: connection, logger: linkLogger))
+    }
+
+    var componentConfiguration: ComponentConfiguration {
+        ComponentConfiguration(host: config.xmpp.serverHost, port: config.xmpp.serverPort,
+                               componentDomain: config.xmpp.componentDomain, secret: config.xmpp.componentSecret)
+    }
+
+    /// `xmpp.client` as the connection's settings.
+    static func clientConfiguration(_ client: Config.XMPPClient) -> ClientConfiguration {
+        let stream = ClientStateMachine.Configuration(
+            domain: client.jid.domain, username: client.jid.localpart ?? "", credential: .password(client.password),
+            resource: client.resource, allowPlaintext: client.tls == .none)
+        return ClientConfiguration(host: client.host, port: client.port, stream: stream, directTLS: client.tls == .direct,
+                                   trustedCertificatesFile: client.caFile)
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import IsthmusCommon
+import TestSupport
+import XCTest
+import XMPP
+
+/// Client mode (`xmpp.mode: client`): the bridge as an ordinary XMPP account (`relay@localhost`) on the real server,
+/// its one occupant relaying the Matrix users in `relay.xmpp_format`, the XMPP users as ghosts as in component mode.
+final class RelayTests: XCTestCase {
+    /// The scenario's config turned to client mode: the account instead of the component, over the bed's plain c2s port.
+    static func clientMode(_ world: EndToEndHarness) throws {
+        let bed = world.bed
+        try world.editConfig { text in
+            let start = text.range(of: "xmpp:\n")!
+            let end = text.range(of: "database:", range: start.upperBound..<text.endIndex)!
+            return text.replacingCharacters(in: start.lowerBound..<end.lowerBound, with: """
+                xmpp:
+                  mode: client
+                  bot_nick: Matrix
+                  client:
+                    jid: relay@\(bed.xmppDomain)
+                    password: "\(bed.password)"
+                    server_host: 127.0.0.1
+                    server_port: \(bed.c2sPort)
+                    tls: none
+
+                """)
+        }
+    }
+
+    func testTextBothWaysThroughTheRelayOccupantOnceWithoutPuppets() async throws {
+        let world = try EndToEndHarness("relay")
+        try Self.clientMode(world)
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        let alice = try await world.matrixUser("alice")
+        let muc = world.muc("relay")
+        let romeo = try await world.xmppUser("bob")
+        try await romeo.joinRoom(muc, nick: "Romeo")
+        let room = try await world.linkedRoom(owner: alice, muc: muc)
+        try await alice.setDisplayname("Alice Liddell", in: room)
+
+        // Matrix → XMPP: from the relay occupant `Matrix`, the sender named as the format says, never by Matrix id.
+        try await alice.send("hello <b>there</b> & all", to: room)
+        try await alice.send("waves", to: room, msgtype: "m.emote")
+        let received = try await world.xmppMessages(romeo, from: muc, count: 2, excludingNick: "Romeo")
+        XCTAssertEqual(received.map(\.body), ["<Alice Liddell> hello <b>there</b> & all", "* Alice Liddell waves"])
+        XCTAssertEqual(Set(received.compactMap { $0.from?.resource }), ["Matrix"], "every Matrix message comes from the relay")
+        XCTAssertFalse(received.contains { $0.body?.contains("@alice") == true || $0.body?.contains(":localhost") == true })
+
+        // XMPP → Matrix: Romeo's ghost, named Romeo, as in component mode.
+        try romeo.sendGroupchat(to: muc, body: "hi from xmpp")
+        let fromXMPP = try await world.matrixMessages(alice, in: room, count: 1, excluding: alice.userID)
+        XCTAssertEqual(fromXMPP.map(\.body), ["hi from xmpp"])
+        let ghost = try XCTUnwrap(fromXMPP.first?.sender)
+        XCTAssertTrue(ghost.hasPrefix("@_xmpp_"), ghost)
+        let members = try await alice.members(of: room)
+        XCTAssertEqual(members[ghost] ?? nil, "Romeo")
+
+        // The relay's own messages never come back to Matrix, and nothing doubles either way: sentinels sent after
+        // everything else arrive after any echo or copy (per-room order holds), so the counts can show them.
+        try await alice.send("sentinel from matrix", to: room)
+        let late = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice Liddell> sentinel from matrix", excludingNick: "Romeo")
+        XCTAssertEqual(late.map(\.body), ["<Alice Liddell> sentinel from matrix"], "Romeo got a doubled message")
+        try romeo.sendGroupchat(to: muc, body: "sentinel from xmpp")
+        let all = try await world.matrixMessages(alice, in: room, untilBody: "sentinel from xmpp")
+        XCTAssertEqual(all.map(\.body), ["hello <b>there</b> & all", "waves", "hi from xmpp", "sentinel from matrix", "sentinel from xmpp"],
+                       "the relay's messages were echoed to Matrix, or something doubled")
+
+        // No puppet joined: besides Romeo, the only occupant Romeo saw come in, in all this, is the relay (presences
+        // stay queued while messages are read; a puppet would have joined before alice's first message went out).
+        let joined = romeo.queuedStanzas.compactMap { stanza -> String? in
+            guard case .presence(let presence) = stanza, presence.type == .available, presence.from?.bare == muc.bare else { return nil }
+            return presence.from?.resource
+        }
+        XCTAssertEqual(Set(joined).subtracting(["Romeo"]), ["Matrix"])
+        romeo.close()
+    }
+}
