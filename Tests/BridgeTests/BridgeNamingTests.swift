@@ -68,4 +68,16 @@ import TestSupport
         #expect(naming.nick(for: "   ", attempt: 0) == "matrix-user")
         #expect(naming.nick(for: String(repeating: "x", count: 200), attempt: 0).count == 64)
     }
+
+    /// Client mode: the account is the one JID that is ours, and nothing else on its server is; no puppets.
+    @Test func anAccountIsOursAloneAndHasNoPuppets() throws {
+        let naming = try #require(BridgeNaming(account: JID("relay@example.org/isthmus")!, botNick: "Matrix"))
+        #expect(naming.identity == .account)
+        #expect(naming.botOccupant == JID("relay@example.org/isthmus"))
+        #expect(naming.isOurs(JID("relay@example.org/other")!))
+        #expect(!naming.isOurs(JID("romeo@example.org/phone")!), "another account on the same server is not ours")
+        #expect(!naming.isOurs(JID("x@bridge.example.org/y")!))
+        #expect(naming.puppetJID(for: UserID("@alice:example.org")!) == nil)
+        #expect(BridgeNaming(account: JID("relay@example.org")!, botNick: "Matrix") == nil, "the bound resource is needed")
+    }
 }

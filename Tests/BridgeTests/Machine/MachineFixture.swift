@@ -15,7 +15,7 @@ struct MachineFixture {
     let t0 = ContinuousClock.now
     let room = RoomID("!room:localhost")!
     let muc = JID("lounge@conference.localhost")!
-    let naming = BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!
+    let naming: BridgeNaming
     let bot = UserID("@isthmus:localhost")!
     let alice = UserID("@alice:localhost")!
     let bob = UserID("@bob:localhost")!
@@ -24,12 +24,16 @@ struct MachineFixture {
     /// `mediaLinks`: signs media links (nil: media messages go as text).
     /// `avatars`: avatars are bridged (the members' avatars are read at activation).
     /// `uploadsMedia`: `media.xmpp_upload` is on.
-    init(mediaLinks: MediaLinkSigner? = nil, avatars: Bool = false, uploadsMedia: Bool = false) {
+    /// `relay`: client mode, with the bridge as the account `relay@localhost/isthmus` relaying in this format.
+    init(mediaLinks: MediaLinkSigner? = nil, avatars: Bool = false, uploadsMedia: Bool = false, relay: RelayFormat? = nil) {
+        let naming = relay == nil ? BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!
+            : BridgeNaming(account: JID("relay@localhost/isthmus")!, botNick: "Matrix")!
+        self.naming = naming
         machine = PortalStateMachine(configuration: .init(
             room: room, muc: muc, naming: naming, botUserID: bot,
             ghostUserID: { UserID("@_xmpp_\($0.unicodeScalars.filter { ("a"..."z").contains(Character($0)) }.map(String.init).joined()):localhost") },
             isGhost: { $0.localpart.hasPrefix("_xmpp_") }, mediaLinks: mediaLinks, avatars: avatars,
-            uploadsMedia: uploadsMedia))
+            uploadsMedia: uploadsMedia, relay: relay))
     }
 
     /// Feeds one input; returns the actions without log lines.
