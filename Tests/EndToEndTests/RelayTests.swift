@@ -76,4 +76,37 @@ final class RelayTests: XCTestCase {
         XCTAssertEqual(Set(joined).subtracting(["Romeo"]), ["Matrix"])
         romeo.close()
     }
+
+    /// kill -9 of `serve` in the middle of a two-way burst, then a restart: every message arrives once, in order, each
+    /// way — the relayed ones with their sender's name (the archive and the message map at work, as in component mode).
+    func testKillNineMidTwoWayBurstThenRestartDeliversEverythingOnceThroughTheRelay() async throws {
+        let world = try EndToEndHarness("relay-kill")
+        try Self.clientMode(world)
+        try await world.startBridge()
+        let alice = try await world.matrixUser("alice")
+        let muc = world.muc("relay-kill")
+        let romeo = try await world.xmppUser("bob")
+        try await romeo.joinRoom(muc, nick: "Romeo")
+        let room = try await world.linkedRoom(owner: alice, muc: muc)
+        try await alice.setDisplayname("Alice", in: room)
+        let count = 15
+        async let fromMatrix: Void = {
+            for index in 0..<count { try await alice.send("m\(index)", to: room) }
+        }()
+        for index in 0..<count {
+            try romeo.sendGroupchat(to: muc, body: "x\(index)")
+            if index == count / 3 { world.crashBridge() }
+        }
+        try await fromMatrix
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        // Sentinels, sent last: any doubled or late copy comes before them.
+        try await alice.send("m-end", to: room)
+        try romeo.sendGroupchat(to: muc, body: "x-end")
+        let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "x-end", excluding: alice.userID, timeout: 60)
+        XCTAssertEqual(inMatrix.map(\.body), (0..<count).map { "x\($0)" } + ["x-end"])
+        let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> m-end", excludingNick: "Romeo", timeout: 60)
+        XCTAssertEqual(inXMPP.map(\.body), (0..<count).map { "<Alice> m\($0)" } + ["<Alice> m-end"])
+        romeo.close()
+    }
 }
