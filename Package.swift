@@ -62,7 +62,7 @@ let package = Package(
             "Matrix", "MatrixAppService", "MatrixClient", "MessageFormatting", "Media",
         ]),
         .target(name: "IsthmusCLI", dependencies: [
-            "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMPP", "XMPPComponent",
+            "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMPP", "XMPPComponent", "XMPPClient",
             "Matrix", "MatrixAppService", "MatrixClient", "Bridge",
         ]),
         .executableTarget(name: "isthmus", dependencies: ["IsthmusCLI"]),

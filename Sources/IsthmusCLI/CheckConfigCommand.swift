@@ -12,5 +12,11 @@ struct CheckConfigCommand: Subcommand {
         let config = try context.loadConfig()
         for warning in config.warnings { context.printError("Warning: \(warning.description)") }
         context.print("Config OK: \(context.configPath)")
+        if let client = config.xmpp.client {
+            context.print("XMPP: client mode, as \(client.jid) via \(client.host):\(client.port) (tls: \(client.tls.rawValue)); "
+                          + "Matrix users speak as \(config.xmpp.botNick), e.g. \(config.relay.xmppFormat) (isthmus doctor logs in to check)")
+        } else {
+            context.print("XMPP: component \(config.xmpp.componentDomain) via \(config.xmpp.serverHost):\(config.xmpp.serverPort)")
+        }
     }
 }

@@ -2,6 +2,8 @@ import FoundationEssentials
 import IsthmusCommon
 import IsthmusConfig
 import IsthmusStore
+import Bridge
+import XMPPClient
 import XMPPComponent
 
 /// `isthmus doctor`: checks both servers with the configured secrets and says plainly what works and what does not.
@@ -10,7 +12,8 @@ struct DoctorCommand: Subcommand {
         name: "doctor",
         abstract: "Check the XMPP server and the homeserver; say plainly what works and what does not.",
         discussion: """
-            XMPP: connects as the component with the configured secret. Matrix: the homeserver answers, it accepts the
+            XMPP: connects as the component with the configured secret; in client mode logs in as the account (TLS and
+            its certificate, the login, XEP-0198 resumption). Matrix: the homeserver answers, it accepts the
             as_token, and an appservice ping makes it reach the listener (started for the check, so run doctor while
             `serve` is stopped). Links: each linked room whose MUC keeps no archive is named (warn), since nothing sent
             there while the bridge is down can be caught up. Store: which backend, that it connects (PostgreSQL: the server's
@@ -25,11 +28,16 @@ struct DoctorCommand: Subcommand {
     func run(_ context: CommandContext) async throws {
         let config = try context.loadConfig()
         let quiet = context.logger(config, label: "doctor")
-        let xmpp = await XMPPDoctor.check(
-            configuration: ComponentConfiguration(host: config.xmpp.serverHost, port: config.xmpp.serverPort,
-                                                  componentDomain: config.xmpp.componentDomain,
-                                                  secret: config.xmpp.componentSecret),
-            logger: quiet)
+        let xmpp: [DoctorFinding]
+        if let client = config.xmpp.client {
+            xmpp = await ClientDoctor.check(configuration: BridgeRuntime.clientConfiguration(client), logger: quiet)
+        } else {
+            xmpp = await XMPPDoctor.check(
+                configuration: ComponentConfiguration(host: config.xmpp.serverHost, port: config.xmpp.serverPort,
+                                                      componentDomain: config.xmpp.componentDomain,
+                                                      secret: config.xmpp.componentSecret),
+                logger: quiet)
+        }
         let matrix = await MatrixDoctor.check(config: config, logger: quiet)
         let findings = xmpp + matrix + (try await storeFindings(config, context))
         for finding in findings {

@@ -46,6 +46,24 @@ public actor ClientConnection {
         (events, eventSink) = AsyncStream<ClientEvent>.makeStream()
     }
 
+    /// What the current connection negotiated, for logs and `isthmus doctor`.
+    public struct Negotiated: Sendable, Equatable {
+        /// The bound (or resumed) full JID.
+        public var jid: JID
+        public var mechanism: SASLMechanismName?
+        /// The TLS version (`TLSv1.3`); nil without TLS.
+        public var tlsVersion: String?
+        /// XEP-0198 is on, with resumption.
+        public var resumable: Bool
+    }
+
+    /// nil while not connected.
+    public var negotiated: Negotiated? {
+        guard let link, !link.finished, link.machine.isConnected, let jid = link.machine.jid else { return nil }
+        return Negotiated(jid: jid, mechanism: link.machine.mechanism, tlsVersion: link.tls?.protocolVersion,
+                          resumable: link.machine.streamManagement?.isResumable ?? false)
+    }
+
     /// Whether stanzas can be sent now.
     public var isConnected: Bool {
         guard let link, !link.finished else { return false }

@@ -109,4 +109,22 @@ final class RelayTests: XCTestCase {
         XCTAssertEqual(inXMPP.map(\.body), (0..<count).map { "<Alice> m\($0)" } + ["<Alice> m-end"])
         romeo.close()
     }
+
+    /// `check-config` and `doctor` in client mode: what the mode needs, checked against the real server.
+    func testCheckConfigAndDoctorSayWhatClientModeNeeds() async throws {
+        let world = try EndToEndHarness("relay-doctor")
+        try Self.clientMode(world)
+        let checked = try world.cli("check-config")
+        XCTAssertEqual(checked.status, 0, checked.stderr)
+        XCTAssertTrue(checked.stdout.contains("XMPP: client mode, as relay@\(world.bed.xmppDomain)"), checked.stdout)
+        let doctor = try world.cli("doctor")
+        XCTAssertEqual(doctor.status, 0, doctor.stdout + doctor.stderr)
+        XCTAssertTrue(doctor.stdout.contains("ok   XMPP login: logged in as relay@\(world.bed.xmppDomain)/isthmus"), doctor.stdout)
+        XCTAssertTrue(doctor.stdout.contains("warn XMPP TLS: none"), doctor.stdout)
+        // A wrong password is named as such.
+        try world.editConfig { $0.replacingOccurrences(of: "password: \"\(world.bed.password)\"", with: "password: \"wrong\"") }
+        let refused = try world.cli("doctor")
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stdout.contains("FAIL XMPP login: as relay@\(world.bed.xmppDomain)"), refused.stdout)
+    }
 }

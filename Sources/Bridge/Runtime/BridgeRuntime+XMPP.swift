@@ -50,7 +50,7 @@ extension BridgeRuntime {
     }
 
     /// `xmpp.client` as the connection's settings.
-    static func clientConfiguration(_ client: Config.XMPPClient) -> ClientConfiguration {
+    public static func clientConfiguration(_ client: Config.XMPPClient) -> ClientConfiguration {
         let stream = ClientStateMachine.Configuration(
             domain: client.jid.domain, username: client.jid.localpart ?? "", credential: .password(client.password),
             resource: client.resource, allowPlaintext: client.tls == .none)

@@ -84,6 +84,7 @@ extension ClientStateMachine {
             }
         }
         state = .authenticating
+        mechanism = choice.mechanismName
         return [.sendElement(Self.saslElement("auth", initial, mechanism: choice.mechanismName.rawValue))]
     }
 

@@ -142,6 +142,8 @@ public struct ClientStateMachine: Sendable {
     public internal(set) var jid: JID?
     /// The TLS channel, once up.
     public internal(set) var tls: TLS?
+    /// The SASL mechanism chosen, once authentication started (for logs and `isthmus doctor`).
+    public internal(set) var mechanism: SASLMechanismName?
 
     let nonce: String
     var resumption: Resumption?

@@ -1,0 +1,106 @@
+import IsthmusCommon
+import XMPP
+
+/// The XMPP half of `isthmus doctor` in client mode: logs in once as the configured account and says plainly what
+/// works and what does not — the server reachable, TLS and its certificate, the login, XEP-0198 (what keeps the
+/// relay occupant in its rooms across a dropped connection), pings. Does I/O; no retries (the first failure ends it).
+public enum ClientDoctor {
+    /// Check names, as printed.
+    public enum Check {
+        public static let reachable = "XMPP server reachable"
+        public static let tls = "XMPP TLS"
+        public static let login = "XMPP login"
+        public static let streamManagement = "XMPP stream management"
+        public static let ping = "XMPP server answers pings"
+    }
+
+    /// Connects to the configured server as the account, reports each step reached, then closes the stream.
+    public static func check(configuration: ClientConfiguration, logger: Logger) async -> [DoctorFinding] {
+        var configuration = configuration
+        configuration.reconnectInitialDelay = .seconds(3600)   // one attempt: the first failure is the verdict
+        let connection = ClientConnection(configuration: configuration, logger: logger)
+        let server = "\(configuration.host):\(configuration.port)"
+        let account = "\(configuration.stream.username)@\(configuration.stream.domain)"
+        let domain = JID(localpart: nil, domain: configuration.stream.domain)
+        return await withTaskGroup(of: [DoctorFinding]?.self) { group in
+            group.addTask {
+                await connection.run()
+                return nil
+            }
+            group.addTask {
+                for await event in connection.events {
+                    switch event {
+                    case .connected:
+                        let findings = await connectedFindings(connection, server: server, account: account,
+                                                               domain: domain)
+                        await connection.close()
+                        return findings
+                    case .disconnected(let error):
+                        return findings(for: error, server: server, account: account)
+                    default:
+                        continue
+                    }
+                }
+                return [DoctorFinding(ok: false, check: Check.login, detail: "the connection stopped without an answer")]
+            }
+            var result: [DoctorFinding] = []
+            while let next = await group.next() {
+                guard let findings = next else { continue }
+                result = findings
+                group.cancelAll()
+            }
+            return result
+        }
+    }
+
+    private static func connectedFindings(_ connection: ClientConnection, server: String, account: String,
+                                          domain: JID?) async -> [DoctorFinding] {
+        var findings = [DoctorFinding(ok: true, check: Check.reachable, detail: "\(server) accepts connections")]
+        let negotiated = await connection.negotiated
+        if let version = negotiated?.tlsVersion {
+            findings.append(DoctorFinding(ok: true, check: Check.tls, detail: "\(version), the certificate checked for the account's domain"))
+        } else {
+            findings.append(DoctorFinding(ok: true, check: Check.tls,
+                                          detail: "none (tls: none, allowed to a loopback server only): the password crosses in the clear",
+                                          warning: true))
+        }
+        findings.append(DoctorFinding(ok: true, check: Check.login, detail: "logged in as \(negotiated?.jid.description ?? account)"
+                                      + (negotiated?.mechanism.map { " with \($0.rawValue)" } ?? "")))
+        if negotiated?.resumable == true {
+            findings.append(DoctorFinding(ok: true, check: Check.streamManagement,
+                                          detail: "XEP-0198 with resumption: a dropped connection resumes without leaving the rooms"))
+        } else {
+            findings.append(DoctorFinding(ok: true, check: Check.streamManagement,
+                                          detail: "the server offers no XEP-0198 resumption: after a dropped connection the relay "
+                                              + "rejoins its rooms and catches up from their archives", warning: true))
+        }
+        findings.append(await ping(connection, domain: domain))
+        return findings
+    }
+
+    private static func ping(_ connection: ClientConnection, domain: JID?) async -> DoctorFinding {
+        guard let domain else { return DoctorFinding(ok: false, check: Check.ping, detail: "no server to ping") }
+        do {
+            let response = try await connection.sendIQ(IQ(type: .get, to: domain, payload: .ping), timeout: .seconds(10))
+            let how = response.type == .result ? "answered a ping" : "answered a ping with \(response.error?.description ?? "an error")"
+            return DoctorFinding(ok: true, check: Check.ping, detail: "\(domain) \(how)")
+        } catch {
+            return DoctorFinding(ok: false, check: Check.ping, detail: "no answer to a ping to \(domain): \(error)")
+        }
+    }
+
+    private static func findings(for error: ClientError, server: String, account: String) -> [DoctorFinding] {
+        let reachable = DoctorFinding(ok: true, check: Check.reachable, detail: "\(server) accepts connections")
+        switch error {
+        case .connectionLost(let reason) where reason.hasPrefix(server):
+            return [DoctorFinding(ok: false, check: Check.reachable, detail: "cannot connect to \(reason)")]
+        case .tlsNotOffered, .tlsRefused, .tlsFailed:
+            return [reachable, DoctorFinding(ok: false, check: Check.tls, detail: error.description
+                                             + " (xmpp.client.ca_file names an extra trust anchor; tls: direct for XEP-0368 ports)")]
+        case .authenticationFailed, .noUsableMechanism, .channelBindingUnavailable, .passwordRequired, .scram, .bindFailed:
+            return [reachable, DoctorFinding(ok: false, check: Check.login, detail: "as \(account): \(error.description)")]
+        default:
+            return [reachable, DoctorFinding(ok: false, check: Check.login, detail: error.description)]
+        }
+    }
+}

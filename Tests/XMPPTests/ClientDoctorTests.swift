@@ -1,0 +1,62 @@
+import Foundation
+import IsthmusCommon
+import TestSupport
+import Testing
+import XMPPClient
+
+/// `isthmus doctor` in client mode against a Python c2s endpoint over TLS: what works is said, and the first thing
+/// that does not (the certificate, the password) is named plainly.
+@Suite struct ClientDoctorTests {
+    func server(names: String = "DNS:localhost") throws -> ScriptedPythonServer {
+        let directory = try TemporaryDirectory()
+        _ = try TestCertificate(names: names, in: directory)
+        return try ScriptedPythonServer(script: PythonServerScripts.xmppClientServer, arguments: ["starttls", "relay", "secret"], in: directory)
+    }
+
+    func configuration(_ server: ScriptedPythonServer, password: String = "secret", trusting file: String?) -> ClientConfiguration {
+        let stream = ClientStateMachine.Configuration(domain: "localhost", username: "relay", credential: .password(password),
+                                                      resource: "doctor", handshakeTimeout: .seconds(10))
+        return ClientConfiguration(host: "127.0.0.1", port: server.port, stream: stream, trustedCertificatesFile: file,
+                                   connectTimeout: .seconds(5), tickInterval: .milliseconds(50))
+    }
+
+    func summary(_ findings: [DoctorFinding]) -> [String] {
+        findings.map { "\($0.ok ? ($0.warning ? "warn" : "ok") : "FAIL") \($0.check)" }
+    }
+
+    @Test func aWorkingAccountIsReportedStepByStep() async throws {
+        let server = try server()
+        let findings = await ClientDoctor.check(configuration: configuration(server, trusting: server.directory.path("cert.pem")),
+                                                logger: .disabled)
+        #expect(summary(findings) == ["ok XMPP server reachable", "ok XMPP TLS", "ok XMPP login", "warn XMPP stream management",
+                                      "ok XMPP server answers pings"])
+        #expect(findings[1].detail.contains("TLSv1.3"), "\(findings[1].detail)")
+        #expect(findings[2].detail.contains("logged in as relay@localhost/"), "\(findings[2].detail)")
+        #expect(findings[2].detail.contains("SCRAM-SHA-1-PLUS"), "\(findings[2].detail)")
+        #expect(findings[3].detail.contains("archives"), "what a missing XEP-0198 costs is said")
+    }
+
+    @Test func anUntrustedCertificateFailsTheTLSCheckAndNoCredentialGoes() async throws {
+        let server = try server()
+        let findings = await ClientDoctor.check(configuration: configuration(server, trusting: nil), logger: .disabled)
+        #expect(summary(findings) == ["ok XMPP server reachable", "FAIL XMPP TLS"])
+        #expect(findings.last?.detail.contains("ca_file") == true, "the fix is named: \(findings.last?.detail ?? "")")
+        #expect(server.events("auth").isEmpty)
+    }
+
+    @Test func aWrongPasswordFailsTheLogin() async throws {
+        let server = try server()
+        let findings = await ClientDoctor.check(configuration: configuration(server, password: "wrong", trusting: server.directory.path("cert.pem")),
+                                                logger: .disabled)
+        #expect(summary(findings) == ["ok XMPP server reachable", "FAIL XMPP login"])
+        #expect(findings.last?.detail.contains("relay@localhost") == true, "\(findings.last?.detail ?? "")")
+    }
+
+    @Test func nothingListeningFailsReachability() async throws {
+        let server = try server()
+        var configuration = configuration(server, trusting: nil)
+        configuration.port = 1
+        let findings = await ClientDoctor.check(configuration: configuration, logger: .disabled)
+        #expect(summary(findings) == ["FAIL XMPP server reachable"])
+    }
+}
