@@ -9,8 +9,12 @@ import XMPP
 final class RelayTests: XCTestCase {
     /// The scenario's config turned to client mode: the account instead of the component, over the bed's plain c2s port.
     static func clientMode(_ world: EndToEndHarness) throws {
-        let bed = world.bed
-        try world.editConfig { text in
+        try world.editConfig(clientModeConfig(world.bed))
+    }
+
+    /// The config rewrite to client mode, for `RichPair.start(config:)`.
+    static func clientModeConfig(_ bed: TestBed) -> (String) -> String {
+        { text in
             let start = text.range(of: "xmpp:\n")!
             let end = text.range(of: "database:", range: start.upperBound..<text.endIndex)!
             return text.replacingCharacters(in: start.lowerBound..<end.lowerBound, with: """
@@ -126,5 +130,40 @@ final class RelayTests: XCTestCase {
         let refused = try world.cli("doctor")
         XCTAssertNotEqual(refused.status, 0)
         XCTAssertTrue(refused.stdout.contains("FAIL XMPP login: as relay@\(world.bed.xmppDomain)"), refused.stdout)
+    }
+
+    /// What the relay may do as the author of its messages: a Matrix edit corrects the relay's message (XEP-0308), a
+    /// reply names Romeo's message (XEP-0461) with a quote naming him, a redaction retracts the relay's message
+    /// (XEP-0424) — every body naming alice by name, never by Matrix id.
+    func testEditsRepliesAndRedactionsGoAsTheRelaysOwn() async throws {
+        let pair = try await RichPair.start("relay-rich", config: Self.clientModeConfig(try TestBed.fromEnvironment()))
+        defer { pair.close() }
+        let name = RichPair.puppetNick
+        func fromRelay(_ what: String, _ matches: @escaping @Sendable (Message) -> Bool) async throws -> Message {
+            try await pair.romeo.nextMessage(from: pair.muc, nick: "Matrix", within: 30, what, where: matches)
+        }
+        let eventID = try await pair.alice.send("tpyo", to: pair.room)
+        let original = try await fromRelay("the original") { $0.body == "<\(name)> tpyo" }
+        let originalID = try XCTUnwrap(original.id?.rawValue)
+        try await pair.alice.edit(eventID, to: "typo", in: pair.room)
+        let correction = try await fromRelay("the correction") { $0.extensionElement("replace", namespace: RichWire.correction) != nil }
+        XCTAssertEqual(correction.extensionElement("replace", namespace: RichWire.correction)?[attribute: "id"], originalID)
+        XCTAssertEqual(correction.body, "<\(name)> typo")
+
+        let fromRomeo = try await pair.xmppSays("a question from romeo")
+        try await pair.alice.reply("an answer", to: fromRomeo.event.eventID, in: pair.room)
+        let reply = try await fromRelay("the reply") { $0.body?.contains("an answer") == true }
+        XCTAssertEqual(reply.extensionElement("reply", namespace: RichWire.reply)?[attribute: "id"], try pair.stanzaID(of: fromRomeo.reflected))
+        XCTAssertTrue(reply.body?.contains("Romeo") == true, "the quote names Romeo: \(reply.body ?? "")")
+        XCTAssertTrue(reply.body?.hasSuffix("<\(name)> an answer") == true, reply.body ?? "")
+
+        try await pair.alice.redact(eventID, in: pair.room)
+        let retraction = try await fromRelay("the retraction") {
+            $0.extensionElement("retract", namespace: RichWire.retract1) != nil || $0.extensionElement("apply-to", namespace: RichWire.fasten) != nil
+        }
+        XCTAssertEqual(retraction.extensionElement("apply-to", namespace: RichWire.fasten)?[attribute: "id"], original.originID?.rawValue)
+        for message in [original, correction, reply, retraction] {
+            XCTAssertEqual(RichWire.matrixIdentifiers(in: message.body ?? ""), [], "a Matrix id in \(message.body.debugDescription)")
+        }
     }
 }
