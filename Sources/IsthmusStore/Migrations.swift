@@ -54,6 +54,7 @@ enum Migrations {
         Migration(version: 12, name: "room avatar", sql: RoomAvatarColumns.schema),
         Migration(version: 13, name: "bridge lease", sql: LeaseTable.schema),
         Migration(version: 14, name: "room link version", sql: RoomLinkTable.versionSchema),
+        Migration(version: 15, name: "xmpp sessions", sql: XMPPSessionTable.schema),
     ]
 
     /// `schema_migrations` itself.

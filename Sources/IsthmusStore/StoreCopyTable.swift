@@ -41,6 +41,7 @@ struct StoreCopyTable: Sendable, Equatable {
         StoreCopyTable("bridge_secrets", key: ["name"]),
         StoreCopyTable("xmpp_avatars", key: ["sha1"]),
         StoreCopyTable("matrix_avatars", key: ["mxc"], batch: 20),
+        StoreCopyTable("xmpp_sessions", key: ["account"]),
     ]
 
     /// Tables that are not bridge data: the migration history (each side has its own, and both must agree),

@@ -184,7 +184,11 @@ extension ClientConnection {
                 // left out on the wire, where the client stream's `jabber:client` applies.
                 write(XMLSerializer.bytes(of: stanza.element, defaultNamespace: XMPPNamespace.component), on: link)
             case .sendNonza(let nonza):
-                write(XMLSerializer.bytes(of: nonza.element, defaultNamespace: XMPPNamespace.client), on: link)
+                if case .ack = nonza, link.machine.isConnected {
+                    acknowledge(nonza, on: link)
+                } else {
+                    writeNonza(nonza, on: link)
+                }
             case .sendStreamError(let error, let condition):
                 var element = error.element
                 if let condition { element.append(condition) }
@@ -218,6 +222,7 @@ extension ClientConnection {
                 link.finished = true
                 link.error = error
                 link.socket.close()
+                if error == nil, closeRequested { setResumption(nil) }   // closed: the server ended the session
                 if let error {
                     logger.warning("Disconnected from the XMPP server", metadata: ["xmpp.error": error.description])
                 } else {
@@ -242,6 +247,10 @@ extension ClientConnection {
             inbound.append(false)
             eventSink.yield(.stanza(stanza))
         }
+    }
+
+    func writeNonza(_ nonza: StreamManagementNonza, on link: ClientLink) {
+        write(XMLSerializer.bytes(of: nonza.element, defaultNamespace: XMPPNamespace.client), on: link)
     }
 
     private func write(_ bytes: [UInt8], on link: ClientLink) {

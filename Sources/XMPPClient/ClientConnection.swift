@@ -33,13 +33,19 @@ public actor ClientConnection {
     /// This link's inbound stanzas not yet counted in our acks, oldest first: true once handled (an answer a request
     /// took, or the consumer's ``handled()``). `h` only ever counts a handled prefix (XEP-0198 §4).
     var inbound: [Bool] = []
-    /// The session to resume on the next connection (kept from the last one; the store will keep it across restarts).
-    public private(set) var resumption: ClientStateMachine.Resumption?
+    /// The session to resume on the next connection (kept from the last one, and by ``keeper`` across restarts).
+    public internal(set) var resumption: ClientStateMachine.Resumption?
+    /// Where the session is kept across restarts; nil: in memory only.
+    let keeper: (any ClientSessionKeeper)?
+    var keeping = KeepingState()
 
-    /// `resuming`: a session kept from an earlier run, resumed on the first connection if the server still holds it.
-    public init(configuration: ClientConfiguration, resuming: ClientStateMachine.Resumption? = nil, logger: Logger) {
+    /// `resuming`: a session kept from an earlier run, resumed on the first connection if the server still holds it;
+    /// `keeper`: where each change of the session is kept for the next run.
+    public init(configuration: ClientConfiguration, resuming: ClientStateMachine.Resumption? = nil,
+                keeper: (any ClientSessionKeeper)? = nil, logger: Logger) {
         self.configuration = configuration
         self.resumption = resuming
+        self.keeper = keeper
         var logger = logger
         logger[metadataKey: "xmpp.account"] = "\(configuration.stream.username)@\(configuration.stream.domain)"
         self.logger = logger
@@ -93,6 +99,7 @@ public actor ClientConnection {
                 "xmpp.error": error.description, "xmpp.reconnect.delay": "\(delay)", "xmpp.reconnect.attempt": String(backoff.attempt)])
             await sleepUnlessClosed(delay)
         }
+        await waitUntilKept()
     }
 
     /// Closes the stream gracefully (`<a/>`, `</stream:stream>`) and stops ``run()``; returns once it has stopped.
@@ -167,9 +174,4 @@ public actor ClientConnection {
         }
     }
 
-    /// The session as it stands, for the next connection.
-    func keepResumption(_ link: ClientLink) {
-        guard let streamManagement = link.machine.streamManagement, streamManagement.isResumable, let jid = link.machine.jid else { return }
-        resumption = ClientStateMachine.Resumption(streamManagement: streamManagement, jid: jid)
-    }
 }

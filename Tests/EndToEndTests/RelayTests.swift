@@ -166,4 +166,92 @@ final class RelayTests: XCTestCase {
             XCTAssertEqual(RichWire.matrixIdentifiers(in: message.body ?? ""), [], "a Matrix id in \(message.body.debugDescription)")
         }
     }
+
+    /// The unavailable presences of the relay occupant Romeo received (and has not read): none while its session lives.
+    static func relayLeft(_ romeo: XMPPTestClient, _ muc: JID) -> [Presence] {
+        romeo.queuedStanzas.compactMap { stanza -> Presence? in
+            guard case .presence(let presence) = stanza, presence.type == .unavailable, presence.from == muc.bare.with(resource: "Matrix") else {
+                return nil
+            }
+            return presence
+        }
+    }
+
+    /// kill -9 with traffic both ways, restarted at once: the XEP-0198 session kept in the store is resumed, so the
+    /// relay occupant never leaves the room (Romeo sees no unavailable presence of it), and every message arrives once.
+    func testAKillNineThenARestartResumesTheSessionSoTheRelayNeverLeaves() async throws {
+        let world = try EndToEndHarness("relay-resume")
+        try Self.clientMode(world)
+        try await world.startBridge()
+        let alice = try await world.matrixUser("alice")
+        let muc = world.muc("relay-resume")
+        let romeo = try await world.xmppUser("bob")
+        try await romeo.joinRoom(muc, nick: "Romeo")
+        let room = try await world.linkedRoom(owner: alice, muc: muc)
+        try await alice.setDisplayname("Alice", in: room)
+        try await alice.send("before", to: room)
+        _ = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> before", excludingNick: "Romeo")
+        let count = 9
+        for index in 0..<count {
+            try await alice.send("m\(index)", to: room)
+            try romeo.sendGroupchat(to: muc, body: "x\(index)")
+            if index == count / 3 { world.crashBridge() }
+        }
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        try await eventually("the kept session resumed (log: \(world.bridge?.logFile.path ?? "-"))", timeout: 20) {
+            world.bridge?.log.contains("Resumed the XMPP session") == true
+        }
+        XCTAssertFalse(world.bridge?.log.contains("no longer holds the session") == true)
+        try await alice.send("m-end", to: room)
+        try romeo.sendGroupchat(to: muc, body: "x-end")
+        let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "x-end", excluding: alice.userID, timeout: 60)
+        XCTAssertEqual(inMatrix.map(\.body), (0..<count).map { "x\($0)" } + ["x-end"])
+        let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> m-end", excludingNick: "Romeo", timeout: 60)
+        XCTAssertEqual(inXMPP.map(\.body), (0..<count).map { "<Alice> m\($0)" } + ["<Alice> m-end"])
+        XCTAssertEqual(Self.relayLeft(romeo, muc), [], "the relay occupant left the room and came back")
+        romeo.close()
+    }
+
+    /// A restart after the server gave the session up (here: the kept id no longer names one, as after the resumption
+    /// window): the server says item-not-found, the bridge binds anew, rejoins and catches up from the archive — every
+    /// message once.
+    func testARestartAfterTheSessionIsGoneRejoinsAndCatchesUpOnce() async throws {
+        let world = try EndToEndHarness("relay-expired", database: .sqlite)   // the kept session is aged with sqlite3
+        try Self.clientMode(world)
+        try await world.startBridge()
+        let alice = try await world.matrixUser("alice")
+        let muc = world.muc("relay-expired")
+        let romeo = try await world.xmppUser("bob")
+        try await romeo.joinRoom(muc, nick: "Romeo")
+        let room = try await world.linkedRoom(owner: alice, muc: muc)
+        try await alice.setDisplayname("Alice", in: room)
+        try await alice.send("before", to: room)
+        _ = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> before", excludingNick: "Romeo")
+        world.crashBridge()
+        let database = world.directory.appendingPathComponent("isthmus.sqlite").path
+        let aged = try BridgeProcess.run([database, """
+            PRAGMA busy_timeout = 5000;
+            UPDATE xmpp_sessions SET session_id = 'gone-' || session_id;
+            SELECT count(*) FROM xmpp_sessions;
+            """], executable: URL(fileURLWithPath: "/usr/bin/sqlite3"))
+        XCTAssertEqual(aged.status, 0, aged.stderr)
+        XCTAssertEqual(aged.stdout.split(separator: "\n").last, "1", "the session was kept")
+        for index in 0..<5 {
+            try await alice.send("m\(index)", to: room)
+            try romeo.sendGroupchat(to: muc, body: "x\(index)")
+        }
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        try await eventually("the server refused the kept session", timeout: 20) {
+            world.bridge?.log.contains("no longer holds the session") == true
+        }
+        try await alice.send("m-end", to: room)
+        try romeo.sendGroupchat(to: muc, body: "x-end")
+        let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "x-end", excluding: alice.userID, timeout: 60)
+        XCTAssertEqual(inMatrix.map(\.body), (0..<5).map { "x\($0)" } + ["x-end"])
+        let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> m-end", excludingNick: "Romeo", timeout: 60)
+        XCTAssertEqual(inXMPP.map(\.body), (0..<5).map { "<Alice> m\($0)" } + ["<Alice> m-end"])
+        romeo.close()
+    }
 }

@@ -38,7 +38,7 @@ import Testing
         let result = await isthmus("check-config", "-c", configPath,
                                    environment: ["ISTHMUS_CONFIG": directory.path("absent.yaml")])
         #expect(result.status == 0)
-        #expect(result.stdout == "Config OK: \(configPath)\n")
+        #expect(result.stdout.hasPrefix("Config OK: \(configPath)\n"))
     }
 
     @Test func secretsFromTheEnvironmentReachTheRegistration() async {
@@ -50,7 +50,7 @@ import Testing
     @Test func checkConfigOK() async {
         let result = await isthmus("check-config", "--config", configPath)
         #expect(result.status == 0)
-        #expect(result.stdout == "Config OK: \(configPath)\n")
+        #expect(result.stdout == "Config OK: \(configPath)\nXMPP: component bridge.localhost via 127.0.0.1:5347\n")
         #expect(result.stderr == "")
     }
 
@@ -58,7 +58,7 @@ import Testing
         let path = try directory.write(ConfigFixture.minimal + "loging:\n  level: debug\n", to: "typo.yaml")
         let result = await isthmus("check-config", "-c", path)
         #expect(result.status == 0)
-        #expect(result.stdout == "Config OK: \(path)\n")
+        #expect(result.stdout.hasPrefix("Config OK: \(path)\n"))
         #expect(result.output.errorLines == [
             "Warning: config warning in \(path) at line 12, column 1: unknown key 'loging' (ignored)",
         ])
@@ -95,6 +95,6 @@ import Testing
     @Test func logLevelIsAccepted() async {
         let result = await isthmus("--log-level", "debug", "check-config", "-c", configPath)
         #expect(result.status == 0)
-        #expect(result.stdout == "Config OK: \(configPath)\n")
+        #expect(result.stdout.hasPrefix("Config OK: \(configPath)\n"))
     }
 }

@@ -60,6 +60,10 @@ struct StoreCopyFixture {
         _ = try await store.secret(named: "media")
         try await store.recordXMPPAvatar(sha1: "bb22", mxc: "mxc://localhost/ghost")
         try await store.recordMatrixAvatar(mxc: "mxc://localhost/alice", StoredAvatar(sha1: "cc33", mediaType: "image/png", data: payload))
+        try await store.saveXMPPSession(StoredXMPPSession(jid: JID("relay@localhost/isthmus")!, sessionID: "sm-1", location: nil,
+                                                          inboundHandled: 7, outboundAcknowledged: 4_294_967_295,
+                                                          unacknowledged: ["<message xmlns='jabber:component:accept'/>"]),
+                                        account: JID("relay@localhost")!)
         return (fixture, store)
     }
 
@@ -68,6 +72,7 @@ struct StoreCopyFixture {
         var answers: [String] = []
         func note(_ value: Any) { answers.append(String(describing: value)) }
         note(try await store.roomLinks())
+        note(try await store.xmppSession(account: JID("relay@localhost")!) as Any)
         note(try await store.linkedRooms(among: [room, dmRoom]).map(\.rawValue).sorted())
         note(try await store.linkChangeVersion())
         note(try await store.ghostIdentity(ghost) as Any)

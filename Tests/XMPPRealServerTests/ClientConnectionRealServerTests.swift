@@ -149,4 +149,58 @@ final class ClientConnectionRealServerTests: XCTestCase {
         XCTAssertEqual(archived.map(\.message.originID), [originID], "the archive holds the message once")
         XCTAssertEqual(archived.first?.message.body, "hello from the relay")
     }
+
+    /// Records what the connection keeps, as the store would.
+    final class RecordingKeeper: ClientSessionKeeper, @unchecked Sendable {
+        private let lock = NSLock()
+        private var values: [ClientStateMachine.Resumption?] = []
+        func keep(_ resumption: ClientStateMachine.Resumption?) async throws {
+            lock.withLock { values.append(resumption) }
+        }
+        var kept: [ClientStateMachine.Resumption?] { lock.withLock { values } }
+    }
+
+    /// The session a keeper holds is enough for another connection (a restarted process) to resume it, with what
+    /// it handled counted; a graceful close leaves nothing to resume.
+    func testTheKeptSessionIsWhatARestartResumes() async throws {
+        let bed = try TestBed.fromEnvironment()
+        let keeper = RecordingKeeper()
+        let stream = ClientStateMachine.Configuration(
+            domain: bed.xmppDomain, username: "carol", credential: .password(bed.password), resource: "relay-\(UUID().uuidString.prefix(8))",
+            allowPlaintext: true, ackEvery: 1, handshakeTimeout: .seconds(10))
+        let configuration = ClientConfiguration(host: bed.host, port: bed.c2sPort, stream: stream, connectTimeout: .seconds(5),
+                                                reconnectInitialDelay: .milliseconds(100), tickInterval: .milliseconds(50))
+        let first = ClientConnection(configuration: configuration, keeper: keeper, logger: RealComponent.logger)
+        let firstEvents = AsyncQueue.collecting(first.events)
+        let firstRunner = BackgroundTask { await first.run() }
+        guard case .connected(let jid, resumed: false) = try await next(firstEvents, "the first login") else { return XCTFail("no login") }
+        for id in ["p1", "p2"] {
+            try await first.send(ping(bed, id: id))
+            while true {
+                if case .stanza(.iq(let pong)) = try await next(firstEvents, "pong \(id)"), pong.id == StanzaAttributeID(id) { break }
+            }
+            await first.handled()
+        }
+        try await eventually("the keeper holds both pongs handled", timeout: 10) {
+            keeper.kept.last??.streamManagement.inboundHandled == 2
+        }
+        await firstRunner.stop()   // a crash: the stream is not closed
+        let kept = try XCTUnwrap(keeper.kept.last ?? nil)
+
+        let keeper2 = RecordingKeeper()
+        let second = ClientConnection(configuration: configuration, resuming: kept, keeper: keeper2, logger: RealComponent.logger)
+        let secondEvents = AsyncQueue.collecting(second.events)
+        let secondRunner = BackgroundTask { await second.run() }
+        var resumed = false
+        while !resumed {
+            switch try await next(secondEvents, "the resumption") {
+            case .connected(let again, resumed: true): XCTAssertEqual(again, jid); resumed = true
+            case .acknowledged: continue
+            case let other: return XCTFail("expected the kept session to resume, got \(other)")
+            }
+        }
+        await second.close()
+        await secondRunner.stop()
+        XCTAssertEqual(keeper2.kept.last.map { $0 == nil }, true, "a closed session is forgotten: \(keeper2.kept)")
+    }
 }

@@ -125,4 +125,22 @@ import XMPP
         #expect(session.resumeFailed(h: nil) == (confirmed: [], unknown: ["m1", "m2", "m3"]))
         #expect(session.resumeFailed(h: 7) == (confirmed: [], unknown: ["m1", "m2", "m3"]), "an impossible h confirms nothing")
     }
+
+    /// A session restored from the store may lag behind the last stanzas sent before a crash: the server's first `h`
+    /// may count more than the store listed (those went), within a bound; a live session's may not.
+    @Test func aRestoredSessionsFirstCountMayRunAheadOfWhatTheStoreKept() throws {
+        var restored = StreamManagement<String>(sessionID: "s", location: nil, inboundHandled: 3, outboundAcknowledged: UInt32.max - 1,
+                                                unacknowledged: ["a"])
+        let (confirmed, resend) = try restored.resumed(h: 3)   // wraps: max-1, then a, then four the store never saw
+        #expect(confirmed == ["a"] && resend.isEmpty)
+        #expect(restored.outboundAcknowledged == 3)
+        restored.sent("b")
+        #expect(throws: StreamManagementError.handledCountTooHigh(h: 5, sent: 4)) { try restored.acknowledged(h: 5) }
+
+        var far = StreamManagement<String>(sessionID: "s", location: nil, inboundHandled: 0, outboundAcknowledged: 0, unacknowledged: [])
+        #expect(throws: StreamManagementError.self) { try far.resumed(h: 20_000) }
+        var live = StreamManagement<String>(enabled: "s", resumable: true, location: nil)
+        live.sent("a")
+        #expect(throws: StreamManagementError.handledCountTooHigh(h: 2, sent: 1)) { try live.acknowledged(h: 2) }
+    }
 }

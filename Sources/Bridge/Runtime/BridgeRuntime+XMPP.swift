@@ -1,5 +1,6 @@
 import IsthmusCommon
 import IsthmusConfig
+import IsthmusStore
 import XMPP
 import XMPPClient
 import XMPPComponent
@@ -33,14 +34,22 @@ extension BridgeRuntime {
         return BridgeNaming(componentDomain: config.xmpp.componentDomain, botNick: config.xmpp.botNick)
     }
 
-    /// The connection of the configured mode and the bridge's link over it.
-    func makeXMPP(naming: BridgeNaming) -> (XMPPSessionConnection, SessionXMPPLink) {
+    /// The connection of the configured mode and the bridge's link over it. In client mode the XEP-0198 session kept
+    /// in the store is resumed on the first connection, and each change of it is kept there.
+    func makeXMPP(naming: BridgeNaming, store: Store) async throws -> (XMPPSessionConnection, SessionXMPPLink) {
         let linkLogger = logger.with(label: "xmpp.link")
         guard let client = config.xmpp.client else {
             let component = ComponentConnection(configuration: componentConfiguration, logger: logger.with(label: "xmpp.component"))
             return (.component(component), SessionXMPPLink(connection: component, logger: linkLogger, primaryOccupant: naming.botOccupant))
         }
-        let connection = ClientConnection(configuration: Self.clientConfiguration(client), logger: logger.with(label: "xmpp.client"))
+        let keeper = StoreClientSessionKeeper(store: store, account: client.jid)
+        let kept = try await keeper.load()
+        if let kept {
+            logger.info("Resuming the XMPP session kept in the store", metadata: [
+                "xmpp.jid": kept.jid.description, "xmpp.unacknowledged": String(kept.streamManagement.unacknowledged.count)])
+        }
+        let connection = ClientConnection(configuration: Self.clientConfiguration(client), resuming: kept, keeper: keeper,
+                                          logger: logger.with(label: "xmpp.client"))
         return (.client(connection), SessionXMPPLink(client: connection, logger: linkLogger))
     }
 

@@ -50,7 +50,7 @@ public struct BridgeRuntime: Sendable {
             maxSize: config.media.maxSize, allowPrivateAddresses: config.media.allowPrivateAddresses,
             stallTimeout: config.media.stallTimeout, maxConcurrentTransfers: config.media.maxConcurrentTransfers)
         media.xmppUpload = config.media.xmppUpload
-        let (component, xmpp) = makeXMPP(naming: naming)
+        let (component, xmpp) = try await makeXMPP(naming: naming, store: store)
         let matrix = AppServiceMatrixLink(client: client, namespace: namespace, logger: logger.with(label: "matrix.link"), metrics: metrics)
         let links = LinkService(store: store, client: client, bot: namespace.botUserID,
                                 allowedMUCDomains: config.provisioning.allowedMUCDomains)

@@ -20,6 +20,9 @@ public struct StreamManagement<Outbound: Sendable & Hashable>: Sendable, Hashabl
     public private(set) var unacknowledged: [Outbound] = []
     /// The unacknowledged count when we last sent `<r/>`.
     private var countAtLastRequest = 0
+    /// Restored from the store and not yet confirmed by the server: the store may lag behind the last stanzas we sent
+    /// before a crash, so the first `h` may count more than it lists (those went; nothing is known to resend).
+    private var restored = false
 
     /// A session the server just enabled (`resumable`: it gave an id and `resume='true'`).
     public init(enabled sessionID: String?, resumable: Bool, location: String?) {
@@ -35,6 +38,7 @@ public struct StreamManagement<Outbound: Sendable & Hashable>: Sendable, Hashabl
         self.inboundHandled = inboundHandled
         self.outboundAcknowledged = outboundAcknowledged
         self.unacknowledged = unacknowledged
+        restored = true
     }
 
     /// Whether this session can be resumed after the connection drops.
@@ -65,16 +69,23 @@ public struct StreamManagement<Outbound: Sendable & Hashable>: Sendable, Hashabl
 
     /// The server's `<a h/>`: returns the stanzas it now confirms, oldest first.
     public mutating func acknowledged(h: UInt32) throws(StreamManagementError) -> [Outbound] {
-        let newly = Int(h &- outboundAcknowledged)
-        guard newly <= unacknowledged.count else {
+        var newly = Int(h &- outboundAcknowledged)
+        if newly > unacknowledged.count, restored, newly <= Self.restoredLagLimit {
+            newly = unacknowledged.count   // the server handled every one we kept and some the store had not caught up with
+        } else if newly > unacknowledged.count {
             throw .handledCountTooHigh(h: h, sent: outboundSent)
         }
+        restored = false
         let confirmed = Array(unacknowledged.prefix(newly))
         unacknowledged.removeFirst(newly)
         countAtLastRequest = max(0, countAtLastRequest - newly)
         outboundAcknowledged = h
         return confirmed
     }
+
+    /// How far a restored session's first `h` may run ahead of what the store kept (a crash between sends and the
+    /// store's catching up): beyond that it is the server's error, not our lag.
+    static var restoredLagLimit: Int { 10_000 }
 
     /// The server's `<resumed h/>`: what it confirms, and what to send again, in order (what it never handled). The
     /// resent stanzas stay unacknowledged; the server counts them afresh from `h`.

@@ -1,0 +1,94 @@
+import IsthmusCommon
+import XMPP
+
+/// Where the client connection keeps its XEP-0198 session across restarts (the bridge's store), so a restarted
+/// bridge resumes it instead of starting a new one — its room occupancy and what the server queued for it intact.
+public protocol ClientSessionKeeper: Sendable {
+    /// Keeps `resumption` (nil: there is none to resume); returns once it is durable.
+    func keep(_ resumption: ClientStateMachine.Resumption?) async throws
+}
+
+/// Keeping the session: every change is written (coalesced: while one write is under way, later changes wait and go
+/// as one), and an ack to the server's `<r/>` goes out only once a write holding at least its `h` is durable — so
+/// after a crash the session resumes from a count no ack of ours ever exceeded (a lower one is an error to the server,
+/// RFC-wise `h` never goes back). On the ``ClientConnection`` actor.
+extension ClientConnection {
+    /// The session as it stands changed: the next connection resumes it, and the keeper writes it.
+    func keepResumption(_ link: ClientLink) {
+        guard !link.finished else { return }   // what the link's end decided (a close forgets the session) stands
+        let current: ClientStateMachine.Resumption?
+        if let streamManagement = link.machine.streamManagement, streamManagement.isResumable, let jid = link.machine.jid {
+            current = ClientStateMachine.Resumption(streamManagement: streamManagement, jid: jid)
+        } else if link.machine.isConnected {
+            current = nil   // connected, but not in a session the server would resume
+        } else {
+            return   // negotiating: what we had still stands
+        }
+        setResumption(current)
+    }
+
+    /// Sets the session to resume and has it kept.
+    func setResumption(_ current: ClientStateMachine.Resumption?) {
+        guard current != resumption else { return }
+        resumption = current
+        keeping.changed += 1
+        startKeepingIfNeeded()
+    }
+
+    /// The `<a h/>` to the server's `<r/>`: now if the keeper holds the current count (or there is no keeper), else
+    /// once it does.
+    func acknowledge(_ nonza: StreamManagementNonza, on link: ClientLink) {
+        guard keeper != nil, keeping.written < keeping.changed else {
+            writeNonza(nonza, on: link)
+            return
+        }
+        keeping.ackWaiting = true
+        startKeepingIfNeeded()
+    }
+
+    private func startKeepingIfNeeded() {
+        guard let keeper, !keeping.running else { return }
+        keeping.running = true
+        Task { await keepLoop(keeper) }
+    }
+
+    /// Writes the latest session until the keeper is up to date, sending a waiting ack after each write.
+    private func keepLoop(_ keeper: any ClientSessionKeeper) async {
+        while keeping.written < keeping.changed {
+            let generation = keeping.changed
+            let value = resumption
+            do {
+                try await keeper.keep(value)
+            } catch {
+                logger.warning("Could not keep the XMPP session in the store; a restart will start a new one",
+                               metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+                continue
+            }
+            keeping.written = generation
+            if keeping.ackWaiting, let link, !link.finished, link.machine.isConnected, let handled = value?.streamManagement.inboundHandled {
+                keeping.ackWaiting = false
+                writeNonza(.ack(h: handled), on: link)
+            }
+        }
+        keeping.running = false
+        for waiter in keeping.waiters { waiter.resume() }
+        keeping.waiters = []
+    }
+
+    /// Returns once everything changed so far is kept (before the store closes).
+    func waitUntilKept() async {
+        guard keeping.running else { return }
+        await withCheckedContinuation { keeping.waiters.append($0) }
+    }
+}
+
+/// The keeper's progress: changes made, changes written.
+struct KeepingState {
+    var changed = 0
+    var written = 0
+    var running = false
+    /// The server asked for an ack while the keeper lagged.
+    var ackWaiting = false
+    var waiters: [CheckedContinuation<Void, Never>] = []
+}
