@@ -202,6 +202,7 @@ extension ClientConnection {
                 logger.debug("Bound a resource on the XMPP server", metadata: ["xmpp.jid": jid.description])
             case .resumed(let resend):
                 link.resumed = true
+                eventSink.yield(.resumed(resent: resend.count))
                 logger.info("Resumed the XMPP session", metadata: ["xmpp.resent": String(resend.count)])
             case .resumeFailed(let unknown):
                 logger.notice("The XMPP server no longer holds the session; starting a new one",

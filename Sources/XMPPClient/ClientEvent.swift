@@ -6,6 +6,8 @@ public enum ClientEvent: Sendable, Hashable {
     /// Stanzas may flow, as this full JID. `resumed`: the XEP-0198 session went on (the room occupancy with it);
     /// otherwise a new session: rejoin the rooms and catch up from their archives.
     case connected(JID, resumed: Bool)
+    /// The session was resumed (``connected(_:resumed:)`` follows); this many of our stanzas were sent again.
+    case resumed(resent: Int)
     /// The session could not be resumed: the server may or may not have handled these stanzas of ours (check the
     /// rooms' archives before sending any again).
     case resumeFailed(unknown: [Stanza])

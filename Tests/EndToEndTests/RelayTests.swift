@@ -210,6 +210,10 @@ final class RelayTests: XCTestCase {
         let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> m-end", excludingNick: "Romeo", timeout: 60)
         XCTAssertEqual(inXMPP.map(\.body), (0..<count).map { "<Alice> m\($0)" } + ["<Alice> m-end"])
         XCTAssertEqual(Self.relayLeft(romeo, muc), [], "the relay occupant left the room and came back")
+        let scrape = try await MetricsScrape.fetch(port: world.bed.metricsPort)
+        XCTAssertEqual(scrape["isthmus_xmpp_session_resumptions_total{outcome=\"resumed\"}"], 1, scrape.text)
+        XCTAssertEqual(scrape["isthmus_xmpp_session_resumptions_total{outcome=\"failed\"}"], 0)
+        XCTAssertEqual(scrape["isthmus_puppets"], 0, "no puppets in client mode")
         romeo.close()
     }
 
@@ -252,6 +256,10 @@ final class RelayTests: XCTestCase {
         XCTAssertEqual(inMatrix.map(\.body), (0..<5).map { "x\($0)" } + ["x-end"])
         let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> m-end", excludingNick: "Romeo", timeout: 60)
         XCTAssertEqual(inXMPP.map(\.body), (0..<5).map { "<Alice> m\($0)" } + ["<Alice> m-end"])
+        let scrape = try await MetricsScrape.fetch(port: world.bed.metricsPort)
+        XCTAssertEqual(scrape["isthmus_xmpp_session_resumptions_total{outcome=\"failed\"}"], 1, scrape.text)
+        XCTAssertEqual(scrape["isthmus_xmpp_session_resumptions_total{outcome=\"resumed\"}"], 0)
+        XCTAssertGreaterThanOrEqual(scrape["isthmus_catchup_messages_total{side=\"xmpp\"}"], 5, "the archive caught up what came meanwhile")
         romeo.close()
     }
 }

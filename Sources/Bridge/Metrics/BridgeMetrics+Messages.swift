@@ -25,6 +25,8 @@ extension BridgeMetrics {
             let key = message.stanzaID ?? PortalStateMachine.digestKey(message, body: body)
             inFlight.enter(.fromXMPP(muc: message.room.bare, key: key), kind: MessageKind(MessageTranslation.toMatrix(body).kind),
                            at: now, now: now)
+        case .session(let change):
+            xmppSession(change)
         case .presence, .privateMessage, .invite:
             break
         }

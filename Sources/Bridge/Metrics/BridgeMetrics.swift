@@ -66,6 +66,8 @@ public final class BridgeMetrics: Sendable {
     private let requestDuration: HistogramFamily
     private let xmppConnected: Gauge
     private let xmppReconnects: Counter
+    private let xmppSessions: CounterFamily
+    private let xmppResent: Counter
     private let catchUp: CounterFamily
     private let encrypted: CounterFamily
 
@@ -95,9 +97,14 @@ public final class BridgeMetrics: Sendable {
         requestDuration = registry.histogram("isthmus_homeserver_request_duration_seconds",
                                              help: "Duration of client-server API calls, the client's own retries included.",
                                              labels: ["method"], buckets: Self.latencyBuckets)
-        xmppConnected = registry.gauge("isthmus_xmpp_connected", help: "1 while the XMPP component is connected, else 0.").labels()
+        xmppConnected = registry.gauge("isthmus_xmpp_connected", help: "1 while the XMPP link (the component, or the account in client mode) is connected, else 0.").labels()
         xmppReconnects = registry.counter("isthmus_xmpp_reconnects_total",
-                                          help: "Times the XMPP component connected again after losing its connection.").labels()
+                                          help: "Times the XMPP link connected again after losing its connection.").labels()
+        xmppSessions = registry.counter("isthmus_xmpp_session_resumptions_total",
+                                        help: "Client mode: XEP-0198 resumptions at a reconnection or a restart, by outcome (resumed, or failed: the server no longer held the session).",
+                                        labels: ["outcome"])
+        xmppResent = registry.counter("isthmus_xmpp_stanzas_resent_total",
+                                      help: "Client mode: our stanzas sent again on a resumption (the server had not acknowledged them).").labels()
         catchUp = registry.counter("isthmus_catchup_messages_total",
                                    help: "Messages found by catch-up: the MUC archive (xmpp) or the Matrix timeline (matrix).",
                                    labels: ["side"])
@@ -112,6 +119,7 @@ public final class BridgeMetrics: Sendable {
         for direction in Direction.allCases { _ = latency.labels(direction.rawValue) }
         for status in ["pending", "active", "error"] { _ = links.labels(status) }
         for side in ["xmpp", "matrix"] { _ = catchUp.labels(side) }
+        for outcome in ["resumed", "failed"] { _ = xmppSessions.labels(outcome) }
         for room in ["linked", "direct"] { _ = encrypted.labels(room) }
     }
 
@@ -152,6 +160,17 @@ public final class BridgeMetrics: Sendable {
         xmppConnected.set(connected ? 1 : 0)
         if connected && reconnected { xmppReconnects.increment() }
         health.xmppConnected(connected)
+    }
+
+    /// Client mode's session at a (re)connection.
+    func xmppSession(_ change: XMPPSessionChange) {
+        switch change {
+        case .resumed(let resent):
+            xmppSessions.labels("resumed").increment()
+            xmppResent.increment(by: UInt64(resent))
+        case .resumeFailed:
+            xmppSessions.labels("failed").increment()
+        }
     }
 
     /// A client-server call ended (`succeeded`: it returned a result). A success is an answer for readiness.

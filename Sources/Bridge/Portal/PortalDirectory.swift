@@ -92,6 +92,8 @@ final class PortalDirectory: Sendable {
         case .privateMessage(let message):
             let (portal, consent) = table.withLock { ($0.byMUC[message.room.bare], $0.consents[message.room.bare]) }
             if let portal { portal.enqueue(.xmppPrivateMessage(message)) } else { consent?(event) }
+        case .session:
+            break   // the rooms act on `connected`, which follows
         case .invite(let invite):
             if let portal = table.withLock({ $0.byMUC[invite.room.bare] }) {
                 portal.enqueue(.xmppInvite(invite))

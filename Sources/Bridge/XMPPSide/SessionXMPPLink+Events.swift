@@ -36,6 +36,7 @@ extension SessionXMPPLink {
             case connected(reconnected: Bool)
             case disconnected(reason: String)
             case stanza(Stanza)
+            case session(XMPPSessionChange)
             /// Of the connection only (acks, a new salted password).
             case none
         }
@@ -90,7 +91,11 @@ extension SessionXMPPLink {
                     return .disconnected(reason: error.description)
                 case .stanza(let stanza)?:
                     return .stanza(stanza)
-                case .resumeFailed?, .acknowledged?, .authenticated?:
+                case .resumed(let resent)?:
+                    return .session(.resumed(resent: resent))
+                case .resumeFailed(let unknown)?:
+                    return .session(.resumeFailed(unknown: unknown.count))
+                case .acknowledged?, .authenticated?:
                     return SessionEvent.none
                 }
             }
@@ -102,6 +107,8 @@ extension SessionXMPPLink {
                     return .connected(reconnected: reconnected)
                 case .disconnected(let reason):
                     return .disconnected(reason: reason)
+                case .session(let change):
+                    return .session(change)
                 case .stanza(.message(let message)):
                     // Invitations are addressed to a puppet's JID, never to our own occupant: read before that filter.
                     if let invite = SessionXMPPLink.roomInvite(message) { return .invite(invite) }

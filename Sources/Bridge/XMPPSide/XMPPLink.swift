@@ -263,6 +263,16 @@ public enum XMPPLinkEvent: Sendable {
     case privateMessage(RoomMessage)
     /// A room forwards a mediated invitation (XEP-0045 §7.8.2) to one of our JIDs (a Matrix user's puppet).
     case invite(RoomInvite)
+    /// Client mode: what became of the XEP-0198 session at a (re)connection (for the metrics; rooms act on `connected`).
+    case session(XMPPSessionChange)
+}
+
+/// What became of client mode's XEP-0198 session when the link came up again.
+public enum XMPPSessionChange: Sendable, Equatable {
+    /// The session went on; this many of our stanzas the server had not acknowledged were sent again.
+    case resumed(resent: Int)
+    /// The server no longer held it (the window passed): a new one was bound; this many of ours may not have arrived.
+    case resumeFailed(unknown: Int)
 }
 
 /// A mediated invitation a room forwarded to one of our JIDs, in the bridge's terms.
