@@ -22,3 +22,26 @@ public struct DoctorFinding: Sendable, Equatable {
         self.warning = warning
     }
 }
+
+extension DoctorFinding {
+    /// A doctor check over a connection: runs `connection` (its run loop) beside `verdict` (which watches it and says
+    /// what works) and returns the verdict's findings once it has one, stopping the run. Shared by the component's and
+    /// the client's XMPP checks.
+    public static func verdict(running connection: @escaping @Sendable () async -> Void,
+                               _ verdict: @escaping @Sendable () async -> [DoctorFinding]) async -> [DoctorFinding] {
+        await withTaskGroup(of: [DoctorFinding]?.self) { group in
+            group.addTask {
+                await connection()
+                return nil
+            }
+            group.addTask { await verdict() }
+            var result: [DoctorFinding] = []
+            while let next = await group.next() {
+                guard let findings = next else { continue }
+                result = findings
+                group.cancelAll()
+            }
+            return result
+        }
+    }
+}

@@ -22,34 +22,21 @@ public enum ClientDoctor {
         let server = "\(configuration.host):\(configuration.port)"
         let account = "\(configuration.stream.username)@\(configuration.stream.domain)"
         let domain = JID(localpart: nil, domain: configuration.stream.domain)
-        return await withTaskGroup(of: [DoctorFinding]?.self) { group in
-            group.addTask {
-                await connection.run()
-                return nil
-            }
-            group.addTask {
-                for await event in connection.events {
-                    switch event {
-                    case .connected:
-                        let findings = await connectedFindings(connection, server: server, account: account,
-                                                               domain: domain)
-                        await connection.close()
-                        return findings
-                    case .disconnected(let error):
-                        return findings(for: error, server: server, account: account)
-                    default:
-                        continue
-                    }
+        return await DoctorFinding.verdict(running: { await connection.run() }) {
+            for await event in connection.events {
+                switch event {
+                case .connected:
+                    let findings = await connectedFindings(connection, server: server, account: account,
+                                                           domain: domain)
+                    await connection.close()
+                    return findings
+                case .disconnected(let error):
+                    return findings(for: error, server: server, account: account)
+                default:
+                    continue
                 }
-                return [DoctorFinding(ok: false, check: Check.login, detail: "the connection stopped without an answer")]
             }
-            var result: [DoctorFinding] = []
-            while let next = await group.next() {
-                guard let findings = next else { continue }
-                result = findings
-                group.cancelAll()
-            }
-            return result
+            return [DoctorFinding(ok: false, check: Check.login, detail: "the connection stopped without an answer")]
         }
     }
 

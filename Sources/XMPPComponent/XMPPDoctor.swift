@@ -19,38 +19,25 @@ public enum XMPPDoctor {
         let connection = ComponentConnection(configuration: configuration, logger: logger)
         let server = "\(configuration.host):\(configuration.port)"
         let domain = configuration.componentDomain
-        return await withTaskGroup(of: [DoctorFinding]?.self) { group in
-            group.addTask {
-                await connection.run()
-                return nil
-            }
-            group.addTask {
-                for await event in connection.events {
-                    switch event {
-                    case .connected:
-                        var findings = [
-                            DoctorFinding(ok: true, check: Check.reachable, detail: "\(server) accepts connections"),
-                            DoctorFinding(ok: true, check: Check.handshake,
-                                          detail: "the XMPP server accepted the secret for \(domain)"),
-                        ]
-                        findings.append(await ping(connection, configuration: configuration))
-                        await connection.close()
-                        return findings
-                    case .disconnected(let error):
-                        return findingsFor(error, server: server, domain: domain)
-                    case .stanza:
-                        continue
-                    }
+        return await DoctorFinding.verdict(running: { await connection.run() }) {
+            for await event in connection.events {
+                switch event {
+                case .connected:
+                    var findings = [
+                        DoctorFinding(ok: true, check: Check.reachable, detail: "\(server) accepts connections"),
+                        DoctorFinding(ok: true, check: Check.handshake,
+                                      detail: "the XMPP server accepted the secret for \(domain)"),
+                    ]
+                    findings.append(await ping(connection, configuration: configuration))
+                    await connection.close()
+                    return findings
+                case .disconnected(let error):
+                    return findingsFor(error, server: server, domain: domain)
+                case .stanza:
+                    continue
                 }
-                return [DoctorFinding(ok: false, check: Check.handshake, detail: "the connection stopped without an answer")]
             }
-            var result: [DoctorFinding] = []
-            while let next = await group.next() {
-                guard let findings = next else { continue }
-                result = findings
-                group.cancelAll()
-            }
-            return result
+            return [DoctorFinding(ok: false, check: Check.handshake, detail: "the connection stopped without an answer")]
         }
     }
 

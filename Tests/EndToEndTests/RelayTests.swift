@@ -32,17 +32,25 @@ final class RelayTests: XCTestCase {
         }
     }
 
-    func testTextBothWaysThroughTheRelayOccupantOnceWithoutPuppets() async throws {
-        let world = try EndToEndHarness("relay")
-        try Self.clientMode(world)
+    /// A linked pair in client mode: the bridge started as `relay@…`, alice on Matrix (displayname `name`), Romeo
+    /// (XMPP user bob) in the MUC he created.
+    static func relayPair(_ scenario: String, database: StoreBackend? = nil, displayname: String = "Alice") async throws
+        -> (world: EndToEndHarness, alice: MatrixTestUser, muc: JID, romeo: XMPPTestClient, room: String) {
+        let world = try EndToEndHarness(scenario, database: database)
+        try clientMode(world)
         try await world.startBridge()
-        defer { world.stopBridge() }
         let alice = try await world.matrixUser("alice")
-        let muc = world.muc("relay")
+        let muc = world.muc(scenario)
         let romeo = try await world.xmppUser("bob")
         try await romeo.joinRoom(muc, nick: "Romeo")
         let room = try await world.linkedRoom(owner: alice, muc: muc)
-        try await alice.setDisplayname("Alice Liddell", in: room)
+        try await alice.setDisplayname(displayname, in: room)
+        return (world, alice, muc, romeo, room)
+    }
+
+    func testTextBothWaysThroughTheRelayOccupantOnceWithoutPuppets() async throws {
+        let (world, alice, muc, romeo, room) = try await Self.relayPair("relay", displayname: "Alice Liddell")
+        defer { world.stopBridge() }
 
         // Matrix → XMPP: from the relay occupant `Matrix`, the sender named as the format says, never by Matrix id.
         try await alice.send("hello <b>there</b> & all", to: room)
@@ -84,15 +92,7 @@ final class RelayTests: XCTestCase {
     /// kill -9 of `serve` in the middle of a two-way burst, then a restart: every message arrives once, in order, each
     /// way — the relayed ones with their sender's name (the archive and the message map at work, as in component mode).
     func testKillNineMidTwoWayBurstThenRestartDeliversEverythingOnceThroughTheRelay() async throws {
-        let world = try EndToEndHarness("relay-kill")
-        try Self.clientMode(world)
-        try await world.startBridge()
-        let alice = try await world.matrixUser("alice")
-        let muc = world.muc("relay-kill")
-        let romeo = try await world.xmppUser("bob")
-        try await romeo.joinRoom(muc, nick: "Romeo")
-        let room = try await world.linkedRoom(owner: alice, muc: muc)
-        try await alice.setDisplayname("Alice", in: room)
+        let (world, alice, muc, romeo, room) = try await Self.relayPair("relay-kill")
         let count = 15
         async let fromMatrix: Void = {
             for index in 0..<count { try await alice.send("m\(index)", to: room) }
@@ -180,15 +180,7 @@ final class RelayTests: XCTestCase {
     /// kill -9 with traffic both ways, restarted at once: the XEP-0198 session kept in the store is resumed, so the
     /// relay occupant never leaves the room (Romeo sees no unavailable presence of it), and every message arrives once.
     func testAKillNineThenARestartResumesTheSessionSoTheRelayNeverLeaves() async throws {
-        let world = try EndToEndHarness("relay-resume")
-        try Self.clientMode(world)
-        try await world.startBridge()
-        let alice = try await world.matrixUser("alice")
-        let muc = world.muc("relay-resume")
-        let romeo = try await world.xmppUser("bob")
-        try await romeo.joinRoom(muc, nick: "Romeo")
-        let room = try await world.linkedRoom(owner: alice, muc: muc)
-        try await alice.setDisplayname("Alice", in: room)
+        let (world, alice, muc, romeo, room) = try await Self.relayPair("relay-resume")
         try await alice.send("before", to: room)
         _ = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> before", excludingNick: "Romeo")
         let count = 9
@@ -221,15 +213,7 @@ final class RelayTests: XCTestCase {
     /// window): the server says item-not-found, the bridge binds anew, rejoins and catches up from the archive — every
     /// message once.
     func testARestartAfterTheSessionIsGoneRejoinsAndCatchesUpOnce() async throws {
-        let world = try EndToEndHarness("relay-expired", database: .sqlite)   // the kept session is aged with sqlite3
-        try Self.clientMode(world)
-        try await world.startBridge()
-        let alice = try await world.matrixUser("alice")
-        let muc = world.muc("relay-expired")
-        let romeo = try await world.xmppUser("bob")
-        try await romeo.joinRoom(muc, nick: "Romeo")
-        let room = try await world.linkedRoom(owner: alice, muc: muc)
-        try await alice.setDisplayname("Alice", in: room)
+        let (world, alice, muc, romeo, room) = try await Self.relayPair("relay-expired", database: .sqlite)   // the kept session is aged with sqlite3
         try await alice.send("before", to: room)
         _ = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> before", excludingNick: "Romeo")
         world.crashBridge()
