@@ -208,6 +208,7 @@ extension ClientConnection {
                 logger.notice("The XMPP server no longer holds the session; starting a new one",
                               metadata: ["xmpp.unacknowledged": String(unknown.count)])
                 eventSink.yield(.resumeFailed(unknown: unknown))
+                setResumption(nil)   // the server said it does not hold it: a retry must not ask again
             case .acknowledged(let stanzas):
                 eventSink.yield(.acknowledged(stanzas))
             case .established(let jid):
@@ -216,6 +217,9 @@ extension ClientConnection {
                 eventSink.yield(.connected(jid, resumed: link.resumed))
             case .deliver(let stanza):
                 deliver(stanza)
+            case .handledHere:
+                inbound.append(true)
+                countHandledPrefix()
             case .dropMalformed(let element, let error):
                 logger.warning("Dropped a malformed stanza from the XMPP server",
                                metadata: ["xmpp.error": error.description, "xmpp.element": element.name])

@@ -121,6 +121,59 @@ final class ClientConnectionRealServerTests: XCTestCase {
         XCTAssertEqual(jid.bare, JID("carol@\(bed.xmppDomain)"))
     }
 
+    /// A kept session the server no longer knows, under the resource of an earlier session that still hibernates in
+    /// a room with traffic queued for it (the bridge after kill -9, its kept id lost): the new bind replaces the old
+    /// session. On a loaded machine the room's presence for the replaced occupant can reach the new resource before
+    /// `<enabled/>` (seen in CI; the machine's `aStanzaBeforeEnabledIsDeliveredAfterwardsAndNotCounted` pins that
+    /// order down). Either way the connection comes up once and stays up, on a session of its own.
+    func testARefusedResumptionUnderAHibernatingSessionsResourceConnectsOnce() async throws {
+        let bed = try TestBed.fromEnvironment()
+        let resource = "relay-\(UUID().uuidString.prefix(8))"
+        let (first, firstEvents, firstRunner) = connection(bed, resource: resource)
+        guard case .connected = try await next(firstEvents, "the first login") else { return XCTFail("did not connect") }
+        let room = JID("relay-\(UUID().uuidString.prefix(8).lowercased())@\(bed.mucDomain)")!
+        guard case .joined = try await first.join(room: room, nick: "Relay", occupant: first.accountJID) else {
+            return XCTFail("the join was refused")
+        }
+        await firstRunner.stop()   // a crash: the session hibernates, still in the room
+        // Meanwhile someone joins and speaks: the server queues that for the hibernating session, and re-routes it
+        // to the account when the new bind replaces that session.
+        let (other, otherEvents, _) = connection(bed, resource: "other-\(UUID().uuidString.prefix(8))")
+        guard case .connected = try await next(otherEvents, "another login") else { return XCTFail("did not connect") }
+        guard case .joined = try await other.join(room: room, nick: "Other", occupant: other.accountJID) else {
+            return XCTFail("the second join was refused")
+        }
+        _ = try await other.sendGroupchat(from: other.accountJID, room: room, body: "while you were out")
+        while true {   // its reflection: the room has routed it to every occupant
+            let event = try await next(otherEvents, "the reflection")
+            await other.handled()
+            if case .stanza(.message(let message)) = event, message.body == "while you were out" { break }
+        }
+        let kept = await first.resumption
+        let old = try XCTUnwrap(kept)
+        let unknown = StreamManagement<Stanza>(sessionID: "gone-\(old.streamManagement.sessionID ?? "")", location: nil,
+                                               inboundHandled: old.streamManagement.inboundHandled,
+                                               outboundAcknowledged: old.streamManagement.outboundAcknowledged, unacknowledged: [])
+        let (second, events, _) = connection(bed, resource: resource, resuming: .init(streamManagement: unknown, jid: old.jid))
+        let refused = try await next(events, "the refused resumption")
+        XCTAssertEqual(refused, .resumeFailed(unknown: []))
+        guard case .connected(let jid, resumed: false) = try await next(events, "a new session") else {
+            return XCTFail("did not connect after the refusal")
+        }
+        XCTAssertEqual(jid, old.jid, "the same resource, bound anew")
+        let now = await second.resumption
+        XCTAssertNotEqual(now?.streamManagement.sessionID, unknown.sessionID, "the refused id is forgotten")
+        // A barrier: our ping's answer comes after whatever the room sent on the bind, on the same link.
+        try await second.send(ping(bed, id: "barrier"))
+        while true {
+            let event = try await next(events, "the barrier's answer")
+            await second.handled()
+            if case .stanza(.iq(let pong)) = event, pong.id == StanzaAttributeID("barrier") { break }
+            if case .stanza = event { continue }
+            return XCTFail("the link changed before the barrier: \(event)")
+        }
+    }
+
     /// The requests the bridge makes of a room work over the account's session as over the component: a join that
     /// creates the room (and configures it), a groupchat message and its reflection, a self-ping, the archive.
     func testJoinsARoomSendsAndReadsItBackFromTheArchive() async throws {

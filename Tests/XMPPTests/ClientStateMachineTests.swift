@@ -339,9 +339,44 @@ import XMPP
         var m = established()
         let ping = "<iq xmlns='jabber:client' type='get' id='p1' from='example.com' to='user@example.com/isthmus'><ping xmlns='urn:xmpp:ping'/></iq>"
         let pong = IQ(type: .result, from: Self.jid, to: JID("example.com"), id: StanzaAttributeID("p1")!)
-        #expect(m.received(element(ping), now: t0) == [.send(.iq(pong))])
+        #expect(m.received(element(ping), now: t0) == [.handledHere, .send(.iq(pong))])
+        #expect(m.streamManagement?.inboundHandled == 0, "counted by the connection, in arrival order")
+        m.handled()
         #expect(m.streamManagement?.inboundHandled == 1)
         #expect(m.streamManagement?.unacknowledged == [.iq(pong)])
+    }
+
+    /// A room may route to the new resource before `<enabled/>` (Prosody, when the bind replaced a hibernating
+    /// session that sat in rooms): the stanza is delivered once established, and not counted, as the server did not.
+    @Test func aStanzaBeforeEnabledIsDeliveredAfterwardsAndNotCounted() {
+        var m = authenticated()
+        _ = m.received(element(Self.bindFeatures), now: t0)
+        _ = m.received(bindResult, now: t0)
+        let presence = "<presence xmlns='jabber:client' type='unavailable' from='room@conference.example.com/Matrix' to='user@example.com/isthmus'/>"
+        let ping = "<iq xmlns='jabber:client' type='get' id='p1' from='example.com' to='user@example.com/isthmus'><ping xmlns='urn:xmpp:ping'/></iq>"
+        #expect(m.received(element(presence), now: t0) == [])
+        #expect(m.received(element(ping), now: t0) == [])
+        #expect(!m.isConnected)
+        let pong = IQ(type: .result, from: Self.jid, to: JID("example.com"), id: StanzaAttributeID("p1")!)
+        #expect(m.received(element("<enabled xmlns='urn:xmpp:sm:3' id='sm-1' resume='true'/>"), now: t0) == [
+            .established(Self.jid), .deliver(try! Stanza(element: TestXML.element(presence))), .handledHere, .send(.iq(pong)),
+        ])
+        m.handled()
+        m.handled()
+        #expect(m.streamManagement?.inboundHandled == 0, "the server counted neither")
+        let later = "<message xmlns='jabber:client' from='room@conference.example.com/a' type='groupchat' id='x1'><body>hi</body></message>"
+        _ = m.received(element(later), now: t0)
+        m.handled()
+        #expect(m.received(element("<r xmlns='urn:xmpp:sm:3'/>"), now: t0) == [.sendNonza(.ack(h: 1))])
+    }
+
+    /// A nonza other than `<enabled/>`/`<failed/>` while enabling is still a protocol violation.
+    @Test func anAckBeforeEnabledIsRefused() {
+        var m = authenticated()
+        _ = m.received(element(Self.bindFeatures), now: t0)
+        _ = m.received(bindResult, now: t0)
+        #expect(m.received(element("<a xmlns='urn:xmpp:sm:3' h='0'/>"), now: t0).last
+            == .disconnect(.protocolViolation("unexpected <a> during negotiation")))
     }
 
     @Test func closeSendsAnAckThenTheStreamEnd() {
@@ -373,7 +408,8 @@ import XMPP
         var m = established()
         _ = m.tick(now: t0 + .seconds(30))
         let answer = "<iq xmlns='jabber:client' type='result' id='keepalive-1' from='example.com' to='user@example.com/isthmus'/>"
-        #expect(m.received(element(answer), now: t0 + .seconds(31)) == [])
+        #expect(m.received(element(answer), now: t0 + .seconds(31)) == [.handledHere])
+        m.handled()
         #expect(m.streamManagement?.inboundHandled == 1)
         #expect(m.tick(now: t0 + .seconds(45)) == [])
         #expect(m.isConnected)

@@ -32,6 +32,9 @@ extension ClientStateMachine {
             return streamManagementReceived(element)
         case (.binding, "iq", _):
             return bindAnswered(element)
+        case (.enablingStreamManagement, _, _) where Self.isStanza(element):
+            beforeEnabled.append(element)
+            return []
         default:
             return fail(.protocolViolation("unexpected <\(element.name)> during negotiation"), condition: .notAuthorized)
         }
@@ -223,6 +226,9 @@ extension ClientStateMachine {
     private mutating func established() -> [Action] {
         state = .connected
         negotiationStarted = nil
-        return jid.map { [.established($0)] } ?? []
+        let early = beforeEnabled
+        beforeEnabled = []
+        uncounted += early.count   // each yields one deliver or handledHere, hence one handled() call
+        return (jid.map { [.established($0)] } ?? []) + early.flatMap { receivedWhileConnected($0) }
     }
 }

@@ -110,6 +110,9 @@ public struct ClientStateMachine: Sendable {
         case established(JID)
         /// Hand a stanza to the bridge; call ``handled()`` once its effect is durable.
         case deliver(Stanza)
+        /// The machine dealt with an inbound stanza itself (a ping, a ping's answer, a malformed one): call
+        /// ``handled()`` for it once every stanza delivered before it is handled, so `h` counts in arrival order.
+        case handledHere
         /// A top-level element that is not a valid stanza: log it and drop it.
         case dropMalformed(XElement, StanzaParseError)
         /// Close the socket; nil after a graceful close we asked for.
@@ -152,6 +155,11 @@ public struct ClientStateMachine: Sendable {
     var sasl: SASLExchange?
     var featuresAfterAuthentication: StreamFeatures?
     var bindID: StanzaAttributeID?
+    /// Stanzas that came after the bind but before `<enabled/>` (a room may route to the new resource at once).
+    /// They are delivered once established, and the server did not count them (XEP-0198 §4), so neither do we.
+    var beforeEnabled: [XElement] = []
+    /// How many of the next ``handled()`` calls are for those uncounted stanzas.
+    var uncounted = 0
     private var keepalive: Keepalive
 
     /// The SASL exchange under way.
@@ -263,6 +271,10 @@ public struct ClientStateMachine: Sendable {
 
     /// An inbound stanza's effect is durable: it counts in the next `h` we send (XEP-0198 §4).
     public mutating func handled() {
+        guard uncounted == 0 else {
+            uncounted -= 1
+            return
+        }
         streamManagement?.handled()
     }
 
@@ -311,7 +323,7 @@ public struct ClientStateMachine: Sendable {
         return actions
     }
 
-    private mutating func receivedWhileConnected(_ element: XElement) -> [Action] {
+    mutating func receivedWhileConnected(_ element: XElement) -> [Action] {
         if element.namespace == XMPPNamespace.streamManagement {
             return receivedNonza(element)
         }
@@ -320,20 +332,22 @@ public struct ClientStateMachine: Sendable {
             stanza = try Stanza(element: element)
         } catch {
             // Still a stanza for XEP-0198 counting when it is one by name: the server counted it.
-            if ["message", "presence", "iq"].contains(element.name) { handled() }
-            return [.dropMalformed(element, error)]
+            return (Self.isStanza(element) ? [.handledHere] : []) + [.dropMalformed(element, error)]
         }
         guard case .iq(let iq) = stanza else { return [.deliver(stanza)] }
         if keepalive.isAnswer(iq, implicitSender: true) {
-            handled()
-            return []
+            return [.handledHere]
         }
         // XEP-0199 §3: answer the server's pings ourselves.
         if iq.type == .get, iq.payload == .ping, state == .connected {
-            handled()
-            return record(.iq(iq.result()))
+            return [.handledHere] + record(.iq(iq.result()))
         }
         return [.deliver(stanza)]
+    }
+
+    /// Whether a top-level element is a stanza by name (what XEP-0198 counts).
+    static func isStanza(_ element: XElement) -> Bool {
+        ["message", "presence", "iq"].contains(element.name)
     }
 
     private mutating func receivedNonza(_ element: XElement) -> [Action] {
