@@ -8,12 +8,12 @@ import XMPP
 /// its one occupant relaying the Matrix users in `relay.xmpp_format`, the XMPP users as ghosts as in component mode.
 final class RelayTests: XCTestCase {
     /// The scenario's config turned to client mode: the account instead of the component, over the bed's plain c2s port.
-    static func clientMode(_ world: EndToEndHarness) throws {
-        try world.editConfig(clientModeConfig(world.bed))
+    static func clientMode(_ world: EndToEndHarness, c2sPort: Int? = nil) throws {
+        try world.editConfig(clientModeConfig(world.bed, c2sPort: c2sPort))
     }
 
-    /// The config rewrite to client mode, for `RichPair.start(config:)`.
-    static func clientModeConfig(_ bed: TestBed) -> (String) -> String {
+    /// The config rewrite to client mode, for `RichPair.start(config:)`; `c2sPort` instead of the bed's (a proxy's).
+    static func clientModeConfig(_ bed: TestBed, c2sPort: Int? = nil) -> (String) -> String {
         { text in
             let start = text.range(of: "xmpp:\n")!
             let end = text.range(of: "database:", range: start.upperBound..<text.endIndex)!
@@ -25,7 +25,7 @@ final class RelayTests: XCTestCase {
                     jid: relay@\(bed.xmppDomain)
                     password: "\(bed.password)"
                     server_host: 127.0.0.1
-                    server_port: \(bed.c2sPort)
+                    server_port: \(c2sPort ?? bed.c2sPort)
                     tls: none
 
                 """)
@@ -34,10 +34,11 @@ final class RelayTests: XCTestCase {
 
     /// A linked pair in client mode: the bridge started as `relay@…`, alice on Matrix (displayname `name`), Romeo
     /// (XMPP user bob) in the MUC he created.
-    static func relayPair(_ scenario: String, database: StoreBackend? = nil, displayname: String = "Alice") async throws
+    static func relayPair(_ scenario: String, database: StoreBackend? = nil, displayname: String = "Alice",
+                          c2sPort: Int? = nil) async throws
         -> (world: EndToEndHarness, alice: MatrixTestUser, muc: JID, romeo: XMPPTestClient, room: String) {
         let world = try EndToEndHarness(scenario, database: database)
-        try clientMode(world)
+        try clientMode(world, c2sPort: c2sPort)
         try await world.startBridge()
         let alice = try await world.matrixUser("alice")
         let muc = world.muc(scenario)
@@ -206,6 +207,47 @@ final class RelayTests: XCTestCase {
         XCTAssertEqual(scrape["isthmus_xmpp_session_resumptions_total{outcome=\"resumed\"}"], 1, scrape.text)
         XCTAssertEqual(scrape["isthmus_xmpp_session_resumptions_total{outcome=\"failed\"}"], 0)
         XCTAssertEqual(scrape["isthmus_puppets"], 0, "no puppets in client mode")
+        romeo.close()
+    }
+
+    /// The account's connection cut by a TCP proxy for a few seconds under two-way traffic, reconnections refused
+    /// meanwhile: the same process resumes the session once the network is back, so the relay occupant never leaves
+    /// the room, what the server had not acknowledged is sent again, and every message arrives once, in order.
+    func testAConnectionCutForAFewSecondsIsResumedAndLosesNothing() async throws {
+        let proxy = try TCPCutProxy(forwardingTo: try TestBed.fromEnvironment().c2sPort)
+        defer { proxy.close() }
+        let (world, alice, muc, romeo, room) = try await Self.relayPair("relay-cut", c2sPort: proxy.port)
+        defer { world.stopBridge() }
+        try await alice.send("before", to: room)
+        _ = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> before", excludingNick: "Romeo")
+        let count = 9
+        var attempts = 0
+        for index in 0..<count {
+            try await alice.send("m\(index)", to: room)
+            try romeo.sendGroupchat(to: muc, body: "x\(index)")
+            if index == count / 3 {
+                proxy.cut()
+                attempts = proxy.accepted
+            }
+        }
+        try await eventually("the bridge saw the link drop and tried again while it was cut", timeout: 20) {
+            world.bridge?.log.contains("XMPP link down") == true && proxy.accepted > attempts
+        }
+        proxy.restore()
+        try await eventually("the session resumed (log: \(world.bridge?.logFile.path ?? "-"))", timeout: 30) {
+            world.bridge?.log.contains("Resumed the XMPP session") == true
+        }
+        try await alice.send("m-end", to: room)
+        try romeo.sendGroupchat(to: muc, body: "x-end")
+        let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "x-end", excluding: alice.userID, timeout: 60)
+        XCTAssertEqual(inMatrix.map(\.body), (0..<count).map { "x\($0)" } + ["x-end"])
+        let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> m-end", excludingNick: "Romeo", timeout: 60)
+        XCTAssertEqual(inXMPP.map(\.body), (0..<count).map { "<Alice> m\($0)" } + ["<Alice> m-end"])
+        XCTAssertEqual(Self.relayLeft(romeo, muc), [], "the relay occupant left the room and came back")
+        XCTAssertFalse(world.bridge?.log.contains("no longer holds the session") == true)
+        let scrape = try await MetricsScrape.fetch(port: world.bed.metricsPort)
+        XCTAssertEqual(scrape["isthmus_xmpp_session_resumptions_total{outcome=\"resumed\"}"], 1, scrape.text)
+        XCTAssertEqual(scrape["isthmus_xmpp_session_resumptions_total{outcome=\"failed\"}"], 0)
         romeo.close()
     }
 
