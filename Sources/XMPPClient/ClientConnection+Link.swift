@@ -23,6 +23,7 @@ extension ClientConnection {
         let machine = ClientStateMachine(configuration: configuration.stream, resuming: resumption)
         let link = ClientLink(number: linkCount, socket: socket, machine: machine, parserLimits: configuration.parserLimits)
         self.link = link
+        inbound.reset(link: link.number)
         logger.debug("Connected to the XMPP server's client port", metadata: ["xmpp.server": "\(host):\(port)"])
         var plaintext: PlaintextReader? = PlaintextReader(iterator: socket.inbound.makeAsyncIterator())
         var directTLS: ClientStateMachine.TLS?
@@ -46,7 +47,6 @@ extension ClientConnection {
         self.link = nil
         socket.abort()
         failPendingRequests(with: link.error ?? ClientError.notConnected)
-        inbound.removeAll()
         return (link.established, link.error)
     }
 
@@ -218,7 +218,7 @@ extension ClientConnection {
             case .deliver(let stanza):
                 deliver(stanza)
             case .handledHere:
-                inbound.append(true)
+                _ = inbound.arrived(handled: true)
                 countHandledPrefix()
             case .dropMalformed(let element, let error):
                 logger.warning("Dropped a malformed stanza from the XMPP server",
@@ -246,11 +246,10 @@ extension ClientConnection {
             stanza = stanza.addressed(from: stanza.from, to: accountJID)
         }
         if routeAnswer(stanza) {
-            inbound.append(true)
+            _ = inbound.arrived(handled: true)
             countHandledPrefix()
         } else {
-            inbound.append(false)
-            eventSink.yield(.stanza(stanza))
+            eventSink.yield(.stanza(stanza, inbound.arrived(handled: false)))
         }
     }
 

@@ -30,9 +30,9 @@ public actor ClientConnection {
     package var mamCollectors: [String: MAMCollector] = [:]
     /// Set by ``pauseReading()``: the read loop takes no more bytes (TCP back-pressure holds the server's).
     var readingPaused = false
-    /// This link's inbound stanzas not yet counted in our acks, oldest first: true once handled (an answer a request
-    /// took, or the consumer's ``handled()``). `h` only ever counts a handled prefix (XEP-0198 §4).
-    var inbound: [Bool] = []
+    /// This link's inbound stanzas not yet counted in our acks: handled once an answer a request took, or once the
+    /// consumer says so (``handled(_:)``). `h` only ever counts a handled prefix (XEP-0198 §4).
+    var inbound = InboundLedger()
     /// The session to resume on the next connection (kept from the last one, and by ``keeper`` across restarts).
     public internal(set) var resumption: ClientStateMachine.Resumption?
     /// Where the session is kept across restarts; nil: in memory only.
@@ -120,23 +120,27 @@ public actor ClientConnection {
         perform(try link.machine.send(stanza.addressed(from: nil, to: stanza.to)), on: link)
     }
 
-    /// The oldest stanza delivered and not yet handled now has a durable effect: it counts in our next ack.
+    /// The stanza `ticket` names now has a durable effect: it counts in our next ack once every stanza delivered
+    /// before it does too. A ticket of an earlier connection changes nothing (that session's count is settled: what
+    /// it did not count, a resumption delivers again).
+    public func handled(_ ticket: InboundTicket) {
+        inbound.markHandled(ticket)
+        countHandledPrefix()
+    }
+
+    /// The oldest stanza delivered and not yet handled now has a durable effect (for a consumer that finishes the
+    /// stanzas in the order they came).
     public func handled() {
-        guard let index = inbound.firstIndex(of: false) else { return }
-        inbound[index] = true
+        inbound.markOldestHandled()
         countHandledPrefix()
     }
 
     /// Counts the handled stanzas at the head of ``inbound`` in the stream's `h`.
     func countHandledPrefix() {
         guard let link, !link.finished else { return }
-        var counted = 0
-        while counted < inbound.count, inbound[counted] {
-            link.machine.handled()
-            counted += 1
-        }
+        let counted = inbound.takeHandledPrefix()
         guard counted > 0 else { return }
-        inbound.removeFirst(counted)
+        for _ in 0..<counted { link.machine.handled() }
         keepResumption(link)
     }
 

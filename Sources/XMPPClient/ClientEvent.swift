@@ -17,6 +17,6 @@ public enum ClientEvent: Sendable, Hashable {
     case authenticated(saltedPassword: SCRAMClient.SaltedPassword)
     /// The connection ended with this error; a reconnect follows (with backoff) unless the connection was closed.
     case disconnected(ClientError)
-    /// A stanza for the bridge; call ``ClientConnection/handled()`` once its effect is durable.
-    case stanza(Stanza)
+    /// A stanza for the bridge; call ``ClientConnection/handled(_:)`` with its ticket once its effect is durable.
+    case stanza(Stanza, InboundTicket)
 }

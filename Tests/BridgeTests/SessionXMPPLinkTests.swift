@@ -18,7 +18,7 @@ import XMPPComponent
         let bot = try #require(JID("isthmus@bridge.localhost/isthmus"))
         let link = SessionXMPPLink(connection: connection, logger: .disabled, primaryOccupant: bot)
         let runner = BackgroundTask { await connection.run() }
-        let events = AsyncQueue.collecting(link.events)
+        let events = AsyncQueue.collecting(link.events.map(\.event))
         let session = try await server.nextSession()
         _ = try await session.acceptComponent(secret: "s3cret")
         _ = try await events.next(within: 5, "connected")
@@ -57,7 +57,7 @@ import XMPPComponent
         let bot = try #require(JID("isthmus@bridge.localhost/isthmus"))
         let link = SessionXMPPLink(connection: connection, logger: .disabled, primaryOccupant: bot)
         let runner = BackgroundTask { await connection.run() }
-        let events = AsyncQueue.collecting(link.events)
+        let events = AsyncQueue.collecting(link.events.map(\.event))
         let session = try await server.nextSession()
         _ = try await session.acceptComponent(secret: "s3cret")
         _ = try await events.next(within: 5, "connected")

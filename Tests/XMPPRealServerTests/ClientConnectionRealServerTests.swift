@@ -56,7 +56,7 @@ final class ClientConnectionRealServerTests: XCTestCase {
         var answered = false, acknowledged = false
         while !(answered && acknowledged) {
             switch try await next(events, "the pong and the ack") {
-            case .stanza(.iq(let iq)) where iq.id == StanzaAttributeID("ping-1"):
+            case .stanza(.iq(let iq), _) where iq.id == StanzaAttributeID("ping-1"):
                 XCTAssertEqual(iq.type, .result)
                 await connection.handled()
                 answered = true
@@ -79,7 +79,7 @@ final class ClientConnectionRealServerTests: XCTestCase {
         let beforeCrash = ping(bed, id: "before-crash")
         try await first.send(beforeCrash)
         let pong = try await next(firstEvents, "the pong")
-        guard case .stanza(.iq(let answer)) = pong, answer.id == StanzaAttributeID("before-crash") else { return XCTFail("got \(pong)") }
+        guard case .stanza(.iq(let answer), _) = pong, answer.id == StanzaAttributeID("before-crash") else { return XCTFail("got \(pong)") }
         // Not handled: the effect of the pong is "not durable" when the process dies.
         await firstRunner.stop()   // cancelled: the socket drops, the stream is never closed
         let kept = await first.resumption
@@ -94,13 +94,13 @@ final class ClientConnectionRealServerTests: XCTestCase {
         let resumed = try await next(secondEvents, "the resumption")
         XCTAssertEqual(resumed, .connected(jid, resumed: true), "the same session, no new bind")
         let again = try await next(secondEvents, "the unhandled pong, resent by the server")
-        guard case .stanza(.iq(let resent)) = again else { return XCTFail("expected the pong again, got \(again)") }
+        guard case .stanza(.iq(let resent), _) = again else { return XCTFail("expected the pong again, got \(again)") }
         XCTAssertEqual(resent.id, StanzaAttributeID("before-crash"))
         await second.handled()
 
         try await second.send(ping(bed, id: "after-resume"))
         let next = try await next(secondEvents, "the pong after resuming")
-        guard case .stanza(.iq(let later)) = next else { return XCTFail("got \(next)") }
+        guard case .stanza(.iq(let later), _) = next else { return XCTFail("got \(next)") }
         XCTAssertEqual(later.id, StanzaAttributeID("after-resume"))
     }
 
@@ -147,7 +147,7 @@ final class ClientConnectionRealServerTests: XCTestCase {
         while true {   // its reflection: the room has routed it to every occupant
             let event = try await next(otherEvents, "the reflection")
             await other.handled()
-            if case .stanza(.message(let message)) = event, message.body == "while you were out" { break }
+            if case .stanza(.message(let message), _) = event, message.body == "while you were out" { break }
         }
         let kept = await first.resumption
         let old = try XCTUnwrap(kept)
@@ -168,7 +168,7 @@ final class ClientConnectionRealServerTests: XCTestCase {
         while true {
             let event = try await next(events, "the barrier's answer")
             await second.handled()
-            if case .stanza(.iq(let pong)) = event, pong.id == StanzaAttributeID("barrier") { break }
+            if case .stanza(.iq(let pong), _) = event, pong.id == StanzaAttributeID("barrier") { break }
             if case .stanza = event { continue }
             return XCTFail("the link changed before the barrier: \(event)")
         }
@@ -190,7 +190,7 @@ final class ClientConnectionRealServerTests: XCTestCase {
         try await connection.sendGroupchat(from: me, room: room, body: "hello from the relay", originID: originID)
         var reflected = false
         while !reflected {
-            guard case .stanza(let stanza) = try await next(events, "the reflection") else { continue }
+            guard case .stanza(let stanza, _) = try await next(events, "the reflection") else { continue }
             await connection.handled()
             if case .message(let message) = stanza, message.originID == originID {
                 XCTAssertEqual(message.from, room.with(resource: "Relay"))
@@ -232,7 +232,7 @@ final class ClientConnectionRealServerTests: XCTestCase {
         for id in ["p1", "p2"] {
             try await first.send(ping(bed, id: id))
             while true {
-                if case .stanza(.iq(let pong)) = try await next(firstEvents, "pong \(id)"), pong.id == StanzaAttributeID(id) { break }
+                if case .stanza(.iq(let pong), _) = try await next(firstEvents, "pong \(id)"), pong.id == StanzaAttributeID(id) { break }
             }
             await first.handled()
         }

@@ -41,7 +41,7 @@ import XMPPClient
         defer { Task { await runner.stop() } }
         #expect(try await firstEvent(events) == .connected(JID("relay@localhost/tls")!, resumed: false))
         try await connection.send(.iq(IQ(type: .get, to: JID("localhost"), id: StanzaAttributeID("p1")!, payload: .ping)))
-        guard case .stanza(.iq(let pong)) = try await firstEvent(events) else { Issue.record("no pong"); return }
+        guard case .stanza(.iq(let pong), _) = try await firstEvent(events) else { Issue.record("no pong"); return }
         #expect(pong.id == StanzaAttributeID("p1") && pong.type == .result)
         #expect(server.events("tls") == ["tls 1 TLSv1.3 xmpp-client"])
         #expect(server.events("auth") == ["auth 1 SCRAM-SHA-1-PLUS"], "bound SCRAM, since the server announces tls-server-end-point")

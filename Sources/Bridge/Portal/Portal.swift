@@ -46,9 +46,13 @@ actor Portal {
         }
     }
 
-    /// Queues an event for this portal. Safe from any context; order of calls is order of handling.
-    nonisolated func enqueue(_ event: PortalEvent) {
-        queue.enqueue(event)
+    /// Queues an event for this portal. Safe from any context; order of calls is order of handling. `receipt`: the
+    /// XMPP stanza's (client mode), given once the event is handled: the effects of a room's XMPP event are durable
+    /// when its handling ends (sends to Matrix are waited out and recorded; what the room model holds back, the
+    /// archive still has after the resume point). The one hand-off that is not, a private message to a Matrix user's
+    /// occupant passed to the DMs, does not occur in client mode: the account hosts no such occupants.
+    nonisolated func enqueue(_ event: PortalEvent, receipt: XMPPReceipt? = nil) {
+        queue.enqueue(event, receipt: receipt)
     }
 
     /// Closes the queue: later events are ignored, and ``run()`` returns once it has handled those already queued —
@@ -86,10 +90,12 @@ actor Portal {
     /// point past that message, and the next start (or the standby taking over) would never catch it up. What is left
     /// queued is not lost: MUC messages come back from the archive after the resume point, Matrix events from the
     /// durable inbox.
-    private func handle(_ burst: [PortalEvent]) async {
-        for event in burst {
+    private func handle(_ burst: [PortalQueue.Entry]) async {
+        for entry in burst {
             if Task.isCancelled { return }
-            await feed(.event(event))
+            await feed(.event(entry.event))
+            if Task.isCancelled { return }   // cut short: not handled (a resumed session delivers it again)
+            await entry.receipt?.handled()
             if machine.closed { return }
         }
     }

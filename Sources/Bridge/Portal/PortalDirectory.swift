@@ -66,8 +66,10 @@ final class PortalDirectory: Sendable {
         }
     }
 
-    /// Hands an XMPP event to the portal of its room; connection changes go to every portal.
-    func route(_ event: XMPPLinkEvent, logger: Logger) {
+    /// Hands an XMPP event to the portal of its room; connection changes go to every portal. A portal that takes the
+    /// event takes its `receipt` too; the receipt is returned when nothing took it (the caller gives it then).
+    @discardableResult
+    func route(_ event: XMPPLinkEvent, receipt: XMPPReceipt? = nil, logger: Logger) -> XMPPReceipt? {
         switch event {
         case .connected(let reconnected):
             logger.info("XMPP link up", metadata: ["xmpp.reconnected": "\(reconnected)"])
@@ -84,23 +86,33 @@ final class PortalDirectory: Sendable {
             }
             for consent in consents { consent(event) }
         case .message(let message):
-            let (portal, consent) = table.withLock { ($0.byMUC[message.room.bare], $0.consents[message.room.bare]) }
-            if let portal { portal.enqueue(.xmppMessage(message)) } else { consent?(event) }
+            return deliver(.xmppMessage(message), of: event, room: message.room, receipt: receipt)
         case .presence(let presence):
-            let (portal, consent) = table.withLock { ($0.byMUC[presence.room.bare], $0.consents[presence.room.bare]) }
-            if let portal { portal.enqueue(.xmppPresence(presence)) } else { consent?(event) }
+            return deliver(.xmppPresence(presence), of: event, room: presence.room, receipt: receipt)
         case .privateMessage(let message):
-            let (portal, consent) = table.withLock { ($0.byMUC[message.room.bare], $0.consents[message.room.bare]) }
-            if let portal { portal.enqueue(.xmppPrivateMessage(message)) } else { consent?(event) }
+            return deliver(.xmppPrivateMessage(message), of: event, room: message.room, receipt: receipt)
         case .session:
             break   // the rooms act on `connected`, which follows
         case .invite(let invite):
             if let portal = table.withLock({ $0.byMUC[invite.room.bare] }) {
-                portal.enqueue(.xmppInvite(invite))
-            } else {
-                logger.debug("Invitation from a room that is not linked ignored", metadata: ["xmpp.muc": invite.room.description])
+                portal.enqueue(.xmppInvite(invite), receipt: receipt)
+                return nil
             }
+            logger.debug("Invitation from a room that is not linked ignored", metadata: ["xmpp.muc": invite.room.description])
         }
+        return receipt
+    }
+
+    /// Queues a room's event at its portal (with the receipt), or hands it to the consent handshake holding the room
+    /// (which keeps nothing durable: the receipt comes back).
+    private func deliver(_ portalEvent: PortalEvent, of event: XMPPLinkEvent, room: JID, receipt: XMPPReceipt?) -> XMPPReceipt? {
+        let (portal, consent) = table.withLock { ($0.byMUC[room.bare], $0.consents[room.bare]) }
+        if let portal {
+            portal.enqueue(portalEvent, receipt: receipt)
+            return nil
+        }
+        consent?(event)
+        return receipt
     }
 
     /// Reserves `muc` for a self-service consent handshake: its room events go to `route` until ``release(_:)``, and

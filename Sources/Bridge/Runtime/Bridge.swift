@@ -108,6 +108,12 @@ public final class Bridge: Sendable {
     /// portal directly.
     public func run<Events: AsyncSequence & Sendable>(xmppEvents: Events) async
     where Events.Element == XMPPLinkEvent, Events.Failure == Never {
+        await run(xmppArrivals: XMPPArrivals(events: xmppEvents))
+    }
+
+    /// ``run(xmppEvents:)`` over events that may carry receipts (client mode's account: ``SessionXMPPLink/events``).
+    public func run<Events: AsyncSequence & Sendable>(xmppArrivals xmppEvents: Events) async
+    where Events.Element == XMPPLinkArrival, Events.Failure == Never {
         let (logger, control, directory, writeGate) = (context.logger, self.control, self.directory, context.writeGate)
         let directChats = self.directChats
         let services: [any BridgeService] = [
@@ -288,6 +294,32 @@ public final class Bridge: Sendable {
             group.addTask { await portal.run() }
             directory.add(portal)
             context.logger.info("Link loaded", metadata: ["matrix.room.id": link.matrixRoom.rawValue, "xmpp.muc": link.muc.description])
+        }
+    }
+}
+
+/// Events without receipts (the component, the fakes) as arrivals.
+struct XMPPArrivals<Events: AsyncSequence & Sendable>: AsyncSequence, Sendable
+where Events.Element == XMPPLinkEvent, Events.Failure == Never {
+    typealias Element = XMPPLinkArrival
+    typealias Failure = Never
+
+    let events: Events
+
+    func makeAsyncIterator() -> Iterator {
+        Iterator(base: events.makeAsyncIterator())
+    }
+
+    struct Iterator: AsyncIteratorProtocol {
+        var base: Events.AsyncIterator
+
+        mutating func next() async -> XMPPLinkArrival? {
+            await next(isolation: nil)
+        }
+
+        mutating func next(isolation actor: isolated (any Actor)?) async -> XMPPLinkArrival? {
+            guard let event = await base.next(isolation: actor) else { return nil }
+            return XMPPLinkArrival(event)
         }
     }
 }

@@ -160,7 +160,7 @@ public struct BridgeRuntime: Sendable {
         let appserviceID = config.appservice.id
         let logger = self.logger
         running.add(&group, "xmpp connection") { await parts.component.run() }
-        running.add(&group, "bridge") { await parts.bridge.run(xmppEvents: parts.xmpp.events) }
+        running.add(&group, "bridge") { await parts.bridge.run(xmppArrivals: parts.xmpp.events) }
         running.add(&group, "homeserver ping") {
             await Self.pingHomeserver(parts.client, appserviceID: appserviceID, metrics: parts.metrics, logger: logger)
         }

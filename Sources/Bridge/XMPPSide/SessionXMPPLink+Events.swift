@@ -4,15 +4,16 @@ import XMPPClient
 import XMPPComponent
 
 extension SessionXMPPLink {
-    /// The connection's events as ``XMPPLinkEvent``s, translated lazily by whoever iterates.
+    /// The connection's events as ``XMPPLinkEvent``s, each with its receipt in client mode, translated lazily by
+    /// whoever iterates.
     public struct Events: AsyncSequence, Sendable {
-        public typealias Element = XMPPLinkEvent
+        public typealias Element = XMPPLinkArrival
         public typealias Failure = Never
 
         /// Whose stream it is.
         enum Source: Sendable {
             case component(AsyncStream<ComponentEvent>)
-            /// The account's events, and its connection to count each stanza as handled once taken.
+            /// The account's events, and its connection, which the receipts of its stanzas tell.
             case client(AsyncStream<ClientEvent>, ClientConnection)
         }
 
@@ -35,7 +36,8 @@ extension SessionXMPPLink {
         enum SessionEvent {
             case connected(reconnected: Bool)
             case disconnected(reason: String)
-            case stanza(Stanza)
+            /// With the ticket that counts it as handled (client mode).
+            case stanza(Stanza, InboundTicket?)
             case session(XMPPSessionChange)
             /// Of the connection only (acks, a new salted password).
             case none
@@ -50,21 +52,25 @@ extension SessionXMPPLink {
             /// The client was connected before (a later connection is a reconnect).
             var clientWasConnected = false
 
-            public mutating func next() async -> XMPPLinkEvent? {
+            public mutating func next() async -> XMPPLinkArrival? {
                 await next(isolation: nil)
             }
 
-            public mutating func next(isolation actor: isolated (any Actor)?) async -> XMPPLinkEvent? {
+            /// The next event for the bridge. A stanza that becomes none (an IQ request answered here, a copy for
+            /// another occupant, what is not about a room) counts as handled at once; the others carry their receipt.
+            public mutating func next(isolation actor: isolated (any Actor)?) async -> XMPPLinkArrival? {
                 while let event = await nextSessionEvent(isolation: actor) {
-                    if case .stanza(let stanza) = event {
-                        // Taken is handled, for now: durable handling (the count in the store with the effects) is to come.
-                        await clientConnection?.handled()
+                    var receipt: XMPPReceipt?
+                    if case .stanza(let stanza, let ticket) = event {
+                        if let clientConnection, let ticket { receipt = XMPPReceipt { await clientConnection.handled(ticket) } }
                         if case .iq(let iq) = stanza, iq.isRequest {
                             await responder?.answer(iq)   // no network wait: the answer is written, not awaited
+                            await receipt?.handled()
                             continue
                         }
                     }
-                    if let translated = translate(event) { return translated }
+                    if let translated = translate(event) { return XMPPLinkArrival(translated, receipt: receipt) }
+                    await receipt?.handled()
                 }
                 return nil
             }
@@ -75,7 +81,7 @@ extension SessionXMPPLink {
                     case nil: return nil
                     case .connected(let reconnected)?: return .connected(reconnected: reconnected)
                     case .disconnected(let error)?: return .disconnected(reason: error.description)
-                    case .stanza(let stanza)?: return .stanza(stanza)
+                    case .stanza(let stanza)?: return .stanza(stanza, nil)
                     }
                 }
                 guard client != nil else { return nil }
@@ -89,8 +95,8 @@ extension SessionXMPPLink {
                     return .connected(reconnected: clientWasConnected)
                 case .disconnected(let error)?:
                     return .disconnected(reason: error.description)
-                case .stanza(let stanza)?:
-                    return .stanza(stanza)
+                case .stanza(let stanza, let ticket)?:
+                    return .stanza(stanza, ticket)
                 case .resumed(let resent)?:
                     return .session(.resumed(resent: resent))
                 case .resumeFailed(let unknown)?:
@@ -109,7 +115,7 @@ extension SessionXMPPLink {
                     return .disconnected(reason: reason)
                 case .session(let change):
                     return .session(change)
-                case .stanza(.message(let message)):
+                case .stanza(.message(let message), _):
                     // Invitations are addressed to a puppet's JID, never to our own occupant: read before that filter.
                     if let invite = SessionXMPPLink.roomInvite(message) { return .invite(invite) }
                     // A private message is addressed to one occupant alone: never another's copy.
@@ -117,10 +123,10 @@ extension SessionXMPPLink {
                     if message.type == .chat { return SessionXMPPLink.privateMessage(message).map(XMPPLinkEvent.privateMessage) }
                     if let bounced = SessionXMPPLink.privateMessageError(message) { return .privateMessage(bounced) }
                     return SessionXMPPLink.roomMessage(message).map(XMPPLinkEvent.message)
-                case .stanza(.presence(let presence)):
+                case .stanza(.presence(let presence), _):
                     if isOtherOccupantsCopy(to: presence.to) { return nil }
                     return SessionXMPPLink.roomPresence(presence).map(XMPPLinkEvent.presence)
-                case .stanza(.iq), .none:
+                case .stanza(.iq, _), .none:
                     return nil
                 }
             }
