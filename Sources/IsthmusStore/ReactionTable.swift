@@ -94,6 +94,17 @@ extension Store {
         }
     }
 
+    /// Every Matrix user's reactions to `target`, oldest first (client mode: the relay's XEP-0444 set is their keys).
+    /// Matrix reactors are stored by user id, which alone of the stored senders starts with `@`.
+    public func matrixUsersReactions(room: RoomID, target: EventID) throws -> [Reaction] {
+        try read { db in
+            try db.query("""
+                SELECT matrix_room, target_event, reactor, reaction_key, event_id FROM reactions
+                WHERE matrix_room = ? AND target_event = ? AND reactor LIKE '@%' ORDER BY rowid
+                """, room, target) { ReactionTable.decode($0, direction: .matrixToXMPP) }
+        }
+    }
+
     /// The reaction whose Matrix event is `eventID` (a Matrix user's reaction being redacted).
     public func reaction(room: RoomID, eventID: EventID) throws -> Reaction? {
         try read { db in

@@ -168,6 +168,41 @@ final class RelayTests: XCTestCase {
         }
     }
 
+    /// Reactions from Matrix go as the relay occupant's XEP-0444 set for the message: the union of every Matrix user's
+    /// keys, updated as they change — one 👍 for two users, kept until both took it back.
+    func testReactionsGoAsTheRelaysSetOfEveryMatrixUsersKeys() async throws {
+        let pair = try await RichPair.start("relay-react", config: Self.clientModeConfig(try TestBed.fromEnvironment()))
+        defer { pair.close() }
+        let bob = try await pair.world.matrixUser("bob")
+        try await pair.alice.invite(bob.userID, to: pair.room)
+        try await bob.join(pair.room)
+        let target = try await pair.xmppSays("react to me")
+        let stanzaID = try pair.stanzaID(of: target.reflected)
+        func relaySet(_ what: String, _ keys: [String]) async throws {
+            let message = try await pair.romeo.nextMessage(from: pair.muc, nick: "Matrix", within: 30, what) {
+                RichWire.reactions(in: $0) != nil
+            }
+            let reactions = RichWire.reactions(in: message)
+            XCTAssertEqual(reactions?.id, stanzaID, "reactions/@id is the stanza-id of Romeo's message")
+            XCTAssertEqual(reactions?.keys, keys, what)
+        }
+        let thumbs = try await pair.alice.react("👍", to: target.event.eventID, in: pair.room)
+        try await relaySet("alice's 👍", ["👍"])
+        let heart = try await pair.alice.react("❤️", to: target.event.eventID, in: pair.room)
+        try await relaySet("alice's ❤️ beside it", ["👍", "❤️"])
+        _ = try await bob.react("👍", to: target.event.eventID, in: pair.room)
+        try await relaySet("bob's 👍: still one", ["👍", "❤️"])
+        _ = try await pair.alice.redact(thumbs, in: pair.room)
+        try await relaySet("alice's 👍 taken back: bob's stays", ["❤️", "👍"])
+        _ = try await pair.alice.redact(heart, in: pair.room)
+        try await relaySet("alice's ❤️ taken back", ["👍"])
+        // Nothing came back to Matrix as an XMPP user's reaction: the relay's sets are its own.
+        let timeline = try await pair.timeline(untilXMPPSentinel: "reactions sentinel")
+        let humans: Set<String> = [pair.alice.userID, bob.userID]
+        XCTAssertEqual(timeline.filter { $0.type == "m.reaction" && !humans.contains($0.sender) }.count, 0)
+        XCTAssertEqual(timeline.filter { $0.type == "m.reaction" }.count, 3, "alice's two and bob's one")
+    }
+
     /// The unavailable presences of the relay occupant Romeo received (and has not read): none while its session lives.
     static func relayLeft(_ romeo: XMPPTestClient, _ muc: JID) -> [Presence] {
         romeo.queuedStanzas.compactMap { stanza -> Presence? in

@@ -78,6 +78,8 @@ extension PortalStateMachine {
         /// The message a reaction is on, or a redacted reaction was on, and the sender's reactions to it so far.
         var reacted: MessageMapping?
         var reactions: [Reaction] = []
+        /// Client mode: every Matrix user's reactions to that message, oldest first (the relay's set is their keys).
+        var relayedReactions: [Reaction] = []
         /// A redacted message.
         var redacted: MessageMapping?
         /// A redacted reaction.

@@ -67,13 +67,11 @@ extension XMPPDeliveryMachine {
                           target: target, excerpt: RichTranslation.excerpt(translated.body), in: room)
     }
 
-    /// `m.reaction` → the user's whole set for the message (XEP-0444), with `<store/>` so the room archives it.
+    /// `m.reaction` → the user's whole set for the message (XEP-0444), with `<store/>` so the room archives it. In
+    /// client mode the one relay occupant reacts for every Matrix user: its set is the union of their keys.
     private mutating func matrixReaction(_ queued: QueuedMatrixEvent, key: String, targets: MatrixTargets, in room: Room,
                                          now: ContinuousClock.Instant) -> [Output] {
         let user = queued.event.sender
-        // Client mode: a reaction set is its sender's whole set, and the relay's would have to be every Matrix
-        // user's together; until that lands, none is sent rather than one user's set replacing another's.
-        if configuration.relay != nil { return skipped(queued, "reactions are not relayed yet") }
         guard let reacted = targets.reacted, reacted.kind == .message, let event = reacted.eventID else {
             return skipped(queued, "reaction to a message that was not bridged")
         }
@@ -84,11 +82,10 @@ extension XMPPDeliveryMachine {
             return skipped(queued, "reaction to a message the room gave no stanza-id (XEP-0444 cannot name it)")
         }
         endReceiptWait(for: queued.event.eventID)
-        var keys = targets.reactions.map(\.key)
-        guard !keys.contains(key) else { return [.perform(.dequeue(seq: queued.seq))] }
-        keys.append(key)
-        let change = ReactionChange(added: [Reaction(room: configuration.room, target: event, reactor: .matrix(user), key: key,
-                                                     eventID: queued.event.eventID)])
+        guard !targets.reactions.contains(where: { $0.key == key }) else { return [.perform(.dequeue(seq: queued.seq))] }
+        let added = Reaction(room: configuration.room, target: event, reactor: .matrix(user), key: key, eventID: queued.event.eventID)
+        let keys = configuration.relay == nil ? targets.reactions.map(\.key) + [key] : Self.relaySet(targets.relayedReactions + [added])
+        let change = ReactionChange(added: [added])
         return mapAndSend(queued, user: user, stanza: OutgoingGroupchat.reactions(to: stanzaID.rawValue, keys), kind: .reaction, target: event,
                           reaction: change, in: room)
     }
@@ -98,11 +95,11 @@ extension XMPPDeliveryMachine {
     /// the room is told.
     private func matrixRedaction(_ queued: QueuedMatrixEvent, reason: String?, targets: MatrixTargets, in room: Room) -> [Output] {
         if let reaction = targets.redactedReaction {
-            if configuration.relay != nil { return skipped(queued, "reactions are not relayed yet") }
             guard let reactor = reaction.reactor.matrixUser, let reacted = targets.reacted, let stanzaID = reacted.stanzaID else {
                 return skipped(queued, "redaction of a reaction that was not bridged")
             }
-            let keys = targets.reactions.map(\.key).filter { $0 != reaction.key }
+            let keys = configuration.relay == nil ? targets.reactions.map(\.key).filter { $0 != reaction.key }
+                : Self.relaySet(targets.relayedReactions.filter { $0.reactor != reaction.reactor || $0.key != reaction.key })
             return mapAndSend(queued, user: reactor, stanza: OutgoingGroupchat.reactions(to: stanzaID.rawValue, keys), kind: .reaction,
                               target: reaction.target, reaction: ReactionChange(removed: [reaction]), in: room)
         }
@@ -156,7 +153,15 @@ extension XMPPDeliveryMachine {
                 .perform(.dequeue(seq: queued.seq))]
     }
 
-    /// Maps the event (consuming its inbox row, with its reaction change) before the stanza goes out from `user`'s puppet.
+    /// The relay occupant's XEP-0444 set: every key some Matrix user reacted with, each once, in the order first used.
+    /// A key two users chose stays until both took it back.
+    static func relaySet(_ reactions: [Reaction]) -> [String] {
+        var seen = Set<String>()
+        return reactions.map(\.key).filter { seen.insert($0).inserted }
+    }
+
+    /// Maps the event (consuming its inbox row, with its reaction change) before the stanza goes out from `user`'s puppet
+    /// (client mode: from the relay occupant).
     private func mapAndSend(_ queued: QueuedMatrixEvent, user: UserID, stanza: OutgoingGroupchat, kind: MessageMapping.Kind,
                             target: EventID?, excerpt: String? = nil, reaction: ReactionChange? = nil, in room: Room) -> [Output] {
         let event = queued.event

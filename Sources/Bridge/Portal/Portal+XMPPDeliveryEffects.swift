@@ -58,7 +58,8 @@ extension Portal {
     private func resolveMatrixTargets(_ queued: QueuedMatrixEvent) async -> XMPPDeliveryMachine.Input {
         let event = queued.event
         do {
-            return .targetsResolved(queued, try await context.store.matrixTargets(of: event, in: link.matrixRoom))
+            return .targetsResolved(queued, try await context.store.matrixTargets(of: event, in: link.matrixRoom,
+                                                                                  relayed: context.relay != nil))
         } catch {
             if await context.storeIsBack(after: error) { return await resolveMatrixTargets(queued) }
             logger.error("Message map lookup failed", metadata: ["matrix.event.id": event.eventID.rawValue, "error": "\(error)"])

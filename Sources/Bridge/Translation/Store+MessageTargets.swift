@@ -33,7 +33,7 @@ extension Store {
     }
 
     /// What a Matrix event refers to. (A media message's upload to the XMPP server is the portal's to add.)
-    func matrixTargets(of event: MatrixRoomEvent, in room: RoomID) throws -> PortalStateMachine.MatrixTargets {
+    func matrixTargets(of event: MatrixRoomEvent, in room: RoomID, relayed: Bool = false) throws -> PortalStateMachine.MatrixTargets {
         var targets = PortalStateMachine.MatrixTargets()
         switch event.content {
         case .message(_, _, let details):
@@ -42,11 +42,13 @@ extension Store {
         case .reaction(let target, _):
             targets.reacted = try mapping(room: room, eventID: target)
             targets.reactions = try reactions(room: room, target: target, reactor: .matrix(event.sender))
+            if relayed { targets.relayedReactions = try matrixUsersReactions(room: room, target: target) }
         case .redaction(let target, _):
             if let reaction = try reaction(room: room, eventID: target), reaction.reactor.matrixUser != nil {
                 targets.redactedReaction = reaction
                 targets.reacted = try mapping(room: room, eventID: reaction.target)
                 targets.reactions = try reactions(room: room, target: reaction.target, reactor: reaction.reactor)
+                if relayed { targets.relayedReactions = try matrixUsersReactions(room: room, target: reaction.target) }
             } else {
                 targets.redacted = try mapping(room: room, eventID: target)
             }

@@ -8,7 +8,7 @@ import Testing
 import XMPP
 
 /// Client mode through the portal machine: no Matrix user gets a puppet; each message is mapped, then goes from the
-/// bridge's own occupant with the sender's name in the relay format; reactions are not relayed (yet), never wrongly.
+/// bridge's own occupant with the sender's name in the relay format; the relay's reactions are every Matrix user's together.
 @Suite struct PortalRelayMachineTests {
     struct Failure: Error, CustomStringConvertible { var description: String }
 
@@ -50,20 +50,53 @@ import XMPP
         #expect(!actions.contains { if case .matrixDelivery(.send) = $0 { true } else { false } }, "\(actions)")
     }
 
-    @Test func reactionsAreNotRelayedRatherThanOneUsersSetReplacingAnothers() throws {
+    /// The relay reacts for every Matrix user: its XEP-0444 set is the union of their keys — bob's 👍 beside alice's
+    /// keeps one 👍, and alice taking hers back leaves it (bob's), while her ❤️ goes.
+    @Test func theRelaysReactionSetIsEveryMatrixUsersKeysTogether() throws {
         var f = MachineFixture(relay: RelayFormat())
-        f.activate(members: [f.alice: "Alice"])
-        let reaction = QueuedMatrixEvent(seq: 4, event: MatrixRoomEvent(eventID: EventID("$r4")!, room: f.room, sender: f.alice,
-                                                                       content: .reaction(target: EventID("$x")!, key: "👍")))
-        let actions = f.act(.matrixEvents([reaction]))
-        guard case .xmppDelivery(.resolveMatrixTargets)? = actions.last else { throw Failure(description: "\(actions)") }
-        let target = MessageMapping(room: f.room, eventID: EventID("$x")!, stanzaID: StanzaID("s1"), originID: nil, direction: .xmppToMatrix,
+        f.activate(members: [f.alice: "Alice", f.bob: "Bob"])
+        let x = EventID("$x")!
+        let target = MessageMapping(room: f.room, eventID: x, stanzaID: StanzaID("s1"), originID: nil, direction: .xmppToMatrix,
                                     sender: .occupant(.nick("Romeo")), state: .delivered, body: "hi")
-        var targets = PortalStateMachine.MatrixTargets()
-        targets.reacted = target
-        let resolved = f.act(.xmppDelivery(.targetsResolved(reaction, targets)))
-        #expect(resolved.contains(.xmppDelivery(.dequeue(seq: 4))))
-        #expect(!resolved.contains { if case .xmppDelivery(.insertMapping) = $0 { true } else { false } })
+        func reaction(_ seq: Int64, _ user: UserID, _ key: String) -> QueuedMatrixEvent {
+            QueuedMatrixEvent(seq: seq, event: MatrixRoomEvent(eventID: EventID("$r\(seq)")!, room: f.room, sender: user,
+                                                             content: .reaction(target: x, key: key)))
+        }
+        func stored(_ seq: Int64, _ user: UserID, _ key: String) -> Reaction {
+            Reaction(room: f.room, target: x, reactor: .matrix(user), key: key, eventID: EventID("$r\(seq)")!)
+        }
+        /// The set the relay sends for `queued`, given what the store holds.
+        func relaySet(_ queued: QueuedMatrixEvent, own: [Reaction], everyone: [Reaction], redacted: Reaction? = nil) throws -> [String]? {
+            guard case .xmppDelivery(.resolveMatrixTargets)? = f.act(.matrixEvents([queued])).last else { throw Failure(description: "no lookup") }
+            var targets = PortalStateMachine.MatrixTargets()
+            targets.reacted = target
+            targets.reactions = own
+            targets.relayedReactions = everyone
+            targets.redactedReaction = redacted
+            let resolved = f.act(.xmppDelivery(.targetsResolved(queued, targets)))
+            guard case .xmppDelivery(.insertMapping(let mapping, _, let delivery, _))? = resolved.first else { return nil }
+            #expect(mapping.nick == "Matrix")
+            _ = f.act(.xmppDelivery(.mappingInserted(delivery, inserted: true)))
+            _ = f.act(.xmppDelivery(.groupchatSent(delivery, nil)))
+            #expect(delivery.stanza.references.reactions?.id == "s1")
+            return delivery.stanza.references.reactions?.keys
+        }
+
+        #expect(try relaySet(reaction(1, f.alice, "👍"), own: [], everyone: []) == ["👍"])
+        #expect(try relaySet(reaction(2, f.alice, "❤️"), own: [stored(1, f.alice, "👍")], everyone: [stored(1, f.alice, "👍")]) == ["👍", "❤️"])
+        let all = [stored(1, f.alice, "👍"), stored(2, f.alice, "❤️")]
+        #expect(try relaySet(reaction(3, f.bob, "👍"), own: [], everyone: all) == ["👍", "❤️"], "one 👍 for both")
+        let everyone = all + [stored(3, f.bob, "👍")]
+        // alice takes her 👍 back: bob's stays in the set; then her ❤️: gone.
+        let undo = QueuedMatrixEvent(seq: 4, event: MatrixRoomEvent(eventID: EventID("$u4")!, room: f.room, sender: f.alice,
+                                                                   content: .redaction(target: EventID("$r1")!, reason: nil)))
+        #expect(try relaySet(undo, own: all, everyone: everyone, redacted: stored(1, f.alice, "👍")) == ["❤️", "👍"])
+        let undoHeart = QueuedMatrixEvent(seq: 5, event: MatrixRoomEvent(eventID: EventID("$u5")!, room: f.room, sender: f.alice,
+                                                                        content: .redaction(target: EventID("$r2")!, reason: nil)))
+        #expect(try relaySet(undoHeart, own: [stored(2, f.alice, "❤️")], everyone: [stored(2, f.alice, "❤️"), stored(3, f.bob, "👍")],
+                             redacted: stored(2, f.alice, "❤️")) == ["👍"])
+        // The same key again from the same user changes nothing and sends nothing.
+        #expect(try relaySet(reaction(6, f.bob, "👍"), own: [stored(3, f.bob, "👍")], everyone: [stored(3, f.bob, "👍")]) == nil)
     }
 
     @Test func aFilesCaptionSaysWhoSentIt() throws {
