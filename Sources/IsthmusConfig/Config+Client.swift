@@ -23,6 +23,8 @@ extension Config {
         public var tls: TLSMode = .starttls
         /// `ca_file`: an extra trust anchor (PEM) instead of the system's CA store.
         public var caFile: String?
+        /// `accept_subscriptions`: whose presence subscription requests the account accepts.
+        public var acceptSubscriptions: SubscriptionPolicy = .none
         /// The resource the bridge binds (not configurable: one bridge per account).
         public var resource = "isthmus"
 
@@ -49,6 +51,17 @@ extension Config {
         case none
     }
 
+    /// `xmpp.client.accept_subscriptions`: whose requests to see the account's presence (RFC 6121 §3) it accepts;
+    /// the others are declined (`unsubscribed`), so the server does not ask again at every login.
+    public enum SubscriptionPolicy: String, Sendable, Equatable, CaseIterable {
+        /// Nobody's (the default: a bridge has nothing to tell a contact).
+        case none
+        /// Those of people the bridge has seen in a linked room by their real JID.
+        case linked
+        /// Everybody's.
+        case all
+    }
+
     /// `relay:` — how Matrix users' messages read in the MUC when the bridge's one occupant relays them.
     public struct Relay: Sendable, Equatable {
         /// `xmpp_format`, with `{name}` and `{text}`.
@@ -59,7 +72,7 @@ extension Config {
         public init() {}
     }
 
-    /// `xmpp.client:` — `jid`, `password`, `server_host`, `server_port`, `tls`, `ca_file`.
+    /// `xmpp.client:` — `jid`, `password`, `server_host`, `server_port`, `tls`, `ca_file`, `accept_subscriptions`.
     static func decodeXMPPClient(_ reader: inout ConfigReader, environment: [String: String],
                                  baseDirectory: String) throws(ConfigError) -> XMPPClient {
         let text = try reader.string("jid")
@@ -81,6 +94,12 @@ extension Config {
             throw reader.invalid("tls", "none sends the password in the clear: only allowed with a loopback server_host, not '\(client.host)'")
         }
         client.caFile = try reader.optionalString("ca_file").map { resolve($0, against: baseDirectory) }
+        if let policy = try reader.optionalString("accept_subscriptions") {
+            guard let parsed = SubscriptionPolicy(rawValue: policy) else {
+                throw reader.invalid("accept_subscriptions", "must be none, linked or all")
+            }
+            client.acceptSubscriptions = parsed
+        }
         return client
     }
 

@@ -90,6 +90,17 @@ extension Store {
         }
     }
 
+    /// Whether a ghost of a linked room stands for `person` (their bare JID; the occupant's real JID as the room gave
+    /// it, full or bare).
+    public func hasRoomGhost(realJID person: JID) throws -> Bool {
+        let bare = person.bare.description
+        return try read { db in
+            try db.query("""
+                SELECT 1 FROM room_ghosts WHERE real_jid = ? OR substr(real_jid, 1, ?) = ? LIMIT 1
+                """, bare, bare.utf8.count + 1, bare + "/") { _ in true }.first ?? false
+        }
+    }
+
     /// Forgets every ghost of `room` (after unlink).
     public func deleteRoomGhosts(_ room: RoomID) throws {
         try write { db in _ = try db.run("DELETE FROM room_ghosts WHERE matrix_room = ?", room) }

@@ -101,6 +101,10 @@ public enum XMPPNamespace {
     public static let chatStates = "http://jabber.org/protocol/chatstates"
     /// XEP-0333 displayed markers.
     public static let chatMarkers = "urn:xmpp:chat-markers:0"
+    /// RFC 6121 rosters.
+    public static let roster = "jabber:iq:roster"
+    /// XEP-0249 direct MUC invitations.
+    public static let directInvite = "jabber:x:conference"
     /// XEP-0066 out-of-band data.
     public static let outOfBand = "jabber:x:oob"
     /// XEP-0447 stateless file sharing.

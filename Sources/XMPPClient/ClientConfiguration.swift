@@ -25,6 +25,10 @@ public struct ClientConfiguration: Sendable {
     public var tickInterval: Duration
     public var parserLimits: XMLStreamLimits
     public var timeSource: TimeSource
+    /// Sent in order once each new session is established (not after a resumption: the server kept what they set up),
+    /// e.g. the roster request and initial presence that make the session one the server tells about subscription
+    /// requests and messages to the bare JID (RFC 6121 §2.2, §3.1.3, §4.2). Empty: none (`isthmus doctor`).
+    public var onNewSession: [Stanza] = []
 
     public init(
         host: String, port: Int, stream: ClientStateMachine.Configuration, directTLS: Bool = false,

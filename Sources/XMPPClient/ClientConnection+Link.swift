@@ -214,6 +214,11 @@ extension ClientConnection {
             case .established(let jid):
                 link.established = true
                 logger.info("Connected to the XMPP server as a client", metadata: ["xmpp.jid": jid.description, "xmpp.resumed": "\(link.resumed)"])
+                if !link.resumed {
+                    for stanza in configuration.onNewSession {
+                        if let sent = try? link.machine.send(stanza) { perform(sent, on: link) }
+                    }
+                }
                 eventSink.yield(.connected(jid, resumed: link.resumed))
             case .deliver(let stanza):
                 deliver(stanza)

@@ -63,5 +63,14 @@ import XMPPComponent
         let unknown = IQ(type: .get, from: asker, to: puppet, payload: .other(XElement("query", namespace: "jabber:iq:version")))
         #expect(responder.response(to: unknown) == unknown.errorResponse(StanzaError(type: .cancel, condition: .serviceUnavailable)))
         #expect(responder.response(to: get.result()) == nil)
+        // Client mode's roster pushes: from the account itself (or with no from) acknowledged, from anyone else refused.
+        let account = JID("relay@localhost/isthmus")!
+        let query = XElement("query", namespace: XMPPNamespace.roster)
+        let push = IQ(type: .set, from: account.bare, to: account, payload: .other(query))
+        #expect(responder.response(to: push) == push.result())
+        let anonymousPush = IQ(type: .set, to: account, payload: .other(query))
+        #expect(responder.response(to: anonymousPush) == anonymousPush.result())
+        let spoofed = IQ(type: .set, from: JID("mallory@evil.example")!, to: account, payload: .other(query))
+        #expect(responder.response(to: spoofed) == spoofed.errorResponse(StanzaError(type: .cancel, condition: .serviceUnavailable)))
     }
 }

@@ -1,5 +1,6 @@
 import Bridge
 import IsthmusCommon
+import IsthmusConfig
 import IsthmusStore
 import TestSupport
 
@@ -13,13 +14,14 @@ struct BridgeHarness {
     let task: Task<Void, Never>
 
     init(path: String = ":memory:", selfCheckInterval: Duration = .seconds(300), timelineCheckWindow: Duration = .seconds(20),
-         backgroundTimelineChecks: [Duration] = [.seconds(1)], clock: TimeSource = .system) throws {
+         backgroundTimelineChecks: [Duration] = [.seconds(1)], clock: TimeSource = .system,
+         subscriptions: Config.SubscriptionPolicy = .none) throws {
         store = try Store(path: path, logger: .disabled)
         bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix,
                         naming: BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!,
                         logger: .disabled, linkPollInterval: .milliseconds(20), selfCheckInterval: selfCheckInterval,
                         timelineCheckWindow: timelineCheckWindow, backgroundTimelineChecks: backgroundTimelineChecks,
-                        clock: clock)
+                        clock: clock, subscriptions: subscriptions)
         let bridge = self.bridge, events = xmpp.events
         task = Task { await bridge.run(xmppEvents: events) }
     }

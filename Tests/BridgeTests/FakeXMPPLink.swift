@@ -30,6 +30,8 @@ final class FakeXMPPLink: XMPPLink, Sendable {
         /// MUC private messages from puppets (``sendChat(from:to:body:references:originID:)``), in order, and whether the
         /// sender had joined (a real MUC refuses a private message from a non-occupant).
         var chats: [(from: JID, to: JID, body: String?, originID: OriginID, senderJoined: Bool, references: MessageReferences)] = []
+        /// Answers to presence subscription requests, in order.
+        var subscriptionAnswers: [(requester: JID, accepted: Bool)] = []
         /// Mediated invitations sent: from which occupant, to whom.
         var invites: [(from: JID, to: JID, reason: String?)] = []
         /// Roles set by the bridge's occupant.
@@ -129,6 +131,10 @@ final class FakeXMPPLink: XMPPLink, Sendable {
 
     func sendPrivate(from sender: JID, to recipient: JID, body: String) async throws {
         state.withLock { $0.privates.append((recipient, body)) }
+    }
+
+    func answerSubscription(of requester: JID, accepted: Bool) async throws {
+        state.withLock { $0.subscriptionAnswers.append((requester, accepted)) }
     }
 
     func sendChat(from occupant: JID, to recipient: JID, body: String?, references: MessageReferences, originID: OriginID) async throws {

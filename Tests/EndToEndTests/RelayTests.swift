@@ -2,6 +2,7 @@ import Foundation
 import IsthmusCommon
 import TestSupport
 import XCTest
+import XMLStream
 import XMPP
 
 /// Client mode (`xmpp.mode: client`): the bridge as an ordinary XMPP account (`relay@localhost`) on the real server,
@@ -201,6 +202,49 @@ final class RelayTests: XCTestCase {
         let humans: Set<String> = [pair.alice.userID, bob.userID]
         XCTAssertEqual(timeline.filter { $0.type == "m.reaction" && !humans.contains($0.sender) }.count, 0)
         XCTAssertEqual(timeline.filter { $0.type == "m.reaction" }.count, 3, "alice's two and bob's one")
+    }
+
+    /// A members-only MUC refuses the account, and the link stays in error; an invitation of the account then makes
+    /// the bridge join again at once — a XEP-0249 direct one (from Romeo, who has not made it a member yet: refused
+    /// again) and a mediated one from the room's owner (the room makes it a member): the link is active, text flows.
+    /// A presence subscription request then gets the default answer: declined.
+    func testAMembersOnlyRoomIsJoinedOnceItsOwnerInvitesTheAccount() async throws {
+        let world = try EndToEndHarness("relay-invite")
+        try Self.clientMode(world)
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        let alice = try await world.matrixUser("alice")
+        let muc = world.muc("relay-invite")
+        let romeo = try await world.xmppUser("bob")
+        defer { romeo.close() }
+        try await romeo.createRoom(muc, nick: "Romeo", fields: ["muc#roomconfig_membersonly": ["1"], "muc#roomconfig_persistentroom": ["1"]])
+        let alias = "room-\(world.suffix)-invite"
+        let room = try await alice.createRoom(aliasLocalpart: alias, invite: [world.botUserID])
+        XCTAssertEqual(try world.cli("link", "#\(alias):localhost", muc.description).status, 0)
+        try await world.waitForLink(room, status: "error")
+        let account = try XCTUnwrap(JID("relay@\(world.bed.xmppDomain)"))
+        func rejoins() -> Int { world.bridge?.log.components(separatedBy: "Invited into the MUC; joining again").count ?? 1 }
+
+        // XEP-0249, straight to the account: the bridge tries again, and the room (no membership yet) refuses again.
+        try romeo.send(.message(Message(to: account, extensions: [DirectInvite(room: muc, reason: "come in").element])))
+        try await eventually("the bridge tried again after the direct invitation", timeout: 20) { rejoins() == 2 }
+        try await world.waitForLink(room, status: "error")
+
+        // Mediated by the room (XEP-0045 §7.8.2): its owner's invitation makes the account a member.
+        try romeo.send(.message(Message(to: muc.bare, mucUser: MUCInvite(to: account, reason: "welcome").mucUser)))
+        try await world.waitForLink(room, status: "active", timeout: 30)
+        try await alice.setDisplayname("Alice", in: room)
+        try await alice.send("in at last", to: room)
+        let received = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> in at last", excludingNick: "Romeo")
+        XCTAssertEqual(received.map(\.body), ["<Alice> in at last"])
+
+        // The account is available (its initial presence is what lets invitations reach it), and declines a presence
+        // subscription by default (xmpp.client.accept_subscriptions: none) rather than leaving it pending.
+        // Romeo asks for his roster first: the server tells only such ("interested") sessions of the answer.
+        _ = try await romeo.request(IQ(type: .get, payload: .other(XElement("query", namespace: XMPPNamespace.roster))))
+        try romeo.send(.presence(Presence(type: .subscribe, to: account)))
+        let answer = try await romeo.nextPresence(within: 20, "the account's answer") { $0.from?.bare == account && $0.type != .available }
+        XCTAssertEqual(answer.type, .unsubscribed)
     }
 
     /// The unavailable presences of the relay occupant Romeo received (and has not read): none while its session lives.

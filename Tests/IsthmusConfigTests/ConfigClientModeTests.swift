@@ -39,6 +39,7 @@ import Testing
         #expect(client.host == "example.org")
         #expect(client.port == 5222)
         #expect(client.fullJID == JID("relay@example.org/isthmus"))
+        #expect(client.acceptSubscriptions == Config.SubscriptionPolicy.none)
         #expect(config.xmpp.botNick == "Matrix")
         #expect(config.relay.xmppFormat == "<{name}> {text}")
         #expect(config.relay.xmppEmoteFormat == "* {name} {text}")
@@ -57,6 +58,7 @@ import Testing
                 server_port: 5223
                 tls: direct
                 ca_file: /etc/isthmus/ca.pem
+                accept_subscriptions: linked
 
             """, extra: """
             relay:
@@ -69,10 +71,18 @@ import Testing
         #expect(client.port == 5223)
         #expect(client.tls == .direct)
         #expect(client.caFile == "/etc/isthmus/ca.pem")
+        #expect(client.acceptSubscriptions == .linked)
         #expect(config.xmpp.botNick == "Bridge")
         #expect(config.relay.xmppFormat == "[{name}] {text}")
         #expect(config.relay.xmppEmoteFormat == "** {name} {text}")
         #expect(config.warnings.isEmpty)
+    }
+
+    @Test func anUnknownSubscriptionPolicyIsRefused() throws {
+        let text = Self.config(Self.client.replacingOccurrences(of: "    password", with: "    accept_subscriptions: friends\n    password"))
+        let error = #expect(throws: ConfigError.self) { try parseConfig(text) }
+        #expect(error?.description.contains("xmpp.client.accept_subscriptions") == true)
+        #expect(error?.description.contains("none, linked or all") == true)
     }
 
     @Test func directTLSDefaultsToItsOwnPort() throws {

@@ -9,19 +9,21 @@ import Testing
     /// The specification each namespace of `XMPPNamespace` belongs to. A namespace added to `XMPPNamespace.swift`
     /// without a row here fails `everyDeclaredNamespaceHasASpecification`.
     static let specification: [String: Spec] = [
-        "http://etherx.jabber.org/streams": .rfc6120,
-        "urn:ietf:params:xml:ns:xmpp-streams": .rfc6120,
-        "urn:ietf:params:xml:ns:xmpp-stanzas": .rfc6120,
-        "jabber:client": .rfc6120,
-        "jabber:server": .rfc6120,
-        "urn:ietf:params:xml:ns:xmpp-sasl": .rfc6120,
-        "urn:ietf:params:xml:ns:xmpp-bind": .rfc6120,
-        "urn:ietf:params:xml:ns:xmpp-tls": .rfc6120,
+        "http://etherx.jabber.org/streams": .rfc(6120),
+        "urn:ietf:params:xml:ns:xmpp-streams": .rfc(6120),
+        "urn:ietf:params:xml:ns:xmpp-stanzas": .rfc(6120),
+        "jabber:client": .rfc(6120),
+        "jabber:server": .rfc(6120),
+        "urn:ietf:params:xml:ns:xmpp-sasl": .rfc(6120),
+        "urn:ietf:params:xml:ns:xmpp-bind": .rfc(6120),
+        "urn:ietf:params:xml:ns:xmpp-tls": .rfc(6120),
         "urn:xmpp:sm:3": .xep(198),
         "urn:xmpp:sasl-cb:0": .xep(440),
         "urn:xmpp:sasl:2": .xep(388),
         "urn:xmpp:bind:0": .xep(386),
         "urn:xmpp:fast:0": .xep(484),
+        "jabber:iq:roster": .rfc(6121),
+        "jabber:x:conference": .xep(249),
         "jabber:component:accept": .xep(114),
         "http://jabber.org/protocol/disco#info": .xep(30),
         "http://jabber.org/protocol/disco#items": .xep(30),
@@ -110,8 +112,8 @@ import Testing
     /// The check fails when a used namespace's XEP is missing from the DOAP (it can fail).
     @Test func aMissingEntryIsReported() throws {
         let doap = try Self.read("isthmus.doap").replacingOccurrences(of: "xep-0421.html", with: "xep-9999.html")
-        #expect(DOAPCheck.missingFromDOAP(used: [.xep(421), .rfc6120], doap: doap) == [.xep(421)])
-        #expect(DOAPCheck.missingFromDOAP(used: [.xep(421), .rfc6120], doap: try Self.read("isthmus.doap")).isEmpty)
+        #expect(DOAPCheck.missingFromDOAP(used: [.xep(421), .rfc(6120)], doap: doap) == [.xep(421)])
+        #expect(DOAPCheck.missingFromDOAP(used: [.xep(421), .rfc(6120)], doap: try Self.read("isthmus.doap")).isEmpty)
     }
 
     /// The specifications of the namespaces referenced as `XMPPNamespace.name` in `Sources/` (the benchmarks' fakes excepted).
@@ -137,7 +139,7 @@ import Testing
 
 /// A specification a namespace belongs to.
 enum Spec: Hashable, Comparable {
-    case rfc6120
+    case rfc(Int)
     case xep(Int)
 }
 
@@ -181,7 +183,7 @@ enum DOAPCheck {
         let listed = listedXEPs(doap: doap)
         return used.filter { spec in
             switch spec {
-            case .rfc6120: !doap.contains(#"<implements rdf:resource="https://www.rfc-editor.org/info/rfc6120"/>"#)
+            case .rfc(let number): !doap.contains(#"<implements rdf:resource="https://www.rfc-editor.org/info/rfc\#(number)"/>"#)
             case .xep(let number): !listed.contains(number)
             }
         }.sorted()

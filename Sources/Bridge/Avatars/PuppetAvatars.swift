@@ -45,7 +45,8 @@ final class PuppetAvatars: Sendable {
 }
 
 /// Answers the IQ requests the XMPP server routes to the component's JIDs (RFC 6120 §8.2.3: every get or set gets
-/// a result or an error): `vcard-temp` gets (XEP-0054) with the puppet's avatar, XEP-0199 pings, and
+/// a result or an error): `vcard-temp` gets (XEP-0054) with the puppet's avatar, XEP-0199 pings, the account's roster
+/// pushes (client mode), and
 /// `service-unavailable` for anything else (RFC 6120 §8.4). Decisions are pure (``response(to:)``); ``answer(_:)`` sends.
 struct ComponentIQResponder: Sendable {
     let connection: any StanzaSession
@@ -56,6 +57,11 @@ struct ComponentIQResponder: Sendable {
         guard iq.isRequest else { return nil }
         switch (iq.type, iq.payload) {
         case (.get, .ping?):
+            return iq.result()
+        case (.set, .other(let element)?) where element.name == "query" && element.namespace == XMPPNamespace.roster
+                && (iq.from == nil || iq.from == iq.to?.bare):
+            // RFC 6121 §2.1.6: a roster push (client mode's account, after a subscription changed) is acknowledged;
+            // one from anyone but the account itself is not a push.
             return iq.result()
         case (.get, .other(let element)?) where element.name == "vCard" && element.namespace == XMPPNamespace.vcard:
             let photo = iq.to.flatMap { avatars.vCardAvatar(puppet: $0, asker: iq.from) }

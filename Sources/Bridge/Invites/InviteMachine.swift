@@ -10,6 +10,8 @@ import IsthmusStore
 ///   that user's real JID. The puppet is made ready by the portal machine (``Request/puppet(_:)``), which hands
 ///   the invitation back with ``Input/puppetReady(_:occupant:)``.
 /// - A mediated invitation the MUC forwards to a Matrix user's puppet JID → the bot invites that user into the Matrix room.
+/// - An invitation of the bridge itself (mediated, or XEP-0249 direct to the account) → the portal machine joins again
+///   if the MUC had refused it (``Request/botInvited(_:)``).
 struct InviteMachine: Sendable {
     /// What happened, as far as invitations go.
     enum Input: Sendable, Equatable {
@@ -53,6 +55,8 @@ struct InviteMachine: Sendable {
         /// Make the inviter's puppet ready, then feed ``Input/puppetReady(_:occupant:)`` (its failure is the portal
         /// machine's to handle).
         case puppet(GhostInvite)
+        /// The bridge's own occupant (in client mode: the account) was invited: if the MUC refused it, join again now.
+        case botInvited(RoomInvite)
     }
 
     typealias Output = SubMachineOutput<Action, Request>
@@ -79,6 +83,8 @@ struct InviteMachine: Sendable {
         var originID: (EventID) -> OriginID
         /// The Matrix user the bridge mirrors whose puppet this JID is, if any.
         var bridgedUser: (_ puppet: JID) -> UserID?
+        /// Whether this bare JID is the bridge's own occupant's (the account's, in client mode).
+        var isBridge: (_ jid: JID) -> Bool
         /// The nick of the occupant whose real JID this is, if any.
         var occupantNick: (_ realJID: JID) -> String?
         /// The MUC, for log lines.
@@ -105,6 +111,7 @@ struct InviteMachine: Sendable {
         case .ghostAddressFound(let invite, let address): return ghostAddressFound(invite, address, in: room)
         case .puppetReady(let invite, let occupant): return send(invite, from: occupant, in: room).map(Output.perform)
         case .refused(let id, let error): return refused(id, error, in: room).map(Output.perform)
+        case .xmppInvite(let invite) where room.isBridge(invite.invitee): return [.portal(.botInvited(invite))]
         case .xmppInvite(let invite): return xmppInvite(invite, in: room, now: now).map(Output.perform)
         }
     }

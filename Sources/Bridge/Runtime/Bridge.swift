@@ -1,5 +1,6 @@
 import FoundationEssentials
 import IsthmusCommon
+import IsthmusConfig
 import IsthmusStore
 import Synchronization
 
@@ -54,7 +55,8 @@ public final class Bridge: Sendable {
     /// `metrics`: where the bridge counts what it does (the runtime shares it with the operations listener).
     /// `diskFullProbeInterval`: how often a full (or unreachable) store is probed for a write again.
     /// `roleLevels`: the power level each MUC position gives a ghost. `relay`: client mode's format of the relayed
-    /// Matrix messages (nil: Matrix users have puppets).
+    /// Matrix messages (nil: Matrix users have puppets). `subscriptions`: client mode's answer to presence subscription
+    /// requests (`xmpp.client.accept_subscriptions`).
     public init(store: Store, xmpp: any XMPPLink, matrix: any MatrixLink, naming: BridgeNaming, logger: Logger,
                 linkPollInterval: Duration = .seconds(1), selfCheckInterval: Duration = .seconds(300),
                 timelineCheckWindow: Duration = .seconds(120),
@@ -62,7 +64,7 @@ public final class Bridge: Sendable {
                 clock: TimeSource = .system, metrics: BridgeMetrics = BridgeMetrics(),
                 diskFullProbeInterval: Duration = .seconds(5), selfService: SelfServiceSettings? = nil,
                 roleLevels: RoleLevels = RoleLevels(),
-                media: MediaSettings? = nil, relay: RelayFormat? = nil) {
+                media: MediaSettings? = nil, relay: RelayFormat? = nil, subscriptions: Config.SubscriptionPolicy = .none) {
         self.backgroundTimelineChecks = backgroundTimelineChecks
         let (commands, control) = AsyncStream.makeStream(of: Command.self)
         self.commands = commands
@@ -79,6 +81,7 @@ public final class Bridge: Sendable {
                                     roleLevels: roleLevels,
                                     media: media, mediaImporter: media.map { MediaImporter(settings: $0, logger: logger.with(label: "media")) })
         context.relay = relay
+        context.subscriptions = SubscriptionDesk(policy: subscriptions)
         if let media, let importer = context.mediaImporter {
             context.avatars = AvatarFetcher(settings: media, importer: importer, store: store, logger: logger.with(label: "avatars"))
             let server = naming.identity == .account ? JID(naming.componentDomain) : XMPPUploader.serverDomain(ofComponent: naming.componentDomain)

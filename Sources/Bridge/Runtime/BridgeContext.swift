@@ -33,6 +33,8 @@ struct BridgeContext: Sendable {
     var avatars: AvatarFetcher? = nil
     /// Client mode: Matrix users speak through the bridge's own occupant, in this format (nil: through puppets).
     var relay: RelayFormat? = nil
+    /// Client mode: how requests to see the account's presence are answered.
+    var subscriptions = SubscriptionDesk(policy: .none)
 
     /// The same context, logging to `logger`.
     func with(logger: Logger) -> BridgeContext {

@@ -48,7 +48,11 @@ extension BridgeRuntime {
             logger.info("Resuming the XMPP session kept in the store", metadata: [
                 "xmpp.jid": kept.jid.description, "xmpp.unacknowledged": String(kept.streamManagement.unacknowledged.count)])
         }
-        let connection = ClientConnection(configuration: Self.clientConfiguration(client), resuming: kept, keeper: keeper,
+        var configuration = Self.clientConfiguration(client)
+        // Interested and available (RFC 6121 §2.2, §4.2): subscription requests and XEP-0249 invitations reach it.
+        configuration.onNewSession = [.iq(IQ(type: .get, id: StanzaAttributeID("roster-1")!, payload: .other(XElement("query", namespace: XMPPNamespace.roster)))),
+                                      .presence(Presence())]
+        let connection = ClientConnection(configuration: configuration, resuming: kept, keeper: keeper,
                                           logger: logger.with(label: "xmpp.client"))
         return (.client(connection), SessionXMPPLink(client: connection, logger: linkLogger))
     }

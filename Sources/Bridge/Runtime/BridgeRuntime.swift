@@ -63,7 +63,8 @@ public struct BridgeRuntime: Sendable {
                                                    moderator: config.powerLevels.moderator),
                             media: media,
                             relay: config.xmpp.mode == .client
-                                ? RelayFormat(message: config.relay.xmppFormat, emote: config.relay.xmppEmoteFormat) : nil)
+                                ? RelayFormat(message: config.relay.xmppFormat, emote: config.relay.xmppEmoteFormat) : nil,
+                            subscriptions: config.xmpp.client?.acceptSubscriptions ?? .none)
         let handler = BridgeAppServiceHandler(bridge: bridge, namespace: namespace, logger: logger.with(label: "matrix.appservice"))
         let provisioner = config.provisioning.sharedSecret == nil
             ? nil : ProvisioningAPI(service: links, logger: self.logger.with(label: "provisioning"))

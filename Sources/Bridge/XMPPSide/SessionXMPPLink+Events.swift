@@ -123,7 +123,12 @@ extension SessionXMPPLink {
                     if message.type == .chat { return SessionXMPPLink.privateMessage(message).map(XMPPLinkEvent.privateMessage) }
                     if let bounced = SessionXMPPLink.privateMessageError(message) { return .privateMessage(bounced) }
                     return SessionXMPPLink.roomMessage(message).map(XMPPLinkEvent.message)
+                case .stanza(.presence(let presence), _) where presence.type == .subscribe:
+                    // RFC 6121 §3.1.3: only the account is asked (a component's JIDs have no roster here).
+                    guard client != nil, let from = presence.from else { return nil }
+                    return .subscriptionRequest(from: from.bare)
                 case .stanza(.presence(let presence), _):
+
                     if isOtherOccupantsCopy(to: presence.to) { return nil }
                     return SessionXMPPLink.roomPresence(presence).map(XMPPLinkEvent.presence)
                 case .stanza(.iq, _), .none:

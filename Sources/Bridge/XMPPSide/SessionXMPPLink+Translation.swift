@@ -80,10 +80,17 @@ extension SessionXMPPLink {
     }
 
     /// A mediated invitation (XEP-0045 §7.8.2: a message from the room's bare JID with `<invite from>` in `muc#user`)
-    /// in the bridge's terms; nil for anything else.
+    /// or a direct one (XEP-0249: from the inviter, `<x xmlns='jabber:x:conference' jid>` naming the room) in the
+    /// bridge's terms; nil for anything else.
     static func roomInvite(_ message: Message) -> RoomInvite? {
-        guard message.type != .error, message.type != .groupchat, let from = message.from, from.resource == nil,
-              from.localpart != nil, let to = message.to, let invite = message.mucUser.flatMap(MUCInvite.init) else { return nil }
-        return RoomInvite(room: from.bare, invitee: to.bare, inviter: invite.from, reason: invite.reason)
+        guard message.type != .error, message.type != .groupchat, let from = message.from, let to = message.to else { return nil }
+        if from.resource == nil, from.localpart != nil, let invite = message.mucUser.flatMap(MUCInvite.init) {
+            return RoomInvite(room: from.bare, invitee: to.bare, inviter: invite.from, reason: invite.reason)
+        }
+        // XEP-0249: straight from the inviter, naming the room.
+        if let invite = DirectInvite(message) {
+            return RoomInvite(room: invite.room, invitee: to.bare, inviter: from.bare, reason: invite.reason)
+        }
+        return nil
     }
 }

@@ -66,6 +66,14 @@ public final class SessionXMPPLink: XMPPLink {
         }
     }
 
+    public func answerSubscription(of requester: JID, accepted: Bool) async throws {
+        do {
+            try await connection.send(.presence(Presence(type: accepted ? .subscribed : .unsubscribed, to: requester.bare)))
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
     public func setReadingPaused(_ paused: Bool) async {
         if paused { await connection.pauseReading() } else { await connection.resumeReading() }
     }

@@ -71,6 +71,9 @@ public protocol XMPPLink: Sendable {
     /// stanza `id` given. The room answers with the change broadcast (from the occupant's nick) or a bounced error
     /// carrying that id (`forbidden` when the occupant may not change the subject); both arrive as events.
     func setSubject(room: JID, subject: String, from occupant: JID, id: OriginID) async throws
+    /// Client mode: accepts (`subscribed`) or declines (`unsubscribed`) `requester`'s request to see the account's
+    /// presence (RFC 6121 §3.1.4–3.1.5).
+    func answerSubscription(of requester: JID, accepted: Bool) async throws
     /// Stops (true) or resumes (false) reading from the XMPP server: while the store cannot write (a full disk) the
     /// bridge takes nothing it could not record, and the server's data waits in the socket instead of in memory.
     func setReadingPaused(_ paused: Bool) async
@@ -261,10 +264,13 @@ public enum XMPPLinkEvent: Sendable {
     /// set) an error bounced for one of our private messages. Portals hand them to the Matrix user's DM; the
     /// self-service consent handshake reads the MUC owner's answer from one.
     case privateMessage(RoomMessage)
-    /// A room forwards a mediated invitation (XEP-0045 §7.8.2) to one of our JIDs (a Matrix user's puppet).
+    /// A room forwards a mediated invitation (XEP-0045 §7.8.2) to one of our JIDs (a Matrix user's puppet, or the
+    /// bridge's own), or someone sent the bridge's account a direct one (XEP-0249).
     case invite(RoomInvite)
     /// Client mode: what became of the XEP-0198 session at a (re)connection (for the metrics; rooms act on `connected`).
     case session(XMPPSessionChange)
+    /// Client mode: someone asks to see the account's presence (RFC 6121 §3.1.3); answered as the config says.
+    case subscriptionRequest(from: JID)
 }
 
 /// What became of client mode's XEP-0198 session when the link came up again.
@@ -275,7 +281,8 @@ public enum XMPPSessionChange: Sendable, Equatable {
     case resumeFailed(unknown: Int)
 }
 
-/// A mediated invitation a room forwarded to one of our JIDs, in the bridge's terms.
+/// An invitation to a room for one of our JIDs, in the bridge's terms: mediated (forwarded by the room) or direct
+/// (XEP-0249, from anyone: the room it names is only a claim).
 public struct RoomInvite: Sendable, Equatable {
     /// The room's bare JID.
     public var room: JID

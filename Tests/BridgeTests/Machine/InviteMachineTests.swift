@@ -24,7 +24,7 @@ import Testing
             let (realJIDs, puppets, nicks) = (realJIDs, puppets, nicks)
             return InviteMachine.Room(knownRealJID: { realJIDs[$0] }, name: { $0 == UserID("@alice:localhost")! ? "Alice" : $0.localpart },
                                       originID: { OriginID("isthmus-\($0.rawValue.dropFirst())")! }, bridgedUser: { puppets[$0.bare] },
-                                      occupantNick: { nicks[$0.bare] }, muc: muc)
+                                      isBridge: { $0.bare == JID("relay@localhost")! }, occupantNick: { nicks[$0.bare] }, muc: muc)
         }
 
         mutating func act(_ input: InviteMachine.Input, at now: ContinuousClock.Instant? = nil) -> [InviteMachine.Output] {
@@ -98,6 +98,12 @@ import Testing
         #expect(f.machine.receive(odd, in: f.view, now: f.t0).count == 1)
         #expect(f.machine.receive(odd, in: f.view, now: f.t0 + .seconds(30)) == [])
         #expect(f.machine.receive(odd, in: f.view, now: f.t0 + .seconds(61)).count == 1)
+    }
+
+    @Test func anInvitationOfTheBridgeItselfIsThePortalMachinesToAct() {
+        var f = Fixture()
+        let direct = RoomInvite(room: f.muc, invitee: JID("relay@localhost")!, inviter: JID("owner@montague.example")!, reason: "come in")
+        #expect(f.act(.xmppInvite(direct)) == [.portal(.botInvited(direct))])
     }
 
     @Test func onlyTheLookUpAwaitsAnOutcome() {

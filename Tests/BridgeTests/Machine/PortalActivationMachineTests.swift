@@ -189,6 +189,22 @@ import Testing
         #expect(f.machine.inboxNeedsReload)
     }
 
+    /// A members-only room refused the bridge; its owner then invites it (mediated, or XEP-0249 to the account): it
+    /// joins again at once. An invitation while it is in the room, or while the XMPP link is down, changes nothing.
+    @Test func anInvitationAfterARefusalJoinsAgainAndOtherwiseChangesNothing() {
+        var f = MachineFixture()
+        let invite = RoomInvite(room: f.muc, invitee: f.naming.botOccupant.bare, inviter: JID("owner@montague.example")!, reason: nil)
+        _ = f.act(.activate)
+        _ = f.act(.botJoinedMatrix(error: nil))
+        _ = f.act(.botJoinedMUC(f.botJoin, .notAllowed(StanzaError(type: .auth, condition: .registrationRequired, text: "members only"))))
+        #expect(f.act(.xmppInvite(invite)) == [.bot(.joinMatrix)])
+        f.activate()
+        #expect(f.machine.botJoined)
+        #expect(f.act(.xmppInvite(invite)) == [], "already in the room")
+        _ = f.act(.xmppDisconnected)
+        #expect(f.act(.xmppInvite(invite)) == [], "the reconnection joins")
+    }
+
     @Test func theSelfCheckDrainsWithATimelineCheckSyncsPuppetsAndPings() {
         var f = MachineFixture()
         f.activate()

@@ -58,6 +58,19 @@ extension PortalStateMachine {
         return [.log(LogEntry(level: .warning, message: "The bridge is no longer in the MUC; rejoining"))] + startActivation()
     }
 
+    /// The bridge itself was invited into the MUC (a members-only room's owner let it in, or told it to come): when
+    /// the MUC had refused it, or it is out for another reason and no step of an activation is under way, it tries
+    /// again now instead of at the next reconnect. Otherwise the invitation changes nothing (whoever sent it: a
+    /// XEP-0249 one names the room only by claim).
+    mutating func botInvited(_ invite: RoomInvite) -> [Action] {
+        guard xmppConnected, !botJoined, !destroyed, agenda.isEmpty else {
+            return [.log(LogEntry(level: .debug, message: "An invitation into a MUC the bridge is in or joining ignored",
+                                  metadata: ["xmpp.inviter": invite.inviter?.description ?? "-"]))]
+        }
+        return [.log(LogEntry(level: .info, message: "Invited into the MUC; joining again",
+                              metadata: ["xmpp.inviter": invite.inviter?.description ?? "-"]))] + startActivation()
+    }
+
     mutating func botJoinedMUC(_ join: BotJoin, _ result: JoinOutcome) -> [Action] {
         let attempt = join.attempt
         switch result {

@@ -10,6 +10,7 @@ extension PortalStateMachine {
             switch output {
             case .perform(let action): [.invites(action)]
             case .portal(.puppet(let invite)): ensurePuppet(invite.inviter, then: .invite(invite))
+            case .portal(.botInvited(let invite)): botInvited(invite)
             }
         }
     }
@@ -28,6 +29,7 @@ extension PortalStateMachine {
                 let user = puppets.values.first { $0.occupant.bare == jid.bare }?.user ?? naming.matrixUser(forPuppet: jid)
                 return user.flatMap { $0 != bot && !isGhost($0) ? $0 : nil }
             },
+            isBridge: { $0.bare == naming.botOccupant.bare },
             occupantNick: { jid in occupants.values.first { $0.realJID?.bare == jid.bare }?.nick },
             muc: configuration.muc)
     }

@@ -24,6 +24,11 @@ struct XMPPEventRouter<Events: AsyncSequence & Sendable>: BridgeService where Ev
             metrics.observe(event, botOccupant: botOccupant, now: clock.now())
             // The upload service is looked for once per XMPP connection.
             if case .connected = event { context.xmppUploader?.forgetService() }
+            if case .subscriptionRequest(let requester) = event {
+                await context.subscriptions.answer(requester, context: context)
+                await arrival.receipt?.handled()
+                continue
+            }
             let unclaimed = directory.route(event, receipt: arrival.receipt, logger: context.logger)
             await unclaimed?.handled()
         }
