@@ -68,5 +68,9 @@ import TestSupport
         #expect(health.verdict(now: start + .seconds(61)).reasons == ["the homeserver has not answered for 61 s"])
         health.xmppConnected(false)
         #expect(health.verdict(now: start + .seconds(1)).reasons == ["the XMPP component is not connected"])
+        health.setClientMode(account: "relay@example.org")
+        #expect(health.verdict(now: start + .seconds(1)).reasons == ["the XMPP account relay@example.org is not connected"])
+        health.xmppConnected(true)
+        #expect(health.verdict(now: start + .seconds(1)).ready, "logged in")
     }
 }

@@ -312,10 +312,15 @@ final class RelayTests: XCTestCase {
         try await eventually("the bridge saw the link drop and tried again while it was cut", timeout: 20) {
             world.bridge?.log.contains("XMPP link down") == true && proxy.accepted > attempts
         }
+        let port = world.bed.metricsPort
+        let down = try await RawHTTP.request("GET", port: port, "/ready")
+        XCTAssertEqual(down.status, 503, down.text)
+        XCTAssertTrue(down.text.contains("the XMPP account relay@\(world.bed.xmppDomain) is not connected"), down.text)
         proxy.restore()
         try await eventually("the session resumed (log: \(world.bridge?.logFile.path ?? "-"))", timeout: 30) {
             world.bridge?.log.contains("Resumed the XMPP session") == true
         }
+        try await eventually("/ready again", timeout: 20) { try await RawHTTP.request("GET", port: port, "/ready").status == 200 }
         try await alice.send("m-end", to: room)
         try romeo.sendGroupchat(to: muc, body: "x-end")
         let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "x-end", excluding: alice.userID, timeout: 60)

@@ -1,6 +1,7 @@
 import Synchronization
 
-/// What `/ready` decides on: whether the XMPP component is connected and when the homeserver last answered.
+/// What `/ready` decides on: whether the XMPP link (the component, or in client mode the account) is connected and
+/// when the homeserver last answered.
 /// Updated from wherever those are observed; read by the operations listener. Thread-safe.
 public final class BridgeHealth: Sendable {
     /// Why the bridge is not ready.
@@ -15,9 +16,15 @@ public final class BridgeHealth: Sendable {
     private let connected = Atomic<Bool>(false)
     private let standby = Atomic<Bool>(false)
     private let lastAnswer = Mutex<ContinuousClock.Instant?>(nil)
+    private let xmppLinkName = Mutex("the XMPP component")
 
     public init(homeserverWindow: Duration = .seconds(60)) {
         self.homeserverWindow = homeserverWindow
+    }
+
+    /// Client mode: `/ready` speaks of the account's session, not of a component.
+    public func setClientMode(account: String) {
+        xmppLinkName.withLock { $0 = "the XMPP account \(account)" }
     }
 
     /// This process is (true) or is no longer (false) the standby of an active/standby pair (`ha.enabled`).
@@ -26,7 +33,8 @@ public final class BridgeHealth: Sendable {
     /// Whether this process is the standby of a pair: not ready, whatever else holds.
     public var isStandby: Bool { standby.load(ordering: .relaxed) }
 
-    /// The XMPP component connected (true) or lost its connection (false).
+    /// The XMPP link came up (true: the component's handshake, or the account logged in with its session bound or
+    /// resumed) or went down (false).
     public func xmppConnected(_ value: Bool) { connected.store(value, ordering: .relaxed) }
 
     /// The homeserver answered a call successfully (any client call, the appservice ping, the periodic check).
@@ -37,12 +45,12 @@ public final class BridgeHealth: Sendable {
     /// When the homeserver last answered.
     public var lastHomeserverAnswer: ContinuousClock.Instant? { lastAnswer.withLock { $0 } }
 
-    /// Ready when the component is connected and the homeserver answered within ``homeserverWindow`` of `now`;
+    /// Ready when the XMPP link is up and the homeserver answered within ``homeserverWindow`` of `now`;
     /// never while standing by.
     public func verdict(now: ContinuousClock.Instant = .now) -> Verdict {
         if isStandby { return Verdict(reasons: ["this instance is the standby; another holds the bridge lease"]) }
         var reasons: [String] = []
-        if !connected.load(ordering: .relaxed) { reasons.append("the XMPP component is not connected") }
+        if !connected.load(ordering: .relaxed) { reasons.append("\(xmppLinkName.withLock { $0 }) is not connected") }
         if let last = lastHomeserverAnswer {
             let silence = now - last
             if silence > homeserverWindow {

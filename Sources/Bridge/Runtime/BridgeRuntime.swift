@@ -42,6 +42,7 @@ public struct BridgeRuntime: Sendable {
             logger: logger.with(label: "matrix.client"))
         let metrics = BridgeMetrics()
         metrics.health.setStandby(config.ha.enabled)
+        if let client = config.xmpp.client, config.xmpp.mode == .client { metrics.health.setClientMode(account: client.jid.description) }
         var media = MediaSettings(
             homeserverURL: config.matrix.homeserverURL, asToken: config.appservice.asToken,
             caFile: ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 },
