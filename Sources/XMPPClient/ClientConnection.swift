@@ -40,7 +40,8 @@ public actor ClientConnection {
     var keeping = KeepingState()
 
     /// `resuming`: a session kept from an earlier run, resumed on the first connection if the server still holds it;
-    /// `keeper`: where each change of the session is kept for the next run.
+    /// `keeper`: where each change of the session is kept for the next run (and, without `resuming`, where ``run()``
+    /// reads the session to resume).
     public init(configuration: ClientConfiguration, resuming: ClientStateMachine.Resumption? = nil,
                 keeper: (any ClientSessionKeeper)? = nil, logger: Logger) {
         self.configuration = configuration
@@ -87,6 +88,7 @@ public actor ClientConnection {
             for waiter in closeWaiters { waiter.resume() }
             closeWaiters = []
         }
+        await loadKeptSession()
         var backoff = ReconnectBackoff(initial: configuration.reconnectInitialDelay, maximum: configuration.reconnectMaximumDelay)
         var random = SystemRandomNumberGenerator()
         while !Task.isCancelled, !closeRequested {

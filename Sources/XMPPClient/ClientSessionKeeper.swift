@@ -6,6 +6,9 @@ import XMPP
 public protocol ClientSessionKeeper: Sendable {
     /// Keeps `resumption` (nil: there is none to resume); returns once it is durable.
     func keep(_ resumption: ClientStateMachine.Resumption?) async throws
+    /// The session kept, if any: read when the connection starts running (in an active/standby pair that is when the
+    /// process becomes active — what the store holds then, not at its start, is the session to resume).
+    func load() async throws -> ClientStateMachine.Resumption?
 }
 
 /// Keeping the session: every change is written (coalesced: while one write is under way, later changes wait and go
@@ -13,6 +16,19 @@ public protocol ClientSessionKeeper: Sendable {
 /// after a crash the session resumes from a count no ack of ours ever exceeded (a lower one is an error to the server,
 /// RFC-wise `h` never goes back). On the ``ClientConnection`` actor.
 extension ClientConnection {
+    /// Takes the session the keeper holds as the one to resume, unless one was given at init.
+    func loadKeptSession() async {
+        guard resumption == nil, let keeper else { return }
+        do {
+            guard let kept = try await keeper.load() else { return }
+            resumption = kept
+            logger.info("Resuming the XMPP session kept in the store", metadata: [
+                "xmpp.jid": kept.jid.description, "xmpp.unacknowledged": String(kept.streamManagement.unacknowledged.count)])
+        } catch {
+            logger.warning("Could not read the XMPP session kept in the store; starting a new one", metadata: ["error": "\(error)"])
+        }
+    }
+
     /// The session as it stands changed: the next connection resumes it, and the keeper writes it.
     func keepResumption(_ link: ClientLink) {
         guard !link.finished else { return }   // what the link's end decided (a close forgets the session) stands

@@ -81,12 +81,19 @@ final class FailoverTests: XCTestCase {
         try await failover("failover-sqlite", on: .sqlite)
     }
 
+    /// The pair in client mode (the bridge as the account relay@…, on PostgreSQL): only the active instance is logged
+    /// in; after kill -9 the standby takes over the session the store kept — resumed, so the relay never left the room.
+    func testFailoverInClientMode() async throws {
+        try await failover("failover-client", on: .postgres, clientMode: true)
+    }
+
     /// Two-way traffic through a linked room; kill -9 of the active instance (the standby takes over), the killed one
     /// back as the standby, kill -9 of the new active one (the first takes over again), then a graceful stop (the
     /// standby takes over at once). Every message arrives exactly once, in order.
-    func failover(_ name: String, on backend: StoreBackend) async throws {
+    func failover(_ name: String, on backend: StoreBackend, clientMode: Bool = false) async throws {
         // The scenario's config (and so the CLI's) names the database: a file, or a PostgreSQL database of its own.
         let world = try EndToEndHarness(name, database: backend)
+        if clientMode { try RelayTests.clientMode(world) }
         let bed = world.bed
         // Ports: the bed's appservice port N+3 is haproxy's; the instances take the spare N+8 and N+9 (N+7 is the bed's
         // PostgreSQL), the bed's metrics port N+4 (no other bridge runs in this bed meanwhile: they all listen on N+3)
@@ -111,6 +118,7 @@ final class FailoverTests: XCTestCase {
         let romeo = try await world.xmppUser("bob")
         try await romeo.joinRoom(muc, nick: "Romeo")
         let room = try await world.linkedRoom(owner: alice, muc: muc)
+        if clientMode { try await alice.setDisplayname("Alice", in: room) }
 
         var fromMatrix: [String] = []
         var fromXMPP: [String] = []
@@ -119,7 +127,7 @@ final class FailoverTests: XCTestCase {
             for index in 0..<count {
                 let m = "m-\(phase)-\(index)", x = "x-\(phase)-\(index)"
                 try await alice.send(m, to: room)
-                fromMatrix.append(m)
+                fromMatrix.append(clientMode ? "<Alice> \(m)" : m)
                 _ = try romeo.sendGroupchat(to: muc, body: x)
                 fromXMPP.append(x)
                 if index == count / 3 { try midway() }
@@ -137,6 +145,10 @@ final class FailoverTests: XCTestCase {
             killed = Date()
         }
         let firstTakeover = try await waitActive(b, process: processB, since: killed)
+        if clientMode {
+            XCTAssertTrue(processB.log.contains("Resumed the XMPP session"), "b resumed a's session; log:\n\(processB.log.suffix(3000))")
+            XCTAssertEqual(RelayTests.relayLeft(romeo, muc), [], "the relay occupant never left the room")
+        }
         try await traffic("on-b")
 
         // The killed instance comes back as the standby; kill -9 of the new active one hands back.
@@ -173,8 +185,9 @@ final class FailoverTests: XCTestCase {
         _ = try romeo.sendGroupchat(to: muc, body: "x-end")
         let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "x-end", excluding: alice.userID, timeout: 120)
         XCTAssertEqual(inMatrix.map(\.body), fromXMPP + ["x-end"])
-        let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "m-end", excludingNick: "Romeo", timeout: 120)
-        XCTAssertEqual(inXMPP.map(\.body), fromMatrix + ["m-end"])
+        let end = clientMode ? "<Alice> m-end" : "m-end"
+        let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: end, excludingNick: "Romeo", timeout: 120)
+        XCTAssertEqual(inXMPP.map(\.body), fromMatrix + [end])
         XCTAssertEqual(processB.stop(), 0, "the last active instance stops cleanly; log:\n\(processB.log.suffix(3000))")
         romeo.close()
     }

@@ -213,6 +213,7 @@ final class ClientConnectionRealServerTests: XCTestCase {
             lock.withLock { values.append(resumption) }
         }
         var kept: [ClientStateMachine.Resumption?] { lock.withLock { values } }
+        func load() async throws -> ClientStateMachine.Resumption? { nil }
     }
 
     /// The session a keeper holds is enough for another connection (a restarted process) to resume it, with what

@@ -35,7 +35,8 @@ extension BridgeRuntime {
     }
 
     /// The connection of the configured mode and the bridge's link over it. In client mode the XEP-0198 session kept
-    /// in the store is resumed on the first connection, and each change of it is kept there.
+    /// in the store is read when the connection starts (an active/standby pair's standby starts it only once active)
+    /// and resumed on the first connection, and each change of it is kept there.
     func makeXMPP(naming: BridgeNaming, store: Store) async throws -> (XMPPSessionConnection, SessionXMPPLink) {
         let linkLogger = logger.with(label: "xmpp.link")
         guard let client = config.xmpp.client else {
@@ -43,16 +44,11 @@ extension BridgeRuntime {
             return (.component(component), SessionXMPPLink(connection: component, logger: linkLogger, primaryOccupant: naming.botOccupant))
         }
         let keeper = StoreClientSessionKeeper(store: store, account: client.jid)
-        let kept = try await keeper.load()
-        if let kept {
-            logger.info("Resuming the XMPP session kept in the store", metadata: [
-                "xmpp.jid": kept.jid.description, "xmpp.unacknowledged": String(kept.streamManagement.unacknowledged.count)])
-        }
         var configuration = Self.clientConfiguration(client)
         // Interested and available (RFC 6121 §2.2, §4.2): subscription requests and XEP-0249 invitations reach it.
         configuration.onNewSession = [.iq(IQ(type: .get, id: StanzaAttributeID("roster-1")!, payload: .other(XElement("query", namespace: XMPPNamespace.roster)))),
                                       .presence(Presence())]
-        let connection = ClientConnection(configuration: configuration, resuming: kept, keeper: keeper,
+        let connection = ClientConnection(configuration: configuration, keeper: keeper,
                                           logger: logger.with(label: "xmpp.client"))
         return (.client(connection), SessionXMPPLink(client: connection, logger: linkLogger))
     }

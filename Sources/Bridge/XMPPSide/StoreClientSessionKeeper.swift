@@ -16,7 +16,7 @@ struct StoreClientSessionKeeper: ClientSessionKeeper {
     }
 
     /// The session kept for the account, if any and readable.
-    func load() async throws -> ClientStateMachine.Resumption? {
+    public func load() async throws -> ClientStateMachine.Resumption? {
         try await store.xmppSession(account: account).flatMap(Self.resumption)
     }
 
