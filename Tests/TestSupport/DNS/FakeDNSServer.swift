@@ -33,22 +33,7 @@ public final class FakeDNSServer: @unchecked Sendable {
     public init(_ answers: [String: Answer]) throws(RawSocketError) {
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw RawSocketError(operation: "socket", code: errno) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard bound == 0, named == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw RawSocketError(operation: "bind", code: code)
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        port = try RawSocket.bindToLoopback(fd)
         let core = Core(descriptor: fd, answers: answers)
         self.core = core
         Thread.detachNewThread { core.serve() }
