@@ -16,7 +16,7 @@ extension ClientConnection {
         } else {
             ServerCandidates.configured(fallback)
         }
-        if case .fallback(let failures) = candidates.source, !failures.isEmpty {
+        if case .fallback(let failures) = candidates.source, !failures.isEmpty, !Task.isCancelled {
             logger.info("No SRV records of the XMPP domain could be read; trying the domain itself", metadata: [
                 "xmpp.domain": domain, "xmpp.srv.error": failures.map(\.description).joined(separator: "; ")])
         }

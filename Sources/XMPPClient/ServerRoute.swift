@@ -38,6 +38,6 @@ public struct ServerRoute: Sendable, Equatable {
             return "the SRV records of \(domain) say it offers no XMPP client service (target '.')"
                 + lookupFailures.map { "; \($0)" }.joined()
         }
-        return failures.isEmpty ? "no endpoint tried" : failures.map(\.description).joined(separator: "; ")
+        return failures.isEmpty ? "none tried: the connection is stopping" : failures.map(\.description).joined(separator: "; ")
     }
 }
