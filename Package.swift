@@ -13,7 +13,7 @@ import PackageDescription
 /// - `IsthmusStore`: the store (one actor) on SQLite or PostgreSQL (libpq), migrations, one file per table.
 /// - `XMLStream`: libxml2 push parser and serializer (no sockets).
 /// - `XMPP`: stanza model, namespaces, socket-free state machines for the component and MUC.
-/// - `Network`: POSIX TCP sockets with a poll thread, feeding async streams.
+/// - `Network`: POSIX TCP sockets with a poll thread, feeding async streams; TLS (OpenSSL); SRV lookups (libresolv).
 /// - `XMPPComponent`: the component connection actor and MUC/MAM operations (drives `XMPP` over `Network`).
 /// - `MessageFormatting`: Matrix HTML ↔ XEP-0393 styling converters (libxml2's HTML parser; pure functions).
 /// - `Matrix`: event models, transaction decoding, appservice routing (no sockets).
@@ -40,6 +40,8 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         /// libpq: only IsthmusStore's PostgresConnection.swift imports it, so nothing else knows which store backend runs.
         .systemLibrary(name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        /// glibc's resolver, libresolv (headers in libc6-dev): only Network's SRVResolver.swift imports it (SRV lookups).
+        .systemLibrary(name: "CResolv", path: "Sources/CResolv", providers: [.apt(["libc6-dev"])]),
 
         // MARK: Libraries
         .target(name: "IsthmusCommon", dependencies: ["COpenSSL"]),
@@ -48,7 +50,7 @@ let package = Package(
         .target(name: "IsthmusStore", dependencies: ["IsthmusCommon", "CSQLite", "CPostgres"]),
         .target(name: "XMLStream", dependencies: ["CLibXML2"]),
         .target(name: "XMPP", dependencies: ["XMLStream", "IsthmusCommon"]),
-        .target(name: "Network", dependencies: ["IsthmusCommon", "COpenSSL"]),
+        .target(name: "Network", dependencies: ["IsthmusCommon", "COpenSSL", "CResolv"]),
         .target(name: "XMPPComponent", dependencies: ["XMPP", "Network", "IsthmusCommon"]),
         .target(name: "XMPPClient", dependencies: ["XMPP", "Network", "IsthmusCommon"]),
         .target(name: "MessageFormatting", dependencies: ["CLibXML2", "IsthmusCommon"]),

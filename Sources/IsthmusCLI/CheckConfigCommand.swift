@@ -13,7 +13,9 @@ struct CheckConfigCommand: Subcommand {
         for warning in config.warnings { context.printError("Warning: \(warning.description)") }
         context.print("Config OK: \(context.configPath)")
         if let client = config.xmpp.client {
-            context.print("XMPP: client mode, as \(client.jid) via \(client.host):\(client.port) (tls: \(client.tls.rawValue)); "
+            let server = client.looksUpSRV ? "from SRV of \(client.jid.domain), else \(client.host):\(client.port)"
+                : "\(client.host):\(client.port)"
+            context.print("XMPP: client mode, as \(client.jid) (server: \(server); tls: \(client.tls.rawValue)); "
                           + "Matrix users speak as \(config.xmpp.botNick), e.g. \(config.relay.xmppFormat) (isthmus doctor logs in to check)")
         } else {
             context.print("XMPP: component \(config.xmpp.componentDomain) via \(config.xmpp.serverHost):\(config.xmpp.serverPort)")

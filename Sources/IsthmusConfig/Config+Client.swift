@@ -15,9 +15,10 @@ extension Config {
         public var jid: JID
         /// `password`, or the env `ISTHMUS_XMPP_PASSWORD` (which wins).
         public var password: String
-        /// `server_host`: where to connect; nil: the JID's domain (SRV lookup is still to come).
+        /// `server_host`: where to connect; nil: the SRV records of the JID's domain, else the domain itself.
         public var serverHost: String?
-        /// `server_port`; nil: 5222 (5223 with direct TLS).
+        /// `server_port`; nil: 5222 (5223 with direct TLS). Without `server_host`, the port of the domain itself (the
+        /// SRV records name their own ports).
         public var serverPort: Int?
         /// `tls`: how the stream is encrypted.
         public var tls: TLSMode = .starttls
@@ -28,8 +29,11 @@ extension Config {
         /// The resource the bridge binds (not configurable: one bridge per account).
         public var resource = "isthmus"
 
-        /// The host connected to.
+        /// The host connected to; with ``looksUpSRV``, only when the domain has no SRV records.
         public var host: String { serverHost ?? jid.domain }
+        /// The server is found through the SRV records of the JID's domain (RFC 6120 §3.2.1, XEP-0368): `server_host`
+        /// is absent (never with `tls: none`, which needs a loopback one).
+        public var looksUpSRV: Bool { serverHost == nil && tls != .none }
         /// The port connected to.
         public var port: Int { serverPort ?? (tls == .direct ? 5223 : 5222) }
         /// The account with the resource the bridge binds.

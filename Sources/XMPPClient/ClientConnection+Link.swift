@@ -8,12 +8,11 @@ extension ClientConnection {
     /// Runs one TCP connection to its end; returns whether it was established and why it ended (nil: closed on
     /// request or cancelled).
     func runLink() async -> (established: Bool, error: ClientError?) {
-        let host = configuration.host, port = configuration.port
-        let socket: TCPConnection
-        do throws(NetworkError) {
-            socket = try await TCPConnection.connect(host: host, port: port, timeout: configuration.connectTimeout)
+        let socket: TCPConnection, endpoint: ServerEndpoint
+        do throws(ClientError) {
+            (socket, endpoint) = try await connectToServer()
         } catch {
-            return (false, .connectionLost("\(host):\(port): \(error)"))
+            return (false, error)
         }
         if closeRequested || Task.isCancelled {
             socket.abort()
@@ -24,10 +23,9 @@ extension ClientConnection {
         let link = ClientLink(number: linkCount, socket: socket, machine: machine, parserLimits: configuration.parserLimits)
         self.link = link
         inbound.reset(link: link.number)
-        logger.debug("Connected to the XMPP server's client port", metadata: ["xmpp.server": "\(host):\(port)"])
         var plaintext: PlaintextReader? = PlaintextReader(iterator: socket.inbound.makeAsyncIterator())
         var directTLS: ClientStateMachine.TLS?
-        if configuration.directTLS {
+        if endpoint.directTLS {
             do {
                 directTLS = try await startTLS(on: link, continuing: plaintext.take()!)
             } catch {

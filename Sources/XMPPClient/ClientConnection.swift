@@ -25,6 +25,8 @@ public actor ClientConnection {
     var closeWaiters: [CheckedContinuation<Void, Never>] = []
     /// Made at the first TLS handshake and kept.
     private var madeTLSContext: TLSContext?
+    /// The latest connection attempt's way to the server: how it was found, what failed, what took the connection.
+    public internal(set) var route: ServerRoute?
     package let iqWaiters = ResponseWaiters<StanzaAttributeID, JID?, IQ>()
     package let presenceWaiters = ResponseWaiters<OccupantKey, OccupantPresenceMatcher, OccupantPresenceMatcher.Match>()
     package var mamCollectors: [String: MAMCollector] = [:]

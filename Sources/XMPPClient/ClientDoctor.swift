@@ -2,11 +2,14 @@ import IsthmusCommon
 import XMPP
 
 /// The XMPP half of `isthmus doctor` in client mode: logs in once as the configured account and says plainly what
-/// works and what does not — the server reachable, TLS and its certificate, the login, XEP-0198 (what keeps the
-/// relay occupant in its rooms across a dropped connection), pings. Does I/O; no retries (the first failure ends it).
+/// works and what does not — how the server was found (its SRV records, or the domain itself) and which endpoint took
+/// the connection, TLS and its certificate, the login, XEP-0198 (what keeps the relay occupant in its rooms across a
+/// dropped connection), pings. Does I/O; no retries (the first failure ends it).
 public enum ClientDoctor {
     /// Check names, as printed.
     public enum Check {
+        /// Only when the server is looked up in the SRV records of the account's domain.
+        public static let lookup = "XMPP server lookup"
         public static let reachable = "XMPP server reachable"
         public static let tls = "XMPP TLS"
         public static let login = "XMPP login"
@@ -19,19 +22,18 @@ public enum ClientDoctor {
         var configuration = configuration
         configuration.reconnectInitialDelay = .seconds(3600)   // one attempt: the first failure is the verdict
         let connection = ClientConnection(configuration: configuration, logger: logger)
-        let server = "\(configuration.host):\(configuration.port)"
         let account = "\(configuration.stream.username)@\(configuration.stream.domain)"
         let domain = JID(localpart: nil, domain: configuration.stream.domain)
         return await DoctorFinding.verdict(running: { await connection.run() }) {
             for await event in connection.events {
                 switch event {
                 case .connected:
-                    let findings = await connectedFindings(connection, server: server, account: account,
-                                                           domain: domain)
+                    let findings = routeFindings(await connection.route)
+                        + (await connectedFindings(connection, account: account, domain: domain))
                     await connection.close()
                     return findings
                 case .disconnected(let error):
-                    return findings(for: error, server: server, account: account)
+                    return routeFindings(await connection.route) + findings(for: error, account: account)
                 default:
                     continue
                 }
@@ -40,9 +42,8 @@ public enum ClientDoctor {
         }
     }
 
-    private static func connectedFindings(_ connection: ClientConnection, server: String, account: String,
-                                          domain: JID?) async -> [DoctorFinding] {
-        var findings = [DoctorFinding(ok: true, check: Check.reachable, detail: "\(server) accepts connections")]
+    private static func connectedFindings(_ connection: ClientConnection, account: String, domain: JID?) async -> [DoctorFinding] {
+        var findings: [DoctorFinding] = []
         let negotiated = await connection.negotiated
         if let version = negotiated?.tlsVersion {
             findings.append(DoctorFinding(ok: true, check: Check.tls, detail: "\(version), the certificate checked for the account's domain"))
@@ -76,18 +77,18 @@ public enum ClientDoctor {
         }
     }
 
-    private static func findings(for error: ClientError, server: String, account: String) -> [DoctorFinding] {
-        let reachable = DoctorFinding(ok: true, check: Check.reachable, detail: "\(server) accepts connections")
+    /// What failed after the TCP connection (``routeFindings(_:)`` says how far it got before).
+    private static func findings(for error: ClientError, account: String) -> [DoctorFinding] {
         switch error {
-        case .connectionLost(let reason) where reason.hasPrefix(server):
-            return [DoctorFinding(ok: false, check: Check.reachable, detail: "cannot connect to \(reason)")]
+        case .unreachable:
+            return []
         case .tlsNotOffered, .tlsRefused, .tlsFailed:
-            return [reachable, DoctorFinding(ok: false, check: Check.tls, detail: error.description
-                                             + " (xmpp.client.ca_file names an extra trust anchor; tls: direct for XEP-0368 ports)")]
+            return [DoctorFinding(ok: false, check: Check.tls, detail: error.description
+                                  + " (xmpp.client.ca_file names an extra trust anchor; tls: direct for XEP-0368 ports)")]
         case .authenticationFailed, .noUsableMechanism, .channelBindingUnavailable, .passwordRequired, .scram, .bindFailed:
-            return [reachable, DoctorFinding(ok: false, check: Check.login, detail: "as \(account): \(error.description)")]
+            return [DoctorFinding(ok: false, check: Check.login, detail: "as \(account): \(error.description)")]
         default:
-            return [reachable, DoctorFinding(ok: false, check: Check.login, detail: error.description)]
+            return [DoctorFinding(ok: false, check: Check.login, detail: error.description)]
         }
     }
 }

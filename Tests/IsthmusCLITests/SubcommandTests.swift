@@ -54,6 +54,19 @@ import Testing
         #expect(result.stderr == "")
     }
 
+    @Test(arguments: [
+        ("", "(server: from SRV of example.org, else example.org:5222; tls: starttls)"),
+        ("    server_host: xmpp.example.org\n", "(server: xmpp.example.org:5222; tls: starttls)"),
+    ])
+    func checkConfigSaysWhereTheAccountsServerIs(_ host: String, _ expected: String) async throws {
+        let minimal = ConfigFixture.minimal
+        let client = "xmpp:\n  mode: client\n  client:\n    jid: relay@example.org\n    password: x\n" + host
+        let path = try directory.write(String(minimal[..<minimal.range(of: "xmpp:\n")!.lowerBound]) + client, to: "client.yaml")
+        let result = await isthmus("check-config", "-c", path)
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("XMPP: client mode, as relay@example.org \(expected); "), "\(result.stdout)")
+    }
+
     @Test func checkConfigPrintsWarningsForUnknownKeys() async throws {
         let path = try directory.write(ConfigFixture.minimal + "loging:\n  level: debug\n", to: "typo.yaml")
         let result = await isthmus("check-config", "-c", path)

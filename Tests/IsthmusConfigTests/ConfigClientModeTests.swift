@@ -40,6 +40,7 @@ import Testing
         #expect(client.port == 5222)
         #expect(client.fullJID == JID("relay@example.org/isthmus"))
         #expect(client.acceptSubscriptions == Config.SubscriptionPolicy.none)
+        #expect(client.looksUpSRV, "no server_host: the SRV records of example.org, example.org:5222 the fallback")
         #expect(config.xmpp.botNick == "Matrix")
         #expect(config.relay.xmppFormat == "<{name}> {text}")
         #expect(config.relay.xmppEmoteFormat == "* {name} {text}")
@@ -69,6 +70,7 @@ import Testing
         let client = try #require(config.xmpp.client)
         #expect(client.host == "xmpp.example.org")
         #expect(client.port == 5223)
+        #expect(!client.looksUpSRV, "server_host given: no SRV lookup")
         #expect(client.tls == .direct)
         #expect(client.caFile == "/etc/isthmus/ca.pem")
         #expect(client.acceptSubscriptions == .linked)
@@ -97,9 +99,18 @@ import Testing
         #expect(config.xmpp.client?.password == "from-env")
     }
 
+    @Test func aServerPortWithoutAHostIsTheDomainsOwn() throws {
+        let config = try parseConfig(Self.config(Self.client.replacingOccurrences(of: "    password", with: "    server_port: 5300\n    password")))
+        let client = try #require(config.xmpp.client)
+        #expect(client.looksUpSRV && client.host == "example.org" && client.port == 5300)
+    }
+
     @Test func plaintextOnlyToALoopbackHost() throws {
         let loopback = Self.client.replacingOccurrences(of: "    password", with: "    server_host: 127.0.0.1\n    tls: none\n    password")
         #expect(try parseConfig(Self.config(loopback)).xmpp.client?.tls == Config.TLSMode.none)
+        let localDomain = Self.client.replacingOccurrences(of: "relay@example.org", with: "relay@localhost")
+            .replacingOccurrences(of: "    password", with: "    tls: none\n    password")
+        #expect(try parseConfig(Self.config(localDomain)).xmpp.client?.looksUpSRV == false, "tls: none never looks up SRV records")
         let remote = Self.client.replacingOccurrences(of: "    password", with: "    server_host: xmpp.example.org\n    tls: none\n    password")
         let error = #expect(throws: ConfigError.self) { try parseConfig(Self.config(remote)) }
         #expect(error?.description.contains("xmpp.client.tls") == true)

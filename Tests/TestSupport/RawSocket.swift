@@ -108,6 +108,27 @@ public final class RawSocket: @unchecked Sendable {
         }
     }
 
+    /// Binds `descriptor` (a fresh IPv4 socket) to 127.0.0.1 on a port the system picks, and returns the port; the
+    /// descriptor is closed when that fails.
+    public static func bindToLoopback(_ descriptor: Int32) throws(RawSocketError) -> Int {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard bound == 0, named == 0 else {
+            let code = errno
+            Glibc.close(descriptor)
+            throw RawSocketError(operation: "bind", code: code)
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
     /// Waits until `events` are possible or the peer hung up; false after `timeout`.
     private func wait(for events: Int16, timeout: Duration) -> Bool {
         var entry = pollfd(fd: descriptor, events: events, revents: 0)

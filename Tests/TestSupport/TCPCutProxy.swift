@@ -28,21 +28,13 @@ public final class TCPCutProxy: @unchecked Sendable {
         self.target = target
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw RawSocketError(operation: "socket", code: errno) }
-        var address = Self.loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard bound == 0, named == 0, listen(fd, 16) == 0 else {
+        port = try RawSocket.bindToLoopback(fd)
+        guard listen(fd, 16) == 0 else {
             let code = errno
             Glibc.close(fd)
-            throw RawSocketError(operation: "bind/listen", code: code)
+            throw RawSocketError(operation: "listen", code: code)
         }
         listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import IsthmusCommon
+import Network
 import TestSupport
 import Testing
 import XMPPClient
@@ -50,6 +51,56 @@ import XMPPClient
                                                 logger: .disabled)
         #expect(summary(findings) == ["ok XMPP server reachable", "FAIL XMPP login"])
         #expect(findings.last?.detail.contains("relay@localhost") == true, "\(findings.last?.detail ?? "")")
+    }
+
+    /// The configuration with the server looked up in `dns` (the SRV records of `localhost`).
+    func looking(up dns: FakeDNSServer, _ configuration: ClientConfiguration) -> ClientConfiguration {
+        var configuration = configuration
+        configuration.srvLookup = SRVLookup(resolver: dns.resolver, timeout: .seconds(5))
+        return configuration
+    }
+
+    @Test func theSRVRecordsFoundAndTheEndpointThatAnsweredAreSaid() async throws {
+        let server = try server()
+        let closed = try ReservedPort()
+        let dns = try FakeDNSServer(["_xmpp-client._tcp.localhost": .records([
+            SRVRecord(priority: 0, weight: 0, port: UInt16(closed.port), target: "127.0.0.1"),
+            SRVRecord(priority: 1, weight: 0, port: UInt16(server.port), target: "127.0.0.1")])])
+        var configuration = configuration(server, trusting: server.directory.path("cert.pem"))
+        configuration.port = 1   // the fallback, not used: the records name the server
+        let findings = await ClientDoctor.check(configuration: looking(up: dns, configuration), logger: .disabled)
+        #expect(summary(findings) == ["ok XMPP server lookup", "ok XMPP server reachable", "ok XMPP TLS", "ok XMPP login",
+                                      "warn XMPP stream management", "ok XMPP server answers pings"])
+        #expect(findings[0].detail == "the SRV records of localhost name 127.0.0.1:\(closed.port), 127.0.0.1:\(server.port)")
+        #expect(findings[1].detail == "127.0.0.1:\(server.port) accepts connections (before it: 127.0.0.1:\(closed.port): connection refused)")
+    }
+
+    @Test func noSRVRecordsIsTheDomainItself() async throws {
+        let server = try server()
+        let dns = try FakeDNSServer([:])
+        let findings = await ClientDoctor.check(configuration: looking(up: dns, configuration(server, trusting: server.directory.path("cert.pem"))),
+                                                logger: .disabled)
+        #expect(summary(findings).prefix(3) == ["ok XMPP server lookup", "ok XMPP server reachable", "ok XMPP TLS"])
+        #expect(findings[0].detail == "localhost has no SRV records for XMPP clients: the domain itself, 127.0.0.1:\(server.port)")
+    }
+
+    @Test func aFailedLookupIsAWarningAndTheDomainItselfIsTried() async throws {
+        let server = try server()
+        let dns = try FakeDNSServer(["_xmpp-client._tcp.localhost": .serverFailure, "_xmpps-client._tcp.localhost": .serverFailure])
+        let findings = await ClientDoctor.check(configuration: looking(up: dns, configuration(server, trusting: server.directory.path("cert.pem"))),
+                                                logger: .disabled)
+        #expect(summary(findings).prefix(3) == ["warn XMPP server lookup", "ok XMPP server reachable", "ok XMPP TLS"])
+        #expect(findings[0].detail.hasPrefix("the SRV lookup failed (the lookup of _xmpps-client._tcp.localhost failed: "), "\(findings[0].detail)")
+    }
+
+    @Test func aDomainThatOffersNoServiceFailsTheLookup() async throws {
+        let server = try server()
+        let dot = FakeDNSServer.Answer.records([SRVRecord(priority: 0, weight: 0, port: 0, target: ".")])
+        let dns = try FakeDNSServer(["_xmpp-client._tcp.localhost": dot, "_xmpps-client._tcp.localhost": dot])
+        let findings = await ClientDoctor.check(configuration: looking(up: dns, configuration(server, trusting: nil)), logger: .disabled)
+        #expect(summary(findings) == ["FAIL XMPP server lookup"])
+        #expect(findings[0].detail.contains("server_host"), "the way out is named: \(findings[0].detail)")
+        #expect(server.events().isEmpty)
     }
 
     @Test func nothingListeningFailsReachability() async throws {

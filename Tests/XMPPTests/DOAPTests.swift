@@ -70,6 +70,7 @@ import Testing
     /// XEPs the bridge implements that have no namespace of their own, and where the code implements them.
     static let xepsWithoutNamespace: [Int: String] = [
         106: "Sources/Bridge/Runtime/BridgeNaming.swift (JID escaping)",
+        368: "Sources/XMPPClient/ServerCandidates.swift (SRV records for direct TLS, found through DNS)",
         393: "Sources/MessageFormatting (message styling)",
         410: "Sources/XMPP/MUC/SelfPingOutcome.swift (self-ping uses urn:xmpp:ping)",
         474: "Sources/XMPP/Client/SCRAM.swift (SCRAM downgrade protection, inside SASL)",

@@ -58,12 +58,12 @@ extension BridgeRuntime {
                                componentDomain: config.xmpp.componentDomain, secret: config.xmpp.componentSecret)
     }
 
-    /// `xmpp.client` as the connection's settings.
+    /// `xmpp.client` as the connection's settings: without `server_host`, the server is looked up in DNS (SRV).
     public static func clientConfiguration(_ client: Config.XMPPClient) -> ClientConfiguration {
         let stream = ClientStateMachine.Configuration(
             domain: client.jid.domain, username: client.jid.localpart ?? "", credential: .password(client.password),
             resource: client.resource, allowPlaintext: client.tls == .none)
         return ClientConfiguration(host: client.host, port: client.port, stream: stream, directTLS: client.tls == .direct,
-                                   trustedCertificatesFile: client.caFile)
+                                   srvLookup: client.looksUpSRV ? .system : nil, trustedCertificatesFile: client.caFile)
     }
 }

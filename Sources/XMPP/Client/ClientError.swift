@@ -36,6 +36,9 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     case closedByServer
     /// The connection broke (reset, I/O error).
     case connectionLost(String)
+    /// No TCP connection was made: each endpoint found refused or did not answer (the reason names each, in the order
+    /// tried, and why), or the SRV records of the account's domain say it offers no XMPP client service.
+    case unreachable(String)
     /// A stream error from the server (RFC 6120 §4.9), e.g. `conflict` when another session took our resource.
     case streamError(StreamError)
     /// The server sent something we cannot accept (bad XML, an unexpected element). We closed the stream.
@@ -74,6 +77,8 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
             "the XMPP server closed the stream"
         case .connectionLost(let reason):
             "the connection to the XMPP server was lost: \(reason)"
+        case .unreachable(let reason):
+            "cannot reach the XMPP server: \(reason)"
         case .streamError(let error):
             "the XMPP server closed the stream with an error: \(error)"
         case .protocolViolation(let reason):
