@@ -90,9 +90,14 @@ public struct BridgeRuntime: Sendable {
                 throw StartError(description: "cannot listen on metrics.listen \(listen): \(error)")
             }
         }
+        let xmppServerDescription = switch config.xmpp.client {
+        case let client? where config.xmpp.mode == .client:
+            client.looksUpSRV ? "SRV of \(client.jid.domain), else \(client.host):\(client.port)" : "\(client.host):\(client.port)"
+        default: "\(config.xmpp.serverHost):\(config.xmpp.serverPort)"
+        }
         logger.info("Isthmus starting", metadata: [
             "version": IsthmusVersion.string, "matrix.homeserver": config.matrix.homeserverURL.absoluteString,
-            "xmpp.mode": config.xmpp.mode.rawValue, "xmpp.server": "\(config.xmpp.serverHost):\(config.xmpp.serverPort)", "store.location": "\(config.database.location)",
+            "xmpp.mode": config.xmpp.mode.rawValue, "xmpp.server": xmppServerDescription, "store.location": "\(config.database.location)",
         ])
         logger.info("Media links served", metadata: ["media.public_base": media.signer.publicBase])
         for warning in config.warnings { logger.warning("Config warning", metadata: ["config.warning": warning.description]) }
