@@ -26,6 +26,9 @@ public struct ClientConfiguration: Sendable {
     /// First wait before a reconnect; doubles up to ``reconnectMaximumDelay``, with jitter.
     public var reconnectInitialDelay: Duration
     public var reconnectMaximumDelay: Duration
+    /// The most of our stanzas the server may leave unacknowledged (XEP-0198) before messages wait
+    /// (``ClientConnection/awaitSendCapacity()``): the pace a throttling server sets, without unbounded buffers.
+    public var sendWindow: Int = 128
     /// How often the machine's timers are checked.
     public var tickInterval: Duration
     public var parserLimits: XMLStreamLimits

@@ -209,6 +209,7 @@ extension ClientConnection {
                 setResumption(nil)   // the server said it does not hold it: a retry must not ask again
             case .acknowledged(let stanzas):
                 eventSink.yield(.acknowledged(stanzas))
+                wakeCapacityWaiters()
             case .established(let jid):
                 link.established = true
                 logger.info("Connected to the XMPP server as a client", metadata: ["xmpp.jid": jid.description, "xmpp.resumed": "\(link.resumed)"])
@@ -230,6 +231,7 @@ extension ClientConnection {
                 link.finished = true
                 link.error = error
                 link.socket.close()
+                wakeCapacityWaiters()
                 if error == nil, closeRequested { setResumption(nil) }   // closed: the server ended the session
                 if let error {
                     logger.warning("Disconnected from the XMPP server", metadata: ["xmpp.error": error.description])

@@ -35,6 +35,8 @@ public actor ClientConnection {
     /// This link's inbound stanzas not yet counted in our acks: handled once an answer a request took, or once the
     /// consumer says so (``handled(_:)``). `h` only ever counts a handled prefix (XEP-0198 §4).
     var inbound = InboundLedger()
+    /// Messages waiting for the send window (``awaitSendCapacity()``), woken by acknowledgements and the link's end.
+    var capacityWaiters: [CheckedContinuation<Void, Never>] = []
     /// The session to resume on the next connection (kept from the last one, and by ``keeper`` across restarts).
     public internal(set) var resumption: ClientStateMachine.Resumption?
     /// Where the session is kept across restarts; nil: in memory only.
@@ -130,6 +132,27 @@ public actor ClientConnection {
     public func handled(_ ticket: InboundTicket) {
         inbound.markHandled(ticket)
         countHandledPrefix()
+    }
+
+    /// Returns once fewer of our stanzas than ``ClientConfiguration/sendWindow`` wait for the server's acknowledgement
+    /// (the machine asks for one every few stanzas), or at once without XEP-0198 or without a link (the send then fails).
+    package func awaitSendCapacity() async {
+        while let link, !link.finished, link.machine.isConnected, unacknowledgedCount >= configuration.sendWindow {
+            perform(link.machine.requestAcknowledgement(), on: link)   // whatever the machine's own rhythm of requests
+            await withCheckedContinuation { capacityWaiters.append($0) }
+        }
+    }
+
+    /// How many of our stanzas wait for the server's acknowledgement on the current link.
+    package var unacknowledgedCount: Int {
+        link?.machine.streamManagement?.unacknowledged.count ?? 0
+    }
+
+    /// Wakes the messages waiting for the send window: acknowledgements came, or the link ended.
+    func wakeCapacityWaiters() {
+        let waiters = capacityWaiters
+        capacityWaiters = []
+        for waiter in waiters { waiter.resume() }
     }
 
     /// The oldest stanza delivered and not yet handled now has a durable effect (for a consumer that finishes the

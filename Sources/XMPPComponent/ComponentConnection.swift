@@ -56,6 +56,9 @@ public actor ComponentConnection {
         if let link, !link.finished { link.machine.bytesReceived(now: configuration.timeSource.now()) }
     }
 
+    /// The component has no stream management to pace by: the server reads what it can, TCP holds the rest.
+    package func awaitSendCapacity() async {}
+
     /// Whether the handshake has completed and stanzas can be sent now.
     public var isConnected: Bool {
         guard let link, !link.finished else { return false }

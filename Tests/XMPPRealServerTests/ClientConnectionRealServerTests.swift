@@ -8,17 +8,17 @@ import XMPPClient
 /// session taken up again after the process "crashed" (the task stopped without closing the stream).
 final class ClientConnectionRealServerTests: XCTestCase {
     /// A connection as `carol` with its own resource, acks asked for only after `ackEvery` stanzas.
-    func connection(_ bed: TestBed, resource: String, ackEvery: Int = 100,
+    func connection(_ bed: TestBed, resource: String, ackEvery: Int = 100, sendWindow: Int = 128,
                     resuming: ClientStateMachine.Resumption? = nil) -> (ClientConnection, AsyncQueue<ClientEvent>, BackgroundTask) {
         let stream = ClientStateMachine.Configuration(
             domain: bed.xmppDomain, username: "carol", credential: .password(bed.password), resource: resource,
             allowPlaintext: true, ackEvery: ackEvery, pingInterval: .seconds(30), pingTimeout: .seconds(10),
             handshakeTimeout: .seconds(10))
-        let connection = ClientConnection(
-            configuration: ClientConfiguration(host: bed.host, port: bed.c2sPort, stream: stream, connectTimeout: .seconds(5),
-                                               reconnectInitialDelay: .milliseconds(100), reconnectMaximumDelay: .seconds(1),
-                                               tickInterval: .milliseconds(50)),
-            resuming: resuming, logger: RealComponent.logger)
+        var configuration = ClientConfiguration(host: bed.host, port: bed.c2sPort, stream: stream, connectTimeout: .seconds(5),
+                                                reconnectInitialDelay: .milliseconds(100), reconnectMaximumDelay: .seconds(1),
+                                                tickInterval: .milliseconds(50))
+        configuration.sendWindow = sendWindow
+        let connection = ClientConnection(configuration: configuration, resuming: resuming, logger: RealComponent.logger)
         let events = AsyncQueue.collecting(connection.events)
         let runner = BackgroundTask { await connection.run() }
         addTeardownBlock {
@@ -203,6 +203,34 @@ final class ClientConnectionRealServerTests: XCTestCase {
         let archived = try await connection.mamQuery(room: room, as: me)
         XCTAssertEqual(archived.map(\.message.originID), [originID], "the archive holds the message once")
         XCTAssertEqual(archived.first?.message.body, "hello from the relay")
+    }
+
+    /// Messages wait for the send window: with at most 2 unacknowledged (and acks asked for only every 100 stanzas
+    /// otherwise), a burst of 8 goes out paced by the server's acknowledgements — the window asks for them — and every
+    /// one arrives.
+    func testABurstIsPacedByTheServersAcknowledgements() async throws {
+        let bed = try TestBed.fromEnvironment()
+        let (connection, events, _) = connection(bed, resource: "relay-\(UUID().uuidString.prefix(8))", sendWindow: 2)
+        guard case .connected = try await next(events, "connected") else { return XCTFail("did not connect") }
+        let room = JID("paced-\(UUID().uuidString.prefix(8).lowercased())@\(bed.mucDomain)")!
+        let me = connection.accountJID
+        guard case .joined = try await connection.join(room: room, nick: "Relay", occupant: me) else { return XCTFail("refused") }
+        var sent: [OriginID] = []
+        for index in 0..<8 {
+            await connection.awaitSendCapacity()
+            let unacknowledged = await connection.unacknowledgedCount
+            XCTAssertLessThan(unacknowledged, 2, "message \(index) waited for the window")
+            let originID = OriginID("paced-\(index)-\(UUID().uuidString.prefix(8))")!
+            try await connection.sendGroupchat(from: me, room: room, body: "paced \(index)", originID: originID)
+            sent.append(originID)
+        }
+        var reflected: [OriginID] = []
+        while reflected.count < sent.count {
+            guard case .stanza(let stanza, _) = try await next(events, "the reflections") else { continue }
+            await connection.handled()
+            if case .message(let message) = stanza, let id = message.originID, sent.contains(id) { reflected.append(id) }
+        }
+        XCTAssertEqual(reflected, sent, "every message once, in order")
     }
 
     /// Records what the connection keeps, as the store would.

@@ -306,6 +306,18 @@ import XMPP
         #expect(m.received(element("<r xmlns='urn:xmpp:sm:3'/>"), now: t0) == [.sendNonza(.ack(h: 2))])
     }
 
+    /// An ack asked for on demand (the send window is full): once for what was sent, not again until more is sent.
+    @Test func anAcknowledgementAskedForOnDemandIsAskedOnce() throws {
+        var m = established()
+        #expect(m.requestAcknowledgement() == [], "nothing sent: nothing to ask about")
+        _ = try m.send(message(1))
+        _ = try m.send(message(2))
+        #expect(m.requestAcknowledgement() == [.sendNonza(.requestAck)])
+        #expect(m.requestAcknowledgement() == [], "asked already for these")
+        _ = try m.send(message(3))
+        #expect(m.requestAcknowledgement() == [.sendNonza(.requestAck)])
+    }
+
     @Test func sendRecordsAndRequestsAnAckEveryN() throws {
         var m = established()
         for n in 1...4 {

@@ -205,10 +205,17 @@ struct XMPPDeliveryMachine: Sendable {
     }
 
     /// The MUC bounced one of our messages. `not-acceptable` means the puppet is no longer an occupant: rejoin and
-    /// resend once. Anything else: the Matrix sender is told in the room.
+    /// resend once. An error of type `wait` (a rate limit): the room's sends pause and the message goes again, first,
+    /// at the inbox's retry — paced, never dropped. Anything else: the Matrix sender is told in the room.
     private func ownMessageRefused(_ originID: OriginID, mapping: MessageMapping?, error: StanzaErrorInfo, in room: Room) -> [Output] {
         guard let mapping, mapping.direction == .matrixToXMPP, mapping.state == .sending, let user = mapping.sender.matrixUser else {
             return []
+        }
+        if error.retryLater {
+            // Still `sending`: the retry's look for undelivered messages resends it before the inbox goes on.
+            return [.perform(.log(LogEntry(level: .notice, message: "The MUC asked the bridge to wait; the room's messages pause",
+                                           metadata: ["xmpp.origin.id": originID.rawValue, "xmpp.error": error.condition.rawValue]))),
+                    .portal(.drainBlocked)]
         }
         let log = Output.perform(.log(LogEntry(level: .warning, message: "The MUC refused a bridged message",
                                                metadata: ["xmpp.origin.id": originID.rawValue, "xmpp.error": error.condition.rawValue])))

@@ -17,7 +17,7 @@ extension SessionXMPPLink {
             id: message.id, occupantID: message.occupantID, realJID: message.mucUser?.item?.jid?.bare,
             body: message.body, delay: message.delay?.stamp,
             error: isError ? StanzaErrorInfo(condition: message.error?.condition ?? .undefinedCondition,
-                                             text: message.error?.text) : nil)
+                                             text: message.error?.text, retryLater: message.error?.type == .wait) : nil)
         translated.references = message.references
         translated.subject = message.subject
         translated.statusCodes = Set(message.mucUser?.statusCodes ?? [])

@@ -107,6 +107,7 @@ public final class SessionXMPPLink: XMPPLink {
     public func sendGroupchat(room: JID, from occupant: JID, body: String?, references: MessageReferences,
                               originID: OriginID) async throws {
         do {
+            await connection.awaitSendCapacity()
             // XEP-0085 §5.1: a message with a body carries <active/>, so clients stop showing the sender as typing.
             try await connection.sendGroupchat(from: occupant, room: room, body: body, originID: originID,
                                                extensions: references.elements + (body == nil ? [] : Self.active))
@@ -130,6 +131,7 @@ public final class SessionXMPPLink: XMPPLink {
     public func sendChat(from occupant: JID, to recipient: JID, body: String?, references: MessageReferences,
                          originID: OriginID) async throws {
         do {
+            await connection.awaitSendCapacity()
             try await connection.sendGroupchat(from: occupant, room: recipient, body: body, originID: originID,
                                                extensions: references.elements + [XElement("x", namespace: XMPPNamespace.mucUser)],
                                                type: .chat)

@@ -246,9 +246,13 @@ public struct RoomDestruction: Sendable, Equatable {
 public struct StanzaErrorInfo: Sendable, Equatable {
     public var condition: StanzaErrorCondition
     public var text: String?
-    public init(condition: StanzaErrorCondition, text: String? = nil) {
+    /// The error's type is `wait` (RFC 6120 §8.3.2: "retry after waiting"): a room's or server's rate limit, say —
+    /// the bridge paces and tries again rather than telling anyone it failed.
+    public var retryLater: Bool
+    public init(condition: StanzaErrorCondition, text: String? = nil, retryLater: Bool = false) {
         self.condition = condition
         self.text = text
+        self.retryLater = retryLater
     }
 }
 

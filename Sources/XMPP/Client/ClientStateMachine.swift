@@ -269,6 +269,15 @@ public struct ClientStateMachine: Sendable {
         return record(stanza)
     }
 
+    /// Asks the server to acknowledge what we sent (XEP-0198 `<r/>`) now, unless every stanza of ours was asked about
+    /// already (one request covers them; a second adds nothing). Nothing without XEP-0198 or before established.
+    public mutating func requestAcknowledgement() -> [Action] {
+        guard state == .connected, var management = streamManagement, management.shouldRequestAck(every: 1) else { return [] }
+        management.ackRequested()
+        streamManagement = management
+        return [.sendNonza(.requestAck)]
+    }
+
     /// An inbound stanza's effect is durable: it counts in the next `h` we send (XEP-0198 §4).
     public mutating func handled() {
         guard uncounted == 0 else {

@@ -19,6 +19,10 @@ package protocol StanzaSession: Actor {
     /// Stops taking bytes from the server (the bridge cannot record what it would get) until ``resumeReading()``.
     func pauseReading()
     func resumeReading()
+    /// Returns once the stream may take another message without outrunning the server: at once for the component; in
+    /// client mode once fewer of our stanzas than the send window wait for the server's XEP-0198 acknowledgement (a
+    /// server that throttles the account is followed, not buried; what waits is never dropped).
+    func awaitSendCapacity() async
 }
 
 extension StanzaSession {

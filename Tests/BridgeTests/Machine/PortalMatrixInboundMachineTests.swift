@@ -172,6 +172,27 @@ import Testing
         #expect(f.act(.xmppDelivery(.ownMessageFound(originID, mapping: delivered, error: forbidden))) == [])
     }
 
+    /// A rate limit (an error of type `wait`): nobody is told it failed; the room's sends pause, and at the inbox's
+    /// retry the refused message goes again first, then the inbox drains on.
+    @Test func aBounceThatSaysWaitPausesTheRoomAndSendsTheMessageAgain() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        let one = f.text(1)
+        _ = f.act(.matrixEvents([one]))
+        _ = f.act(.xmppDelivery(.mappingInserted(f.outgoing(one), inserted: true)))
+        _ = f.act(.xmppDelivery(.groupchatSent(f.outgoing(one), nil)))
+        let originID = f.outgoing(one).originID
+        let limited = StanzaErrorInfo(condition: "resource-constraint", text: "Traffic rate limit is exceeded", retryLater: true)
+        let bounce = RoomMessage(room: f.muc, nick: "", to: f.puppetJID(f.alice), originID: originID, error: limited)
+        #expect(f.act(.xmppMessage(bounce)) == [.xmppDelivery(.lookUpOwnMessage(originID, error: limited))])
+        let paused = f.act(.xmppDelivery(.ownMessageFound(originID, mapping: f.mapping(one), error: limited)))
+        #expect(paused.last == .schedule(.inboxRetry, at: f.t0 + .seconds(5)), "\(paused)")
+        #expect(!paused.contains { if case .xmppDelivery(.markFailed) = $0 { true } else { false } }, "not failed")
+        #expect(f.act(.matrixEvents([f.text(2)])) == [], "later events wait in the inbox")
+        #expect(f.act(.retryInbox) == [.loadUndelivered])
+        #expect(f.act(.undeliveredLoaded([f.mapping(one)])) == [.groupchat(f.outgoing(one, purpose: .resend))])
+    }
+
     @Test func eventsBehindAHoleInTheTransactionsWaitForATimelineCheckOthersGoStraightOut() {
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice"])
