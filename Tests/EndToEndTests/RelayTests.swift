@@ -132,6 +132,43 @@ final class RelayTests: XCTestCase {
         let refused = try world.cli("doctor")
         XCTAssertNotEqual(refused.status, 0)
         XCTAssertTrue(refused.stdout.contains("FAIL XMPP login: as relay@\(world.bed.xmppDomain)"), refused.stdout)
+        // Plaintext to a host that is not loopback is refused before anything connects.
+        try world.editConfig { $0.replacingOccurrences(of: "server_host: 127.0.0.1", with: "server_host: xmpp.example.org") }
+        let plaintext = try world.cli("check-config")
+        XCTAssertEqual(plaintext.status, 1)
+        XCTAssertTrue(plaintext.stderr.contains("xmpp.client.tls") && plaintext.stderr.contains("loopback"), plaintext.stderr)
+    }
+
+    /// `serve` against a server whose certificate it must not accept — one no trust anchor vouches for, and one for
+    /// another name (trusted through `ca_file`) — never sends a credential, and its attempts back off (0.5–1 s, then
+    /// doubling): no retry storm. The account's server is a Python c2s endpoint here, with a certificate of its own.
+    func testAnUntrustedOrMisnamedCertificateIsRefusedWithoutARetryStorm() async throws {
+        for (names, trusted) in [("DNS:localhost", false), ("DNS:example.org", true)] {
+            let directory = try TemporaryDirectory()
+            _ = try TestCertificate(names: names, in: directory)
+            let server = try ScriptedPythonServer(script: PythonServerScripts.xmppClientServer, arguments: ["starttls", "relay", "secret"],
+                                                  in: directory)
+            let world = try EndToEndHarness("relay-tls")
+            try world.editConfig(Self.clientModeConfig(world.bed, c2sPort: server.port))
+            try world.editConfig { text in
+                var text = text.replacingOccurrences(of: "    tls: none\n", with: "    tls: starttls\n")
+                if trusted { text = text.replacingOccurrences(of: "    tls: starttls\n", with: "    tls: starttls\n    ca_file: \(directory.path("cert.pem"))\n") }
+                return text
+            }
+            let process = try BridgeProcess(config: world.config, logFile: world.directory.appendingPathComponent("serve-tls.log"))
+            defer { _ = process.stop() }
+            let started = ContinuousClock.now
+            var times: [ContinuousClock.Instant] = []
+            try await eventually("four attempts (\(names)); log: \(process.logFile.path)", timeout: 40) {
+                guard process.isRunning else { throw EndToEndHarness.BridgeExited(log: process.log) }
+                let attempts = server.events("ended").count   // each attempt ends in the handshake the bridge refused
+                while times.count < attempts { times.append(ContinuousClock.now) }
+                return attempts >= 4
+            }
+            XCTAssertEqual(server.events("auth"), [], "no credential went to a server the bridge does not trust (\(names))")
+            XCTAssertGreaterThanOrEqual(times[3] - started, .seconds(3), "backed off (0.5 + 1 + 2 s at least), not a storm")
+            XCTAssertTrue(process.log.contains("certificate"), "the log says why: \(process.log.suffix(2000))")
+        }
     }
 
     /// What the relay may do as the author of its messages: a Matrix edit corrects the relay's message (XEP-0308), a
