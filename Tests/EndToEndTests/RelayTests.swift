@@ -277,8 +277,10 @@ final class RelayTests: XCTestCase {
 
         // The account is available (its initial presence is what lets invitations reach it), and declines a presence
         // subscription by default (xmpp.client.accept_subscriptions: none) rather than leaving it pending.
-        // Romeo asks for his roster first: the server tells only such ("interested") sessions of the answer.
+        // Romeo asks for his roster and goes online first: servers tell only such sessions of the answer (Prosody the
+        // interested ones, ejabberd the available ones).
         _ = try await romeo.request(IQ(type: .get, payload: .other(XElement("query", namespace: XMPPNamespace.roster))))
+        try romeo.send(.presence(Presence()))
         try romeo.send(.presence(Presence(type: .subscribe, to: account)))
         let answer = try await romeo.nextPresence(within: 20, "the account's answer") { $0.from?.bare == account && $0.type != .available }
         XCTAssertEqual(answer.type, .unsubscribed)
