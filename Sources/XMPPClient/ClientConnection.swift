@@ -38,14 +38,22 @@ public actor ClientConnection {
     /// Where the session is kept across restarts; nil: in memory only.
     let keeper: (any ClientSessionKeeper)?
     var keeping = KeepingState()
+    /// What the logins left for the next (the salted password, a FAST token), kept by ``credentialKeeper``.
+    public internal(set) var credentials: CredentialCache
+    let credentialKeeper: (any ClientCredentialKeeper)?
+    var keepingCredentials = KeepingState()
 
     /// `resuming`: a session kept from an earlier run, resumed on the first connection if the server still holds it;
-    /// `keeper`: where each change of the session is kept for the next run.
+    /// `keeper`: where each change of the session is kept for the next run; `credentials`: what earlier runs' logins
+    /// left, and `credentialKeeper`: where changes to them are kept.
     public init(configuration: ClientConfiguration, resuming: ClientStateMachine.Resumption? = nil,
-                keeper: (any ClientSessionKeeper)? = nil, logger: Logger) {
+                keeper: (any ClientSessionKeeper)? = nil, credentials: CredentialCache = CredentialCache(),
+                credentialKeeper: (any ClientCredentialKeeper)? = nil, logger: Logger) {
         self.configuration = configuration
         self.resumption = resuming
         self.keeper = keeper
+        self.credentials = credentials
+        self.credentialKeeper = credentialKeeper
         var logger = logger
         logger[metadataKey: "xmpp.account"] = "\(configuration.stream.username)@\(configuration.stream.domain)"
         self.logger = logger
@@ -61,13 +69,15 @@ public actor ClientConnection {
         public var tlsVersion: String?
         /// XEP-0198 is on, with resumption.
         public var resumable: Bool
+        /// What SASL2 did, when the login used it.
+        public var sasl2: ClientStateMachine.SASL2Use?
     }
 
     /// nil while not connected.
     public var negotiated: Negotiated? {
         guard let link, !link.finished, link.machine.isConnected, let jid = link.machine.jid else { return nil }
         return Negotiated(jid: jid, mechanism: link.machine.mechanism, tlsVersion: link.tls?.protocolVersion,
-                          resumable: link.machine.streamManagement?.isResumable ?? false)
+                          resumable: link.machine.streamManagement?.isResumable ?? false, sasl2: link.machine.sasl2)
     }
 
     /// Whether stanzas can be sent now.
@@ -94,12 +104,17 @@ public actor ClientConnection {
             if established { backoff.reset() }
             guard let error, !Task.isCancelled, !closeRequested else { break }
             eventSink.yield(.disconnected(error))
+            if error.retriesAtOnce {
+                logger.notice("Logging in to the XMPP server again with the password", metadata: ["xmpp.error": error.description])
+                continue
+            }
             let delay = backoff.nextDelay(using: &random)
             logger.notice("Will reconnect to the XMPP server", metadata: [
                 "xmpp.error": error.description, "xmpp.reconnect.delay": "\(delay)", "xmpp.reconnect.attempt": String(backoff.attempt)])
             await sleepUnlessClosed(delay)
         }
         await waitUntilKept()
+        await waitUntilCredentialsKept()
     }
 
     /// Closes the stream gracefully (`<a/>`, `</stream:stream>`) and stops ``run()``; returns once it has stopped.
