@@ -108,18 +108,22 @@ extension Store {
         }
     }
 
-    /// Keeps `credentials` for `account`, replacing what was kept.
-    public func saveXMPPCredentials(_ credentials: StoredXMPPCredentials, account: JID) throws {
+    /// Keeps `credentials` for `account`, replacing what was kept — or, unless `replacing`, only if nothing was (the
+    /// first of two processes to make an account's user-agent id wins).
+    public func saveXMPPCredentials(_ credentials: StoredXMPPCredentials, account: JID, replacing: Bool = true) throws {
         let salted = credentials.saltedPassword, token = credentials.fastToken
+        let onConflict = replacing ? """
+            UPDATE SET user_agent_id = excluded.user_agent_id, scram_hash = excluded.scram_hash,
+                scram_salt = excluded.scram_salt, scram_iterations = excluded.scram_iterations,
+                salted_password = excluded.salted_password, fast_mechanism = excluded.fast_mechanism,
+                fast_token = excluded.fast_token, fast_expiry = excluded.fast_expiry, fast_count = excluded.fast_count
+            """ : "NOTHING"
         try write { db in
             _ = try db.run("""
                 INSERT INTO xmpp_credentials (account, user_agent_id, scram_hash, scram_salt, scram_iterations, salted_password,
                                               fast_mechanism, fast_token, fast_expiry, fast_count)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (account) DO UPDATE SET user_agent_id = excluded.user_agent_id, scram_hash = excluded.scram_hash,
-                    scram_salt = excluded.scram_salt, scram_iterations = excluded.scram_iterations,
-                    salted_password = excluded.salted_password, fast_mechanism = excluded.fast_mechanism,
-                    fast_token = excluded.fast_token, fast_expiry = excluded.fast_expiry, fast_count = excluded.fast_count
+                ON CONFLICT (account) DO \(onConflict)
                 """, account.bare.description, credentials.userAgentID, salted?.hash, salted.map { SQLValue.blob($0.salt) },
                 salted?.iterations, salted.map { SQLValue.blob($0.bytes) }, token?.mechanism, token?.secret, token?.expiry,
                 token?.count)

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import IsthmusCommon
 import IsthmusConfig
 import IsthmusStore
@@ -35,7 +36,8 @@ extension BridgeRuntime {
     }
 
     /// The connection of the configured mode and the bridge's link over it. In client mode the XEP-0198 session kept
-    /// in the store is resumed on the first connection, and each change of it is kept there.
+    /// in the store is resumed on the first connection, and each change of it is kept there; so are the login's
+    /// SASL2 user-agent id, salted password and FAST token (`xmpp_credentials`).
     func makeXMPP(naming: BridgeNaming, store: Store) async throws -> (XMPPSessionConnection, SessionXMPPLink) {
         let linkLogger = logger.with(label: "xmpp.link")
         guard let client = config.xmpp.client else {
@@ -48,7 +50,10 @@ extension BridgeRuntime {
             logger.info("Resuming the XMPP session kept in the store", metadata: [
                 "xmpp.jid": kept.jid.description, "xmpp.unacknowledged": String(kept.streamManagement.unacknowledged.count)])
         }
-        let connection = ClientConnection(configuration: Self.clientConfiguration(client), resuming: kept, keeper: keeper,
+        let (credentialKeeper, credentials) = try await StoreClientCredentialKeeper.load(store: store, account: client.jid)
+        let userAgent = SASL2UserAgent(id: credentialKeeper.userAgentID, device: ProcessInfo.processInfo.hostName)
+        let connection = ClientConnection(configuration: Self.clientConfiguration(client, userAgent: userAgent), resuming: kept,
+                                          keeper: keeper, credentials: credentials, credentialKeeper: credentialKeeper,
                                           logger: logger.with(label: "xmpp.client"))
         return (.client(connection), SessionXMPPLink(client: connection, logger: linkLogger))
     }
@@ -58,11 +63,13 @@ extension BridgeRuntime {
                                componentDomain: config.xmpp.componentDomain, secret: config.xmpp.componentSecret)
     }
 
-    /// `xmpp.client` as the connection's settings.
-    public static func clientConfiguration(_ client: Config.XMPPClient) -> ClientConfiguration {
+    /// `xmpp.client` as the connection's settings. `userAgent`: who logs in over SASL2, kept in the store by
+    /// `serve`; without one (doctor) a passing identity that asks for no FAST token (none would be kept).
+    public static func clientConfiguration(_ client: Config.XMPPClient, userAgent: SASL2UserAgent? = nil) -> ClientConfiguration {
         let stream = ClientStateMachine.Configuration(
             domain: client.jid.domain, username: client.jid.localpart ?? "", credential: .password(client.password),
-            resource: client.resource, allowPlaintext: client.tls == .none)
+            resource: client.resource, allowPlaintext: client.tls == .none, userAgent: userAgent ?? .random(),
+            fastTokens: userAgent != nil)
         return ClientConfiguration(host: client.host, port: client.port, stream: stream, directTLS: client.tls == .direct,
                                    trustedCertificatesFile: client.caFile)
     }
