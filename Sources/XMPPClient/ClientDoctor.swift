@@ -2,8 +2,8 @@ import IsthmusCommon
 import XMPP
 
 /// The XMPP half of `isthmus doctor` in client mode: logs in once as the configured account and says plainly what
-/// works and what does not — the server reachable, TLS and its certificate, the login, XEP-0198 (what keeps the
-/// relay occupant in its rooms across a dropped connection), pings. Does I/O; no retries (the first failure ends it).
+/// works and what does not — the server reachable, TLS and its certificate, the login (and what SASL2 did with it),
+/// XEP-0198 (what keeps the relay occupant in its rooms across a dropped connection), pings. Does I/O; no retries (the first failure ends it).
 public enum ClientDoctor {
     /// Check names, as printed.
     public enum Check {
@@ -52,7 +52,8 @@ public enum ClientDoctor {
                                           warning: true))
         }
         findings.append(DoctorFinding(ok: true, check: Check.login, detail: "logged in as \(negotiated?.jid.description ?? account)"
-                                      + (negotiated?.mechanism.map { " with \($0.rawValue)" } ?? "")))
+                                      + (negotiated?.mechanism.map { " with \($0.rawValue)" } ?? "")
+                                      + (negotiated?.sasl2.map(sasl2Detail) ?? "")))
         if negotiated?.resumable == true {
             findings.append(DoctorFinding(ok: true, check: Check.streamManagement,
                                           detail: "XEP-0198 with resumption: a dropped connection resumes without leaving the rooms"))
@@ -63,6 +64,13 @@ public enum ClientDoctor {
         }
         findings.append(await ping(connection, domain: domain))
         return findings
+    }
+
+    /// ` over SASL2 with Bind2, XEP-0198 inline, FAST offered`: what the one-round-trip login did (or could do).
+    static func sasl2Detail(_ use: ClientStateMachine.SASL2Use) -> String {
+        let parts = [use.bind2 ? "Bind2" : nil, use.inlineStreamManagement ? "XEP-0198 inline" : nil,
+                     use.fastLogin ? "a FAST token" : use.fastOffered ? "FAST offered" : nil].compactMap { $0 }
+        return " over SASL2" + (parts.isEmpty ? "" : " with " + parts.joined(separator: ", "))
     }
 
     private static func ping(_ connection: ClientConnection, domain: JID?) async -> DoctorFinding {
@@ -84,7 +92,8 @@ public enum ClientDoctor {
         case .tlsNotOffered, .tlsRefused, .tlsFailed:
             return [reachable, DoctorFinding(ok: false, check: Check.tls, detail: error.description
                                              + " (xmpp.client.ca_file names an extra trust anchor; tls: direct for XEP-0368 ports)")]
-        case .authenticationFailed, .noUsableMechanism, .channelBindingUnavailable, .passwordRequired, .scram, .bindFailed:
+        case .authenticationFailed, .noUsableMechanism, .channelBindingUnavailable, .passwordRequired, .scram, .bindFailed,
+             .sasl2TasksRequired, .hashedToken, .keptCredentialRefused:
             return [reachable, DoctorFinding(ok: false, check: Check.login, detail: "as \(account): \(error.description)")]
         default:
             return [reachable, DoctorFinding(ok: false, check: Check.login, detail: error.description)]
