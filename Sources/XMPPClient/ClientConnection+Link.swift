@@ -220,7 +220,9 @@ extension ClientConnection {
                 eventSink.yield(.acknowledged(stanzas))
             case .established(let jid):
                 link.established = true
-                logger.info("Connected to the XMPP server as a client", metadata: ["xmpp.jid": jid.description, "xmpp.resumed": "\(link.resumed)"])
+                logger.info("Connected to the XMPP server as a client", metadata: [
+                    "xmpp.jid": jid.description, "xmpp.resumed": "\(link.resumed)",
+                    "xmpp.login": "\(Negotiated.login(mechanism: link.machine.mechanism, sasl2: link.machine.sasl2))"])
                 eventSink.yield(.connected(jid, resumed: link.resumed))
             case .deliver(let stanza):
                 deliver(stanza)

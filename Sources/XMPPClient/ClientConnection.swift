@@ -71,6 +71,17 @@ public actor ClientConnection {
         public var resumable: Bool
         /// What SASL2 did, when the login used it.
         public var sasl2: ClientStateMachine.SASL2Use?
+
+        /// `SCRAM-SHA-1 over SASL2 with Bind2, XEP-0198 inline, FAST offered`: how the login went, for logs and doctor.
+        public var login: String { Self.login(mechanism: mechanism, sasl2: sasl2) }
+
+        static func login(mechanism: SASLMechanismName?, sasl2: ClientStateMachine.SASL2Use?) -> String {
+            let parts = sasl2.map { use in
+                [use.bind2 ? "Bind2" : nil, use.inlineStreamManagement ? "XEP-0198 inline" : nil,
+                 use.fastLogin ? "a FAST token" : use.fastOffered ? "FAST offered" : nil].compactMap { $0 }
+            }
+            return (mechanism?.rawValue ?? "no SASL") + (parts.map { " over SASL2" + ($0.isEmpty ? "" : " with " + $0.joined(separator: ", ")) } ?? "")
+        }
     }
 
     /// nil while not connected.

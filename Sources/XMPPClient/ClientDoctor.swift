@@ -52,8 +52,7 @@ public enum ClientDoctor {
                                           warning: true))
         }
         findings.append(DoctorFinding(ok: true, check: Check.login, detail: "logged in as \(negotiated?.jid.description ?? account)"
-                                      + (negotiated?.mechanism.map { " with \($0.rawValue)" } ?? "")
-                                      + (negotiated?.sasl2.map(sasl2Detail) ?? "")))
+                                      + (negotiated.map { " with \($0.login)" } ?? "")))
         if negotiated?.resumable == true {
             findings.append(DoctorFinding(ok: true, check: Check.streamManagement,
                                           detail: "XEP-0198 with resumption: a dropped connection resumes without leaving the rooms"))
@@ -64,13 +63,6 @@ public enum ClientDoctor {
         }
         findings.append(await ping(connection, domain: domain))
         return findings
-    }
-
-    /// ` over SASL2 with Bind2, XEP-0198 inline, FAST offered`: what the one-round-trip login did (or could do).
-    static func sasl2Detail(_ use: ClientStateMachine.SASL2Use) -> String {
-        let parts = [use.bind2 ? "Bind2" : nil, use.inlineStreamManagement ? "XEP-0198 inline" : nil,
-                     use.fastLogin ? "a FAST token" : use.fastOffered ? "FAST offered" : nil].compactMap { $0 }
-        return " over SASL2" + (parts.isEmpty ? "" : " with " + parts.joined(separator: ", "))
     }
 
     private static func ping(_ connection: ClientConnection, domain: JID?) async -> DoctorFinding {
