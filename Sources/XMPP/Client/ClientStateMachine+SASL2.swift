@@ -119,7 +119,9 @@ extension ClientStateMachine {
         guard let request = sasl2Request else { return [] }
         let success: SASL2Success
         do {
-            success = try SASL2Success(element: element, tokenMechanism: request.requestToken ?? credentials.fastToken?.mechanism)
+            // A token comes for the mechanism asked for, or rotates the one used (XEP-0484 §4.3, §4.5).
+            let tokenMechanism = request.requestToken ?? (request.fastCount != nil ? credentials.fastToken?.mechanism : nil)
+            success = try SASL2Success(element: element, tokenMechanism: tokenMechanism)
         } catch {
             return fail(.protocolViolation("unreadable SASL2 <success>: \(error)"), condition: .invalidXML)
         }
