@@ -37,11 +37,11 @@ public actor ClientConnection {
     public internal(set) var resumption: ClientStateMachine.Resumption?
     /// Where the session is kept across restarts; nil: in memory only.
     let keeper: (any ClientSessionKeeper)?
-    var keeping = KeepingState()
+    let keeping = KeepingState()
     /// What the logins left for the next (the salted password, a FAST token), kept by ``credentialKeeper``.
     public internal(set) var credentials: CredentialCache
     let credentialKeeper: (any ClientCredentialKeeper)?
-    var keepingCredentials = KeepingState()
+    let keepingCredentials = KeepingState()
 
     /// `resuming`: a session kept from an earlier run, resumed on the first connection if the server still holds it;
     /// `keeper`: where each change of the session is kept for the next run; `credentials`: what earlier runs' logins
@@ -125,7 +125,6 @@ public actor ClientConnection {
             await sleepUnlessClosed(delay)
         }
         await waitUntilKept()
-        await waitUntilCredentialsKept()
     }
 
     /// Closes the stream gracefully (`<a/>`, `</stream:stream>`) and stops ``run()``; returns once it has stopped.

@@ -20,30 +20,9 @@ extension ClientConnection {
         keepingCredentials.changed += 1
         guard let credentialKeeper, !keepingCredentials.running else { return }
         keepingCredentials.running = true
-        Task { await keepCredentialsLoop(credentialKeeper) }
-    }
-
-    private func keepCredentialsLoop(_ keeper: any ClientCredentialKeeper) async {
-        while keepingCredentials.written < keepingCredentials.changed {
-            let generation = keepingCredentials.changed
-            do {
-                try await keeper.keep(credentials)
-            } catch {
-                logger.warning("Could not keep the XMPP login's credentials in the store; the next login uses the password",
-                               metadata: ["error": "\(error)"])
-                try? await Task.sleep(for: .seconds(1))
-                continue
-            }
-            keepingCredentials.written = generation
+        let failure = "Could not keep the XMPP login's credentials in the store; the next login uses the password"
+        Task {
+            await keepWriting(keepingCredentials, failure: failure) { try await credentialKeeper.keep(credentials) }
         }
-        keepingCredentials.running = false
-        for waiter in keepingCredentials.waiters { waiter.resume() }
-        keepingCredentials.waiters = []
-    }
-
-    /// Returns once every change of the credentials so far is kept.
-    func waitUntilCredentialsKept() async {
-        guard keepingCredentials.running else { return }
-        await withCheckedContinuation { keepingCredentials.waiters.append($0) }
     }
 }

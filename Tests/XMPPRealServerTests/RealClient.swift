@@ -30,12 +30,7 @@ struct RealClient {
             resuming: resuming, keeper: keeper, credentials: credentials, logger: RealComponent.logger)
         self.connection = connection
         events = AsyncQueue.collecting(connection.events)
-        let runner = BackgroundTask { await connection.run() }
-        self.runner = runner
-        test.addTeardownBlock {
-            await connection.close()
-            await runner.stop()
-        }
+        runner = test.runUntilTeardown({ await connection.run() }, closing: { await connection.close() })
     }
 
     /// The next event that is not a report of authentication (SCRAM's salted password comes first on every login).
