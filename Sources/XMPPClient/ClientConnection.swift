@@ -80,7 +80,8 @@ public actor ClientConnection {
                 [use.bind2 ? "Bind2" : nil, use.inlineStreamManagement ? "XEP-0198 inline" : nil,
                  use.fastLogin ? "a FAST token" : use.fastOffered ? "FAST offered" : nil].compactMap { $0 }
             }
-            return (mechanism?.rawValue ?? "no SASL") + (parts.map { " over SASL2" + ($0.isEmpty ? "" : " with " + $0.joined(separator: ", ")) } ?? "")
+            let over = parts.map { " over SASL2" + ($0.isEmpty ? "" : " with " + $0.joined(separator: ", ")) } ?? ""
+            return (mechanism?.rawValue ?? "no SASL") + over
         }
     }
 

@@ -103,7 +103,8 @@ extension ClientStateMachine {
             case "failure":
                 return refused(element, textNamespace: XMPPNamespace.sasl2)
             case "continue":
-                let tasks = element.child("tasks", namespace: XMPPNamespace.sasl2)?.children("task", namespace: XMPPNamespace.sasl2).map(\.text) ?? []
+                let tasks = element.child("tasks", namespace: XMPPNamespace.sasl2)?
+                    .children("task", namespace: XMPPNamespace.sasl2).map(\.text) ?? []
                 return abort(.sasl2TasksRequired(tasks, text: element.child("text", namespace: XMPPNamespace.sasl2)?.text))
             default:
                 return fail(.protocolViolation("unexpected SASL2 <\(element.name)>"), condition: .notAuthorized)
