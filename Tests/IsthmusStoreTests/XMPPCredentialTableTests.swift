@@ -20,6 +20,8 @@ import Testing
             fastToken: .init(mechanism: "HT-SHA-256-ENDP", secret: "secret-token:fast-'ü'", expiry: "2026-12-31T00:00:00Z", count: 7))
         try await store.saveXMPPCredentials(full, account: account)
         #expect(try await fixture.reopen().xmppCredentials(account: account) == full, "kept across a reopen, replaced in place")
+        try await store.saveXMPPCredentials(StoredXMPPCredentials(userAgentID: "another"), account: account, replacing: false)
+        #expect(try await store.xmppCredentials(account: account) == full, "only if nothing was kept")
         #expect(try await store.xmppCredentials(account: JID("other@example.org")!) == nil, "another account has none of it")
         var forgotten = full
         forgotten.fastToken = nil
