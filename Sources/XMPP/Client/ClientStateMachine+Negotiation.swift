@@ -211,7 +211,7 @@ extension ClientStateMachine {
 
     private mutating func featuresAfterAuthentication(_ features: StreamFeatures) -> [Action] {
         featuresAfterAuthentication = features
-        if let jid {   // bound by Bind2 without XEP-0198 inside: enable it now if offered
+        if jid != nil {   // bound by Bind2 without XEP-0198 inside: enable it now if offered
             guard features.streamManagement else { return established() }
             state = .enablingStreamManagement
             return [.sendNonza(.enable(resume: true, max: nil))]
