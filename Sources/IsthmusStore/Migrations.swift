@@ -55,6 +55,7 @@ enum Migrations {
         Migration(version: 13, name: "bridge lease", sql: LeaseTable.schema),
         Migration(version: 14, name: "room link version", sql: RoomLinkTable.versionSchema),
         Migration(version: 15, name: "xmpp sessions", sql: XMPPSessionTable.schema),
+        Migration(version: 16, name: "xmpp credentials", sqlite: XMPPCredentialTable.schema, postgres: XMPPCredentialTable.postgresSchema),
     ]
 
     /// `schema_migrations` itself.

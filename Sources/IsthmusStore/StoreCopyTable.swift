@@ -42,6 +42,7 @@ struct StoreCopyTable: Sendable, Equatable {
         StoreCopyTable("xmpp_avatars", key: ["sha1"]),
         StoreCopyTable("matrix_avatars", key: ["mxc"], batch: 20),
         StoreCopyTable("xmpp_sessions", key: ["account"]),
+        StoreCopyTable("xmpp_credentials", key: ["account"]),
     ]
 
     /// Tables that are not bridge data: the migration history (each side has its own, and both must agree),

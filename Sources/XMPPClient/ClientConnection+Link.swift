@@ -19,7 +19,7 @@ extension ClientConnection {
             return (false, nil)
         }
         linkCount += 1
-        let machine = ClientStateMachine(configuration: configuration.stream, resuming: resumption)
+        let machine = ClientStateMachine(configuration: configuration.stream, resuming: resumption, credentials: credentials)
         let link = ClientLink(number: linkCount, socket: socket, machine: machine, parserLimits: configuration.parserLimits)
         self.link = link
         inbound.reset(link: link.number)
@@ -168,9 +168,9 @@ extension ClientConnection {
     func perform(_ actions: [ClientStateMachine.Action], on link: ClientLink) {
         for action in actions {
             switch action {
-            case .sendStreamHeader(let to):
+            case .sendStreamHeader(let to, let from):
                 write(XMLSerializer.streamStart(namespace: XMPPNamespace.streams, contentNamespace: XMPPNamespace.client,
-                                                attributes: ["to": to, "version": "1.0"]), on: link)
+                                                attributes: ["to": to, "from": from?.description, "version": "1.0"]), on: link)
             case .resetParser:
                 link.parserResetPending = true
             case .startTLS:
@@ -195,7 +195,14 @@ extension ClientConnection {
             case .sendStreamEnd:
                 write(XMLSerializer.streamEnd(), on: link)
             case .authenticated(let salted):
-                if let salted { eventSink.yield(.authenticated(saltedPassword: salted)) }
+                if let salted {
+                    eventSink.yield(.authenticated(saltedPassword: salted))
+                    setCredentials(CredentialCache(saltedPassword: salted, fastToken: credentials.fastToken))
+                }
+            case .fastToken(let token):
+                setCredentials(CredentialCache(saltedPassword: credentials.saltedPassword, fastToken: token))
+            case .saltedPasswordRefused:
+                setCredentials(CredentialCache(saltedPassword: nil, fastToken: credentials.fastToken))
             case .bound(let jid):
                 logger.debug("Bound a resource on the XMPP server", metadata: ["xmpp.jid": jid.description])
             case .resumed(let resend):
@@ -212,7 +219,9 @@ extension ClientConnection {
                 wakeCapacityWaiters()
             case .established(let jid):
                 link.established = true
-                logger.info("Connected to the XMPP server as a client", metadata: ["xmpp.jid": jid.description, "xmpp.resumed": "\(link.resumed)"])
+                logger.info("Connected to the XMPP server as a client", metadata: [
+                    "xmpp.jid": jid.description, "xmpp.resumed": "\(link.resumed)",
+                    "xmpp.login": "\(Negotiated.login(mechanism: link.machine.mechanism, sasl2: link.machine.sasl2))"])
                 if !link.resumed {
                     for stanza in configuration.onNewSession {
                         if let sent = try? link.machine.send(stanza) { perform(sent, on: link) }

@@ -41,16 +41,24 @@ public actor ClientConnection {
     public internal(set) var resumption: ClientStateMachine.Resumption?
     /// Where the session is kept across restarts; nil: in memory only.
     let keeper: (any ClientSessionKeeper)?
-    var keeping = KeepingState()
+    let keeping = KeepingState()
+    /// What the logins left for the next (the salted password, a FAST token), kept by ``credentialKeeper``.
+    public internal(set) var credentials: CredentialCache
+    let credentialKeeper: (any ClientCredentialKeeper)?
+    let keepingCredentials = KeepingState()
 
     /// `resuming`: a session kept from an earlier run, resumed on the first connection if the server still holds it;
     /// `keeper`: where each change of the session is kept for the next run (and, without `resuming`, where ``run()``
-    /// reads the session to resume).
+    /// reads the session to resume); `credentials`: what earlier runs' logins left, and `credentialKeeper`: where
+    /// changes to them are kept.
     public init(configuration: ClientConfiguration, resuming: ClientStateMachine.Resumption? = nil,
-                keeper: (any ClientSessionKeeper)? = nil, logger: Logger) {
+                keeper: (any ClientSessionKeeper)? = nil, credentials: CredentialCache = CredentialCache(),
+                credentialKeeper: (any ClientCredentialKeeper)? = nil, logger: Logger) {
         self.configuration = configuration
         self.resumption = resuming
         self.keeper = keeper
+        self.credentials = credentials
+        self.credentialKeeper = credentialKeeper
         var logger = logger
         logger[metadataKey: "xmpp.account"] = "\(configuration.stream.username)@\(configuration.stream.domain)"
         self.logger = logger
@@ -66,13 +74,27 @@ public actor ClientConnection {
         public var tlsVersion: String?
         /// XEP-0198 is on, with resumption.
         public var resumable: Bool
+        /// What SASL2 did, when the login used it.
+        public var sasl2: ClientStateMachine.SASL2Use?
+
+        /// `SCRAM-SHA-1 over SASL2 with Bind2, XEP-0198 inline, FAST offered`: how the login went, for logs and doctor.
+        public var login: String { Self.login(mechanism: mechanism, sasl2: sasl2) }
+
+        static func login(mechanism: SASLMechanismName?, sasl2: ClientStateMachine.SASL2Use?) -> String {
+            let parts = sasl2.map { use in
+                [use.bind2 ? "Bind2" : nil, use.inlineStreamManagement ? "XEP-0198 inline" : nil,
+                 use.fastLogin ? "a FAST token" : use.fastOffered ? "FAST offered" : nil].compactMap { $0 }
+            }
+            let over = parts.map { " over SASL2" + ($0.isEmpty ? "" : " with " + $0.joined(separator: ", ")) } ?? ""
+            return (mechanism?.rawValue ?? "no SASL") + over
+        }
     }
 
     /// nil while not connected.
     public var negotiated: Negotiated? {
         guard let link, !link.finished, link.machine.isConnected, let jid = link.machine.jid else { return nil }
         return Negotiated(jid: jid, mechanism: link.machine.mechanism, tlsVersion: link.tls?.protocolVersion,
-                          resumable: link.machine.streamManagement?.isResumable ?? false)
+                          resumable: link.machine.streamManagement?.isResumable ?? false, sasl2: link.machine.sasl2)
     }
 
     /// Whether stanzas can be sent now.
@@ -100,6 +122,10 @@ public actor ClientConnection {
             if established { backoff.reset() }
             guard let error, !Task.isCancelled, !closeRequested else { break }
             eventSink.yield(.disconnected(error))
+            if error.retriesAtOnce {
+                logger.notice("Logging in to the XMPP server again with the password", metadata: ["xmpp.error": error.description])
+                continue
+            }
             let delay = backoff.nextDelay(using: &random)
             logger.notice("Will reconnect to the XMPP server", metadata: [
                 "xmpp.error": error.description, "xmpp.reconnect.delay": "\(delay)", "xmpp.reconnect.attempt": String(backoff.attempt)])

@@ -3,8 +3,8 @@ import XMPP
 
 /// The XMPP half of `isthmus doctor` in client mode: logs in once as the configured account and says plainly what
 /// works and what does not — how the server was found (its SRV records, or the domain itself) and which endpoint took
-/// the connection, TLS and its certificate, the login, XEP-0198 (what keeps the relay occupant in its rooms across a
-/// dropped connection), pings. Does I/O; no retries (the first failure ends it).
+/// the connection, TLS and its certificate, the login (and what SASL2 did with it), XEP-0198 (what keeps the relay
+/// occupant in its rooms across a dropped connection), pings. Does I/O; no retries (the first failure ends it).
 public enum ClientDoctor {
     /// Check names, as printed.
     public enum Check {
@@ -53,7 +53,7 @@ public enum ClientDoctor {
                                           warning: true))
         }
         findings.append(DoctorFinding(ok: true, check: Check.login, detail: "logged in as \(negotiated?.jid.description ?? account)"
-                                      + (negotiated?.mechanism.map { " with \($0.rawValue)" } ?? "")))
+                                      + (negotiated.map { " with \($0.login)" } ?? "")))
         if negotiated?.resumable == true {
             findings.append(DoctorFinding(ok: true, check: Check.streamManagement,
                                           detail: "XEP-0198 with resumption: a dropped connection resumes without leaving the rooms"))
@@ -85,7 +85,8 @@ public enum ClientDoctor {
         case .tlsNotOffered, .tlsRefused, .tlsFailed:
             return [DoctorFinding(ok: false, check: Check.tls, detail: error.description
                                   + " (xmpp.client.ca_file names an extra trust anchor; tls: direct for XEP-0368 ports)")]
-        case .authenticationFailed, .noUsableMechanism, .channelBindingUnavailable, .passwordRequired, .scram, .bindFailed:
+        case .authenticationFailed, .noUsableMechanism, .channelBindingUnavailable, .passwordRequired, .scram, .bindFailed,
+             .sasl2TasksRequired, .hashedToken, .keptCredentialRefused:
             return [DoctorFinding(ok: false, check: Check.login, detail: "as \(account): \(error.description)")]
         default:
             return [DoctorFinding(ok: false, check: Check.login, detail: error.description)]

@@ -70,37 +70,46 @@ extension ClientConnection {
 
     /// Writes the latest session until the keeper is up to date, sending a waiting ack after each write.
     private func keepLoop(_ keeper: any ClientSessionKeeper) async {
-        while keeping.written < keeping.changed {
-            let generation = keeping.changed
+        await keepWriting(keeping, failure: "Could not keep the XMPP session in the store; a restart will start a new one") {
             let value = resumption
-            do {
-                try await keeper.keep(value)
-            } catch {
-                logger.warning("Could not keep the XMPP session in the store; a restart will start a new one",
-                               metadata: ["error": "\(error)"])
-                try? await Task.sleep(for: .seconds(1))
-                continue
-            }
-            keeping.written = generation
+            try await keeper.keep(value)
             if keeping.ackWaiting, let link, !link.finished, link.machine.isConnected, let handled = value?.streamManagement.inboundHandled {
                 keeping.ackWaiting = false
                 writeNonza(.ack(h: handled), on: link)
             }
+        }
+    }
+
+    /// Runs `write` (a write of the latest value) until every change counted in `keeping` is written: one write at a
+    /// time, a failed one logged as `failure` and tried again a second later. Then wakes those waiting.
+    func keepWriting(_ keeping: KeepingState, failure: String, _ write: () async throws -> Void) async {
+        while keeping.written < keeping.changed {
+            let generation = keeping.changed
+            do {
+                try await write()
+            } catch {
+                logger.warning(failure, metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+                continue
+            }
+            keeping.written = generation
         }
         keeping.running = false
         for waiter in keeping.waiters { waiter.resume() }
         keeping.waiters = []
     }
 
-    /// Returns once everything changed so far is kept (before the store closes).
+    /// Returns once everything changed so far is kept, the session and the login's credentials (before the store closes).
     func waitUntilKept() async {
-        guard keeping.running else { return }
-        await withCheckedContinuation { keeping.waiters.append($0) }
+        for state in [keeping, keepingCredentials] where state.running {
+            await withCheckedContinuation { state.waiters.append($0) }
+        }
     }
 }
 
-/// The keeper's progress: changes made, changes written.
-struct KeepingState {
+/// A keeper's progress: changes made, changes written. Owned by the ``ClientConnection`` actor (a class so that one
+/// write loop serves the session's and the credentials' keeping).
+final class KeepingState {
     var changed = 0
     var written = 0
     var running = false

@@ -9,12 +9,13 @@ import XMPP
 /// its one occupant relaying the Matrix users in `relay.xmpp_format`, the XMPP users as ghosts as in component mode.
 final class RelayTests: XCTestCase {
     /// The scenario's config turned to client mode: the account instead of the component, over the bed's plain c2s port.
-    static func clientMode(_ world: EndToEndHarness, c2sPort: Int? = nil) throws {
-        try world.editConfig(clientModeConfig(world.bed, c2sPort: c2sPort))
+    static func clientMode(_ world: EndToEndHarness, c2sPort: Int? = nil, domain: String? = nil) throws {
+        try world.editConfig(clientModeConfig(world.bed, c2sPort: c2sPort, domain: domain))
     }
 
-    /// The config rewrite to client mode, for `RichPair.start(config:)`; `c2sPort` instead of the bed's (a proxy's).
-    static func clientModeConfig(_ bed: TestBed, c2sPort: Int? = nil) -> (String) -> String {
+    /// The config rewrite to client mode, for `RichPair.start(config:)`; `c2sPort` instead of the bed's (a proxy's),
+    /// `domain`: the account's host instead of the bed's (the SASL2 host, whose `relay` exists too).
+    static func clientModeConfig(_ bed: TestBed, c2sPort: Int? = nil, domain: String? = nil) -> (String) -> String {
         { text in
             let start = text.range(of: "xmpp:\n")!
             let end = text.range(of: "database:", range: start.upperBound..<text.endIndex)!
@@ -23,7 +24,7 @@ final class RelayTests: XCTestCase {
                   mode: client
                   bot_nick: Matrix
                   client:
-                    jid: relay@\(bed.xmppDomain)
+                    jid: relay@\(domain ?? bed.xmppDomain)
                     password: "\(bed.password)"
                     server_host: 127.0.0.1
                     server_port: \(c2sPort ?? bed.c2sPort)
@@ -33,13 +34,13 @@ final class RelayTests: XCTestCase {
         }
     }
 
-    /// A linked pair in client mode: the bridge started as `relay@…`, alice on Matrix (displayname `name`), Romeo
+    /// A linked pair in client mode: the bridge started as `relay@…` (on `domain` when given), alice on Matrix (displayname `name`), Romeo
     /// (XMPP user bob) in the MUC he created.
     static func relayPair(_ scenario: String, database: StoreBackend? = nil, displayname: String = "Alice",
-                          c2sPort: Int? = nil) async throws
+                          c2sPort: Int? = nil, domain: String? = nil) async throws
         -> (world: EndToEndHarness, alice: MatrixTestUser, muc: JID, romeo: XMPPTestClient, room: String) {
         let world = try EndToEndHarness(scenario, database: database)
-        try clientMode(world, c2sPort: c2sPort)
+        try clientMode(world, c2sPort: c2sPort, domain: domain)
         try await world.startBridge()
         let alice = try await world.matrixUser("alice")
         let muc = world.muc(scenario)
@@ -301,7 +302,14 @@ final class RelayTests: XCTestCase {
     /// kill -9 with traffic both ways, restarted at once: the XEP-0198 session kept in the store is resumed, so the
     /// relay occupant never leaves the room (Romeo sees no unavailable presence of it), and every message arrives once.
     func testAKillNineThenARestartResumesTheSessionSoTheRelayNeverLeaves() async throws {
-        let (world, alice, muc, romeo, room) = try await Self.relayPair("relay-resume")
+        let world = try await Self.killNineThenRestartResumes("relay-resume")
+        world.stopBridge()
+    }
+
+    /// The body of the kill -9 resumption test, for the account on `domain` (the bed's by default); returns the world
+    /// with the restarted bridge running, for more checks.
+    static func killNineThenRestartResumes(_ scenario: String, domain: String? = nil) async throws -> EndToEndHarness {
+        let (world, alice, muc, romeo, room) = try await relayPair(scenario, domain: domain)
         try await alice.send("before", to: room)
         _ = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> before", excludingNick: "Romeo")
         let count = 9
@@ -311,7 +319,6 @@ final class RelayTests: XCTestCase {
             if index == count / 3 { world.crashBridge() }
         }
         try await world.startBridge()
-        defer { world.stopBridge() }
         try await eventually("the kept session resumed (log: \(world.bridge?.logFile.path ?? "-"))", timeout: 20) {
             world.bridge?.log.contains("Resumed the XMPP session") == true
         }
@@ -322,12 +329,13 @@ final class RelayTests: XCTestCase {
         XCTAssertEqual(inMatrix.map(\.body), (0..<count).map { "x\($0)" } + ["x-end"])
         let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> m-end", excludingNick: "Romeo", timeout: 60)
         XCTAssertEqual(inXMPP.map(\.body), (0..<count).map { "<Alice> m\($0)" } + ["<Alice> m-end"])
-        XCTAssertEqual(Self.relayLeft(romeo, muc), [], "the relay occupant left the room and came back")
+        XCTAssertEqual(relayLeft(romeo, muc), [], "the relay occupant left the room and came back")
         let scrape = try await MetricsScrape.fetch(port: world.bed.metricsPort)
         XCTAssertEqual(scrape["isthmus_xmpp_session_resumptions_total{outcome=\"resumed\"}"], 1, scrape.text)
         XCTAssertEqual(scrape["isthmus_xmpp_session_resumptions_total{outcome=\"failed\"}"], 0)
         XCTAssertEqual(scrape["isthmus_puppets"], 0, "no puppets in client mode")
         romeo.close()
+        return world
     }
 
     /// The account's connection cut by a TCP proxy for a few seconds under two-way traffic, reconnections refused

@@ -64,6 +64,11 @@ struct StoreCopyFixture {
                                                           inboundHandled: 7, outboundAcknowledged: 4_294_967_295,
                                                           unacknowledged: ["<message xmlns='jabber:component:accept'/>"]),
                                         account: JID("relay@localhost")!)
+        try await store.saveXMPPCredentials(StoredXMPPCredentials(
+            userAgentID: "d4ac9e2d-2a6b-4f2e-9c58-1a0e3f5b7c11",
+            saltedPassword: .init(hash: "SHA-1", salt: [0, 0xFF, 7], iterations: 4096, bytes: Array(repeating: 0x5A, count: 20)),
+            fastToken: .init(mechanism: "HT-SHA-256-NONE", secret: "secret-token:fast-1", expiry: nil, count: 2)),
+                                            account: JID("relay@localhost")!)
         return (fixture, store)
     }
 
@@ -73,6 +78,7 @@ struct StoreCopyFixture {
         func note(_ value: Any) { answers.append(String(describing: value)) }
         note(try await store.roomLinks())
         note(try await store.xmppSession(account: JID("relay@localhost")!) as Any)
+        note(try await store.xmppCredentials(account: JID("relay@localhost")!) as Any)
         note(try await store.linkedRooms(among: [room, dmRoom]).map(\.rawValue).sorted())
         note(try await store.linkChangeVersion())
         note(try await store.ghostIdentity(ghost) as Any)

@@ -48,6 +48,27 @@ final class TestBedTests: XCTestCase {
         try assertComponentStreamHeader(bed)
     }
 
+    /// Prosody's second host offers SASL2 with Bind2 — and its features arrive at all (mod_sasl2_fast, which would stop
+    /// them on Prosody 0.12.3, is not loaded), beside legacy SASL on the same stream. ejabberd 23.01 offers legacy SASL
+    /// alone on its one host.
+    func testTheSASL2HostOffersSASL2WithBind2() throws {
+        let bed = try TestBed.fromEnvironment()
+        let domain = try bed.sasl2DomainIfOffered()
+        let socket = try LoopbackSocket(port: bed.c2sPort, timeout: 5)
+        try socket.send("<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' "
+                        + "to='\(domain ?? bed.xmppDomain)' version='1.0'>")
+        let reply = try socket.receive(until: Date().addingTimeInterval(5)) { $0.contains("</stream:features>") }
+        guard domain != nil else {
+            XCTAssertFalse(reply.contains("urn:xmpp:sasl:2"), reply)
+            XCTAssertTrue(reply.contains("<mechanisms xmlns='urn:ietf:params:xml:ns:xmpp-sasl'"), reply)
+            return
+        }
+        XCTAssertTrue(reply.contains("<authentication xmlns='urn:xmpp:sasl:2'>"), reply)
+        XCTAssertTrue(reply.contains("<bind xmlns='urn:xmpp:bind:0'>"), reply)
+        XCTAssertTrue(reply.contains("<mechanisms xmlns='urn:ietf:params:xml:ns:xmpp-sasl'>"), reply)
+        XCTAssertFalse(reply.contains("urn:xmpp:fast:0"), "FAST does not work on 0.12.3: \(reply)")
+    }
+
     func testProsodyRestartKillAndStartOne() throws {
         let bed = try TestBed.fromEnvironment()
         try bed.restart(.xmpp)

@@ -10,35 +10,18 @@ final class ClientConnectionRealServerTests: XCTestCase {
     /// A connection as `carol` with its own resource, acks asked for only after `ackEvery` stanzas.
     func connection(_ bed: TestBed, resource: String, ackEvery: Int = 100, sendWindow: Int = 128,
                     resuming: ClientStateMachine.Resumption? = nil) -> (ClientConnection, AsyncQueue<ClientEvent>, BackgroundTask) {
-        let stream = ClientStateMachine.Configuration(
-            domain: bed.xmppDomain, username: "carol", credential: .password(bed.password), resource: resource,
-            allowPlaintext: true, ackEvery: ackEvery, pingInterval: .seconds(30), pingTimeout: .seconds(10),
-            handshakeTimeout: .seconds(10))
-        var configuration = ClientConfiguration(host: bed.host, port: bed.c2sPort, stream: stream, connectTimeout: .seconds(5),
-                                                reconnectInitialDelay: .milliseconds(100), reconnectMaximumDelay: .seconds(1),
-                                                tickInterval: .milliseconds(50))
-        configuration.sendWindow = sendWindow
-        let connection = ClientConnection(configuration: configuration, resuming: resuming, logger: RealComponent.logger)
-        let events = AsyncQueue.collecting(connection.events)
-        let runner = BackgroundTask { await connection.run() }
-        addTeardownBlock {
-            await connection.close()
-            await runner.stop()
-        }
-        return (connection, events, runner)
+        let client = RealClient(bed, in: self, stream: RealClient.stream(bed, resource: resource, ackEvery: ackEvery), resuming: resuming,
+                                sendWindow: sendWindow)
+        return (client.connection, client.events, client.runner)
     }
 
     /// The next event that is not a report of authentication (SCRAM's salted password comes first on every login).
     func next(_ events: AsyncQueue<ClientEvent>, _ what: String) async throws -> ClientEvent {
-        while true {
-            let event = try await events.next(within: 10, what)
-            if case .authenticated = event { continue }
-            return event
-        }
+        try await RealClient.next(events, what)
     }
 
     func ping(_ bed: TestBed, id: String) -> Stanza {
-        .iq(IQ(type: .get, to: JID(bed.xmppDomain), id: StanzaAttributeID(id)!, payload: .ping))
+        RealClient.ping(bed.xmppDomain, id: id)
     }
 
     func testLogsInWithSCRAMBindsAndHasStanzasAcknowledged() async throws {

@@ -36,12 +36,7 @@ struct RealComponent {
         let connection = ComponentConnection(configuration: Self.configuration(bed, secret: secret), logger: Self.logger)
         self.connection = connection
         events = AsyncQueue.collecting(connection.events)
-        let runner = BackgroundTask { await connection.run() }
-        self.runner = runner
-        test.addTeardownBlock {
-            await connection.close()
-            await runner.stop()
-        }
+        runner = test.runUntilTeardown({ await connection.run() }, closing: { await connection.close() })
     }
 
     /// Starts a connection and waits until the handshake succeeded.
@@ -101,5 +96,18 @@ extension TestBed {
     /// A c2s test user (alice, bob or carol) logged in.
     func client(_ user: String) async throws -> XMPPTestClient {
         try await XMPPTestClient.connect(host: host, port: c2sPort, user: user, domain: xmppDomain, password: password)
+    }
+}
+
+extension XCTestCase {
+    /// Runs `run` in the background; when the test ends (even by throwing) `closing` closes it gracefully and the task
+    /// is stopped, so the next test's connection is not refused as a `conflict`.
+    func runUntilTeardown(_ run: @escaping @Sendable () async -> Void, closing: @escaping @Sendable () async -> Void) -> BackgroundTask {
+        let runner = BackgroundTask { await run() }
+        addTeardownBlock {
+            await closing()
+            await runner.stop()
+        }
+        return runner
     }
 }

@@ -8,16 +8,17 @@ import XMPPClient
 /// `isthmus doctor` in client mode against a Python c2s endpoint over TLS: what works is said, and the first thing
 /// that does not (the certificate, the password) is named plainly.
 @Suite struct ClientDoctorTests {
-    func server(names: String = "DNS:localhost") throws -> ScriptedPythonServer {
+    func server(names: String = "DNS:localhost", mode: String = "starttls") throws -> ScriptedPythonServer {
         let directory = try TemporaryDirectory()
         _ = try TestCertificate(names: names, in: directory)
-        return try ScriptedPythonServer(script: PythonServerScripts.xmppClientServer, arguments: ["starttls", "relay", "secret"], in: directory)
+        return try ScriptedPythonServer(script: PythonServerScripts.xmppClientServer, arguments: [mode, "relay", "secret"], in: directory)
     }
 
-    func configuration(_ server: ScriptedPythonServer, password: String = "secret", trusting file: String?) -> ClientConfiguration {
+    func configuration(_ server: ScriptedPythonServer, password: String = "secret", trusting file: String?,
+                       directTLS: Bool = false) -> ClientConfiguration {
         let stream = ClientStateMachine.Configuration(domain: "localhost", username: "relay", credential: .password(password),
-                                                      resource: "doctor", handshakeTimeout: .seconds(10))
-        return ClientConfiguration(host: "127.0.0.1", port: server.port, stream: stream, trustedCertificatesFile: file,
+                                                      resource: "doctor", handshakeTimeout: .seconds(10), fastTokens: false)
+        return ClientConfiguration(host: "127.0.0.1", port: server.port, stream: stream, directTLS: directTLS, trustedCertificatesFile: file,
                                    connectTimeout: .seconds(5), tickInterval: .milliseconds(50))
     }
 
@@ -35,6 +36,17 @@ import XMPPClient
         #expect(findings[2].detail.contains("logged in as relay@localhost/"), "\(findings[2].detail)")
         #expect(findings[2].detail.contains("SCRAM-SHA-1-PLUS"), "\(findings[2].detail)")
         #expect(findings[3].detail.contains("archives"), "what a missing XEP-0198 costs is said")
+    }
+
+    /// What SASL2 did is said with the login; doctor asks for no FAST token (it would keep none).
+    @Test func aSASL2LoginSaysWhatItDidInline() async throws {
+        let server = try server(mode: "sasl2")
+        let findings = await ClientDoctor.check(configuration: configuration(server, trusting: server.directory.path("cert.pem"), directTLS: true),
+                                                logger: .disabled)
+        #expect(summary(findings) == ["ok XMPP server reachable", "ok XMPP TLS", "ok XMPP login", "ok XMPP stream management",
+                                      "ok XMPP server answers pings"])
+        #expect(findings[2].detail == "logged in as relay@localhost/Isthmus~1 with SCRAM-SHA-1-PLUS over SASL2 with Bind2, XEP-0198 inline, FAST offered")
+        #expect(server.events("token").isEmpty)
     }
 
     @Test func anUntrustedCertificateFailsTheTLSCheckAndNoCredentialGoes() async throws {

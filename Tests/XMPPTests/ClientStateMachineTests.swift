@@ -14,6 +14,8 @@ import XMPP
         pingInterval: .seconds(30), pingTimeout: .seconds(10), handshakeTimeout: .seconds(20))
     static let nonce = "fyko+d2lbbFgONRv9qkxdawL"
     static let jid = JID("user@example.com/isthmus")!
+    /// Our header's `from` once the stream is encrypted (RFC 6120 §4.7.1).
+    static let account = JID("user@example.com")!
     static let tls = Machine.TLS(channel: SASLChoice.Channel(exporterUsable: true),
                                  bindingData: [.tlsExporter: Array(repeating: 7, count: 32)])
     static let serverHeader = StreamHeader(
@@ -89,7 +91,7 @@ import XMPP
         #expect(m.received(element(Self.startTLSFeatures), now: t0)
             == [.sendElement(XElement("starttls", namespace: XMPPNamespace.tls))])
         #expect(m.received(element("<proceed xmlns='urn:ietf:params:xml:ns:xmpp-tls'/>"), now: t0) == [.startTLS])
-        #expect(m.tlsEstablished(Self.tls) == [.resetParser, .sendStreamHeader(to: "example.com")])
+        #expect(m.tlsEstablished(Self.tls) == [.resetParser, .sendStreamHeader(to: "example.com", from: Self.account)])
         #expect(m.received(.streamStart(Self.serverHeader), now: t0) == [])
         #expect(m.received(element(Self.saslFeatures), now: t0)
             == [.sendElement(saslElement("auth", "n,,n=user,r=fyko+d2lbbFgONRv9qkxdawL", mechanism: "SCRAM-SHA-1"))])
@@ -98,7 +100,7 @@ import XMPP
         let salted = SCRAMClient.SaltedPassword(hash: .sha1, salt: salt, iterations: 4096,
                                                 bytes: Digest.pbkdf2(password: Array("pencil".utf8), salt: salt, iterations: 4096, hash: .sha1))
         #expect(m.received(sasl("success", Self.serverFinal), now: t0)
-            == [.authenticated(saltedPassword: salted), .resetParser, .sendStreamHeader(to: "example.com")])
+            == [.authenticated(saltedPassword: salted), .resetParser, .sendStreamHeader(to: "example.com", from: Self.account)])
         #expect(m.received(.streamStart(Self.serverHeader), now: t0) == [])
         #expect(m.received(element(Self.bindFeatures), now: t0) == [.send(Self.bindRequest)])
         #expect(m.received(bindResult, now: t0) == [.bound(Self.jid), .sendNonza(.enable(resume: true, max: nil))])
@@ -135,7 +137,7 @@ import XMPP
         let features = "<stream:features><mechanisms xmlns='urn:ietf:params:xml:ns:xmpp-sasl'><mechanism>PLAIN</mechanism></mechanisms></stream:features>"
         #expect(m.received(element(features), now: t0) == [.sendElement(saslElement("auth", "\0user\0pencil", mechanism: "PLAIN"))])
         #expect(m.received(element("<success xmlns='urn:ietf:params:xml:ns:xmpp-sasl'/>"), now: t0)
-            == [.authenticated(saltedPassword: nil), .resetParser, .sendStreamHeader(to: "example.com")])
+            == [.authenticated(saltedPassword: nil), .resetParser, .sendStreamHeader(to: "example.com", from: Self.account)])
     }
 
     @Test func plaintextIsRefusedUnlessAllowed() {
@@ -201,7 +203,7 @@ import XMPP
             return
         }
         #expect(salted.iterations == 4096)
-        #expect(Array(actions.dropFirst()) == [.resetParser, .sendStreamHeader(to: "example.com")])
+        #expect(Array(actions.dropFirst()) == [.resetParser, .sendStreamHeader(to: "example.com", from: Self.account)])
     }
 
     @Test func anEmptySuccessWithoutServerFinalIsRefused() {

@@ -35,12 +35,29 @@ import XMPP
     @Test func sasl2WithItsInlineFeatures() throws {
         let offer = try features("""
             <authentication xmlns='urn:xmpp:sasl:2'><mechanism>SCRAM-SHA-256</mechanism><mechanism>SCRAM-SHA-256-PLUS</mechanism>\
-            <inline><sm xmlns='urn:xmpp:sm:3'/><bind xmlns='urn:xmpp:bind:0'/>\
-            <fast xmlns='urn:xmpp:fast:0'><mechanism>HT-SHA-256-NONE</mechanism></fast></inline></authentication>
+            <mechanism>X-UNKNOWN NAME</mechanism><inline><sm xmlns='urn:xmpp:sm:3'/>\
+            <bind xmlns='urn:xmpp:bind:0'><inline><feature var='urn:xmpp:carbons:2'/><feature var='urn:xmpp:sm:3'/></inline></bind>\
+            <fast xmlns='urn:xmpp:fast:0'><mechanism>HT-SHA-256-NONE</mechanism></fast></inline></authentication>\
+            <sasl-channel-binding xmlns='urn:xmpp:sasl-cb:0'><channel-binding type='tls-exporter'/></sasl-channel-binding>
             """)
-        #expect(offer.sasl2 == .init(mechanisms: names("SCRAM-SHA-256", "SCRAM-SHA-256-PLUS"), bind2: true, streamManagement: true,
+        #expect(offer.sasl2 == .init(offer: SASLOffer(mechanisms: ["SCRAM-SHA-256", "SCRAM-SHA-256-PLUS", "X-UNKNOWN NAME"],
+                                                      channelBindingTypes: ["tls-exporter"]),
+                                     bind2: true, bind2StreamManagement: true, streamManagement: true,
                                      fastMechanisms: names("HT-SHA-256-NONE")))
+        #expect(offer.sasl2?.mechanisms == names("SCRAM-SHA-256", "SCRAM-SHA-256-PLUS"), "XEP-0474 hashes every name; the choice takes valid ones")
         #expect(offer.mechanisms.isEmpty, "SASL2's mechanisms are not legacy SASL's")
+    }
+
+    /// Prosody 0.12.3 with mod_sasl2 and mod_sasl2_bind2 only, as the test bed's `sasl2.localhost` offers them.
+    @Test func sasl2AsProsodyOffersItWithBind2Only() throws {
+        let offer = try features("""
+            <authentication xmlns='urn:xmpp:sasl:2'><mechanism>SCRAM-SHA-1</mechanism><mechanism>PLAIN</mechanism><inline>\
+            <bind xmlns='urn:xmpp:bind:0'><inline><feature var='urn:xmpp:carbons:2'/><feature var='urn:xmpp:csi:0'/></inline></bind>\
+            </inline></authentication><mechanisms xmlns='urn:ietf:params:xml:ns:xmpp-sasl'><mechanism>SCRAM-SHA-1</mechanism>\
+            <mechanism>PLAIN</mechanism></mechanisms>
+            """)
+        #expect(offer.sasl2 == .init(offer: SASLOffer(mechanisms: ["SCRAM-SHA-1", "PLAIN"], channelBindingTypes: nil), bind2: true,
+                                     streamManagement: false, fastMechanisms: []))
     }
 
     @Test func anotherElementIsNotFeatures() {

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import IsthmusCommon
 import IsthmusConfig
 import IsthmusStore
@@ -36,7 +37,8 @@ extension BridgeRuntime {
 
     /// The connection of the configured mode and the bridge's link over it. In client mode the XEP-0198 session kept
     /// in the store is read when the connection starts (an active/standby pair's standby starts it only once active)
-    /// and resumed on the first connection, and each change of it is kept there.
+    /// and resumed on the first connection, and each change of it is kept there; so are the login's SASL2 user-agent
+    /// id, salted password and FAST token (`xmpp_credentials`).
     func makeXMPP(naming: BridgeNaming, store: Store) async throws -> (XMPPSessionConnection, SessionXMPPLink) {
         let linkLogger = logger.with(label: "xmpp.link")
         guard let client = config.xmpp.client else {
@@ -44,11 +46,14 @@ extension BridgeRuntime {
             return (.component(component), SessionXMPPLink(connection: component, logger: linkLogger, primaryOccupant: naming.botOccupant))
         }
         let keeper = StoreClientSessionKeeper(store: store, account: client.jid)
-        var configuration = Self.clientConfiguration(client)
+        let (credentialKeeper, credentials) = try await StoreClientCredentialKeeper.load(store: store, account: client.jid)
+        let userAgent = SASL2UserAgent(id: credentialKeeper.userAgentID, device: ProcessInfo.processInfo.hostName)
+        var configuration = Self.clientConfiguration(client, userAgent: userAgent)
         // Interested and available (RFC 6121 §2.2, §4.2): subscription requests and XEP-0249 invitations reach it.
         configuration.onNewSession = [.iq(IQ(type: .get, id: StanzaAttributeID("roster-1")!, payload: .other(XElement("query", namespace: XMPPNamespace.roster)))),
                                       .presence(Presence())]
-        let connection = ClientConnection(configuration: configuration, keeper: keeper,
+        let connection = ClientConnection(configuration: configuration, keeper: keeper, credentials: credentials,
+                                          credentialKeeper: credentialKeeper,
                                           logger: logger.with(label: "xmpp.client"))
         return (.client(connection), SessionXMPPLink(client: connection, logger: linkLogger))
     }
@@ -59,10 +64,13 @@ extension BridgeRuntime {
     }
 
     /// `xmpp.client` as the connection's settings: without `server_host`, the server is looked up in DNS (SRV).
-    public static func clientConfiguration(_ client: Config.XMPPClient) -> ClientConfiguration {
+    /// `userAgent`: who logs in over SASL2, kept in the store by `serve`; without one (doctor) a passing identity that
+    /// asks for no FAST token (none would be kept).
+    public static func clientConfiguration(_ client: Config.XMPPClient, userAgent: SASL2UserAgent? = nil) -> ClientConfiguration {
         let stream = ClientStateMachine.Configuration(
             domain: client.jid.domain, username: client.jid.localpart ?? "", credential: .password(client.password),
-            resource: client.resource, allowPlaintext: client.tls == .none)
+            resource: client.resource, allowPlaintext: client.tls == .none, userAgent: userAgent ?? .random(),
+            fastTokens: userAgent != nil)
         return ClientConfiguration(host: client.host, port: client.port, stream: stream, directTLS: client.tls == .direct,
                                    srvLookup: client.looksUpSRV ? .system : nil, trustedCertificatesFile: client.caFile)
     }

@@ -2,6 +2,14 @@ import IsthmusCommon
 
 /// Why the bridge's client (c2s) link failed. Each case says plainly what happened, for logs and for `isthmus doctor`.
 public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Something kept from an earlier login that the machine authenticated with instead of the password.
+    public enum KeptCredential: Sendable, Hashable {
+        /// A XEP-0484 FAST token.
+        case fastToken
+        /// SCRAM's salted password.
+        case saltedPassword
+    }
+
     /// Which wait ran out.
     public enum Timeout: Sendable, Hashable {
         /// The whole negotiation: stream headers, STARTTLS, SASL, resume or bind, XEP-0198 enable.
@@ -26,6 +34,14 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     case scram(SCRAMError)
     /// The server refused the authentication: `<failure>` with this condition (RFC 6120 §6.5) and text.
     case authenticationFailed(SASLFailureCondition, text: String?)
+    /// The server refused a login made with something kept from an earlier one (a FAST token it no longer trusts,
+    /// XEP-0484 §5.1; a stale salted password). It is forgotten; the next attempt, at once, uses the password.
+    case keptCredentialRefused(KeptCredential, SASLFailureCondition, text: String?)
+    /// The FAST exchange failed on our side: the server's answer does not prove it knows the token.
+    case hashedToken(HashedTokenError)
+    /// SASL2 succeeded but the server asks for more (`<continue>` with these tasks, XEP-0388 §4.5.3: a second factor,
+    /// a password change), which the bridge cannot do.
+    case sasl2TasksRequired([String], text: String?)
     /// Resource binding was refused (RFC 6120 §7.6.2); the stanza error, when the server sent one.
     case bindFailed(StanzaError?)
     /// The server's XEP-0198 `h` counts more stanzas than we sent.
@@ -46,6 +62,13 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Not connected (never, not yet, or no longer): nothing was sent.
     case notConnected
 
+    /// Whether the next attempt should come at once rather than after the reconnect backoff: the failure is already
+    /// dealt with (what the server refused is forgotten).
+    public var retriesAtOnce: Bool {
+        if case .keptCredentialRefused = self { return true }
+        return false
+    }
+
     public var description: String {
         switch self {
         case .tlsNotOffered:
@@ -64,6 +87,14 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
             "SCRAM authentication failed: \(error)"
         case .authenticationFailed(let condition, let text):
             "the XMPP server refused the authentication (\(condition.rawValue))" + (text.map { ": \($0)" } ?? "")
+        case .keptCredentialRefused(let kept, let condition, let text):
+            "the XMPP server refused the \(kept == .fastToken ? "FAST token" : "cached salted password") (\(condition.rawValue))"
+                + (text.map { ": \($0)" } ?? "") + "; trying again with the password"
+        case .hashedToken(let error):
+            "FAST authentication failed: \(error)"
+        case .sasl2TasksRequired(let tasks, let text):
+            "the XMPP server asks for more than the password (SASL2 tasks: \(tasks.isEmpty ? "none named" : tasks.joined(separator: ", ")))"
+                + (text.map { ": \($0)" } ?? "") + "; the bridge cannot do them (disable them for its account)"
         case .bindFailed(let error):
             "the XMPP server refused to bind the resource" + (error.map { ": \($0)" } ?? "")
         case .streamManagement(let error):

@@ -6,52 +6,12 @@ import XMLStream
 /// time and performs the actions it returns, in order.
 ///
 /// Life of one connection: ``connectionOpened(now:directTLS:)`` → our header; the server's features → STARTTLS
-/// (`<proceed/>` → ``Action/startTLS``; ``tlsEstablished(_:)`` → restart), then legacy SASL (RFC 6120 §6; SCRAM's
-/// server signature MUST verify) → restart, then either a XEP-0198 `<resume/>` of the session given at init or a
-/// resource bind and `<enable/>` → ``Action/established(_:)``. While connected, stanzas are delivered, `<r/>` is
+/// (`<proceed/>` → ``Action/startTLS``; ``tlsEstablished(_:)`` → restart), then SASL2 when offered (XEP-0388, with
+/// Bind2, inline XEP-0198 and FAST tokens as the server offers them; no restart: `+SASL2`) or else legacy SASL
+/// (RFC 6120 §6) → restart; SCRAM's server signature MUST verify either way. Then, unless SASL2 already did it, a
+/// XEP-0198 `<resume/>` of the session given at init or a resource bind and `<enable/>` → ``Action/established(_:)``. While connected, stanzas are delivered, `<r/>` is
 /// answered with the count of ``handled()`` stanzas, `<a/>` confirms ours, and silence sends a XEP-0199 ping.
 public struct ClientStateMachine: Sendable {
-    /// What the machine needs to know.
-    public struct Configuration: Sendable, Hashable {
-        /// The server's domain: the `to` of our header and where keepalive pings go.
-        public var domain: String
-        /// The SASL user name (the account's localpart).
-        public var username: String
-        /// The password, or a salted password cached from an earlier SCRAM success.
-        public var credential: SCRAMClient.Credential
-        /// The resource to ask for in the bind.
-        public var resource: String
-        /// Whether to go on without TLS when the server offers no STARTTLS. Only for a server on loopback.
-        public var allowPlaintext: Bool
-        /// Send `<r/>` after this many stanzas of ours since the last one (XEP-0198 §4).
-        public var ackEvery: Int
-        /// Silence after which a keepalive ping is sent.
-        public var pingInterval: Duration
-        /// Silence after a keepalive ping after which the link is declared dead.
-        public var pingTimeout: Duration
-        /// Longest wait from TCP connect to established (all of TLS, SASL, resume or bind, enable).
-        public var handshakeTimeout: Duration
-        /// Longest wait for the server's `</stream:stream>` after ours.
-        public var closeTimeout: Duration
-
-        public init(
-            domain: String, username: String, credential: SCRAMClient.Credential, resource: String,
-            allowPlaintext: Bool = false, ackEvery: Int = 5, pingInterval: Duration = .seconds(60),
-            pingTimeout: Duration = .seconds(20), handshakeTimeout: Duration = .seconds(30), closeTimeout: Duration = .seconds(2)
-        ) {
-            self.domain = domain
-            self.username = username
-            self.credential = credential
-            self.resource = resource
-            self.allowPlaintext = allowPlaintext
-            self.ackEvery = ackEvery
-            self.pingInterval = pingInterval
-            self.pingTimeout = pingTimeout
-            self.handshakeTimeout = handshakeTimeout
-            self.closeTimeout = closeTimeout
-        }
-    }
-
     /// The TLS channel the connection runs in, as the connection actor reports it.
     public struct TLS: Sendable, Hashable {
         /// What SASLChoice needs to know about the channel.
@@ -80,8 +40,10 @@ public struct ClientStateMachine: Sendable {
 
     /// What the connection actor must do, in order.
     public enum Action: Sendable, Hashable {
-        /// Write our stream header (`<stream:stream xmlns='jabber:client' version='1.0' to='DOMAIN'>`).
-        case sendStreamHeader(to: String)
+        /// Write our stream header (`<stream:stream xmlns='jabber:client' version='1.0' to='DOMAIN' from='ACCOUNT'>`);
+        /// `from` (the bare account) only once the stream is encrypted or plaintext is allowed (RFC 6120 §4.7.1: the
+        /// account name is not sent in the clear; XEP-0484 needs it to offer FAST).
+        case sendStreamHeader(to: String, from: JID? = nil)
         /// Start a fresh parser for the restarted stream (after TLS and after SASL success, RFC 6120 §4.3.3).
         case resetParser
         /// Do the TLS handshake on the socket now (after `<proceed/>`), then call ``tlsEstablished(_:)``.
@@ -98,6 +60,11 @@ public struct ClientStateMachine: Sendable {
         case sendStreamEnd
         /// SASL succeeded; the salted password (SCRAM only) is worth caching instead of the password.
         case authenticated(saltedPassword: SCRAMClient.SaltedPassword?)
+        /// Keep this XEP-0484 FAST token for the next login, replacing the one kept (nil: forget it — the server
+        /// refused it). Comes before the `<authenticate>` that uses a token, with its count raised.
+        case fastToken(FASTToken?)
+        /// The server refused an exchange made with the kept salted password: forget it (the password comes next).
+        case saltedPasswordRefused
         /// The server bound this full JID.
         case bound(JID)
         /// The earlier session was resumed; these stanzas follow as ``send(_:)`` actions, in order.
@@ -147,12 +114,19 @@ public struct ClientStateMachine: Sendable {
     public internal(set) var tls: TLS?
     /// The SASL mechanism chosen, once authentication started (for logs and `isthmus doctor`).
     public internal(set) var mechanism: SASLMechanismName?
+    /// What SASL2 did on this connection; nil when it was not used.
+    public internal(set) var sasl2: SASL2Use?
+    /// The salted password and FAST token this machine started with, as it has changed them (the connection keeps
+    /// them for the next login, following the ``Action/fastToken(_:)`` and ``Action/saltedPasswordRefused`` actions).
+    public internal(set) var credentials: CredentialCache
 
     let nonce: String
     var resumption: Resumption?
     var authenticated = false
     var negotiationStarted: ContinuousClock.Instant?
     var sasl: SASLExchange?
+    /// What the SASL2 `<authenticate>` asked for (how its `<success>` is read).
+    var sasl2Request: SASL2Request?
     var featuresAfterAuthentication: StreamFeatures?
     var bindID: StanzaAttributeID?
     /// Stanzas that came after the bind but before `<enabled/>` (a room may route to the new resource at once).
@@ -166,13 +140,17 @@ public struct ClientStateMachine: Sendable {
     enum SASLExchange: Sendable {
         case plain
         case scram(SCRAMClient, sentFinal: Bool)
+        case hashedToken(HashedTokenClient)
     }
 
     /// A machine for one new connection, `idle` until ``connectionOpened(now:directTLS:)``. `resuming`: the session to
-    /// resume after authentication; `nonce`: the SCRAM client nonce (fresh per connection).
-    public init(configuration: Configuration, resuming: Resumption? = nil, nonce: String = SCRAMClient.randomNonce()) {
+    /// resume after authentication; `credentials`: what earlier logins left (used when the server's offer allows);
+    /// `nonce`: the SCRAM client nonce (fresh per connection).
+    public init(configuration: Configuration, resuming: Resumption? = nil, credentials: CredentialCache = CredentialCache(),
+                nonce: String = SCRAMClient.randomNonce()) {
         self.configuration = configuration
         self.resumption = resuming
+        self.credentials = credentials
         self.nonce = nonce
         keepalive = Keepalive(target: JID(localpart: nil, domain: configuration.domain), interval: configuration.pingInterval,
                               timeout: configuration.pingTimeout)
@@ -188,7 +166,13 @@ public struct ClientStateMachine: Sendable {
         negotiationStarted = now
         keepalive.received(now: now)
         tls = directTLS
-        return [.sendStreamHeader(to: configuration.domain)]
+        return [streamHeader]
+    }
+
+    /// Our stream header, with `from` when the account name may be sent (see ``Action/sendStreamHeader(to:from:)``).
+    var streamHeader: Action {
+        let from = tls != nil || configuration.allowPlaintext ? JID(localpart: configuration.username, domain: configuration.domain) : nil
+        return .sendStreamHeader(to: configuration.domain, from: from)
     }
 
     /// Bytes arrived (even just whitespace): the link is alive.
@@ -335,6 +319,9 @@ public struct ClientStateMachine: Sendable {
     mutating func receivedWhileConnected(_ element: XElement) -> [Action] {
         if element.namespace == XMPPNamespace.streamManagement {
             return receivedNonza(element)
+        }
+        if sasl2 != nil, element.name == "features", element.namespace == XMPPNamespace.streams {
+            return []   // XEP-0388 §4.5.1: features follow SASL2's success even when it established the session
         }
         let stanza: Stanza
         do {

@@ -37,16 +37,19 @@ public enum SASLChoice: Sendable, Hashable {
         }
     }
 
-    /// The strongest mechanism both sides can use. `channel` is nil without TLS; `sasl2`: the offer came in SASL2's
-    /// `<authentication>`, where XEP-0440 makes a binding offer without announced types (or types without `-PLUS`
-    /// mechanisms) a sign of tampering.
+    /// The strongest mechanism both sides can use. `channelBindings`: the types of the server's XEP-0440 list that we
+    /// can compute, nil when it sent no list; `channel` is nil without TLS; `sasl2`: the offer came in SASL2's
+    /// `<authentication>`, where XEP-0440 makes a binding offer without a list of types (or types we could bind with
+    /// but no `-PLUS` mechanism) a sign of tampering.
     public static func choose(offered: [SASLMechanismName], channelBindings: Set<ChannelBindingType>?, channel: Channel?,
                               sasl2: Bool) throws(SASLChoiceError) -> SASLChoice {
         let names = Set(offered.map(\.rawValue))
         let hashes: [SCRAMHash] = [.sha256, .sha1]
         let plusOffered = hashes.contains { names.contains($0.mechanismName(plus: true)) }
         if let channel {
-            if sasl2, plusOffered, channelBindings?.isEmpty ?? true { throw .channelBindingNotAnnounced }
+            // The list's absence is the sign (a server that announces only types we cannot compute, e.g. tls-unique,
+            // did announce: we go on unbound, with `n`).
+            if sasl2, plusOffered, channelBindings == nil { throw .channelBindingNotAnnounced }
             if sasl2, !plusOffered, let announced = channelBindings, !announced.isEmpty { throw .plusMechanismsMissing }
             // Without XEP-0440's list, `tls-server-end-point` is the one every server must support.
             let announced = channelBindings ?? [.tlsServerEndPoint]

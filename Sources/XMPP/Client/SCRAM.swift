@@ -106,6 +106,11 @@ public struct SCRAMClient: Sendable {
             self.iterations = iterations
             self.bytes = bytes
         }
+
+        /// Whether it was made for these server parameters (and has the hash's length).
+        func fits(hash: SCRAMHash, salt: [UInt8], iterations: Int) -> Bool {
+            self.hash == hash && self.salt == salt && self.iterations == iterations && bytes.count == hash.digest.length
+        }
     }
 
     /// What proves the user's identity.
@@ -133,6 +138,7 @@ public struct SCRAMClient: Sendable {
     /// Server iteration counts outside this range are refused with `.iterationCountRefused`.
     public let acceptedIterations: ClosedRange<Int>
     private let credential: Credential
+    private let cached: SaltedPassword?
     private let offer: SASLOffer?
     private let nonce: String
     private let clientFirstBare: String
@@ -140,12 +146,16 @@ public struct SCRAMClient: Sendable {
     /// Whether server-first carried XEP-0474's `h=` and it matched the offer given at init. False when the server
     /// sent no `h=` or no offer was given: nothing was checked.
     public private(set) var downgradeProtectionVerified = false
+    /// Whether the exchange used the cached salted password given at init (the server's salt, iteration count and hash
+    /// matched it) instead of deriving one from the password.
+    public private(set) var usedCachedSaltedPassword = false
 
     /// Starts an exchange. `nonce` must be fresh for each exchange (see `randomNonce()`); `offer`, when given, is
-    /// checked against server-first's XEP-0474 `h=`. Throws `.invalidUsername` for an empty name or one with NUL,
+    /// checked against server-first's XEP-0474 `h=`; `cached`: a salted password from an earlier success, used
+    /// instead of the credential when the server asks for the same hash, salt and iteration count (no PBKDF2). Throws `.invalidUsername` for an empty name or one with NUL,
     /// `.invalidClientNonce` for a nonce that is empty or not printable ASCII without `,`.
-    public init(hash: SCRAMHash, username: String, credential: Credential, binding: ChannelBinding = .notSupported,
-                nonce: String, offer: SASLOffer? = nil,
+    public init(hash: SCRAMHash, username: String, credential: Credential, cached: SaltedPassword? = nil,
+                binding: ChannelBinding = .notSupported, nonce: String, offer: SASLOffer? = nil,
                 acceptedIterations: ClosedRange<Int> = SCRAMClient.defaultAcceptedIterations) throws(SCRAMError) {
         guard !username.isEmpty, !username.utf8.contains(0) else { throw .invalidUsername }
         guard !nonce.isEmpty, nonce.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: ",") }) else {
@@ -155,6 +165,7 @@ public struct SCRAMClient: Sendable {
         self.binding = binding
         self.acceptedIterations = acceptedIterations
         self.credential = credential
+        self.cached = cached
         self.offer = offer
         self.nonce = nonce
         self.clientFirstBare = "n=\(Self.escaped(username)),r=\(nonce)"
@@ -190,15 +201,21 @@ public struct SCRAMClient: Sendable {
             downgradeProtectionVerified = true
         }
         let salted: SaltedPassword
-        switch credential {
-        case .password(let password):
-            salted = SaltedPassword(hash: hash, salt: serverFirst.salt, iterations: serverFirst.iterations,
-                                    bytes: Digest.pbkdf2(password: Array(password.utf8), salt: serverFirst.salt,
-                                                         iterations: serverFirst.iterations, hash: hash.digest))
-        case .salted(let cached):
-            guard cached.hash == hash, cached.salt == serverFirst.salt, cached.iterations == serverFirst.iterations,
-                  cached.bytes.count == hash.digest.length else { throw .cachedCredentialMismatch }
+        if let cached, cached.fits(hash: hash, salt: serverFirst.salt, iterations: serverFirst.iterations) {
             salted = cached
+            usedCachedSaltedPassword = true
+        } else {
+            switch credential {
+            case .password(let password):
+                salted = SaltedPassword(hash: hash, salt: serverFirst.salt, iterations: serverFirst.iterations,
+                                        bytes: Digest.pbkdf2(password: Array(password.utf8), salt: serverFirst.salt,
+                                                             iterations: serverFirst.iterations, hash: hash.digest))
+            case .salted(let configured):
+                guard configured.fits(hash: hash, salt: serverFirst.salt, iterations: serverFirst.iterations) else {
+                    throw .cachedCredentialMismatch
+                }
+                salted = configured
+            }
         }
         let withoutProof = "c=\(binding.channelBindingAttribute),r=\(serverFirst.nonce)"
         let authMessage = Array("\(clientFirstBare),\(serverFirst.text),\(withoutProof)".utf8)

@@ -10,7 +10,7 @@ public struct StreamFeatures: Sendable, Hashable {
     /// The channel-binding types the server announces (XEP-0440) that the bridge can compute; nil when it announces none.
     public var channelBindings: Set<ChannelBindingType>? { offer.channelBindingTypes.map { Set($0.compactMap { ChannelBindingType(rawValue: $0) }) } }
     /// Everything legacy SASL advertises, exactly as written: XEP-0474 hashes what the server sent, names the bridge
-    /// does not know included.
+    /// does not know included. (SASL2's mechanisms are in ``sasl2``'s own offer.)
     public var offer: SASLOffer
     /// Resource binding offered (after authentication).
     public var bind: Bool
@@ -28,17 +28,25 @@ public struct StreamFeatures: Sendable, Hashable {
 
     /// XEP-0388's `<authentication>`: its mechanisms and what can be done inside the authentication.
     public struct SASL2: Sendable, Hashable {
-        public var mechanisms: [SASLMechanismName]
+        /// The mechanisms exactly as written, with the XEP-0440 channel-binding types (what XEP-0474 hashes).
+        public var offer: SASLOffer
         /// XEP-0386 Bind2 inline.
         public var bind2: Bool
-        /// XEP-0198 resumption inline.
+        /// XEP-0198 can be enabled inside the Bind2 request (`<feature var='urn:xmpp:sm:3'/>` in Bind2's `<inline>`).
+        public var bind2StreamManagement: Bool
+        /// XEP-0198 resumption inline (`<sm/>` in SASL2's `<inline>`).
         public var streamManagement: Bool
         /// XEP-0484 FAST: the token mechanisms offered, empty when FAST is not.
         public var fastMechanisms: [SASLMechanismName]
 
-        public init(mechanisms: [SASLMechanismName], bind2: Bool, streamManagement: Bool, fastMechanisms: [SASLMechanismName]) {
-            self.mechanisms = mechanisms
+        /// The offered mechanisms whose names are valid.
+        public var mechanisms: [SASLMechanismName] { offer.mechanisms.compactMap { SASLMechanismName(rawValue: $0) } }
+
+        public init(offer: SASLOffer, bind2: Bool, bind2StreamManagement: Bool = false, streamManagement: Bool,
+                    fastMechanisms: [SASLMechanismName]) {
+            self.offer = offer
             self.bind2 = bind2
+            self.bind2StreamManagement = bind2StreamManagement
             self.streamManagement = streamManagement
             self.fastMechanisms = fastMechanisms
         }
@@ -52,18 +60,21 @@ public struct StreamFeatures: Sendable, Hashable {
         startTLS = element.child("starttls", namespace: XMPPNamespace.tls).map {
             StartTLS(required: $0.child("required", namespace: XMPPNamespace.tls) != nil)
         }
-        offer = SASLOffer(
-            mechanisms: element.child("mechanisms", namespace: XMPPNamespace.sasl).map(Self.mechanisms) ?? [],
-            channelBindingTypes: element.child("sasl-channel-binding", namespace: XMPPNamespace.saslChannelBinding).map { list in
-                list.children("channel-binding", namespace: XMPPNamespace.saslChannelBinding).compactMap { $0[attribute: "type"] }
-            })
+        let channelBindingTypes = element.child("sasl-channel-binding", namespace: XMPPNamespace.saslChannelBinding).map { list in
+            list.children("channel-binding", namespace: XMPPNamespace.saslChannelBinding).compactMap { $0[attribute: "type"] }
+        }
+        offer = SASLOffer(mechanisms: element.child("mechanisms", namespace: XMPPNamespace.sasl).map(Self.mechanisms) ?? [],
+                          channelBindingTypes: channelBindingTypes)
         bind = element.child("bind", namespace: XMPPNamespace.bind) != nil
         streamManagement = element.child("sm", namespace: XMPPNamespace.streamManagement) != nil
         sasl2 = element.child("authentication", namespace: XMPPNamespace.sasl2).map { authentication in
             let inline = authentication.child("inline", namespace: XMPPNamespace.sasl2)
+            let bind2 = inline?.child("bind", namespace: XMPPNamespace.bind2)
+            let bind2Features = bind2?.child("inline", namespace: XMPPNamespace.bind2)?
+                .children("feature", namespace: XMPPNamespace.bind2).compactMap { $0[attribute: "var"] } ?? []
             return SASL2(
-                mechanisms: Self.mechanisms(authentication).compactMap { SASLMechanismName(rawValue: $0) },
-                bind2: inline?.child("bind", namespace: XMPPNamespace.bind2) != nil,
+                offer: SASLOffer(mechanisms: Self.mechanisms(authentication), channelBindingTypes: channelBindingTypes),
+                bind2: bind2 != nil, bind2StreamManagement: bind2Features.contains(XMPPNamespace.streamManagement),
                 streamManagement: inline?.child("sm", namespace: XMPPNamespace.streamManagement) != nil,
                 fastMechanisms: inline?.child("fast", namespace: XMPPNamespace.fast).map { Self.mechanisms($0).compactMap { SASLMechanismName(rawValue: $0) } } ?? [])
         }
