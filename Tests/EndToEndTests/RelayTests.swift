@@ -289,6 +289,41 @@ final class RelayTests: XCTestCase {
         XCTAssertEqual(answer.type, .unsubscribed)
     }
 
+    /// Self-service linking works through the account as through the component: `!isthmus link` makes the account's
+    /// occupant ask the MUC's owner in private, the owner's `yes` links, text crosses through the relay, `unlink` ends it.
+    func testSelfServiceLinkingThroughTheAccount() async throws {
+        let world = try EndToEndHarness("relay-self")
+        try Self.clientMode(world)
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        let alice = try await world.matrixUser("alice")
+        let muc = world.muc("relay-self")
+        let romeo = try await world.xmppUser("bob")
+        defer { romeo.close() }
+        try await romeo.joinRoom(muc, nick: "Romeo")   // creates the room: Romeo is its owner
+        let room = try await alice.createRoom(name: "Lounge \(world.suffix)", invite: [world.botUserID])
+        try await world.waitForBot(alice, in: room)
+
+        try await alice.send("!isthmus link \(muc) Romeo", to: room)
+        let question = try await world.privateMessage(to: romeo, from: muc)
+        XCTAssertTrue(question.body?.contains("Reply yes within 5 minutes") == true, question.body ?? "")
+        XCTAssertEqual(question.from, muc.with(resource: "Matrix"), "asked by the account's occupant")
+        try romeo.send(.message(Message(type: .chat, to: muc.with(resource: "Matrix")!, body: "yes")))
+        _ = try await world.botNotice(alice, in: room, containing: "Linked with \(muc), allowed by Romeo.")
+        try await world.waitForLink(room, status: "active")
+
+        try await alice.setDisplayname("Alice", in: room)
+        try await alice.send("hello through the relay", to: room)
+        let seen = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> hello through the relay", excludingNick: "Romeo")
+        XCTAssertEqual(seen.last?.body, "<Alice> hello through the relay")
+        try romeo.sendGroupchat(to: muc, body: "hello from xmpp")
+        let bridged = try await world.matrixMessages(alice, in: room, untilBody: "hello from xmpp", excluding: alice.userID)
+        XCTAssertEqual(bridged.filter { $0.sender != world.botUserID }.map(\.body), ["hello from xmpp"])
+
+        try await alice.send("!isthmus unlink", to: room)
+        try await eventually("link gone", timeout: 20) { try world.links().isEmpty }
+    }
+
     /// The unavailable presences of the relay occupant Romeo received (and has not read): none while its session lives.
     static func relayLeft(_ romeo: XMPPTestClient, _ muc: JID) -> [Presence] {
         romeo.queuedStanzas.compactMap { stanza -> Presence? in
