@@ -69,6 +69,7 @@ public final class BridgeMetrics: Sendable {
     private let xmppSessions: CounterFamily
     private let xmppResent: Counter
     private let catchUp: CounterFamily
+    private let archiveReads: Counter
     private let encrypted: CounterFamily
 
     /// Bucket bounds of the latency histograms, seconds.
@@ -108,6 +109,8 @@ public final class BridgeMetrics: Sendable {
         catchUp = registry.counter("isthmus_catchup_messages_total",
                                    help: "Messages found by catch-up: the MUC archive (xmpp) or the Matrix timeline (matrix).",
                                    labels: ["side"])
+        archiveReads = registry.counter("isthmus_xmpp_archive_catchups_total",
+                                        help: "Reads of a MUC's archive for what the bridge missed (each activation of a link: a start, a reconnection, a rejoin), whatever they found.").labels()
         encrypted = registry.counter("isthmus_encrypted_events_total",
                                      help: "Encrypted Matrix events the bridge cannot read, by room kind (linked or direct); none is bridged.",
                                      labels: ["room"])
@@ -137,6 +140,11 @@ public final class BridgeMetrics: Sendable {
     /// A message could not be bridged, for good.
     func failed(_ direction: Direction, _ reason: FailureReason) {
         failures.labels(direction.rawValue, reason.rawValue).increment()
+    }
+
+    /// A MUC's archive was read for what the bridge missed.
+    func archiveRead() {
+        archiveReads.increment()
     }
 
     /// Catch-up found `count` messages on `side` (`xmpp`: the MUC archive; `matrix`: the room's timeline).

@@ -41,6 +41,7 @@ extension Portal {
     private func fetchArchive(after: StanzaID?, since: Date?) async -> CatchUpMachine.Input {
         do {
             let messages = try await context.xmpp.archive(room: link.muc, as: context.naming.botOccupant, after: after, since: since)
+            context.metrics.archiveRead()
             context.metrics.caughtUp(side: "xmpp", count: messages.count)
             return .archiveFetched(messages)
         } catch {
