@@ -39,16 +39,21 @@ final class RelayTests: XCTestCase {
     static func relayPair(_ scenario: String, database: StoreBackend? = nil, displayname: String = "Alice",
                           c2sPort: Int? = nil, domain: String? = nil) async throws
         -> (world: EndToEndHarness, alice: MatrixTestUser, muc: JID, romeo: XMPPTestClient, room: String) {
-        let world = try EndToEndHarness(scenario, database: database)
-        try clientMode(world, c2sPort: c2sPort, domain: domain)
-        try await world.startBridge()
-        let alice = try await world.matrixUser("alice")
-        let muc = world.muc(scenario)
-        let romeo = try await world.xmppUser("bob")
+        let (world, alice, muc, romeo) = try await started(scenario, database: database, c2sPort: c2sPort, domain: domain)
         try await romeo.joinRoom(muc, nick: "Romeo")
         let room = try await world.linkedRoom(owner: alice, muc: muc)
         try await alice.setDisplayname(displayname, in: room)
         return (world, alice, muc, romeo, room)
+    }
+
+    /// The bridge running in client mode, alice on Matrix, Romeo (XMPP user bob) connected; the scenario's MUC, not
+    /// made yet.
+    static func started(_ scenario: String, database: StoreBackend? = nil, c2sPort: Int? = nil, domain: String? = nil) async throws
+        -> (world: EndToEndHarness, alice: MatrixTestUser, muc: JID, romeo: XMPPTestClient) {
+        let world = try EndToEndHarness(scenario, database: database)
+        try clientMode(world, c2sPort: c2sPort, domain: domain)
+        try await world.startBridge()
+        return (world, try await world.matrixUser("alice"), world.muc(scenario), try await world.xmppUser("bob"))
     }
 
     func testTextBothWaysThroughTheRelayOccupantOnceWithoutPuppets() async throws {
@@ -247,13 +252,8 @@ final class RelayTests: XCTestCase {
     /// again) and a mediated one from the room's owner (the room makes it a member): the link is active, text flows.
     /// A presence subscription request then gets the default answer: declined.
     func testAMembersOnlyRoomIsJoinedOnceItsOwnerInvitesTheAccount() async throws {
-        let world = try EndToEndHarness("relay-invite")
-        try Self.clientMode(world)
-        try await world.startBridge()
+        let (world, alice, muc, romeo) = try await Self.started("relay-invite")
         defer { world.stopBridge() }
-        let alice = try await world.matrixUser("alice")
-        let muc = world.muc("relay-invite")
-        let romeo = try await world.xmppUser("bob")
         defer { romeo.close() }
         try await romeo.createRoom(muc, nick: "Romeo", fields: ["muc#roomconfig_membersonly": ["1"], "muc#roomconfig_persistentroom": ["1"]])
         let alias = "room-\(world.suffix)-invite"
@@ -292,13 +292,8 @@ final class RelayTests: XCTestCase {
     /// Self-service linking works through the account as through the component: `!isthmus link` makes the account's
     /// occupant ask the MUC's owner in private, the owner's `yes` links, text crosses through the relay, `unlink` ends it.
     func testSelfServiceLinkingThroughTheAccount() async throws {
-        let world = try EndToEndHarness("relay-self")
-        try Self.clientMode(world)
-        try await world.startBridge()
+        let (world, alice, muc, romeo) = try await Self.started("relay-self")
         defer { world.stopBridge() }
-        let alice = try await world.matrixUser("alice")
-        let muc = world.muc("relay-self")
-        let romeo = try await world.xmppUser("bob")
         defer { romeo.close() }
         try await romeo.joinRoom(muc, nick: "Romeo")   // creates the room: Romeo is its owner
         let room = try await alice.createRoom(name: "Lounge \(world.suffix)", invite: [world.botUserID])
