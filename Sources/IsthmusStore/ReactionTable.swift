@@ -105,6 +105,17 @@ extension Store {
         }
     }
 
+    /// Every XMPP occupant's reactions to `target`, oldest first (Matrix client mode: one account reacts for all of
+    /// them, so a key stays while any of them holds it). Matrix reactors' rows, the only ones starting with `@`, are not.
+    public func occupantsReactions(room: RoomID, target: EventID) throws -> [Reaction] {
+        try read { db in
+            try db.query("""
+                SELECT matrix_room, target_event, reactor, reaction_key, event_id FROM reactions
+                WHERE matrix_room = ? AND target_event = ? AND reactor NOT LIKE '@%' ORDER BY rowid
+                """, room, target) { ReactionTable.decode($0, direction: .xmppToMatrix) }
+        }
+    }
+
     /// The reaction whose Matrix event is `eventID` (a Matrix user's reaction being redacted).
     public func reaction(room: RoomID, eventID: EventID) throws -> Reaction? {
         try read { db in

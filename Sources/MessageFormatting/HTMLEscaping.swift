@@ -1,7 +1,7 @@
 /// Escaping for text placed in HTML element content (Matrix `formatted_body`). Pure.
-enum HTMLEscaping {
+public enum HTMLEscaping {
     /// `&`, `<`, `>`, `"` and `'` as character references; everything else unchanged.
-    static func escape(_ text: String) -> String {
+    public static func escape(_ text: String) -> String {
         guard text.utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 || $0 == 0x27 }) else {
             return text
         }
@@ -18,5 +18,10 @@ enum HTMLEscaping {
             }
         }
         return result
+    }
+
+    /// `text` escaped, with LF, CRLF and lone CR each as `<br>` (plain text as the HTML of a `formatted_body`).
+    public static func escapedLines(_ text: String) -> String {
+        MentionPill.escapedLines(text)
     }
 }

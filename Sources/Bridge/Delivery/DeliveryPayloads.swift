@@ -65,6 +65,9 @@ extension PortalStateMachine {
         /// The message a XEP-0444 set reacts to, and the sender's reactions to it so far.
         var reacted: MessageMapping?
         var reactions: [Reaction] = []
+        /// Matrix client mode: the other occupants' reactions to that message (the account's reaction for a key is
+        /// theirs too).
+        var othersReactions: [Reaction] = []
         /// The message a XEP-0425 moderation removed.
         var moderated: MessageMapping?
     }

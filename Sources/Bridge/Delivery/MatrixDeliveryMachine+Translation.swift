@@ -47,8 +47,9 @@ extension MatrixDeliveryMachine {
             }
             record.kind = .reaction
             record.target = event
-            let (sends, change) = PortalStateMachine.reactionUpdate(to: reactions.keys, current: targets.reactions, on: event, in: configuration.room,
-                                                      by: sender) { txnID(key, $0) }
+            let (sends, change) = PortalStateMachine.reactionUpdate(
+                to: reactions.keys, current: targets.reactions, on: event, in: configuration.room, by: sender,
+                shared: configuration.relay == nil ? nil : targets.othersReactions) { txnID(key, $0) }
             guard !sends.isEmpty else { return known + [.perform(.recordBridged(record, reactions: change))] }
             return delivery(sends, record, reactions: change)
         }
@@ -74,10 +75,16 @@ extension MatrixDeliveryMachine {
         } else {
             outgoing.relatesTo = relation
             if let link = PortalStateMachine.fileLink(body: text, references: references) {
-                return delivery([.media(link, fallback: outgoing, txnID: txnID(key))], record)
+                return delivery([.media(link, fallback: relayed(outgoing, message, ghost: plan.ghost), txnID: txnID(key))], record)
             }
         }
-        return delivery([.message(outgoing, txnID: txnID(key))], record)
+        return delivery([.message(relayed(outgoing, message, ghost: plan.ghost), txnID: txnID(key))], record)
+    }
+
+    /// Matrix client mode: the message as the account sends it for its occupant (the ghost's id is the profile's stable
+    /// id: the ghost is only a name there); otherwise as it is.
+    private func relayed(_ outgoing: OutgoingMatrixMessage, _ message: RoomMessage, ghost: UserID) -> OutgoingMatrixMessage {
+        configuration.relay?.relaying(outgoing, nick: message.nick, id: ghost.rawValue) ?? outgoing
     }
 
     /// A message that refers to nothing the bridge can act on: recorded as handled (the archive catch-up does not

@@ -25,6 +25,8 @@ struct MatrixDeliveryMachine: Sendable {
         var botUserID: UserID
         /// The pauses between attempts while the homeserver is unavailable.
         var matrixBackoff: Backoff
+        /// Matrix client mode: messages go from the bridge's account, naming their occupant (``MatrixRelayFormat``).
+        var relay: MatrixRelayFormat? = nil
     }
 
     enum Input: Sendable, Equatable {
@@ -120,7 +122,7 @@ struct MatrixDeliveryMachine: Sendable {
             guard bridged == false else { return [] }
             return deliver(message, targets: targets, in: room)
         case .delivered(let delivery, let eventIDs):
-            let (record, reactions) = PortalStateMachine.recorded(delivery.record, delivery.reactions, eventIDs: eventIDs)
+            let (record, reactions) = PortalStateMachine.recorded(delivery.record, delivery.reactions, sends: delivery.sends, eventIDs: eventIDs)
             return (delivery.setup.map { [.portal(.ghostSaved($0.saved))] } ?? []) + [
                 .perform(.recordBridged(record, reactions: reactions)),
                 .perform(.log(LogEntry(level: .debug, message: "Bridged XMPP message", metadata: [

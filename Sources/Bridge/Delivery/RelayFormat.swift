@@ -27,15 +27,16 @@ public struct RelayFormat: Sendable, Equatable {
     }
 
     /// The template with its placeholders replaced in one pass, so a name that holds `{text}` stays as it is.
-    static func fill(_ template: String, name: String, text: String) -> String {
+    /// `namePlaceholder`: `{name}` here, `{nick}` in the Matrix relay's template.
+    static func fill(_ template: String, name: String, text: String, namePlaceholder: String = "{name}") -> String {
         var result = ""
         var rest = Substring(template)
         while let open = rest.firstIndex(of: "{") {
             result += rest[..<open]
             let tail = rest[open...]
-            if tail.hasPrefix("{name}") {
+            if tail.hasPrefix(namePlaceholder) {
                 result += name
-                rest = tail.dropFirst(6)
+                rest = tail.dropFirst(namePlaceholder.count)
             } else if tail.hasPrefix("{text}") {
                 result += text
                 rest = tail.dropFirst(6)

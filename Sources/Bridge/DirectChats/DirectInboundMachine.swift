@@ -127,7 +127,7 @@ struct DirectInboundMachine: Sendable {
         case .sent(let eventIDs):
             guard let planned, let room else { return [] }
             // Mapped so later corrections, retractions and reactions in the DM find it; a repeat maps nothing new.
-            let (bridged, change) = PortalStateMachine.recorded(planned.record, planned.reactions, eventIDs: eventIDs)
+            let (bridged, change) = PortalStateMachine.recorded(planned.record, planned.reactions, sends: planned.sends, eventIDs: eventIDs)
             return [.record(bridged, reactions: change),
                     log(.debug, "Private message bridged to a DM", ["matrix.dm.id": room.rawValue, "kind": bridged.kind.rawValue])]
         }

@@ -81,6 +81,7 @@ final class MediaImporter: Sendable {
             message.body = link.caption ?? media.fileName
             message.html = nil
             message.media = media
+            message.profile?.hasFallback = nil   // the caption names no one: the relay's profile alone says who sent it
             return (message, nil)
         case .declined(let reason):
             return (fallback, reason)

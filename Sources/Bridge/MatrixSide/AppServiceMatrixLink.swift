@@ -207,6 +207,7 @@ public struct AppServiceMatrixLink: MatrixLink {
             content.newContent = NewContent(messageType: type, body: new.body, format: new.html == nil ? nil : MessageContent.htmlFormat,
                                             formattedBody: new.html, mentions: Mentions(userIDs: new.mentions))
         }
+        content.perMessageProfile = message.profile
         return content
     }
 

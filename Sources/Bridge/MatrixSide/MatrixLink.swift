@@ -6,6 +6,7 @@ import IsthmusCommon
 @_exported import struct Matrix.BridgeInfoState
 @_exported import struct Matrix.RelatesTo
 @_exported import enum Matrix.JSONValue
+@_exported import struct Matrix.PerMessageProfile
 
 /// What the bridge core needs from the Matrix side: client-server calls as the bot or as a ghost.
 ///
@@ -137,6 +138,9 @@ public struct OutgoingMatrixMessage: Sendable, Equatable {
     public var replacement: Replacement?
     /// A file (the message is then `m.image`/`m.video`/`m.audio`/`m.file` and ``body`` its caption or file name).
     public var media: OutgoingMedia?
+    /// Matrix client mode: the XMPP occupant the bridge's account speaks for (MSC4144); ``body`` and ``html`` then
+    /// start with the fallback naming them (``MatrixRelayFormat``).
+    public var profile: PerMessageProfile?
 
     /// `m.new_content` of an edit.
     public struct Replacement: Sendable, Equatable {
@@ -163,8 +167,10 @@ public struct OutgoingMatrixMessage: Sendable, Equatable {
     /// This message as an edit (`m.replace`) of `event`: `* ` + the text as the body for clients without edits, the
     /// text itself as `m.new_content`.
     public func replacing(_ event: EventID) -> OutgoingMatrixMessage {
-        OutgoingMatrixMessage(kind: kind, body: "* " + body, html: html.map { "* " + $0 }, relatesTo: .replacing(event),
-                              mentions: mentions, replacement: Replacement(body: body, html: html, mentions: mentions))
+        var edit = OutgoingMatrixMessage(kind: kind, body: "* " + body, html: html.map { "* " + $0 }, relatesTo: .replacing(event),
+                                         mentions: mentions, replacement: Replacement(body: body, html: html, mentions: mentions))
+        edit.profile = profile
+        return edit
     }
 }
 

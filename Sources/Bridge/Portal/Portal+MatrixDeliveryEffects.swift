@@ -71,7 +71,8 @@ extension Portal {
             if let stanzaID = message.stanzaID, try await store.mapping(room: room, stanzaID: stanzaID) != nil {
                 return .lookedUp(message, bridged: true)
             }
-            return .lookedUp(message, bridged: false, targets: try await store.xmppTargets(of: message, in: room))
+            return .lookedUp(message, bridged: false, targets: try await store.xmppTargets(of: message, in: room,
+                                                                                      relayed: context.matrixRelay != nil))
         } catch {
             // Not dropped while the store is out of reach: the message waits (and XMPP reading with it) until it is back.
             if await context.storeIsBack(after: error) { return await lookUpBridged(message) }

@@ -40,7 +40,7 @@ actor Portal {
             ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) }, syncName: link.syncName,
             mucDestroyed: link.mucDestroyed, roleLevels: context.roleLevels, matrixModeratorsToMUC: link.matrixModeratorsToMUC,
             mediaLinks: context.media?.signer, avatars: context.avatars != nil,
-            uploadsMedia: context.xmppUploader != nil, relay: context.relay))
+            uploadsMedia: context.xmppUploader != nil, relay: context.relay, matrixRelay: context.matrixRelay))
         ephemeralSender = EphemeralSender { [context, logger] send in
             await Portal.performSend(send, link: link, context: context, logger: logger)
         }

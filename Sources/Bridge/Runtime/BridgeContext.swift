@@ -33,6 +33,8 @@ struct BridgeContext: Sendable {
     var avatars: AvatarFetcher? = nil
     /// Client mode: Matrix users speak through the bridge's own occupant, in this format (nil: through puppets).
     var relay: RelayFormat? = nil
+    /// Matrix client mode: XMPP occupants speak through the bridge's Matrix account in this format (nil: ghosts).
+    var matrixRelay: MatrixRelayFormat? = nil
     /// Client mode: how requests to see the account's presence are answered.
     var subscriptions = SubscriptionDesk(policy: .none)
 

@@ -7,7 +7,8 @@ extension Store {
     /// The mapped messages an XMPP message refers to. Ids are resolved as RICH.md A1 says: the room's stanza-id first,
     /// then one of our origin-ids, then an `id` attribute or origin-id the sender chose — only among that sender's own
     /// messages. A DM's private messages carry no stanza-id, so there they are resolved by the latter two.
-    func xmppTargets(of message: RoomMessage, in room: RoomID) throws -> PortalStateMachine.XMPPTargets {
+    /// `relayed` (Matrix client mode): the other occupants' reactions to a reacted message are read too.
+    func xmppTargets(of message: RoomMessage, in room: RoomID, relayed: Bool = false) throws -> PortalStateMachine.XMPPTargets {
         let sender = MessageSender.occupant(PortalStateMachine.occupantIdentity(message))
         let references = message.references
         var targets = PortalStateMachine.XMPPTargets()
@@ -25,6 +26,7 @@ extension Store {
            let event = target.eventID {
             targets.reacted = target
             targets.reactions = try self.reactions(room: room, target: event, reactor: sender)
+            if relayed { targets.othersReactions = try occupantsReactions(room: room, target: event).filter { $0.reactor != sender } }
         }
         if let moderation = references.moderation {
             targets.moderated = try StanzaID(moderation.stanzaID).flatMap { try mapping(room: room, stanzaID: $0) }

@@ -24,6 +24,8 @@ public struct MessageContent: Sendable, Equatable, Codable {
     public var newContent: NewContent?
     /// `m.mentions` — intentional mentions (spec §11.38 "User and room mentions").
     public var mentions: Mentions?
+    /// Whom a bridge bot's message speaks for (MSC4144, ``PerMessageProfile/contentKey``).
+    public var perMessageProfile: PerMessageProfile?
 
     /// The body format for HTML (`org.matrix.custom.html`).
     public static let htmlFormat = "org.matrix.custom.html"
@@ -61,6 +63,7 @@ public struct MessageContent: Sendable, Equatable, Codable {
         case relatesTo = "m.relates_to"
         case newContent = "m.new_content"
         case mentions = "m.mentions"
+        case perMessageProfile = "com.beeper.per_message_profile"
     }
 }
 

@@ -25,7 +25,9 @@ struct MachineFixture {
     /// `avatars`: avatars are bridged (the members' avatars are read at activation).
     /// `uploadsMedia`: `media.xmpp_upload` is on.
     /// `relay`: client mode, with the bridge as the account `relay@localhost/isthmus` relaying in this format.
-    init(mediaLinks: MediaLinkSigner? = nil, avatars: Bool = false, uploadsMedia: Bool = false, relay: RelayFormat? = nil) {
+    /// `matrixRelay`: Matrix client mode, the occupants' messages going from the bot's account in this format.
+    init(mediaLinks: MediaLinkSigner? = nil, avatars: Bool = false, uploadsMedia: Bool = false, relay: RelayFormat? = nil,
+         matrixRelay: MatrixRelayFormat? = nil) {
         let naming = relay == nil ? BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!
             : BridgeNaming(account: JID("relay@localhost/isthmus")!, botNick: "Matrix")!
         self.naming = naming
@@ -33,7 +35,7 @@ struct MachineFixture {
             room: room, muc: muc, naming: naming, botUserID: bot,
             ghostUserID: { UserID("@_xmpp_\($0.unicodeScalars.filter { ("a"..."z").contains(Character($0)) }.map(String.init).joined()):localhost") },
             isGhost: { $0.localpart.hasPrefix("_xmpp_") }, mediaLinks: mediaLinks, avatars: avatars,
-            uploadsMedia: uploadsMedia, relay: relay))
+            uploadsMedia: uploadsMedia, relay: relay, matrixRelay: matrixRelay))
     }
 
     /// Feeds one input; returns the actions without log lines.

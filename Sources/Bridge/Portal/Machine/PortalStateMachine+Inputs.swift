@@ -33,6 +33,9 @@ extension PortalStateMachine {
         var uploadsMedia = false
         /// Client mode: Matrix users' messages go from the bridge's own occupant in this format (no puppets).
         var relay: RelayFormat? = nil
+        /// Matrix client mode: XMPP occupants' messages go from the bridge's Matrix account with a per-message profile,
+        /// in this format (their ghosts are only names, never Matrix users).
+        var matrixRelay: MatrixRelayFormat? = nil
     }
 
     /// What happened: an event of the room, or the outcome of an action the machine waits for.

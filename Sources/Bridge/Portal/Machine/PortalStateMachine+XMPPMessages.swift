@@ -23,14 +23,33 @@ extension PortalStateMachine {
     /// The Matrix calls that make `reactor`'s reactions to `event` the XEP-0444 set `keys` — a reaction for each new
     /// key, a redaction of each dropped one — and the change to record. `txnID` makes each call's transaction id from
     /// what it does (`+key`, `-key`). Pure; shared with the DMs.
+    ///
+    /// `shared` (Matrix client mode, where one account reacts for every occupant): the other occupants' reactions to
+    /// the message. A key another occupant holds is not sent again (this reactor's row shares the account's event),
+    /// and one this reactor takes back stays while another holds it: its event passes to that reactor's row instead of
+    /// being redacted.
     static func reactionUpdate(to keys: [String], current: [Reaction], on event: EventID, in room: RoomID, by reactor: MessageSender,
+                               shared: [Reaction]? = nil,
                                txnID: (String) -> ClientTransactionID) -> (sends: [MatrixSend], change: ReactionChange) {
         let added = keys.filter { key in !current.contains { $0.key == key } }
         let removed = current.filter { !keys.contains($0.key) }
-        let sends = added.map { MatrixSend.reaction(target: event, key: $0, txnID: txnID("+" + $0)) }
-            + removed.compactMap { reaction in reaction.eventID.map { MatrixSend.redaction($0, reason: nil, txnID: txnID("-" + reaction.key)) } }
-        return (sends, ReactionChange(added: added.map { Reaction(room: room, target: event, reactor: reactor, key: $0, eventID: nil) },
-                                      removed: removed))
+        let others = shared ?? []
+        var sends: [MatrixSend] = []
+        var change = ReactionChange(added: added.map { Reaction(room: room, target: event, reactor: reactor, key: $0, eventID: nil) },
+                                    removed: removed)
+        for key in added where !others.contains(where: { $0.key == key }) {
+            sends.append(.reaction(target: event, key: key, txnID: txnID("+" + key)))
+        }
+        for reaction in removed {
+            guard let eventID = reaction.eventID else { continue }
+            if var heir = others.first(where: { $0.key == reaction.key }) {
+                heir.eventID = eventID
+                change.added.append(heir)   // an upsert: the holder's row now names the account's event
+            } else {
+                sends.append(.redaction(eventID, reason: nil, txnID: txnID("-" + reaction.key)))
+            }
+        }
+        return (sends, change)
     }
 
     /// The dedupe key of a message from a room that assigns no stanza-id (a room without an archive): the sender as
@@ -79,13 +98,21 @@ extension PortalStateMachine {
         }?.eventID
     }
 
-    /// A delivery's record and reaction change with the event ids its Matrix calls got: each added reaction gets its
-    /// own (a reaction set), else the record gets the first call's. Pure; shared with the DMs.
-    static func recorded(_ record: MessageMapping, _ reactions: ReactionChange, eventIDs: [EventID?]) -> (MessageMapping, ReactionChange) {
+    /// A delivery's record and reaction change with the event ids its Matrix calls (`sends`, in order) got: each added
+    /// reaction gets its own reaction send's, matched by key (a key shared in Matrix client mode had none sent, and
+    /// keeps the event it was given), else the record gets the first call's. Pure; shared with the DMs.
+    static func recorded(_ record: MessageMapping, _ reactions: ReactionChange, sends: [MatrixSend],
+                         eventIDs: [EventID?]) -> (MessageMapping, ReactionChange) {
         var record = record
         var reactions = reactions
         if record.kind == .reaction {
-            for index in reactions.added.indices where index < eventIDs.count { reactions.added[index].eventID = eventIDs[index] }
+            var sent: [String: EventID?] = [:]
+            for (send, eventID) in zip(sends, eventIDs) {
+                if case .reaction(_, let key, _) = send { sent[key] = eventID }
+            }
+            for index in reactions.added.indices {
+                if let eventID = sent[reactions.added[index].key] { reactions.added[index].eventID = eventID }
+            }
         } else {
             record.eventID = eventIDs.first ?? nil
         }

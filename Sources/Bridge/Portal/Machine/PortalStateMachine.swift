@@ -91,7 +91,7 @@ struct PortalStateMachine: Sendable {
         destroyed = configuration.mucDestroyed
         matrixDelivery = MatrixDeliveryMachine(configuration: .init(
             room: configuration.room, muc: configuration.muc, naming: configuration.naming, botUserID: configuration.botUserID,
-            matrixBackoff: configuration.matrixBackoff))
+            matrixBackoff: configuration.matrixBackoff, relay: configuration.matrixRelay))
         xmppDelivery = XMPPDeliveryMachine(configuration: .init(
             room: configuration.room, muc: configuration.muc, naming: configuration.naming, mediaLinks: configuration.mediaLinks,
             uploadsMedia: configuration.uploadsMedia, relay: configuration.relay))
