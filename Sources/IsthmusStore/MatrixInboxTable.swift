@@ -58,9 +58,15 @@ extension Store {
     /// timeline check).
     public func enqueueInbox(_ events: [(room: RoomID, eventID: EventID, payload: [UInt8])],
                              markingProcessed transaction: TransactionID? = nil) throws -> [InboxEntry] {
+        try enqueueInbox(events, recording: transaction.map(IntakeMark.transaction))
+    }
+
+    /// ``enqueueInbox(_:markingProcessed:)`` with any intake's mark (Matrix client mode: the sync position after the
+    /// batch), in the same commit as the rows.
+    public func enqueueInbox(_ events: [(room: RoomID, eventID: EventID, payload: [UInt8])], recording mark: IntakeMark?) throws -> [InboxEntry] {
         try write { db in
             let added = try MatrixInboxTable.insert(events, in: db)
-            if let transaction { try AppServiceTransactionTable.markProcessed(transaction, in: db) }
+            if let mark { try Self.apply(mark, in: db) }
             return added
         }
     }

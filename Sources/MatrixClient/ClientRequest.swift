@@ -25,6 +25,8 @@ struct ClientRequest: Sendable {
     var retry: RetryPolicy.Mode
     /// Whether to send the access token (false for endpoints that need none and would refuse a bad one).
     var authenticated = true
+    /// This request's timeout instead of the client's (a long poll waits longer than any other call).
+    var timeout: Duration?
 
     init(_ call: MatrixCall, _ method: String, _ segments: [Segment], query: [(String, String)] = [], body: Data? = nil,
          retry: RetryPolicy.Mode = .full) {

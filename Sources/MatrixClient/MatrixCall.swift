@@ -6,6 +6,7 @@ public enum MatrixCall: String, Sendable, CustomStringConvertible {
     case send, sendState, redact, stateEvent, event, roomState, roomMessages
     case resolveAlias, createRoom, setTyping, sendReadReceipt
     case join, leave, invite, kick, ban, unban, joinedMembers, joinedRooms
+    case sync
 
     public var description: String { rawValue }
 }

@@ -90,7 +90,9 @@ public final class MatrixClient: Sendable {
     /// The `user_id` query item for acting as `user` (none for the token's own user).
     func acting(_ user: UserID?) -> [(String, String)] { user.map { [("user_id", $0.rawValue)] } ?? [] }
 
-    private func send(_ request: ClientRequest) async throws(MatrixError) -> (Data, Int) {
+    /// Sends `request`, retrying per the policy: a 2xx answer's body and how many attempts it took, else the
+    /// ``MatrixError`` of the last attempt.
+    func send(_ request: ClientRequest) async throws(MatrixError) -> (Data, Int) {
         var attempts = 0, rateLimitWaits = 0
         while true {
             attempts += 1
@@ -144,7 +146,7 @@ public final class MatrixClient: Sendable {
         if request.body != nil { headers.append(("Content-Type", "application/json")) }
         guard let transport else { throw .unusable(unusable ?? "no homeserver connection") }
         return try await transport.send(HTTPRequest(method: request.method, url: baseURL + request.pathAndQuery, headers: headers,
-                                                    body: request.body, timeout: configuration.requestTimeout,
+                                                    body: request.body, timeout: request.timeout ?? configuration.requestTimeout,
                                                     mayReuseConnection: request.retry == .full))
     }
 

@@ -11,8 +11,8 @@ import Synchronization
 /// ``PortalDirectory`` and enqueue. ``run(xmppEvents:)`` owns the rest — link reloads, timers, shutdown — in one loop.
 /// Portals run as child tasks.
 public final class Bridge: Sendable {
-    private let context: BridgeContext
-    private let directory: PortalDirectory
+    let context: BridgeContext
+    let directory: PortalDirectory
     private let commands: AsyncStream<Command>
     private let control: AsyncStream<Command>.Continuation
     /// How often the store is checked for link changes made by `isthmus link/unlink`.
@@ -25,6 +25,8 @@ public final class Bridge: Sendable {
     private let gaps: Mutex<TransactionGapDetector>
     /// Invitations and `!isthmus` commands (nil: the bridge ignores both, as in tests that do not need them).
     let selfService: SelfServiceDesk?
+    /// Matrix client mode: the account's `/sync`, the bridge's Matrix intake (nil: an application service's pushes).
+    private let matrixSync: (any MatrixSyncSource)?
     /// MUC private messages ↔ Matrix DM rooms.
     private let directChats: DirectChats
 
@@ -56,7 +58,8 @@ public final class Bridge: Sendable {
     /// `diskFullProbeInterval`: how often a full (or unreachable) store is probed for a write again.
     /// `roleLevels`: the power level each MUC position gives a ghost. `relay`: client mode's format of the relayed
     /// Matrix messages (nil: Matrix users have puppets). `subscriptions`: client mode's answer to presence subscription
-    /// requests (`xmpp.client.accept_subscriptions`).
+    /// requests (`xmpp.client.accept_subscriptions`). `matrixRelay` and `matrixSync`: Matrix client mode — XMPP
+    /// occupants speak through the account (with `matrix` a ``RelayMatrixLink``), whose `/sync` is the Matrix intake.
     public init(store: Store, xmpp: any XMPPLink, matrix: any MatrixLink, naming: BridgeNaming, logger: Logger,
                 linkPollInterval: Duration = .seconds(1), selfCheckInterval: Duration = .seconds(300),
                 timelineCheckWindow: Duration = .seconds(120),
@@ -64,7 +67,9 @@ public final class Bridge: Sendable {
                 clock: TimeSource = .system, metrics: BridgeMetrics = BridgeMetrics(),
                 diskFullProbeInterval: Duration = .seconds(5), selfService: SelfServiceSettings? = nil,
                 roleLevels: RoleLevels = RoleLevels(),
-                media: MediaSettings? = nil, relay: RelayFormat? = nil, subscriptions: Config.SubscriptionPolicy = .none) {
+                media: MediaSettings? = nil, relay: RelayFormat? = nil, subscriptions: Config.SubscriptionPolicy = .none,
+                matrixRelay: MatrixRelayFormat? = nil, matrixSync: (any MatrixSyncSource)? = nil) {
+        self.matrixSync = matrixSync
         self.backgroundTimelineChecks = backgroundTimelineChecks
         let (commands, control) = AsyncStream.makeStream(of: Command.self)
         self.commands = commands
@@ -81,6 +86,7 @@ public final class Bridge: Sendable {
                                     roleLevels: roleLevels,
                                     media: media, mediaImporter: media.map { MediaImporter(settings: $0, logger: logger.with(label: "media")) })
         context.relay = relay
+        context.matrixRelay = matrixRelay
         context.subscriptions = SubscriptionDesk(policy: subscriptions)
         if let media, let importer = context.mediaImporter {
             context.avatars = AvatarFetcher(settings: media, importer: importer, store: store, logger: logger.with(label: "avatars"))
@@ -119,12 +125,13 @@ public final class Bridge: Sendable {
     where Events.Element == XMPPLinkArrival, Events.Failure == Never {
         let (logger, control, directory, writeGate) = (context.logger, self.control, self.directory, context.writeGate)
         let directChats = self.directChats
-        let services: [any BridgeService] = [
+        var services: [any BridgeService] = [
             XMPPEventRouter(events: xmppEvents, context: context, directory: directory),
             StoreProbe(store: context.store, writeGate: writeGate, interval: diskFullProbeInterval),
             LinkWatcher(store: context.store, interval: linkPollInterval) { control.yield(.reloadLinks) },
             Ticker(interval: selfCheckInterval) { control.yield(.selfCheck) },
         ]
+        if let matrixSync { services.append(MatrixSyncService(source: matrixSync, bridge: self, account: context.matrix.botUserID)) }
         await withTaskGroup(of: Void.self) { group in
             for service in services { group.addTask { await service.run() } }
             if let selfService {
@@ -185,8 +192,21 @@ public final class Bridge: Sendable {
     /// If it throws, nothing is recorded and the homeserver will retry the transaction later — and may then strand the
     /// next one (see `Portal+CatchUpEffects`), so portals check their timelines in the background a few times.
     public func acceptMatrixEvents(_ events: [MatrixRoomEvent], transaction: TransactionID? = nil) async throws {
+        try await acceptMatrixEvents(events, mark: transaction.map(IntakeMark.transaction))
+    }
+
+    /// ``acceptMatrixEvents(_:transaction:)`` for any intake: `mark` is recorded in the commit that keeps the events
+    /// (alone when none is kept) — a transaction processed, or (Matrix client mode) the sync position after the batch.
+    /// Only a homeserver transaction's id shows holes in what the homeserver pushed (``TransactionGapDetector``); a
+    /// sync's gaps are its `limited` timelines.
+    /// `limited` (a sync's `limited` timelines): rooms missing events before these; each checks its timeline first —
+    /// before this batch's events, which wait behind the check, or at once when the batch has none for it.
+    public func acceptMatrixEvents(_ events: [MatrixRoomEvent], mark: IntakeMark?, limited: Set<RoomID> = []) async throws {
         let accepted = context.clock.now()
-        let gap = gaps.withLock { $0.observe(transaction, now: accepted) }
+        var transaction: TransactionID?
+        if case .transaction(let id)? = mark { transaction = id }
+        let gap: TransactionGapDetector.Gap
+        if case .syncPosition? = mark { gap = .none } else { gap = gaps.withLock { $0.observe(transaction, now: accepted) } }
         do {
             // A full disk or an unreachable database: refused (500) before anything is read, so the homeserver
             // retries it later.
@@ -207,7 +227,8 @@ public final class Bridge: Sendable {
             }
             let rows = try MatrixIntake.rows(events, linked: linked, direct: direct)
             guard !rows.isEmpty else {
-                if let transaction { try await context.store.markTransactionProcessed(transaction) }
+                if let mark { try await context.store.record(mark) }
+                for room in limited { directory.portal(for: room)?.enqueue(.checkTimeline) }
                 // The hole counts even when this transaction brings nothing to keep (only our ghosts' echoes, or
                 // other rooms' events): the next one would show no hole, and what sits behind it would go out
                 // before the stranded message.
@@ -223,8 +244,12 @@ public final class Bridge: Sendable {
                                                       kind: kind, at: accepted, now: accepted)
                 }
             }
-            let added = try await context.store.enqueueInbox(rows.map { ($0.room, $0.eventID, $0.payload) }, markingProcessed: transaction)
+            let added = try await context.store.enqueueInbox(rows.map { ($0.room, $0.eventID, $0.payload) }, recording: mark)
             let handOffs = MatrixIntake.handOffs(added, events: events, direct: direct)
+            for room in limited {
+                let waiting = handOffs.contains { $0.room == room && !$0.direct }
+                directory.portal(for: room)?.enqueue(waiting ? .timelineGap : .checkTimeline)
+            }
             switch MatrixIntake.gapAction(gap, handOffs: handOffs) {
             case .checkEveryRoom:
                 flagTimelineGap(transaction)

@@ -68,6 +68,13 @@ final class SelfServiceDesk: Sendable {
         }
     }
 
+    /// The bot was invited into `room` by `sender`, as a sync shows it (Matrix client mode: no event id; once per room
+    /// while the invitation stands).
+    func invited(_ room: RoomID, by sender: UserID) {
+        guard sender != bot, !context.matrix.isGhost(sender), let key = EventID("$invite:" + room.rawValue), firstSighting(key) else { return }
+        continuation.yield(.invited(room, by: sender))
+    }
+
     private func firstSighting(_ id: EventID) -> Bool {
         seen.withLock { seen in
             guard seen.set.insert(id).inserted else { return false }
