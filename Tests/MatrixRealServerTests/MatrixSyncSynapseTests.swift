@@ -3,6 +3,7 @@ import IsthmusCommon
 import Matrix
 import MatrixClient
 import TestSupport
+@testable import Bridge
 import XCTest
 
 /// `/sync` against the test bed's real Synapse, as an ordinary account (Matrix client mode's intake): the position
@@ -31,6 +32,16 @@ final class MatrixSyncSynapseTests: SynapseListenerTestCase {
         }
         XCTAssertEqual(seen.map(\.sender), [carolID, aliceID], "in order")
         XCTAssertEqual(seen.first?.unsigned?.transactionID, txn.rawValue, "the account's own message is known by its txnId")
+
+        // The bridge's filter (what a bridge account syncs) is one Synapse takes, and still brings room messages.
+        let filtered = AccountSyncSource(client: carol, account: carolID)
+        let marker = ClientTransactionID("alice-\(UUID().uuidString)")!
+        _ = try await alice.sendMessage(.text("filtered"), to: room, transactionID: marker)
+        try await eventually("the message through the bridge's filter", timeout: 20) {
+            let batch = try await filtered.sync(since: since, wait: .seconds(2))
+            since = batch.nextBatch
+            return batch.joined.contains { $0.room == room && $0.events.contains { $0.sender == aliceID && $0.type == "m.room.message" } }
+        }
 
         let other = try await harness.roomWithBot(alice, preset: "private_chat")
         try await alice.invite(carolID, to: other, as: nil)
