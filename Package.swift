@@ -68,7 +68,7 @@ let package = Package(
         ]),
         .target(name: "IsthmusCLI", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMPP", "XMPPComponent", "XMPPClient",
-            "Matrix", "MatrixAppService", "MatrixClient", "Bridge",
+            "Matrix", "MatrixAppService", "MatrixClient", "MatrixAccount", "Bridge",
         ]),
         .executableTarget(name: "isthmus", dependencies: ["IsthmusCLI"]),
         /// `swift run -c release isthmus-bench …`: benchmark commands that print figures (never timed assertions).
@@ -91,7 +91,7 @@ let package = Package(
         .testTarget(name: "IsthmusConfigTests", dependencies: ["IsthmusConfig", "TestSupport"]),
         .testTarget(name: "IsthmusMetricsTests", dependencies: ["IsthmusMetrics"]),
         .testTarget(name: "IsthmusStoreTests", dependencies: ["IsthmusStore", "TestSupport"]),
-        .testTarget(name: "IsthmusCLITests", dependencies: ["IsthmusCLI", "TestSupport"]),
+        .testTarget(name: "IsthmusCLITests", dependencies: ["IsthmusCLI", "MatrixAccount", "TestSupport"]),
         .testTarget(name: "TestBedTests", dependencies: ["TestSupport"]),
         .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream", "TestSupport"]),
         .testTarget(name: "XMPPTests", dependencies: ["XMPP", "XMPPComponent", "XMPPClient", "Network", "TestSupport"]),
@@ -103,7 +103,7 @@ let package = Package(
         ]),
         /// Real Synapse from the test bed (XCTest: runs sequentially).
         .testTarget(name: "MatrixRealServerTests", dependencies: [
-            "Matrix", "MatrixAppService", "MatrixClient", "IsthmusStore", "IsthmusCLI", "TestSupport",
+            "Matrix", "MatrixAppService", "MatrixClient", "MatrixAccount", "IsthmusStore", "IsthmusCLI", "TestSupport",
         ]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "IsthmusCommon", "TestSupport"]),
         .testTarget(name: "BridgeTests", dependencies: ["Bridge", "IsthmusConfig", "MessageFormatting", "Media", "IsthmusFakes", "TestSupport"]),
