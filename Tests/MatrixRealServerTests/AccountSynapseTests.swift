@@ -3,18 +3,19 @@ import FoundationNetworking
 @testable import IsthmusCLI
 import IsthmusCommon
 import IsthmusConfig
-import IsthmusFakes
 import IsthmusStore
 import Matrix
+import MatrixAppService
 import MatrixAccount
 import MatrixClient
+import Synchronization
 import TestSupport
 import XCTest
 
 /// The account's session against the test bed's real Synapse, as `@relay:localhost` on a device of each test's own: a
 /// password login with a refresh token, the refresh after the access token expired (the bed's
 /// `refreshable_access_token_lifetime` is 10 s), a session kept across a restart, logout, a wrong password, and the
-/// `login`/`logout` commands — single sign-on with a login token the bed hands out (`login_via_existing_session`).
+/// `login`/`logout` commands, single sign-on through Synapse's CAS included.
 final class AccountSynapseTests: XCTestCase {
     let relay = UserID("@relay:localhost")!
     var bed: TestBed!
@@ -222,28 +223,30 @@ final class AccountSynapseTests: XCTestCase {
         XCTAssertEqual(logout.status, 0)
     }
 
-    /// Single sign-on: the command prints Synapse's redirect URL (which Synapse accepts: it redirects to its CAS server)
-    /// and waits on its loopback callback; the login token a browser would bring comes from the bed's
-    /// `login_via_existing_session`, taken with another session of the account.
-    func testSingleSignOnExchangesTheLoginTokenBroughtToTheCallback() async throws {
+    /// Single sign-on, the whole way a browser goes: the URL the command prints, Synapse's redirect to its CAS server
+    /// (run here: it signs `relay` in at once), the ticket back to Synapse, Synapse's redirect with a login token to the
+    /// command's loopback callback — which answers the browser's last request — and the token's exchange.
+    func testSingleSignOnThroughSynapsesCASEndsAtTheLoopbackCallback() async throws {
+        let cas = try FakeCASServer(port: try XCTUnwrap(bed.casPort, "restart the bed: it has no ISTHMUS_TEST_CAS_PORT"), user: "relay")
+        let casRun = Task { await cas.run() }
+        defer {
+            cas.stop()
+            casRun.cancel()
+        }
         let config = try clientConfig()
         let output = OutputCapture()
         async let run = Self.isthmus(["login", "--sso", "-c", config], output: output)
         let printed = try await eventuallyValue("the command prints the single sign-on URL") {
             output.outputLines.first { $0.contains("/_matrix/client/v3/login/sso/redirect?redirectUrl=") }
         }
-        let redirect = try XCTUnwrap(PercentEncoding.decode(try XCTUnwrap(printed.split(separator: "redirectUrl=").last)))
-        let callback = try XCTUnwrap(URL(string: redirect))
-        XCTAssertEqual(callback.host, "127.0.0.1")
+        XCTAssertTrue(printed.hasPrefix(bed.synapseURL.absoluteString + "/_matrix/client/v3/login/sso/redirect?redirectUrl=http%3A%2F%2F127.0.0.1%3A"),
+                      printed)
+        let (page, response) = try await URLSession.shared.data(from: try XCTUnwrap(URL(string: printed)))
+        XCTAssertEqual((response as? HTTPURLResponse)?.statusCode, 200)
+        XCTAssertEqual(String(decoding: page, as: UTF8.self), "Signed in: isthmus login goes on in the terminal. You can close this page.\n")
+        XCTAssertEqual(response.url?.host, "127.0.0.1", "the browser ended at the callback")
+        XCTAssertEqual(cas.validations, 1, "Synapse checked the ticket with the CAS server")
 
-        let synapse = try await RawHTTPClient(port: try XCTUnwrap(bed.synapseURL.port))
-        let answer = try await synapse.request("GET", String(printed.dropFirst(bed.synapseURL.absoluteString.count)))
-        XCTAssertEqual(answer.status, 302, "Synapse sends the browser on to its identity provider")
-
-        let token = try await loginToken()
-        let browser = try await RawHTTPClient(port: try XCTUnwrap(callback.port))
-        let page = try await browser.request("GET", "\(callback.path)?loginToken=\(PercentEncoding.encode(token))")
-        XCTAssertEqual(page.status, 200)
         let (status, _) = await run
         XCTAssertEqual(status, 0, output.error)
         XCTAssertEqual(output.outputLines.first { $0.hasPrefix("Logged in") },
@@ -252,24 +255,51 @@ final class AccountSynapseTests: XCTestCase {
         let kept = try await XCTUnwrapAsync(try await store.matrixSession(of: relay))
         let owner = try await fixed(kept.accessToken).tokenOwner()
         XCTAssertEqual(owner, TokenOwner(userID: relay, deviceID: device))
-        XCTAssertNotNil(kept.refreshToken)
+        XCTAssertNotNil(kept.refreshToken, "a token login asks for a refresh token too")
         try await fixed(kept.accessToken).logout()
     }
+}
 
-    /// A login token for the relay account (`POST /_matrix/client/v1/login/get_token`, MSC3882), from a session of its
-    /// own that is ended again.
-    func loginToken() async throws -> String {
-        let plain = MatrixClient(configuration: .init(homeserverURL: bed.synapseURL, accessToken: ""), logger: .disabled)
-        let other = try await plain.login(user: "relay", password: bed.password)
-        var request = URLRequest(url: bed.synapseURL.appendingPathComponent("_matrix/client/v1/login/get_token"))
-        request.httpMethod = "POST"
-        request.httpBody = Data("{}".utf8)
-        request.setValue("Bearer \(other.accessToken.secret)", forHTTPHeaderField: "Authorization")
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        let (data, _) = try await URLSession.shared.data(for: request)
-        try await fixed(other.accessToken).logout()
-        let body = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
-        return try XCTUnwrap(body["login_token"] as? String, "\(body)")
+/// The CAS server (protocol 2) Synapse's single sign-on sends browsers to, as the bed configures it: `/cas/login`
+/// signs `user` in at once (back to the service with a ticket) and `/cas/proxyValidate` vouches for any ticket.
+final class FakeCASServer: Sendable {
+    private let server: HTTPServer
+    private let user: String
+    private let checked = Mutex(0)
+
+    init(port: Int, user: String) throws {
+        server = try HTTPServer(configuration: .init(host: "127.0.0.1", port: port), logger: .disabled)
+        self.user = user
+    }
+
+    /// How many tickets Synapse asked about.
+    var validations: Int { checked.withLock { $0 } }
+
+    func run() async {
+        for await request in server.requests {
+            let service = request.query.first { $0.name == "service" }?.value.flatMap { PercentEncoding.decode($0.replacingOccurrences(of: "+", with: " ")) }
+            switch request.path {
+            case "/cas/login":
+                guard let service else {
+                    request.respond(HTTPServerResponse(status: 400))
+                    continue
+                }
+                request.respond(HTTPServerResponse(status: 302, headers: ["Location": service + (service.contains("?") ? "&" : "?") + "ticket=ST-isthmus"]))
+            case "/cas/proxyValidate":
+                checked.withLock { $0 += 1 }
+                request.respond(HTTPServerResponse(status: 200, headers: ["Content-Type": "text/xml"], body: Data("""
+                    <cas:serviceResponse xmlns:cas="http://www.yale.edu/tp/cas"><cas:authenticationSuccess>\
+                    <cas:user>\(user)</cas:user></cas:authenticationSuccess></cas:serviceResponse>
+                    """.utf8)))
+            default:
+                request.respond(HTTPServerResponse(status: 404))
+            }
+        }
+    }
+
+    func stop() {
+        server.stopAccepting()
+        server.close()
     }
 }
 
