@@ -51,7 +51,7 @@ extension Config {
         account.password = environment[SecretVariable.matrixPassword].flatMap { $0.isEmpty ? nil : $0 } ?? fromFile.flatMap { $0.isEmpty ? nil : $0 }
         if let deviceText = try clientReader.optionalString("device_id") {
             // OAuth 2.0 lets only such ids name a device, and the device must outlive a move of the homeserver to it.
-            guard let device = DeviceID(deviceText), device.isOAuthCompatible, device.rawValue.utf8.count <= 255 else {
+            guard let device = DeviceID(deviceText), device.isOAuthCompatible else {
                 throw clientReader.invalid("device_id", "'\(deviceText)' must be 10 to 255 characters from A-Z a-z 0-9 - . _ ~ "
                                            + "(the device ids OAuth 2.0 allows)")
             }
