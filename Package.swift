@@ -21,6 +21,8 @@ import PackageDescription
 ///   was processed already, it asks its `AppServiceHandler` (no store).
 /// - `Curl`: libcurl behind `CurlEasy` and `CurlMulti`.
 /// - `MatrixClient`: the client-server API over `CurlMulti` (one I/O thread, kept-alive connections, HTTP/2).
+/// - `MatrixAccount`: an ordinary account's session (client mode): the session machine (refresh, soft logout, login
+///   again) and the keeper that performs it, keeping the session through a `SessionVault` (no store).
 /// - `Media`: signed media links, ranges, the SSRF address check, media types, streaming transfers over `CurlEasy`.
 /// - `Bridge`: portals, DMs, link management, media and avatars, self-service, high availability, the bridge service.
 /// - `IsthmusCLI`: the command-line interface; `isthmus` is a thin executable over it.
@@ -58,6 +60,7 @@ let package = Package(
         .target(name: "MatrixAppService", dependencies: ["Matrix", "IsthmusCommon", "CMicroHTTPD"]),
         .target(name: "Curl", dependencies: ["CCurl"]),
         .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon", "Curl"]),
+        .target(name: "MatrixAccount", dependencies: ["MatrixClient", "Matrix", "IsthmusCommon"]),
         .target(name: "Media", dependencies: ["IsthmusCommon", "Curl"]),
         .target(name: "Bridge", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusMetrics", "IsthmusStore", "XMPP", "XMPPComponent", "XMPPClient",
@@ -65,7 +68,7 @@ let package = Package(
         ]),
         .target(name: "IsthmusCLI", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMPP", "XMPPComponent", "XMPPClient",
-            "Matrix", "MatrixAppService", "MatrixClient", "Bridge",
+            "Matrix", "MatrixAppService", "MatrixClient", "MatrixAccount", "Bridge",
         ]),
         .executableTarget(name: "isthmus", dependencies: ["IsthmusCLI"]),
         /// `swift run -c release isthmus-bench …`: benchmark commands that print figures (never timed assertions).
@@ -88,17 +91,19 @@ let package = Package(
         .testTarget(name: "IsthmusConfigTests", dependencies: ["IsthmusConfig", "TestSupport"]),
         .testTarget(name: "IsthmusMetricsTests", dependencies: ["IsthmusMetrics"]),
         .testTarget(name: "IsthmusStoreTests", dependencies: ["IsthmusStore", "TestSupport"]),
-        .testTarget(name: "IsthmusCLITests", dependencies: ["IsthmusCLI", "TestSupport"]),
+        .testTarget(name: "IsthmusCLITests", dependencies: ["IsthmusCLI", "MatrixAccount", "TestSupport"]),
         .testTarget(name: "TestBedTests", dependencies: ["TestSupport"]),
         .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream", "TestSupport"]),
         .testTarget(name: "XMPPTests", dependencies: ["XMPP", "XMPPComponent", "XMPPClient", "Network", "TestSupport"]),
         /// Real Prosody from the test bed (XCTest: runs sequentially).
         .testTarget(name: "XMPPRealServerTests", dependencies: ["XMPP", "XMPPComponent", "XMPPClient", "Network", "IsthmusCLI", "TestSupport"]),
         .testTarget(name: "MessageFormattingTests", dependencies: ["MessageFormatting", "IsthmusCommon"]),
-        .testTarget(name: "MatrixTests", dependencies: ["Matrix", "MatrixAppService", "MatrixClient", "IsthmusStore", "TestSupport"]),
+        .testTarget(name: "MatrixTests", dependencies: [
+            "Matrix", "MatrixAppService", "MatrixClient", "MatrixAccount", "IsthmusStore", "TestSupport",
+        ]),
         /// Real Synapse from the test bed (XCTest: runs sequentially).
         .testTarget(name: "MatrixRealServerTests", dependencies: [
-            "Matrix", "MatrixAppService", "MatrixClient", "IsthmusStore", "IsthmusCLI", "TestSupport",
+            "Matrix", "MatrixAppService", "MatrixClient", "MatrixAccount", "IsthmusStore", "IsthmusCLI", "TestSupport",
         ]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "IsthmusCommon", "TestSupport"]),
         .testTarget(name: "BridgeTests", dependencies: ["Bridge", "IsthmusConfig", "MessageFormatting", "Media", "IsthmusFakes", "TestSupport"]),

@@ -12,6 +12,11 @@ struct CheckConfigCommand: Subcommand {
         let config = try context.loadConfig()
         for warning in config.warnings { context.printError("Warning: \(warning.description)") }
         context.print("Config OK: \(context.configPath)")
+        if let account = config.matrix.client {
+            context.print("Matrix: client mode, as \(account.userID) on \(config.matrix.homeserverURL.absoluteString) "
+                          + "(\(account.password == nil ? "no password: the session isthmus login stores" : "password configured")); "
+                          + "XMPP occupants speak through it, e.g. \(config.relay.matrixFormat)")
+        }
         if let client = config.xmpp.client {
             let server = client.looksUpSRV ? "from SRV of \(client.jid.domain), else \(client.host):\(client.port)"
                 : "\(client.host):\(client.port)"

@@ -5,7 +5,7 @@ import Matrix
 import MatrixClient
 
 extension CommandContext {
-    /// A client for one-shot CLI calls: the appservice token, short retries (an admin is waiting).
+    /// A client for one-shot CLI calls in appservice mode: the as_token, short retries (an admin is waiting).
     func matrixClient(_ config: Config) -> MatrixClient {
         MatrixClient(
             configuration: .init(homeserverURL: config.matrix.homeserverURL, accessToken: config.appservice.asToken,
@@ -22,9 +22,14 @@ extension CommandContext {
         return namespace
     }
 
-    /// The link service over the config's store and homeserver (the admin CLI may link any MUC service).
+    /// The link service over the config's store and homeserver (the admin CLI may link any MUC service): as the
+    /// appservice's bot, or in client mode as the account through its stored session.
     func linkService(_ config: Config) throws(CommandFailure) -> LinkService {
-        LinkService(store: try openStore(config), client: matrixClient(config), bot: try ghostNamespace(config).botUserID)
+        let store = try openStore(config)
+        if let account = config.matrix.client {
+            return LinkService(store: store, client: accountClient(config, account, store: store).client, bot: account.userID)
+        }
+        return LinkService(store: store, client: matrixClient(config), bot: try ghostNamespace(config).botUserID)
     }
 
     /// Runs a ``LinkService`` call; a refusal becomes a one-line ``CommandFailure``.

@@ -15,6 +15,8 @@ public struct CommandContext: Sendable {
     public var logLevelOverride: Logger.Level?
     /// Where log lines go (stderr in production, memory in tests).
     public var logSink: LogSink
+    /// Reads standard input to its end (`login --password-stdin`); nil when there is none to read.
+    public var readInput: @Sendable () -> String? = { nil }
 
     /// Loads and validates the config; a failure becomes a one-line ``CommandFailure``.
     public func loadConfig() throws(CommandFailure) -> Config {

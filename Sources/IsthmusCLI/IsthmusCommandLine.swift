@@ -14,6 +14,8 @@ public enum IsthmusCommandLine {
         LinkCommand.self,
         UnlinkCommand.self,
         LinksCommand.self,
+        LoginCommand.self,
+        LogoutCommand.self,
         DoctorCommand.self,
         RegistrationCommand.self,
         CheckConfigCommand.self,
@@ -37,15 +39,18 @@ public enum IsthmusCommandLine {
             environment: ProcessInfo.processInfo.environment,
             print: { StandardStreams.writeOutput($0 + "\n") },
             printError: { StandardStreams.writeError($0 + "\n") },
-            logSink: .makeStandardError())
+            logSink: .makeStandardError(),
+            readInput: { StandardStreams.readAllInput() })
         exit(status)
     }
 
-    /// Parses `arguments` and runs the subcommand; returns the exit status. Testable: all output goes through the closures.
+    /// Parses `arguments` and runs the subcommand; returns the exit status. Testable: all output goes through the closures,
+    /// and standard input comes from `readInput`.
     public static func run(_ arguments: [String], environment: [String: String],
                            print: @escaping @Sendable (String) -> Void,
                            printError: @escaping @Sendable (String) -> Void,
-                           logSink: LogSink = .makeStandardError()) async -> Int32 {
+                           logSink: LogSink = .makeStandardError(),
+                           readInput: @escaping @Sendable () -> String? = { nil }) async -> Int32 {
         do {
             let invocation = try CommandLineParser.parse(arguments, subcommands: subcommands)
             switch invocation {
@@ -61,7 +66,7 @@ public enum IsthmusCommandLine {
                     print: print, printError: printError, environment: environment,
                     configPath: global.configPath ?? environment["ISTHMUS_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
                         ?? "config/isthmus.yaml",
-                    logLevelOverride: global.logLevel, logSink: logSink)
+                    logLevelOverride: global.logLevel, logSink: logSink, readInput: readInput)
                 try await subcommand.run(context)
                 return 0
             }

@@ -7,27 +7,17 @@ import MatrixClient
 
 /// The Matrix half of `isthmus doctor`: the homeserver answers, it accepts the as_token (whoami as the bot), and a
 /// ping makes it reach the appservice listener. Does network I/O; starts a listener on `appservice.listen` for the
-/// ping (or pings the one already running there, e.g. `isthmus serve`).
+/// ping (or pings the one already running there, e.g. `isthmus serve`). In client mode, ``MatrixAccountDoctor``'s checks.
 public enum MatrixDoctor {
     /// Runs the checks in order and says what each found. Never throws; a failure is a finding with `ok == false`.
     public static func check(config: Config, logger: Logger, timeout: Duration = .seconds(10)) async -> [DoctorFinding] {
-        let client = MatrixClient(configuration: .init(
-            homeserverURL: config.matrix.homeserverURL, accessToken: config.appservice.asToken, requestTimeout: timeout,
-            retryPolicy: RetryPolicy(maxAttempts: 1, maxRateLimitWaits: 2, maxRateLimitWait: .seconds(5))), logger: logger)
-        let homeserver = config.matrix.homeserverURL.absoluteString
-        var findings: [DoctorFinding] = []
-
-        do {
-            let versions = try await client.versions()
-            findings.append(DoctorFinding(ok: true, check: "matrix.homeserver",
-                                          detail: "the homeserver at \(homeserver) answers (spec versions up to \(versions.last ?? "unknown"))"))
-        } catch {
-            let detail = error.kind == .unusable
-                ? "the homeserver at \(homeserver) cannot be used: \(error.message)"   // certificate of HOST not accepted: …
-                : "the homeserver at \(homeserver) does not answer: \(error.message)"
-            findings.append(DoctorFinding(ok: false, check: "matrix.homeserver", detail: detail))
-            return findings
+        if let account = config.matrix.client {
+            return await MatrixAccountDoctor.check(config: config, account: account, logger: logger, timeout: timeout)
         }
+        let client = client(config, token: config.appservice.asToken, logger: logger, timeout: timeout)
+        let reachable = await homeserverFinding(client, config: config)
+        guard reachable.ok else { return [reachable] }
+        var findings = [reachable]
 
         let bot = config.botUserID
         do {
@@ -46,6 +36,28 @@ public enum MatrixDoctor {
 
         findings.append(await pingFinding(config: config, client: client, logger: logger))
         return findings
+    }
+
+    /// A client for doctor's calls: one attempt each (a few short rate-limit waits).
+    static func client(_ config: Config, token: String, logger: Logger, timeout: Duration) -> MatrixClient {
+        MatrixClient(configuration: .init(
+            homeserverURL: config.matrix.homeserverURL, accessToken: token, requestTimeout: timeout,
+            retryPolicy: RetryPolicy(maxAttempts: 1, maxRateLimitWaits: 2, maxRateLimitWait: .seconds(5))), logger: logger)
+    }
+
+    /// Whether the homeserver answers (`GET /_matrix/client/versions`).
+    static func homeserverFinding(_ client: MatrixClient, config: Config) async -> DoctorFinding {
+        let homeserver = config.matrix.homeserverURL.absoluteString
+        do {
+            let versions = try await client.versions()
+            return DoctorFinding(ok: true, check: "matrix.homeserver",
+                                 detail: "the homeserver at \(homeserver) answers (spec versions up to \(versions.last ?? "unknown"))")
+        } catch {
+            let detail = error.kind == .unusable
+                ? "the homeserver at \(homeserver) cannot be used: \(error.message)"   // certificate of HOST not accepted: …
+                : "the homeserver at \(homeserver) does not answer: \(error.message)"
+            return DoctorFinding(ok: false, check: "matrix.homeserver", detail: detail)
+        }
     }
 
     private static func pingFinding(config: Config, client: MatrixClient, logger: Logger) async -> DoctorFinding {

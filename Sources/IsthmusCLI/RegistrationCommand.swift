@@ -15,6 +15,10 @@ struct RegistrationCommand: Subcommand {
 
     func run(_ context: CommandContext) async throws {
         let config = try context.loadConfig()
+        if let account = config.matrix.client {
+            throw CommandFailure("matrix.mode is client: the bridge runs as the ordinary account \(account.userID) and needs no "
+                                 + "appservice registration (log it in with isthmus login)")
+        }
         context.print(String(config.registrationYAML().dropLast()))
     }
 }

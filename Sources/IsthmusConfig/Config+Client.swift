@@ -66,12 +66,15 @@ extension Config {
         case all
     }
 
-    /// `relay:` — how Matrix users' messages read in the MUC when the bridge's one occupant relays them.
+    /// `relay:` — how relayed messages read: Matrix users' in the MUC when the bridge's one occupant relays them
+    /// (`xmpp.mode: client`), XMPP occupants' in the Matrix room when the bridge's account does (`matrix.mode: client`).
     public struct Relay: Sendable, Equatable {
         /// `xmpp_format`, with `{name}` and `{text}`.
         public var xmppFormat = "<{name}> {text}"
         /// `xmpp_emote_format` (`/me`).
         public var xmppEmoteFormat = "* {name} {text}"
+        /// `matrix_format`, with `{nick}` and `{text}`: the `body` a client without per-message profiles (MSC4144) shows.
+        public var matrixFormat = "{nick}: {text}"
 
         public init() {}
     }
@@ -107,12 +110,14 @@ extension Config {
         return client
     }
 
-    /// `relay:` — `xmpp_format`, `xmpp_emote_format`; each must hold `{text}`.
+    /// `relay:` — `xmpp_format`, `xmpp_emote_format`, `matrix_format`; each must hold `{text}`.
     static func decodeRelay(_ reader: inout ConfigReader) throws(ConfigError) -> Relay {
         var relay = Relay()
-        for (key, path) in [("xmpp_format", \Relay.xmppFormat), ("xmpp_emote_format", \Relay.xmppEmoteFormat)] {
+        for (key, path, example) in [("xmpp_format", \Relay.xmppFormat, "<{name}> {text}"),
+                                     ("xmpp_emote_format", \Relay.xmppEmoteFormat, "* {name} {text}"),
+                                     ("matrix_format", \Relay.matrixFormat, "{nick}: {text}")] {
             guard let format = try reader.optionalString(key) else { continue }
-            guard format.contains("{text}") else { throw reader.invalid(key, "must contain {text} (the message), e.g. '<{name}> {text}'") }
+            guard format.contains("{text}") else { throw reader.invalid(key, "must contain {text} (the message), e.g. '\(example)'") }
             relay[keyPath: path] = format
         }
         return relay

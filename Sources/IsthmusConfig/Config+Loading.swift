@@ -10,6 +10,8 @@ extension Config {
         public static let provisioningSecret = "ISTHMUS_PROVISIONING_SECRET"
         /// Client mode's account password (`xmpp.client.password`).
         public static let xmppPassword = "ISTHMUS_XMPP_PASSWORD"
+        /// Matrix client mode's account password (`matrix.client.password`).
+        public static let matrixPassword = "ISTHMUS_MATRIX_PASSWORD"
     }
 
     /// Reads and validates the config file at `path`. Does file I/O.
@@ -52,23 +54,31 @@ extension Config {
         }
         if case .null = root { throw ConfigError(.missingKey, key: "matrix") }
         var top = try ConfigReader(root, path: "")
-        for required in ["matrix", "appservice", "xmpp"] where !top.has(required) {
-            throw ConfigError(.missingKey, key: required, mark: top.mark)
-        }
+        guard top.has("matrix") else { throw ConfigError(.missingKey, key: "matrix", mark: top.mark) }
         var warnings: [ConfigError] = []
 
         var matrixReader = try top.section("matrix")
-        let matrix = try decodeMatrix(&matrixReader)
+        var matrix = try decodeMatrix(&matrixReader)
+        matrix.client = try decodeMatrixAccount(&matrixReader, serverName: matrix.serverName, environment: environment, warnings: &warnings)
         warnings += matrixReader.unknownKeys()
-
-        var asReader = try top.section("appservice")
-        let appservice = try decodeAppService(&asReader, environment: environment)
-        // `serve` builds its ghosts' user ids from these: refuse here what it would refuse at start (found by fuzzing).
-        guard GhostNamespace(prefix: appservice.ghostPrefix, serverName: matrix.serverName, botLocalpart: appservice.botLocalpart) != nil else {
-            throw asReader.invalid("ghost_prefix", "'\(appservice.ghostPrefix)' cannot prefix ghost user ids on '\(matrix.serverName)' "
-                                   + "(a-z 0-9 . _ = - / + without '==', and the ids must fit in 255 bytes)")
+        for required in matrix.mode == .appservice ? ["appservice", "xmpp"] : ["xmpp"] where !top.has(required) {
+            throw ConfigError(.missingKey, key: required, mark: top.mark)
         }
-        warnings += asReader.unknownKeys()
+
+        let appservice: AppService
+        if let account = matrix.client {
+            // Not read (a leftover section is reported as an unknown key).
+            appservice = unusedAppService(for: account, homeserverURL: matrix.homeserverURL)
+        } else {
+            var asReader = try top.section("appservice")
+            appservice = try decodeAppService(&asReader, environment: environment)
+            // `serve` builds its ghosts' user ids from these: refuse here what it would refuse at start (found by fuzzing).
+            guard GhostNamespace(prefix: appservice.ghostPrefix, serverName: matrix.serverName, botLocalpart: appservice.botLocalpart) != nil else {
+                throw asReader.invalid("ghost_prefix", "'\(appservice.ghostPrefix)' cannot prefix ghost user ids on '\(matrix.serverName)' "
+                                       + "(a-z 0-9 . _ = - / + without '==', and the ids must fit in 255 bytes)")
+            }
+            warnings += asReader.unknownKeys()
+        }
 
         var xmppReader = try top.section("xmpp")
         let xmpp = try decodeXMPP(&xmppReader, environment: environment, baseDirectory: baseDirectory, warnings: &warnings)
@@ -88,7 +98,7 @@ extension Config {
 
         var metricsReader = try top.section("metrics")
         let metrics = try decodeMetrics(&metricsReader)
-        if let listen = metrics.listen, listen.port == appservice.listen.port,
+        if let listen = metrics.listen, matrix.mode == .appservice, listen.port == appservice.listen.port,
            listen.host == appservice.listen.host || [listen.host, appservice.listen.host].contains(where: { $0 == "0.0.0.0" || $0 == "::" }) {
             throw metricsReader.invalid("listen", "\(listen) is appservice.listen's port; the operations listener needs its own")
         }

@@ -11,9 +11,15 @@ public struct Config: Sendable, Equatable {
         public var homeserverURL: URL
         /// The homeserver's domain (the part after `:` in user ids).
         public var serverName: String
+        /// `client:` in client mode; nil: appservice mode.
+        public var client: MatrixAccount?
+
+        /// `mode`.
+        public var mode: MatrixMode { client == nil ? .appservice : .client }
     }
 
-    /// `appservice:` — how Isthmus is registered with the homeserver.
+    /// `appservice:` — how Isthmus is registered with the homeserver. In client mode (``Matrix/mode``) the section is
+    /// not read and this holds neutral values that nothing may use: no tokens, no listener.
     public struct AppService: Sendable, Equatable {
         public var id: String
         /// How the homeserver reaches the bridge (goes into the registration).
@@ -116,7 +122,7 @@ public struct Config: Sendable, Equatable {
     public var media = Media()
     /// `ha:` (see ``HighAvailability``).
     public var ha = HighAvailability()
-    /// `relay:` — client mode's format of relayed messages.
+    /// `relay:` — the client modes' formats of relayed messages.
     public var relay = Relay()
     /// Non-fatal findings (unknown keys), to be shown by `check-config` and logged by `serve`.
     public var warnings: [ConfigError] = []
@@ -128,8 +134,8 @@ public struct Config: Sendable, Equatable {
             && lhs.ha == rhs.ha
     }
 
-    /// The bridge bot's full Matrix user id, e.g. `@isthmus:localhost`.
-    public var botUserID: String { "@\(appservice.botLocalpart):\(matrix.serverName)" }
+    /// The bridge bot's full Matrix user id, e.g. `@isthmus:localhost`; in client mode the account's.
+    public var botUserID: String { matrix.client?.userID.rawValue ?? "@\(appservice.botLocalpart):\(matrix.serverName)" }
 }
 
 /// A `host:port` pair, as in `appservice.listen`.

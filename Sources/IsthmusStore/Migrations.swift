@@ -56,6 +56,7 @@ enum Migrations {
         Migration(version: 14, name: "room link version", sql: RoomLinkTable.versionSchema),
         Migration(version: 15, name: "xmpp sessions", sql: XMPPSessionTable.schema),
         Migration(version: 16, name: "xmpp credentials", sqlite: XMPPCredentialTable.schema, postgres: XMPPCredentialTable.postgresSchema),
+        Migration(version: 17, name: "matrix sessions", sql: MatrixSessionTable.schema),
         Migration(version: 18, name: "matrix sync position", sql: MatrixSyncTable.schema),
     ]
 

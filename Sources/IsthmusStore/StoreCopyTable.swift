@@ -43,6 +43,7 @@ struct StoreCopyTable: Sendable, Equatable {
         StoreCopyTable("matrix_avatars", key: ["mxc"], batch: 20),
         StoreCopyTable("xmpp_sessions", key: ["account"]),
         StoreCopyTable("xmpp_credentials", key: ["account"]),
+        StoreCopyTable("matrix_sessions", key: ["user_id"]),
         StoreCopyTable("matrix_sync", key: ["account"]),
     ]
 

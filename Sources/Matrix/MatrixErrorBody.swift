@@ -1,19 +1,25 @@
 /// The standard error body of the Matrix APIs, `{"errcode": …, "error": …}` (spec "API standards §2.3 Standard
-/// error response"), plus `retry_after_ms` of `M_LIMIT_EXCEEDED`. Pure value, `Codable` both ways.
+/// error response"), plus `retry_after_ms` of `M_LIMIT_EXCEEDED` and `soft_logout` of `M_UNKNOWN_TOKEN`. Pure value,
+/// `Codable` both ways.
 public struct MatrixErrorBody: Sendable, Equatable, Codable {
     public var errcode: MatrixErrorCode
     public var error: String?
     public var retryAfterMilliseconds: Int64?
+    /// With `M_UNKNOWN_TOKEN`: the session ended softly — log in again on the same device and keep local state (spec
+    /// §"Soft logout"). Synapse says so for an access token that expired.
+    public var softLogout: Bool?
 
-    public init(errcode: MatrixErrorCode, error: String?, retryAfterMilliseconds: Int64? = nil) {
+    public init(errcode: MatrixErrorCode, error: String?, retryAfterMilliseconds: Int64? = nil, softLogout: Bool? = nil) {
         self.errcode = errcode
         self.error = error
         self.retryAfterMilliseconds = retryAfterMilliseconds
+        self.softLogout = softLogout
     }
 
     enum CodingKeys: String, CodingKey {
         case errcode, error
         case retryAfterMilliseconds = "retry_after_ms"
+        case softLogout = "soft_logout"
     }
 }
 
@@ -47,6 +53,10 @@ public struct MatrixErrorCode: RawRepresentable, Sendable, Hashable, Codable, Ex
     public static let exclusive: MatrixErrorCode = "M_EXCLUSIVE"
     public static let duplicateAnnotation: MatrixErrorCode = "M_DUPLICATE_ANNOTATION"
     public static let roomInUse: MatrixErrorCode = "M_ROOM_IN_USE"
+    /// The account was deactivated (a login refused for good).
+    public static let userDeactivated: MatrixErrorCode = "M_USER_DEACTIVATED"
+    /// The account is locked by an administrator; with `soft_logout`, calls work again once it is unlocked.
+    public static let userLocked: MatrixErrorCode = "M_USER_LOCKED"
 
     // Appservice ping failures (`POST /_matrix/client/v1/appservice/{appserviceId}/ping`, spec v1.7).
     /// The registration has no `url`.

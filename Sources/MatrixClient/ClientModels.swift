@@ -42,19 +42,6 @@ public struct ResolvedAlias: Sendable, Equatable, Decodable {
     }
 }
 
-/// A successful `/login`.
-public struct LoginResponse: Sendable, Equatable, Decodable {
-    public var userID: UserID
-    public var accessToken: String
-    public var deviceID: String?
-
-    enum CodingKeys: String, CodingKey {
-        case userID = "user_id"
-        case accessToken = "access_token"
-        case deviceID = "device_id"
-    }
-}
-
 /// The body of `POST /createRoom` (client-server API §10.1.1). Only the fields Isthmus sets; nil fields are omitted.
 public struct CreateRoomRequest: Sendable, Equatable, Encodable {
     public var preset: String?

@@ -2,6 +2,9 @@
 /// and the `matrix.call` of a log line.
 public enum MatrixCall: String, Sendable, CustomStringConvertible {
     case versions, whoAmI, registerGhost, login, ping
+    case loginFlows, refresh, logout, tokenOwner, authMetadata
+    /// Getting a token for a call from ``AccessTokens`` (an ordinary account's session), not a call of its own.
+    case accessToken
     case setDisplayName, setAvatarURL, setRoomDisplayName, setRoomAvatarURL
     case send, sendState, redact, stateEvent, event, roomState, roomMessages
     case resolveAlias, createRoom, setTyping, sendReadReceipt

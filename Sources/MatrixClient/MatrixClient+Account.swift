@@ -40,29 +40,6 @@ extension MatrixClient {
         }
     }
 
-    /// Logs in with a password (`m.login.password`, client-server API §5.5); for tests and relay mode.
-    public func login(user: String, password: String, deviceDisplayName: String? = nil) async throws(MatrixError) -> LoginResponse {
-        struct Identifier: Encodable {
-            var type = "m.id.user"
-            var user: String
-        }
-        struct Login: Encodable {
-            var type = "m.login.password"
-            var identifier: Identifier
-            var password: String
-            var initialDeviceDisplayName: String?
-            enum CodingKeys: String, CodingKey {
-                case type, identifier, password
-                case initialDeviceDisplayName = "initial_device_display_name"
-            }
-        }
-        let body = try json(Login(identifier: Identifier(user: user), password: password, initialDeviceDisplayName: deviceDisplayName),
-                            call: .login)
-        var request = ClientRequest(.login, "POST", ["_matrix/client/v3/login"], body: body, retry: .rateLimitOnly)
-        request.authenticated = false
-        return try await perform(request)
-    }
-
     /// Sets `user`'s global display name (nil clears it) (client-server API §10.2.1 "Profiles").
     public func setDisplayName(_ name: String?, of user: UserID) async throws(MatrixError) {
         struct Body: Encodable { var displayname: String? }

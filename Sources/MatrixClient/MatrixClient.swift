@@ -3,8 +3,9 @@ import IsthmusCommon
 import Matrix
 
 /// The Matrix client-server API as the appservice uses it: `Authorization: Bearer <as_token>`, acting as any of its
-/// ghosts with `?user_id=` (appservice API §2.4 "Client-Server API extensions"). Also works with an ordinary
-/// user's access token (tests, relay mode). Thread-safe; every call does network I/O through ``CurlTransport``
+/// ghosts with `?user_id=` (appservice API §2.4 "Client-Server API extensions"). Also as an ordinary account: with
+/// ``AccessTokens`` its token can change under it — a call the homeserver refuses with 401 `M_UNKNOWN_TOKEN` is sent
+/// once more with the renewed token. Thread-safe; every call does network I/O through ``CurlTransport``
 /// (libcurl: one I/O thread, kept-alive connections, HTTP/2 over TLS where the homeserver offers it), trusting the
 /// system's CA store, `SSL_CERT_FILE`, or ``Configuration/trustedCertificatesFile``.
 ///
@@ -16,7 +17,8 @@ public final class MatrixClient: Sendable {
     public struct Configuration: Sendable {
         /// Base URL of the client-server API, e.g. `http://127.0.0.1:8008`.
         public var homeserverURL: URL
-        /// The as_token (or a user's access token; empty for no `Authorization`).
+        /// The as_token (or a user's access token; empty for no `Authorization`). Not read when the client was made
+        /// with ``AccessTokens``.
         public var accessToken: String
         /// Timeout of one attempt.
         public var requestTimeout: Duration
@@ -40,6 +42,8 @@ public final class MatrixClient: Sendable {
     }
 
     public let configuration: Configuration
+    /// Where the access token comes from when it can change; nil: ``Configuration/accessToken``, fixed.
+    private let tokens: (any AccessTokens)?
     /// libcurl to the homeserver; nil when the URL cannot be used — ``unusable`` says why.
     private let transport: CurlTransport?
     private let unusable: String?
@@ -48,9 +52,11 @@ public final class MatrixClient: Sendable {
     private let logger: Logger
 
     /// Creates the client (and ``CurlTransport``'s I/O thread). No network I/O until the first call. A URL it cannot
-    /// use (not http(s), no host, credentials in it) makes every call fail with that reason.
-    public init(configuration: Configuration, logger: Logger) {
+    /// use (not http(s), no host, credentials in it) makes every call fail with that reason. With `tokens`, every
+    /// authenticated call takes its token from there instead of ``Configuration/accessToken``.
+    public init(configuration: Configuration, tokens: (any AccessTokens)? = nil, logger: Logger) {
         self.configuration = configuration
+        self.tokens = tokens
         self.logger = logger
         let url = configuration.homeserverURL
         let scheme = url.scheme?.lowercased()
@@ -94,14 +100,21 @@ public final class MatrixClient: Sendable {
     /// ``MatrixError`` of the last attempt.
     func send(_ request: ClientRequest) async throws(MatrixError) -> (Data, Int) {
         var attempts = 0, rateLimitWaits = 0
+        /// The token a refusal was renewed into: the next attempt sends it (only one renewal per call).
+        var renewed: AccessToken?
         while true {
             attempts += 1
             let failure: RetryPolicy.Failure
-            let error: MatrixError
+            var error: MatrixError
+            let token = try await sourcedToken(for: request, renewed: renewed)
+            var rejection: TokenRejection?
             do throws(TransportFailure) {
-                let response = try await exchange(request)
+                let response = try await exchange(request, bearer: request.authenticated ? token?.secret ?? configuration.accessToken : "")
                 if (200..<300).contains(response.status) { return (response.body, attempts + rateLimitWaits) }
                 let body = try? JSONDecoder().decode(MatrixErrorBody.self, from: response.body)
+                if response.status == 401, body?.errcode == MatrixErrorCode.unknownToken, let token, renewed == nil {
+                    rejection = TokenRejection(token: token, softLogout: body?.softLogout == true)
+                }
                 let retryAfter = response.headers["retry-after"].flatMap { Int($0) }
                 failure = .status(response.status, errcode: body?.errcode, retryAfterMilliseconds: body?.retryAfterMilliseconds,
                                   retryAfterHeaderSeconds: retryAfter)
@@ -109,6 +122,7 @@ public final class MatrixClient: Sendable {
                                     errcode: body?.errcode,
                                     message: body?.error ?? String(decoding: response.body.prefix(200), as: UTF8.self),
                                     attempts: attempts + rateLimitWaits)
+                error.softLogout = body?.softLogout == true
             } catch let caught {
                 if Task.isCancelled || caught == .cancelled { throw cancelled(request, attempts) }
                 let kind: MatrixError.Kind
@@ -122,6 +136,11 @@ public final class MatrixClient: Sendable {
                 }
                 error = MatrixError(kind: kind, call: request.call, endpoint: request.endpoint, message: caught.description,
                                     attempts: attempts + rateLimitWaits)
+            }
+            if let rejection, let tokens {
+                renewed = try await tokens.renewed(after: rejection)
+                logger.debug("Sending the call again with a renewed access token", metadata: ["matrix.call": "\(request.call)"])
+                continue
             }
             let decision = configuration.retryPolicy.decide(failure, mode: request.retry, attempts: attempts, rateLimitWaits: rateLimitWaits)
             guard case .retry(let wait) = decision else { throw error }
@@ -137,12 +156,18 @@ public final class MatrixClient: Sendable {
         }
     }
 
-    /// One attempt.
-    private func exchange(_ request: ClientRequest) async throws(TransportFailure) -> HTTPResponse {
+    /// The token from ``AccessTokens`` to send `request` with: `renewed` once a refusal was renewed; nil for an
+    /// unauthenticated request or a fixed token.
+    private func sourcedToken(for request: ClientRequest, renewed: AccessToken?) async throws(MatrixError) -> AccessToken? {
+        guard request.authenticated, let tokens else { return nil }
+        if let renewed { return renewed }
+        return try await tokens.current()
+    }
+
+    /// One attempt, with `Authorization: Bearer <bearer>` unless `bearer` is empty.
+    private func exchange(_ request: ClientRequest, bearer: String) async throws(TransportFailure) -> HTTPResponse {
         var headers: [(String, String)] = [("Accept", "application/json")]
-        if request.authenticated, !configuration.accessToken.isEmpty {
-            headers.append(("Authorization", "Bearer " + configuration.accessToken))
-        }
+        if !bearer.isEmpty { headers.append(("Authorization", "Bearer " + bearer)) }
         if request.body != nil { headers.append(("Content-Type", "application/json")) }
         guard let transport else { throw .unusable(unusable ?? "no homeserver connection") }
         return try await transport.send(HTTPRequest(method: request.method, url: baseURL + request.pathAndQuery, headers: headers,

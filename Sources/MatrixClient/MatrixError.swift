@@ -33,6 +33,8 @@ public struct MatrixError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     /// How many attempts were made.
     public var attempts: Int
+    /// The answer said `soft_logout: true` (with `M_UNKNOWN_TOKEN`): the session may be taken up again on its device.
+    public var softLogout = false
 
     public init(kind: Kind, call: MatrixCall, endpoint: String, status: Int? = nil, errcode: MatrixErrorCode? = nil, message: String, attempts: Int) {
         self.kind = kind

@@ -17,10 +17,12 @@ func isthmus(_ arguments: String..., environment: [String: String] = [:]) async 
     await isthmus(arguments, environment: environment)
 }
 
-/// Runs `isthmus <arguments>` in-process with `environment`, capturing both streams and the logs.
-func isthmus(_ arguments: [String], environment: [String: String] = [:]) async -> CLIResult {
-    let output = OutputCapture()
+/// Runs `isthmus <arguments>` in-process with `environment` and `input` on standard input, capturing both streams and
+/// the logs; `output` is where they go (a caller may watch it while the command runs).
+func isthmus(_ arguments: [String], environment: [String: String] = [:], input: String? = nil,
+             output: OutputCapture = OutputCapture()) async -> CLIResult {
     let status = await IsthmusCommandLine.run(
-        arguments, environment: environment, print: output.print, printError: output.printError, logSink: .memory())
+        arguments, environment: environment, print: output.print, printError: output.printError, logSink: .memory(),
+        readInput: { input })
     return CLIResult(status: status, output: output)
 }

@@ -21,6 +21,8 @@ import Testing
           link                    Link a Matrix room with an XMPP MUC.
           unlink                  Unlink a Matrix room from its XMPP MUC.
           links                   List linked rooms and their status.
+          login                   Log in as the bridge's Matrix account (client mode).
+          logout                  Log the bridge's Matrix account out (client mode).
           doctor                  Check the XMPP server and the homeserver; say plainly
                                   what works and what does not.
           registration            Print the registration YAML to give the homeserver.
@@ -89,6 +91,62 @@ import Testing
 
         """
 
+    static let loginHelp = """
+        OVERVIEW: Log in as the bridge's Matrix account (client mode).
+
+        For matrix.mode: client. Logs in as matrix.client.user_id on
+        matrix.client.device_id (else the device of the stored session, else a new one),
+        asking for a refresh token, and stores the session in the database (never
+        printed); serve refreshes it as it expires. The password comes from standard
+        input with --password-stdin, else from matrix.client.password or
+        ISTHMUS_MATRIX_PASSWORD. With --sso, prints a URL to open in a browser and waits
+        (5 minutes at most) for the homeserver to send the browser back to this command
+        on 127.0.0.1. Homeservers that moved to OAuth 2.0 (next-generation auth) are not
+        supported yet, unless they still allow a password login.
+
+        USAGE: isthmus login [--config <file>] [--password-stdin] [--sso]
+
+        OPTIONS:
+          --password-stdin        Read the password from standard input.
+          --sso                   Log in through the homeserver's single sign-on, in a
+                                  browser.
+          -c, --config <file>     Config file (default: $ISTHMUS_CONFIG, then
+                                  config/isthmus.yaml).
+          --log-level <level>     Log level: trace, debug, info, notice, warning, error
+                                  or critical (overrides logging.level in the config).
+          -h, --help              Show help information.
+
+        """
+
+    static let logoutHelp = """
+        OVERVIEW: Log the bridge's Matrix account out (client mode).
+
+        For matrix.mode: client. Ends the stored session at the homeserver, which
+        deletes its device (refreshing an expired access token first), then deletes the
+        session from the database. When the homeserver had already ended it, only the
+        stored copy is deleted, and logout says so. Run it while serve is stopped, or
+        serve logs in again with the configured password.
+
+        USAGE: isthmus logout [--config <file>]
+
+        OPTIONS:
+          -c, --config <file>     Config file (default: $ISTHMUS_CONFIG, then
+                                  config/isthmus.yaml).
+          --log-level <level>     Log level: trace, debug, info, notice, warning, error
+                                  or critical (overrides logging.level in the config).
+          -h, --help              Show help information.
+
+        """
+
+    @Test func loginAndLogoutHelp() async {
+        let login = await isthmus("login", "--help")
+        #expect(login.status == 0)
+        #expect(login.stdout == Self.loginHelp)
+        let logout = await isthmus("help", "logout")
+        #expect(logout.status == 0)
+        #expect(logout.stdout == Self.logoutHelp)
+    }
+
     @Test func migrateStoreHelp() async {
         let result = await isthmus("migrate-store", "--help")
         #expect(result.status == 0)
@@ -129,7 +187,7 @@ import Testing
     }
 
     @Test func helpLinesFitIn80Columns() async {
-        for arguments in [["--help"], ["registration", "--help"], ["check-config", "--help"]] {
+        for arguments in [["--help"], ["registration", "--help"], ["check-config", "--help"], ["login", "--help"], ["logout", "--help"]] {
             let result = await isthmus(arguments)
             #expect(result.status == 0)
             for line in result.stdout.split(separator: "\n") {

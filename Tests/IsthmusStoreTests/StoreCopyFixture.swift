@@ -69,6 +69,9 @@ struct StoreCopyFixture {
             saltedPassword: .init(hash: "SHA-1", salt: [0, 0xFF, 7], iterations: 4096, bytes: Array(repeating: 0x5A, count: 20)),
             fastToken: .init(mechanism: "HT-SHA-256-NONE", secret: "secret-token:fast-1", expiry: nil, count: 2)),
                                             account: JID("relay@localhost")!)
+        try await store.saveMatrixSession(StoredMatrixSession(
+            userID: UserID("@relay:localhost")!, deviceID: DeviceID("ISTHMUS0A1B2C3D")!, accessToken: AccessToken("syt_cmVsYXk_a_1")!,
+            refreshToken: RefreshToken("syr_cmVsYXk_b_2"), expiresAt: 1_700_000_300_123, authAPI: "legacy"))
         try await store.record(.syncPosition("s72_1234_4_6_1", account: alice))
         return (fixture, store)
     }
@@ -80,6 +83,7 @@ struct StoreCopyFixture {
         note(try await store.roomLinks())
         note(try await store.xmppSession(account: JID("relay@localhost")!) as Any)
         note(try await store.xmppCredentials(account: JID("relay@localhost")!) as Any)
+        note(try await store.matrixSession(of: UserID("@relay:localhost")!).map { [$0.accessToken.secret, $0.refreshToken?.secret, "\($0)"] } as Any)
         note(try await store.syncPosition(account: alice) as Any)
         note(try await store.linkedRooms(among: [room, dmRoom]).map(\.rawValue).sorted())
         note(try await store.linkChangeVersion())

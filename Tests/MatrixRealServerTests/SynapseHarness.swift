@@ -49,7 +49,7 @@ final class SynapseHarness: @unchecked Sendable {
     func userClient(_ name: String) async throws -> (MatrixClient, UserID) {
         let anonymous = MatrixClient(configuration: .init(homeserverURL: bed.synapseURL, accessToken: ""), logger: .disabled)
         let login = try await anonymous.login(user: name, password: bed.password)
-        return (MatrixClient(configuration: .init(homeserverURL: bed.synapseURL, accessToken: login.accessToken), logger: .disabled), login.userID)
+        return (MatrixClient(configuration: .init(homeserverURL: bed.synapseURL, accessToken: login.accessToken.secret), logger: .disabled), login.userID)
     }
 
     /// A room created by `user` with the bot invited and joined, so Synapse pushes the room's events to the listener.

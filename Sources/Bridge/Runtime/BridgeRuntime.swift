@@ -29,6 +29,10 @@ public struct BridgeRuntime: Sendable {
 
     /// Runs the bridge until `stop` yields (or finishes). Throws only when it cannot start.
     public func run(until stop: AsyncStream<Void>) async throws {
+        // What follows is the appservice's: its tokens, its listener, its ghosts. The account's sync and relay are not wired in yet.
+        guard config.matrix.mode == .appservice else {
+            throw StartError(description: "serve cannot run in matrix.mode: client yet (isthmus login and logout can)")
+        }
         let store = try Store(location: config.database.location, synchronous: StoreSynchronous(config.database.synchronous),
                               logger: logger.with(label: "store"))
         guard let namespace = GhostNamespace(prefix: config.appservice.ghostPrefix, serverName: config.matrix.serverName,

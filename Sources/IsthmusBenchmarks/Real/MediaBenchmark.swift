@@ -26,7 +26,7 @@ struct MediaBenchmark {
         let hs = bed.synapseURL
         let login = try await MatrixClient(configuration: .init(homeserverURL: URL(string: hs)!, accessToken: ""), logger: .disabled)
             .login(user: "alice", password: bed.password)
-        let alice = MatrixClient(configuration: .init(homeserverURL: URL(string: hs)!, accessToken: login.accessToken), logger: .disabled)
+        let alice = MatrixClient(configuration: .init(homeserverURL: URL(string: hs)!, accessToken: login.accessToken.secret), logger: .disabled)
         let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let room = try await alice.createRoom(CreateRoomRequest(preset: "public_chat", name: "Isthmus media benchmark \(suffix)"))
         let muc = "media-\(suffix)@\(bed.mucDomain)"
@@ -63,7 +63,7 @@ struct MediaBenchmark {
 
         // Matrix → XMPP.
         progress("media: alice uploads \(mebibytes) MiB and sends it")
-        let mxc = try await Self.upload(file.path, hs: hs, token: login.accessToken)
+        let mxc = try await Self.upload(file.path, hs: hs, token: login.accessToken.secret)
         _ = try await alice.sendMessage(MessageContent(messageType: .file, body: "big.bin", url: mxc, fileName: "big.bin",
                                                        info: MediaInfo(mimeType: "application/octet-stream", size: Int64(size))),
                                         to: room, transactionID: ClientTransactionID("media-\(suffix)")!)

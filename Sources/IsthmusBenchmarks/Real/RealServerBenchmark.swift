@@ -34,14 +34,14 @@ struct RealServerBenchmark {
         let hs = bed.synapseURL
         let login = try await MatrixClient(configuration: .init(homeserverURL: URL(string: hs)!, accessToken: ""), logger: .disabled)
             .login(user: "alice", password: bed.password)
-        let alice = MatrixClient(configuration: .init(homeserverURL: URL(string: hs)!, accessToken: login.accessToken), logger: .disabled)
+        let alice = MatrixClient(configuration: .init(homeserverURL: URL(string: hs)!, accessToken: login.accessToken.secret), logger: .disabled)
         let appservice = MatrixClient(configuration: .init(homeserverURL: URL(string: hs)!, accessToken: bed.asToken), logger: .disabled)
         let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         let room = try await alice.createRoom(CreateRoomRequest(preset: "public_chat", name: "Isthmus benchmark \(suffix)"))
         let muc = "bench-\(suffix)@\(bed.mucDomain)"
         progress("real: Matrix room \(room), MUC \(muc)")
 
-        let observer = MatrixObserver(homeserver: hs, token: login.accessToken, room: room.rawValue, ignoring: login.userID.rawValue)
+        let observer = MatrixObserver(homeserver: hs, token: login.accessToken.secret, room: room.rawValue, ignoring: login.userID.rawValue)
         try await observer.start()
         let observing = Task { await observer.run() }
         defer { observing.cancel() }

@@ -29,11 +29,11 @@ final class ServerCore: Sendable {
         var accepting = true
         var closed = false
         var pending: [ObjectIdentifier: PendingRequest] = [:]
-        /// Connections whose request ``close()`` answered with 503 and that have not yet sent it.
+        /// Connections whose answer is queued — by its consumer, or 503 by ``close()`` — and not yet sent.
         var flushing: Set<ConnectionPolicy.ID> = []
     }
 
-    /// How long ``close()`` lets libmicrohttpd's thread send the 503s it queued before the daemon stops.
+    /// How long ``close()`` lets libmicrohttpd's thread send the answers queued before the daemon stops.
     static let shutdownFlushLimit: Duration = .seconds(1)
 
     private struct Connections {
@@ -189,21 +189,22 @@ final class ServerCore: Sendable {
             let all = Array(state.pending.values)
             state.pending = [:]
             for request in all { request.resume(with: .unavailable) }  // under the lock: before the daemon stops
-            state.flushing = Set(all.map(\.connection.id))
+            state.flushing.formUnion(all.map(\.connection.id))
             return all.count
         }
         if unanswered > 0 {
             logger.notice("Answered unfinished requests with 503 at shutdown", metadata: ["http.requests": String(unanswered)])
-            awaitFlushed()
         }
+        awaitFlushed()
         if let daemon = daemon.withLock({ handle in defer { handle = nil }; return handle }) {
             daemon.stop()
         }
     }
 
-    /// Waits (blocking, at most ``shutdownFlushLimit``) until libmicrohttpd's thread has sent the 503s ``close()``
-    /// queued: stopping the daemon at once closed those connections before their resumed answer went out, and the
-    /// homeserver saw a dropped connection instead of "retry later". A poll: libmicrohttpd offers no wait for this.
+    /// Waits (blocking, at most ``shutdownFlushLimit``) until libmicrohttpd's thread has sent the answers queued — the
+    /// 503s ``close()`` gave, and answers given just before: stopping the daemon at once closed those connections
+    /// before their resumed answer went out, and the homeserver saw a dropped connection instead of "retry later" (the
+    /// browser ending `login --sso`, no page). A poll: libmicrohttpd offers no wait for this.
     private func awaitFlushed() {
         let deadline = ContinuousClock.now + Self.shutdownFlushLimit
         while state.withLock({ !$0.flushing.isEmpty }), ContinuousClock.now < deadline {
@@ -230,6 +231,7 @@ final class ServerCore: Sendable {
         state.withLock { state in
             guard state.pending.removeValue(forKey: ObjectIdentifier(request)) != nil else { return }
             request.resume(with: response)
+            state.flushing.insert(request.connection.id)
         }
     }
 }
