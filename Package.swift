@@ -64,7 +64,7 @@ let package = Package(
         .target(name: "Media", dependencies: ["IsthmusCommon", "Curl"]),
         .target(name: "Bridge", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusMetrics", "IsthmusStore", "XMPP", "XMPPComponent", "XMPPClient",
-            "Matrix", "MatrixAppService", "MatrixClient", "MessageFormatting", "Media",
+            "Matrix", "MatrixAppService", "MatrixClient", "MatrixAccount", "MessageFormatting", "Media",
         ]),
         .target(name: "IsthmusCLI", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMPP", "XMPPComponent", "XMPPClient",

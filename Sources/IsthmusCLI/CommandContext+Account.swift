@@ -1,3 +1,4 @@
+import Bridge
 import FoundationEssentials
 import IsthmusCommon
 import IsthmusConfig
@@ -18,23 +19,14 @@ extension CommandContext {
 
     /// A client for the account's own login and refresh calls: no token, short retries (an admin is waiting).
     func plainMatrixClient(_ config: Config) -> MatrixClient {
-        MatrixClient(configuration: .init(homeserverURL: config.matrix.homeserverURL, accessToken: "", requestTimeout: .seconds(15),
-                                          retryPolicy: RetryPolicy(maxAttempts: 2)),
-                     logger: logger(config, label: "matrix.client"))
+        AccountClient.plainClient(config, commandLine: true, logger: logger(config, label: "matrix"))
     }
 
     /// The account's keeper over the session `store` keeps, and a client acting through it. With `logsIn`, a missing or
     /// ended session logs in with the configured password (on the configured device, else one generated now).
     func accountClient(_ config: Config, _ account: Config.MatrixAccount, store: Store,
                        logsIn: Bool = true) -> (client: MatrixClient, keeper: SessionKeeper) {
-        let keeper = SessionKeeper(
-            configuration: .init(userID: account.userID, deviceID: account.deviceID ?? .generated(), canLogIn: logsIn),
-            password: account.password, client: plainMatrixClient(config), vault: StoreSessionVault(store: store),
-            logger: logger(config, label: "matrix.session"))
-        let client = MatrixClient(configuration: .init(homeserverURL: config.matrix.homeserverURL, accessToken: "",
-                                                       requestTimeout: .seconds(15), retryPolicy: RetryPolicy(maxAttempts: 2)),
-                                  tokens: keeper, logger: logger(config, label: "matrix.client"))
-        return (client, keeper)
+        AccountClient.make(config, account, store: store, logsIn: logsIn, commandLine: true, logger: logger(config, label: "matrix"))
     }
 
     /// Now, as the session's times count it: milliseconds since 1970.

@@ -1,3 +1,4 @@
+import Bridge
 import FoundationEssentials
 import IsthmusCommon
 import IsthmusConfig

@@ -1,3 +1,4 @@
+import Bridge
 import IsthmusCommon
 import IsthmusConfig
 import MatrixAccount

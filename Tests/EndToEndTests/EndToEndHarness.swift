@@ -58,7 +58,9 @@ final class EndToEndHarness: @unchecked Sendable {
         try await eventually("bridge connected to both servers (log: \(process.logFile.path))", timeout: 30) {
             guard process.isRunning else { throw BridgeExited(log: process.log) }
             let log = process.log
-            return log.contains("XMPP link up") && log.contains("Homeserver reaches the bridge")
+            // An application service is pinged; an ordinary account (Matrix client mode) syncs.
+            return log.contains("XMPP link up")
+                && (log.contains("Homeserver reaches the bridge") || log.contains("Syncing as the bridge's Matrix account"))
         }
         try assertStoreBackend()
     }

@@ -1,5 +1,6 @@
 import Foundation
 import FoundationNetworking
+import Bridge
 @testable import IsthmusCLI
 import IsthmusCommon
 import IsthmusConfig

@@ -54,7 +54,7 @@ extension BridgeRuntime {
                 switch command {
                 case .becomeActive:
                     parts.metrics.health.setStandby(false)
-                    parts.listener.becomeActive()
+                    parts.listener?.becomeActive()
                     running.add(&group, "acting services") { [self] in
                         await withTaskGroup(of: Void.self) { acting in
                             addActingServices(&acting, running, parts)

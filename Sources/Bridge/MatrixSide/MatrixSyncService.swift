@@ -30,11 +30,18 @@ struct MatrixSyncService: BridgeService {
         let context = bridge.context
         var position: String?
         var failures = 0
+        var synced = false
         while !Task.isCancelled {
             do {
                 if failures == 0 || position == nil { position = try await context.store.syncPosition(account: account) }
                 let response = try await source.sync(since: position, wait: position == nil ? .zero : wait)
+                context.metrics.health.homeserverAnswered()
                 try await take(response, history: position != nil)
+                if !synced {
+                    synced = true
+                    context.logger.info("Syncing as the bridge's Matrix account", metadata: [
+                        "matrix.user.id": account.rawValue, "matrix.sync.resumed": "\(position != nil)"])
+                }
                 position = response.nextBatch
                 if failures > 0 { context.logger.info("Matrix sync going again", metadata: ["matrix.sync.failures": "\(failures)"]) }
                 failures = 0

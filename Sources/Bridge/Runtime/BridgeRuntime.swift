@@ -9,8 +9,9 @@ import Media
 import XMPP
 import XMPPComponent
 
-/// `isthmus serve`: wires the store, the XMPP component, the appservice listener and the bridge core, runs them
-/// until asked to stop, then shuts down in reverse order (listener, portals, component stream).
+/// `isthmus serve`: wires the store, the XMPP side (component or account), the Matrix side (the appservice listener, or
+/// the account's sync) and the bridge core, runs them until asked to stop, then shuts down in reverse order
+/// (listener, portals, XMPP stream).
 public struct BridgeRuntime: Sendable {
     /// Why the runtime could not start.
     public struct StartError: Error, Sendable, CustomStringConvertible {
@@ -29,62 +30,31 @@ public struct BridgeRuntime: Sendable {
 
     /// Runs the bridge until `stop` yields (or finishes). Throws only when it cannot start.
     public func run(until stop: AsyncStream<Void>) async throws {
-        // What follows is the appservice's: its tokens, its listener, its ghosts. The account's sync and relay are not wired in yet.
-        guard config.matrix.mode == .appservice else {
-            throw StartError(description: "serve cannot run in matrix.mode: client yet (isthmus login and logout can)")
-        }
         let store = try Store(location: config.database.location, synchronous: StoreSynchronous(config.database.synchronous),
                               logger: logger.with(label: "store"))
-        guard let namespace = GhostNamespace(prefix: config.appservice.ghostPrefix, serverName: config.matrix.serverName,
-                                             botLocalpart: config.appservice.botLocalpart),
-              let naming = makeNaming() else {
+        guard let naming = makeNaming() else {
             throw StartError(description: "the config's names do not form valid Matrix user ids or JIDs")
         }
-        let client = MatrixClient(
-            configuration: .init(homeserverURL: config.matrix.homeserverURL, accessToken: config.appservice.asToken,
-                                 maxConnectionsPerHost: 32),
-            logger: logger.with(label: "matrix.client"))
         let metrics = BridgeMetrics()
         metrics.health.setStandby(config.ha.enabled)
         if let client = config.xmpp.client, config.xmpp.mode == .client { metrics.health.setClientMode(account: client.jid.description) }
-        var media = MediaSettings(
-            homeserverURL: config.matrix.homeserverURL, asToken: config.appservice.asToken,
-            caFile: ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 },
-            signer: MediaLinkSigner(publicBase: config.media.publicBase(appserviceURL: config.appservice.url),
-                                    secret: try await store.secret(named: "media_links")),
-            maxSize: config.media.maxSize, allowPrivateAddresses: config.media.allowPrivateAddresses,
-            stallTimeout: config.media.stallTimeout, maxConcurrentTransfers: config.media.maxConcurrentTransfers)
-        media.xmppUpload = config.media.xmppUpload
+        let matrix = try await makeMatrixSide(store: store, metrics: metrics)
         let (component, xmpp) = try await makeXMPP(naming: naming, store: store)
-        let matrix = AppServiceMatrixLink(client: client, namespace: namespace, logger: logger.with(label: "matrix.link"), metrics: metrics)
-        let links = LinkService(store: store, client: client, bot: namespace.botUserID,
+        let links = LinkService(store: store, client: matrix.client, bot: matrix.botUserID,
                                 allowedMUCDomains: config.provisioning.allowedMUCDomains)
         let selfService = SelfServiceSettings(enabled: config.provisioning.selfService,
                                               consentTimeout: config.provisioning.consentTimeout,
-                                              inviteTimeout: config.provisioning.inviteTimeout, links: links, client: client)
-        let bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix, naming: naming, logger: logger, metrics: metrics,
+                                              inviteTimeout: config.provisioning.inviteTimeout, links: links, client: matrix.client)
+        let bridge = Bridge(store: store, xmpp: xmpp, matrix: matrix.bridgeLink, naming: naming, logger: logger, metrics: metrics,
                             selfService: selfService,
                             roleLevels: RoleLevels(owner: config.powerLevels.owner, admin: config.powerLevels.admin,
                                                    moderator: config.powerLevels.moderator),
-                            media: media,
+                            media: matrix.media,
                             relay: config.xmpp.mode == .client
                                 ? RelayFormat(message: config.relay.xmppFormat, emote: config.relay.xmppEmoteFormat) : nil,
-                            subscriptions: config.xmpp.client?.acceptSubscriptions ?? .none)
-        let handler = BridgeAppServiceHandler(bridge: bridge, namespace: namespace, logger: logger.with(label: "matrix.appservice"))
-        let provisioner = config.provisioning.sharedSecret == nil
-            ? nil : ProvisioningAPI(service: links, logger: self.logger.with(label: "provisioning"))
-        let listener: AppServiceListener
-        do {
-            var configuration = AppServiceListener.Configuration(
-                host: config.appservice.listen.host, port: config.appservice.listen.port,
-                hsToken: config.appservice.hsToken, provisioningSecret: config.provisioning.sharedSecret)
-            configuration.standby = config.ha.enabled
-            listener = try AppServiceListener(
-                configuration: configuration, handler: handler, provisioner: provisioner,
-                media: MediaProxy(settings: media, logger: logger.with(label: "media")), logger: logger.with(label: "matrix.appservice"))
-        } catch {
-            throw StartError(description: "cannot listen on \(config.appservice.listen): \(error)")
-        }
+                            subscriptions: config.xmpp.client?.acceptSubscriptions ?? .none,
+                            matrixRelay: matrix.relay, matrixSync: matrix.sync)
+        let listener = try matrix.media.map { media in try makeListener(bridge: bridge, links: links, media: media) }
         var operations: OperationsListener?
         if let listen = config.metrics.listen {
             do {
@@ -101,16 +71,39 @@ public struct BridgeRuntime: Sendable {
         }
         logger.info("Isthmus starting", metadata: [
             "version": IsthmusVersion.string, "matrix.homeserver": config.matrix.homeserverURL.absoluteString,
-            "xmpp.mode": config.xmpp.mode.rawValue, "xmpp.server": xmppServerDescription, "store.location": "\(config.database.location)",
+            "matrix.mode": config.matrix.mode.rawValue, "xmpp.mode": config.xmpp.mode.rawValue, "xmpp.server": xmppServerDescription,
+            "store.location": "\(config.database.location)",
         ])
-        logger.info("Media links served", metadata: ["media.public_base": media.signer.publicBase])
+        if let media = matrix.media { logger.info("Media links served", metadata: ["media.public_base": media.signer.publicBase]) }
         for warning in config.warnings { logger.warning("Config warning", metadata: ["config.warning": warning.description]) }
-        let parts = Parts(store: store, client: client, component: component, xmpp: xmpp, bridge: bridge, matrix: matrix,
+        let parts = Parts(store: store, client: matrix.client, component: component, xmpp: xmpp, bridge: bridge, matrix: matrix.link,
                           metrics: metrics, listener: listener, operations: operations)
         if config.ha.enabled {
             try await runInPair(parts, until: stop)
         } else {
             await runAlone(parts, until: stop)
+        }
+    }
+
+    /// The application service's listener: transactions and queries from the homeserver, provisioning, media.
+    private func makeListener(bridge: Bridge, links: LinkService, media: MediaSettings) throws -> AppServiceListener {
+        guard let namespace = GhostNamespace(prefix: config.appservice.ghostPrefix, serverName: config.matrix.serverName,
+                                             botLocalpart: config.appservice.botLocalpart) else {
+            throw StartError(description: "the config's names do not form valid Matrix user ids")
+        }
+        let handler = BridgeAppServiceHandler(bridge: bridge, namespace: namespace, logger: logger.with(label: "matrix.appservice"))
+        let provisioner = config.provisioning.sharedSecret == nil
+            ? nil : ProvisioningAPI(service: links, logger: self.logger.with(label: "provisioning"))
+        do {
+            var configuration = AppServiceListener.Configuration(
+                host: config.appservice.listen.host, port: config.appservice.listen.port,
+                hsToken: config.appservice.hsToken, provisioningSecret: config.provisioning.sharedSecret)
+            configuration.standby = config.ha.enabled
+            return try AppServiceListener(
+                configuration: configuration, handler: handler, provisioner: provisioner,
+                media: MediaProxy(settings: media, logger: logger.with(label: "media")), logger: logger.with(label: "matrix.appservice"))
+        } catch {
+            throw StartError(description: "cannot listen on \(config.appservice.listen): \(error)")
         }
     }
 
@@ -124,12 +117,13 @@ public struct BridgeRuntime: Sendable {
         let bridge: Bridge
         let matrix: AppServiceMatrixLink
         let metrics: BridgeMetrics
-        let listener: AppServiceListener
+        /// The application service's listener; nil in Matrix client mode (the bridge syncs instead).
+        let listener: AppServiceListener?
         let operations: OperationsListener?
 
         /// Stops both listeners accepting (idempotent).
         func stopListening() {
-            listener.shutdown()
+            listener?.shutdown()
             operations?.shutdown()
         }
     }
@@ -158,7 +152,9 @@ public struct BridgeRuntime: Sendable {
 
     /// What every process runs, active or standby: the two listeners and memory trimming.
     func addListeningServices(_ group: inout TaskGroup<Void>, _ running: RunningServices, _ parts: Parts) {
-        running.add(&group, "appservice listener") { await parts.listener.run() }
+        if let listener = parts.listener {
+            running.add(&group, "appservice listener") { await listener.run() }
+        }
         if let operations = parts.operations {
             running.add(&group, "operations listener") { await operations.run() }
         }
@@ -172,8 +168,10 @@ public struct BridgeRuntime: Sendable {
         let logger = self.logger
         running.add(&group, "xmpp connection") { await parts.component.run() }
         running.add(&group, "bridge") { await parts.bridge.run(xmppArrivals: parts.xmpp.events) }
-        running.add(&group, "homeserver ping") {
-            await Self.pingHomeserver(parts.client, appserviceID: appserviceID, metrics: parts.metrics, logger: logger)
+        if parts.listener != nil {
+            running.add(&group, "homeserver ping") {
+                await Self.pingHomeserver(parts.client, appserviceID: appserviceID, metrics: parts.metrics, logger: logger)
+            }
         }
         if parts.operations != nil {
             running.add(&group, "homeserver check") {

@@ -4,22 +4,26 @@ import MatrixAccount
 
 /// The Matrix account's session in the bridge's store (`matrix_sessions`), for its ``SessionKeeper`` and the `login`
 /// and `logout` commands. A row minted by an auth API this version does not know is no session.
-struct StoreSessionVault: SessionVault {
+public struct StoreSessionVault: SessionVault {
     let store: Store
 
-    func session(of user: UserID) async throws -> MatrixSession? {
+    public init(store: Store) {
+        self.store = store
+    }
+
+    public func session(of user: UserID) async throws -> MatrixSession? {
         guard let stored = try await store.matrixSession(of: user), let api = AuthAPI(rawValue: stored.authAPI) else { return nil }
         return MatrixSession(userID: stored.userID, deviceID: stored.deviceID, accessToken: stored.accessToken,
                              refreshToken: stored.refreshToken, expiresAt: stored.expiresAt, authAPI: api)
     }
 
-    func keep(_ session: MatrixSession) async throws {
+    public func keep(_ session: MatrixSession) async throws {
         try await store.saveMatrixSession(StoredMatrixSession(
             userID: session.userID, deviceID: session.deviceID, accessToken: session.accessToken, refreshToken: session.refreshToken,
             expiresAt: session.expiresAt, authAPI: session.authAPI.rawValue))
     }
 
-    func forget(_ user: UserID) async throws {
+    public func forget(_ user: UserID) async throws {
         try await store.deleteMatrixSession(of: user)
     }
 }

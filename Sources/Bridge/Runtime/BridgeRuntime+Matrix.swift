@@ -1,0 +1,68 @@
+import FoundationEssentials
+import IsthmusCommon
+import IsthmusConfig
+import IsthmusStore
+import Matrix
+import MatrixAccount
+import MatrixClient
+import Media
+
+/// The Matrix side of `serve`, of the configured mode: the application service (the bot and its ghosts on the
+/// as_token; the homeserver pushes transactions to the listener), or the ordinary account (its stored session; the
+/// bridge syncs, and XMPP occupants speak through the account).
+struct MatrixSide: Sendable {
+    /// As the bot (as_token), or as the account (its session's tokens).
+    let client: MatrixClient
+    /// The link acting as the bot (or the account).
+    let link: AppServiceMatrixLink
+    /// What the bridge core is given: ``link``, or in client mode a ``RelayMatrixLink`` over it.
+    let bridgeLink: any MatrixLink
+    let botUserID: UserID
+    /// Application service: the media the listener serves and the bridge fetches with the as_token.
+    let media: MediaSettings?
+    /// Client mode: how occupants' messages read, and the intake.
+    let relay: MatrixRelayFormat?
+    let sync: (any MatrixSyncSource)?
+    /// Client mode: the account's session (for `/ready`'s stall reason).
+    let keeper: SessionKeeper?
+
+    var isAppService: Bool { sync == nil }
+}
+
+extension BridgeRuntime {
+    /// The Matrix side of ``Config/Matrix/mode``. Reads the store (the media links' secret); no network I/O.
+    func makeMatrixSide(store: Store, metrics: BridgeMetrics) async throws -> MatrixSide {
+        let linkLogger = logger.with(label: "matrix.link")
+        if let account = config.matrix.client {
+            guard let namespace = GhostNamespace(prefix: config.appservice.ghostPrefix, serverName: config.matrix.serverName,
+                                                 botLocalpart: account.userID.localpart) else {
+                throw StartError(description: "matrix.client.user_id and the ghost prefix do not form valid Matrix user ids")
+            }
+            let (client, keeper) = AccountClient.make(config, account, store: store, logger: logger)
+            let link = AppServiceMatrixLink(client: client, namespace: namespace, logger: linkLogger, metrics: metrics)
+            // Files and avatars are not bridged through the account yet: they would need its changing token for every
+            // transfer (media messages go as their text, XMPP avatars are not shown).
+            return MatrixSide(client: client, link: link, bridgeLink: RelayMatrixLink(account: link), botUserID: account.userID,
+                              media: nil, relay: MatrixRelayFormat(format: config.relay.matrixFormat),
+                              sync: AccountSyncSource(client: client, account: account.userID), keeper: keeper)
+        }
+        guard let namespace = GhostNamespace(prefix: config.appservice.ghostPrefix, serverName: config.matrix.serverName,
+                                             botLocalpart: config.appservice.botLocalpart) else {
+            throw StartError(description: "the config's names do not form valid Matrix user ids")
+        }
+        let client = MatrixClient(
+            configuration: .init(homeserverURL: config.matrix.homeserverURL, accessToken: config.appservice.asToken, maxConnectionsPerHost: 32),
+            logger: logger.with(label: "matrix.client"))
+        var media = MediaSettings(
+            homeserverURL: config.matrix.homeserverURL, asToken: config.appservice.asToken,
+            caFile: ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 },
+            signer: MediaLinkSigner(publicBase: config.media.publicBase(appserviceURL: config.appservice.url),
+                                    secret: try await store.secret(named: "media_links")),
+            maxSize: config.media.maxSize, allowPrivateAddresses: config.media.allowPrivateAddresses,
+            stallTimeout: config.media.stallTimeout, maxConcurrentTransfers: config.media.maxConcurrentTransfers)
+        media.xmppUpload = config.media.xmppUpload
+        let link = AppServiceMatrixLink(client: client, namespace: namespace, logger: linkLogger, metrics: metrics)
+        return MatrixSide(client: client, link: link, bridgeLink: link, botUserID: namespace.botUserID, media: media,
+                          relay: nil, sync: nil, keeper: nil)
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import IsthmusCommon
+import TestSupport
+import XCTest
+import XMPP
+
+/// Matrix client mode (`matrix.mode: client`): the bridge as the ordinary Matrix account `@relay:localhost` on the
+/// real Synapse — no application service — syncing, and speaking for the XMPP occupants with per-message profiles; the
+/// XMPP side stays the component, every Matrix user an occupant of their own.
+final class MatrixRelayTests: XCTestCase {
+    static let account = "@relay:localhost"
+
+    /// The scenario's config turned to Matrix client mode: the account and its password instead of the appservice.
+    static func matrixClientConfig(_ bed: TestBed) -> (String) -> String {
+        { text in
+            var text = text
+            let start = text.range(of: "appservice:\n")!
+            var end = start.upperBound
+            while end < text.endIndex, text[end] == " " || text[end] == "\n" {
+                end = text[end...].firstIndex(of: "\n").map { text.index(after: $0) } ?? text.endIndex
+            }
+            text.removeSubrange(start.lowerBound..<end)
+            let serverName = text.range(of: "  server_name: localhost\n")!
+            text.insert(contentsOf: """
+                  mode: client
+                  client:
+                    user_id: "\(account)"
+                    password: "\(bed.password)"
+
+                """, at: serverName.upperBound)
+            return text
+        }
+    }
+
+    /// The bridge running as the account, alice in a room linked with Romeo's MUC.
+    static func linkedPair(_ scenario: String) async throws
+        -> (world: EndToEndHarness, alice: MatrixTestUser, muc: JID, romeo: XMPPTestClient, room: String) {
+        let world = try EndToEndHarness(scenario)
+        try world.editConfig(matrixClientConfig(world.bed))
+        try await world.startBridge()
+        let alice = try await world.matrixUser("alice")
+        let muc = world.muc(scenario)
+        let romeo = try await world.xmppUser("bob")
+        try await romeo.joinRoom(muc, nick: "Romeo")
+        let alias = "room-\(world.suffix)-\(scenario)"
+        let room = try await alice.createRoom(aliasLocalpart: alias, invite: [account])
+        let linked = try world.cli("link", "#\(alias):localhost", muc.description)
+        XCTAssertEqual(linked.status, 0, linked.stderr)
+        try await world.waitForLink(room, status: "active", timeout: 30)
+        return (world, alice, muc, romeo, room)
+    }
+
+    /// kill -9 and a restart with messages sent both ways while the bridge was down: the stored sync position brings
+    /// every Matrix message once (nothing older again), the archive every XMPP one, in order.
+    func testAKillNineAndARestartLoseAndRepeatNothing() async throws {
+        let (world, alice, muc, romeo, room) = try await Self.linkedPair("mrelay-kill")
+        defer { romeo.close() }
+        try await alice.send("before", to: room)
+        _ = try await world.xmppMessages(romeo, from: muc, untilBody: "before", excludingNick: "Romeo")
+        world.crashBridge()
+        for index in 0..<4 {
+            try await alice.send("m\(index)", to: room)
+            try romeo.sendGroupchat(to: muc, body: "x\(index)")
+        }
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        try await alice.send("m-end", to: room)
+        try romeo.sendGroupchat(to: muc, body: "x-end")
+        let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "m-end", excludingNick: "Romeo", timeout: 60)
+        XCTAssertEqual(inXMPP.map(\.body), (0..<4).map { "m\($0)" } + ["m-end"], "once each, nothing older again")
+        let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "Romeo: x-end", excluding: alice.userID, timeout: 60)
+        XCTAssertEqual(inMatrix.map(\.body), (0..<4).map { "Romeo: x\($0)" } + ["Romeo: x-end"])
+        XCTAssertTrue(world.bridge?.log.contains("matrix.sync.resumed=true") == true, "the restart synced on from the stored position")
+    }
+
+    func testTextBothWaysThroughTheAccountWithProfiles() async throws {
+        let world = try EndToEndHarness("mrelay")
+        try world.editConfig(Self.matrixClientConfig(world.bed))
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        let alice = try await world.matrixUser("alice")
+        let muc = world.muc("mrelay")
+        let romeo = try await world.xmppUser("bob")
+        defer { romeo.close() }
+        try await romeo.joinRoom(muc, nick: "Romeo")
+        let alias = "room-\(world.suffix)-mrelay"
+        let room = try await alice.createRoom(aliasLocalpart: alias, invite: [Self.account])
+        let linked = try world.cli("link", "#\(alias):localhost", muc.description)
+        XCTAssertEqual(linked.status, 0, linked.stderr)
+        try await world.waitForLink(room, status: "active", timeout: 30)
+
+        // XMPP → Matrix: from the account, naming Romeo in the profile and in the fallback; never as a ghost user.
+        try romeo.sendGroupchat(to: muc, body: "hello from xmpp")
+        let fromXMPP = try await eventuallyValue("Romeo's message in the room", timeout: 30) {
+            try await alice.messages(in: room).first { $0.body?.hasSuffix("hello from xmpp") == true }
+        }
+        XCTAssertEqual(fromXMPP.sender, Self.account)
+        XCTAssertEqual(fromXMPP.body, "Romeo: hello from xmpp")
+        XCTAssertEqual(fromXMPP.raw.at("content", "com.beeper.per_message_profile", "displayname")?.stringValue, "Romeo")
+        XCTAssertNotNil(fromXMPP.raw.at("content", "com.beeper.per_message_profile", "id")?.stringValue)
+        XCTAssertEqual(fromXMPP.raw.at("content", "formatted_body")?.stringValue,
+                       "<strong data-mx-profile-fallback>Romeo: </strong>hello from xmpp")
+
+        // Matrix → XMPP: alice's puppet says it (the component side is unchanged); the account's own messages never go back.
+        try await alice.send("hello from matrix", to: room)
+        let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "hello from matrix", excludingNick: "Romeo")
+        XCTAssertEqual(inXMPP.map(\.body), ["hello from matrix"], "nothing of the account's echoed back")
+        let members = try await alice.members(of: room)
+        XCTAssertFalse(members.keys.contains { $0.hasPrefix("@_xmpp_") }, "no ghost users joined: \(members.keys)")
+    }
+}
