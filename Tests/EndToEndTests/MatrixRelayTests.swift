@@ -108,4 +108,61 @@ final class MatrixRelayTests: XCTestCase {
         let members = try await alice.members(of: room)
         XCTAssertFalse(members.keys.contains { $0.hasPrefix("@_xmpp_") }, "no ghost users joined: \(members.keys)")
     }
+
+    /// Access tokens that expire every 10 s on the bed (`refreshable_access_token_lifetime`) under two-way traffic for
+    /// three lifetimes: the account refreshes as it goes, and every message crosses once, in order.
+    func testTrafficAcrossSeveralTokenLifetimesLosesNothing() async throws {
+        let (world, alice, muc, romeo, room) = try await Self.linkedPair("mrelay-refresh")
+        defer { world.stopBridge() }
+        defer { romeo.close() }
+        let started = ContinuousClock.now
+        var sent = 0
+        while ContinuousClock.now - started < .seconds(32) {
+            try await alice.send("m\(sent)", to: room)
+            try romeo.sendGroupchat(to: muc, body: "x\(sent)")
+            sent += 1
+            try await Task.sleep(for: .milliseconds(700))   // pacing the senders, not waiting for a result
+        }
+        try await alice.send("m-end", to: room)
+        try romeo.sendGroupchat(to: muc, body: "x-end")
+        let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "m-end", excludingNick: "Romeo", timeout: 60)
+        XCTAssertEqual(inXMPP.map(\.body), (0..<sent).map { "m\($0)" } + ["m-end"])
+        let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "Romeo: x-end", excluding: alice.userID, timeout: 60)
+        XCTAssertEqual(inMatrix.map(\.body), (0..<sent).map { "Romeo: x\($0)" } + ["Romeo: x-end"])
+        XCTAssertFalse(world.bridge?.log.contains("Matrix sync failed") == true, "no sync failed over the refreshes")
+    }
+
+    /// No admin rights anywhere: the bridge as the XMPP account relay@localhost and the Matrix account @relay:localhost
+    /// at once — each side's people through the other side's one account, once each, and across a kill -9.
+    func testBothRelaysAtOnce() async throws {
+        let world = try EndToEndHarness("both-relays")
+        try world.editConfig(RelayTests.clientModeConfig(world.bed))
+        try world.editConfig(Self.matrixClientConfig(world.bed))
+        try await world.startBridge()
+        let alice = try await world.matrixUser("alice")
+        let muc = world.muc("both-relays")
+        let romeo = try await world.xmppUser("bob")
+        defer { romeo.close() }
+        try await romeo.joinRoom(muc, nick: "Romeo")
+        let alias = "room-\(world.suffix)-both"
+        let room = try await alice.createRoom(aliasLocalpart: alias, invite: [Self.account])
+        XCTAssertEqual(try world.cli("link", "#\(alias):localhost", muc.description).status, 0)
+        try await world.waitForLink(room, status: "active", timeout: 30)
+        try await alice.setDisplayname("Alice", in: room)
+        try await alice.send("hi from matrix", to: room)
+        try romeo.sendGroupchat(to: muc, body: "hi from xmpp")
+        _ = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> hi from matrix", excludingNick: "Romeo")
+        world.crashBridge()
+        try await alice.send("while down", to: room)
+        try romeo.sendGroupchat(to: muc, body: "also while down")
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        try await alice.send("end", to: room)
+        try romeo.sendGroupchat(to: muc, body: "xmpp end")
+        let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> end", excludingNick: "Romeo", timeout: 60)
+        XCTAssertEqual(inXMPP.map(\.body), ["<Alice> while down", "<Alice> end"], "after the first, read before the kill")
+        let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "Romeo: xmpp end", excluding: alice.userID, timeout: 60)
+        XCTAssertEqual(inMatrix.map(\.body), ["Romeo: hi from xmpp", "Romeo: also while down", "Romeo: xmpp end"])
+        XCTAssertEqual(RelayTests.relayLeft(romeo, muc), [], "the XMPP relay never left the room")
+    }
 }
