@@ -106,7 +106,7 @@ let package = Package(
             "Matrix", "MatrixAppService", "MatrixClient", "MatrixAccount", "IsthmusStore", "IsthmusCLI", "TestSupport",
         ]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "IsthmusCommon", "TestSupport"]),
-        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "IsthmusConfig", "MessageFormatting", "Media", "IsthmusFakes", "TestSupport"]),
+        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "IsthmusConfig", "MatrixAccount", "MessageFormatting", "Media", "IsthmusFakes", "TestSupport"]),
         /// The whole bridge against real Prosody and Synapse, driven through the CLI (XCTest: runs sequentially).
         .testTarget(name: "EndToEndTests", dependencies: ["Bridge", "IsthmusCLI", "TestSupport"]),
     ]

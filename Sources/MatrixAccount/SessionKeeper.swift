@@ -22,11 +22,14 @@ public actor SessionKeeper: AccessTokens {
     private let logger: Logger
     /// The stall the operator was told of, until a session works again (for `/ready` and `doctor`).
     public private(set) var stall: SessionStall?
+    /// Told of each renewal, login and stall as it happens (the bridge's metrics and `/ready`); called on the actor.
+    private let observer: (@Sendable (SessionEvent) -> Void)?
 
     /// `configuration.canLogIn` is honoured only with a `password`. `client` is one without ``AccessTokens`` (the
     /// keeper's own calls must not wait for the keeper).
     public init(configuration: SessionMachine.Configuration, password: String?, client: MatrixClient, vault: any SessionVault,
-                time: TimeSource = .system, logger: Logger) {
+                time: TimeSource = .system, logger: Logger, observer: (@Sendable (SessionEvent) -> Void)? = nil) {
+        self.observer = observer
         var configuration = configuration
         configuration.canLogIn = configuration.canLogIn && password != nil
         machine = SessionMachine(configuration: configuration)
@@ -74,6 +77,7 @@ public actor SessionKeeper: AccessTokens {
         while let action = pending.popFirst() {
             switch action {
             case .hand(let token):
+                if stall != nil { observer?(.recovered) }
                 stall = nil
                 settle(.success(token), &settled)
             case .fail(let failure):
@@ -89,6 +93,7 @@ public actor SessionKeeper: AccessTokens {
                 do {
                     let answer = try await client.refresh(token)
                     logger.debug("Refreshed the Matrix access token", metadata: ["matrix.user": "\(machine.configuration.userID)"])
+                    observer?(.refreshed)
                     pending += machine.refreshed(answer, now: now())
                 } catch {
                     logger.info("Could not refresh the Matrix access token", metadata: ["error": error.description])
@@ -101,6 +106,7 @@ public actor SessionKeeper: AccessTokens {
                                            deviceID: device, initialDeviceDisplayName: Self.deviceDisplayName, refreshToken: true)
                 do {
                     pending += machine.loggedIn(try await client.login(request), now: now())
+                    observer?(.loggedIn(reason))
                 } catch {
                     pending += machine.loginFailed(Self.failure(error), now: now())
                 }
@@ -120,6 +126,7 @@ public actor SessionKeeper: AccessTokens {
                 }
             case .tellOperator(let stall):
                 self.stall = stall
+                observer?(.stalled(stall))
                 logger.error("The Matrix session needs the operator", metadata: [
                     "matrix.user": "\(machine.configuration.userID)", "matrix.session.stall": stall.description])
             }

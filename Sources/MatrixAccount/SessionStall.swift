@@ -73,3 +73,15 @@ public enum CallFailure: Sendable, Equatable {
     /// A 4xx answer: the homeserver refused (`softLogout` as its body said).
     case refused(status: Int, errcode: MatrixErrorCode?, softLogout: Bool, message: String)
 }
+
+/// What a ``SessionKeeper`` tells its observer.
+public enum SessionEvent: Sendable, Equatable {
+    /// The access token was refreshed.
+    case refreshed
+    /// The account logged in (again), for this reason.
+    case loggedIn(LoginReason)
+    /// The session needs the operator; calls fail until it is fixed.
+    case stalled(SessionStall)
+    /// A session works again after a stall.
+    case recovered
+}

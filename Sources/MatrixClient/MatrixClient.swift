@@ -28,6 +28,8 @@ public final class MatrixClient: Sendable {
         /// For `https://`: trust only the PEM certificates in this file instead of the system's CA store (or the
         /// file `SSL_CERT_FILE` names, or the directory `SSL_CERT_DIR` names).
         public var trustedCertificatesFile: String?
+        /// Told of each wait a rate limit (429 `M_LIMIT_EXCEEDED`) imposes on a call, before the wait (metrics).
+        public var onRateLimitWait: (@Sendable (MatrixCall, Duration) -> Void)?
 
         public init(homeserverURL: URL, accessToken: String, requestTimeout: Duration = .seconds(30),
                     retryPolicy: RetryPolicy = RetryPolicy(), maxConnectionsPerHost: Int = 32,
@@ -147,6 +149,7 @@ public final class MatrixClient: Sendable {
             if case .status(let status, let errcode, _, _) = failure, status == 429 || errcode == MatrixErrorCode.limitExceeded {
                 rateLimitWaits += 1
                 attempts -= 1
+                configuration.onRateLimitWait?(request.call, wait)
             }
             logger.debug("Retrying client call", metadata: [
                 "matrix.call": "\(request.call)", "matrix.retry.wait_ms": String(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000),

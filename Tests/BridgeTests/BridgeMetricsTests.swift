@@ -1,7 +1,8 @@
-import Bridge
+@testable import Bridge
 import Foundation
 import IsthmusCommon
 import IsthmusStore
+import MatrixAccount
 import MatrixAppService
 import Testing
 import TestSupport
@@ -72,5 +73,10 @@ import TestSupport
         #expect(health.verdict(now: start + .seconds(1)).reasons == ["the XMPP account relay@example.org is not connected"])
         health.xmppConnected(true)
         #expect(health.verdict(now: start + .seconds(1)).ready, "logged in")
+        // Matrix client mode: a stalled session says what the operator must do, until it works again.
+        AccountClient.observe(.stalled(.softLoggedOut), BridgeMetrics(health: health))
+        #expect(health.verdict(now: start + .seconds(1)).reasons == ["the bridge's Matrix account cannot act: \(SessionStall.softLoggedOut)"])
+        AccountClient.observe(.recovered, BridgeMetrics(health: health))
+        #expect(health.verdict(now: start + .seconds(1)).ready)
     }
 }

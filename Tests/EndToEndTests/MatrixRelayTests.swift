@@ -130,6 +130,10 @@ final class MatrixRelayTests: XCTestCase {
         let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "Romeo: x-end", excluding: alice.userID, timeout: 60)
         XCTAssertEqual(inMatrix.map(\.body), (0..<sent).map { "Romeo: x\($0)" } + ["Romeo: x-end"])
         XCTAssertFalse(world.bridge?.log.contains("Matrix sync failed") == true, "no sync failed over the refreshes")
+        let scrape = try await MetricsScrape.fetch(port: world.bed.metricsPort)
+        XCTAssertGreaterThanOrEqual(scrape["isthmus_matrix_session_events_total{event=\"refreshed\"}"], 2, scrape.text)
+        XCTAssertEqual(scrape["isthmus_matrix_session_events_total{event=\"logged_in\"}"], 1, "logged in once, by itself")
+        XCTAssertEqual(scrape["isthmus_matrix_session_events_total{event=\"stalled\"}"], 0)
     }
 
     /// No admin rights anywhere: the bridge as the XMPP account relay@localhost and the Matrix account @relay:localhost

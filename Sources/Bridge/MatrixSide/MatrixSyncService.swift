@@ -64,6 +64,7 @@ struct MatrixSyncService: BridgeService {
             context.logger.notice("Matrix events that do not decode were left out of a sync", metadata: ["matrix.sync.undecodable": "\(response.undecodable)"])
         }
         try await bridge.acceptMatrixEvents(intake.events, mark: .syncPosition(response.nextBatch, account: account), limited: Set(intake.gaps))
+        if !intake.gaps.isEmpty { context.metrics.syncGap(rooms: intake.gaps.count) }
         for invite in intake.invites { await invited(invite) }
         for removal in intake.removals {
             context.logger.warning("The bridge's Matrix account left a room or was removed from it",

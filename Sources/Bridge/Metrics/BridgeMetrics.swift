@@ -70,6 +70,9 @@ public final class BridgeMetrics: Sendable {
     private let xmppResent: Counter
     private let catchUp: CounterFamily
     private let archiveReads: Counter
+    private let matrixSession: CounterFamily
+    private let rateLimitWaits: Counter
+    private let syncGaps: Counter
     private let encrypted: CounterFamily
 
     /// Bucket bounds of the latency histograms, seconds.
@@ -111,6 +114,13 @@ public final class BridgeMetrics: Sendable {
                                    labels: ["side"])
         archiveReads = registry.counter("isthmus_xmpp_archive_catchups_total",
                                         help: "Reads of a MUC's archive for what the bridge missed (each activation of a link: a start, a reconnection, a rejoin), whatever they found.").labels()
+        matrixSession = registry.counter("isthmus_matrix_session_events_total",
+                                         help: "Matrix client mode: the account's token refreshes, logins and stalls (the session needs the operator).",
+                                         labels: ["event"])
+        rateLimitWaits = registry.counter("isthmus_matrix_rate_limit_waits_total",
+                                          help: "Waits the homeserver's rate limits (429) imposed on the bridge's calls before they went again.").labels()
+        syncGaps = registry.counter("isthmus_matrix_sync_gaps_total",
+                                    help: "Matrix client mode: rooms whose sync timeline was limited (a gap the room filled from its timeline).").labels()
         encrypted = registry.counter("isthmus_encrypted_events_total",
                                      help: "Encrypted Matrix events the bridge cannot read, by room kind (linked or direct); none is bridged.",
                                      labels: ["room"])
@@ -124,6 +134,7 @@ public final class BridgeMetrics: Sendable {
         for side in ["xmpp", "matrix"] { _ = catchUp.labels(side) }
         for outcome in ["resumed", "failed"] { _ = xmppSessions.labels(outcome) }
         for room in ["linked", "direct"] { _ = encrypted.labels(room) }
+        for event in ["refreshed", "logged_in", "stalled"] { _ = matrixSession.labels(event) }
     }
 
     /// The scrape answer's text.
@@ -140,6 +151,21 @@ public final class BridgeMetrics: Sendable {
     /// A message could not be bridged, for good.
     func failed(_ direction: Direction, _ reason: FailureReason) {
         failures.labels(direction.rawValue, reason.rawValue).increment()
+    }
+
+    /// Matrix client mode: the account's session changed (``MatrixAccount/SessionEvent``, as a label).
+    func matrixSessionEvent(_ label: String) {
+        matrixSession.labels(label).increment()
+    }
+
+    /// A rate limit made a call wait.
+    public func rateLimitWaited() {
+        rateLimitWaits.increment()
+    }
+
+    /// Matrix client mode: a sync's timeline for a room was limited.
+    func syncGap(rooms: Int) {
+        syncGaps.increment(by: UInt64(rooms))
     }
 
     /// A MUC's archive was read for what the bridge missed.

@@ -17,6 +17,7 @@ public final class BridgeHealth: Sendable {
     private let standby = Atomic<Bool>(false)
     private let lastAnswer = Mutex<ContinuousClock.Instant?>(nil)
     private let xmppLinkName = Mutex("the XMPP component")
+    private let matrixAccountStall = Mutex<String?>(nil)
 
     public init(homeserverWindow: Duration = .seconds(60)) {
         self.homeserverWindow = homeserverWindow
@@ -32,6 +33,11 @@ public final class BridgeHealth: Sendable {
 
     /// Whether this process is the standby of a pair: not ready, whatever else holds.
     public var isStandby: Bool { standby.load(ordering: .relaxed) }
+
+    /// Matrix client mode: what the account's session needs of the operator (nil: nothing, it works).
+    public func setMatrixAccountStall(_ reason: String?) {
+        matrixAccountStall.withLock { $0 = reason }
+    }
 
     /// The XMPP link came up (true: the component's handshake, or the account logged in with its session bound or
     /// resumed) or went down (false).
@@ -51,6 +57,7 @@ public final class BridgeHealth: Sendable {
         if isStandby { return Verdict(reasons: ["this instance is the standby; another holds the bridge lease"]) }
         var reasons: [String] = []
         if !connected.load(ordering: .relaxed) { reasons.append("\(xmppLinkName.withLock { $0 }) is not connected") }
+        if let stall = matrixAccountStall.withLock({ $0 }) { reasons.append("the bridge's Matrix account cannot act: \(stall)") }
         if let last = lastHomeserverAnswer {
             let silence = now - last
             if silence > homeserverWindow {

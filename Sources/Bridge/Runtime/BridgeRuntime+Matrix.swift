@@ -38,7 +38,7 @@ extension BridgeRuntime {
                                                  botLocalpart: account.userID.localpart) else {
                 throw StartError(description: "matrix.client.user_id and the ghost prefix do not form valid Matrix user ids")
             }
-            let (client, keeper) = AccountClient.make(config, account, store: store, logger: logger)
+            let (client, keeper) = AccountClient.make(config, account, store: store, logger: logger, metrics: metrics)
             let link = AppServiceMatrixLink(client: client, namespace: namespace, logger: linkLogger, metrics: metrics)
             // Files and avatars are not bridged through the account yet: they would need its changing token for every
             // transfer (media messages go as their text, XMPP avatars are not shown).
