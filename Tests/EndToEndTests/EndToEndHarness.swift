@@ -34,7 +34,13 @@ final class EndToEndHarness: @unchecked Sendable {
         BridgeLogReporter.shared.watch(directory)
     }
 
-    var botUserID: String { "@isthmus:localhost" }
+    /// The bridge's Matrix user: the appservice's bot, or in Matrix client mode the config's account.
+    var botUserID: String {
+        let text = (try? String(contentsOf: config, encoding: .utf8)) ?? ""
+        guard let key = text.range(of: "\n    user_id: \"@") else { return "@isthmus:localhost" }
+        let rest = text[text.index(before: key.upperBound)...]
+        return String(rest.prefix { $0 != "\"" })
+    }
     var configPath: String { config.path }
 
     /// Runs an `isthmus` subcommand with this scenario's config.

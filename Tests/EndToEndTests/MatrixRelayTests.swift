@@ -169,4 +169,39 @@ final class MatrixRelayTests: XCTestCase {
         XCTAssertEqual(inMatrix.map(\.body), ["Romeo: hi from xmpp", "Romeo: also while down", "Romeo: xmpp end"])
         XCTAssertEqual(RelayTests.relayLeft(romeo, muc), [], "the XMPP relay never left the room")
     }
+
+    /// What an XMPP occupant does to its messages is the account's to do: a correction is the account's `m.replace`
+    /// (with the profile), a reaction the account's, a retraction its redaction; a reply answers alice's event.
+    func testCorrectionsReactionsRetractionsAndRepliesGoAsTheAccounts() async throws {
+        let pair = try await RichPair.start("mrelay-rich", config: Self.matrixClientConfig(try TestBed.fromEnvironment()))
+        defer { pair.close() }
+        let original = try await pair.xmppSays("tpyo", matching: { $0.body == "Romeo: tpyo" })
+        XCTAssertEqual(original.event.sender, Self.account)
+        let originalID = try XCTUnwrap(original.reflected.id?.rawValue)
+        _ = try await pair.xmppSays("typo", extensions: [RichWire.replaceElement(id: originalID)]) { $0.relatedEventID == original.event.eventID }
+        let edit = try await pair.matrixEvent("the edit") { $0.relationType == "m.replace" }
+        XCTAssertEqual(edit.sender, Self.account)
+        XCTAssertEqual(edit.raw.at("content", "m.new_content", "body")?.stringValue, "Romeo: typo")
+        XCTAssertEqual(edit.raw.at("content", "com.beeper.per_message_profile", "displayname")?.stringValue, "Romeo")
+
+        let fromAlice = try await pair.alice.send("a question", to: pair.room)
+        let question = try await pair.fromPuppet("alice's question") { $0.body == "a question" }
+        let stanzaID = try pair.stanzaID(of: question)
+        _ = try await pair.xmppSays(nil, extensions: RichWire.reactionElements(id: stanzaID, ["👍"]),
+                                    matching: { $0.type == "m.reaction" && $0.relatedEventID == fromAlice })
+        let reaction = try await pair.matrixEvent("the reaction") { $0.type == "m.reaction" }
+        XCTAssertEqual(reaction.sender, Self.account)
+        XCTAssertEqual(reaction.reactionKey, "👍")
+
+        _ = try await pair.xmppSays("an answer", extensions: [RichWire.replyElement(to: pair.muc.with(resource: RichPair.puppetNick)!, id: stanzaID)],
+                                    matching: { $0.body?.hasSuffix("an answer") == true })
+        let answer = try await pair.matrixEvent("the answer") { $0.body?.hasSuffix("an answer") == true }
+        XCTAssertEqual(answer.raw.at("content", "m.relates_to", "m.in_reply_to", "event_id")?.stringValue, fromAlice)
+
+        let retracted = try await pair.romeo.sendAndReflect(to: pair.muc, body: RichWire.retractionFallbackBody,
+                                                            extensions: RichWire.retractElements(stanzaID: try pair.stanzaID(of: original.reflected)))
+        XCTAssertNotNil(retracted.id)
+        let redaction = try await pair.redaction(of: original.event.eventID)
+        XCTAssertEqual(redaction.at("sender")?.stringValue, Self.account)
+    }
 }
