@@ -112,13 +112,7 @@ final class RelayTests: XCTestCase {
         try await fromMatrix
         try await world.startBridge()
         defer { world.stopBridge() }
-        // Sentinels, sent last: any doubled or late copy comes before them.
-        try await alice.send("m-end", to: room)
-        try romeo.sendGroupchat(to: muc, body: "x-end")
-        let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "x-end", excluding: alice.userID, timeout: 60)
-        XCTAssertEqual(inMatrix.map(\.body), (0..<count).map { "x\($0)" } + ["x-end"])
-        let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> m-end", excludingNick: "Romeo", timeout: 60)
-        XCTAssertEqual(inXMPP.map(\.body), (0..<count).map { "<Alice> m\($0)" } + ["<Alice> m-end"])
+        try await Self.assertEachOnceInOrder(world, alice, room, romeo, muc, count: count)
         romeo.close()
     }
 
@@ -319,6 +313,18 @@ final class RelayTests: XCTestCase {
         try await eventually("link gone", timeout: 20) { try world.links().isEmpty }
     }
 
+    /// Sentinels sent last each way (any doubled or late copy comes before them), then what crossed: `x0…` from Romeo
+    /// into Matrix and Alice's `m0…` into the MUC, each once and in order.
+    static func assertEachOnceInOrder(_ world: EndToEndHarness, _ alice: MatrixTestUser, _ room: String, _ romeo: XMPPTestClient,
+                                      _ muc: JID, count: Int, file: StaticString = #filePath, line: UInt = #line) async throws {
+        try await alice.send("m-end", to: room)
+        try romeo.sendGroupchat(to: muc, body: "x-end")
+        let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "x-end", excluding: alice.userID, timeout: 60)
+        XCTAssertEqual(inMatrix.map(\.body), (0..<count).map { "x\($0)" } + ["x-end"], file: file, line: line)
+        let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> m-end", excludingNick: "Romeo", timeout: 60)
+        XCTAssertEqual(inXMPP.map(\.body), (0..<count).map { "<Alice> m\($0)" } + ["<Alice> m-end"], file: file, line: line)
+    }
+
     /// The unavailable presences of the relay occupant Romeo received (and has not read): none while its session lives.
     static func relayLeft(_ romeo: XMPPTestClient, _ muc: JID) -> [Presence] {
         romeo.queuedStanzas.compactMap { stanza -> Presence? in
@@ -353,12 +359,7 @@ final class RelayTests: XCTestCase {
             world.bridge?.log.contains("Resumed the XMPP session") == true
         }
         XCTAssertFalse(world.bridge?.log.contains("no longer holds the session") == true)
-        try await alice.send("m-end", to: room)
-        try romeo.sendGroupchat(to: muc, body: "x-end")
-        let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "x-end", excluding: alice.userID, timeout: 60)
-        XCTAssertEqual(inMatrix.map(\.body), (0..<count).map { "x\($0)" } + ["x-end"])
-        let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> m-end", excludingNick: "Romeo", timeout: 60)
-        XCTAssertEqual(inXMPP.map(\.body), (0..<count).map { "<Alice> m\($0)" } + ["<Alice> m-end"])
+        try await Self.assertEachOnceInOrder(world, alice, room, romeo, muc, count: count)
         XCTAssertEqual(relayLeft(romeo, muc), [], "the relay occupant left the room and came back")
         let scrape = try await MetricsScrape.fetch(port: world.bed.metricsPort)
         XCTAssertEqual(scrape["isthmus_xmpp_session_resumptions_total{outcome=\"resumed\"}"], 1, scrape.text)
@@ -400,12 +401,7 @@ final class RelayTests: XCTestCase {
             world.bridge?.log.contains("Resumed the XMPP session") == true
         }
         try await eventually("/ready again", timeout: 20) { try await RawHTTP.request("GET", port: port, "/ready").status == 200 }
-        try await alice.send("m-end", to: room)
-        try romeo.sendGroupchat(to: muc, body: "x-end")
-        let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "x-end", excluding: alice.userID, timeout: 60)
-        XCTAssertEqual(inMatrix.map(\.body), (0..<count).map { "x\($0)" } + ["x-end"])
-        let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> m-end", excludingNick: "Romeo", timeout: 60)
-        XCTAssertEqual(inXMPP.map(\.body), (0..<count).map { "<Alice> m\($0)" } + ["<Alice> m-end"])
+        try await Self.assertEachOnceInOrder(world, alice, room, romeo, muc, count: count)
         XCTAssertEqual(Self.relayLeft(romeo, muc), [], "the relay occupant left the room and came back")
         XCTAssertFalse(world.bridge?.log.contains("no longer holds the session") == true)
         let scrape = try await MetricsScrape.fetch(port: world.bed.metricsPort)
@@ -439,12 +435,7 @@ final class RelayTests: XCTestCase {
         try await eventually("the server refused the kept session", timeout: 20) {
             world.bridge?.log.contains("no longer holds the session") == true
         }
-        try await alice.send("m-end", to: room)
-        try romeo.sendGroupchat(to: muc, body: "x-end")
-        let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "x-end", excluding: alice.userID, timeout: 60)
-        XCTAssertEqual(inMatrix.map(\.body), (0..<5).map { "x\($0)" } + ["x-end"])
-        let inXMPP = try await world.xmppMessages(romeo, from: muc, untilBody: "<Alice> m-end", excludingNick: "Romeo", timeout: 60)
-        XCTAssertEqual(inXMPP.map(\.body), (0..<5).map { "<Alice> m\($0)" } + ["<Alice> m-end"])
+        try await Self.assertEachOnceInOrder(world, alice, room, romeo, muc, count: 5)
         let scrape = try await MetricsScrape.fetch(port: world.bed.metricsPort)
         XCTAssertEqual(scrape["isthmus_xmpp_session_resumptions_total{outcome=\"failed\"}"], 1, scrape.text)
         XCTAssertEqual(scrape["isthmus_xmpp_session_resumptions_total{outcome=\"resumed\"}"], 0)
