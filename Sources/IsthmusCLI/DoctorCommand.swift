@@ -16,7 +16,7 @@ struct DoctorCommand: Subcommand {
             its certificate, the login, XEP-0198 resumption). Matrix: the homeserver answers, it accepts the
             as_token, and an appservice ping makes it reach the listener (started for the check, so run doctor while
             `serve` is stopped); in Matrix client mode, the logins it offers and whether it accepts the stored session
-            (never refreshed by doctor). Links: each linked room whose MUC keeps no archive is named (warn), since nothing sent
+            (never refreshed by doctor), and that the account is in every linked room. Links: each linked room whose MUC keeps no archive is named (warn), since nothing sent
             there while the bridge is down can be caught up. Store: which backend, that it connects (PostgreSQL: the server's
             version) and the migrations applied. Lease: with ha.enabled, which instance of the pair is active.
             Exit status 1 when any check fails.

@@ -183,12 +183,22 @@ final class AccountSynapseTests: XCTestCase {
         XCTAssertFalse((login.output.output + login.output.error).contains(kept.accessToken.secret), "no token printed")
         XCTAssertFalse((login.output.output + login.output.error).contains(try XCTUnwrap(kept.refreshToken).secret))
 
-        let findings = await MatrixDoctor.check(config: try Config.load(path: config, environment: [:]), logger: .disabled)
-        XCTAssertEqual(findings.map(\.check), ["matrix.homeserver", "matrix.login", "matrix.session"])
+        let loaded = try Config.load(path: config, environment: [:])
+        let findings = await MatrixDoctor.check(config: loaded, logger: .disabled)
+        XCTAssertEqual(findings.map(\.check), ["matrix.homeserver", "matrix.login", "matrix.session", "matrix.rooms"])
         XCTAssertTrue(findings.allSatisfy(\.ok), "\(findings)")
         XCTAssertTrue(findings[2].detail.hasPrefix("the homeserver accepts the stored session of @relay:localhost on device \(device!)"),
                       findings[2].detail)
+        XCTAssertEqual(findings[3].detail, "no rooms are linked yet")
         XCTAssertFalse(findings.map(\.detail).joined().contains(kept.accessToken.secret))
+        // A link whose room the account is not in (it left, or was kicked): doctor says so and fails.
+        let away = try XCTUnwrap(RoomID("!nowhere\(UInt32.random(in: 0...UInt32.max)):localhost"))
+        try await store.insertRoomLink(RoomLink(matrixRoom: away, matrixAlias: nil, muc: JID("away@conference.localhost")!))
+        let missing = await MatrixDoctor.check(config: loaded, logger: .disabled)
+        XCTAssertEqual(missing.last?.check, "matrix.rooms")
+        XCTAssertEqual(missing.last?.ok, false)
+        XCTAssertEqual(missing.last?.detail, "@relay:localhost is not in \(away) (linked with away@conference.localhost): nothing crosses "
+                       + "there until someone invites it again (serve joins a linked room it is invited to)")
 
         let logout = await Self.isthmus(["logout", "-c", config])
         XCTAssertEqual(logout.status, 0, logout.output.error)
