@@ -204,4 +204,36 @@ final class MatrixRelayTests: XCTestCase {
         let redaction = try await pair.redaction(of: original.event.eventID)
         XCTAssertEqual(redaction.at("sender")?.stringValue, Self.account)
     }
+    /// Files through the account: an XMPP file is fetched and uploaded by the account (its session's token), and sent
+    /// as a media message with the occupant's profile; a Matrix file, fetched with the account's token, goes to XMPP
+    /// through the XMPP server's upload service (client mode has no listener to serve files from).
+    func testFilesCrossAsTheAccountAndThroughTheXMPPUploadService() async throws {
+        let files = try MediaTests.FileServer(files: ["/upload/abc/photo.png": ("image/png", MediaTests.png)])
+        let bed = try TestBed.fromEnvironment()
+        let pair = try await RichPair.start("mrelay-files", config: {
+            Self.matrixClientConfig(bed)($0) + "\nmedia:\n  allow_private_addresses: true\n  xmpp_upload: true\n"
+        })
+        defer { pair.close() }
+        let photoURL = files.url("/upload/abc/photo.png")
+        let image = try await pair.xmppSays(photoURL, extensions: [MediaTests.oob(photoURL)]) { $0.msgtype == "m.image" }.event
+        XCTAssertEqual(image.sender, Self.account, "uploaded and sent by the account")
+        XCTAssertEqual(image.body, "photo.png")
+        XCTAssertEqual(image.raw.at("content", "com.beeper.per_message_profile", "displayname")?.stringValue, "Romeo")
+        let mxc = try XCTUnwrap(image.raw.at("content", "url")?.stringValue)
+        let downloaded = try await pair.alice.download(mxc).data
+        XCTAssertEqual(downloaded, MediaTests.png, "the image is byte-identical")
+        await files.stop()
+
+        let shot = MediaTests.pattern(100_000, seed: 4144)
+        try await pair.alice.sendFile(shot, msgtype: "m.image", contentType: "image/png", fileName: "shot.png",
+                                      info: ["w": 1, "h": 1], to: pair.room)
+        let message = try await pair.fromPuppet("the uploaded image") { $0.body?.hasPrefix("http") == true }
+        let url = try XCTUnwrap(message.body)
+        XCTAssertTrue(url.contains("/file_share/") || url.contains("/upload/"), "a URL of the upload service: \(url)")
+        let fetched = try await TestHTTP.get(url)
+        XCTAssertEqual(fetched.status, 200)
+        XCTAssertEqual(fetched.body, shot, "the upload service serves the identical bytes")
+        let late = try await pair.puppetMessages(untilSentinel: "files sentinel")
+        XCTAssertEqual(late.map(\.body), ["files sentinel"], "nothing doubled")
+    }
 }

@@ -113,8 +113,9 @@ final class AvatarFetcher: Sendable {
 
     /// The body of a GET as the bot, when it is 200 and at most one byte over the limit (that byte tells "too large").
     private func download(_ url: String, limit: Int) async -> [UInt8]? {
+        guard let credential = await settings.authorization() else { return nil }
         var request = CurlEasyTransfer.Request(url: url)
-        request.headers = ["Authorization: Bearer \(settings.asToken)"]
+        request.headers = [credential.header]
         request.caFile = settings.caFile
         request.stallTimeout = settings.stallTimeout
         request.totalTimeout = .seconds(60)

@@ -9,14 +9,13 @@ import XMPP
 /// from `filename`, or `formatted_body` — would stop that rendering, so it follows as a second message (and is the
 /// SFS `desc` of the first).
 extension XMPPDeliveryMachine {
-    /// The stanza for a media message, or nil when it cannot go as a file (no link signer).
-    /// `uploadedURL`: the file's URL on the XMPP server's upload service, sent instead of the bridge's link.
+    /// The stanza for a media message, or nil when it cannot go as a file (not uploaded, and no link signer: Matrix
+    /// client mode serves no files). `uploadedURL`: the file's URL on the XMPP server's upload service, sent instead
+    /// of the bridge's link.
     func mediaStanza(_ attachment: MatrixAttachment, body: String, html: String?,
                      uploadedURL: String? = nil, in room: Room) -> (stanza: OutgoingGroupchat, excerpt: String)? {
-        guard let links = configuration.mediaLinks else { return nil }
-        let reference = attachment.mxc
         let name = attachment.name(body: body)
-        let url = uploadedURL ?? links.url(for: reference, fileName: name)
+        guard let url = uploadedURL ?? configuration.mediaLinks?.url(for: attachment.mxc, fileName: name) else { return nil }
         let (file, caption) = attachment.xmppFile(url: url, body: body, html: html, nick: room.mucNick)
         var stanza = OutgoingGroupchat(body: url, references: MessageReferences(file: file))
         stanza.caption = caption

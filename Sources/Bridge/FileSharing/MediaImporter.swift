@@ -2,6 +2,7 @@ import FoundationEssentials
 import IsthmusCommon
 import Matrix
 import Media
+import MatrixClient
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -124,9 +125,14 @@ final class MediaImporter: Sendable {
         return descriptor
     }
 
-    /// Fetches `link` into an unlinked temporary file. `homeserver`: the URL is the homeserver's (as the bot, with the
-    /// appservice token and the homeserver's CA; no address check, no redirects) rather than an XMPP user's.
+    /// Fetches `link` into an unlinked temporary file. `homeserver`: the URL is the homeserver's (as the bot or the
+    /// account, with the homeserver's CA; no address check, no redirects) rather than an XMPP user's.
     func fetch(_ link: XMPPFileLink, limit: Int64, homeserver: Bool = false) async -> Result<FetchedFile, Reason> {
+        var credential: (header: String, token: AccessToken?)?
+        if homeserver {
+            credential = await settings.authorization()
+            if credential == nil { return .failure(Reason(text: "the bridge's Matrix account has no usable session", unavailable: true)) }
+        }
         // The file is unlinked at once and reached through its descriptor (`/proc/self/fd/N`): nothing is left behind
         // when the bridge crashes mid-transfer.
         guard let descriptor = Self.unlinkedTemporaryFile(prefix: "isthmus-media") else {
@@ -138,8 +144,8 @@ final class MediaImporter: Sendable {
         }
         let path = "/proc/self/fd/\(descriptor)"
         var request = CurlEasyTransfer.Request(url: link.url)
-        if homeserver {
-            request.headers = ["Authorization: Bearer \(settings.asToken)"]
+        if let credential {
+            request.headers = [credential.header]
             request.caFile = settings.caFile
         } else {
             request.refusesSpecialAddresses = !settings.allowPrivateAddresses
@@ -150,6 +156,7 @@ final class MediaImporter: Sendable {
         let state = FetchState(limit: limit, bare: link.bare, file: file)
         let result = await CurlEasyTransfer.performDetached(request, onHead: { state.head($0) }, onData: { state.data($0) })
         fclose(file)
+        if state.status == 401 { await settings.refused(credential?.token) }
         let outcome: Result<FetchedFile, Reason>
         if let declined = state.declined {
             outcome = .failure(Reason(text: declined))
@@ -175,6 +182,8 @@ final class MediaImporter: Sendable {
         var size: Int64 = 0
         var prefix: [UInt8] = []
         var declined: String?
+        /// The answer's status, once its head came.
+        var status = 0
 
         init(limit: Int64, bare: Bool, file: UnsafeMutablePointer<FILE>) {
             self.limit = limit
@@ -183,6 +192,7 @@ final class MediaImporter: Sendable {
         }
 
         func head(_ head: CurlEasyTransfer.Head) -> Bool {
+            status = head.status
             guard head.status == 200 else { declined = "the server answered \(head.status)"; return false }
             if let length = head.headers["content-length"].flatMap({ Int64($0) }), length > limit {
                 declined = "too large (\(length) bytes, the limit is \(limit))"
@@ -225,22 +235,28 @@ final class MediaImporter: Sendable {
     }
 
     private func homeserverJSON(_ path: String) async -> [String: JSONValue]? {
+        guard let credential = await settings.authorization() else { return nil }
         var request = CurlEasyTransfer.Request(url: settings.homeserverBase + path)
-        request.headers = ["Authorization: Bearer \(settings.asToken)"]
+        request.headers = [credential.header]
         request.caFile = settings.caFile
         request.totalTimeout = .seconds(30)
         let collected = Collected()
-        guard case .success(let head) = await CurlEasyTransfer.performDetached(request, onHead: { _ in true }, onData: collected.append),
-              head.status == 200, case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(collected.bytes)) else {
+        let result = await CurlEasyTransfer.performDetached(request, onHead: { _ in true }, onData: collected.append)
+        if case .success(let head) = result, head.status == 401 { await settings.refused(credential.token) }
+        guard case .success(let head) = result, head.status == 200, case .object(let object)? = try? JSONDecoder().decode(JSONValue.self, from: Data(collected.bytes)) else {
             return nil
         }
         return object
     }
 
+    /// Uploads the file at `path` as `ghost` (the application service), or as the account in Matrix client mode.
     func upload(_ path: String, contentType: String, name: String, as ghost: UserID) async -> Result<MXCURI, Reason> {
+        guard let credential = await settings.authorization() else {
+            return .failure(Reason(text: "the bridge's Matrix account has no usable session", unavailable: true))
+        }
         var request = CurlEasyTransfer.Request(url: settings.homeserverBase + "/_matrix/media/v3/upload?filename="
-                                                 + PercentEncoding.encode(name) + "&user_id=" + PercentEncoding.encode(ghost.rawValue))
-        request.headers = ["Authorization: Bearer \(settings.asToken)"]
+                                                 + PercentEncoding.encode(name) + settings.actingAs(ghost))
+        request.headers = [credential.header]
         request.caFile = settings.caFile
         request.upload = (path, contentType)
         request.stallTimeout = settings.stallTimeout
@@ -253,8 +269,10 @@ final class MediaImporter: Sendable {
                 return .success(mxc)
             }
             let detail = String(decoding: collected.bytes.prefix(300), as: UTF8.self)
+            // A refused token (the account's, renewed now) is tried again with the delivery, as a 5xx or 429 is.
+            if head.status == 401 { await settings.refused(credential.token) }
             return .failure(Reason(text: "the homeserver refused the upload (\(head.status)): \(detail)",
-                                   unavailable: head.status >= 500 || head.status == 429))
+                                   unavailable: head.status >= 500 || head.status == 429 || (head.status == 401 && credential.token != nil)))
         case .failure(let failure):
             return .failure(Reason(text: "uploading failed: \(failure)", unavailable: true))
         }

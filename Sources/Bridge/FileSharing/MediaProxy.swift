@@ -31,7 +31,7 @@ public struct MediaProxy: MediaRequestHandler {
 
     public func serveMedia(id: String, signature: String, fileName: String, method: String,
                            headers: [String: String]) async -> HTTPServerResponse {
-        guard let (reference, name) = settings.signer.verify(id: id, signature: signature, fileName: fileName) else {
+        guard let (reference, name) = settings.signer?.verify(id: id, signature: signature, fileName: fileName) else {
             if let suppressed = refusals.refused(now: .now) {
                 logger.notice("Media link refused: wrong signature or malformed", metadata: ["http.refusals.suppressed": "\(suppressed)"])
             }
@@ -40,6 +40,9 @@ public struct MediaProxy: MediaRequestHandler {
         let etag = "\"\(signature)\""
         if let match = headers["if-none-match"], match.split(separator: ",").contains(where: { $0.trimmingWhitespace() == etag || $0.trimmingWhitespace() == "*" }) {
             return HTTPServerResponse(status: 304, headers: ["ETag": etag])
+        }
+        guard let credential = await settings.authorization() else {
+            return HTTPServerResponse(status: 503, headers: ["Retry-After": "30", "Content-Type": "text/plain"], body: Data("Unavailable\n".utf8))
         }
         guard slots.tryAcquire() else {
             if let suppressed = busy.refused(now: .now) {
@@ -50,7 +53,7 @@ public struct MediaProxy: MediaRequestHandler {
         }
         var request = CurlEasyTransfer.Request(url: "\(settings.homeserverBase)/_matrix/client/v1/media/download/"
                                                  + "\(PercentEncoding.encode(reference.server))/\(reference.mediaID)")
-        request.headers = ["Authorization: Bearer \(settings.asToken)"]
+        request.headers = [credential.header]
         request.caFile = settings.caFile
         request.stallTimeout = settings.stallTimeout
         request.totalTimeout = .seconds(24 * 3600)  // a large file to a slow (but moving) client; stalls end it sooner

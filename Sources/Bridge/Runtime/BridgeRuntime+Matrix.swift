@@ -18,8 +18,9 @@ struct MatrixSide: Sendable {
     /// What the bridge core is given: ``link``, or in client mode a ``RelayMatrixLink`` over it.
     let bridgeLink: any MatrixLink
     let botUserID: UserID
-    /// Application service: the media the listener serves and the bridge fetches with the as_token.
-    let media: MediaSettings?
+    /// Files both ways: as the application service (the listener serves Matrix files as signed links), or as the
+    /// account (no listener: Matrix files reach XMPP through the XMPP server's upload service only).
+    let media: MediaSettings
     /// Client mode: how occupants' messages read, and the intake.
     let relay: MatrixRelayFormat?
     let sync: (any MatrixSyncSource)?
@@ -40,10 +41,12 @@ extension BridgeRuntime {
             }
             let (client, keeper) = AccountClient.make(config, account, store: store, logger: logger, metrics: metrics)
             let link = AppServiceMatrixLink(client: client, namespace: namespace, logger: linkLogger, metrics: metrics)
-            // Files and avatars are not bridged through the account yet: they would need its changing token for every
-            // transfer (media messages go as their text, XMPP avatars are not shown).
+            // Files go as the account, with its session's token of the moment. Avatars are not bridged: XMPP occupants
+            // have no Matrix users to show one on.
+            var media = mediaSettings(identity: .account(keeper), signer: nil)
+            media.avatars = false
             return MatrixSide(client: client, link: link, bridgeLink: RelayMatrixLink(account: link), botUserID: account.userID,
-                              media: nil, relay: MatrixRelayFormat(format: config.relay.matrixFormat),
+                              media: media, relay: MatrixRelayFormat(format: config.relay.matrixFormat),
                               sync: AccountSyncSource(client: client, account: account.userID), keeper: keeper)
         }
         guard let namespace = GhostNamespace(prefix: config.appservice.ghostPrefix, serverName: config.matrix.serverName,
@@ -53,16 +56,22 @@ extension BridgeRuntime {
         let client = MatrixClient(
             configuration: .init(homeserverURL: config.matrix.homeserverURL, accessToken: config.appservice.asToken, maxConnectionsPerHost: 32),
             logger: logger.with(label: "matrix.client"))
-        var media = MediaSettings(
-            homeserverURL: config.matrix.homeserverURL, asToken: config.appservice.asToken,
-            caFile: ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 },
-            signer: MediaLinkSigner(publicBase: config.media.publicBase(appserviceURL: config.appservice.url),
-                                    secret: try await store.secret(named: "media_links")),
-            maxSize: config.media.maxSize, allowPrivateAddresses: config.media.allowPrivateAddresses,
-            stallTimeout: config.media.stallTimeout, maxConcurrentTransfers: config.media.maxConcurrentTransfers)
-        media.xmppUpload = config.media.xmppUpload
+        let media = mediaSettings(identity: .appService(token: config.appservice.asToken),
+                                  signer: MediaLinkSigner(publicBase: config.media.publicBase(appserviceURL: config.appservice.url),
+                                                          secret: try await store.secret(named: "media_links")))
         let link = AppServiceMatrixLink(client: client, namespace: namespace, logger: linkLogger, metrics: metrics)
         return MatrixSide(client: client, link: link, bridgeLink: link, botUserID: namespace.botUserID, media: media,
                           relay: nil, sync: nil, keeper: nil)
+    }
+
+    /// `media:` of the config, for the bridge as `identity`.
+    private func mediaSettings(identity: MediaIdentity, signer: MediaLinkSigner?) -> MediaSettings {
+        var media = MediaSettings(
+            homeserverURL: config.matrix.homeserverURL, identity: identity,
+            caFile: ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 }, signer: signer,
+            maxSize: config.media.maxSize, allowPrivateAddresses: config.media.allowPrivateAddresses,
+            stallTimeout: config.media.stallTimeout, maxConcurrentTransfers: config.media.maxConcurrentTransfers)
+        media.xmppUpload = config.media.xmppUpload
+        return media
     }
 }

@@ -54,7 +54,7 @@ public struct BridgeRuntime: Sendable {
                                 ? RelayFormat(message: config.relay.xmppFormat, emote: config.relay.xmppEmoteFormat) : nil,
                             subscriptions: config.xmpp.client?.acceptSubscriptions ?? .none,
                             matrixRelay: matrix.relay, matrixSync: matrix.sync)
-        let listener = try matrix.media.map { media in try makeListener(bridge: bridge, links: links, media: media) }
+        let listener = try matrix.isAppService ? makeListener(bridge: bridge, links: links, media: matrix.media) : nil
         var operations: OperationsListener?
         if let listen = config.metrics.listen {
             do {
@@ -74,7 +74,7 @@ public struct BridgeRuntime: Sendable {
             "matrix.mode": config.matrix.mode.rawValue, "xmpp.mode": config.xmpp.mode.rawValue, "xmpp.server": xmppServerDescription,
             "store.location": "\(config.database.location)",
         ])
-        if let media = matrix.media { logger.info("Media links served", metadata: ["media.public_base": media.signer.publicBase]) }
+        if let signer = matrix.media.signer { logger.info("Media links served", metadata: ["media.public_base": signer.publicBase]) }
         for warning in config.warnings { logger.warning("Config warning", metadata: ["config.warning": warning.description]) }
         let parts = Parts(store: store, client: matrix.client, component: component, xmpp: xmpp, bridge: bridge, matrix: matrix.link,
                           metrics: metrics, listener: listener, operations: operations)
