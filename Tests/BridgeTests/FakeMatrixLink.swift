@@ -1,6 +1,7 @@
 import Bridge
 import Foundation
 import IsthmusCommon
+import MatrixClient
 import Synchronization
 
 /// A scripted Matrix side for portal tests: records calls and hands out event ids; idempotent per txnId like Synapse.
@@ -58,6 +59,8 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         var timelineReads = 0
         /// Bridge-info state as set by the bot, by room and state key (nil content: withdrawn).
         var bridgeInfo: [RoomID: [String: BridgeInfoContent?]] = [:]
+        /// Bridge-info state is refused as the homeserver refuses a user without the power (403 `M_FORBIDDEN`).
+        var bridgeInfoRefused = false
         /// Topics set, in order, with who set them.
         var topics: [(room: RoomID, text: String, user: UserID)] = []
         /// Users whose topic changes are refused (no power).
@@ -138,6 +141,10 @@ final class FakeMatrixLink: MatrixLink, Sendable {
     }
 
     func setBridgeInfo(_ info: BridgeInfoState, in room: RoomID) async throws {
+        if state.withLock({ $0.bridgeInfoRefused }) {
+            throw MatrixError(kind: .homeserver, call: .sendState, endpoint: "PUT …/state/m.bridge", status: 403, errcode: .forbidden,
+                              message: "You don't have permission to post that to the room.", attempts: 1)
+        }
         state.withLock { $0.bridgeInfo[room, default: [:]][info.stateKey] = .some(info.content) }
     }
 

@@ -1,6 +1,7 @@
 import Bridge
 import Foundation
 import IsthmusCommon
+import MatrixClient
 import Testing
 
 /// Matrix client mode's link: a ghost is only a name, so what it would do the account does (messages, reactions,
@@ -53,5 +54,13 @@ import Testing
         #expect(written == .object(["users": .object([alice.rawValue: .integer(100)]), "users_default": .integer(0)]))
         try await link.invite(alice, to: room, reason: "come")
         #expect(account.state.withLock { $0.invites.map(\.user) } == [alice])
+    }
+
+    @Test func bridgeInfoTheAccountMayNotSendIsLeftOutAndOtherFailuresStay() async throws {
+        let account = FakeMatrixLink()
+        account.state.withLock { $0.bridgeInfoRefused = true }
+        let link = RelayMatrixLink(account: account)
+        try await link.setBridgeInfo(BridgeInfoState(stateKey: "k", content: nil), in: room)
+        await #expect(throws: MatrixError.self) { try await account.setBridgeInfo(BridgeInfoState(stateKey: "k", content: nil), in: room) }
     }
 }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import IsthmusCommon
+import MatrixClient
 
 /// Matrix client mode (issue 28): the ``MatrixLink`` of an ordinary Matrix account, over a link that acts as that
 /// account (an ``AppServiceMatrixLink`` on the account's own access token, whose "bot" is the account).
@@ -49,8 +50,14 @@ public struct RelayMatrixLink: MatrixLink {
         try await account.remove(user, from: room, ban: ban, reason: reason)
     }
 
+    /// An ordinary account seldom has the power to send state: a refusal leaves the room without `m.bridge` (which
+    /// nothing the bridge does depends on) and is not an error here.
     public func setBridgeInfo(_ state: BridgeInfoState, in room: RoomID) async throws {
-        try await account.setBridgeInfo(state, in: room)
+        do {
+            try await account.setBridgeInfo(state, in: room)
+        } catch let error as MatrixError where error.errcode == .forbidden {
+            return
+        }
     }
 
     public func setRoomDisplayname(_ name: String, for user: UserID, in room: RoomID) async throws {

@@ -18,6 +18,8 @@ extension RolesMachine {
         var applied: [UserID: Int64]?
         /// The lack of power was logged already (once per portal life).
         var noPowerLogged = false
+        /// Ghosts are names only (Matrix client mode): no levels to give, none is ever sent.
+        var off = false
     }
 
     /// How an ``Action/applyGhostPowerLevels(_:)`` ended.
@@ -40,7 +42,7 @@ extension RolesMachine {
     /// The room model changed (an occupant came, went or changed role): a sync is queued when the wanted levels
     /// differ from those last sent and none is queued yet.
     mutating func powerLevelsMayHaveChanged(in room: Room) -> [Action] {
-        guard powerLevelSync.ready, !powerLevelSync.queued, Self.wantedGhostLevels(in: room) != powerLevelSync.applied else { return [] }
+        guard !powerLevelSync.off, powerLevelSync.ready, !powerLevelSync.queued, Self.wantedGhostLevels(in: room) != powerLevelSync.applied else { return [] }
         powerLevelSync.queued = true
         return [.queuePowerLevelSync]
     }
@@ -48,7 +50,7 @@ extension RolesMachine {
     /// The queued sync (or the end of a join): the wanted levels go to the room, when they changed.
     mutating func syncPowerLevels(in room: Room) -> [Action] {
         powerLevelSync.queued = false
-        guard room.botJoined, powerLevelSync.ready else { return [] }
+        guard !powerLevelSync.off, room.botJoined, powerLevelSync.ready else { return [] }
         let wanted = Self.wantedGhostLevels(in: room)
         guard wanted != powerLevelSync.applied else { return [] }
         powerLevelSync.applied = wanted

@@ -23,6 +23,17 @@ import Testing
         return actions
     }
 
+    /// Matrix client mode: ghosts are names, so the MUC's roles give no power levels — nothing is ever sent, and no
+    /// warning about the account's own lack of power follows.
+    @Test func withTheMatrixAccountSpeakingForOccupantsNoPowerLevelsAreSent() {
+        var f = MachineFixture(matrixRelay: MatrixRelayFormat())
+        f.activate()
+        #expect(present(&f, occupant(f, "owner", .owner, .moderator)) == [])
+        #expect(f.act(.reconcileGhosts).filter { if case .roles(.applyGhostPowerLevels) = $0 { true } else { false } } == [])
+        #expect(present(&f, occupant(f, "mod", .member, .moderator)) == [])
+        #expect(f.act(.syncPowerLevels) == [])
+    }
+
     @Test func aJoinBurstMakesOneChangeOnceTheOccupantListIsComplete() {
         var f = MachineFixture()
         f.activate()

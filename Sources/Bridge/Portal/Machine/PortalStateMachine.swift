@@ -103,6 +103,8 @@ struct PortalStateMachine: Sendable {
                                                            relayOccupant: configuration.relay == nil ? nil : configuration.naming.botOccupant))
         // An account has no domain JID whose ownership of the room would need taking over.
         if configuration.naming.identity == .account { roles.ownershipSettled = true }
+        // The Matrix account speaks for every occupant: there are no ghosts whose levels could follow the MUC's roles.
+        if configuration.matrixRelay != nil { roles.powerLevelSync.off = true }
         roomState = RoomStateMachine(configuration: RoomStateMachine.Configuration(
             room: configuration.room, muc: configuration.muc, naming: configuration.naming, botUserID: configuration.botUserID,
             syncName: configuration.syncName, avatars: configuration.avatars))
