@@ -6,8 +6,9 @@ import Matrix
 import MatrixAccount
 import MatrixClient
 
-/// `isthmus login`: logs the Matrix account of client mode in, with a password or through single sign-on, and stores
-/// the session for `serve`. Prints who and on which device, never a token.
+/// `isthmus login`: logs the Matrix account of client mode in — with a password, through single sign-on, or through the
+/// homeserver's OAuth 2.0 authorization server (``OAuthLogin``) — and stores the session for `serve`. Prints who and on
+/// which device, never a token.
 struct LoginCommand: Subcommand {
     static let configuration = CommandConfiguration(
         name: "login",
@@ -18,12 +19,15 @@ struct LoginCommand: Subcommand {
             (never printed); serve refreshes it as it expires. The password comes from standard input with \
             --password-stdin, else from matrix.client.password or ISTHMUS_MATRIX_PASSWORD. With --sso, prints a URL to \
             open in a browser and waits (5 minutes at most) for the homeserver to send the browser back to this \
-            command on 127.0.0.1. Homeservers that moved to OAuth 2.0 (next-generation auth) are not supported yet, \
-            unless they still allow a password login.
+            command on 127.0.0.1. With --oauth, for homeservers that moved to OAuth 2.0 (next-generation auth): \
+            registers Isthmus with their authorization server and prints a URL and a code to sign in with anywhere \
+            (the device authorization grant), or where the server does not offer that, a URL to open in a browser on \
+            this machine.
             """,
         options: [
             .init(long: "password-stdin", help: "Read the password from standard input."),
             .init(long: "sso", help: "Log in through the homeserver's single sign-on, in a browser."),
+            .init(long: "oauth", help: "Log in through the homeserver's OAuth 2.0 authorization server."),
         ])
 
     /// How long `--sso` waits for the browser.
@@ -31,24 +35,30 @@ struct LoginCommand: Subcommand {
 
     let passwordFromStandardInput: Bool
     let singleSignOn: Bool
+    let oauth: Bool
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         try arguments.requirePositionals([], command: Self.configuration.name)
         passwordFromStandardInput = arguments.flag("password-stdin")
         singleSignOn = arguments.flag("sso")
-        if passwordFromStandardInput && singleSignOn {
-            throw UsageError("--password-stdin and --sso do not go together.", command: Self.configuration.name)
+        oauth = arguments.flag("oauth")
+        if [passwordFromStandardInput, singleSignOn, oauth].filter({ $0 }).count > 1 {
+            throw UsageError("--password-stdin, --sso and --oauth do not go together.", command: Self.configuration.name)
         }
     }
 
     func run(_ context: CommandContext) async throws {
         let config = try context.loadConfig()
         let account = try context.matrixAccount(config, for: "isthmus login")
-        let password = singleSignOn ? nil : try password(account, context)
         let store = try context.openStore(config)
         let vault = StoreSessionVault(store: store)
         let client = context.plainMatrixClient(config)
         let homeserver = config.matrix.homeserverURL.absoluteString
+        if oauth {
+            try await logInThroughOAuth(config, account, client: client, vault: vault, context)
+            return
+        }
+        let password = singleSignOn ? nil : try password(account, context)
         let (flows, oauth) = try await Self.discover(client, homeserver: homeserver)
         let wanted = singleSignOn ? LoginType.sso : LoginType.password
         guard flows.offers(wanted), !singleSignOn || flows.offers(LoginType.token) else {
@@ -85,9 +95,38 @@ struct LoginCommand: Subcommand {
         } catch {
             throw CommandFailure("logged in, but the session could not be stored in \(config.database.location): \(error)")
         }
-        context.print("Logged in as \(session.userID) on device \(session.deviceID); the session is stored in the database.")
-        if let lifetime = answer.expiresInMilliseconds {
-            context.print("Its access token lasts \(lifetime / 1000) s; serve refreshes it with the stored refresh token\(session.refreshToken == nil ? " (none was given: serve logs in again when it expires)" : "").")
+        Self.printLoggedIn(session, lifetime: answer.expiresInMilliseconds, context)
+    }
+
+    /// `--oauth`: the session ``OAuthLogin`` mints, kept.
+    private func logInThroughOAuth(_ config: Config, _ account: Config.MatrixAccount, client: MatrixClient, vault: StoreSessionVault,
+                                   _ context: CommandContext) async throws {
+        let homeserver = config.matrix.homeserverURL.absoluteString
+        let metadata: AuthMetadata?
+        do {
+            metadata = try await client.authMetadata()
+        } catch {
+            throw CommandFailure("cannot reach the homeserver at \(homeserver): \(error.message)")
+        }
+        guard let metadata else {
+            throw CommandFailure("\(homeserver) does not use OAuth 2.0 (it has no auth_metadata): log in with a password or --sso")
+        }
+        let kept = try await vault.session(of: account.userID)
+        let device = account.deviceID ?? kept?.deviceID ?? .generated()
+        let session = try await OAuthLogin(config: config, account: account, context: context, client: client, metadata: metadata).run(device: device)
+        do {
+            try await vault.keep(session)
+        } catch {
+            throw CommandFailure("logged in, but the session could not be stored in \(config.database.location): \(error)")
+        }
+        Self.printLoggedIn(session, lifetime: session.expiresAt.map { $0 - CommandContext.nowMilliseconds() }, context, through: "OAuth 2.0")
+    }
+
+    static func printLoggedIn(_ session: MatrixSession, lifetime: Int64?, _ context: CommandContext, through: String? = nil) {
+        context.print("Logged in as \(session.userID) on device \(session.deviceID)\(through.map { " through \($0)" } ?? ""); "
+                      + "the session is stored in the database.")
+        if let lifetime {
+            context.print("Its access token lasts \(max(0, lifetime) / 1000) s; serve refreshes it with the stored refresh token\(session.refreshToken == nil ? " (none was given: serve logs in again when it expires)" : "").")
         }
     }
 
@@ -120,8 +159,7 @@ struct LoginCommand: Subcommand {
     /// Why `wanted` cannot be used, and what to do.
     static func notOffered(_ wanted: String, flows: LoginFlows, oauth: AuthMetadata?, homeserver: String) -> String {
         if oauth != nil {
-            return "\(homeserver) uses OAuth 2.0 (next-generation auth), and Isthmus cannot log in through OAuth 2.0 yet; "
-                + "log in with a password where the server still allows it (isthmus login --password-stdin)"
+            return "\(homeserver) uses OAuth 2.0 (next-generation auth) and offers no \(wanted) login: use isthmus login --oauth"
         }
         let offered = flows.flows.map(\.type).joined(separator: ", ")
         return "\(homeserver) offers no \(wanted) login (it offers: \(offered.isEmpty ? "none" : offered))"

@@ -11,7 +11,8 @@ struct LogoutCommand: Subcommand {
         abstract: "Log the bridge's Matrix account out (client mode).",
         discussion: """
             For matrix.mode: client. Ends the stored session at the homeserver, which deletes its device (refreshing an \
-            expired access token first), then deletes the session from the database. When the homeserver had already \
+            expired access token first) — a session minted through OAuth 2.0 is revoked at the authorization server \
+            instead — then deletes the session from the database. When the homeserver had already \
             ended it, only the stored copy is deleted, and logout says so. Run it while serve is stopped, or serve \
             logs in again with the configured password.
             """)
@@ -27,6 +28,13 @@ struct LogoutCommand: Subcommand {
         let vault = StoreSessionVault(store: store)
         guard let stored = try await vault.session(of: account.userID) else {
             context.print("No Matrix session is stored for \(account.userID); nothing to log out.")
+            return
+        }
+        if stored.authAPI == .oauth {
+            try await revoke(stored, config: config, context)
+            try await vault.forget(account.userID)
+            context.print("Logged out \(account.userID): the authorization server revoked the session of device \(stored.deviceID); "
+                          + "the stored session is deleted.")
             return
         }
         let (client, keeper) = context.accountClient(config, account, store: store, logsIn: false)
@@ -48,5 +56,23 @@ struct LogoutCommand: Subcommand {
         }
         try await vault.forget(account.userID)
         context.print("Logged out \(account.userID): \(outcome); the stored session is deleted.")
+    }
+
+    /// Revokes an OAuth 2.0 session (RFC 7009: the server ends its access and refresh token together; an unknown or
+    /// already revoked token is answered 200 as well).
+    private func revoke(_ session: MatrixSession, config: Config, _ context: CommandContext) async throws(CommandFailure) {
+        let client = context.plainMatrixClient(config)
+        do {
+            guard let endpoint = try await client.authMetadata()?.revocationEndpoint, let clientID = session.oauthClientID else {
+                throw CommandFailure("the homeserver names no OAuth 2.0 revocation endpoint; the session stays stored")
+            }
+            try await client.revoke(at: endpoint, accessToken: session.accessToken, clientID: clientID)
+        } catch let error as MatrixError {
+            throw CommandFailure("cannot revoke the session: \(error.message); the session stays stored (run isthmus logout again)")
+        } catch let failure as CommandFailure {
+            throw failure
+        } catch {
+            throw CommandFailure("cannot revoke the session: \(error)")
+        }
     }
 }

@@ -34,7 +34,11 @@ enum MatrixAccountDoctor {
         let oauth = (try? await client.authMetadata()) ?? nil
         let offered = [LoginType.password, LoginType.sso].filter(flows.offers)
         var detail = "the homeserver offers \(offered.isEmpty ? "no login Isthmus can use" : offered.joined(separator: " and "))"
-        if oauth != nil { detail += "; it uses OAuth 2.0 (next-generation auth), which Isthmus cannot log in through yet" }
+        if let oauth {
+            let grant = oauth.offersDeviceGrant ? "the device authorization grant" : oauth.offersAuthorizationCode ? "a browser on this machine" : nil
+            detail += "; it uses OAuth 2.0 (next-generation auth)" + (grant.map { ": isthmus login --oauth signs in through \($0)" }
+                ?? ", but offers no grant Isthmus can use")
+        }
         if flows.offers(LoginType.password) {
             return DoctorFinding(ok: true, check: "matrix.login", detail: detail + (account.password == nil
                 ? " (no password is configured: a session ended for good needs isthmus login)" : ""), warning: oauth != nil)

@@ -2,9 +2,10 @@ import FoundationEssentials
 import IsthmusCommon
 import MatrixAppService
 
-/// Where single sign-on ends for `isthmus login --sso`: the homeserver sends the browser to ``redirectURL`` with
-/// `?loginToken=…` once the user has signed in (client-server API §"Client login via SSO"), and the page shown says to go
-/// back to the terminal. A listener of its own on 127.0.0.1 (a free port), for this one request; others (a favicon)
+/// Where a browser sign-in ends for `isthmus login`: with `--sso` the homeserver sends the browser to ``redirectURL``
+/// with `?loginToken=…` once the user has signed in (client-server API §"Client login via SSO"); with `--oauth` the
+/// authorization server sends it there with `?code=…&state=…` (RFC 6749 §4.1.2, a loopback redirect as RFC 8252 §7.3
+/// has it). The page shown says to go back to the terminal. A listener of its own on 127.0.0.1 (a free port), for this one request; others (a favicon)
 /// get 404. libmicrohttpd runs it (``HTTPServer``); does network I/O.
 final class SSOCallback: Sendable {
     private let server: HTTPServer
@@ -21,18 +22,26 @@ final class SSOCallback: Sendable {
 
     /// The login token of the first redirect that brings one, or nil after `timeout`.
     func loginToken(timeout: Duration) async -> String? {
+        await redirect(carrying: ["loginToken"], timeout: timeout)?["loginToken"]
+    }
+
+    /// The decoded query of the first redirect that carries one of `keys` (non-empty), or nil after `timeout`.
+    func redirect(carrying keys: Set<String>, timeout: Duration) async -> [String: String]? {
         let server = server
-        return await withTaskGroup(of: String?.self) { group in
+        return await withTaskGroup(of: [String: String]?.self) { group in
             group.addTask {
                 for await request in server.requests {
-                    guard request.path == Self.path, let token = request.query.first(where: { $0.name == "loginToken" })?.value
-                        .flatMap({ PercentEncoding.decode($0) }), !token.isEmpty else {
+                    var query: [String: String] = [:]
+                    for item in request.query {
+                        if let value = item.value.flatMap({ PercentEncoding.decode($0.replacing("+", with: " ")) }) { query[item.name] = value }
+                    }
+                    guard request.path == Self.path, keys.contains(where: { query[$0]?.isEmpty == false }) else {
                         request.respond(HTTPServerResponse(status: 404, body: Data("Not found".utf8)))
                         continue
                     }
                     request.respond(HTTPServerResponse(status: 200, headers: ["Content-Type": "text/plain; charset=utf-8"],
                                                        body: Data("Signed in: isthmus login goes on in the terminal. You can close this page.\n".utf8)))
-                    return token
+                    return query
                 }
                 return nil
             }

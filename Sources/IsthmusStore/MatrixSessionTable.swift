@@ -2,7 +2,8 @@ import IsthmusCommon
 
 /// `matrix_sessions`: the session of the ordinary Matrix account the bridge runs as in client mode (issue 28), one row
 /// per account's user id: its device, the access token and the refresh token, when the access token expires
-/// (milliseconds since 1970) and which auth API minted them (`legacy` or `oauth`). A refresh rotates the pair in one
+/// (milliseconds since 1970), which auth API minted them (`legacy` or `oauth`) and, under OAuth 2.0, the client id the
+/// authorization server gave the bridge (its refreshes and revocation name it). A refresh rotates the pair in one
 /// statement, so no reader ever sees a new access token beside an old refresh token. The tokens are secrets like the
 /// configured password: the store is as private as the config, and nothing here prints them.
 enum MatrixSessionTable {
@@ -17,6 +18,11 @@ enum MatrixSessionTable {
             auth_api       TEXT NOT NULL
         );
         """
+
+    /// Migration 19 (both dialects): the OAuth 2.0 client id of a session minted there.
+    static let oauthClientColumn = """
+        ALTER TABLE matrix_sessions ADD COLUMN oauth_client_id TEXT;
+        """
 }
 
 /// The Matrix account's session as the store keeps it.
@@ -29,9 +35,12 @@ public struct StoredMatrixSession: Sendable, Equatable {
     public var expiresAt: Int64?
     /// `legacy` or `oauth`, as the session's `AuthAPI` names it.
     public var authAPI: String
+    /// Under OAuth 2.0: the client id the authorization server registered the bridge as.
+    public var oauthClientID: String?
 
     public init(userID: UserID, deviceID: DeviceID, accessToken: AccessToken, refreshToken: RefreshToken?, expiresAt: Int64?,
-                authAPI: String) {
+                authAPI: String, oauthClientID: String? = nil) {
+        self.oauthClientID = oauthClientID
         self.userID = userID
         self.deviceID = deviceID
         self.accessToken = accessToken
@@ -46,13 +55,14 @@ extension Store {
     public func matrixSession(of user: UserID) throws -> StoredMatrixSession? {
         try read { db in
             try db.query("""
-                SELECT device_id, access_token, refresh_token, expires_at_ms, auth_api FROM matrix_sessions WHERE user_id = ?
+                SELECT device_id, access_token, refresh_token, expires_at_ms, auth_api, oauth_client_id FROM matrix_sessions
+                WHERE user_id = ?
                 """, user) { row -> StoredMatrixSession? in
                 guard let device = row.string(0).flatMap(DeviceID.init), let access = row.string(1).flatMap(AccessToken.init),
                       let api = row.string(4) else { return nil }
                 return StoredMatrixSession(userID: user, deviceID: device, accessToken: access,
                                            refreshToken: row.string(2).flatMap(RefreshToken.init), expiresAt: row.int(3).map(Int64.init),
-                                           authAPI: api)
+                                           authAPI: api, oauthClientID: row.string(5))
             }.first ?? nil
         }
     }
@@ -61,12 +71,13 @@ extension Store {
     public func saveMatrixSession(_ session: StoredMatrixSession) throws {
         try write { db in
             _ = try db.run("""
-                INSERT INTO matrix_sessions (user_id, device_id, access_token, refresh_token, expires_at_ms, auth_api)
-                VALUES (?, ?, ?, ?, ?, ?)
+                INSERT INTO matrix_sessions (user_id, device_id, access_token, refresh_token, expires_at_ms, auth_api, oauth_client_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (user_id) DO UPDATE SET device_id = excluded.device_id, access_token = excluded.access_token,
-                    refresh_token = excluded.refresh_token, expires_at_ms = excluded.expires_at_ms, auth_api = excluded.auth_api
+                    refresh_token = excluded.refresh_token, expires_at_ms = excluded.expires_at_ms, auth_api = excluded.auth_api,
+                    oauth_client_id = excluded.oauth_client_id
                 """, session.userID, session.deviceID.rawValue, session.accessToken.secret, session.refreshToken?.secret,
-                session.expiresAt.map(Int.init), session.authAPI)
+                session.expiresAt.map(Int.init), session.authAPI, session.oauthClientID)
         }
     }
 

@@ -58,6 +58,7 @@ enum Migrations {
         Migration(version: 16, name: "xmpp credentials", sqlite: XMPPCredentialTable.schema, postgres: XMPPCredentialTable.postgresSchema),
         Migration(version: 17, name: "matrix sessions", sql: MatrixSessionTable.schema),
         Migration(version: 18, name: "matrix sync position", sql: MatrixSyncTable.schema),
+        Migration(version: 19, name: "matrix session oauth client", sql: MatrixSessionTable.oauthClientColumn),
     ]
 
     /// `schema_migrations` itself.

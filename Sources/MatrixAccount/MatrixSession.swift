@@ -21,9 +21,13 @@ public struct MatrixSession: Sendable, Equatable {
     /// When the access token expires, in milliseconds since 1970 by the wall clock; nil: it does not.
     public var expiresAt: Int64?
     public var authAPI: AuthAPI
+    /// Under OAuth 2.0: the client id the authorization server registered the bridge as (its refreshes and the
+    /// revocation at logout name it).
+    public var oauthClientID: String?
 
     public init(userID: UserID, deviceID: DeviceID, accessToken: AccessToken, refreshToken: RefreshToken? = nil,
-                expiresAt: Int64? = nil, authAPI: AuthAPI = .legacy) {
+                expiresAt: Int64? = nil, authAPI: AuthAPI = .legacy, oauthClientID: String? = nil) {
+        self.oauthClientID = oauthClientID
         self.userID = userID
         self.deviceID = deviceID
         self.accessToken = accessToken
@@ -36,6 +40,13 @@ public struct MatrixSession: Sendable, Equatable {
     public init(login: LoginResponse, requested: DeviceID, now: Int64) {
         self.init(userID: login.userID, deviceID: login.deviceID ?? requested, accessToken: login.accessToken,
                   refreshToken: login.refreshToken, expiresAt: login.expiresInMilliseconds.map { now + $0 })
+    }
+
+    /// The session an OAuth 2.0 grant at `now` minted for `userID` (whom `/account/whoami` named) on `deviceID` (the one
+    /// its scope asked for), registered as `clientID`.
+    public init(oauth answer: OAuthTokenResponse, userID: UserID, deviceID: DeviceID, clientID: String, now: Int64) {
+        self.init(userID: userID, deviceID: deviceID, accessToken: answer.accessToken, refreshToken: answer.refreshToken,
+                  expiresAt: answer.expiresIn.map { now + $0 * 1000 }, authAPI: .oauth, oauthClientID: clientID)
     }
 
     /// This session after a refresh at `now`: the new access token and its expiry, and the new refresh token — or the

@@ -22,6 +22,8 @@ public actor SessionKeeper: AccessTokens {
     private let logger: Logger
     /// The stall the operator was told of, until a session works again (for `/ready` and `doctor`).
     public private(set) var stall: SessionStall?
+    /// The authorization server's token endpoint, once an OAuth 2.0 session was refreshed.
+    private var oauthTokenEndpoint: String?
     /// Told of each renewal, login and stall as it happens (the bridge's metrics and `/ready`); called on the actor.
     private let observer: (@Sendable (SessionEvent) -> Void)?
 
@@ -91,7 +93,7 @@ public actor SessionKeeper: AccessTokens {
                 }
             case .refresh(let token):
                 do {
-                    let answer = try await client.refresh(token)
+                    let answer = try await refresh(token)
                     logger.debug("Refreshed the Matrix access token", metadata: ["matrix.user": "\(machine.configuration.userID)"])
                     observer?(.refreshed)
                     pending += machine.refreshed(answer, now: now())
@@ -132,6 +134,24 @@ public actor SessionKeeper: AccessTokens {
             }
         }
         return settled
+    }
+
+    /// Trades `token` where the session was minted: the client-server API's `/refresh`, or under OAuth 2.0 the
+    /// authorization server's token endpoint (found through the homeserver's `auth_metadata` once, then remembered).
+    private func refresh(_ token: RefreshToken) async throws(MatrixError) -> RefreshResponse {
+        guard let session, session.authAPI == .oauth else { return try await client.refresh(token) }
+        guard let clientID = session.oauthClientID else {
+            throw MatrixError(kind: .homeserver, call: .refresh, endpoint: "OAuth 2.0 token endpoint", status: 400,
+                              message: "the stored OAuth 2.0 session names no client id", attempts: 0)
+        }
+        if oauthTokenEndpoint == nil {
+            guard let endpoint = try await client.authMetadata()?.tokenEndpoint else {
+                throw MatrixError(kind: .invalidResponse, call: .authMetadata, endpoint: "GET /_matrix/client/v1/auth_metadata",
+                                  message: "the homeserver names no OAuth 2.0 token endpoint", attempts: 1)
+            }
+            oauthTokenEndpoint = endpoint
+        }
+        return try await client.requestToken(at: oauthTokenEndpoint ?? "", .refreshToken(token), clientID: clientID).asRefresh
     }
 
     /// Hands `result` to every waiting call, and to the performing one unless it has its answer already.

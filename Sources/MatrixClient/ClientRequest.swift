@@ -27,6 +27,41 @@ struct ClientRequest: Sendable {
     var authenticated = true
     /// This request's timeout instead of the client's (a long poll waits longer than any other call).
     var timeout: Duration?
+    /// A whole URL elsewhere than the homeserver (an OAuth 2.0 authorization server's endpoint), sent instead of the
+    /// homeserver's base and ``segments``.
+    var absoluteURL: String?
+    /// The body is an HTML form (`application/x-www-form-urlencoded`, as OAuth 2.0's token endpoints take), not JSON.
+    var form = false
+
+    /// A form POST to `url` (an OAuth 2.0 endpoint): no access token, sent once (a lost answer is the caller's to handle).
+    init(_ call: MatrixCall, formTo url: String, _ fields: [(String, String)]) {
+        self.init(call, "POST", [], body: Data(Self.formEncoded(fields).utf8), retry: .rateLimitOnly)
+        absoluteURL = url
+        form = true
+        authenticated = false
+    }
+
+    /// `application/x-www-form-urlencoded` (the WHATWG URL standard's serializer: space as `+`, every byte but
+    /// `*-._` and ASCII alphanumerics percent-encoded).
+    static func formEncoded(_ fields: [(String, String)]) -> String {
+        fields.map { formComponent($0.0) + "=" + formComponent($0.1) }.joined(separator: "&")
+    }
+
+    private static func formComponent(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "*"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: " "):
+                out += "+"
+            default:
+                out += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+            }
+        }
+        return out
+    }
 
     init(_ call: MatrixCall, _ method: String, _ segments: [Segment], query: [(String, String)] = [], body: Data? = nil,
          retry: RetryPolicy.Mode = .full) {
@@ -53,9 +88,11 @@ struct ClientRequest: Sendable {
         return text
     }
 
-    /// Method and path template for errors and logs, e.g. `PUT /_matrix/client/v3/rooms/{roomId}/send/…`.
+    /// Method and path template for errors and logs, e.g. `PUT /_matrix/client/v3/rooms/{roomId}/send/…`; for an
+    /// absolute URL, the URL without its query.
     var endpoint: String {
-        method + " " + segments.map { segment in
+        if let absoluteURL { return method + " " + (absoluteURL.split(separator: "?", maxSplits: 1).first.map(String.init) ?? absoluteURL) }
+        return method + " " + segments.map { segment in
             switch segment {
             case .literal(let literal): "/" + literal
             case .parameter(let name, _): "/{" + name + "}"

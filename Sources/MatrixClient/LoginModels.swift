@@ -121,29 +121,3 @@ public struct TokenOwner: Sendable, Equatable, Decodable {
         case deviceID = "device_id"
     }
 }
-
-/// The homeserver's OAuth 2.0 authorization server (`GET /_matrix/client/v1/auth_metadata`, RFC 8414; "next-generation
-/// auth", spec v1.15). Only what tells an operator where logins now happen; the flows themselves are not built yet.
-public struct AuthMetadata: Sendable, Equatable, Decodable {
-    public var issuer: String
-    public var authorizationEndpoint: String?
-    /// Where the device authorization grant (RFC 8628) starts, when the server offers it.
-    public var deviceAuthorizationEndpoint: String?
-    /// Where a user manages their account (MSC4191).
-    public var accountManagementURI: String?
-
-    public init(issuer: String, authorizationEndpoint: String? = nil, deviceAuthorizationEndpoint: String? = nil,
-                accountManagementURI: String? = nil) {
-        self.issuer = issuer
-        self.authorizationEndpoint = authorizationEndpoint
-        self.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint
-        self.accountManagementURI = accountManagementURI
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case issuer
-        case authorizationEndpoint = "authorization_endpoint"
-        case deviceAuthorizationEndpoint = "device_authorization_endpoint"
-        case accountManagementURI = "account_management_uri"
-    }
-}

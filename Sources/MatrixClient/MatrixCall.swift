@@ -3,6 +3,8 @@
 public enum MatrixCall: String, Sendable, CustomStringConvertible {
     case versions, whoAmI, registerGhost, login, ping
     case loginFlows, refresh, logout, tokenOwner, authMetadata
+    /// OAuth 2.0 ("next-generation auth"): client registration, the device authorization, the token endpoint, revocation.
+    case oauthRegistration, oauthDeviceAuthorization, oauthToken, oauthRevocation
     /// Getting a token for a call from ``AccessTokens`` (an ordinary account's session), not a call of its own.
     case accessToken
     case setDisplayName, setAvatarURL, setRoomDisplayName, setRoomAvatarURL

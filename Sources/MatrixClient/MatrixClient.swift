@@ -125,6 +125,10 @@ public final class MatrixClient: Sendable {
                                     message: body?.error ?? String(decoding: response.body.prefix(200), as: UTF8.self),
                                     attempts: attempts + rateLimitWaits)
                 error.softLogout = body?.softLogout == true
+                if request.form, let refusal = try? JSONDecoder().decode(OAuthErrorBody.self, from: response.body) {
+                    error.oauthError = OAuthErrorCode(rawValue: refusal.error)
+                    error.message = refusal.errorDescription.map { "\(refusal.error): \($0)" } ?? refusal.error
+                }
             } catch let caught {
                 if Task.isCancelled || caught == .cancelled { throw cancelled(request, attempts) }
                 let kind: MatrixError.Kind
@@ -171,9 +175,9 @@ public final class MatrixClient: Sendable {
     private func exchange(_ request: ClientRequest, bearer: String) async throws(TransportFailure) -> HTTPResponse {
         var headers: [(String, String)] = [("Accept", "application/json")]
         if !bearer.isEmpty { headers.append(("Authorization", "Bearer " + bearer)) }
-        if request.body != nil { headers.append(("Content-Type", "application/json")) }
+        if request.body != nil { headers.append(("Content-Type", request.form ? "application/x-www-form-urlencoded" : "application/json")) }
         guard let transport else { throw .unusable(unusable ?? "no homeserver connection") }
-        return try await transport.send(HTTPRequest(method: request.method, url: baseURL + request.pathAndQuery, headers: headers,
+        return try await transport.send(HTTPRequest(method: request.method, url: request.absoluteURL ?? baseURL + request.pathAndQuery, headers: headers,
                                                     body: request.body, timeout: request.timeout ?? configuration.requestTimeout,
                                                     mayReuseConnection: request.retry == .full))
     }

@@ -35,6 +35,8 @@ public struct MatrixError: Error, Sendable, Equatable, CustomStringConvertible {
     public var attempts: Int
     /// The answer said `soft_logout: true` (with `M_UNKNOWN_TOKEN`): the session may be taken up again on its device.
     public var softLogout = false
+    /// An OAuth 2.0 endpoint's `error` (RFC 6749 §5.2), when the answer was one of its refusals.
+    public var oauthError: OAuthErrorCode?
 
     public init(kind: Kind, call: MatrixCall, endpoint: String, status: Int? = nil, errcode: MatrixErrorCode? = nil, message: String, attempts: Int) {
         self.kind = kind

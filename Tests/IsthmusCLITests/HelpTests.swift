@@ -101,15 +101,20 @@ import Testing
         input with --password-stdin, else from matrix.client.password or
         ISTHMUS_MATRIX_PASSWORD. With --sso, prints a URL to open in a browser and waits
         (5 minutes at most) for the homeserver to send the browser back to this command
-        on 127.0.0.1. Homeservers that moved to OAuth 2.0 (next-generation auth) are not
-        supported yet, unless they still allow a password login.
+        on 127.0.0.1. With --oauth, for homeservers that moved to OAuth 2.0
+        (next-generation auth): registers Isthmus with their authorization server and
+        prints a URL and a code to sign in with anywhere (the device authorization
+        grant), or where the server does not offer that, a URL to open in a browser on
+        this machine.
 
-        USAGE: isthmus login [--config <file>] [--password-stdin] [--sso]
+        USAGE: isthmus login [--config <file>] [--password-stdin] [--sso] [--oauth]
 
         OPTIONS:
           --password-stdin        Read the password from standard input.
           --sso                   Log in through the homeserver's single sign-on, in a
                                   browser.
+          --oauth                 Log in through the homeserver's OAuth 2.0
+                                  authorization server.
           -c, --config <file>     Config file (default: $ISTHMUS_CONFIG, then
                                   config/isthmus.yaml).
           --log-level <level>     Log level: trace, debug, info, notice, warning, error
@@ -122,10 +127,11 @@ import Testing
         OVERVIEW: Log the bridge's Matrix account out (client mode).
 
         For matrix.mode: client. Ends the stored session at the homeserver, which
-        deletes its device (refreshing an expired access token first), then deletes the
-        session from the database. When the homeserver had already ended it, only the
-        stored copy is deleted, and logout says so. Run it while serve is stopped, or
-        serve logs in again with the configured password.
+        deletes its device (refreshing an expired access token first) — a session minted
+        through OAuth 2.0 is revoked at the authorization server instead — then deletes
+        the session from the database. When the homeserver had already ended it, only
+        the stored copy is deleted, and logout says so. Run it while serve is stopped,
+        or serve logs in again with the configured password.
 
         USAGE: isthmus logout [--config <file>]
 

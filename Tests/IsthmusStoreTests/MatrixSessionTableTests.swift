@@ -25,8 +25,9 @@ import Testing
         forever.refreshToken = nil
         forever.expiresAt = nil
         forever.authAPI = "oauth"
+        forever.oauthClientID = "01JCLIENT"
         try await store.saveMatrixSession(forever)
-        #expect(try await store.matrixSession(of: relay) == forever, "no refresh token, no expiry")
+        #expect(try await store.matrixSession(of: relay) == forever, "no refresh token, no expiry; an OAuth 2.0 client id")
         #expect(try await store.matrixSession(of: UserID("@other:example.org")!) == nil, "another account has none of it")
         #expect(try await store.deleteMatrixSession(of: relay))
         #expect(try await store.matrixSession(of: relay) == nil)

@@ -148,7 +148,10 @@ import Testing
             let metadata = try await client.authMetadata()
             #expect(metadata == AuthMetadata(
                 issuer: "https://auth.example.org/", authorizationEndpoint: "https://auth.example.org/authorize",
-                deviceAuthorizationEndpoint: "https://auth.example.org/device"))
+                tokenEndpoint: "https://auth.example.org/token", deviceAuthorizationEndpoint: "https://auth.example.org/device",
+                grantTypesSupported: ["refresh_token"]))
+            #expect(metadata?.offersDeviceGrant == false, "its grant types leave the device grant out")
+            #expect(metadata?.offersAuthorizationCode == false, "no S256")
         }
         try await withFake({ _, _ in FakeHomeserver.json(404, #"{"errcode": "M_UNRECOGNIZED", "error": "Unrecognized request"}"#) }) { client, fake in
             let none = try await client.authMetadata()

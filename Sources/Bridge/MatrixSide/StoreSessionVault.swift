@@ -14,13 +14,13 @@ public struct StoreSessionVault: SessionVault {
     public func session(of user: UserID) async throws -> MatrixSession? {
         guard let stored = try await store.matrixSession(of: user), let api = AuthAPI(rawValue: stored.authAPI) else { return nil }
         return MatrixSession(userID: stored.userID, deviceID: stored.deviceID, accessToken: stored.accessToken,
-                             refreshToken: stored.refreshToken, expiresAt: stored.expiresAt, authAPI: api)
+                             refreshToken: stored.refreshToken, expiresAt: stored.expiresAt, authAPI: api, oauthClientID: stored.oauthClientID)
     }
 
     public func keep(_ session: MatrixSession) async throws {
         try await store.saveMatrixSession(StoredMatrixSession(
             userID: session.userID, deviceID: session.deviceID, accessToken: session.accessToken, refreshToken: session.refreshToken,
-            expiresAt: session.expiresAt, authAPI: session.authAPI.rawValue))
+            expiresAt: session.expiresAt, authAPI: session.authAPI.rawValue, oauthClientID: session.oauthClientID))
     }
 
     public func forget(_ user: UserID) async throws {
