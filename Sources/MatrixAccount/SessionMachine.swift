@@ -163,9 +163,10 @@ public struct SessionMachine: Sendable {
         return logIn(replacing: session, reason: softly ? .softLogout : .loggedOut, now: now)
     }
 
-    /// Logs in with the password when the machine may; else stalls (forgetting a session the homeserver ended).
+    /// Logs in with the password when the machine may — never in place of an OAuth 2.0 session, which only its
+    /// authorization server renews; else stalls (forgetting a session the homeserver ended).
     mutating func logIn(replacing old: MatrixSession?, reason: LoginReason, now: Int64) -> [Action] {
-        guard configuration.canLogIn else {
+        guard configuration.canLogIn, old?.authAPI != .oauth else {
             switch reason {
             case .noSession: return stall(.noSession, kept: old, now: now)
             case .softLogout: return stall(.softLoggedOut, kept: old, now: now)

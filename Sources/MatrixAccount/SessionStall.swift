@@ -20,13 +20,14 @@ public enum SessionStall: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .noSession:
-            "no Matrix session is stored and no password is configured: run `isthmus login` (--password-stdin or --sso), "
+            "no Matrix session is stored and no password is configured: run `isthmus login` (--password-stdin, --sso or --oauth), "
                 + "or set matrix.client.password or ISTHMUS_MATRIX_PASSWORD"
         case .softLoggedOut:
             "the homeserver ended the Matrix session (soft logout) and no password is configured to log in again: "
                 + "run `isthmus login --sso` (the same device is kept)"
         case .loggedOut:
-            "the homeserver ended the Matrix session and no password is configured to log in again: run `isthmus login`"
+            "the homeserver ended the Matrix session and no password is configured to log in again (or it was an OAuth 2.0 "
+                + "session, which a password cannot renew): run `isthmus login` (--oauth for OAuth 2.0)"
         case .loginRefused(let errcode, let message):
             "the homeserver refused the password login (\(errcode.map { "\($0) " } ?? "")\(message)): "
                 + "check matrix.client.password (or ISTHMUS_MATRIX_PASSWORD) and the account"

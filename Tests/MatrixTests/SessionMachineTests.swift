@@ -216,6 +216,22 @@ import Testing
         #expect(n.vaultRead(nil, now: t0 + 11_001) == [.fail(.stalled(.loggedOut))])
     }
 
+    /// An OAuth 2.0 session whose refresh the authorization server refuses (RFC 6749 §5.2 `invalid_grant`) is not
+    /// replaced by a password login, even with a password configured: only `isthmus login --oauth` makes a new one.
+    @Test func aRefusedOAuthRefreshWaitsForTheOperatorEvenWithAPassword() throws {
+        var oauth = sessionA
+        oauth.authAPI = .oauth
+        oauth.oauthClientID = "01CLIENT"
+        var m = machine(canLogIn: true)
+        _ = m.tokenWanted(now: t0)
+        _ = m.vaultRead(oauth, now: t0)
+        _ = m.tokenWanted(now: t0 + 48_000)
+        _ = m.vaultRead(oauth, now: t0 + 48_000)
+        #expect(m.refreshFailed(.refused(status: 400, errcode: nil, softLogout: false, message: "invalid_grant"), now: t0 + 48_001)
+                == [.forget, .tellOperator(.loggedOut), .fail(.stalled(.loggedOut))])
+        #expect(SessionStall.loggedOut.description.contains("--oauth"))
+    }
+
     @Test func aRefusedPasswordWaitsForTheOperator() throws {
         var m = machine()
         _ = m.tokenWanted(now: t0)
