@@ -139,7 +139,7 @@ struct LoginCommand: Subcommand {
         }
         guard let password = account.password else {
             throw CommandFailure("no password: give it on standard input with --password-stdin, set matrix.client.password or "
-                                 + "\(Config.SecretVariable.matrixPassword), or log in with --sso")
+                                 + "\(Config.SecretVariable.matrixPassword), or log in with --sso or --oauth")
         }
         return password
     }

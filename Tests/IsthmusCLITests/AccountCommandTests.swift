@@ -72,7 +72,7 @@ import Testing
         }
         let both = await isthmus("login", "--password-stdin", "--sso", "-c", client)
         #expect(both.status == 64)
-        #expect(both.output.errorLines.first == "Error: --password-stdin and --sso do not go together.")
+        #expect(both.output.errorLines.first == "Error: --password-stdin, --sso and --oauth do not go together.")
     }
 
     @Test func checkConfigDescribesTheAccount() async throws {
@@ -106,7 +106,7 @@ import Testing
         let result = await isthmus("login", "-c", try clientConfig(URL(string: "http://127.0.0.1:9")!))
         #expect(result.status == 1)
         #expect(result.stderr == "Error: no password: give it on standard input with --password-stdin, set matrix.client.password or "
-                + "ISTHMUS_MATRIX_PASSWORD, or log in with --sso\n")
+                + "ISTHMUS_MATRIX_PASSWORD, or log in with --sso or --oauth\n")
         let empty = await isthmus(["login", "--password-stdin", "-c", try clientConfig(URL(string: "http://127.0.0.1:9")!)], input: "\n")
         #expect(empty.stderr == "Error: --password-stdin: standard input held no password\n")
     }
@@ -119,8 +119,8 @@ import Testing
         }) { fake in
             let result = await isthmus(["login", "-c", try clientConfig(fake.url, client: "    password: hunter2\n")])
             #expect(result.status == 1)
-            #expect(result.stderr == "Error: \(fake.url.absoluteString) uses OAuth 2.0 (next-generation auth), and Isthmus cannot log in "
-                    + "through OAuth 2.0 yet; log in with a password where the server still allows it (isthmus login --password-stdin)\n")
+            #expect(result.stderr == "Error: \(fake.url.absoluteString) uses OAuth 2.0 (next-generation auth) and offers no "
+                    + "m.login.password login: use isthmus login --oauth\n")
             #expect(!fake.requests.contains { $0.method == "POST" }, "no login was tried")
         }
     }
