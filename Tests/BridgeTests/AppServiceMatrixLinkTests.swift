@@ -23,6 +23,16 @@ import Testing
         #expect(AppServiceMatrixLink.classify(error(.homeserver, status: 403)) is MatrixError)
     }
 
+    /// A locked account (401 `M_USER_LOCKED`, soft logout) is unlocked by an administrator, not refused for good: its
+    /// messages wait.
+    @Test func aLockedAccountsMessagesWait() {
+        var locked = error(.homeserver, status: 401, message: "User account has been locked")
+        locked.errcode = .userLocked
+        locked.softLogout = true
+        #expect(AppServiceMatrixLink.classify(locked) as? MatrixLinkError
+                == .unavailable("the homeserver locked the bridge's Matrix account: User account has been locked"))
+    }
+
     /// Found by scripts/chaos (seed 4711): a ghost that must be invited before it joins, while the homeserver restarts.
     /// The invite fails for want of a homeserver; the join that followed was refused ("not invited") and the message
     /// counted as refused for good. Now the invite's outage is the join's outage: the message waits.

@@ -67,6 +67,10 @@ public struct AppServiceMatrixLink: MatrixLink {
         // the operator fixes it: the message is not the problem, so it waits like during an outage (nothing is lost)
         // while the log names the certificate, not "homeserver unavailable".
         case .unusable: return MatrixLinkError.unavailable(error.message)
+        // An account an administrator locked (client-server API §"Account locking"): calls work again once it is
+        // unlocked, so messages wait as during an outage instead of failing for good.
+        case .homeserver where error.errcode == .userLocked:
+            return MatrixLinkError.unavailable("the homeserver locked the bridge's Matrix account: \(error.message)")
         default: return error
         }
     }
