@@ -61,6 +61,8 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         var bridgeInfo: [RoomID: [String: BridgeInfoContent?]] = [:]
         /// Bridge-info state is refused as the homeserver refuses a user without the power (403 `M_FORBIDDEN`).
         var bridgeInfoRefused = false
+        /// Rooms whose sends are refused as Synapse refuses a user who is not in the room (403 `M_FORBIDDEN`).
+        var forbiddenSendRooms: Set<RoomID> = []
         /// Topics set, in order, with who set them.
         var topics: [(room: RoomID, text: String, user: UserID)] = []
         /// Users whose topic changes are refused (no power).
@@ -181,6 +183,10 @@ final class FakeMatrixLink: MatrixLink, Sendable {
                 throw MatrixLinkError.unavailable("homeserver down")
             }
             if state.outOfRoom.contains(user) { throw MatrixLinkError.notInRoom("M_FORBIDDEN: \(user) is not in the room") }
+            if state.forbiddenSendRooms.contains(room) {
+                throw MatrixError(kind: .homeserver, call: .send, endpoint: "PUT …/send", status: 403, errcode: .forbidden,
+                                  message: "User \(user) not in room \(room)", attempts: 1)
+            }
             if let existing = state.byTxn["\(room)|\(txnID)"] { return existing }
             let eventID = EventID("$ev\(state.nextEvent)")!
             state.nextEvent += 1

@@ -63,4 +63,23 @@ import Testing
         try await link.setBridgeInfo(BridgeInfoState(stateKey: "k", content: nil), in: room)
         await #expect(throws: MatrixError.self) { try await account.setBridgeInfo(BridgeInfoState(stateKey: "k", content: nil), in: room) }
     }
+
+    /// Kicked (or banned): the account's sends wait as during an outage, so nothing is dropped until it is invited
+    /// back; still in the room but refused, the refusal stands.
+    @Test func sendsWaitWhileTheAccountIsOutOfTheRoomAndARefusalInsideStands() async throws {
+        let account = FakeMatrixLink()
+        account.state.withLock { $0.forbiddenSendRooms = [room] }
+        let link = RelayMatrixLink(account: account)
+        let ghost = try #require(link.ghostUserID(forIdentity: "romeo@montague.example"))
+        await #expect(throws: MatrixLinkError.unavailable("the bridge's Matrix account \(account.botUserID) is not in the room: "
+                                                          + "messages wait until someone invites it again")) {
+            _ = try await link.send(OutgoingMatrixMessage(kind: .text, body: "Romeo: hi"), as: ghost, in: room,
+                                    txnID: ClientTransactionID("t1")!, timestamp: nil)
+        }
+        account.state.withLock { $0.members[room, default: [:]][account.botUserID] = .some(nil) }   // joined, yet refused
+        await #expect(throws: MatrixError.self) {
+            _ = try await link.send(OutgoingMatrixMessage(kind: .text, body: "Romeo: hi"), as: ghost, in: room,
+                                    txnID: ClientTransactionID("t2")!, timestamp: nil)
+        }
+    }
 }

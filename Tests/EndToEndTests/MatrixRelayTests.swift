@@ -236,4 +236,25 @@ final class MatrixRelayTests: XCTestCase {
         let late = try await pair.puppetMessages(untilSentinel: "files sentinel")
         XCTAssertEqual(late.map(\.body), ["files sentinel"], "nothing doubled")
     }
+    /// A moderator kicks the account: what XMPP occupants say meanwhile waits (nothing is dropped for want of the
+    /// account), and once someone invites it again it joins by itself and brings it all, once and in order.
+    func testAKickedAccountHoldsTheRoomsMessagesUntilItIsInvitedBack() async throws {
+        let (world, alice, muc, romeo, room) = try await Self.linkedPair("mrelay-kick")
+        defer { world.stopBridge() }
+        defer { romeo.close() }
+        try romeo.sendGroupchat(to: muc, body: "before")
+        _ = try await world.matrixMessages(alice, in: room, untilBody: "Romeo: before", excluding: alice.userID, timeout: 30)
+        try await alice.kick(Self.account, from: room, reason: "go away")
+        try await eventually("the bridge saw it was removed", timeout: 30) {
+            world.bridge?.log.contains("The bridge's Matrix account left a room or was removed from it") == true
+        }
+        for index in 0..<3 { try romeo.sendGroupchat(to: muc, body: "held\(index)") }
+        try await eventually("a held message waits for the account", timeout: 30) {
+            world.bridge?.log.contains("is not in the room: messages wait until someone invites it again") == true
+        }
+        try await alice.invite(Self.account, to: room)
+        try romeo.sendGroupchat(to: muc, body: "after")
+        let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "Romeo: after", excluding: alice.userID, timeout: 90)
+        XCTAssertEqual(inMatrix.map(\.body), ["Romeo: before", "Romeo: held0", "Romeo: held1", "Romeo: held2", "Romeo: after"])
+    }
 }

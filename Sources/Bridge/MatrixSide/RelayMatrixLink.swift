@@ -81,16 +81,39 @@ public struct RelayMatrixLink: MatrixLink {
     public func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
                      timestamp: Date?) async throws -> EventID {
         // An ordinary account cannot set origin_server_ts (`ts` is an appservice's privilege): the event takes its time.
-        try await account.send(message, as: actor(user), in: room, txnID: txnID, timestamp: nil)
+        try await waitingWhileRemoved(from: room) {
+            try await account.send(message, as: actor(user), in: room, txnID: txnID, timestamp: nil)
+        }
     }
 
     public func react(to target: EventID, key: String, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
                       timestamp: Date?) async throws -> EventID? {
-        try await account.react(to: target, key: key, as: actor(user), in: room, txnID: txnID, timestamp: nil)
+        try await waitingWhileRemoved(from: room) {
+            try await account.react(to: target, key: key, as: actor(user), in: room, txnID: txnID, timestamp: nil)
+        }
     }
 
     public func redact(_ event: EventID, reason: String?, as user: UserID, in room: RoomID, txnID: ClientTransactionID) async throws -> EventID {
-        try await account.redact(event, reason: reason, as: actor(user), in: room, txnID: txnID)
+        try await waitingWhileRemoved(from: room) {
+            try await account.redact(event, reason: reason, as: actor(user), in: room, txnID: txnID)
+        }
+    }
+
+    /// The account's call, refused (`M_FORBIDDEN`) in a room it is no longer in — kicked, banned, or it left: the call
+    /// waits as during an outage (``MatrixLinkError/unavailable(_:)``), so nothing an occupant said is dropped, until
+    /// someone invites the account again (the sync accepts an invitation into a linked room and the room catches up).
+    /// Refused while it is still in the room (it may not speak there), the refusal stands.
+    private func waitingWhileRemoved<T>(from room: RoomID, _ call: () async throws -> T) async throws -> T {
+        do {
+            return try await call()
+        } catch let refusal as MatrixError where refusal.errcode == .forbidden {
+            // Its own membership; unreadable (a room it was banned from may hide even that) counts as not joined.
+            guard (try? await account.membership(of: botUserID, in: room, as: botUserID)) == .join else {
+                throw MatrixLinkError.unavailable("the bridge's Matrix account \(botUserID) is not in the room: "
+                                                  + "messages wait until someone invites it again")
+            }
+            throw refusal
+        }
     }
 
     public func setTopic(_ topic: String, in room: RoomID, as user: UserID) async throws {
