@@ -248,6 +248,13 @@ final class MatrixRelayTests: XCTestCase {
         try await eventually("the bridge saw it was removed", timeout: 30) {
             world.bridge?.log.contains("The bridge's Matrix account left a room or was removed from it") == true
         }
+        // A restart names the linked room the account is not in.
+        world.stopBridge()
+        try await world.startBridge()
+        try await eventually("the start names the room", timeout: 30) {
+            world.bridge?.log.contains("The bridge's Matrix account is not in a linked room") == true
+                && world.bridge?.log.contains(room) == true
+        }
         for index in 0..<3 { try romeo.sendGroupchat(to: muc, body: "held\(index)") }
         try await eventually("a held message waits for the account", timeout: 30) {
             world.bridge?.log.contains("is not in the room: messages wait until someone invites it again") == true

@@ -21,4 +21,8 @@ public struct AccountSyncSource: MatrixSyncSource {
     public func sync(since: String?, wait: Duration) async throws -> SyncResponse {
         try await client.sync(since: since, filter: Self.filter, wait: wait, as: account)
     }
+
+    public func joinedRooms() async throws -> [RoomID]? {
+        try await client.joinedRooms()
+    }
 }

@@ -6,6 +6,12 @@ import Matrix
 public protocol MatrixSyncSource: Sendable {
     /// One `/sync` after `since` (nil: the first), waiting up to `wait` for something to happen.
     func sync(since: String?, wait: Duration) async throws -> SyncResponse
+    /// The rooms the account is in (`GET /joined_rooms`); nil when the source cannot tell.
+    func joinedRooms() async throws -> [RoomID]?
+}
+
+extension MatrixSyncSource {
+    public func joinedRooms() async throws -> [RoomID]? { nil }
 }
 
 /// Matrix client mode's intake (issue 28): the account's `/sync`, batch after batch, into the bridge as an
@@ -34,13 +40,15 @@ struct MatrixSyncService: BridgeService {
         while !Task.isCancelled {
             do {
                 if failures == 0 || position == nil { position = try await context.store.syncPosition(account: account) }
-                let response = try await source.sync(since: position, wait: position == nil ? .zero : wait)
+                // The first sync of a run answers at once (what came meanwhile, or nothing); later ones long-poll.
+                let response = try await source.sync(since: position, wait: synced ? wait : .zero)
                 context.metrics.health.homeserverAnswered()
                 try await take(response, history: position != nil)
                 if !synced {
                     synced = true
                     context.logger.info("Syncing as the bridge's Matrix account", metadata: [
                         "matrix.user.id": account.rawValue, "matrix.sync.resumed": "\(position != nil)"])
+                    await reportLinkedRoomsWithoutTheAccount()
                 }
                 position = response.nextBatch
                 if failures > 0 { context.logger.info("Matrix sync going again", metadata: ["matrix.sync.failures": "\(failures)"]) }
@@ -72,6 +80,19 @@ struct MatrixSyncService: BridgeService {
                                               "matrix.user.id": removal.membership?.sender.rawValue ?? "-"])
         }
         bridge.selfService?.accept(intake.raw)
+    }
+
+    /// Once per run, after the first batch (whose invitations into linked rooms were accepted): each linked room the
+    /// account is not in, named in the log — nothing crosses there until someone invites it (it cannot join alone).
+    private func reportLinkedRoomsWithoutTheAccount() async {
+        let context = bridge.context
+        guard let joined = try? await source.joinedRooms().map(Set.init),
+              let links = try? await context.store.roomLinks() else { return }
+        for link in links where !link.unlinking && !joined.contains(link.matrixRoom) {
+            context.logger.warning("The bridge's Matrix account is not in a linked room: nothing crosses there until someone invites it",
+                                   metadata: ["matrix.room.id": link.matrixRoom.rawValue, "xmpp.muc": link.muc.description,
+                                              "matrix.user.id": account.rawValue])
+        }
     }
 
     /// The account was invited: into a linked room it joins (it cannot join otherwise) and the link activates again;
