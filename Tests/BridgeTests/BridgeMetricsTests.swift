@@ -79,4 +79,20 @@ import TestSupport
         AccountClient.observe(.recovered, BridgeMetrics(health: health))
         #expect(health.verdict(now: start + .seconds(1)).ready)
     }
+
+    /// The session's events as counts: a login after a soft logout counts as both, as does a stall for want of a way
+    /// to log in again.
+    @Test func sessionEventsAreCountedWithSoftLogoutsApart() throws {
+        let metrics = BridgeMetrics()
+        AccountClient.observe(.refreshed, metrics)
+        AccountClient.observe(.loggedIn(.noSession), metrics)
+        AccountClient.observe(.loggedIn(.softLogout), metrics)
+        AccountClient.observe(.stalled(.softLoggedOut), metrics)
+        AccountClient.observe(.stalled(.loggedOut), metrics)
+        let scrape = try MetricsScrape(metrics.exposition())
+        #expect(scrape[#"isthmus_matrix_session_events_total{event="refreshed"}"#] == 1)
+        #expect(scrape[#"isthmus_matrix_session_events_total{event="logged_in"}"#] == 2)
+        #expect(scrape[#"isthmus_matrix_session_events_total{event="soft_logout"}"#] == 2)
+        #expect(scrape[#"isthmus_matrix_session_events_total{event="stalled"}"#] == 2)
+    }
 }

@@ -115,7 +115,7 @@ public final class BridgeMetrics: Sendable {
         archiveReads = registry.counter("isthmus_xmpp_archive_catchups_total",
                                         help: "Reads of a MUC's archive for what the bridge missed (each activation of a link: a start, a reconnection, a rejoin), whatever they found.").labels()
         matrixSession = registry.counter("isthmus_matrix_session_events_total",
-                                         help: "Matrix client mode: the account's token refreshes, logins and stalls (the session needs the operator).",
+                                         help: "Matrix client mode: the account's token refreshes, logins, soft logouts (the homeserver ended the session softly) and stalls (the session needs the operator).",
                                          labels: ["event"])
         rateLimitWaits = registry.counter("isthmus_matrix_rate_limit_waits_total",
                                           help: "Waits the homeserver's rate limits (429) imposed on the bridge's calls before they went again.").labels()

@@ -30,9 +30,12 @@ public enum AccountClient {
     static func observe(_ event: SessionEvent, _ metrics: BridgeMetrics) {
         switch event {
         case .refreshed: metrics.matrixSessionEvent("refreshed")
-        case .loggedIn: metrics.matrixSessionEvent("logged_in")
+        case .loggedIn(let reason):
+            metrics.matrixSessionEvent("logged_in")
+            if reason == .softLogout { metrics.matrixSessionEvent("soft_logout") }
         case .stalled(let stall):
             metrics.matrixSessionEvent("stalled")
+            if stall == .softLoggedOut { metrics.matrixSessionEvent("soft_logout") }
             metrics.health.setMatrixAccountStall(stall.description)
         case .recovered: metrics.health.setMatrixAccountStall(nil)
         }
