@@ -46,6 +46,14 @@ import Testing
         }
     }
 
+    /// The user code `login --oauth` prints (`… and enter the code ABCD-EFGH).`), once it has.
+    static func printedUserCode(_ output: OutputCapture) async throws -> String {
+        try await eventuallyValue("the command prints the code", timeout: 20) {
+            output.outputLines.first { $0.contains("and enter the code ") }.flatMap { $0.split(separator: " ").last }
+                .map { String($0.dropLast(2)) }
+        }
+    }
+
     func keptSession() async throws -> MatrixSession? {
         let store = try Store(path: directory.url.appendingPathComponent("isthmus.sqlite").path, logger: .disabled)
         defer { Task { await store.close() } }
@@ -61,10 +69,7 @@ import Testing
         try await serving(server) {
             let output = OutputCapture()
             async let login = isthmus(["login", "--oauth", "-c", path], output: output)
-            let code = try await eventuallyValue("the command prints the code", timeout: 20) {
-                output.outputLines.first { $0.contains("and enter the code ") }.flatMap { $0.split(separator: " ").last }
-                    .map { String($0.dropLast(2)) }
-            }
+            let code = try await Self.printedUserCode(output)
             #expect(output.outputLines.first == "To sign in as @relay:localhost, open \(server.url.absoluteString)/link?code=\(code)")
             #expect(server.approve(userCode: code))
             let result = await login
@@ -136,10 +141,7 @@ import Testing
         try await serving(server) {
             let output = OutputCapture()
             async let login = isthmus(["login", "--oauth", "-c", path], output: output)
-            let code = try await eventuallyValue("the command prints the code", timeout: 20) {
-                output.outputLines.first { $0.contains("and enter the code ") }.flatMap { $0.split(separator: " ").last }
-                    .map { String($0.dropLast(2)) }
-            }
+            let code = try await Self.printedUserCode(output)
             #expect(server.deny(userCode: code))
             let result = await login
             #expect(result.status == 1)
