@@ -234,15 +234,16 @@ final class AccountSynapseTests: XCTestCase {
         XCTAssertEqual(logout.status, 0)
     }
 
-    /// Single sign-on, the whole way a browser goes: the URL the command prints, Synapse's redirect to its CAS server
-    /// (run here: it signs `relay` in at once), the ticket back to Synapse, Synapse's redirect with a login token to the
-    /// command's loopback callback — which answers the browser's last request — and the token's exchange.
-    func testSingleSignOnThroughSynapsesCASEndsAtTheLoopbackCallback() async throws {
-        let cas = try FakeCASServer(port: try XCTUnwrap(bed.casPort, "restart the bed: it has no ISTHMUS_TEST_CAS_PORT"), user: "relay")
-        let casRun = Task { await cas.run() }
+    /// Single sign-on, the whole way a browser goes: the URL the command prints, Synapse's redirect to its OpenID
+    /// Connect provider (run here: it signs `relay` in at once), the code back to Synapse, which trades it at the
+    /// provider's token endpoint and reads the user from its userinfo endpoint, then Synapse's redirect with a login
+    /// token to the command's loopback callback — which answers the browser's last request — and the token's exchange.
+    func testSingleSignOnThroughSynapsesOpenIDConnectProviderEndsAtTheLoopbackCallback() async throws {
+        let provider = try FakeOIDCProvider(port: try XCTUnwrap(bed.ssoPort, "restart the bed: it has no ISTHMUS_TEST_SSO_PORT"), user: "relay")
+        let providerRun = Task { await provider.run() }
         defer {
-            cas.stop()
-            casRun.cancel()
+            provider.stop()
+            providerRun.cancel()
         }
         let config = try clientConfig()
         let output = OutputCapture()
@@ -256,7 +257,8 @@ final class AccountSynapseTests: XCTestCase {
         XCTAssertEqual((response as? HTTPURLResponse)?.statusCode, 200)
         XCTAssertEqual(String(decoding: page, as: UTF8.self), "Signed in: isthmus login goes on in the terminal. You can close this page.\n")
         XCTAssertEqual(response.url?.host, "127.0.0.1", "the browser ended at the callback")
-        XCTAssertEqual(cas.validations, 1, "Synapse checked the ticket with the CAS server")
+        XCTAssertEqual(provider.exchanges, 1, "Synapse traded the code at the provider")
+        XCTAssertEqual(provider.userinfoReads, 1, "Synapse read the user from the provider")
 
         let (status, _) = await run
         XCTAssertEqual(status, 0, output.error)
@@ -271,40 +273,59 @@ final class AccountSynapseTests: XCTestCase {
     }
 }
 
-/// The CAS server (protocol 2) Synapse's single sign-on sends browsers to, as the bed configures it: `/cas/login`
-/// signs `user` in at once (back to the service with a ticket) and `/cas/proxyValidate` vouches for any ticket.
-final class FakeCASServer: Sendable {
+/// The OpenID Connect provider Synapse's single sign-on sends browsers to, as the bed configures it (the `profile`
+/// scope only, so Synapse reads the user from the userinfo endpoint and needs no signed ID token):
+/// `/oidc/authorize` signs `user` in at once (a 302 back to Synapse with a code and the state it was given),
+/// `/oidc/token` trades the code for an access token (checking the client's credentials as the bed set them), and
+/// `/oidc/userinfo` names the user for that token.
+final class FakeOIDCProvider: Sendable {
     private let server: HTTPServer
     private let user: String
-    private let checked = Mutex(0)
+    private let counts = Mutex((exchanges: 0, userinfo: 0))
 
     init(port: Int, user: String) throws {
         server = try HTTPServer(configuration: .init(host: "127.0.0.1", port: port), logger: .disabled)
         self.user = user
     }
 
-    /// How many tickets Synapse asked about.
-    var validations: Int { checked.withLock { $0 } }
+    /// How many codes Synapse traded, and how many times it read the user.
+    var exchanges: Int { counts.withLock { $0.exchanges } }
+    var userinfoReads: Int { counts.withLock { $0.userinfo } }
 
     func run() async {
         for await request in server.requests {
-            let service = request.query.first { $0.name == "service" }?.value.flatMap { PercentEncoding.decode($0.replacingOccurrences(of: "+", with: " ")) }
-            switch request.path {
-            case "/cas/login":
-                guard let service else {
-                    request.respond(HTTPServerResponse(status: 400))
-                    continue
-                }
-                request.respond(HTTPServerResponse(status: 302, headers: ["Location": service + (service.contains("?") ? "&" : "?") + "ticket=ST-isthmus"]))
-            case "/cas/proxyValidate":
-                checked.withLock { $0 += 1 }
-                request.respond(HTTPServerResponse(status: 200, headers: ["Content-Type": "text/xml"], body: Data("""
-                    <cas:serviceResponse xmlns:cas="http://www.yale.edu/tp/cas"><cas:authenticationSuccess>\
-                    <cas:user>\(user)</cas:user></cas:authenticationSuccess></cas:serviceResponse>
-                    """.utf8)))
-            default:
-                request.respond(HTTPServerResponse(status: 404))
+            request.respond(answer(request))
+        }
+    }
+
+    private func answer(_ request: HTTPServerRequest) -> HTTPServerResponse {
+        func decoded(_ text: String?) -> String? { text.flatMap { PercentEncoding.decode($0.replacingOccurrences(of: "+", with: " ")) } }
+        switch request.path {
+        case "/oidc/authorize":
+            let query = Dictionary(request.query.map { ($0.name, decoded($0.value) ?? "") }, uniquingKeysWith: { first, _ in first })
+            guard let redirect = query["redirect_uri"], let state = query["state"], query["client_id"] == "synapse",
+                  query["response_type"] == "code" else { return HTTPServerResponse(status: 400) }
+            return HTTPServerResponse(status: 302, headers: [
+                "Location": redirect + (redirect.contains("?") ? "&" : "?") + "code=isthmus-code&state=" + PercentEncoding.encode(state)])
+        case "/oidc/token":
+            let form = String(decoding: request.body, as: UTF8.self).split(separator: "&").reduce(into: [String: String]()) { fields, pair in
+                let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                fields[parts[0]] = decoded(parts.count > 1 ? parts[1] : "")
             }
+            guard form["grant_type"] == "authorization_code", form["code"] == "isthmus-code", form["client_id"] == "synapse",
+                  form["client_secret"] == "synapse-secret" else {
+                return HTTPServerResponse(status: 400, headers: ["Content-Type": "application/json"], body: Data(#"{"error": "invalid_grant"}"#.utf8))
+            }
+            counts.withLock { $0.exchanges += 1 }
+            return HTTPServerResponse(status: 200, headers: ["Content-Type": "application/json"],
+                                      body: Data(#"{"access_token": "oidc-access", "token_type": "Bearer", "expires_in": 60}"#.utf8))
+        case "/oidc/userinfo":
+            guard request.headers["authorization"] == "Bearer oidc-access" else { return HTTPServerResponse(status: 401) }
+            counts.withLock { $0.userinfo += 1 }
+            return HTTPServerResponse(status: 200, headers: ["Content-Type": "application/json"],
+                                      body: Data(#"{"sub": "isthmus-\#(user)", "preferred_username": "\#(user)"}"#.utf8))
+        default:
+            return HTTPServerResponse(status: 404)
         }
     }
 

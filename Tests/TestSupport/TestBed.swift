@@ -65,9 +65,9 @@ public struct TestBed: Sendable {
     public let synapseURL: URL
     /// The port the bridge's appservice listener must use; Synapse pushes transactions there (`ISTHMUS_TEST_AS_PORT`).
     public let appServicePort: Int
-    /// Where Synapse's single sign-on expects its CAS server, which the SSO test runs itself (`ISTHMUS_TEST_CAS_PORT`);
-    /// nil in a bed started before it had one.
-    public let casPort: Int?
+    /// Where Synapse's single sign-on expects its OpenID Connect provider, which the SSO test runs itself
+    /// (`ISTHMUS_TEST_SSO_PORT`); nil in a bed started before it had one.
+    public let ssoPort: Int?
     /// The bridge's operations listener (`metrics.listen` in the bed's config).
     public let metricsPort: Int
     /// The token the bridge presents to Synapse (`ISTHMUS_TEST_AS_TOKEN`).
@@ -112,7 +112,7 @@ public struct TestBed: Sendable {
             componentSecret: try reader.string("ISTHMUS_TEST_COMPONENT_SECRET"),
             synapseURL: try reader.url("ISTHMUS_TEST_SYNAPSE_URL"),
             appServicePort: try reader.port("ISTHMUS_TEST_AS_PORT"),
-            casPort: environment["ISTHMUS_TEST_CAS_PORT"] == nil ? nil : try reader.port("ISTHMUS_TEST_CAS_PORT"),
+            ssoPort: environment["ISTHMUS_TEST_SSO_PORT"] == nil ? nil : try reader.port("ISTHMUS_TEST_SSO_PORT"),
             metricsPort: try reader.port("ISTHMUS_TEST_METRICS_PORT"),
             asToken: try reader.string("ISTHMUS_TEST_AS_TOKEN"),
             hsToken: try reader.string("ISTHMUS_TEST_HS_TOKEN"),
