@@ -50,8 +50,8 @@ final class MatrixRelayTests: XCTestCase {
         return (world, alice, muc, romeo, room)
     }
 
-    /// kill -9 and a restart with messages sent both ways while the bridge was down: the stored sync position brings
-    /// every Matrix message once (nothing older again), the archive every XMPP one, in order.
+    /// kill -9 and a restart with messages sent both ways while the bridge was down, then the same across SIGTERM: the
+    /// stored sync position brings every Matrix message once (nothing older again), the archive every XMPP one, in order.
     func testAKillNineAndARestartLoseAndRepeatNothing() async throws {
         let (world, alice, muc, romeo, room) = try await Self.linkedPair("mrelay-kill")
         defer { romeo.close() }
@@ -71,6 +71,21 @@ final class MatrixRelayTests: XCTestCase {
         let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "Romeo: x-end", excluding: alice.userID, timeout: 60)
         XCTAssertEqual(inMatrix.map(\.body), (0..<4).map { "Romeo: x\($0)" } + ["Romeo: x-end"])
         XCTAssertTrue(world.bridge?.log.contains("matrix.sync.resumed=true") == true, "the restart synced on from the stored position")
+
+        // The same across a graceful stop (SIGTERM).
+        world.stopBridge()
+        for index in 0..<3 {
+            try await alice.send("t\(index)", to: room)
+            try romeo.sendGroupchat(to: muc, body: "y\(index)")
+        }
+        try await world.startBridge()
+        try await alice.send("t-end", to: room)
+        try romeo.sendGroupchat(to: muc, body: "y-end")
+        let afterStop = try await world.xmppMessages(romeo, from: muc, untilBody: "t-end", excludingNick: "Romeo", timeout: 60)
+        XCTAssertEqual(afterStop.map(\.body), (0..<3).map { "t\($0)" } + ["t-end"], "once each, nothing older again")
+        let intoMatrix = try await world.matrixMessages(alice, in: room, untilBody: "Romeo: y-end", excluding: alice.userID, timeout: 60)
+        XCTAssertEqual(intoMatrix.map(\.body).drop { $0 != "Romeo: y0" }, (0..<3).map { "Romeo: y\($0)" } + ["Romeo: y-end"])
+        XCTAssertEqual(intoMatrix.map(\.body).filter { $0 == "Romeo: x-end" }.count, 1, "nothing of the earlier run again")
     }
 
     func testTextBothWaysThroughTheAccountWithProfiles() async throws {
@@ -263,5 +278,33 @@ final class MatrixRelayTests: XCTestCase {
         try romeo.sendGroupchat(to: muc, body: "after")
         let inMatrix = try await world.matrixMessages(alice, in: room, untilBody: "Romeo: after", excluding: alice.userID, timeout: 90)
         XCTAssertEqual(inMatrix.map(\.body), ["Romeo: before", "Romeo: held0", "Romeo: held1", "Romeo: held2", "Romeo: after"])
+    }
+    /// Self-service linking through the account: invited into a room no link names, it joins; `!isthmus link` there
+    /// asks the MUC's owner, whose `yes` links; the account posts the confirmation and relays; `unlink` ends it.
+    func testSelfServiceLinkingThroughTheAccount() async throws {
+        let world = try EndToEndHarness("mrelay-self")
+        try world.editConfig(Self.matrixClientConfig(world.bed))
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        let alice = try await world.matrixUser("alice")
+        let muc = world.muc("mrelay-self")
+        let romeo = try await world.xmppUser("bob")
+        defer { romeo.close() }
+        try await romeo.joinRoom(muc, nick: "Romeo")   // creates the room: Romeo is its owner
+        let room = try await alice.createRoom(name: "Lounge \(world.suffix)", invite: [Self.account])
+        try await world.waitForBot(alice, in: room)
+
+        try await alice.send("!isthmus link \(muc) Romeo", to: room)
+        let question = try await world.privateMessage(to: romeo, from: muc)
+        XCTAssertTrue(question.body?.contains("Reply yes within 5 minutes") == true, question.body ?? "")
+        try romeo.send(.message(Message(type: .chat, to: try XCTUnwrap(question.from), body: "yes")))
+        _ = try await world.botNotice(alice, in: room, containing: "Linked with \(muc), allowed by Romeo.")
+        try await world.waitForLink(room, status: "active")
+
+        try romeo.sendGroupchat(to: muc, body: "hello from xmpp")
+        let bridged = try await world.matrixMessages(alice, in: room, untilBody: "Romeo: hello from xmpp", excluding: alice.userID)
+        XCTAssertEqual(bridged.last?.sender, Self.account)
+        try await alice.send("!isthmus unlink", to: room)
+        try await eventually("link gone", timeout: 20) { try world.links().isEmpty }
     }
 }
