@@ -82,4 +82,22 @@ import Testing
                                     txnID: ClientTransactionID("t2")!, timestamp: nil)
         }
     }
+
+    /// A ghost's avatar becomes the `avatar_url` of its messages' profiles in that room (no member event: there is no
+    /// such member); removed, it is left out again.
+    @Test func aGhostsAvatarGoesIntoItsProfiles() async throws {
+        let account = FakeMatrixLink()
+        let link = RelayMatrixLink(account: account)
+        let ghost = try #require(link.ghostUserID(forIdentity: "romeo@montague.example"))
+        let mxc = try #require(MXCURI(mxc: "mxc://localhost/avatar1"))
+        try await link.setRoomAvatar(mxc, for: ghost, in: room)
+        var message = OutgoingMatrixMessage(kind: .text, body: "Romeo: hi")
+        message.profile = PerMessageProfile(id: "romeo", displayname: "Romeo", hasFallback: true)
+        _ = try await link.send(message, as: ghost, in: room, txnID: ClientTransactionID("t1")!, timestamp: nil)
+        try await link.setRoomAvatar(nil, for: ghost, in: room)
+        _ = try await link.send(message, as: ghost, in: room, txnID: ClientTransactionID("t2")!, timestamp: nil)
+        let profiles = account.state.withLock { $0.sent.map(\.message.profile?.avatarURL) }
+        #expect(profiles == ["mxc://localhost/avatar1", nil])
+        #expect(account.state.withLock { $0.members[room]?[ghost] } == nil, "no member event for a ghost")
+    }
 }

@@ -34,7 +34,7 @@ final class AvatarTests: XCTestCase {
     }
 
     /// `client` publishes a vCard with `png` as its photo (XEP-0054 §3.2) and announces its hash in the room (XEP-0153).
-    func publishAvatar(_ client: XMPPTestClient, nick: String, in muc: JID) async throws {
+    static func publishAvatar(_ client: XMPPTestClient, nick: String, in muc: JID) async throws {
         let vCard = VCardPhoto.vCard(VCardPhoto(mediaType: "image/png", data: Array(Self.png)))
         let stored = try await client.request(IQ(type: .set, payload: .other(vCard)))
         XCTAssertEqual(stored.type, .result, "the server stores the vCard")
@@ -45,7 +45,7 @@ final class AvatarTests: XCTestCase {
         let pair = try await RichPair.start("xavatar", withJuliet: true)
         defer { pair.close() }
         let romeo = try await ghost(named: "Romeo", in: pair)
-        try await publishAvatar(pair.romeo, nick: "Romeo", in: pair.muc)
+        try await Self.publishAvatar(pair.romeo, nick: "Romeo", in: pair.muc)
         let found = try await avatarURL(of: romeo, in: pair, "Romeo's ghost's avatar") { $0?.hasPrefix("mxc://") == true }
         let mxc = try XCTUnwrap(found)
         let downloaded = try await pair.alice.download(mxc)
@@ -56,7 +56,7 @@ final class AvatarTests: XCTestCase {
         // The same image for Juliet: uploaded once, so her ghost gets the same mxc.
         let juliet = try await ghost(named: "Juliet", in: pair)
         let julietClient = try XCTUnwrap(pair.juliet)
-        try await publishAvatar(julietClient, nick: "Juliet", in: pair.muc)
+        try await Self.publishAvatar(julietClient, nick: "Juliet", in: pair.muc)
         let julietsMXC = try await avatarURL(of: juliet, in: pair, "Juliet's ghost's avatar") { $0?.hasPrefix("mxc://") == true }
         XCTAssertEqual(julietsMXC, mxc, "one upload per hash")
 
@@ -114,7 +114,7 @@ final class AvatarTests: XCTestCase {
         try pair.romeo.send(.presence(Presence(to: occupant, extensions: [AvatarUpdate.photo(Digest.hex(Digest.sha1(text))).element])))
         try pair.romeo.send(.presence(Presence(to: occupant, extensions: [AvatarUpdate.photo(String(repeating: "ab", count: 20)).element])))
         // The sentinel: a real avatar afterwards is bridged (so both refusals were handled before it).
-        try await publishAvatar(pair.romeo, nick: "Romeo", in: pair.muc)
+        try await Self.publishAvatar(pair.romeo, nick: "Romeo", in: pair.muc)
         let found = try await avatarURL(of: romeo, in: pair, "Romeo's ghost's avatar") { $0?.hasPrefix("mxc://") == true }
         let mxc = try XCTUnwrap(found)
         let downloaded = try await pair.alice.download(mxc)

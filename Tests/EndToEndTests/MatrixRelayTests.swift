@@ -1,5 +1,6 @@
 import Foundation
 import IsthmusCommon
+import Synchronization
 import TestSupport
 import XCTest
 import XMPP
@@ -306,5 +307,26 @@ final class MatrixRelayTests: XCTestCase {
         XCTAssertEqual(bridged.last?.sender, Self.account)
         try await alice.send("!isthmus unlink", to: room)
         try await eventually("link gone", timeout: 20) { try world.links().isEmpty }
+    }
+    /// Avatars through the account: an occupant's vCard photo is uploaded by the account and named in the profile of
+    /// its messages (no member event: there is no such member); a Matrix user's avatar reaches its puppet's vCard.
+    func testAnOccupantsAvatarIsInItsMessagesProfiles() async throws {
+        let pair = try await RichPair.start("mrelay-avatar", config: Self.matrixClientConfig(try TestBed.fromEnvironment()))
+        defer { pair.close() }
+        _ = try await pair.xmppSays("before the avatar", matching: { $0.body == "Romeo: before the avatar" })
+        try await AvatarTests.publishAvatar(pair.romeo, nick: "Romeo", in: pair.muc)
+        // Each message until the upload is done may still go without; one soon carries it.
+        let attempt = Mutex(0)
+        let mxc = try await eventuallyValue("a message of Romeo's with the avatar in its profile", timeout: 30, pollEvery: .milliseconds(300)) {
+            () -> String? in
+            let number = attempt.withLock { $0 += 1; return $0 }
+            let said = try await pair.xmppSays("try \(number)", matching: { $0.body == "Romeo: try \(number)" })
+            return said.event.raw.at("content", "com.beeper.per_message_profile", "avatar_url")?.stringValue
+        }
+        XCTAssertTrue(mxc.hasPrefix("mxc://"), mxc)
+        let downloaded = try await pair.alice.download(mxc)
+        XCTAssertEqual(downloaded.data, AvatarTests.png, "the profile's avatar is byte-identical to the vCard's photo")
+        let members = try await pair.alice.members(of: pair.room)
+        XCTAssertFalse(members.keys.contains { $0.hasPrefix("@_xmpp_") }, "no ghost member for the avatar: \(members.keys)")
     }
 }

@@ -30,9 +30,6 @@ public struct MediaSettings: Sendable {
     public var maxConcurrentTransfers: Int
     /// `media.xmpp_upload`: Matrix files go to the XMPP server's XEP-0363 service (see ``XMPPUploader``).
     public var xmppUpload = false
-    /// Avatars are bridged (ghosts' per-room avatars, puppets' vCards). Off in Matrix client mode, whose occupants
-    /// have no Matrix users to show them.
-    public var avatars = true
 
     public init(homeserverURL: URL, identity: MediaIdentity, caFile: String? = nil, signer: MediaLinkSigner?, maxSize: Int64? = nil,
                 allowPrivateAddresses: Bool = false, stallTimeout: Duration = .seconds(30), maxConcurrentTransfers: Int = 8) {

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import IsthmusCommon
+import Synchronization
 import MatrixClient
 
 /// Matrix client mode (issue 28): the ``MatrixLink`` of an ordinary Matrix account, over a link that acts as that
@@ -15,6 +16,8 @@ import MatrixClient
 public struct RelayMatrixLink: MatrixLink {
     /// The link acting as the account.
     let account: any MatrixLink
+    /// Each ghost's avatar per room, as the avatar machine last set it: the `avatar_url` of its messages' profiles.
+    private let avatars = GhostAvatars()
 
     public init(account: any MatrixLink) {
         self.account = account
@@ -65,8 +68,9 @@ public struct RelayMatrixLink: MatrixLink {
         try await account.setRoomDisplayname(name, for: user, in: room)
     }
 
+    /// A ghost's avatar is no member's: it goes into the `avatar_url` of the ghost's messages' profiles from now on.
     public func setRoomAvatar(_ mxc: MXCURI?, for user: UserID, in room: RoomID) async throws {
-        guard !isGhost(user) else { return }
+        guard !isGhost(user) else { return avatars.set(mxc, for: user, in: room) }
         try await account.setRoomAvatar(mxc, for: user, in: room)
     }
 
@@ -81,7 +85,9 @@ public struct RelayMatrixLink: MatrixLink {
     public func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
                      timestamp: Date?) async throws -> EventID {
         // An ordinary account cannot set origin_server_ts (`ts` is an appservice's privilege): the event takes its time.
-        try await waitingWhileRemoved(from: room) {
+        var message = message
+        if isGhost(user), message.profile != nil { message.profile?.avatarURL = avatars.avatar(of: user, in: room)?.description }
+        return try await waitingWhileRemoved(from: room) { [message] in
             try await account.send(message, as: actor(user), in: room, txnID: txnID, timestamp: nil)
         }
     }
@@ -186,5 +192,19 @@ public enum RelayMatrixLinkError: Error, Sendable, Equatable, CustomStringConver
             "private chats with XMPP users need the bridge's application service (matrix.mode: appservice): an ordinary "
                 + "Matrix account has no user to give them"
         }
+    }
+}
+
+/// The ghosts' avatars per room (Matrix client mode keeps them for the profiles; no store: the avatar machine sets them
+/// again at every activation). Thread-safe.
+final class GhostAvatars: Sendable {
+    private let byRoom = Mutex<[RoomID: [UserID: MXCURI]]>([:])
+
+    func set(_ mxc: MXCURI?, for ghost: UserID, in room: RoomID) {
+        byRoom.withLock { $0[room, default: [:]][ghost] = mxc }
+    }
+
+    func avatar(of ghost: UserID, in room: RoomID) -> MXCURI? {
+        byRoom.withLock { $0[room]?[ghost] }
     }
 }

@@ -89,9 +89,7 @@ public final class Bridge: Sendable {
         context.matrixRelay = matrixRelay
         context.subscriptions = SubscriptionDesk(policy: subscriptions)
         if let media, let importer = context.mediaImporter {
-            if media.avatars {
-                context.avatars = AvatarFetcher(settings: media, importer: importer, store: store, logger: logger.with(label: "avatars"))
-            }
+            context.avatars = AvatarFetcher(settings: media, importer: importer, store: store, logger: logger.with(label: "avatars"))
             let server = naming.identity == .account ? JID(naming.componentDomain) : XMPPUploader.serverDomain(ofComponent: naming.componentDomain)
             if media.xmppUpload, let server {
                 context.xmppUploader = XMPPUploader(settings: media, importer: importer, xmpp: xmpp, serverDomain: server,

@@ -41,10 +41,9 @@ extension BridgeRuntime {
             }
             let (client, keeper) = AccountClient.make(config, account, store: store, logger: logger, metrics: metrics)
             let link = AppServiceMatrixLink(client: client, namespace: namespace, logger: linkLogger, metrics: metrics)
-            // Files go as the account, with its session's token of the moment. Avatars are not bridged: XMPP occupants
-            // have no Matrix users to show one on.
-            var media = mediaSettings(identity: .account(keeper), signer: nil)
-            media.avatars = false
+            // Files and avatars go as the account, with its session's token of the moment: an occupant's avatar is
+            // uploaded by the account and named in its messages' profiles; Matrix users' avatars reach their puppets.
+            let media = mediaSettings(identity: .account(keeper), signer: nil)
             return MatrixSide(client: client, link: link, bridgeLink: RelayMatrixLink(account: link), botUserID: account.userID,
                               media: media, relay: MatrixRelayFormat(format: config.relay.matrixFormat),
                               sync: AccountSyncSource(client: client, account: account.userID), keeper: keeper)
