@@ -104,7 +104,7 @@ struct OAuthLogin {
                 let outcome: DeviceGrantPolling.Outcome
                 do {
                     outcome = .tokens(try await client.requestToken(at: tokenEndpoint, .deviceCode(authorization.deviceCode), clientID: clientID))
-                } catch where error.oauthError != nil || (error.kind == .homeserver && (error.status ?? 0) < 500) {
+                } catch where error.oauthError != nil || (error.kind == .homeserver && (error.status ?? 0) < 500 && error.status != 429) {
                     outcome = .refused(error.oauthError, message: error.message)
                 } catch {
                     outcome = .unanswered(error.message)
