@@ -46,9 +46,10 @@ import Testing
         }
     }
 
-    /// The user code `login --oauth` prints (`… and enter the code ABCD-EFGH).`), once it has.
+    /// The user code `login --oauth` prints (`… and enter the code ABCD-EFGH).`), once it has. The deadline is generous:
+    /// the whole suite runs at once on two cores, and its start can take 20 s of wall time for anything to move.
     static func printedUserCode(_ output: OutputCapture) async throws -> String {
-        try await eventuallyValue("the command prints the code", timeout: 20) {
+        try await eventuallyValue("the command prints the code", timeout: 120) {
             output.outputLines.first { $0.contains("and enter the code ") }.flatMap { $0.split(separator: " ").last }
                 .map { String($0.dropLast(2)) }
         }
@@ -117,7 +118,7 @@ import Testing
         try await serving(server) {
             let output = OutputCapture()
             async let login = isthmus(["login", "--oauth", "-c", path], output: output)
-            let printed = try await eventuallyValue("the command prints the authorization URL", timeout: 20) {
+            let printed = try await eventuallyValue("the command prints the authorization URL", timeout: 120) {
                 output.outputLines.first { $0.hasPrefix(server.url.absoluteString + "/oauth2/authorize?") }
             }
             #expect(printed.contains("code_challenge_method=S256") && printed.contains("response_type=code"))
@@ -165,7 +166,7 @@ import Testing
               path: other.sqlite
 
             """, to: "plain.yaml")
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        await withTaskGroup(of: Void.self) { group in
             group.addTask { await plain.run() }
             defer { plain.stop() }
             let result = await isthmus("login", "--oauth", "-c", plainConfig)
