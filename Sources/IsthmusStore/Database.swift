@@ -32,10 +32,13 @@ final class Database {
     let logger: Logger
     /// When text with NUL characters was last reported, and how many values were cleaned since.
     var hostileText = HostileTextLog()
+    /// Where its statements and commits are counted (the ``Store``'s own; a private one for the other owners).
+    let activity: StoreActivity
 
-    init(_ backend: Backend, logger: Logger = .disabled) {
+    init(_ backend: Backend, logger: Logger = .disabled, activity: StoreActivity = StoreActivity()) {
         self.backend = backend
         self.logger = logger
+        self.activity = activity
         switch backend {
         case .sqlite: dialect = .sqlite
         case .postgres: dialect = .postgres
@@ -52,6 +55,7 @@ final class Database {
 
     /// Runs one or more statements without parameters (schema, pragmas). Blocks on I/O.
     func execute(_ sql: String) throws(StoreError) {
+        activity.ranStatement()
         switch backend {
         case .sqlite(let connection):
             do { try connection.execute(sql) } catch { throw StoreError(error) }
@@ -63,6 +67,7 @@ final class Database {
     /// Runs a statement that returns no rows; returns the number of rows it changed. Blocks on I/O.
     @discardableResult
     func run(_ sql: String, _ parameters: any SQLBindable...) throws(StoreError) -> Int {
+        activity.ranStatement()
         switch backend {
         case .sqlite(let connection):
             do { return try connection.run(sql, parameters: parameters) } catch { throw StoreError(error) }
@@ -74,6 +79,7 @@ final class Database {
 
     /// Runs a query and maps each row (errors thrown by `map` pass through unchanged). Blocks on I/O.
     func query<T>(_ sql: String, _ parameters: any SQLBindable..., map: (Row) throws -> T) throws -> [T] {
+        activity.ranStatement()
         switch backend {
         case .sqlite(let connection):
             do {
@@ -94,23 +100,26 @@ final class Database {
     /// (READ COMMITTED) on one connection kept for the whole body; the statements that read and then write rows another
     /// process could write meanwhile say how they stay correct (an upsert, a unique constraint, a lock).
     func transaction<T>(_ body: () throws -> T) throws -> T {
+        let result: T
         switch backend {
         case .sqlite(let connection):
             do {
-                return try connection.transaction(body)
+                result = try connection.transaction(body)
             } catch let error as SQLiteError {
                 throw StoreError(error)
             }
         case .postgres(let pool):
             do {
-                return try postgresTransaction(pool, body)
+                result = try postgresTransaction(pool, body)
             } catch let error as StoreError where error.sqlState == "40001" || error.sqlState == "40P01" {
                 // A serialization failure or a deadlock: PostgreSQL rolled the whole transaction back, and running it
                 // again usually succeeds. Once; a second failure is ``StoreError/Kind/unavailable``. The bodies only
                 // read and write the database, so running one twice is safe.
-                return try postgresTransaction(pool, body)
+                result = try postgresTransaction(pool, body)
             }
         }
+        activity.committed()
+        return result
     }
 
     private func postgresTransaction<T>(_ pool: PostgresPool, _ body: () throws -> T) throws -> T {

@@ -33,6 +33,9 @@ public actor Store {
 
     /// How hard each commit is pushed to the disk (SQLite only; PostgreSQL's `synchronous_commit` is the server's).
     public nonisolated let synchronous: StoreSynchronous
+    /// Calls, wake-ups, statements and commits since the store opened (the lease's and the checkpointer's own
+    /// connections not included).
+    public nonisolated let activity: StoreActivity
 
     /// Opens a SQLite database at `path` (see ``init(location:synchronous:logger:)``).
     public init(path: String, synchronous: StoreSynchronous = .normal, logger: Logger) throws {
@@ -47,14 +50,17 @@ public actor Store {
         self.location = location
         self.synchronous = synchronous
         self.logger = logger
+        let activity = StoreActivity()
+        self.activity = activity
         leaseChannels = LeaseChannelSlot(location: location, logger: logger)
         switch location {
         case .sqlite(let path):
-            (database, checkpointer) = try Self.openSQLite(path: path, synchronous: synchronous)
+            (database, checkpointer) = try Self.openSQLite(path: path, synchronous: synchronous, activity: activity)
         case .postgres(let url, let poolSize):
             // Once, before any connect: libpq's own parse errors would quote the URL, password and all.
             do { _ = try PostgresConnection.validate(url.rawValue) } catch { throw StoreError(.other, error.description) }
-            database = Database(.postgres(PostgresPool(url: url.rawValue, size: poolSize, logger: logger)), logger: logger)
+            database = Database(.postgres(PostgresPool(url: url.rawValue, size: poolSize, logger: logger)), logger: logger,
+                                activity: activity)
             checkpointer = nil
         }
         let applied = try Migrations.apply(Migrations.all, to: database)
@@ -63,7 +69,7 @@ public actor Store {
                 "store.location": "\(location)", "store.migrations": applied.map(String.init).joined(separator: ","),
             ])
         }
-        executor = try StoreExecutor()
+        executor = try StoreExecutor(activity: activity)
     }
 
     deinit {
@@ -87,7 +93,7 @@ public actor Store {
     }
 
     /// Opens a SQLite file in WAL mode with its checkpointer (none for in-memory databases).
-    private static func openSQLite(path: String, synchronous: StoreSynchronous) throws(StoreError)
+    private static func openSQLite(path: String, synchronous: StoreSynchronous, activity: StoreActivity) throws(StoreError)
         -> (Database, WALCheckpointer?) {
         do {
             let connection = try SQLiteConnection(path: path)
@@ -101,9 +107,9 @@ public actor Store {
             // Checkpoints happen on the checkpointer's own connection and thread. The automatic checkpoint stays, rarer,
             // as the bound on the log's size: under sustained writes a passive checkpoint beside the writer never catches
             // up completely, and only a checkpoint in the writer's own connection lets the log start over.
-            guard path != ":memory:" && !path.isEmpty else { return (Database(.sqlite(connection)), nil) }
+            guard path != ":memory:" && !path.isEmpty else { return (Database(.sqlite(connection), activity: activity), nil) }
             try connection.execute("PRAGMA wal_autocheckpoint = 4000;")
-            return (Database(.sqlite(connection)), try WALCheckpointer(path: path, interval: .milliseconds(250)))
+            return (Database(.sqlite(connection), activity: activity), try WALCheckpointer(path: path, interval: .milliseconds(250)))
         } catch let error as SQLiteError {
             throw StoreError(error)
         } catch let error as StoreError {

@@ -37,7 +37,11 @@ final class StoreExecutor: SerialExecutor {
 
     /// Starts the thread. The thread keeps the executor alive until it ends, since jobs still queued refer to it.
     /// - Throws: ``ThreadStartError`` when the thread cannot be started.
-    init(name: String = "isthmus-store") throws(ThreadStartError) {
+    /// Where the calls run and the wake-ups are counted.
+    private let activity: StoreActivity
+
+    init(name: String = "isthmus-store", activity: StoreActivity = StoreActivity()) throws(ThreadStartError) {
+        self.activity = activity
         try DedicatedThread.start(name: name) { [self] in runLoop() }
     }
 
@@ -98,10 +102,12 @@ final class StoreExecutor: SerialExecutor {
             }
             switch next {
             case .run:
+                activity.ranCalls(batch.count)
                 for job in batch { job.runSynchronously(on: executor) }
                 batch.removeAll(keepingCapacity: true)
             case .sleep:
                 wakeup.wait()
+                activity.wokeUp()
             case .end:
                 ended.signal()
                 return

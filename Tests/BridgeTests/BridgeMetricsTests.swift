@@ -95,4 +95,17 @@ import TestSupport
         #expect(scrape[#"isthmus_matrix_session_events_total{event="soft_logout"}"#] == 2)
         #expect(scrape[#"isthmus_matrix_session_events_total{event="stalled"}"#] == 2)
     }
+
+    @Test func theStoresWorkIsScrapedAsItsCounters() async throws {
+        let metrics = BridgeMetrics()
+        let store = try Store(path: ":memory:", logger: .disabled)
+        metrics.observe(store: store.activity)
+        let before = try MetricsScrape(metrics.exposition())
+        try await store.markTransactionProcessed(TransactionID("t1")!)
+        let after = try MetricsScrape(metrics.exposition())
+        #expect(after["isthmus_store_commits_total"] - before["isthmus_store_commits_total"] == 1)
+        #expect(after["isthmus_store_calls_total"] - before["isthmus_store_calls_total"] == 1)
+        #expect(after["isthmus_store_statements_total"] - before["isthmus_store_statements_total"] >= 1)
+        #expect(after.text.contains("# TYPE isthmus_store_thread_wakeups_total counter"))
+    }
 }

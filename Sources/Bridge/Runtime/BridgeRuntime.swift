@@ -36,6 +36,7 @@ public struct BridgeRuntime: Sendable {
             throw StartError(description: "the config's names do not form valid Matrix user ids or JIDs")
         }
         let metrics = BridgeMetrics()
+        metrics.observe(store: store.activity)
         metrics.health.setStandby(config.ha.enabled)
         if let client = config.xmpp.client, config.xmpp.mode == .client { metrics.health.setClientMode(account: client.jid.description) }
         let matrix = try await makeMatrixSide(store: store, metrics: metrics)

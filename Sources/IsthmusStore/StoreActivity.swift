@@ -1,0 +1,45 @@
+import Synchronization
+
+/// What the store has done since it opened: calls run on its thread, the times that thread had to be woken, SQL
+/// statements and commits. Counted where they happen (the store's thread), read from any thread — by the metrics
+/// (`isthmus_store_*_total`) and by `scripts/bench`, which divides them by the messages bridged (issue 26's
+/// per-message breakdown). Relaxed atomic additions: a few nanoseconds beside a statement's microseconds.
+public final class StoreActivity: Sendable {
+    /// The counters at one moment.
+    public struct Snapshot: Sendable, Equatable {
+        /// Jobs run on the store's thread: each call into the ``Store`` actor from another thread is one (a hop there
+        /// and, for the caller, one back).
+        public var calls: Int
+        /// Times the store's thread slept with nothing to do and was woken by a call (a system call on each side).
+        public var wakeups: Int
+        /// SQL statements sent to the database (each a round trip on PostgreSQL), the transactions' own
+        /// `BEGIN`/`COMMIT` not included.
+        public var statements: Int
+        /// Transactions committed (each an fsync on SQLite's `FULL` and on PostgreSQL's default durability).
+        public var commits: Int
+
+        public init(calls: Int = 0, wakeups: Int = 0, statements: Int = 0, commits: Int = 0) {
+            self.calls = calls
+            self.wakeups = wakeups
+            self.statements = statements
+            self.commits = commits
+        }
+    }
+
+    private let calls = Atomic<Int>(0)
+    private let wakeups = Atomic<Int>(0)
+    private let statements = Atomic<Int>(0)
+    private let commits = Atomic<Int>(0)
+
+    public init() {}
+
+    public func snapshot() -> Snapshot {
+        Snapshot(calls: calls.load(ordering: .relaxed), wakeups: wakeups.load(ordering: .relaxed),
+                 statements: statements.load(ordering: .relaxed), commits: commits.load(ordering: .relaxed))
+    }
+
+    func ranCalls(_ count: Int) { calls.wrappingAdd(count, ordering: .relaxed) }
+    func wokeUp() { wakeups.wrappingAdd(1, ordering: .relaxed) }
+    func ranStatement() { statements.wrappingAdd(1, ordering: .relaxed) }
+    func committed() { commits.wrappingAdd(1, ordering: .relaxed) }
+}
