@@ -78,9 +78,25 @@ struct BridgeOnlyBenchmark {
             }
             let stats = harness.bridge.stats()
 
-            for (name, key, max, one, paced, ceiling) in [
-                ("XMPP → Matrix", "x2m", x2m, x2mOne, x2mPaced, x2mCeiling),
-                ("Matrix → XMPP", "m2x", m2x, m2xOne, m2xPaced, m2xCeiling),
+            // The per-message breakdown, in runs of their own: counting system calls (perf) slows the process a little,
+            // and the figures above must not pay for it.
+            progress("bridge-only\(column == .postgres ? " (PostgreSQL)" : ""): per-message breakdown")
+            let probe = harness.costProbe
+            let breakdownMessages = min(messages, 10_000)
+            let (x2mProbed, x2mCosts) = try await probe.measure {
+                try await Load.windowed(total: breakdownMessages, window: window, timeout: .seconds(120), measuring: pid) { tracker, seq in
+                    try harness.sendFromXMPP(tracker, seq)
+                }
+            }
+            let (m2xProbed, m2xCosts) = try await probe.measure {
+                try await Load.windowed(total: breakdownMessages, window: window, timeout: .seconds(120), measuring: pid) { tracker, seq in
+                    harness.sendFromMatrix(tracker, seq)
+                }
+            }
+
+            for (name, key, max, one, paced, ceiling, (probed, costs)) in [
+                ("XMPP → Matrix", "x2m", x2m, x2mOne, x2mPaced, x2mCeiling, (x2mProbed, x2mCosts)),
+                ("Matrix → XMPP", "m2x", m2x, m2xOne, m2xPaced, m2xCeiling, (m2xProbed, m2xCosts)),
             ] {
                 report.add(section, "\(key)_rate", "\(name): sustained, \(rooms) rooms", max.rateUntilIdle, "msg/s", column: column)
                 report.add(section, "\(key)_ratio_to_fakes", "\(name): ratio to the fakes' ceiling", max.rateUntilIdle / ceiling, "×", column: column)
@@ -91,6 +107,9 @@ struct BridgeOnlyBenchmark {
                 report.add(section, "\(key)_p99_ms", "\(name): p99 latency at \(Int(pacedRate)) msg/s", paced.latency.p99, "ms", column: column)
                 report.add(section, "\(key)_max_ms", "\(name): max latency at \(Int(pacedRate)) msg/s", paced.latency.max, "ms", column: column)
                 report.add(section, "\(key)_cpu_us", "\(name): bridge CPU per message", max.cpuMicrosPerMessage, "µs", column: column)
+                for row in costs.per(probed.arrived).rows {
+                    report.add(section, "\(key)_per_msg_\(row.key)", "\(name): \(row.label) per message", row.value, "", column: column)
+                }
                 report.target(targetPrefix + "bridge-only \(name) ≥ 5,000 msg/s", met: max.rateUntilIdle >= 5_000,
                               "\(Int(max.rateUntilIdle)) msg/s over \(rooms) rooms (fakes' ceiling \(Int(ceiling)))")
                 report.target(targetPrefix + "bridge-only \(name) p99 < 5 ms at \(Int(pacedRate)) msg/s", met: paced.latency.p99 < 5,

@@ -13,6 +13,8 @@ final class FakeHarness: @unchecked Sendable {
     let rooms: Int
     let matrixMembers: Int
     let xmppUsers: Int
+    /// The bridge's `metrics.listen` port (its store counters, for ``CostProbe``).
+    let metricsPort: Int
     private var tasks: [Task<Void, Never>] = []
 
     static let bot = "@isthmus:localhost"
@@ -30,9 +32,11 @@ final class FakeHarness: @unchecked Sendable {
                                                 appservicePort: appservicePort)
         settings.logLevel = logLevel
         settings.databaseURL = databaseURL
+        metricsPort = try LoopbackPort.unused()
+        settings.extraConfig += "metrics:\n  listen: 127.0.0.1:\(metricsPort)\n"
         if ProcessInfo.processInfo.environment["ISTHMUS_BENCH_HA"] == "1" {
             // One process of an active/standby pair: it takes the lease at once, and every store write is fenced.
-            settings.extraConfig += "metrics:\n  listen: 127.0.0.1:\(try LoopbackPort.unused())\nha:\n  enabled: true\n"
+            settings.extraConfig += "ha:\n  enabled: true\n"
         }
         bridge = try BridgeUnderTest(settings: settings, name: name)
         pusher = TransactionPusher(port: appservicePort, hsToken: settings.hsToken)
@@ -55,6 +59,9 @@ final class FakeHarness: @unchecked Sendable {
     /// Puppets and ghosts the rooms should end up with.
     var expectedPuppets: Int { rooms * matrixMembers }
     var expectedGhosts: Int { rooms * xmppUsers }
+
+    /// What the bridge spends on a run besides CPU time.
+    var costProbe: CostProbe { CostProbe(pid: bridge.pid, metricsPort: metricsPort) }
 
     /// Starts the bridge and waits until every link is active and every puppet and ghost is in place (`newGhosts`:
     /// how many ghosts must be set up on Matrix; none after a restart). Returns the seconds until all links were

@@ -1,0 +1,120 @@
+import Foundation
+import IsthmusFakes
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the bridge process spent on a measured run besides CPU time (issue 26's per-message breakdown): context
+/// switches of all its threads (`/proc/PID/task/*/status`), system calls (`perf stat -e raw_syscalls:sys_enter`, when
+/// perf is installed and allowed; NaN otherwise), and the store's calls, wake-ups, statements and commits (the
+/// bridge's own `isthmus_store_*_total` metrics, scraped before and after).
+struct CostProbe {
+    let pid: Int32
+    /// The bridge's `metrics.listen` port.
+    let metricsPort: Int
+
+    /// Totals over one run; divide by the messages bridged for the breakdown.
+    struct Costs {
+        var voluntarySwitches = 0.0
+        var involuntarySwitches = 0.0
+        var syscalls = Double.nan
+        var storeCalls = 0.0
+        var storeWakeups = 0.0
+        var statements = 0.0
+        var commits = 0.0
+
+        /// Each figure divided by `messages`.
+        func per(_ messages: Int) -> Costs {
+            let n = Double(max(messages, 1))
+            return Costs(voluntarySwitches: voluntarySwitches / n, involuntarySwitches: involuntarySwitches / n,
+                         syscalls: syscalls / n, storeCalls: storeCalls / n, storeWakeups: storeWakeups / n,
+                         statements: statements / n, commits: commits / n)
+        }
+
+        /// The rows a report shows, key suffix → label.
+        var rows: [(key: String, label: String, value: Double)] {
+            [("switches_voluntary", "context switches, voluntary (a thread waited)", voluntarySwitches),
+             ("switches_involuntary", "context switches, involuntary (preempted)", involuntarySwitches),
+             ("syscalls", "system calls", syscalls),
+             ("store_calls", "store calls (hops to the store's thread)", storeCalls),
+             ("store_wakeups", "store thread wake-ups", storeWakeups),
+             ("store_statements", "store SQL statements", statements),
+             ("store_commits", "store commits", commits)]
+        }
+    }
+
+    /// Runs `body` (a load run that returns once the bridge is idle again) and returns its result with what the bridge
+    /// spent meanwhile.
+    func measure<R>(_ body: () async throws -> R) async throws -> (R, Costs) {
+        let switchesBefore = Self.contextSwitches(pid: pid)
+        let storeBefore = try await storeCounters()
+        let perf = SyscallCounter(pid: pid)
+        let result = try await body()
+        let syscalls = perf?.stop() ?? .nan
+        let storeAfter = try await storeCounters()
+        let switchesAfter = Self.contextSwitches(pid: pid)
+        func store(_ name: String) -> Double { (storeAfter[name] ?? .nan) - (storeBefore[name] ?? .nan) }
+        return (result, Costs(voluntarySwitches: Double(switchesAfter.voluntary - switchesBefore.voluntary),
+                              involuntarySwitches: Double(switchesAfter.involuntary - switchesBefore.involuntary),
+                              syscalls: syscalls,
+                              storeCalls: store("isthmus_store_calls_total"), storeWakeups: store("isthmus_store_thread_wakeups_total"),
+                              statements: store("isthmus_store_statements_total"), commits: store("isthmus_store_commits_total")))
+    }
+
+    /// The `isthmus_store_*` samples of one scrape.
+    private func storeCounters() async throws -> [String: Double] {
+        let response = try await RawHTTP.request("GET", port: metricsPort, "/metrics")
+        guard response.status == 200 else { throw BenchmarkFailure("metrics scrape: status \(response.status)") }
+        var values: [String: Double] = [:]
+        for line in response.text.split(separator: "\n") where line.hasPrefix("isthmus_store_") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2, let value = Double(parts[1]) { values[String(parts[0])] = value }
+        }
+        return values
+    }
+
+    /// Voluntary and involuntary context switches summed over the threads alive now (a thread that ended takes its
+    /// counts with it; the bridge's threads live as long as it does).
+    static func contextSwitches(pid: Int32) -> (voluntary: Int, involuntary: Int) {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        var total = (voluntary: 0, involuntary: 0)
+        for task in tasks {
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
+            for line in status.split(separator: "\n") {
+                if line.hasPrefix("voluntary_ctxt_switches:") { total.voluntary += Int(line.split(separator: "\t").last ?? "") ?? 0 }
+                if line.hasPrefix("nonvoluntary_ctxt_switches:") { total.involuntary += Int(line.split(separator: "\t").last ?? "") ?? 0 }
+            }
+        }
+        return total
+    }
+}
+
+/// `perf stat -e raw_syscalls:sys_enter -p PID` running beside a measured run: the system calls of all the process's
+/// threads. Nil when perf cannot be started.
+final class SyscallCounter {
+    private let process = Process()
+    private let errors = Pipe()
+
+    init?(pid: Int32) {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/perf") else { return nil }
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/perf")
+        process.arguments = ["stat", "-x", ",", "-e", "raw_syscalls:sys_enter", "-p", "\(pid)"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        do { try process.run() } catch { return nil }
+        // perf attaches to every thread after it starts: give it that moment before the run begins (a benchmark,
+        // not a test: the count only grows by what the idle bridge does meanwhile).
+        usleep(300_000)
+    }
+
+    /// Stops perf and returns its count (NaN when it printed none: not allowed, or no tracepoint).
+    func stop() -> Double {
+        process.interrupt()
+        process.waitUntilExit()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        for line in text.split(separator: "\n") where line.contains("raw_syscalls:sys_enter") {
+            if let count = Double(line.split(separator: ",").first ?? "") { return count }
+        }
+        return .nan
+    }
+}
