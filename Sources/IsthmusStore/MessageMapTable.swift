@@ -208,12 +208,31 @@ extension Store {
     /// returns false, so true happens once per message.
     public func markDeliveredIfOurs(room: RoomID, originID: OriginID, stanzaID: StanzaID?) throws -> Bool {
         try write { db in
-            let updated = try db.run("""
-                UPDATE message_map SET state = 'delivered', stanza_id = COALESCE(?, stanza_id), body = NULL, payload = NULL
-                WHERE matrix_room = ? AND origin_id = ? AND direction = 'm2x' AND state <> 'delivered'
-                """, stanzaID, room, originID) > 0
+            let updated = try MessageMapTable.markDeliveredIfOurs(db, room: room, originID: originID, stanzaID: stanzaID)
             if updated, let stanzaID { try RoomStateTable.setLastStanzaID(db, room: room, stanzaID: stanzaID) }
             return updated
+        }
+    }
+
+    /// The receipts of a run of MUC reflections, in one write, as if each were recorded in turn: a reflection of our
+    /// message not yet delivered (its `originID`) is marked delivered with its `stanzaID` (as
+    /// ``markDeliveredIfOurs(room:originID:stanzaID:)``); any other reflection only moves the resume point. The resume
+    /// point ends where the last of them put it, written once. Returns the origin-ids newly delivered, in order.
+    /// (Issue 26: a portal gathers the reflections that arrive together, so a busy room pays one commit for them.)
+    public func recordReflections(room: RoomID, _ receipts: [ReflectionReceipt]) throws -> [OriginID] {
+        try write { db in
+            var delivered: [OriginID] = []
+            var resumePoint: StanzaID?
+            for receipt in receipts {
+                if let originID = receipt.originID, try MessageMapTable.markDeliveredIfOurs(db, room: room, originID: originID, stanzaID: receipt.stanzaID) {
+                    delivered.append(originID)
+                    if let stanzaID = receipt.stanzaID { resumePoint = stanzaID }
+                } else if let stanzaID = receipt.stanzaID {
+                    resumePoint = stanzaID
+                }
+            }
+            if let resumePoint { try RoomStateTable.setLastStanzaID(db, room: room, stanzaID: resumePoint) }
+            return delivered
         }
     }
 
@@ -257,6 +276,15 @@ extension Store {
 }
 
 extension MessageMapTable {
+    /// Marks our message `originID` delivered with the room's `stanzaID`, if it is mapped and not delivered yet;
+    /// returns whether it was (the resume point is the caller's).
+    static func markDeliveredIfOurs(_ db: Database, room: RoomID, originID: OriginID, stanzaID: StanzaID?) throws -> Bool {
+        try db.run("""
+            UPDATE message_map SET state = 'delivered', stanza_id = COALESCE(?, stanza_id), body = NULL, payload = NULL
+            WHERE matrix_room = ? AND origin_id = ? AND direction = 'm2x' AND state <> 'delivered'
+            """, stanzaID, room, originID) > 0
+    }
+
     static func decode(_ row: Database.Row) -> MessageMapping {
         let direction = MessageMapping.Direction(rawValue: row.string(4) ?? "") ?? .xmppToMatrix
         var mapping = MessageMapping(
@@ -278,5 +306,17 @@ extension MessageMapTable {
             """, mapping.room, mapping.eventID, mapping.stanzaID, mapping.originID, mapping.direction.rawValue,
             mapping.sender.description, mapping.state.rawValue, mapping.body, mapping.kind.rawValue, mapping.xmppID,
             mapping.nick, mapping.target, mapping.excerpt, mapping.payload) > 0
+    }
+}
+
+/// A MUC message's reflection as the message map records it: our `originID` when it was one of ours, and the room's
+/// `stanzaID` (the resume point).
+public struct ReflectionReceipt: Sendable, Equatable {
+    public var originID: OriginID?
+    public var stanzaID: StanzaID?
+
+    public init(originID: OriginID?, stanzaID: StanzaID?) {
+        self.originID = originID
+        self.stanzaID = stanzaID
     }
 }

@@ -34,4 +34,30 @@ import Testing
         #expect(try await store.mapping(room: room, originID: originID)?.stanzaID == StanzaID("s1"))
         #expect(try await !store.markDeliveredIfOurs(room: room, originID: OriginID("other")!, stanzaID: nil))
     }
+
+    @Test(arguments: StoreBackend.all) func aRunOfReflectionsIsRecordedAsIfOneByOneInOneCommit(_ backend: StoreBackend) async throws {
+        let fixture = try await backend.open()
+        let store = fixture.store
+        for index in 1...2 {
+            _ = try await store.insertMapping(MessageMapping(room: room, eventID: EventID("$e\(index)")!, stanzaID: nil,
+                                                             originID: OriginID("isthmus-\(index)")!, direction: .matrixToXMPP,
+                                                             sender: .matrix(UserID("@alice:localhost")!), state: .sending, body: "hi"))
+        }
+        let commits = store.activity.snapshot().commits
+        let delivered = try await store.recordReflections(room: room, [
+            ReflectionReceipt(originID: OriginID("isthmus-1")!, stanzaID: StanzaID("s1")),
+            ReflectionReceipt(originID: nil, stanzaID: StanzaID("s2")),                        // someone else's message
+            ReflectionReceipt(originID: OriginID("isthmus-1")!, stanzaID: StanzaID("s3")),     // a second copy: no receipt
+            ReflectionReceipt(originID: OriginID("isthmus-2")!, stanzaID: StanzaID("s4")),
+            ReflectionReceipt(originID: nil, stanzaID: nil),
+        ])
+        #expect(delivered == [OriginID("isthmus-1")!, OriginID("isthmus-2")!])
+        #expect(store.activity.snapshot().commits == commits + 1)
+        #expect(try await store.mapping(room: room, originID: OriginID("isthmus-1")!)?.stanzaID == StanzaID("s1"))
+        #expect(try await store.mapping(room: room, originID: OriginID("isthmus-2")!)?.state == .delivered)
+        // The resume point is where the last reflection put it: the copy's s3 moved it, then s4.
+        #expect(try await store.lastStanzaID(room) == StanzaID("s4"))
+        #expect(try await store.recordReflections(room: room, [ReflectionReceipt(originID: OriginID("isthmus-2")!, stanzaID: StanzaID("s5"))]).isEmpty)
+        #expect(try await store.lastStanzaID(room) == StanzaID("s5"))
+    }
 }

@@ -7,7 +7,7 @@ import IsthmusCommon
 ///   written after the Matrix send succeeded (`Portal.recordBridged`).
 /// - Matrix → XMPP enters when its homeserver transaction is accepted (or, after a restart or a timeline catch-up,
 ///   when it is read from the inbox, without a latency) and is counted when the MUC's reflection marks it delivered
-///   (`Portal.recordReflection`).
+///   (`Portal.recordPendingReflections`).
 ///
 /// A message whose entry is gone (the process restarted between its entry and its delivery, or the table was pruned)
 /// still counts, as `text` and without a latency sample.

@@ -13,7 +13,7 @@ extension Portal {
             // Shutting down while waiting: catch-up bridges it at the next start.
             guard (try? await context.clock.sleep(until: context.clock.now() + pause)) != nil else { return nil }
             return .matrixDelivery(await sendToMatrix(delivery))
-        case .recordReflection(let originID, let stanzaID): await recordReflection(originID: originID, stanzaID: stanzaID)
+        case .recordReflection(let originID, let stanzaID): recordReflection(originID: originID, stanzaID: stanzaID)
         case .recordBridged(let mapping, let reactions): await recordBridged(mapping, reactions: reactions)
         case .recordRefused(let mapping): await recordRefused(mapping)
         case .tellSender(let occupant, let text): await sendPrivate(to: occupant, body: text)
@@ -63,16 +63,12 @@ extension Portal {
     }
 
     /// Whether the message was bridged already and, if not, the mapped messages it refers to (the store's
-    /// `xmppTargets(of:in:)`, `Store+MessageTargets.swift`).
+    /// `xmppLookUp(_:in:relayed:)`, `Store+MessageTargets.swift`: one call on the store's thread).
     private func lookUpBridged(_ message: RoomMessage) async -> MatrixDeliveryMachine.Input {
-        let store = context.store
         let room = link.matrixRoom
         do {
-            if let stanzaID = message.stanzaID, try await store.mapping(room: room, stanzaID: stanzaID) != nil {
-                return .lookedUp(message, bridged: true)
-            }
-            return .lookedUp(message, bridged: false, targets: try await store.xmppTargets(of: message, in: room,
-                                                                                      relayed: context.matrixRelay != nil))
+            let found = try await context.store.xmppLookUp(message, in: room, relayed: context.matrixRelay != nil)
+            return found.bridged ? .lookedUp(message, bridged: true) : .lookedUp(message, bridged: false, targets: found.targets)
         } catch {
             // Not dropped while the store is out of reach: the message waits (and XMPP reading with it) until it is back.
             if await context.storeIsBack(after: error) { return await lookUpBridged(message) }
@@ -82,21 +78,30 @@ extension Portal {
     }
 
     /// Our own message came back from the MUC: its origin-id marks it delivered with the room's stanza-id (the
-    /// receipt); otherwise the stanza-id is at least the room's new resume point.
-    ///
-    /// Counted here, once per message: `markDeliveredIfOurs` is true only for the update that moves the mapping to
-    /// `delivered` — a second reflection (a resend that also arrived, an archived copy) finds it delivered already.
-    private func recordReflection(originID: OriginID?, stanzaID: StanzaID?) async {
-        let room = link.matrixRoom
+    /// receipt); otherwise the stanza-id is at least the room's new resume point. Gathered, not written yet: the
+    /// reflections that arrive together are recorded in one commit (``recordPendingReflections()``, called by
+    /// `Portal.feed` and `Portal.handle`) — a crash before it loses nothing, since the resume point has not moved
+    /// past them and catch-up reads them from the archive again.
+    private func recordReflection(originID: OriginID?, stanzaID: StanzaID?) {
         context.metrics.reflected(muc: link.muc, stanzaID: stanzaID)
+        pendingReflections.append(ReflectionReceipt(originID: originID, stanzaID: stanzaID))
+    }
+
+    /// Records the gathered reflections in one write (``Store/recordReflections(room:_:)``).
+    ///
+    /// Counted here, once per message: an origin-id comes back only from the update that moves its mapping to
+    /// `delivered` — a second reflection (a resend that also arrived, an archived copy) finds it delivered already.
+    func recordPendingReflections() async {
+        guard !pendingReflections.isEmpty else { return }
+        let receipts = pendingReflections
+        pendingReflections = []
+        let room = link.matrixRoom
         do {
-            if let originID, try await context.durably({ try await context.store.markDeliveredIfOurs(room: room, originID: originID, stanzaID: stanzaID) }) {
-                context.metrics.deliveredToXMPP(room: room, originID: originID, now: context.clock.now())
-                return
-            }
-            if let stanzaID { try await context.durably { try await context.store.setLastStanzaID(room, stanzaID) } }
+            let delivered = try await context.durably { try await context.store.recordReflections(room: room, receipts) }
+            let now = context.clock.now()
+            for originID in delivered { context.metrics.deliveredToXMPP(room: room, originID: originID, now: now) }
         } catch {
-            logger.error("Could not record a receipt", metadata: ["error": "\(error)"])
+            logger.error("Could not record receipts", metadata: ["xmpp.reflections": "\(receipts.count)", "error": "\(error)"])
         }
     }
 

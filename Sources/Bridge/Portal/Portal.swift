@@ -26,6 +26,9 @@ actor Portal {
     private var timers: [PortalTimer: Task<Void, Never>] = [:]
     /// Typing notices, chat states and read markers on their way (off the portal's path).
     let ephemeralSender: EphemeralSender
+    /// MUC reflections handled and not yet recorded: written together (``recordPendingReflections()``) before any
+    /// other action, before a stanza's receipt is given, and when a burst ends — one commit for a run of them.
+    var pendingReflections: [ReflectionReceipt] = []
 
     init(link: RoomLink, context: BridgeContext) {
         self.link = link
@@ -95,9 +98,13 @@ actor Portal {
             if Task.isCancelled { return }
             await feed(.event(entry.event))
             if Task.isCancelled { return }   // cut short: not handled (a resumed session delivers it again)
-            await entry.receipt?.handled()
+            if let receipt = entry.receipt {
+                await recordPendingReflections()
+                await receipt.handled()
+            }
             if machine.closed { return }
         }
+        await recordPendingReflections()
     }
 
     /// Feeds the machine and performs what it asks, outcomes first (each outcome's actions run before the rest).
@@ -105,9 +112,19 @@ actor Portal {
         var actions = machine.receive(input, now: context.clock.now())
         while !actions.isEmpty {
             let action = actions.removeFirst()
+            if !pendingReflections.isEmpty && !Self.gathersWithReflections(action) { await recordPendingReflections() }
             if let outcome = await perform(action) {
                 actions = machine.receive(outcome, now: context.clock.now()) + actions
             }
+        }
+    }
+
+    /// Whether `action` may run before the gathered reflections are written: another reflection, or a log line.
+    /// Everything else is ordered after them, as if each had been written when it was handled.
+    private static func gathersWithReflections(_ action: PortalStateMachine.Action) -> Bool {
+        switch action {
+        case .matrixDelivery(.recordReflection), .log: true
+        default: false
         }
     }
 

@@ -34,6 +34,26 @@ extension Store {
         return targets
     }
 
+    /// Whether the XMPP message `stanzaID` names was bridged already, and if not, what it refers to: the delivery
+    /// machine's lookups for one message in one call on the store's thread (one hop, not two).
+    func xmppLookUp(_ message: RoomMessage, in room: RoomID, relayed: Bool) throws -> (bridged: Bool, targets: PortalStateMachine.XMPPTargets) {
+        if let stanzaID = message.stanzaID, try mapping(room: room, stanzaID: stanzaID) != nil {
+            return (true, PortalStateMachine.XMPPTargets())
+        }
+        return (false, try xmppTargets(of: message, in: room, relayed: relayed))
+    }
+
+    /// Whether ``matrixTargets(of:in:relayed:)`` would read anything for `event`: false for a message that neither
+    /// replies to nor edits another, and for events that refer to nothing — those skip the hop to the store's thread
+    /// (most messages; issue 26).
+    static func hasMatrixTargets(_ event: MatrixRoomEvent) -> Bool {
+        switch event.content {
+        case .message(_, _, let details): details?.replyTo != nil || details?.replaces != nil
+        case .reaction, .redaction: true
+        case .member, .powerLevels, .topic, .tombstone, .encrypted, .encryptionEnabled: false
+        }
+    }
+
     /// What a Matrix event refers to. (A media message's upload to the XMPP server is the portal's to add.)
     func matrixTargets(of event: MatrixRoomEvent, in room: RoomID, relayed: Bool = false) throws -> PortalStateMachine.MatrixTargets {
         var targets = PortalStateMachine.MatrixTargets()
