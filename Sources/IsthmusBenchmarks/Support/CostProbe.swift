@@ -91,6 +91,10 @@ struct CostProbe {
 
 /// `perf stat -e raw_syscalls:sys_enter -p PID` running beside a measured run: the system calls of all the process's
 /// threads. Nil when perf cannot be started.
+///
+/// perf prints a count every 100 ms (`-I 100`), summed here, and is stopped with SIGKILL: the benchmark ignores SIGINT
+/// and SIGTERM (``BridgeUnderTest/stopAllOnSignal()``), children inherit that, and perf would never stop on them.
+/// The run ends with the bridge idle, so the last interval's edge loses nothing that matters.
 final class SyscallCounter {
     private let process = Process()
     private let errors = Pipe()
@@ -98,7 +102,7 @@ final class SyscallCounter {
     init?(pid: Int32) {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/perf") else { return nil }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/perf")
-        process.arguments = ["stat", "-x", ",", "-e", "raw_syscalls:sys_enter", "-p", "\(pid)"]
+        process.arguments = ["stat", "-x", ",", "-I", "100", "-e", "raw_syscalls:sys_enter", "-p", "\(pid)"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors
         do { try process.run() } catch { return nil }
@@ -107,14 +111,18 @@ final class SyscallCounter {
         usleep(300_000)
     }
 
-    /// Stops perf and returns its count (NaN when it printed none: not allowed, or no tracepoint).
+    /// Stops perf and returns the sum of its intervals (NaN when it printed none: not allowed, or no tracepoint).
     func stop() -> Double {
-        process.interrupt()
+        usleep(150_000)   // the interval in progress is printed
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        var total: Double?
         for line in text.split(separator: "\n") where line.contains("raw_syscalls:sys_enter") {
-            if let count = Double(line.split(separator: ",").first ?? "") { return count }
+            // `-I` with `-x ,`: time, count, unit, event, …
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+            if fields.count > 1, let count = Double(fields[1].trimmingCharacters(in: .whitespaces)) { total = (total ?? 0) + count }
         }
-        return .nan
+        return total ?? .nan
     }
 }
