@@ -57,8 +57,6 @@ extension Portal {
     /// as uploaded to the XMPP server when the bridge does that.
     private func resolveMatrixTargets(_ queued: QueuedMatrixEvent) async -> XMPPDeliveryMachine.Input {
         let event = queued.event
-        // Most messages refer to nothing: no read, no hop to the store's thread.
-        guard Store.hasMatrixTargets(event) else { return .targetsResolved(queued, PortalStateMachine.MatrixTargets()) }
         do {
             return .targetsResolved(queued, try await context.store.matrixTargets(of: event, in: link.matrixRoom,
                                                                                   relayed: context.relay != nil))

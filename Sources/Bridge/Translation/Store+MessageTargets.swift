@@ -43,17 +43,6 @@ extension Store {
         return (false, try xmppTargets(of: message, in: room, relayed: relayed))
     }
 
-    /// Whether ``matrixTargets(of:in:relayed:)`` would read anything for `event`: false for a message that neither
-    /// replies to nor edits another, and for events that refer to nothing — those skip the hop to the store's thread
-    /// (most messages; issue 26).
-    static func hasMatrixTargets(_ event: MatrixRoomEvent) -> Bool {
-        switch event.content {
-        case .message(_, _, let details): details?.replyTo != nil || details?.replaces != nil
-        case .reaction, .redaction: true
-        case .member, .powerLevels, .topic, .tombstone, .encrypted, .encryptionEnabled: false
-        }
-    }
-
     /// What a Matrix event refers to. (A media message's upload to the XMPP server is the portal's to add.)
     func matrixTargets(of event: MatrixRoomEvent, in room: RoomID, relayed: Bool = false) throws -> PortalStateMachine.MatrixTargets {
         var targets = PortalStateMachine.MatrixTargets()
