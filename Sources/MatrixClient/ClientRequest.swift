@@ -33,6 +33,17 @@ struct ClientRequest: Sendable {
     /// The body is an HTML form (`application/x-www-form-urlencoded`, as OAuth 2.0's token endpoints take), not JSON.
     var form = false
 
+    /// Whether the request may go on a kept-alive connection. On a reused connection that dies before any byte of
+    /// the answer, libcurl sends the request once more on a new one (``CurlTransport`` says when). That is harmless
+    /// for a call repeated in full anyway, and for GET, PUT and DELETE, which the server treats as the same request
+    /// when repeated — a send with a transaction id included: the only server that would store it twice is one that
+    /// restarted and forgot the id, and libcurl's immediate resend then finds it down. A POST that must not run twice
+    /// (create a room, log in, register an OAuth client) gets a connection of its own.
+    ///
+    /// (Until 2026-12-06 every call sent once — message sends among them — took a new connection: a TCP handshake,
+    /// and a TLS one on `https://`, per bridged message. Found by issue 26's per-message breakdown.)
+    var mayReuseConnection: Bool { retry == .full || method != "POST" }
+
     /// A form POST to `url` (an OAuth 2.0 endpoint): no access token, sent once (a lost answer is the caller's to handle).
     init(_ call: MatrixCall, formTo url: String, _ fields: [(String, String)]) {
         self.init(call, "POST", [], body: Data(Self.formEncoded(fields).utf8), retry: .rateLimitOnly)

@@ -179,7 +179,7 @@ public final class MatrixClient: Sendable {
         guard let transport else { throw .unusable(unusable ?? "no homeserver connection") }
         return try await transport.send(HTTPRequest(method: request.method, url: request.absoluteURL ?? baseURL + request.pathAndQuery, headers: headers,
                                                     body: request.body, timeout: request.timeout ?? configuration.requestTimeout,
-                                                    mayReuseConnection: request.retry == .full))
+                                                    mayReuseConnection: request.mayReuseConnection))
     }
 
     private func cancelled(_ request: ClientRequest, _ attempts: Int) -> MatrixError {

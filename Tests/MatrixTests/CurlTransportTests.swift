@@ -36,6 +36,21 @@ import Testing
         #expect(posts.count == 1 && posts[0].hasPrefix("answered 2 "), "on a connection of its own, sent once: \(server.events())")
     }
 
+    @Test func messagesTheClientNeverRepeatsStillShareOneKeptAliveConnection() async throws {
+        // A message send is not repeated by the client (`.rateLimitOnly`), but it is a PUT with a transaction id, so
+        // it may go on a kept-alive connection. (Each took a new connection before: a TCP — and on https:// a TLS —
+        // handshake per bridged message.)
+        let server = try server("keep")
+        let client = client(server)
+        for index in 0..<3 {
+            _ = try await client.sendMessage(.text("hi"), to: RoomID("!r:localhost")!, transactionID: ClientTransactionID("t\(index)")!,
+                                             retry: .rateLimitOnly)
+        }
+        let events = server.events()
+        #expect(events.filter { $0.hasPrefix("accept ") } == ["accept 1"], "\(events)")
+        #expect(events.filter { $0.hasPrefix("answered 1 PUT ") }.count == 3, "\(events)")
+    }
+
     @Test func nothingListeningIsAConnectFailure() async throws {
         let port = try { () throws -> Int in
             let probe = try ScriptedPythonServer(script: PythonServerScripts.plainServer, arguments: ["keep"])

@@ -12,7 +12,7 @@ public enum PythonServerScripts {
                 events.write(line + "\n")
     def answer_body(connection, stream):
         return json.dumps({"joined_rooms": ["!c%ds%d:localhost" % (connection, stream)], "user_id": "@bot:localhost",
-                           "room_id": "!new:localhost"}).encode()
+                           "room_id": "!new:localhost", "event_id": "$c%ds%d" % (connection, stream)}).encode()
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
