@@ -119,10 +119,9 @@ struct BridgeOnlyBenchmark {
                 }
             }
             if m2x.rateUntilIdle < 5_000 {
-                report.note(targetPrefix + "Matrix → XMPP is bounded by handoffs between threads and durable work per message: three store "
-                            + "calls on the store's own thread (the inbox commit with the transaction, the map entry replacing the inbox entry, "
-                            + "the receipt), JSON decoding of the transaction, and parsing our own message's reflection — on two cores shared "
-                            + "with the fakes (docs/performance.md)")
+                report.note(targetPrefix + "Matrix → XMPP is bounded by its durable work: each message still takes more than one store "
+                            + "commit (its map entry with the inbox row it consumes; the receipt, gathered with others), each a "
+                            + "round trip and an fsync on PostgreSQL — see the per-message breakdown and docs/performance.md")
             }
             if let stats {
                 report.add(section, "bridge_rss_mib", "bridge resident memory after the runs", stats.residentMiB, "MiB", column: column)
