@@ -10,10 +10,11 @@ public final class StoreActivity: Sendable {
         /// Jobs run on the store's thread: each call into the ``Store`` actor from another thread is one (a hop there
         /// and, for the caller, one back).
         public var calls: Int
-        /// Times the store's thread slept with nothing to do and was woken by a call (a system call on each side).
+        /// Times the store's thread found nothing to do and waited for a call (a wait that usually sleeps, and a
+        /// wake-up from the caller: a system call on each side).
         public var wakeups: Int
-        /// SQL statements sent to the database (each a round trip on PostgreSQL), the transactions' own
-        /// `BEGIN`/`COMMIT` not included.
+        /// SQL calls sent to the database (each a round trip on PostgreSQL; a script of several statements, as a
+        /// migration runs, counts once), the transactions' own `BEGIN`/`COMMIT` not included.
         public var statements: Int
         /// Transactions committed (each an fsync on SQLite's `FULL` and on PostgreSQL's default durability).
         public var commits: Int
@@ -31,8 +32,10 @@ public final class StoreActivity: Sendable {
     private let statements = Atomic<Int>(0)
     private let commits = Atomic<Int>(0)
 
+    /// Counters at zero.
     public init() {}
 
+    /// The counters now (each read on its own: a snapshot taken while the store works may be a call apart).
     public func snapshot() -> Snapshot {
         Snapshot(calls: calls.load(ordering: .relaxed), wakeups: wakeups.load(ordering: .relaxed),
                  statements: statements.load(ordering: .relaxed), commits: commits.load(ordering: .relaxed))

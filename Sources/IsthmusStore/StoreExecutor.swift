@@ -35,11 +35,11 @@ final class StoreExecutor: SerialExecutor {
     /// Signalled once when the thread has ended (after its last job).
     private let ended = DispatchSemaphore(value: 0)
 
-    /// Starts the thread. The thread keeps the executor alive until it ends, since jobs still queued refer to it.
-    /// - Throws: ``ThreadStartError`` when the thread cannot be started.
     /// Where the calls run and the wake-ups are counted.
     private let activity: StoreActivity
 
+    /// Starts the thread. The thread keeps the executor alive until it ends, since jobs still queued refer to it.
+    /// - Throws: ``ThreadStartError`` when the thread cannot be started.
     init(name: String = "isthmus-store", activity: StoreActivity = StoreActivity()) throws(ThreadStartError) {
         self.activity = activity
         try DedicatedThread.start(name: name) { [self] in runLoop() }

@@ -36,12 +36,13 @@ struct ClientRequest: Sendable {
     /// Whether the request may go on a kept-alive connection. On a reused connection that dies before any byte of
     /// the answer, libcurl sends the request once more on a new one (``CurlTransport`` says when). That is harmless
     /// for a call repeated in full anyway, and for GET, PUT and DELETE, which the server treats as the same request
-    /// when repeated — a send with a transaction id included: the only server that would store it twice is one that
-    /// restarted and forgot the id, and libcurl's immediate resend then finds it down. A POST that must not run twice
-    /// (create a room, log in, register an OAuth client) gets a connection of its own.
-    ///
-    /// (Until 2026-12-06 every call sent once — message sends among them — took a new connection: a TCP handshake,
-    /// and a TLS one on `https://`, per bridged message. Found by issue 26's per-message breakdown.)
+    /// when repeated. A message send (a PUT with a transaction id that the client itself never repeats) is the case to
+    /// weigh: it is stored twice only if the process that stored it died before answering *and* libcurl's immediate
+    /// resend reached another live process that does not know the transaction id — a load balancer spreading one
+    /// homeserver's `/send` over several processes (Synapse keeps an appservice's transaction ids in memory). A
+    /// single homeserver process is still down at that moment and refuses the resend. Against that: a new
+    /// connection per message is a TCP handshake, and a TLS one on `https://`, for every bridged message. A POST that
+    /// must not run twice (create a room, log in, register an OAuth client) gets a connection of its own.
     var mayReuseConnection: Bool { retry == .full || method != "POST" }
 
     /// A form POST to `url` (an OAuth 2.0 endpoint): no access token, sent once (a lost answer is the caller's to handle).

@@ -87,12 +87,14 @@ extension Portal {
         pendingReflections.append(ReflectionReceipt(originID: originID, stanzaID: stanzaID))
     }
 
-    /// Records the gathered reflections in one write (``Store/recordReflections(room:_:)``).
+    /// Records the gathered reflections in one write (``Store/recordReflections(room:_:)``); returns whether they are
+    /// durable (true when there were none). A failed write is logged and dropped: the resume point has not moved past
+    /// those reflections, so catch-up reads them from the archive again.
     ///
     /// Counted here, once per message: an origin-id comes back only from the update that moves its mapping to
     /// `delivered` — a second reflection (a resend that also arrived, an archived copy) finds it delivered already.
-    func recordPendingReflections() async {
-        guard !pendingReflections.isEmpty else { return }
+    func recordPendingReflections() async -> Bool {
+        guard !pendingReflections.isEmpty else { return true }
         let receipts = pendingReflections
         pendingReflections = []
         let room = link.matrixRoom
@@ -100,8 +102,10 @@ extension Portal {
             let delivered = try await context.durably { try await context.store.recordReflections(room: room, receipts) }
             let now = context.clock.now()
             for originID in delivered { context.metrics.deliveredToXMPP(room: room, originID: originID, now: now) }
+            return true
         } catch {
             logger.error("Could not record receipts", metadata: ["xmpp.reflections": "\(receipts.count)", "error": "\(error)"])
+            return false
         }
     }
 

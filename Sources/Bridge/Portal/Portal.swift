@@ -99,12 +99,15 @@ actor Portal {
             await feed(.event(entry.event))
             if Task.isCancelled { return }   // cut short: not handled (a resumed session delivers it again)
             if let receipt = entry.receipt {
-                await recordPendingReflections()
-                await receipt.handled()
+                // Acknowledged only once its gathered receipts are durable; unwritten (the store gone at shutdown), the
+                // stanza stays unacknowledged and the server sends it again.
+                let written = await recordPendingReflections()
+                if Task.isCancelled { return }
+                if written { await receipt.handled() }
             }
             if machine.closed { return }
         }
-        await recordPendingReflections()
+        _ = await recordPendingReflections()
     }
 
     /// Feeds the machine and performs what it asks, outcomes first (each outcome's actions run before the rest).
@@ -112,7 +115,7 @@ actor Portal {
         var actions = machine.receive(input, now: context.clock.now())
         while !actions.isEmpty {
             let action = actions.removeFirst()
-            if !pendingReflections.isEmpty && !Self.gathersWithReflections(action) { await recordPendingReflections() }
+            if !pendingReflections.isEmpty && !Self.gathersWithReflections(action) { _ = await recordPendingReflections() }
             if let outcome = await perform(action) {
                 actions = machine.receive(outcome, now: context.clock.now()) + actions
             }

@@ -48,9 +48,9 @@ struct CostProbe {
     func measure<R>(_ body: () async throws -> R) async throws -> (R, Costs) {
         let switchesBefore = Self.contextSwitches(pid: pid)
         let storeBefore = try await storeCounters()
-        let perf = SyscallCounter(pid: pid)
+        let perf = await SyscallCounter.start(pid: pid)
         let result = try await body()
-        let syscalls = perf?.stop() ?? .nan
+        let syscalls = await perf?.stop() ?? .nan
         let storeAfter = try await storeCounters()
         let switchesAfter = Self.contextSwitches(pid: pid)
         func store(_ name: String) -> Double { (storeAfter[name] ?? .nan) - (storeBefore[name] ?? .nan) }
@@ -92,31 +92,41 @@ struct CostProbe {
 /// `perf stat -e raw_syscalls:sys_enter -p PID` running beside a measured run: the system calls of all the process's
 /// threads. Nil when perf cannot be started.
 ///
-/// perf prints a count every 100 ms (`-I 100`), summed here, and is stopped with SIGKILL: the benchmark ignores SIGINT
-/// and SIGTERM (``BridgeUnderTest/stopAllOnSignal()``), children inherit that, and perf would never stop on them.
-/// The run ends with the bridge idle, so the last interval's edge loses nothing that matters.
+/// perf prints a count every 100 ms (`-I 100`) on its standard error — unbuffered, into a file here (a pipe read only
+/// at the end would fill and stall perf on a long run) — summed at the end. It is stopped with SIGKILL: the benchmark
+/// ignores SIGINT and SIGTERM (``BridgeUnderTest/stopAllOnSignal()``), children inherit that, and perf would never
+/// stop on them. The run ends with the bridge idle, so the last interval's edge loses nothing that matters.
 final class SyscallCounter {
     private let process = Process()
-    private let errors = Pipe()
+    private let output: URL
 
-    init?(pid: Int32) {
+    private init?(pid: Int32) {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/perf") else { return nil }
+        output = FileManager.default.temporaryDirectory.appendingPathComponent("isthmus-bench-perf-\(UUID().uuidString).txt")
+        guard FileManager.default.createFile(atPath: output.path, contents: nil),
+              let file = try? FileHandle(forWritingTo: output) else { return nil }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/perf")
         process.arguments = ["stat", "-x", ",", "-I", "100", "-e", "raw_syscalls:sys_enter", "-p", "\(pid)"]
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
+        process.standardError = file
         do { try process.run() } catch { return nil }
-        // perf attaches to every thread after it starts: give it that moment before the run begins (a benchmark,
-        // not a test: the count only grows by what the idle bridge does meanwhile).
-        usleep(300_000)
+    }
+
+    /// Starts perf on `pid` and gives it the moment it takes to attach to every thread before the run begins (the
+    /// count only grows by what the idle bridge does meanwhile).
+    static func start(pid: Int32) async -> SyscallCounter? {
+        guard let counter = SyscallCounter(pid: pid) else { return nil }
+        try? await Task.sleep(for: .milliseconds(300))
+        return counter
     }
 
     /// Stops perf and returns the sum of its intervals (NaN when it printed none: not allowed, or no tracepoint).
-    func stop() -> Double {
-        usleep(150_000)   // the interval in progress is printed
+    func stop() async -> Double {
+        try? await Task.sleep(for: .milliseconds(150))   // the interval in progress is printed
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        defer { try? FileManager.default.removeItem(at: output) }
+        let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         var total: Double?
         for line in text.split(separator: "\n") where line.contains("raw_syscalls:sys_enter") {
             // `-I` with `-x ,`: time, count, unit, event, …
