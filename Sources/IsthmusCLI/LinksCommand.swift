@@ -11,9 +11,10 @@ struct LinksCommand: Subcommand {
             Plain output has one line per link: ROOM_ID MUC_JID STATUS. STATUS is pending (serve has not yet joined
             both sides), active, error (with the reason after it) or unlinking. The link's opt-ins follow in braces:
             sync-name (the MUC's name is copied to the Matrix room) and matrix-moderators (Matrix moderators are MUC
-            moderators).
+            moderators). A link the bridge opened itself, when a Matrix user joined a MUC's gateway alias, ends in
+            [dynamic].
             """,
-        options: [.init(long: "json", help: "Print a JSON array of {matrix_room, matrix_alias, muc, status, detail, archive, sync_name, matrix_moderators}.")])
+        options: [.init(long: "json", help: "Print a JSON array of {matrix_room, matrix_alias, muc, status, detail, archive, sync_name, matrix_moderators, kind}.")])
 
     let json: Bool
 
@@ -48,6 +49,8 @@ enum LinkListing {
         var sync_name: Bool
         /// `link --matrix-moderators`: Matrix moderators' occupants get the MUC moderator role.
         var matrix_moderators: Bool
+        /// `static` (linked by someone) or `dynamic` (opened through a gateway alias).
+        var kind: String
     }
 
     static func status(_ link: RoomLink) -> String { link.unlinking ? "unlinking" : link.status.rawValue }
@@ -58,6 +61,7 @@ enum LinkListing {
         if link.archive == false { line += " [no archive: no catch-up after downtime]" }
         let optIns = [link.syncName ? "sync-name" : nil, link.matrixModeratorsToMUC ? "matrix-moderators" : nil].compactMap { $0 }
         if !optIns.isEmpty { line += " {\(optIns.joined(separator: ", "))}" }
+        if link.kind == .dynamic { line += " [dynamic]" }
         return line
     }
 
@@ -65,7 +69,7 @@ enum LinkListing {
         let entries = links.map {
             Entry(matrix_room: $0.matrixRoom.rawValue, matrix_alias: $0.matrixAlias?.rawValue, muc: $0.muc.description,
                   status: status($0), detail: $0.status == .error ? $0.detail : nil, archive: $0.archive,
-                  sync_name: $0.syncName, matrix_moderators: $0.matrixModeratorsToMUC)
+                  sync_name: $0.syncName, matrix_moderators: $0.matrixModeratorsToMUC, kind: $0.kind.rawValue)
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -115,6 +115,9 @@ extension Config {
         var relayReader = try top.section("relay")
         let relay = try decodeRelay(&relayReader)
         warnings += relayReader.unknownKeys()
+        var gatewayReader = try top.section("gateway")
+        let gateway = try decodeGateway(&gatewayReader, matrixMode: matrix.mode)
+        warnings += gatewayReader.unknownKeys()
         var haReader = try top.section("ha")
         let ha = try decodeHighAvailability(&haReader)
         if ha.enabled && metrics.listen == nil {
@@ -131,6 +134,7 @@ extension Config {
         config.media = media
         config.ha = ha
         config.relay = relay
+        config.gateway = gateway
         config.warnings = warnings
         return config
     }

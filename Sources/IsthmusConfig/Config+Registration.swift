@@ -2,7 +2,8 @@ extension Config {
     /// The appservice registration YAML the homeserver needs (Matrix AS API, "Registration"). Pure.
     ///
     /// Users: every ghost `@<ghost_prefix>…:<server_name>` and the bot, exclusively; aliases `#<ghost_prefix>…` exclusively.
-    /// `rate_limited: false` so ghosts are not throttled; `receive_ephemeral: true` for typing and receipts.
+    /// `rate_limited: false` so ghosts are not throttled; `receive_ephemeral: true` for typing and receipts;
+    /// `protocols: [xmpp]` so the homeserver asks the bridge in third-party lookups (answered while the gateway is on).
     public func registrationYAML() -> String {
         let server = Config.regexEscaped(matrix.serverName)
         let prefix = Config.regexEscaped(appservice.ghostPrefix)
@@ -35,6 +36,7 @@ extension Config {
                 - exclusive: true
                   regex: \(quoted("#\(prefix).*:\(server)"))
               rooms: []
+            protocols: ['xmpp']
 
             """
     }

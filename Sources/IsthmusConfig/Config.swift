@@ -124,6 +124,8 @@ public struct Config: Sendable, Equatable {
     public var ha = HighAvailability()
     /// `relay:` — the client modes' formats of relayed messages.
     public var relay = Relay()
+    /// `gateway:` — rooms opened on demand through aliases.
+    public var gateway = Gateway()
     /// Non-fatal findings (unknown keys), to be shown by `check-config` and logged by `serve`.
     public var warnings: [ConfigError] = []
 

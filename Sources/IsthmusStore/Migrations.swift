@@ -59,6 +59,7 @@ enum Migrations {
         Migration(version: 17, name: "matrix sessions", sql: MatrixSessionTable.schema),
         Migration(version: 18, name: "matrix sync position", sql: MatrixSyncTable.schema),
         Migration(version: 19, name: "matrix session oauth client", sql: MatrixSessionTable.oauthClientColumn),
+        Migration(version: 20, name: "dynamic links", sql: RoomLinkTable.kindColumns),
     ]
 
     /// `schema_migrations` itself.

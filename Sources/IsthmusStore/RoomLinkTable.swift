@@ -1,3 +1,4 @@
+import FoundationEssentials
 import IsthmusCommon
 
 /// `room_links`: which Matrix room is linked with which MUC, and how far `serve` has got with it.
@@ -40,7 +41,7 @@ enum RoomLinkTable {
     static func bumpVersion(_ db: Database) throws {
         try db.run("UPDATE room_link_version SET version = version + 1 WHERE id = 1")
     }
-    static let columns = "matrix_room, matrix_alias, muc, status, detail, unlinking, archive, matrix_moderators, sync_name, muc_destroyed"
+    static let columns = "matrix_room, matrix_alias, muc, status, detail, unlinking, archive, matrix_moderators, sync_name, muc_destroyed, kind, idle_since"
     /// Migration 4: whether the MUC keeps an archive with stanza-ids (NULL: not known yet).
     static let archiveColumn = "ALTER TABLE room_links ADD COLUMN archive INTEGER;"
     /// Migration 8: the link's opt-in that makes Matrix moderators' occupants MUC moderators.
@@ -50,6 +51,12 @@ enum RoomLinkTable {
     static let syncNameColumn = """
         ALTER TABLE room_links ADD COLUMN sync_name INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE room_links ADD COLUMN muc_destroyed INTEGER NOT NULL DEFAULT 0;
+        """
+    /// Migration 20: how the link was made (`static`: by someone, `dynamic`: opened through a gateway alias) and, for
+    /// a dynamic link, since when (Unix seconds) its Matrix room has had no Matrix member (NULL: it has one).
+    static let kindColumns = """
+        ALTER TABLE room_links ADD COLUMN kind TEXT NOT NULL DEFAULT 'static';
+        ALTER TABLE room_links ADD COLUMN idle_since BIGINT;
         """
 }
 
@@ -84,10 +91,25 @@ public struct RoomLink: Sendable, Equatable {
     public var syncName: Bool
     /// Whether the MUC was destroyed (XEP-0045 §10.9): `serve` does not join it again (that would create a new room).
     public var mucDestroyed: Bool
+    /// How the link was made.
+    public var kind: Kind
+    /// A dynamic link's Matrix room has had no Matrix member since then (nil: it has one, or the link is static).
+    public var idleSince: Date?
+
+    /// How a link was made, as `isthmus links` shows it.
+    public enum Kind: String, Sendable, Equatable {
+        /// By someone: `isthmus link`, the provisioning API, `!isthmus link`.
+        case `static`
+        /// By the bridge, when a Matrix user joined the gateway alias of a MUC (`gateway.matrix_aliases`); closed again
+        /// after `gateway.idle_days` without a Matrix member.
+        case dynamic
+    }
 
     public init(matrixRoom: RoomID, matrixAlias: RoomAlias?, muc: JID, status: Status = .pending, detail: String? = nil,
                 unlinking: Bool = false, archive: Bool? = nil, matrixModeratorsToMUC: Bool = false, syncName: Bool = false,
-                mucDestroyed: Bool = false) {
+                mucDestroyed: Bool = false, kind: Kind = .static, idleSince: Date? = nil) {
+        self.kind = kind
+        self.idleSince = idleSince
         self.matrixModeratorsToMUC = matrixModeratorsToMUC
         self.syncName = syncName
         self.mucDestroyed = mucDestroyed
@@ -146,10 +168,10 @@ extension Store {
             }
             try refuseConflict()
             let inserted = try db.run("""
-                INSERT INTO room_links (matrix_room, matrix_alias, muc, status, detail, unlinking, matrix_moderators, sync_name)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                INSERT INTO room_links (matrix_room, matrix_alias, muc, status, detail, unlinking, matrix_moderators, sync_name, kind)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
                 """, link.matrixRoom, link.matrixAlias?.description, link.muc.bare.description, link.status.rawValue,
-                link.detail, link.unlinking, link.matrixModeratorsToMUC, link.syncName)
+                link.detail, link.unlinking, link.matrixModeratorsToMUC, link.syncName, link.kind.rawValue)
             if inserted == 0 { try refuseConflict() }
             try RoomLinkTable.bumpVersion(db)
         }
@@ -191,6 +213,14 @@ extension Store {
         return result
     }
 
+    /// Records since when a dynamic link's Matrix room has had no Matrix member (nil: it has one again). No-op for
+    /// unknown rooms; never bumps the link version (nothing for `serve` to reload).
+    public func setRoomLinkIdle(_ room: RoomID, since: Date?) throws {
+        try write { db in
+            try db.run("UPDATE room_links SET idle_since = ? WHERE matrix_room = ?", since.map { Int64($0.timeIntervalSince1970) }, room)
+        }
+    }
+
     /// Deletes a link once both sides are cleaned up.
     public func deleteRoomLink(_ room: RoomID) throws {
         try write { db in
@@ -207,6 +237,7 @@ extension RoomLinkTable {
         return RoomLink(matrixRoom: room, matrixAlias: row.id(1), muc: muc, status: status, detail: row.string(4),
                         unlinking: (row.int(5) ?? 0) != 0, archive: row.int(6).map { $0 != 0 },
                         matrixModeratorsToMUC: (row.int(7) ?? 0) != 0, syncName: (row.int(8) ?? 0) != 0,
-                        mucDestroyed: (row.int(9) ?? 0) != 0)
+                        mucDestroyed: (row.int(9) ?? 0) != 0, kind: RoomLink.Kind(rawValue: row.string(10) ?? "") ?? .static,
+                        idleSince: row.int(11).map { Date(timeIntervalSince1970: TimeInterval($0)) })
     }
 }

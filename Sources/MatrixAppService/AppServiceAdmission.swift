@@ -31,7 +31,7 @@ struct AppServiceAdmission: Sendable {
         switch route {
         case .transaction: maxTransactionBytes
         case .health, .media: 0
-        case .userQuery, .roomAliasQuery, .ping, .provisioning: Self.maxOtherBodyBytes
+        case .userQuery, .roomAliasQuery, .ping, .provisioning, .thirdPartyProtocol, .thirdPartyLocation, .thirdPartyUser: Self.maxOtherBodyBytes
         }
     }
 

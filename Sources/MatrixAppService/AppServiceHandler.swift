@@ -31,8 +31,17 @@ public protocol AppServiceHandler: Sendable {
 
     /// `POST /ping` arrived from the homeserver (appservice API §2.3.4). Default: nothing.
     func pinged(transactionID: String?) async
+
+    /// `GET /thirdparty/protocol/{name}`: the protocol's description; nil → 404. Default: nil.
+    func thirdPartyProtocol(_ name: String) async -> ThirdPartyProtocol?
+
+    /// `GET /thirdparty/location/{name}?…` (with `name`) or `GET /thirdparty/location?alias=…` (without): the places
+    /// `fields` (the decoded query parameters) name; empty → 404. Default: none.
+    func thirdPartyLocations(protocol name: String?, fields: [String: String]) async -> [ThirdPartyLocation]
 }
 
 extension AppServiceHandler {
     public func pinged(transactionID: String?) async {}
+    public func thirdPartyProtocol(_ name: String) async -> ThirdPartyProtocol? { nil }
+    public func thirdPartyLocations(protocol name: String?, fields: [String: String]) async -> [ThirdPartyLocation] { [] }
 }

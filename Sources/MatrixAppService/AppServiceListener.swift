@@ -177,6 +177,20 @@ public final class AppServiceListener: Sendable {
             return await handler.userExists(user) ? .json(200, EmptyObject()) : .matrixError(Self.notFound)
         case .roomAliasQuery(let alias):
             return await handler.roomAliasExists(alias) ? .json(200, EmptyObject()) : .matrixError(Self.notFound)
+        case .thirdPartyProtocol(let name):
+            guard let description = await handler.thirdPartyProtocol(name) else { return .matrixError(Self.notFound) }
+            return .json(200, description)
+        case .thirdPartyLocation(let name):
+            var fields: [String: String] = [:]
+            for item in request.query where item.name != "access_token" {
+                guard let key = PercentEncoding.decode(item.name),
+                      let value = PercentEncoding.decode(item.value ?? "") else { continue }
+                fields[key] = value
+            }
+            let locations = await handler.thirdPartyLocations(protocol: name, fields: fields)
+            return locations.isEmpty ? .matrixError(Self.notFound) : .json(200, locations)
+        case .thirdPartyUser:
+            return .matrixError(Self.notFound)
         case .provisioning(let route):
             guard let provisioner else { return .matrixError(Self.notFound) }
             return await provisioner.provision(route, body: request.body)

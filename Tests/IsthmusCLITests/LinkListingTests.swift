@@ -43,4 +43,11 @@ import Testing
         let plain = try LinkListing.json([RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc)])
         #expect(plain.contains(#""sync_name":false"#) && plain.contains(#""matrix_moderators":false"#))
     }
+
+    @Test func aDynamicLinkSaysSo() throws {
+        let link = RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc, status: .active, syncName: true, kind: .dynamic)
+        #expect(LinkListing.line(link) == "!r:localhost lounge@conference.localhost active {sync-name} [dynamic]")
+        #expect(try LinkListing.json([link]).contains(#""kind":"dynamic""#))
+        #expect(try LinkListing.json([RoomLink(matrixRoom: room, matrixAlias: nil, muc: muc)]).contains(#""kind":"static""#))
+    }
 }

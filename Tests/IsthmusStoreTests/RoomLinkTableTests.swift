@@ -1,3 +1,4 @@
+import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
 import TestSupport
@@ -138,5 +139,20 @@ import Testing
         expected.status = .active
         expected.detail = "joined"
         #expect(try await reopened.roomLinks() == [expected])
+    }
+
+    @Test(arguments: StoreBackend.all) func keepsTheKindAndTheIdleMark(_ backend: StoreBackend) async throws {
+        let fixture = try await backend.open()
+        let store = fixture.store
+        var dynamic = second
+        dynamic.kind = .dynamic
+        try await store.insertRoomLink(first)
+        try await store.insertRoomLink(dynamic)
+        #expect(try await store.roomLinks().map(\.kind) == [.static, .dynamic])
+        let since = Date(timeIntervalSince1970: 1_700_000_000)
+        try await store.setRoomLinkIdle(dynamic.matrixRoom, since: since)
+        #expect(try await store.roomLinks().map(\.idleSince) == [nil, since])
+        try await store.setRoomLinkIdle(dynamic.matrixRoom, since: nil)
+        #expect(try await store.roomLinks().map(\.idleSince) == [nil, nil])
     }
 }

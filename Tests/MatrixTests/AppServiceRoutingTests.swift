@@ -21,6 +21,22 @@ import Testing
         #expect(decide("POST", "/_matrix/app/v1/ping") == .serve(.ping))
     }
 
+    @Test func routesTheThirdPartyLookups() {
+        #expect(decide("GET", "/_matrix/app/v1/thirdparty/protocol/xmpp") == .serve(.thirdPartyProtocol("xmpp")))
+        #expect(decide("GET", "/_matrix/app/v1/thirdparty/location/xmpp", query: [.init(name: "muc", value: "a%40b")])
+                == .serve(.thirdPartyLocation(protocol: "xmpp")))
+        #expect(decide("GET", "/_matrix/app/v1/thirdparty/location") == .serve(.thirdPartyLocation(protocol: nil)))
+        #expect(decide("GET", "/_matrix/app/v1/thirdparty/user/xmpp") == .serve(.thirdPartyUser))
+        #expect(decide("GET", "/_matrix/app/v1/thirdparty/protocol/xmpp", authorization: nil)
+                == .reject(AppServiceRejection(status: 401, errcode: "M_UNAUTHORIZED", message: "Missing access token")))
+        if case .reject(let rejection) = decide("POST", "/_matrix/app/v1/thirdparty/protocol/xmpp") { #expect(rejection.status == 405) } else {
+            Issue.record("a POST is not a lookup")
+        }
+        if case .reject(let rejection) = decide("GET", "/_matrix/app/v1/thirdparty/other") { #expect(rejection.status == 404) } else {
+            Issue.record("an unknown lookup")
+        }
+    }
+
     @Test func anEncodedSlashStaysInsideTheTransactionID() {
         #expect(decide("PUT", "/_matrix/app/v1/transactions/a%2Fb%3Ac") == .serve(.transaction(TransactionID("a/b:c")!)))
         #expect(decide("PUT", "/_matrix/app/v1/transactions/a/b") == .reject(AppServiceRejection(status: 404, errcode: "M_UNRECOGNIZED", message: "Unrecognized request")))
@@ -33,7 +49,7 @@ import Testing
     }
 
     @Test(arguments: ["/", "/_matrix/app/v1/transactions", "/_matrix/app/v2/transactions/1", "/_matrix/app/v1/ping/x",
-                      "/ping", "/_matrix/app/v1/thirdparty/protocol/xmpp", "relative", "/transactions/1/extra", ""])
+                      "/ping", "/_matrix/app/v1/thirdparty/protocol", "relative", "/transactions/1/extra", ""])
     func unknownPathsAre404Unrecognized(path: String) {
         guard case .reject(let rejection) = decide("GET", path) else { Issue.record("served \(path)"); return }
         #expect(rejection.status == 404)

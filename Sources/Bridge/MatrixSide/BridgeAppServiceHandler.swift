@@ -48,7 +48,19 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
         await bridge.isKnownGhost(user)
     }
 
-    public func roomAliasExists(_ alias: RoomAlias) async -> Bool { false }
+    /// A gateway alias opens its MUC (``DynamicPortals``); any other alias in our namespace does not exist.
+    public func roomAliasExists(_ alias: RoomAlias) async -> Bool {
+        await bridge.gateway?.aliasQueried(alias) ?? false
+    }
+
+    /// Protocol `xmpp` while the gateway is on (``GatewayDirectory``).
+    public func thirdPartyProtocol(_ name: String) async -> ThirdPartyProtocol? {
+        bridge.gateway?.directory.protocolDescription(name)
+    }
+
+    public func thirdPartyLocations(protocol name: String?, fields: [String: String]) async -> [ThirdPartyLocation] {
+        bridge.gateway?.directory.locations(protocol: name, fields: fields) ?? []
+    }
 
     /// The bridge's view of a client event; nil for events portals do not act on yet.
     static func roomEvent(_ event: ClientEvent) -> MatrixRoomEvent? {

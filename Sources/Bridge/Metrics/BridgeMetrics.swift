@@ -53,6 +53,8 @@ public final class BridgeMetrics: Sendable {
     public let health: BridgeHealth
     /// Messages on their way, for the latency histogram and the kind label.
     let inFlight = InFlightMessages()
+    /// Rooms opened on demand (``DynamicPortals``).
+    public let gateway: GatewayMetrics
 
     private let messages: CounterFamily
     private let failures: CounterFamily
@@ -124,6 +126,7 @@ public final class BridgeMetrics: Sendable {
         encrypted = registry.counter("isthmus_encrypted_events_total",
                                      help: "Encrypted Matrix events the bridge cannot read, by room kind (linked or direct); none is bridged.",
                                      labels: ["room"])
+        gateway = GatewayMetrics(registry: registry)
         ProcessMetrics.register(in: registry)
         for kind in [MessageKind.text, .emote] { _ = messages.labels(Direction.xmppToMatrix.rawValue, kind.rawValue) }
         for kind in [MessageKind.text, .emote, .notice, .media] { _ = messages.labels(Direction.matrixToXMPP.rawValue, kind.rawValue) }

@@ -2,6 +2,7 @@ import FoundationEssentials
 import IsthmusCommon
 import IsthmusConfig
 import IsthmusStore
+import MatrixClient
 import Synchronization
 
 /// The bridge core: one ``Portal`` per link, fed by the XMPP link's events and the homeserver's transactions,
@@ -25,6 +26,8 @@ public final class Bridge: Sendable {
     private let gaps: Mutex<TransactionGapDetector>
     /// Invitations and `!isthmus` commands (nil: the bridge ignores both, as in tests that do not need them).
     let selfService: SelfServiceDesk?
+    /// Rooms opened through gateway aliases (`gateway.matrix_aliases`); nil when off.
+    public let gateway: DynamicPortals?
     /// Matrix client mode: the account's `/sync`, the bridge's Matrix intake (nil: an application service's pushes).
     private let matrixSync: (any MatrixSyncSource)?
     /// MUC private messages ↔ Matrix DM rooms.
@@ -68,7 +71,8 @@ public final class Bridge: Sendable {
                 diskFullProbeInterval: Duration = .seconds(5), selfService: SelfServiceSettings? = nil,
                 roleLevels: RoleLevels = RoleLevels(),
                 media: MediaSettings? = nil, relay: RelayFormat? = nil, subscriptions: Config.SubscriptionPolicy = .none,
-                matrixRelay: MatrixRelayFormat? = nil, matrixSync: (any MatrixSyncSource)? = nil) {
+                matrixRelay: MatrixRelayFormat? = nil, matrixSync: (any MatrixSyncSource)? = nil,
+                gateway: (settings: DynamicPortals.Settings, client: MatrixClient)? = nil) {
         self.matrixSync = matrixSync
         self.backgroundTimelineChecks = backgroundTimelineChecks
         let (commands, control) = AsyncStream.makeStream(of: Command.self)
@@ -107,6 +111,10 @@ public final class Bridge: Sendable {
         } else {
             self.selfService = nil
         }
+        self.gateway = gateway.map {
+            DynamicPortals(settings: $0.settings, store: store, client: $0.client, xmpp: xmpp, metrics: metrics.gateway,
+                           logger: logger.with(label: "bridge.gateway"), clock: clock, reloadLinks: { control.yield(.reloadLinks) })
+        }
     }
 
     /// The bridge's metrics.
@@ -131,6 +139,7 @@ public final class Bridge: Sendable {
             LinkWatcher(store: context.store, interval: linkPollInterval) { control.yield(.reloadLinks) },
             Ticker(interval: selfCheckInterval) { control.yield(.selfCheck) },
         ]
+        if let gateway { services.append(GatewaySweeper(portals: gateway)) }
         if let matrixSync { services.append(MatrixSyncService(source: matrixSync, bridge: self, account: context.matrix.botUserID)) }
         await withTaskGroup(of: Void.self) { group in
             for service in services { group.addTask { await service.run() } }

@@ -54,7 +54,8 @@ public struct BridgeRuntime: Sendable {
                             relay: config.xmpp.mode == .client
                                 ? RelayFormat(message: config.relay.xmppFormat, emote: config.relay.xmppEmoteFormat) : nil,
                             subscriptions: config.xmpp.client?.acceptSubscriptions ?? .none,
-                            matrixRelay: matrix.relay, matrixSync: matrix.sync)
+                            matrixRelay: matrix.relay, matrixSync: matrix.sync,
+                            gateway: gatewaySettings(naming: naming).map { ($0, matrix.client) })
         let listener = try matrix.isAppService ? makeListener(bridge: bridge, links: links, media: matrix.media) : nil
         var operations: OperationsListener?
         if let listen = config.metrics.listen {
@@ -84,6 +85,15 @@ public struct BridgeRuntime: Sendable {
         } else {
             await runAlone(parts, until: stop)
         }
+    }
+
+    /// The gateway's settings when `gateway.matrix_aliases` is on (it needs the application service: config refuses it
+    /// otherwise).
+    private func gatewaySettings(naming: BridgeNaming) -> DynamicPortals.Settings? {
+        guard config.gateway.matrixAliases, config.matrix.mode == .appservice,
+              let namespace = GhostNamespace(prefix: config.appservice.ghostPrefix, serverName: config.matrix.serverName,
+                                             botLocalpart: config.appservice.botLocalpart) else { return nil }
+        return DynamicPortals.Settings(gateway: config.gateway, namespace: namespace, asker: naming.botOccupant)
     }
 
     /// The application service's listener: transactions and queries from the homeserver, provisioning, media.

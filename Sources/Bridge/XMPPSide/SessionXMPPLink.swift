@@ -50,8 +50,12 @@ public final class SessionXMPPLink: XMPPLink {
             let features = Set(info.features)
             let moderation: ModerationRequest.Version? = features.contains(XMPPNamespace.moderation) ? .current
                 : features.contains(XMPPNamespace.moderationLegacy) ? .legacy : nil
-            return RoomFeatures(stanzaIDs: features.contains(XMPPNamespace.stanzaID), archive: features.contains(XMPPNamespace.mam),
-                                moderation: moderation, name: info.roomName, avatar: info.roomAvatar)
+            var room = RoomFeatures(stanzaIDs: features.contains(XMPPNamespace.stanzaID), archive: features.contains(XMPPNamespace.mam),
+                                    moderation: moderation, name: info.roomName, avatar: info.roomAvatar)
+            room.isRoom = info.isRoom
+            room.entry = info.isPasswordProtected ? .passwordProtected : info.isMembersOnly ? .membersOnly : .open
+            room.subject = info.roomSubject
+            return room
         } catch {
             throw Self.linkError(error)
         }

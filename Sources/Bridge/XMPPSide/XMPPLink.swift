@@ -115,6 +115,21 @@ public struct RoomFeatures: Sendable, Equatable {
     public var name: String?
     /// The room's avatar hash from its disco#info (XEP-0486); nil: the room publishes none there.
     public var avatar: AvatarUpdate?
+    /// Whether the entity asked says it is a chat room (a `conference` identity).
+    public var isRoom = true
+    /// Who may enter, as far as the room's disco#info says.
+    public var entry: Entry = .open
+    /// The subject its `muc#roominfo` form shows (nil: none, or not shown there).
+    public var subject: String?
+
+    /// Who may enter a room (XEP-0045 §6.4 features).
+    public enum Entry: Sendable, Equatable {
+        case open
+        /// `muc_membersonly`.
+        case membersOnly
+        /// `muc_passwordprotected`.
+        case passwordProtected
+    }
 
     public init(stanzaIDs: Bool, archive: Bool, moderation: ModerationRequest.Version? = nil, name: String? = nil,
                 avatar: AvatarUpdate? = nil) {

@@ -12,6 +12,13 @@ public enum AppServiceRoute: Sendable, Equatable {
     case roomAliasQuery(RoomAlias)
     /// `POST /_matrix/app/v1/ping`.
     case ping
+    /// `GET /_matrix/app/v1/thirdparty/protocol/{protocol}` (appservice API §2.3.5 "Third-party networks").
+    case thirdPartyProtocol(String)
+    /// `GET /_matrix/app/v1/thirdparty/location/{protocol}` with the protocol's fields as query parameters, or (no
+    /// protocol) `GET /_matrix/app/v1/thirdparty/location?alias=…`.
+    case thirdPartyLocation(protocol: String?)
+    /// `GET /_matrix/app/v1/thirdparty/user[/{protocol}]`: no users are looked up (answered 404).
+    case thirdPartyUser
     /// `/_isthmus/provision/v1/…`: the provisioning API (its own bearer token).
     case provisioning(ProvisioningRoute)
     /// `GET`/`HEAD /media/{id}/{signature}/{filename}`: a Matrix file served to XMPP clients (RICH.md §6). No token:
@@ -34,6 +41,9 @@ public enum AppServiceRoute: Sendable, Equatable {
         case .userQuery: "user_query"
         case .roomAliasQuery: "room_alias_query"
         case .ping: "ping"
+        case .thirdPartyProtocol: "thirdparty_protocol"
+        case .thirdPartyLocation: "thirdparty_location"
+        case .thirdPartyUser: "thirdparty_user"
         case .provisioning(.listLinks): "provision_list"
         case .provisioning(.createLink): "provision_link"
         case .provisioning(.deleteLink): "provision_unlink"

@@ -23,6 +23,7 @@ public enum AppServiceRouter {
         if segments.starts(with: prefix) {
             segments.removeFirst(prefix.count)
             if segments == ["ping"] { return expect("POST", method, .ping) }
+            if segments.first == "thirdparty" { return thirdParty(Array(segments.dropFirst()), method: method) }
         }
         switch segments.count {
         case 4 where segments[0] == "media":
@@ -59,6 +60,19 @@ public enum AppServiceRouter {
         default:
             guard let alias = RoomAlias(parameter) else { return .failure(.invalidParameter("Invalid room alias")) }
             return .success(.roomAliasQuery(alias))
+        }
+    }
+
+    /// `thirdparty/protocol/{p}`, `thirdparty/location[/{p}]`, `thirdparty/user[/{p}]` (after the prefix).
+    private static func thirdParty(_ segments: [String], method: String) -> Result<AppServiceRoute, AppServiceRejection> {
+        let name = segments.count == 2 ? PercentEncoding.decode(segments[1]) : nil
+        if segments.count == 2, name == nil { return .failure(.invalidParameter("Malformed percent-encoding in the path")) }
+        switch (segments.first, segments.count) {
+        case ("protocol", 2): return expect("GET", method, .thirdPartyProtocol(name!))
+        case ("location", 1): return expect("GET", method, .thirdPartyLocation(protocol: nil))
+        case ("location", 2): return expect("GET", method, .thirdPartyLocation(protocol: name))
+        case ("user", 1), ("user", 2): return expect("GET", method, .thirdPartyUser)
+        default: return .failure(.unknownPath)
         }
     }
 

@@ -97,6 +97,18 @@ public struct DiscoInfo: Sendable, Hashable {
         }
         return nil
     }
+    /// Whether this is a chat room (a `conference` identity, XEP-0045 §6.4).
+    public var isRoom: Bool { identities.contains { $0.category == "conference" } }
+    /// A members-only room (XEP-0045 §6.4 feature `muc_membersonly`): only its members may enter.
+    public var isMembersOnly: Bool { has("muc_membersonly") }
+    /// A password-protected room (feature `muc_passwordprotected`).
+    public var isPasswordProtected: Bool { has("muc_passwordprotected") }
+    /// The room's subject as its `muc#roominfo` form gives it (`muc#roominfo_subject`); nil when absent or empty.
+    public var roomSubject: String? {
+        let form = forms.first { $0.formType == XMPPNamespace.mucRoomInfo }
+        guard let subject = form?["muc#roominfo_subject"]?.first, !subject.isEmpty else { return nil }
+        return subject
+    }
     /// XEP-0410 self-pings answered by the room.
     public var supportsSelfPingOptimization: Bool { has(XMPPNamespace.mucSelfPingOptimization) }
 }
