@@ -43,6 +43,11 @@ final class EndToEndHarness: @unchecked Sendable {
     }
     var configPath: String { config.path }
 
+    /// Where this scenario's store is (to read or shape it while `serve` is stopped).
+    var storeLocation: DatabaseLocation {
+        database.postgresLocation ?? .sqlite(path: directory.appendingPathComponent("isthmus.sqlite").path)
+    }
+
     /// Runs an `isthmus` subcommand with this scenario's config.
     func cli(_ arguments: String...) throws -> BridgeProcess.Result {
         try BridgeProcess.run(arguments + ["-c", config.path])
