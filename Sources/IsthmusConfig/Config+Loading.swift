@@ -116,7 +116,7 @@ extension Config {
         let relay = try decodeRelay(&relayReader)
         warnings += relayReader.unknownKeys()
         var gatewayReader = try top.section("gateway")
-        let gateway = try decodeGateway(&gatewayReader, matrixMode: matrix.mode)
+        let gateway = try decodeGateway(&gatewayReader, matrixMode: matrix.mode, xmppMode: xmpp.mode)
         warnings += gatewayReader.unknownKeys()
         var haReader = try top.section("ha")
         let ha = try decodeHighAvailability(&haReader)

@@ -45,6 +45,7 @@ struct StoreCopyTable: Sendable, Equatable {
         StoreCopyTable("xmpp_credentials", key: ["account"]),
         StoreCopyTable("matrix_sessions", key: ["user_id"]),
         StoreCopyTable("matrix_sync", key: ["account"]),
+        StoreCopyTable("gateway_occupants", key: ["room", "resource"]),
     ]
 
     /// Tables that are not bridge data: the migration history (each side has its own, and both must agree),

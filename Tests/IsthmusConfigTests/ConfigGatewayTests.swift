@@ -10,6 +10,7 @@ import Testing
         #expect(!gateway.matrixAliases && !gateway.xmppRooms)
         #expect(gateway.allowedMUCDomains == nil && gateway.allowedMatrixServers == nil)
         #expect(gateway.idleDays == 7 && gateway.maxDynamicRooms == 1000 && gateway.maxOpensPerMinute == 30)
+        #expect(gateway.maxGatewayRooms == 1000)
     }
 
     @Test func everyKeySet() throws {
@@ -37,10 +38,8 @@ import Testing
         #expect(gateway.allowedMUCDomains == nil)
     }
 
-    @Test func xmppRoomsIsRefusedUntilItExists() {
-        let message = configError(ConfigFixture.minimal + "gateway:\n  xmpp_rooms: true\n")
-        #expect(message?.contains("gateway.xmpp_rooms") == true)
-        #expect(message?.contains("not available") == true)
+    @Test func xmppRoomsNeedsTheComponentAndTheApplicationService() throws {
+        #expect(try parseConfig(ConfigFixture.minimal + "gateway:\n  xmpp_rooms: true\n").gateway.xmppRooms)
     }
 
     @Test func badValuesAreRefused() {

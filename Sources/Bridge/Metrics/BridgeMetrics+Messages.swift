@@ -27,7 +27,7 @@ extension BridgeMetrics {
                            at: now, now: now)
         case .session(let change):
             xmppSession(change)
-        case .presence, .privateMessage, .invite, .subscriptionRequest:
+        case .presence, .privateMessage, .invite, .subscriptionRequest, .gateway:
             break
         }
     }

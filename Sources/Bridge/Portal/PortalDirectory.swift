@@ -91,8 +91,9 @@ final class PortalDirectory: Sendable {
             return deliver(.xmppPresence(presence), of: event, room: presence.room, receipt: receipt)
         case .privateMessage(let message):
             return deliver(.xmppPrivateMessage(message), of: event, room: message.room, receipt: receipt)
-        case .session, .subscriptionRequest:
-            break   // the rooms act on `connected`, which follows; subscriptions are the account's, not a room's
+        case .session, .subscriptionRequest, .gateway:
+            break   // the rooms act on `connected`, which follows; subscriptions are the account's, not a room's; the
+                    // rooms the component hosts are the gateway's (``XMPPEventRouter``)
         case .invite(let invite):
             if let portal = table.withLock({ $0.byMUC[invite.room.bare] }) {
                 portal.enqueue(.xmppInvite(invite), receipt: receipt)

@@ -28,6 +28,21 @@ public final class Bridge: Sendable {
     let selfService: SelfServiceDesk?
     /// Rooms opened through gateway aliases (`gateway.matrix_aliases`); nil when off.
     public let gateway: DynamicPortals?
+    /// Matrix rooms hosted as MUCs for XMPP users (`gateway.xmpp_rooms`); nil when off.
+    public let gatewayRooms: GatewayRooms?
+
+    /// The gateway's parts to run (see ``DynamicPortals`` and ``GatewayRooms``).
+    public struct GatewayWiring: Sendable {
+        public var portals: DynamicPortals.Settings?
+        public var rooms: GatewayRooms.Settings?
+        public var client: MatrixClient
+
+        public init(portals: DynamicPortals.Settings?, rooms: GatewayRooms.Settings?, client: MatrixClient) {
+            self.portals = portals
+            self.rooms = rooms
+            self.client = client
+        }
+    }
     /// Matrix client mode: the account's `/sync`, the bridge's Matrix intake (nil: an application service's pushes).
     private let matrixSync: (any MatrixSyncSource)?
     /// MUC private messages ↔ Matrix DM rooms.
@@ -72,7 +87,7 @@ public final class Bridge: Sendable {
                 roleLevels: RoleLevels = RoleLevels(),
                 media: MediaSettings? = nil, relay: RelayFormat? = nil, subscriptions: Config.SubscriptionPolicy = .none,
                 matrixRelay: MatrixRelayFormat? = nil, matrixSync: (any MatrixSyncSource)? = nil,
-                gateway: (settings: DynamicPortals.Settings, client: MatrixClient)? = nil) {
+                gateway: GatewayWiring? = nil) {
         self.matrixSync = matrixSync
         self.backgroundTimelineChecks = backgroundTimelineChecks
         let (commands, control) = AsyncStream.makeStream(of: Command.self)
@@ -111,9 +126,17 @@ public final class Bridge: Sendable {
         } else {
             self.selfService = nil
         }
-        self.gateway = gateway.map {
-            DynamicPortals(settings: $0.settings, store: store, client: $0.client, xmpp: xmpp, metrics: metrics.gateway,
-                           logger: logger.with(label: "bridge.gateway"), clock: clock, reloadLinks: { control.yield(.reloadLinks) })
+        self.gateway = gateway.flatMap { wiring in
+            wiring.portals.map {
+                DynamicPortals(settings: $0, store: store, client: wiring.client, xmpp: xmpp, metrics: metrics.gateway,
+                               logger: logger.with(label: "bridge.gateway"), clock: clock, reloadLinks: { control.yield(.reloadLinks) })
+            }
+        }
+        gatewayRooms = gateway.flatMap { wiring in
+            wiring.rooms.map {
+                GatewayRooms(settings: $0, store: store, client: wiring.client, xmpp: xmpp, metrics: metrics.gateway,
+                             logger: logger.with(label: "bridge.gateway.rooms"))
+            }
         }
     }
 
@@ -133,8 +156,9 @@ public final class Bridge: Sendable {
     where Events.Element == XMPPLinkArrival, Events.Failure == Never {
         let (logger, control, directory, writeGate) = (context.logger, self.control, self.directory, context.writeGate)
         let directChats = self.directChats
+        await gatewayRooms?.restore()
         var services: [any BridgeService] = [
-            XMPPEventRouter(events: xmppEvents, context: context, directory: directory),
+            XMPPEventRouter(events: xmppEvents, context: context, directory: directory, gatewayRooms: gatewayRooms),
             StoreProbe(store: context.store, writeGate: writeGate, interval: diskFullProbeInterval),
             LinkWatcher(store: context.store, interval: linkPollInterval) { control.yield(.reloadLinks) },
             Ticker(interval: selfCheckInterval) { control.yield(.selfCheck) },

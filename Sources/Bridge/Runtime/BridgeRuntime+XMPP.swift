@@ -43,7 +43,8 @@ extension BridgeRuntime {
         let linkLogger = logger.with(label: "xmpp.link")
         guard let client = config.xmpp.client else {
             let component = ComponentConnection(configuration: componentConfiguration, logger: logger.with(label: "xmpp.component"))
-            return (.component(component), SessionXMPPLink(connection: component, logger: linkLogger, primaryOccupant: naming.botOccupant))
+            return (.component(component), SessionXMPPLink(connection: component, logger: linkLogger, primaryOccupant: naming.botOccupant,
+                                                           gatewayDomain: config.gateway.xmppRooms ? config.xmpp.componentDomain : nil))
         }
         let keeper = StoreClientSessionKeeper(store: store, account: client.jid)
         let (credentialKeeper, credentials) = try await StoreClientCredentialKeeper.load(store: store, account: client.jid)

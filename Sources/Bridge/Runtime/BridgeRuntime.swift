@@ -55,7 +55,7 @@ public struct BridgeRuntime: Sendable {
                                 ? RelayFormat(message: config.relay.xmppFormat, emote: config.relay.xmppEmoteFormat) : nil,
                             subscriptions: config.xmpp.client?.acceptSubscriptions ?? .none,
                             matrixRelay: matrix.relay, matrixSync: matrix.sync,
-                            gateway: gatewaySettings(naming: naming).map { ($0, matrix.client) })
+                            gateway: gatewayWiring(naming: naming, client: matrix.client))
         let listener = try matrix.isAppService ? makeListener(bridge: bridge, links: links, media: matrix.media) : nil
         var operations: OperationsListener?
         if let listen = config.metrics.listen {
@@ -87,13 +87,18 @@ public struct BridgeRuntime: Sendable {
         }
     }
 
-    /// The gateway's settings when `gateway.matrix_aliases` is on (it needs the application service: config refuses it
-    /// otherwise).
-    private func gatewaySettings(naming: BridgeNaming) -> DynamicPortals.Settings? {
-        guard config.gateway.matrixAliases, config.matrix.mode == .appservice,
+    /// The gateway's parts that the config turns on (`gateway.matrix_aliases`, `gateway.xmpp_rooms`; both need the
+    /// application service, and the second the component too: the config check refuses them otherwise).
+    private func gatewayWiring(naming: BridgeNaming, client: MatrixClient) -> Bridge.GatewayWiring? {
+        guard config.matrix.mode == .appservice, config.gateway.matrixAliases || config.gateway.xmppRooms,
               let namespace = GhostNamespace(prefix: config.appservice.ghostPrefix, serverName: config.matrix.serverName,
                                              botLocalpart: config.appservice.botLocalpart) else { return nil }
-        return DynamicPortals.Settings(gateway: config.gateway, namespace: namespace, asker: naming.botOccupant)
+        return Bridge.GatewayWiring(
+            portals: config.gateway.matrixAliases
+                ? DynamicPortals.Settings(gateway: config.gateway, namespace: namespace, asker: naming.botOccupant) : nil,
+            rooms: config.gateway.xmppRooms && config.xmpp.mode == .component
+                ? GatewayRooms.Settings(gateway: config.gateway, namespace: namespace, naming: naming) : nil,
+            client: client)
     }
 
     /// The application service's listener: transactions and queries from the homeserver, provisioning, media.

@@ -91,7 +91,7 @@ actor LinkConsent {
             return machine.privateMessageBounced(to: message.nick, reason: error.text ?? error.condition.rawValue)
         case .disconnected:
             return machine.connectionLost()
-        case .connected, .invite, .session, .subscriptionRequest:
+        case .connected, .invite, .session, .subscriptionRequest, .gateway:
             return []
         }
     }

@@ -21,11 +21,14 @@ extension SessionXMPPLink {
         let primaryOccupant: JID?
         /// Answers the IQ requests addressed to our JIDs as they pass (vCards, pings, errors); none reach the bridge.
         let responder: ComponentIQResponder?
+        /// Gateway mode: the component's domain, under which `#…` addresses are rooms the bridge hosts.
+        var gatewayDomain: String?
 
         public func makeAsyncIterator() -> Iterator {
             switch source {
             case .component(let stream):
-                Iterator(component: stream.makeAsyncIterator(), primaryOccupant: primaryOccupant, responder: responder)
+                Iterator(component: stream.makeAsyncIterator(), primaryOccupant: primaryOccupant, responder: responder,
+                         gatewayDomain: gatewayDomain)
             case .client(let stream, let connection):
                 Iterator(client: stream.makeAsyncIterator(), clientConnection: connection, primaryOccupant: primaryOccupant,
                          responder: responder)
@@ -49,6 +52,7 @@ extension SessionXMPPLink {
             var clientConnection: ClientConnection?
             let primaryOccupant: JID?
             let responder: ComponentIQResponder?
+            var gatewayDomain: String?
             /// The client was connected before (a later connection is a reconnect).
             var clientWasConnected = false
 
@@ -63,6 +67,7 @@ extension SessionXMPPLink {
                     var receipt: XMPPReceipt?
                     if case .stanza(let stanza, let ticket) = event {
                         if let clientConnection, let ticket { receipt = XMPPReceipt { await clientConnection.handled(ticket) } }
+                        if isForGatewayRoom(stanza) { return XMPPLinkArrival(.gateway(stanza), receipt: receipt) }
                         if case .iq(let iq) = stanza, iq.isRequest {
                             await responder?.answer(iq)   // no network wait: the answer is written, not awaited
                             await receipt?.handled()
@@ -134,6 +139,18 @@ extension SessionXMPPLink {
                 case .stanza(.iq, _), .none:
                     return nil
                 }
+            }
+
+            /// Whether `stanza` is addressed to a room the component hosts (`#…@gatewayDomain`, any resource).
+            private func isForGatewayRoom(_ stanza: Stanza) -> Bool {
+                guard let gatewayDomain else { return false }
+                let to: JID? = switch stanza {
+                case .message(let message): message.to
+                case .presence(let presence): presence.to
+                case .iq(let iq): iq.isRequest ? iq.to : nil
+                }
+                guard let to, to.domain == gatewayDomain, let localpart = to.localpart else { return false }
+                return localpart.hasPrefix("#")
             }
 
             /// Whether a copy addressed to `to` is one for another of our occupants, which the bridge ignores.

@@ -28,11 +28,13 @@ public final class SessionXMPPLink: XMPPLink {
     /// and of presences are dropped here instead of travelling to the portal, which drops them too (message errors are
     /// kept: they report our own messages' failures). In a room with 500 Matrix users that is 500 of every 501
     /// stanzas. nil: everything goes on.
-    public init(connection: ComponentConnection, logger: Logger, primaryOccupant: JID? = nil) {
+    /// `gatewayDomain`: the component's domain when it hosts rooms for XMPP users (gateway mode): stanzas to
+    /// `#…@gatewayDomain` then reach the bridge as ``XMPPLinkEvent/gateway(_:)``, IQ requests included.
+    public init(connection: ComponentConnection, logger: Logger, primaryOccupant: JID? = nil, gatewayDomain: String? = nil) {
         self.connection = connection
         self.logger = logger
         events = Events(source: .component(connection.events), primaryOccupant: primaryOccupant,
-                        responder: ComponentIQResponder(connection: connection, avatars: avatars))
+                        responder: ComponentIQResponder(connection: connection, avatars: avatars), gatewayDomain: gatewayDomain)
     }
 
     /// Client mode: the account is the bridge's one occupant, and every stanza it takes counts as handled in the
@@ -56,6 +58,14 @@ public final class SessionXMPPLink: XMPPLink {
             room.entry = info.isPasswordProtected ? .passwordProtected : info.isMembersOnly ? .membersOnly : .open
             room.subject = info.roomSubject
             return room
+        } catch {
+            throw Self.linkError(error)
+        }
+    }
+
+    public func send(_ stanza: Stanza) async throws {
+        do {
+            try await connection.send(stanza)
         } catch {
             throw Self.linkError(error)
         }

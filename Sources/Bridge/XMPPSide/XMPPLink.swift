@@ -89,6 +89,8 @@ public protocol XMPPLink: Sendable {
     func findUploadService(on domain: JID, as asker: JID) async throws -> HTTPUpload.Service?
     /// XEP-0363 §4: a slot on `service` for a file, requested as `requester`; nil when the service refuses it.
     func requestUploadSlot(on service: JID, fileName: String, size: Int64, contentType: String, as requester: JID) async throws -> HTTPUpload.Slot?
+    /// Sends `stanza` as it is (the rooms the component hosts speak for themselves).
+    func send(_ stanza: Stanza) async throws
 }
 
 extension XMPPLink {
@@ -100,6 +102,8 @@ extension XMPPLink {
     public func findUploadService(on domain: JID, as asker: JID) async throws -> HTTPUpload.Service? { nil }
     /// No slots on a link that cannot ask for them (fakes).
     public func requestUploadSlot(on service: JID, fileName: String, size: Int64, contentType: String, as requester: JID) async throws -> HTTPUpload.Slot? { nil }
+    /// A link that hosts no rooms sends nothing of its own (fakes).
+    public func send(_ stanza: Stanza) async throws { throw XMPPLinkError.notConnected }
 }
 
 /// What a MUC announces about the ids and archive the bridge's exactly-once rests on.
@@ -290,6 +294,8 @@ public enum XMPPLinkEvent: Sendable {
     case session(XMPPSessionChange)
     /// Client mode: someone asks to see the account's presence (RFC 6121 §3.1.3); answered as the config says.
     case subscriptionRequest(from: JID)
+    /// A stanza to a room the component hosts for XMPP users (`#alias%server@component`, gateway mode), as it came.
+    case gateway(Stanza)
 }
 
 /// What became of client mode's XEP-0198 session when the link came up again.

@@ -9,6 +9,8 @@ struct XMPPEventRouter<Events: AsyncSequence & Sendable>: BridgeService where Ev
     let events: Events
     let context: BridgeContext
     let directory: PortalDirectory
+    /// The rooms the component hosts (gateway mode), which take the `gateway` events.
+    var gatewayRooms: GatewayRooms?
 
     func run() async {
         let (xmpp, writeGate, metrics, clock) = (context.xmpp, context.writeGate, context.metrics, context.clock)
@@ -24,6 +26,11 @@ struct XMPPEventRouter<Events: AsyncSequence & Sendable>: BridgeService where Ev
             metrics.observe(event, botOccupant: botOccupant, now: clock.now())
             // The upload service is looked for once per XMPP connection.
             if case .connected = event { context.xmppUploader?.forgetService() }
+            if case .gateway(let stanza) = event {
+                await gatewayRooms?.xmpp(stanza)
+                await arrival.receipt?.handled()
+                continue
+            }
             if case .subscriptionRequest(let requester) = event {
                 await context.subscriptions.answer(requester, context: context)
                 await arrival.receipt?.handled()

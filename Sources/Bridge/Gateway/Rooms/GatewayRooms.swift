@@ -1,0 +1,260 @@
+import FoundationEssentials
+import IsthmusCommon
+import IsthmusConfig
+import IsthmusStore
+import Matrix
+import MatrixClient
+import XMPP
+
+/// The rooms the component hosts for XMPP users (`gateway.xmpp_rooms`): an XMPP user joins
+/// `#alias%server@component/nick` (``GatewayRoomAddress``), its ghost joins the Matrix room behind the alias — the
+/// Matrix room's join rules decide — and the component then speaks as that room. Each room is a
+/// ``GatewayRoomMachine``; this performs its actions (Matrix calls as the ghosts, stanzas from the room) one input at
+/// a time per room, rooms in parallel. Its occupants are kept in the store, so a restart keeps them in.
+public actor GatewayRooms {
+    /// What `serve` passes in.
+    public struct Settings: Sendable {
+        public var gateway: Config.Gateway
+        public var namespace: GhostNamespace
+        public var naming: BridgeNaming
+
+        public init(gateway: Config.Gateway, namespace: GhostNamespace, naming: BridgeNaming) {
+            self.gateway = gateway
+            self.namespace = namespace
+            self.naming = naming
+        }
+    }
+
+    let settings: Settings
+    let store: Store
+    let client: MatrixClient
+    let xmpp: any XMPPLink
+    let metrics: GatewayMetrics
+    let logger: Logger
+    private var machines: [JID: GatewayRoomMachine] = [:]
+    private var byMatrixRoom: [RoomID: JID] = [:]
+    /// The input being handled for each room; the next one for it waits for it.
+    private var tails: [JID: Task<Void, Never>] = [:]
+    /// Reading back the recorded occupants, which everything else waits for (a transaction the homeserver sends at
+    /// start must find the rooms).
+    private var restoration: Task<Void, Never>?
+
+    public init(settings: Settings, store: Store, client: MatrixClient, xmpp: any XMPPLink, metrics: GatewayMetrics, logger: Logger) {
+        self.settings = settings
+        self.store = store
+        self.client = client
+        self.xmpp = xmpp
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    private var componentDomain: String { settings.naming.componentDomain }
+
+    /// Takes back the occupants recorded before a restart (once; later calls wait for the first).
+    public func restore() async {
+        if restoration == nil { restoration = Task { await restoreNow() } }
+        await restoration?.value
+    }
+
+    /// Reads the recorded occupants back; their rooms are read again as one of their ghosts.
+    private func restoreNow() async {
+        guard let records = try? await store.gatewayOccupants(), !records.isEmpty else { return }
+        for (room, rows) in Dictionary(grouping: records, by: \.room) {
+            guard let address = GatewayRoomAddress(room, componentDomain: componentDomain), let first = rows.first else { continue }
+            var occupants: [JID: GatewayRoomMachine.Occupant] = [:]
+            for row in rows {
+                occupants[row.resource.bare, default: .init(nick: row.nick, ghost: row.ghost, resources: [])].resources.insert(row.resource)
+            }
+            let members = (try? await client.joinedMembers(of: first.matrixRoom, as: first.ghost))?.mapValues(\.displayName) ?? [:]
+            let topic = await topic(of: first.matrixRoom, as: first.ghost)
+            var machine = makeMachine(address)
+            machine.restore(room: first.matrixRoom, occupants: occupants, members: members, topic: topic)
+            machines[address.jid] = machine
+            byMatrixRoom[first.matrixRoom] = address.jid
+        }
+        refreshGauge()
+        logger.info("Gateway rooms restored", metadata: ["gateway.rooms": String(machines.count), "gateway.resources": String(records.count)])
+    }
+
+    /// A stanza to one of the rooms (or to an address that names none).
+    public func xmpp(_ stanza: Stanza) async {
+        await restore()
+        guard let to = stanza.to, let address = GatewayRoomAddress(to, componentDomain: componentDomain) else {
+            refuse(stanza, StanzaError(type: .cancel, condition: .itemNotFound, text: "Not a room: use #alias%server@\(componentDomain)"))
+            return
+        }
+        if machines[address.jid] == nil {
+            // Only a join opens a room here; anything else to a room nobody is in is answered by an empty one.
+            if let allowed = settings.gateway.allowedMatrixServers, !allowed.contains(address.alias.server) {
+                refuse(stanza, StanzaError(type: .cancel, condition: .notAllowed, text: "Rooms of \(address.alias.server) cannot be joined from here"))
+                return
+            }
+            if case .presence(let presence) = stanza, presence.type == .available,
+               machines.count(where: { !$0.value.isEmpty }) >= settings.gateway.maxGatewayRooms {
+                refuse(stanza, StanzaError(type: .wait, condition: .resourceConstraint, text: "Too many rooms are open through this gateway"))
+                return
+            }
+            machines[address.jid] = makeMachine(address)
+        }
+        let input: GatewayRoomMachine.Input = switch stanza {
+        case .presence(let presence): .xmppPresence(presence)
+        case .message(let message): .xmppMessage(message)
+        case .iq(let iq): .xmppIQ(iq)
+        }
+        enqueue(address.jid, input)
+    }
+
+    /// The events of a homeserver transaction: those of hosted rooms go to their machines.
+    public func matrix(_ events: [ClientEvent]) async {
+        await restore()
+        for event in events {
+            guard let room = byMatrixRoom[event.roomID], let translated = BridgeAppServiceHandler.roomEvent(event) else { continue }
+            enqueue(room, .matrix(translated))
+        }
+    }
+
+    // MARK: Performing
+
+    private func makeMachine(_ address: GatewayRoomAddress) -> GatewayRoomMachine {
+        let namespace = settings.namespace
+        return GatewayRoomMachine(address: address, naming: settings.naming, bot: namespace.botUserID,
+                                  ghostOf: { namespace.userID(for: $0.bare.description) })
+    }
+
+    private func enqueue(_ room: JID, _ input: GatewayRoomMachine.Input) {
+        let previous = tails[room]
+        let task = Task { [self] in
+            await previous?.value
+            await process(room, input)
+        }
+        tails[room] = task
+    }
+
+    private func process(_ room: JID, _ input: GatewayRoomMachine.Input) async {
+        guard var machine = machines[room] else { return }
+        let actions = machine.handle(input)
+        machines[room] = machine
+        for action in actions { await perform(action, room: room) }
+        if machines[room]?.isEmpty == true {
+            if let matrixRoom = machines[room]?.matrixRoom { byMatrixRoom[matrixRoom] = nil }
+            machines[room] = nil
+            refreshGauge()
+        }
+    }
+
+    private func perform(_ action: GatewayRoomMachine.Action, room: JID) async {
+        switch action {
+        case .send(let stanza):
+            do {
+                try await xmpp.send(stanza)
+            } catch {
+                logger.debug("Gateway stanza not sent", metadata: ["xmpp.room": room.description, "error": "\(error)"])
+            }
+        case .joinMatrix(let user, let ghost, let nick):
+            await process(room, await joinMatrix(room, user: user, ghost: ghost, nick: nick))
+        case .leaveMatrix(let ghost, let matrixRoom):
+            do {
+                try await client.leave(matrixRoom, as: ghost, reason: "Left from XMPP")
+            } catch {
+                logger.warning("Gateway ghost could not leave", metadata: ["matrix.room": matrixRoom.rawValue, "error": error.message])
+            }
+        case .sendMatrix(let from, let ghost, let matrixRoom, let message):
+            let key = message.originID?.rawValue ?? message.id?.rawValue ?? UUID().uuidString
+            let transaction = ClientTransactionID.derived(fromSourceKey: "gateway \(from.bare) \(key)")
+            do {
+                let event = try await client.sendMessage(.text(message.body ?? ""), to: matrixRoom, transactionID: transaction, as: ghost)
+                await process(room, .sent(from: from, message: message, event: event))
+            } catch {
+                logger.warning("Gateway message refused by the homeserver", metadata: ["matrix.room": matrixRoom.rawValue, "error": error.message])
+                let condition: StanzaErrorCondition = error.errcode == .forbidden ? .forbidden : .serviceUnavailable
+                await process(room, .sendRefused(from: from, message: message, StanzaError(type: .cancel, condition: condition, text: error.message)))
+            }
+        case .occupantsChanged:
+            await persist(room)
+        }
+    }
+
+    /// The ghost joins the Matrix room the alias names, and reads it; what the machine is told of it.
+    private func joinMatrix(_ room: JID, user: JID, ghost: UserID, nick: String) async -> GatewayRoomMachine.Input {
+        guard let address = machines[room]?.address else {
+            return .joinRefused(user: user, StanzaError(type: .cancel, condition: .itemNotFound))
+        }
+        let matrixRoom: RoomID
+        do {
+            let resolved = try await client.resolveAlias(address.alias)
+            _ = try? await client.registerGhost(ghost)
+            matrixRoom = try await client.join(resolved.roomID, via: resolved.servers, as: ghost)
+        } catch {
+            logger.info("Gateway join refused by the homeserver", metadata: [
+                "matrix.alias": address.alias.rawValue, "errcode": error.errcode?.rawValue ?? "", "error": error.message])
+            return .joinRefused(user: user, Self.refusal(error))
+        }
+        _ = try? await client.setRoomDisplayName(nick, in: matrixRoom, for: ghost)
+        let members = (try? await client.joinedMembers(of: matrixRoom, as: ghost))?.mapValues(\.displayName) ?? [:]
+        let topic = await topic(of: matrixRoom, as: ghost)
+        let history = await history(of: matrixRoom, as: ghost)
+        byMatrixRoom[matrixRoom] = room
+        logger.info("Gateway occupant joined", metadata: ["xmpp.room": room.description, "matrix.room": matrixRoom.rawValue])
+        return .joined(user: user, view: .init(room: matrixRoom, members: members, topic: topic, history: history))
+    }
+
+    /// The MUC error a refused Matrix join stands for: banned or invite-only → `forbidden`, unknown alias →
+    /// `item-not-found`, anything else → `service-unavailable`.
+    static func refusal(_ error: MatrixError) -> StanzaError {
+        if error.errcode == .forbidden { return StanzaError(type: .auth, condition: .forbidden, text: error.message) }
+        if error.errcode == .notFound || error.status == 404 {
+            return StanzaError(type: .cancel, condition: .itemNotFound, text: "No Matrix room has this alias")
+        }
+        return StanzaError(type: .wait, condition: .serviceUnavailable, text: error.message)
+    }
+
+    private func topic(of room: RoomID, as ghost: UserID) async -> String? {
+        struct Topic: Decodable { var topic: String? }
+        return (try? await client.stateEvent(Topic.self, type: "m.room.topic", in: room, as: ghost))?.topic
+    }
+
+    /// The last messages of the room as the ghost may see them, oldest first.
+    private func history(of room: RoomID, as ghost: UserID) async -> [GatewayRoomMachine.HistoryMessage] {
+        guard let page = try? await client.roomMessages(in: room, limit: 50, as: ghost) else { return [] }
+        return page.events.reversed().compactMap { event in
+            guard case .message(let content) = event.content, content.relatesTo?.replacedEventID == nil else { return nil }
+            return .init(event: event.eventID, sender: event.sender, body: content.body,
+                         sent: Date(timeIntervalSince1970: Double(event.originServerTS) / 1000))
+        }
+    }
+
+    private func persist(_ room: JID) async {
+        let machine = machines[room]
+        let records = machine.map { machine in
+            machine.occupants.values.flatMap { occupant in
+                occupant.resources.compactMap { resource in
+                    machine.matrixRoom.map { GatewayOccupantRecord(room: room, resource: resource, nick: occupant.nick, ghost: occupant.ghost, matrixRoom: $0) }
+                }
+            }
+        } ?? []
+        do {
+            try await store.replaceGatewayOccupants(of: room, with: records)
+        } catch {
+            logger.warning("Gateway occupants not recorded", metadata: ["xmpp.room": room.description, "error": "\(error)"])
+        }
+        refreshGauge()
+    }
+
+    private func refreshGauge() {
+        metrics.setGatewayOccupants(machines.values.reduce(0) { $0 + $1.occupants.count })
+    }
+
+    /// Answers `stanza` with `error` (requests only; errors and results are never answered).
+    private func refuse(_ stanza: Stanza, _ error: StanzaError) {
+        let reply: Stanza? = switch stanza {
+        case .iq(let iq): iq.isRequest ? .iq(iq.errorResponse(error)) : nil
+        case .message(let message): message.type == .error ? nil
+            : .message(Message(type: .error, from: message.to, to: message.from, id: message.id, error: error))
+        case .presence(let presence): presence.type == .available
+            ? .presence(Presence(type: .error, from: presence.to, to: presence.from, error: error)) : nil
+        }
+        guard let reply else { return }
+        let xmpp = self.xmpp
+        Task { try? await xmpp.send(reply) }
+    }
+}

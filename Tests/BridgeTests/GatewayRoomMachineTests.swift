@@ -1,0 +1,207 @@
+import Bridge
+import FoundationEssentials
+import IsthmusCommon
+import Matrix
+import Testing
+import XMPP
+
+/// The MUC the component hosts for a Matrix room, as sequences of inputs and the stanzas and Matrix calls they make:
+/// joining (with the Matrix members, history and subject), nick conflicts, several resources of one user, leaving,
+/// messages both ways, and kicks and bans from Matrix.
+@Suite struct GatewayRoomMachineTests {
+    let address = GatewayRoomAddress(JID("#lounge%example.org@bridge.example.org")!, componentDomain: "bridge.example.org")!
+    let matrixRoom = RoomID("!lounge:example.org")!
+    let alice = UserID("@alice:example.org")!
+    let bot = UserID("@isthmus:example.org")!
+    let juliet = JID("juliet@capulet.example/balcony")!
+    let julietPhone = JID("juliet@capulet.example/phone")!
+    let romeo = JID("romeo@montague.example/orchard")!
+
+    func ghost(_ jid: JID) -> UserID { UserID("@_xmpp_\(jid.localpart!):example.org")! }
+
+    func machine() -> GatewayRoomMachine {
+        GatewayRoomMachine(address: address, naming: BridgeNaming(componentDomain: "bridge.example.org", botNick: "Matrix")!, bot: bot,
+                           ghostOf: { UserID("@_xmpp_\($0.localpart!):example.org") })
+    }
+
+    func joinPresence(_ from: JID, nick: String, history: MUCHistoryRequest? = MUCHistoryRequest.none) -> Presence {
+        Presence(from: from, to: address.occupant(nick), mucJoin: MUCJoinRequest(history: history))
+    }
+
+    func view(history: [GatewayRoomMachine.HistoryMessage] = []) -> GatewayRoomMachine.RoomView {
+        .init(room: matrixRoom, members: [alice: "Alice", bot: nil], topic: "Tea at five", history: history)
+    }
+
+    /// The stanzas among `actions`, by kind, as (to, from-resource) pairs for presences and bodies for messages.
+    func presences(_ actions: [GatewayRoomMachine.Action]) -> [(to: JID?, nick: String?, type: Presence.PresenceType, codes: [MUCStatusCode])] {
+        actions.compactMap {
+            if case .send(.presence(let presence)) = $0 { (presence.to, presence.from?.resource, presence.type, presence.statusCodes) } else { nil }
+        }
+    }
+
+    func messages(_ actions: [GatewayRoomMachine.Action]) -> [Message] {
+        actions.compactMap { if case .send(.message(let message)) = $0 { message } else { nil } }
+    }
+
+    /// Juliet joined (from `juliet`) and the machine that knows it.
+    func withJuliet() -> GatewayRoomMachine {
+        var room = machine()
+        _ = room.handle(.xmppPresence(joinPresence(juliet, nick: "Juliet")))
+        _ = room.handle(.joined(user: juliet, view: view()))
+        return room
+    }
+
+    @Test func aJoinAsksMatrixThenShowsTheMembersItselfLastTheHistoryAndTheSubject() {
+        var room = machine()
+        let asked = room.handle(.xmppPresence(joinPresence(juliet, nick: "Juliet", history: .maxStanzas(1))))
+        #expect(asked == [.joinMatrix(user: juliet.bare, ghost: ghost(juliet), nick: "Juliet")])
+        let old = GatewayRoomMachine.HistoryMessage(event: EventID("$old")!, sender: alice, body: "old", sent: Date(timeIntervalSince1970: 1))
+        let new = GatewayRoomMachine.HistoryMessage(event: EventID("$new")!, sender: alice, body: "new", sent: Date(timeIntervalSince1970: 2))
+        let actions = room.handle(.joined(user: juliet.bare, view: view(history: [old, new])))
+        let shown = presences(actions)
+        #expect(shown.map(\.nick) == ["Alice", "Juliet"], "the bot is no occupant")
+        #expect(shown.last?.codes == [.selfPresence, .roomLogged])
+        #expect(shown.allSatisfy { $0.to == juliet })
+        let said = messages(actions)
+        #expect(said.map(\.body) == ["new", nil], "one history message as asked, then the subject")
+        #expect(said.first?.stanzaIDs.first?.id == StanzaID("$new"))
+        #expect(said.first?.delay != nil)
+        #expect(said.last?.subject == "Tea at five")
+        #expect(actions.last == .occupantsChanged)
+    }
+
+    @Test func aRefusedJoinIsAPresenceErrorToEveryResourceThatAsked() {
+        var room = machine()
+        _ = room.handle(.xmppPresence(joinPresence(juliet, nick: "Juliet")))
+        #expect(room.handle(.xmppPresence(joinPresence(julietPhone, nick: "Juliet"))).isEmpty, "waits with the first")
+        let actions = room.handle(.joinRefused(user: juliet, StanzaError(type: .auth, condition: .forbidden)))
+        #expect(presences(actions).map(\.to) == [juliet, julietPhone])
+        #expect(presences(actions).allSatisfy { $0.type == .error })
+        #expect(room.isEmpty)
+    }
+
+    @Test func aMatrixMembersNickIsRefusedAndTheGhostLeavesAgain() {
+        var room = machine()
+        _ = room.handle(.xmppPresence(joinPresence(juliet, nick: "alice")))
+        let actions = room.handle(.joined(user: juliet, view: view()))
+        #expect(presences(actions).map(\.type) == [.error])
+        #expect(actions.last == .leaveMatrix(ghost: ghost(juliet), room: matrixRoom))
+        #expect(room.isEmpty)
+    }
+
+    @Test func anotherXMPPUsersNickIsRefusedAtOnce() {
+        var room = withJuliet()
+        let actions = room.handle(.xmppPresence(joinPresence(romeo, nick: "JULIET")))
+        #expect(presences(actions).map(\.type) == [.error])
+        #expect(!actions.contains { if case .joinMatrix = $0 { true } else { false } })
+    }
+
+    @Test func aSecondResourceSharesTheOccupantWithoutAskingMatrix() {
+        var room = withJuliet()
+        let actions = room.handle(.xmppPresence(joinPresence(julietPhone, nick: "Juliet")))
+        #expect(presences(actions).map(\.nick) == ["Alice", "Juliet"])
+        #expect(presences(actions).allSatisfy { $0.to == julietPhone })
+        #expect(!actions.contains { if case .joinMatrix = $0 { true } else { false } })
+        #expect(room.occupants[juliet.bare]?.resources == [juliet, julietPhone])
+        // With another nick: refused.
+        let other = room.handle(.xmppPresence(joinPresence(JID("juliet@capulet.example/tablet")!, nick: "Jules")))
+        #expect(presences(other).map(\.type) == [.error])
+        // The first resource leaving keeps the occupant; the last one takes the ghost out.
+        let first = room.handle(.xmppPresence(Presence(type: .unavailable, from: juliet, to: address.occupant("Juliet"))))
+        #expect(presences(first).map(\.to) == [juliet])
+        #expect(!first.contains { if case .leaveMatrix = $0 { true } else { false } })
+        let last = room.handle(.xmppPresence(Presence(type: .unavailable, from: julietPhone, to: address.occupant("Juliet"))))
+        #expect(last.contains(.leaveMatrix(ghost: ghost(juliet), room: matrixRoom)))
+        #expect(room.isEmpty)
+    }
+
+    @Test func twoXMPPUsersSeeEachOtherOnceAndTheirMessagesAreReflectedToBoth() {
+        var room = withJuliet()
+        _ = room.handle(.xmppPresence(joinPresence(romeo, nick: "Romeo")))
+        // Romeo's ghost joining shows up in a transaction too: it is no Matrix member.
+        let echo = MatrixRoomEvent(eventID: EventID("$join")!, room: matrixRoom, sender: ghost(romeo), stateKey: ghost(romeo).rawValue,
+                                   content: .member(membership: .join, displayname: "Romeo", reason: nil))
+        #expect(room.handle(.matrix(echo)).isEmpty)
+        let joined = room.handle(.joined(user: romeo, view: view()))
+        #expect(presences(joined).filter { $0.to == juliet }.map(\.nick) == ["Romeo"])
+        #expect(presences(joined).filter { $0.to == romeo }.map(\.nick) == ["Alice", "Juliet", "Romeo"])
+
+        let sent = Message(type: .groupchat, from: romeo, to: address.jid, id: StanzaAttributeID("r1"), body: "hi", originID: OriginID("r1"))
+        #expect(room.handle(.xmppMessage(sent)) == [.sendMatrix(from: romeo, ghost: ghost(romeo), room: matrixRoom, message: sent)])
+        let reflected = messages(room.handle(.sent(from: romeo, message: sent, event: EventID("$hi")!)))
+        #expect(reflected.map(\.to).sorted { $0!.description < $1!.description } == [juliet, romeo])
+        #expect(reflected.allSatisfy { $0.from == address.occupant("Romeo") && $0.originID == OriginID("r1") && $0.stanzaIDs.first?.id == StanzaID("$hi") })
+        // The homeserver's copy of Romeo's message is no second one.
+        let copy = MatrixRoomEvent(eventID: EventID("$hi")!, room: matrixRoom, sender: ghost(romeo), content: .message(msgtype: .text, body: "hi"))
+        #expect(room.handle(.matrix(copy)).isEmpty)
+    }
+
+    @Test func aMatrixMessageGoesToEveryResourceFromTheSendersNick() {
+        var room = withJuliet()
+        _ = room.handle(.xmppPresence(joinPresence(julietPhone, nick: "Juliet")))
+        let event = MatrixRoomEvent(eventID: EventID("$m")!, room: matrixRoom, sender: alice, content: .message(msgtype: .text, body: "hello"))
+        let sent = messages(room.handle(.matrix(event)))
+        #expect(sent.map(\.to) == [juliet, julietPhone])
+        #expect(sent.allSatisfy { $0.from == address.occupant("Alice") && $0.body == "hello" && $0.type == .groupchat })
+    }
+
+    @Test func aMessageFromSomeoneNotInIsRefused() {
+        var room = withJuliet()
+        let stranger = Message(type: .groupchat, from: romeo, to: address.jid, id: StanzaAttributeID("x"), body: "let me in")
+        let actions = room.handle(.xmppMessage(stranger))
+        #expect(messages(actions).map(\.type) == [.error])
+        #expect(messages(actions).first?.error?.condition == .notAcceptable)
+    }
+
+    @Test func matrixMembersComingAndGoingAreOccupantPresences() {
+        var room = withJuliet()
+        let bob = UserID("@bob:example.org")!
+        let join = MatrixRoomEvent(eventID: EventID("$b")!, room: matrixRoom, sender: bob, stateKey: bob.rawValue,
+                                   content: .member(membership: .join, displayname: "Alice", reason: nil))
+        // Two Matrix members called Alice: the second gets an alternative nick.
+        #expect(presences(room.handle(.matrix(join))).map(\.nick) == ["Alice (Matrix)"])
+        let leave = MatrixRoomEvent(eventID: EventID("$l")!, room: matrixRoom, sender: bob, stateKey: bob.rawValue,
+                                    content: .member(membership: .leave, displayname: nil, reason: nil))
+        let left = presences(room.handle(.matrix(leave)))
+        #expect(left.map(\.nick) == ["Alice (Matrix)"] && left.map(\.type) == [.unavailable])
+    }
+
+    @Test func aKickOrBanOnMatrixIs307Or301() {
+        for (membership, code) in [(Membership.leave, MUCStatusCode.kicked), (.ban, .banned)] {
+            var room = withJuliet()
+            let event = MatrixRoomEvent(eventID: EventID("$k")!, room: matrixRoom, sender: alice, stateKey: ghost(juliet).rawValue,
+                                        content: .member(membership: membership, displayname: nil, reason: "spam"))
+            let actions = room.handle(.matrix(event))
+            #expect(presences(actions).map(\.codes) == [[.selfPresence, code]])
+            #expect(presences(actions).first?.type == .unavailable)
+            #expect(room.isEmpty)
+        }
+        // Leaving by oneself on Matrix (the ghost's own leave, which our leave causes) is no kick.
+        var room = withJuliet()
+        let own = MatrixRoomEvent(eventID: EventID("$o")!, room: matrixRoom, sender: ghost(juliet), stateKey: ghost(juliet).rawValue,
+                                  content: .member(membership: .leave, displayname: nil, reason: nil))
+        #expect(room.handle(.matrix(own)).isEmpty)
+    }
+
+    @Test func selfPingsSayWhetherTheAskerIsIn() {
+        var room = withJuliet()
+        let ping = IQ(type: .get, from: juliet, to: address.occupant("Juliet"), payload: .ping)
+        guard case .send(.iq(let answer))? = room.handle(.xmppIQ(ping)).first else { Issue.record("no answer"); return }
+        #expect(answer.type == .result)
+        let stranger = IQ(type: .get, from: romeo, to: address.occupant("Romeo"), payload: .ping)
+        guard case .send(.iq(let refusal))? = room.handle(.xmppIQ(stranger)).first else { Issue.record("no answer"); return }
+        #expect(refusal.error?.condition == .notAcceptable)
+    }
+
+    @Test func anAddressNamesItsAliasAndBack() {
+        #expect(address.alias == RoomAlias("#lounge:example.org"))
+        let escaped = GatewayRoomAddress(alias: RoomAlias("#a/b@c:example.org")!, componentDomain: "bridge.example.org")
+        #expect(escaped?.jid.description == "#a\\2fb\\40c%example.org@bridge.example.org")
+        #expect(escaped?.alias == RoomAlias("#a/b@c:example.org"))
+        #expect(GatewayRoomAddress(JID("lounge@bridge.example.org")!, componentDomain: "bridge.example.org") == nil, "no #")
+        #expect(GatewayRoomAddress(JID("#lounge@bridge.example.org")!, componentDomain: "bridge.example.org") == nil, "no server")
+        #expect(GatewayRoomAddress(JID("#a\\3aexample.org%x@bridge.example.org")!, componentDomain: "bridge.example.org") == nil,
+                "a puppet's escaped colon")
+        #expect(GatewayRoomAddress(JID("#lounge%example.org@other.example.org")!, componentDomain: "bridge.example.org") == nil)
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import IsthmusCommon
+import TestSupport
+import XCTest
+import XMPP
+
+/// Gateway mode from XMPP against real servers: XMPP users join Matrix rooms through the component
+/// (`#alias%server@component/nick`, `gateway.xmpp_rooms`) — the Matrix room's join rules decide; the component then
+/// speaks as a MUC: occupants, self-presence, history, subject, messages both ways with one reflection, leave; and a
+/// restart of `serve` keeps them in.
+final class GatewayRoomsTests: XCTestCase {
+    func startGatewayBridge(_ world: EndToEndHarness) async throws {
+        try world.editConfig { $0 + "\ngateway:\n  xmpp_rooms: true\n" }
+        try await world.startBridge()
+    }
+
+    /// A public Matrix room of alice's with an alias; returns its id and the MUC address of the alias.
+    func publicRoom(_ world: EndToEndHarness, _ alice: MatrixTestUser, _ name: String, topic: String? = nil) async throws -> (String, JID) {
+        let localpart = "\(name)-\(world.suffix)"
+        let room = try await alice.createRoom(aliasLocalpart: localpart, name: "Gateway \(name)")
+        try await alice.setState("m.room.join_rules", content: ["join_rule": "public"], in: room)
+        if let topic { try await alice.setState("m.room.topic", content: ["topic": topic], in: room) }
+        return (room, JID("#\(localpart)%localhost@\(world.bed.componentDomain)")!)
+    }
+
+    /// Joins `address` as `nick` asking for `history` messages; returns the presences up to the self-presence, and the
+    /// messages up to the subject (history first).
+    func join(_ client: XMPPTestClient, _ address: JID, nick: String, history: Int) async throws -> (presences: [Presence], messages: [Message]) {
+        let occupant = address.with(resource: nick)!
+        try client.send(.presence(Presence(to: occupant, mucJoin: MUCJoinRequest(history: history == 0 ? MUCHistoryRequest.none : .maxStanzas(history)))))
+        var presences: [Presence] = []
+        while presences.last?.statusCodes.contains(.selfPresence) != true {
+            let presence = try await client.nextPresence(within: 20, "presences from \(address)") { $0.from?.bare == address }
+            if let error = presence.error { throw error }
+            presences.append(presence)
+        }
+        var messages: [Message] = []
+        while messages.last?.subject == nil {
+            messages.append(try await client.nextMessage(within: 20, "history and subject of \(address)") { $0.from?.bare == address })
+        }
+        return (presences, messages)
+    }
+
+    func testAnXMPPUserJoinsAMatrixRoomAndTalksBothWays() async throws {
+        let world = try EndToEndHarness("gateway-rooms")
+        try await startGatewayBridge(world)
+        defer { world.stopBridge() }
+        let alice = try await world.matrixUser("alice")
+        let (room, address) = try await publicRoom(world, alice, "lounge", topic: "Tea at five")
+        try await alice.setDisplayname("Alice", in: room)
+        try await alice.send("before anyone from XMPP", to: room)
+
+        let juliet = try await world.xmppUser("bob")
+        defer { juliet.close() }
+        let (presences, messages) = try await join(juliet, address, nick: "Juliet", history: 5)
+        XCTAssertEqual(presences.compactMap(\.from?.resource), ["Alice", "Juliet"], "Alice, then the self-presence")
+        XCTAssertEqual(messages.last?.subject, "Tea at five")
+        XCTAssertEqual(messages.dropLast().compactMap(\.body), ["before anyone from XMPP"], "the history, from Alice")
+        XCTAssertEqual(messages.first?.from?.resource, "Alice")
+        XCTAssertNotNil(messages.first?.delay)
+        // Her ghost is in the Matrix room under her nick.
+        let members = try await alice.members(of: room)
+        XCTAssertTrue(members.values.contains("Juliet"), "\(members)")
+
+        // XMPP → Matrix, reflected to her once with the Matrix event id as stanza-id.
+        let sent = try juliet.sendGroupchat(to: address, body: "hello from xmpp")
+        let reflection = try await juliet.nextMessage(within: 20, "the reflection") { $0.originID == sent.originID }
+        let seen = try await world.matrixMessages(alice, in: room, untilBody: "hello from xmpp", excluding: alice.userID)
+        XCTAssertEqual(seen.map(\.body), ["hello from xmpp"])
+        XCTAssertEqual(reflection.stanzaIDs.first?.id.rawValue, seen.first?.eventID)
+        XCTAssertEqual(reflection.from?.resource, "Juliet")
+
+        // Matrix → XMPP.
+        try await alice.send("hello from matrix", to: room)
+        let heard = try await juliet.nextMessage(within: 20, "alice's message") { $0.body == "hello from matrix" }
+        XCTAssertEqual(heard.from, address.with(resource: "Alice"))
+
+        // A second XMPP user: each sees the other once, and their messages.
+        let romeo = try await world.xmppUser("carol")
+        defer { romeo.close() }
+        let (romeoSees, _) = try await join(romeo, address, nick: "Romeo", history: 0)
+        XCTAssertEqual(romeoSees.compactMap(\.from?.resource).sorted(), ["Alice", "Juliet", "Romeo"])
+        let julietSeesRomeo = try await juliet.nextPresence(within: 20, "Romeo's arrival") { $0.from == address.with(resource: "Romeo") }
+        XCTAssertEqual(julietSeesRomeo.type, .available)
+        _ = try romeo.sendGroupchat(to: address, body: "romeo here")
+        let fromRomeo = try await juliet.nextMessage(within: 20, "romeo's message") { $0.body == "romeo here" }
+        XCTAssertEqual(fromRomeo.from?.resource, "Romeo")
+        // Sentinel: Alice's next message reaches Juliet after Romeo's and nothing of Romeo's came twice.
+        try await alice.send("sentinel", to: room)
+        _ = try await juliet.nextMessage(within: 20, "the sentinel") { $0.body == "sentinel" }
+        XCTAssertFalse(juliet.queuedStanzas.contains { if case .message(let m) = $0 { m.body == "romeo here" } else { false } },
+                       "Romeo's message reached Juliet once")
+
+        // Leaving: the ghost leaves the Matrix room, and Juliet sees Romeo go.
+        try romeo.send(.presence(Presence(type: .unavailable, to: address.with(resource: "Romeo")!)))
+        let gone = try await juliet.nextPresence(within: 20, "Romeo leaving") { $0.from == address.with(resource: "Romeo") }
+        XCTAssertEqual(gone.type, .unavailable)
+        try await eventually("romeo's ghost left the Matrix room", timeout: 20) {
+            !(try await alice.members(of: room).values.contains("Romeo"))
+        }
+    }
+
+    func testRefusalsAreMUCErrors() async throws {
+        let world = try EndToEndHarness("gateway-rooms-refusals")
+        try await startGatewayBridge(world)
+        defer { world.stopBridge() }
+        let alice = try await world.matrixUser("alice")
+        let juliet = try await world.xmppUser("bob")
+        defer { juliet.close() }
+        // An invite-only room: forbidden, and no ghost membership is left behind.
+        let privateLocalpart = "private-\(world.suffix)"
+        let closed = try await alice.createRoom(aliasLocalpart: privateLocalpart)
+        let closedAddress = JID("#\(privateLocalpart)%localhost@\(world.bed.componentDomain)")!
+        do {
+            _ = try await join(juliet, closedAddress, nick: "Juliet", history: 0)
+            XCTFail("joined an invite-only room")
+        } catch let error as StanzaError {
+            XCTAssertEqual(error.condition, .forbidden)
+        }
+        let members = try await alice.members(of: closed)
+        XCTAssertEqual(Array(members.keys), [alice.userID])
+        // An alias nobody has: item-not-found.
+        do {
+            _ = try await join(juliet, JID("#nobody-\(world.suffix)%localhost@\(world.bed.componentDomain)")!, nick: "Juliet", history: 0)
+            XCTFail("joined a room that does not exist")
+        } catch let error as StanzaError {
+            XCTAssertEqual(error.condition, .itemNotFound)
+        }
+        // A nick a Matrix member has: conflict.
+        let (room, address) = try await publicRoom(world, alice, "nicks")
+        try await alice.setDisplayname("Alice", in: room)
+        do {
+            _ = try await join(juliet, address, nick: "alice", history: 0)
+            XCTFail("took a Matrix member's nick")
+        } catch let error as StanzaError {
+            XCTAssertEqual(error.condition, .conflict)
+        }
+    }
+
+    func testARestartKeepsTheOccupantsIn() async throws {
+        let world = try EndToEndHarness("gateway-rooms-restart")
+        try await startGatewayBridge(world)
+        let alice = try await world.matrixUser("alice")
+        let (room, address) = try await publicRoom(world, alice, "restart")
+        try await alice.setDisplayname("Alice", in: room)
+        let juliet = try await world.xmppUser("bob")
+        defer { juliet.close() }
+        _ = try await join(juliet, address, nick: "Juliet", history: 0)
+        world.stopBridge()
+        try await alice.send("while the bridge was down", to: room)
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        // What was said meanwhile reaches her (the homeserver sends it again once the bridge is back).
+        _ = try await juliet.nextMessage(within: 30, "the message sent while the bridge was down") { $0.body == "while the bridge was down" }
+        // Still in: her messages go through, and a self-ping says she is in.
+        let ping = IQ(type: .get, to: address.with(resource: "Juliet"), payload: .ping)
+        try juliet.send(.iq(ping))
+        let pong = try await juliet.nextStanza(within: 20, "the self-ping's answer") { if case .iq(let iq) = $0 { iq.id == ping.id } else { false } }
+        if case .iq(let iq) = pong { XCTAssertNil(iq.error, "still an occupant after the restart") }
+        _ = try juliet.sendGroupchat(to: address, body: "after the restart")
+        let seen = try await world.matrixMessages(alice, in: room, untilBody: "after the restart", excluding: alice.userID)
+        XCTAssertEqual(seen.map(\.body), ["after the restart"])
+        try await alice.send("and back", to: room)
+        _ = try await juliet.nextMessage(within: 20, "alice's message after the restart") { $0.body == "and back" }
+    }
+}
