@@ -46,6 +46,7 @@ struct StoreCopyTable: Sendable, Equatable {
         StoreCopyTable("matrix_sessions", key: ["user_id"]),
         StoreCopyTable("matrix_sync", key: ["account"]),
         StoreCopyTable("gateway_occupants", key: ["room", "resource"]),
+        StoreCopyTable("gateway_aliases", key: ["address"]),
     ]
 
     /// Tables that are not bridge data: the migration history (each side has its own, and both must agree),

@@ -10,7 +10,7 @@ public enum MatrixCall: String, Sendable, CustomStringConvertible {
     case setDisplayName, setAvatarURL, setRoomDisplayName, setRoomAvatarURL
     case send, sendState, redact, stateEvent, event, roomState, roomMessages
     case resolveAlias, createRoom, setTyping, sendReadReceipt
-    case setAlias, deleteAlias, roomAliases
+    case setAlias, deleteAlias, roomAliases, publicRooms
     case join, leave, invite, kick, ban, unban, joinedMembers, joinedRooms
     case sync
 

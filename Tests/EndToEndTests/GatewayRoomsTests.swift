@@ -2,6 +2,7 @@ import Foundation
 import IsthmusCommon
 import TestSupport
 import XCTest
+import XMLStream
 import XMPP
 
 /// Gateway mode from XMPP against real servers: XMPP users join Matrix rooms through the component
@@ -162,5 +163,58 @@ final class GatewayRoomsTests: XCTestCase {
         XCTAssertEqual(seen.map(\.body), ["after the restart"])
         try await alice.send("and back", to: room)
         _ = try await juliet.nextMessage(within: 20, "alice's message after the restart") { $0.body == "and back" }
+    }
+
+    /// disco#items of the component as `client`, with RSM; the items' JIDs and the `last` to page on.
+    func roomList(_ client: XMPPTestClient, _ world: EndToEndHarness, max: Int, after: String? = nil) async throws -> (items: [JID], last: String?) {
+        var query = XElement("query", namespace: XMPPNamespace.discoItems)
+        query.append(RSMSet(max: max, after: after).element)
+        let answer = try await client.request(IQ(type: .get, to: JID(world.bed.componentDomain)!, payload: .other(query)), within: 20)
+        if let error = answer.error { throw error }
+        guard case .other(let result)? = answer.payload else { return ([], nil) }
+        let items = result.children("item", namespace: XMPPNamespace.discoItems).compactMap { $0[attribute: "jid"].flatMap(JID.init) }
+        let last = result.child("set", namespace: XMPPNamespace.rsm).flatMap { try? RSMSet(element: $0) }?.last
+        return (items, last)
+    }
+
+    func testTheRoomListAndUpperCaseAliases() async throws {
+        let world = try EndToEndHarness("gateway-rooms-list")
+        try await startGatewayBridge(world)
+        defer { world.stopBridge() }
+        let alice = try await world.matrixUser("alice")
+        // Two published rooms whose aliases have capitals, which XMPP addresses fold.
+        let listed = try await alice.createRoom(aliasLocalpart: "Listed-\(world.suffix)", name: "Listed room")
+        let searched = try await alice.createRoom(aliasLocalpart: "Searched-\(world.suffix)", name: "Searched room")
+        for room in [listed, searched] {
+            try await alice.setState("m.room.join_rules", content: ["join_rule": "public"], in: room)
+            try await alice.setState("m.room.canonical_alias", content: ["alias": room == listed ? "#Listed-\(world.suffix):localhost"
+                                                                                              : "#Searched-\(world.suffix):localhost"], in: room)
+            try await alice.publish(room)
+        }
+        let bob = try await world.xmppUser("bob")
+        defer { bob.close() }
+        // Before any list: the folded address is found by a search of the directory.
+        let searchedAddress = JID("#searched-\(world.suffix)%localhost@\(world.bed.componentDomain)")!
+        _ = try await join(bob, searchedAddress, nick: "Bob", history: 0)
+
+        // The component lists the directory's rooms at their addresses, a page at a time.
+        var seen: [JID] = []
+        var after: String?
+        for _ in 0..<50 {
+            let page = try await roomList(bob, world, max: 1, after: after)
+            XCTAssertLessThanOrEqual(page.items.count, 1)
+            seen += page.items
+            guard let last = page.last else { break }
+            after = last
+        }
+        let listedAddress = JID("#listed-\(world.suffix)%localhost@\(world.bed.componentDomain)")!
+        XCTAssertTrue(seen.contains(listedAddress) && seen.contains(searchedAddress), "\(seen)")
+        XCTAssertEqual(Set(seen).count, seen.count, "no room twice across pages")
+
+        // The listed address reaches its room too.
+        _ = try await join(bob, listedAddress, nick: "Bob", history: 0)
+        let listedMembers = try await alice.members(of: listed)
+        let searchedMembers = try await alice.members(of: searched)
+        XCTAssertTrue(listedMembers.values.contains("Bob") && searchedMembers.values.contains("Bob"))
     }
 }

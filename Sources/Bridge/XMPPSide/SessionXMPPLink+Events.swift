@@ -141,7 +141,8 @@ extension SessionXMPPLink {
                 }
             }
 
-            /// Whether `stanza` is addressed to a room the component hosts (`#…@gatewayDomain`, any resource).
+            /// Whether `stanza` is addressed to a room the component hosts (`#…@gatewayDomain`, any resource), or asks the
+            /// service for its rooms.
             private func isForGatewayRoom(_ stanza: Stanza) -> Bool {
                 guard let gatewayDomain else { return false }
                 let to: JID? = switch stanza {
@@ -149,8 +150,15 @@ extension SessionXMPPLink {
                 case .presence(let presence): presence.to
                 case .iq(let iq): iq.isRequest ? iq.to : nil
                 }
-                guard let to, to.domain == gatewayDomain, let localpart = to.localpart else { return false }
-                return localpart.hasPrefix("#")
+                guard let to, to.domain == gatewayDomain else { return false }
+                if let localpart = to.localpart { return localpart.hasPrefix("#") }
+                // The service itself: its disco#info and its room list (disco#items) are the gateway's.
+                guard case .iq(let iq) = stanza, to.resource == nil else { return false }
+                switch iq.payload {
+                case .discoInfo?: return true
+                case .other(let query)? where query.name == "query" && query.namespace == XMPPNamespace.discoItems: return true
+                default: return false
+                }
             }
 
             /// Whether a copy addressed to `to` is one for another of our occupants, which the bridge ignores.

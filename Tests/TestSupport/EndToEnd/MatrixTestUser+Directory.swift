@@ -38,4 +38,9 @@ extension MatrixTestUser {
         let array = (try JSONSerialization.jsonObject(with: data) as? [[String: Any]]) ?? []
         return array.compactMap { $0["alias"] as? String }
     }
+
+    /// Lists `room` in the homeserver's public room directory.
+    public func publish(_ room: String) async throws {
+        _ = try await call("PUT", "/_matrix/client/v3/directory/list/room/\(Self.encode(room))", body: ["visibility": "public"])
+    }
 }

@@ -48,7 +48,7 @@ public actor GatewayRooms {
         self.logger = logger
     }
 
-    private var componentDomain: String { settings.naming.componentDomain }
+    var componentDomain: String { settings.naming.componentDomain }
 
     /// Takes back the occupants recorded before a restart (once; later calls wait for the first).
     public func restore() async {
@@ -79,6 +79,10 @@ public actor GatewayRooms {
     /// A stanza to one of the rooms (or to an address that names none).
     public func xmpp(_ stanza: Stanza) async {
         await restore()
+        if case .iq(let iq) = stanza, let to = iq.to, to.localpart == nil, to.domain == componentDomain {
+            await serviceIQ(iq)
+            return
+        }
         guard let to = stanza.to, let address = GatewayRoomAddress(to, componentDomain: componentDomain) else {
             refuse(stanza, StanzaError(type: .cancel, condition: .itemNotFound, text: "Not a room: use #alias%server@\(componentDomain)"))
             return
@@ -180,13 +184,22 @@ public actor GatewayRooms {
             return .joinRefused(user: user, StanzaError(type: .cancel, condition: .itemNotFound))
         }
         let matrixRoom: RoomID
-        do {
-            let resolved = try await client.resolveAlias(address.alias)
+        var alias = await spelling(of: address)
+        do throws(MatrixError) {
+            let resolved: ResolvedAlias
+            do throws(MatrixError) {
+                resolved = try await client.resolveAlias(alias)
+            } catch {
+                // XMPP folded the alias to lower case: its directory may know how it is spelt.
+                guard error.errcode == .notFound, let spelt = await searchSpelling(of: address), spelt != alias else { throw error }
+                alias = spelt
+                resolved = try await client.resolveAlias(alias)
+            }
             _ = try? await client.registerGhost(ghost)
             matrixRoom = try await client.join(resolved.roomID, via: resolved.servers, as: ghost)
         } catch {
             logger.info("Gateway join refused by the homeserver", metadata: [
-                "matrix.alias": address.alias.rawValue, "errcode": error.errcode?.rawValue ?? "", "error": error.message])
+                "matrix.alias": alias.rawValue, "errcode": error.errcode?.rawValue ?? "", "error": error.message])
             return .joinRefused(user: user, Self.refusal(error))
         }
         _ = try? await client.setRoomDisplayName(nick, in: matrixRoom, for: ghost)
