@@ -8,7 +8,7 @@ public enum MatrixCall: String, Sendable, CustomStringConvertible {
     /// Getting a token for a call from ``AccessTokens`` (an ordinary account's session), not a call of its own.
     case accessToken
     case setDisplayName, setAvatarURL, setRoomDisplayName, setRoomAvatarURL
-    case send, sendState, redact, stateEvent, event, roomState, roomMessages
+    case send, sendState, redact, stateEvent, event, roomState, roomMessages, eventContext
     case resolveAlias, createRoom, setTyping, sendReadReceipt
     case setAlias, deleteAlias, roomAliases, publicRooms
     case join, leave, invite, kick, ban, unban, joinedMembers, joinedRooms

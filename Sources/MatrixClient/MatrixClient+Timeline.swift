@@ -50,4 +50,14 @@ extension MatrixClient {
         return try await perform(ClientRequest(
             .roomMessages, "GET", ["_matrix/client/v3/rooms", .param("roomId", room), "messages"], query: query + acting(user)))
     }
+
+    /// The timeline tokens just before and just after `event` (`GET /rooms/{roomId}/context/{eventId}?limit=0`): where
+    /// to page from to read what precedes it (`start`, backward) or follows it (`end`, forward).
+    public func eventContext(_ event: EventID, in room: RoomID, as user: UserID? = nil) async throws(MatrixError) -> (start: String?, end: String?) {
+        struct Context: Decodable { var start: String?; var end: String? }
+        let context: Context = try await perform(ClientRequest(
+            .eventContext, "GET", ["_matrix/client/v3/rooms", .param("roomId", room), "context", .param("eventId", event)],
+            query: [("limit", "0")] + acting(user)))
+        return (context.start, context.end)
+    }
 }

@@ -217,4 +217,66 @@ final class GatewayRoomsTests: XCTestCase {
         let searchedMembers = try await alice.members(of: searched)
         XCTAssertTrue(listedMembers.values.contains("Bob") && searchedMembers.values.contains("Bob"))
     }
+
+    /// A MAM query to `room` as `client`: the archived bodies in order, with their ids, and the fin.
+    func archive(_ client: XMPPTestClient, _ room: JID, _ query: MAMQuery) async throws -> (bodies: [String], ids: [String], fin: MAMFin?) {
+        let request = IQ(type: .set, to: room, payload: .mamQuery(query))
+        try client.send(.iq(request))
+        var bodies: [String] = [], ids: [String] = []
+        while true {
+            let stanza = try await client.nextStanza(within: 20, "the archive's answer") { stanza in
+                switch stanza {
+                case .iq(let iq): iq.id == request.id
+                case .message(let message): message.extensionElement("result", namespace: XMPPNamespace.mam)?[attribute: "queryid"] == query.queryID
+                default: false
+                }
+            }
+            switch stanza {
+            case .iq(let iq):
+                if let error = iq.error { throw error }
+                if case .mamFin(let fin)? = iq.payload { return (bodies, ids, fin) }
+                return (bodies, ids, nil)
+            case .message(let envelope):
+                guard let archived = try ArchivedMessage(envelope: envelope) else { continue }
+                bodies.append(archived.message.body ?? "")
+                ids.append(archived.id.rawValue)
+            default:
+                continue
+            }
+        }
+    }
+
+    func testTheArchiveIsTheMatrixTimelinePagedBothWays() async throws {
+        let world = try EndToEndHarness("gateway-rooms-mam")
+        try await startGatewayBridge(world)
+        defer { world.stopBridge() }
+        let alice = try await world.matrixUser("alice")
+        let (room, address) = try await publicRoom(world, alice, "archive")
+        for index in 1...5 { try await alice.send("m\(index)", to: room) }
+        let bob = try await world.xmppUser("bob")
+        defer { bob.close() }
+        // Not an occupant: no archive.
+        do {
+            _ = try await archive(bob, address, MAMQuery(queryID: "early", rsm: RSMSet(max: 2)))
+            XCTFail("a stranger read the archive")
+        } catch let error as StanzaError {
+            XCTAssertEqual(error.condition, .forbidden)
+        }
+        _ = try await join(bob, address, nick: "Bob", history: 0)
+        let info = try await bob.discoInfo(of: address)
+        XCTAssertTrue(info.features.contains(XMPPNamespace.mam))
+
+        // The last page, oldest first.
+        let last = try await archive(bob, address, MAMQuery(queryID: "q1", rsm: RSMSet(max: 2)))
+        XCTAssertEqual(last.bodies, ["m4", "m5"])
+        XCTAssertEqual(last.fin?.rsm?.first, last.ids.first)
+        XCTAssertEqual(last.fin?.complete, false)
+        // The page before it, by RSM.
+        let earlier = try await archive(bob, address, MAMQuery(queryID: "q2", rsm: RSMSet(max: 2, before: last.ids.first)))
+        XCTAssertEqual(earlier.bodies, ["m2", "m3"])
+        // After an id (XEP-0313 after-id): what follows, to the end.
+        let following = try await archive(bob, address, MAMQuery(queryID: "q3", afterID: StanzaID(earlier.ids[0]), rsm: RSMSet(max: 10)))
+        XCTAssertEqual(following.bodies, ["m3", "m4", "m5"])
+        XCTAssertEqual(following.fin?.complete, true)
+    }
 }

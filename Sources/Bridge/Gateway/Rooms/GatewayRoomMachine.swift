@@ -305,7 +305,8 @@ public struct GatewayRoomMachine: Sendable {
     /// disco#info of the room (XEP-0045 §6.4).
     var roomInfo: DiscoInfo {
         DiscoInfo(identities: [.init(category: "conference", type: "text", name: address.alias.rawValue)],
-                  features: [XMPPNamespace.discoInfo, XMPPNamespace.muc, XMPPNamespace.stanzaID, "muc_public", "muc_open",
+                  features: [XMPPNamespace.discoInfo, XMPPNamespace.muc, XMPPNamespace.stanzaID, XMPPNamespace.mam,
+                             XMPPNamespace.mam + "#extended", "muc_public", "muc_open",
                              "muc_semianonymous", "muc_persistent", "muc_unmoderated", "muc_unsecured"])
     }
 

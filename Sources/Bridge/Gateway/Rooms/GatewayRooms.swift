@@ -80,11 +80,17 @@ public actor GatewayRooms {
     public func xmpp(_ stanza: Stanza) async {
         await restore()
         if case .iq(let iq) = stanza, let to = iq.to, to.localpart == nil, to.domain == componentDomain {
-            await serviceIQ(iq)
+            Task { await serviceIQ(iq) }
             return
         }
         guard let to = stanza.to, let address = GatewayRoomAddress(to, componentDomain: componentDomain) else {
             refuse(stanza, StanzaError(type: .cancel, condition: .itemNotFound, text: "Not a room: use #alias%server@\(componentDomain)"))
+            return
+        }
+        if case .iq(let iq) = stanza, case .mamQuery(let query)? = iq.payload, iq.to?.resource == nil {
+            // Not on the XMPP task's way: a page of timeline takes homeserver round trips.
+            let room = address.jid
+            Task { await archiveQuery(iq, query, room: room) }
             return
         }
         if machines[address.jid] == nil {
@@ -118,6 +124,9 @@ public actor GatewayRooms {
     }
 
     // MARK: Performing
+
+    /// The room's machine as it is now (to read).
+    func machineView(_ room: JID) -> GatewayRoomMachine? { machines[room] }
 
     private func makeMachine(_ address: GatewayRoomAddress) -> GatewayRoomMachine {
         let namespace = settings.namespace
