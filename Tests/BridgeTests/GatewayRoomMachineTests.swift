@@ -3,6 +3,7 @@ import FoundationEssentials
 import IsthmusCommon
 import Matrix
 import Testing
+import XMLStream
 import XMPP
 
 /// The MUC the component hosts for a Matrix room, as sequences of inputs and the stanzas and Matrix calls they make:
@@ -127,7 +128,8 @@ import XMPP
         #expect(presences(joined).filter { $0.to == romeo }.map(\.nick) == ["Alice", "Juliet", "Romeo"])
 
         let sent = Message(type: .groupchat, from: romeo, to: address.jid, id: StanzaAttributeID("r1"), body: "hi", originID: OriginID("r1"))
-        #expect(room.handle(.xmppMessage(sent)) == [.sendMatrix(from: romeo, ghost: ghost(romeo), room: matrixRoom, message: sent)])
+        #expect(room.handle(.xmppMessage(sent)) == [.sendMatrix(from: romeo, ghost: ghost(romeo), room: matrixRoom, message: sent,
+                                                                outgoing: .text(body: "hi", replyTo: nil))])
         let reflected = messages(room.handle(.sent(from: romeo, message: sent, event: EventID("$hi")!)))
         #expect(reflected.map(\.to).sorted { $0!.description < $1!.description } == [juliet, romeo])
         #expect(reflected.allSatisfy { $0.from == address.occupant("Romeo") && $0.originID == OriginID("r1") && $0.stanzaIDs.first?.id == StanzaID("$hi") })
@@ -203,5 +205,71 @@ import XMPP
         #expect(GatewayRoomAddress(JID("#a\\3aexample.org%x@bridge.example.org")!, componentDomain: "bridge.example.org") == nil,
                 "a puppet's escaped colon")
         #expect(GatewayRoomAddress(JID("#lounge%example.org@other.example.org")!, componentDomain: "bridge.example.org") == nil)
+    }
+
+    // MARK: Rich messages
+
+    func outgoing(_ actions: [GatewayRoomMachine.Action]) -> [GatewayRoomMachine.MatrixOutgoing] {
+        actions.compactMap { if case .sendMatrix(_, _, _, _, let outgoing) = $0 { outgoing } else { nil } }
+    }
+
+    func groupchat(_ extensions: [XElement], body: String? = nil, id: String) -> Message {
+        Message(type: .groupchat, from: juliet, to: address.jid, id: StanzaAttributeID(id), body: body, originID: OriginID(id), extensions: extensions)
+    }
+
+    @Test func anOccupantsCorrectionEditsItsEventAndItsRetractionRedactsIt() {
+        var room = withJuliet()
+        let first = groupchat([], body: "helo", id: "j1")
+        _ = room.handle(.xmppMessage(first))
+        _ = room.handle(.sent(from: juliet, message: first, event: EventID("$j1")!))
+        var correction = MessageReferences()
+        correction.replaces = "j1"
+        let corrected = room.handle(.xmppMessage(groupchat(correction.elements, body: "hello", id: "j2")))
+        #expect(outgoing(corrected) == [.edit(original: EventID("$j1")!, body: "hello")])
+        var retraction = MessageReferences()
+        retraction.retractions = [.legacy(originID: "j1")]
+        let retracted = room.handle(.xmppMessage(groupchat(retraction.elements, id: "j3")))
+        #expect(outgoing(retracted) == [.redaction(EventID("$j1")!)])
+        #expect(messages(retracted).map(\.to) == [juliet], "reflected")
+    }
+
+    @Test func aReplyNamesTheEventAndLosesItsQuote() {
+        var room = withJuliet()
+        var reply = MessageReferences()
+        reply.reply = .init(to: nil, id: "$m")
+        reply.fallbacks = [.init(feature: XMPPNamespace.reply, ranges: [0..<8])]
+        let actions = room.handle(.xmppMessage(groupchat(reply.elements, body: "> hello\nyes", id: "r1")))
+        #expect(outgoing(actions) == [.text(body: "yes", replyTo: EventID("$m")!)])
+    }
+
+    @Test func anOccupantsReactionsAreAddedAndTakenBackOneKeyAtATime() {
+        var room = withJuliet()
+        var first = MessageReferences()
+        first.reactions = .init(id: "$m", keys: ["👍", "🎉"])
+        let added = room.handle(.xmppMessage(groupchat(first.elements, id: "x1")))
+        #expect(Set(outgoing(added)) == [.reaction(target: EventID("$m")!, key: "👍"), .reaction(target: EventID("$m")!, key: "🎉")])
+        _ = room.handle(.reacted(from: juliet, target: EventID("$m")!, key: "👍", event: EventID("$r1")!))
+        _ = room.handle(.reacted(from: juliet, target: EventID("$m")!, key: "🎉", event: EventID("$r2")!))
+        var second = MessageReferences()
+        second.reactions = .init(id: "$m", keys: ["🎉"])
+        #expect(outgoing(room.handle(.xmppMessage(groupchat(second.elements, id: "x2")))) == [.redaction(EventID("$r1")!)])
+    }
+
+    @Test func matrixEditsRepliesReactionsAndRedactionsReachXMPPByEventID() {
+        var room = withJuliet()
+        let edit = MatrixRoomEvent(eventID: EventID("$e")!, room: matrixRoom, sender: alice,
+                                   content: .message(msgtype: .text, body: "fixed", details: MessageDetails(replaces: EventID("$m")!)))
+        let corrected = messages(room.handle(.matrix(edit)))
+        #expect(corrected.first?.references.replaces == "$m" && corrected.first?.body == "fixed")
+        let reply = MatrixRoomEvent(eventID: EventID("$r")!, room: matrixRoom, sender: alice,
+                                    content: .message(msgtype: .text, body: "sure", details: MessageDetails(replyTo: EventID("$m")!)))
+        #expect(messages(room.handle(.matrix(reply))).first?.references.reply?.id == "$m")
+        let react = MatrixRoomEvent(eventID: EventID("$x")!, room: matrixRoom, sender: alice, content: .reaction(target: EventID("$m")!, key: "👍"))
+        #expect(messages(room.handle(.matrix(react))).first?.references.reactions == .init(id: "$m", keys: ["👍"]))
+        let unreact = MatrixRoomEvent(eventID: EventID("$u")!, room: matrixRoom, sender: alice, content: .redaction(target: EventID("$x")!, reason: nil))
+        #expect(messages(room.handle(.matrix(unreact))).first?.references.reactions == .init(id: "$m", keys: []), "the set is empty now")
+        let redact = MatrixRoomEvent(eventID: EventID("$d")!, room: matrixRoom, sender: alice, content: .redaction(target: EventID("$m")!, reason: nil))
+        #expect(messages(room.handle(.matrix(redact))).first?.references.retraction == .current(id: "$m"))
+        #expect(messages(room.handle(.matrix(edit))).first?.id == StanzaAttributeID("$e"), "the event id is the message's id too")
     }
 }

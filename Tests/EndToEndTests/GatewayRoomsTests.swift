@@ -279,4 +279,71 @@ final class GatewayRoomsTests: XCTestCase {
         XCTAssertEqual(following.bodies, ["m3", "m4", "m5"])
         XCTAssertEqual(following.fin?.complete, true)
     }
+
+    /// The first timeline event of `room` (as `user` reads it) that `matches`, waiting for it.
+    func timelineEvent(_ user: MatrixTestUser, in room: String, _ what: String,
+                       where matches: @escaping @Sendable (MatrixTestUser.Event) -> Bool) async throws -> MatrixTestUser.Event {
+        try await eventuallyValue(what, timeout: 30) { try await user.timeline(of: room).first(where: matches) }
+    }
+
+    func testRichMessagesBothWaysByEventID() async throws {
+        let world = try EndToEndHarness("gateway-rooms-rich")
+        try await startGatewayBridge(world)
+        defer { world.stopBridge() }
+        let alice = try await world.matrixUser("alice")
+        let (room, address) = try await publicRoom(world, alice, "rich")
+        try await alice.setDisplayname("Alice", in: room)
+        let bob = try await world.xmppUser("bob")
+        defer { bob.close() }
+        _ = try await join(bob, address, nick: "Bob", history: 0)
+
+        // XMPP → Matrix: a message and its correction (by the message's own id).
+        let first = try bob.sendGroupchat(to: address, body: "helo")
+        let reflection = try await bob.nextMessage(within: 20, "the reflection") { $0.originID == first.originID }
+        let original = try XCTUnwrap(reflection.stanzaIDs.first?.id.rawValue)
+        var correction = MessageReferences()
+        correction.replaces = first.id?.rawValue
+        try bob.send(.message(Message(type: .groupchat, to: address, id: StanzaAttributeID("fix-1"), body: "hello", originID: OriginID("fix-1"),
+                                      extensions: correction.elements)))
+        let edit = try await timelineEvent(alice, in: room, "the edit") { $0.raw.at("content", "m.relates_to", "rel_type")?.stringValue == "m.replace" }
+        XCTAssertEqual(edit.raw.at("content", "m.relates_to", "event_id")?.stringValue, original)
+        XCTAssertEqual(edit.raw.at("content", "m.new_content", "body")?.stringValue, "hello")
+
+        // Matrix → XMPP: Alice reacts to it, and Bob gets her set by the stanza-id.
+        _ = try await alice.react("👍", to: original, in: room)
+        let reactions = try await bob.nextMessage(within: 20, "Alice's reaction") { $0.references.reactions != nil }
+        XCTAssertEqual(reactions.references.reactions, .init(id: original, keys: ["👍"]))
+        XCTAssertEqual(reactions.from?.resource, "Alice")
+
+        // Alice's message; Bob reacts, replies; Alice edits it and removes it.
+        let aliceMessage = try await alice.send("tea?", to: room)
+        let heard = try await bob.nextMessage(within: 20, "Alice's message") { $0.body == "tea?" }
+        XCTAssertEqual(heard.stanzaIDs.first?.id.rawValue, aliceMessage)
+        var reaction = MessageReferences()
+        reaction.reactions = .init(id: aliceMessage, keys: ["🎉"])
+        try bob.send(.message(Message(type: .groupchat, to: address, id: StanzaAttributeID("react-1"), extensions: reaction.elements)))
+        let annotation = try await timelineEvent(alice, in: room, "Bob's reaction") { $0.type == "m.reaction" && $0.sender != alice.userID }
+        XCTAssertEqual(annotation.raw.at("content", "m.relates_to", "event_id")?.stringValue, aliceMessage)
+        XCTAssertEqual(annotation.raw.at("content", "m.relates_to", "key")?.stringValue, "🎉")
+        var reply = MessageReferences()
+        reply.reply = .init(to: address.with(resource: "Alice"), id: aliceMessage)
+        try bob.send(.message(Message(type: .groupchat, to: address, id: StanzaAttributeID("reply-1"), body: "yes please",
+                                      originID: OriginID("reply-1"), extensions: reply.elements)))
+        let answered = try await timelineEvent(alice, in: room, "Bob's reply") { $0.body == "yes please" }
+        XCTAssertEqual(answered.raw.at("content", "m.relates_to", "m.in_reply_to", "event_id")?.stringValue, aliceMessage)
+        let aliceEdit = try await alice.edit(aliceMessage, to: "tea at five?", in: room)
+        let corrected = try await bob.nextMessage(within: 20, "Alice's correction") { $0.references.replaces == aliceMessage }
+        XCTAssertEqual(corrected.references.replaces, aliceMessage)
+        XCTAssertEqual(corrected.body, "tea at five?")
+        XCTAssertEqual(corrected.stanzaIDs.first?.id.rawValue, aliceEdit)
+        _ = try await alice.redact(aliceMessage, in: room)
+        let retracted = try await bob.nextMessage(within: 20, "the retraction") { $0.references.retraction != nil }
+        XCTAssertEqual(retracted.references.retraction, .current(id: aliceMessage))
+
+        // Bob retracts his own message: its event is redacted.
+        var retraction = MessageReferences()
+        retraction.retractions = [.current(id: original)]
+        try bob.send(.message(Message(type: .groupchat, to: address, id: StanzaAttributeID("retract-1"), extensions: retraction.elements)))
+        try await eventually("Bob's message redacted", timeout: 30) { try await alice.isRedacted(original, in: room) }
+    }
 }

@@ -63,12 +63,30 @@ public struct GatewayRoomMachine: Sendable {
         case joined(user: JID, view: RoomView)
         /// The Matrix room refused the ghost (or could not be reached).
         case joinRefused(user: JID, StanzaError)
-        /// The Matrix room took the message `message` of `from` as `event`.
+        /// The Matrix room took the message (or correction) `message` of `from` as `event`.
         case sent(from: JID, message: Message, event: EventID)
+        /// The Matrix room took the reaction `key` of `from`'s ghost on `target` as `event`.
+        case reacted(from: JID, target: EventID, key: String, event: EventID)
         /// The Matrix room refused it.
         case sendRefused(from: JID, message: Message, StanzaError)
         /// An event of the Matrix room.
         case matrix(MatrixRoomEvent)
+    }
+
+    /// What an XMPP occupant's message becomes in the Matrix room.
+    public enum MatrixOutgoing: Sendable, Hashable {
+        case text(body: String, replyTo: EventID?)
+        /// A correction (XEP-0308) of the occupant's message `original`.
+        case edit(original: EventID, body: String)
+        case reaction(target: EventID, key: String)
+        /// A retraction (XEP-0424) of the occupant's message, or a reaction taken back (XEP-0444).
+        case redaction(EventID)
+    }
+
+    /// One sender's reactions to one message.
+    struct ReactionSlot: Sendable, Hashable {
+        var sender: UserID
+        var target: EventID
     }
 
     public enum Action: Sendable, Equatable {
@@ -77,8 +95,9 @@ public struct GatewayRoomMachine: Sendable {
         case joinMatrix(user: JID, ghost: UserID, nick: String)
         /// The ghost leaves the Matrix room.
         case leaveMatrix(ghost: UserID, room: RoomID)
-        /// The ghost sends `body` (answered with `sent` or `sendRefused`).
-        case sendMatrix(from: JID, ghost: UserID, room: RoomID, message: Message)
+        /// The ghost sends `outgoing`, for `message` (answered with `sent`, `reacted` or `sendRefused`; redactions with
+        /// nothing).
+        case sendMatrix(from: JID, ghost: UserID, room: RoomID, message: Message, outgoing: MatrixOutgoing)
         /// Occupants changed (to persist).
         case occupantsChanged
     }
@@ -100,6 +119,16 @@ public struct GatewayRoomMachine: Sendable {
     /// Matrix members (not our occupants' ghosts) and their displaynames.
     private(set) var members: [UserID: String?] = [:]
     private(set) var topic: String?
+    /// The reactions in the room as they stand (since this process knew the room): per sender and message, each key
+    /// and its reaction event. XEP-0444 sends a sender's whole set; Matrix one key per event.
+    var reactions: [ReactionSlot: [String: EventID]] = [:]
+    /// Which slot and key each reaction event is, to take it back when it is redacted.
+    var reactionEvents: [EventID: (slot: ReactionSlot, key: String)] = [:]
+    /// The events of the last messages XMPP occupants sent, by `bare JID + " " + id` for each id they may correct or
+    /// retract one with (its `id` attribute and its origin-id); at most ``maxRememberedMessages``.
+    var sentEvents: [String: EventID] = [:]
+    var sentOrder: [String] = []
+    static let maxRememberedMessages = 2000
 
     public init(address: GatewayRoomAddress, naming: BridgeNaming, bot: UserID, ghostOf: @escaping @Sendable (JID) -> UserID?,
                 defaultHistory: Int = 20, maxHistory: Int = 100) {
@@ -129,6 +158,7 @@ public struct GatewayRoomMachine: Sendable {
         case .joined(let user, let view): joined(user.bare, view)
         case .joinRefused(let user, let error): joinRefused(user.bare, error)
         case .sent(let from, let message, let event): sent(from, message, event)
+        case .reacted(let from, let target, let key, let event): reacted(from, target, key, event)
         case .sendRefused(let from, let message, let error): [.send(.message(errorReply(to: message, from: from, error)))]
         case .matrix(let event): matrix(event)
         }
@@ -257,7 +287,7 @@ public struct GatewayRoomMachine: Sendable {
         return actions + [.occupantsChanged]
     }
 
-    private func xmppMessage(_ message: Message) -> [Action] {
+    private mutating func xmppMessage(_ message: Message) -> [Action] {
         guard let from = message.from else { return [] }
         guard message.type == .groupchat else {
             if message.type == .error { return [] }
@@ -269,19 +299,22 @@ public struct GatewayRoomMachine: Sendable {
             return [.send(.message(errorReply(to: message, from: from, StanzaError(type: .modify, condition: .notAcceptable,
                                                                                    text: "Join the room first"))))]
         }
-        guard let body = message.body, !body.isEmpty else { return [] }
-        return [.sendMatrix(from: from, ghost: occupant.ghost, room: matrixRoom, message: message)]
+        return outgoing(message, from: from, ghost: occupant.ghost, room: matrixRoom)
     }
 
-    private func sent(_ from: JID, _ message: Message, _ event: EventID) -> [Action] {
+    private mutating func sent(_ from: JID, _ message: Message, _ event: EventID) -> [Action] {
         guard let occupant = occupants[from.bare], let body = message.body else { return [] }
-        // Every resource of every occupant gets it, the sender's own as its reflection (with the id it sent).
+        if message.references.replaces == nil {
+            for id in [message.id?.rawValue, message.originID?.rawValue].compactMap({ $0 }) { remember(from.bare, id: id, event: event) }
+        }
+        // Every resource of every occupant gets it, the sender's own as its reflection (with the ids it sent).
         var actions: [Action] = []
         for other in occupants.values {
             for resource in other.resources {
                 var reflected = groupchat(body, from: occupant.nick, to: resource, event: event)
                 reflected.id = message.id
                 reflected.originID = message.originID
+                reflected.extensions = message.extensions
                 actions.append(.send(.message(reflected)))
             }
         }
@@ -318,9 +351,14 @@ public struct GatewayRoomMachine: Sendable {
         switch event.content {
         case .message(_, let body, let details):
             // Our occupants' own messages were reflected when the homeserver took them.
-            guard !ours.contains(event.sender), details?.replaces == nil else { return [] }
-            let nick = memberNicks()[event.sender] ?? event.sender.localpart
-            return broadcast { .message(groupchat(body, from: nick, to: $0, event: event.eventID)) }
+            guard !ours.contains(event.sender) else { return [] }
+            return matrixMessage(event, body: body, details: details)
+        case .reaction(let target, let key):
+            guard !ours.contains(event.sender) else { return [] }
+            return matrixReaction(event, target: target, key: key)
+        case .redaction(let target, _):
+            guard !ours.contains(event.sender) else { return [] }
+            return matrixRedaction(event, target: target)
         case .member(let membership, let displayname, let reason):
             guard let subject = event.stateKey.flatMap(UserID.init) else { return [] }
             if let user = occupants.first(where: { $0.value.ghost == subject })?.key {
@@ -364,7 +402,7 @@ public struct GatewayRoomMachine: Sendable {
 
     // MARK: Helpers
 
-    private var pendingGhosts: Set<UserID> { Set(pending.keys.compactMap(ghostOf)) }
+    var pendingGhosts: Set<UserID> { Set(pending.keys.compactMap(ghostOf)) }
 
     /// Matrix members' nicks: the displayname (else the localpart), made unique against each other and our occupants,
     /// in user id order.
@@ -385,7 +423,7 @@ public struct GatewayRoomMachine: Sendable {
         return nicks
     }
 
-    private func nickTaken(_ nick: String, by user: JID) -> Bool {
+    func nickTaken(_ nick: String, by user: JID) -> Bool {
         let folded = nick.lowercased()
         if occupants.contains(where: { $0.key != user && $0.value.nick.lowercased() == folded }) { return true }
         if pending.contains(where: { $0.key != user && $0.value.nick.lowercased() == folded }) { return true }
@@ -393,7 +431,7 @@ public struct GatewayRoomMachine: Sendable {
         return memberNicks().values.contains { $0.lowercased() == folded }
     }
 
-    private func broadcast(_ stanza: (JID) -> Stanza) -> [Action] {
+    func broadcast(_ stanza: (JID) -> Stanza) -> [Action] {
         occupants.values.flatMap(\.resources).sorted { $0.description < $1.description }.map { .send(stanza($0)) }
     }
 
@@ -407,12 +445,17 @@ public struct GatewayRoomMachine: Sendable {
                  mucUser: MUCUser(items: [MUCItem(affiliation: MUCAffiliation.none, role: available ? .participant : MUCRole.none)], statusCodes: codes))
     }
 
-    private func groupchat(_ body: String, from nick: String, to resource: JID, event: EventID, delay: Delay? = nil) -> Message {
-        Message(type: .groupchat, from: address.occupant(nick), to: resource, body: body, delay: delay,
-                stanzaIDs: StanzaID(event.rawValue).map { [AssignedStanzaID(id: $0, by: address.jid)] } ?? [])
+    /// A message of the room: its stanza-id and (for what came from Matrix) its `id` are the event id, which replies,
+    /// reactions, retractions and corrections then name.
+    func groupchat(_ body: String?, from nick: String, to resource: JID, event: EventID?, delay: Delay? = nil,
+                   references: MessageReferences? = nil) -> Message {
+        Message(type: .groupchat, from: address.occupant(nick), to: resource, id: event.flatMap { StanzaAttributeID($0.rawValue) },
+                body: body, delay: delay,
+                stanzaIDs: event.flatMap { StanzaID($0.rawValue) }.map { [AssignedStanzaID(id: $0, by: address.jid)] } ?? [],
+                extensions: references?.elements ?? [])
     }
 
-    private func errorReply(to message: Message, from: JID, _ error: StanzaError) -> Message {
+    func errorReply(to message: Message, from: JID, _ error: StanzaError) -> Message {
         Message(type: .error, from: message.to ?? address.jid, to: from, id: message.id, error: error)
     }
 }

@@ -171,19 +171,41 @@ public actor GatewayRooms {
             } catch {
                 logger.warning("Gateway ghost could not leave", metadata: ["matrix.room": matrixRoom.rawValue, "error": error.message])
             }
-        case .sendMatrix(let from, let ghost, let matrixRoom, let message):
-            let key = message.originID?.rawValue ?? message.id?.rawValue ?? UUID().uuidString
-            let transaction = ClientTransactionID.derived(fromSourceKey: "gateway \(from.bare) \(key)")
-            do {
-                let event = try await client.sendMessage(.text(message.body ?? ""), to: matrixRoom, transactionID: transaction, as: ghost)
-                await process(room, .sent(from: from, message: message, event: event))
-            } catch {
-                logger.warning("Gateway message refused by the homeserver", metadata: ["matrix.room": matrixRoom.rawValue, "error": error.message])
-                let condition: StanzaErrorCondition = error.errcode == .forbidden ? .forbidden : .serviceUnavailable
-                await process(room, .sendRefused(from: from, message: message, StanzaError(type: .cancel, condition: condition, text: error.message)))
-            }
+        case .sendMatrix(let from, let ghost, let matrixRoom, let message, let outgoing):
+            await sendMatrix(room, from: from, ghost: ghost, matrixRoom: matrixRoom, message: message, outgoing)
         case .occupantsChanged:
             await persist(room)
+        }
+    }
+
+    /// Sends what an occupant's message asks of the Matrix room, as its ghost; transaction ids derive from the message's
+    /// ids (and the reaction key), so a repeated stanza is not a second event.
+    private func sendMatrix(_ room: JID, from: JID, ghost: UserID, matrixRoom: RoomID, message: Message,
+                            _ outgoing: GatewayRoomMachine.MatrixOutgoing) async {
+        let key = message.originID?.rawValue ?? message.id?.rawValue ?? UUID().uuidString
+        do throws(MatrixError) {
+            switch outgoing {
+            case .text(let body, let replyTo):
+                var content = MessageContent.text(body)
+                content.relatesTo = replyTo.map(RelatesTo.reply(to:))
+                let event = try await client.sendMessage(content, to: matrixRoom, transactionID: .derived(fromSourceKey: "gateway \(from.bare) \(key)"), as: ghost)
+                await process(room, .sent(from: from, message: message, event: event))
+            case .edit(let original, let body):
+                var content = MessageContent(messageType: .text, body: "* " + body, relatesTo: .replacing(original))
+                content.newContent = .init(messageType: .text, body: body)
+                let event = try await client.sendMessage(content, to: matrixRoom, transactionID: .derived(fromSourceKey: "gateway \(from.bare) \(key)"), as: ghost)
+                await process(room, .sent(from: from, message: message, event: event))
+            case .reaction(let target, let reaction):
+                let event = try await client.send(ReactionContent(reactingTo: target, key: reaction), type: MatrixEventType.reaction, to: matrixRoom,
+                                                  transactionID: .derived(fromSourceKey: "gateway \(from.bare) \(key) \(reaction)"), as: ghost)
+                await process(room, .reacted(from: from, target: target, key: reaction, event: event))
+            case .redaction(let target):
+                _ = try await client.redact(target, in: matrixRoom, transactionID: .derived(fromSourceKey: "gateway \(from.bare) \(key) \(target)"), as: ghost)
+            }
+        } catch {
+            logger.warning("Gateway message refused by the homeserver", metadata: ["matrix.room": matrixRoom.rawValue, "error": error.message])
+            let condition: StanzaErrorCondition = error.errcode == .forbidden ? .forbidden : .serviceUnavailable
+            await process(room, .sendRefused(from: from, message: message, StanzaError(type: .cancel, condition: condition, text: error.message)))
         }
     }
 
