@@ -18,6 +18,8 @@ extension Config {
         public var maxDynamicRooms = 1000
         /// `max_gateway_rooms`: how many Matrix rooms XMPP users may be in through the component at once (default 1000).
         public var maxGatewayRooms = 1000
+        /// `max_joins_per_minute`: how many rooms one XMPP user may join through the component in a minute (default 10).
+        public var maxJoinsPerMinute = 10
         /// `max_opens_per_minute`: how many new rooms the gateway opens in a minute (default 30): each costs a Matrix
         /// room and a MUC join, so a flood of alias lookups cannot make thousands.
         public var maxOpensPerMinute = 30
@@ -26,7 +28,7 @@ extension Config {
     }
 
     /// `gateway:` — `matrix_aliases`, `xmpp_rooms`, `allowed_muc_domains`, `allowed_matrix_servers`, `idle_days`,
-    /// `max_dynamic_rooms`, `max_gateway_rooms`, `max_opens_per_minute`. Aliases need the application service (an ordinary Matrix account
+    /// `max_dynamic_rooms`, `max_gateway_rooms`, `max_joins_per_minute`, `max_opens_per_minute`. Aliases need the application service (an ordinary Matrix account
     /// is never asked about aliases).
     static func decodeGateway(_ reader: inout ConfigReader, matrixMode: MatrixMode, xmppMode: XMPPMode) throws(ConfigError) -> Gateway {
         var gateway = Gateway()
@@ -61,6 +63,10 @@ extension Config {
         if let cap = try reader.optionalInt("max_gateway_rooms") {
             guard cap >= 0 else { throw reader.invalid("max_gateway_rooms", "must be 0 or more") }
             gateway.maxGatewayRooms = cap
+        }
+        if let rate = try reader.optionalInt("max_joins_per_minute") {
+            guard rate > 0 else { throw reader.invalid("max_joins_per_minute", "must be at least 1") }
+            gateway.maxJoinsPerMinute = rate
         }
         if let rate = try reader.optionalInt("max_opens_per_minute") {
             guard rate > 0 else { throw reader.invalid("max_opens_per_minute", "must be at least 1") }

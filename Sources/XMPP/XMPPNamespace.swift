@@ -35,6 +35,8 @@ public enum XMPPNamespace {
     public static let discoInfo = "http://jabber.org/protocol/disco#info"
     /// XEP-0030 disco#items.
     public static let discoItems = "http://jabber.org/protocol/disco#items"
+    /// XEP-0055 Jabber Search (with XEP-0004 forms).
+    public static let search = "jabber:iq:search"
     /// XEP-0199 ping (also XEP-0410 MUC self-ping).
     public static let ping = "urn:xmpp:ping"
     /// XEP-0004 data forms.

@@ -71,6 +71,15 @@ import XMPP
         #expect(actions.last == .occupantsChanged)
     }
 
+    @Test func historySinceADateIsWhatCameAfterIt() {
+        var room = machine()
+        _ = room.handle(.xmppPresence(joinPresence(juliet, nick: "Juliet", history: .since(Date(timeIntervalSince1970: 1.5)))))
+        let old = GatewayRoomMachine.HistoryMessage(event: EventID("$old")!, sender: alice, body: "old", sent: Date(timeIntervalSince1970: 1))
+        let new = GatewayRoomMachine.HistoryMessage(event: EventID("$new")!, sender: alice, body: "new", sent: Date(timeIntervalSince1970: 2))
+        let actions = room.handle(.joined(user: juliet, view: view(history: [old, new])))
+        #expect(messages(actions).compactMap(\.body) == ["new"])
+    }
+
     @Test func aRefusedJoinIsAPresenceErrorToEveryResourceThatAsked() {
         var room = machine()
         _ = room.handle(.xmppPresence(joinPresence(juliet, nick: "Juliet")))

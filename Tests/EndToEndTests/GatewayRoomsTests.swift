@@ -10,8 +10,8 @@ import XMPP
 /// speaks as a MUC: occupants, self-presence, history, subject, messages both ways with one reflection, leave; and a
 /// restart of `serve` keeps them in.
 final class GatewayRoomsTests: XCTestCase {
-    func startGatewayBridge(_ world: EndToEndHarness) async throws {
-        try world.editConfig { $0 + "\ngateway:\n  xmpp_rooms: true\n" }
+    func startGatewayBridge(_ world: EndToEndHarness, extra: String = "") async throws {
+        try world.editConfig { $0 + "\ngateway:\n  xmpp_rooms: true\n" + extra }
         try await world.startBridge()
     }
 
@@ -103,7 +103,7 @@ final class GatewayRoomsTests: XCTestCase {
 
     func testRefusalsAreMUCErrors() async throws {
         let world = try EndToEndHarness("gateway-rooms-refusals")
-        try await startGatewayBridge(world)
+        try await startGatewayBridge(world, extra: "  max_joins_per_minute: 3\n")
         defer { world.stopBridge() }
         let alice = try await world.matrixUser("alice")
         let juliet = try await world.xmppUser("bob")
@@ -135,6 +135,13 @@ final class GatewayRoomsTests: XCTestCase {
             XCTFail("took a Matrix member's nick")
         } catch let error as StanzaError {
             XCTAssertEqual(error.condition, .conflict)
+        }
+        // That was Juliet's third join this minute: a fourth must wait.
+        do {
+            _ = try await join(juliet, address, nick: "Juliet", history: 0)
+            XCTFail("a fourth join in a minute")
+        } catch let error as StanzaError {
+            XCTAssertEqual(error.condition, .resourceConstraint)
         }
     }
 
@@ -210,6 +217,20 @@ final class GatewayRoomsTests: XCTestCase {
         let listedAddress = JID("#listed-\(world.suffix)%localhost@\(world.bed.componentDomain)")!
         XCTAssertTrue(seen.contains(listedAddress) && seen.contains(searchedAddress), "\(seen)")
         XCTAssertEqual(Set(seen).count, seen.count, "no room twice across pages")
+
+        // A search (XEP-0055 with a form) finds it by a word of its name or alias.
+        let component = JID(world.bed.componentDomain)!
+        let form = try await bob.request(IQ(type: .get, to: component, payload: .other(XElement("query", namespace: XMPPNamespace.search))), within: 20)
+        XCTAssertNil(form.error)
+        let submitted = DataForm(type: "submit", fields: [.init("FORM_TYPE", type: "hidden", values: [XMPPNamespace.search]),
+                                                          .init("term", values: ["listed-\(world.suffix)"])])
+        let found = try await bob.request(IQ(type: .set, to: component, payload: .other(XElement("query", namespace: XMPPNamespace.search,
+                                                                                                  children: [.element(submitted.element)]))), within: 20)
+        guard case .other(let results)? = found.payload else { return XCTFail("no search results: \(found.element)") }
+        let jids = results.child("x", namespace: XMPPNamespace.dataForms)?.children("item", namespace: XMPPNamespace.dataForms)
+            .flatMap { $0.children("field", namespace: XMPPNamespace.dataForms) }
+            .filter { $0[attribute: "var"] == "jid" }.compactMap { $0.child("value", namespace: XMPPNamespace.dataForms)?.text } ?? []
+        XCTAssertEqual(jids, [listedAddress.description])
 
         // The listed address reaches its room too.
         _ = try await join(bob, listedAddress, nick: "Bob", history: 0)

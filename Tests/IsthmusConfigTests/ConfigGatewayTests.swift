@@ -10,7 +10,7 @@ import Testing
         #expect(!gateway.matrixAliases && !gateway.xmppRooms)
         #expect(gateway.allowedMUCDomains == nil && gateway.allowedMatrixServers == nil)
         #expect(gateway.idleDays == 7 && gateway.maxDynamicRooms == 1000 && gateway.maxOpensPerMinute == 30)
-        #expect(gateway.maxGatewayRooms == 1000)
+        #expect(gateway.maxGatewayRooms == 1000 && gateway.maxJoinsPerMinute == 10)
     }
 
     @Test func everyKeySet() throws {
@@ -45,6 +45,7 @@ import Testing
     @Test func badValuesAreRefused() {
         #expect(configError(ConfigFixture.minimal + "gateway:\n  idle_days: 0\n")?.contains("gateway.idle_days") == true)
         #expect(configError(ConfigFixture.minimal + "gateway:\n  max_opens_per_minute: 0\n")?.contains("gateway.max_opens_per_minute") == true)
+        #expect(configError(ConfigFixture.minimal + "gateway:\n  max_joins_per_minute: 0\n")?.contains("gateway.max_joins_per_minute") == true)
         #expect(configError(ConfigFixture.minimal + "gateway:\n  allowed_muc_domains: ['a b']\n")?.contains("gateway.allowed_muc_domains") == true)
     }
 }

@@ -27,6 +27,7 @@ import Testing
         "jabber:component:accept": .xep(114),
         "http://jabber.org/protocol/disco#info": .xep(30),
         "http://jabber.org/protocol/disco#items": .xep(30),
+        "jabber:iq:search": .xep(55),
         "urn:xmpp:ping": .xep(199),
         "jabber:x:data": .xep(4),
         "http://jabber.org/protocol/muc": .xep(45),

@@ -156,7 +156,8 @@ extension SessionXMPPLink {
                 guard case .iq(let iq) = stanza, to.resource == nil else { return false }
                 switch iq.payload {
                 case .discoInfo?: return true
-                case .other(let query)? where query.name == "query" && query.namespace == XMPPNamespace.discoItems: return true
+                case .other(let query)? where query.name == "query"
+                    && (query.namespace == XMPPNamespace.discoItems || query.namespace == XMPPNamespace.search): return true
                 default: return false
                 }
             }

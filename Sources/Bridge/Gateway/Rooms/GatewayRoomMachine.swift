@@ -115,7 +115,15 @@ public struct GatewayRoomMachine: Sendable {
     /// XMPP occupants by bare JID.
     public private(set) var occupants: [JID: Occupant] = [:]
     /// Joins waiting for the Matrix side, by bare JID: the nick and the resources asking (with their history wishes).
-    private(set) var pending: [JID: (nick: String, resources: [JID: Int])] = [:]
+    private(set) var pending: [JID: (nick: String, resources: [JID: HistoryWish])] = [:]
+
+    /// How much history a joining resource asked for (XEP-0045 §7.2.15).
+    enum HistoryWish: Sendable, Equatable {
+        /// The last messages, at most this many.
+        case last(Int)
+        /// The messages since then (at most ``maxHistory``).
+        case since(Date)
+    }
     /// Matrix members (not our occupants' ghosts) and their displaynames.
     private(set) var members: [UserID: String?] = [:]
     private(set) var topic: String?
@@ -149,6 +157,9 @@ public struct GatewayRoomMachine: Sendable {
     }
 
     public var isEmpty: Bool { occupants.isEmpty && pending.isEmpty }
+
+    /// Whether `user` is in the room or on its way in (a presence from it is then no new join).
+    public func knows(_ user: JID) -> Bool { occupants[user.bare] != nil || pending[user.bare] != nil }
 
     public mutating func handle(_ input: Input) -> [Action] {
         switch input {
@@ -186,10 +197,11 @@ public struct GatewayRoomMachine: Sendable {
     private mutating func join(_ resource: JID, nick requested: String, history: MUCHistoryRequest?) -> [Action] {
         let user = resource.bare
         let nick = requested
-        let wanted = switch history {
-        case .none?: 0
-        case .maxStanzas(let count)?: min(count, maxHistory)
-        case .since?, nil: defaultHistory
+        let wanted: HistoryWish = switch history {
+        case .none?: .last(0)
+        case .maxStanzas(let count)?: .last(min(count, maxHistory))
+        case .since(let date)?: .since(date)
+        case nil: .last(defaultHistory)
         }
         if var occupant = occupants[user] {
             // Another resource of an occupant, or a presence update of one already in.
@@ -197,7 +209,7 @@ public struct GatewayRoomMachine: Sendable {
             if occupant.resources.contains(resource) { return [] }
             occupant.resources.insert(resource)
             occupants[user] = occupant
-            return welcome(resource, occupant, history: [], wanted: 0) + [.occupantsChanged]
+            return welcome(resource, occupant, history: [], wanted: .last(0)) + [.occupantsChanged]
         }
         if var waiting = pending[user] {
             guard waiting.nick == nick else { return [refuseJoin(resource, nick: nick, .conflict, nil)] }
@@ -246,7 +258,7 @@ public struct GatewayRoomMachine: Sendable {
     }
 
     /// What a resource that joined is told: every occupant, itself last (110), the history, then the subject.
-    private func welcome(_ resource: JID, _ occupant: Occupant, history: [HistoryMessage], wanted: Int) -> [Action] {
+    private func welcome(_ resource: JID, _ occupant: Occupant, history: [HistoryMessage], wanted: HistoryWish) -> [Action] {
         var actions: [Action] = []
         let nicks = memberNicks()
         for (_, nick) in nicks.sorted(by: { $0.value < $1.value }) {
@@ -256,7 +268,11 @@ public struct GatewayRoomMachine: Sendable {
             actions.append(.send(.presence(occupantPresence(of: other.nick, to: resource))))
         }
         actions.append(.send(.presence(occupantPresence(of: occupant.nick, to: resource, codes: [.selfPresence, .roomLogged]))))
-        for message in history.suffix(wanted) {
+        let replayed = switch wanted {
+        case .last(let count): history.suffix(count)
+        case .since(let date): history.filter { $0.sent > date }.suffix(maxHistory)
+        }
+        for message in replayed {
             let nick = nicks[message.sender] ?? occupants.values.first { $0.ghost == message.sender }?.nick ?? message.sender.localpart
             actions.append(.send(.message(groupchat(message.body, from: nick, to: resource, event: message.event,
                                                    delay: Delay(stamp: message.sent, from: address.jid)))))

@@ -16,9 +16,11 @@ extension GatewayRooms {
         case .discoInfo?:
             answer = iq.result(payload: .discoInfo(DiscoInfo(
                 identities: [.init(category: "conference", type: "text", name: "Matrix rooms"), .init(category: "gateway", type: "matrix")],
-                features: [XMPPNamespace.discoInfo, XMPPNamespace.discoItems, XMPPNamespace.muc, XMPPNamespace.rsm])))
+                features: [XMPPNamespace.discoInfo, XMPPNamespace.discoItems, XMPPNamespace.muc, XMPPNamespace.rsm, XMPPNamespace.search])))
         case .other(let query)? where query.namespace == XMPPNamespace.discoItems && query[attribute: "node"] == nil:
             answer = await roomList(iq, query: query)
+        case .other(let query)? where query.namespace == XMPPNamespace.search:
+            answer = await search(iq, query: query)
         default:
             answer = iq.errorResponse(StanzaError(type: .cancel, condition: .serviceUnavailable))
         }
@@ -52,6 +54,51 @@ extension GatewayRooms {
             result.append(RSMSet(first: items.first?[attribute: "jid"], last: page.nextBatch, count: page.total).element)
         }
         return iq.result(payload: .other(result))
+    }
+
+    /// XEP-0055 with a form: `get` answers the form (a search term, and the homeserver whose directory to search:
+    /// ours by default), `set` the rooms found, each with its address and name.
+    private func search(_ iq: IQ, query: XElement) async -> IQ {
+        let form = query.child("x", namespace: XMPPNamespace.dataForms).flatMap { try? DataForm(element: $0) }
+        if iq.type == .get {
+            let instructions = XElement("instructions", namespace: XMPPNamespace.search, children: [.text("Find Matrix rooms by name, topic or alias.")])
+            let blank = DataForm(type: "form", fields: [
+                .init("FORM_TYPE", type: "hidden", values: [XMPPNamespace.search]),
+                .init("term", type: "text-single", values: []),
+                .init("server", type: "text-single", values: [settings.namespace.serverName]),
+            ])
+            return iq.result(payload: .other(XElement("query", namespace: XMPPNamespace.search, children: [.element(instructions), .element(blank.element)])))
+        }
+        let term = form?["term"]?.first.flatMap { $0.isEmpty ? nil : $0 }
+        let server = form?["server"]?.first.flatMap { $0.isEmpty ? nil : $0 } ?? settings.namespace.serverName
+        if let allowed = settings.gateway.allowedMatrixServers, !allowed.contains(server) {
+            return iq.errorResponse(StanzaError(type: .cancel, condition: .notAllowed, text: "Rooms of \(server) cannot be joined from here"))
+        }
+        let page: PublicRoomsPage
+        do {
+            page = try await client.publicRooms(server: server == settings.namespace.serverName ? nil : server, limit: 50, search: term,
+                                                as: settings.namespace.botUserID)
+        } catch {
+            return iq.errorResponse(StanzaError(type: .wait, condition: .remoteServerNotFound, text: error.message))
+        }
+        func field(_ name: String, _ value: String) -> XNode {
+            .element(XElement("field", namespace: XMPPNamespace.dataForms, ["var": name],
+                              children: [.element(XElement("value", namespace: XMPPNamespace.dataForms, children: [.text(value)]))]))
+        }
+        var result = XElement("x", namespace: XMPPNamespace.dataForms, ["type": "result"])
+        result.append(XElement("reported", namespace: XMPPNamespace.dataForms, children: [
+            .element(XElement("field", namespace: XMPPNamespace.dataForms, ["var": "jid", "label": "Address", "type": "jid-single"])),
+            .element(XElement("field", namespace: XMPPNamespace.dataForms, ["var": "name", "label": "Name", "type": "text-single"])),
+        ]))
+        var spellings: [String: RoomAlias] = [:]
+        for room in page.rooms {
+            guard let alias = room.canonicalAlias, let address = GatewayRoomAddress(alias: alias, componentDomain: componentDomain) else { continue }
+            spellings[address.jid.localpart!] = alias
+            result.append(XElement("item", namespace: XMPPNamespace.dataForms,
+                                   children: [field("jid", address.jid.description), field("name", room.name ?? alias.rawValue)]))
+        }
+        try? await store.recordGatewayAliases(spellings.filter { $0.value.localpart != $0.value.localpart.lowercased() })
+        return iq.result(payload: .other(XElement("query", namespace: XMPPNamespace.search, children: [.element(result)])))
     }
 
     /// The alias an address stands for: its spelling as a directory told it, else as the address spells it.

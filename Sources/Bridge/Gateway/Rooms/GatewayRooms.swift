@@ -38,6 +38,8 @@ public actor GatewayRooms {
     /// Reading back the recorded occupants, which everything else waits for (a transaction the homeserver sends at
     /// start must find the rooms).
     private var restoration: Task<Void, Never>?
+    /// When each XMPP user asked to join a room lately (`gateway.max_joins_per_minute`).
+    private var recentJoins: [JID: [ContinuousClock.Instant]] = [:]
 
     public init(settings: Settings, store: Store, client: MatrixClient, xmpp: any XMPPLink, metrics: GatewayMetrics, logger: Logger) {
         self.settings = settings
@@ -106,6 +108,12 @@ public actor GatewayRooms {
             }
             machines[address.jid] = makeMachine(address)
         }
+        if case .presence(let presence) = stanza, presence.type == .available, let user = presence.from?.bare,
+           machines[address.jid]?.knows(user) != true, !admitJoin(of: user) {
+            refuse(stanza, StanzaError(type: .wait, condition: .resourceConstraint, text: "Too many joins: try again in a minute"))
+            if machines[address.jid]?.isEmpty == true { machines[address.jid] = nil }
+            return
+        }
         let input: GatewayRoomMachine.Input = switch stanza {
         case .presence(let presence): .xmppPresence(presence)
         case .message(let message): .xmppMessage(message)
@@ -124,6 +132,17 @@ public actor GatewayRooms {
     }
 
     // MARK: Performing
+
+    /// Counts a new join of `user`; false when it had `gateway.max_joins_per_minute` in the last minute.
+    private func admitJoin(of user: JID) -> Bool {
+        let now = ContinuousClock.now
+        var joins = (recentJoins[user] ?? []).filter { now - $0 < .seconds(60) }
+        guard joins.count < settings.gateway.maxJoinsPerMinute else { return false }
+        joins.append(now)
+        recentJoins[user] = joins
+        if recentJoins.count > 10_000 { recentJoins = recentJoins.filter { !$0.value.allSatisfy { now - $0 >= .seconds(60) } } }
+        return true
+    }
 
     /// The room's machine as it is now (to read).
     func machineView(_ room: JID) -> GatewayRoomMachine? { machines[room] }
@@ -259,7 +278,7 @@ public actor GatewayRooms {
 
     /// The last messages of the room as the ghost may see them, oldest first.
     private func history(of room: RoomID, as ghost: UserID) async -> [GatewayRoomMachine.HistoryMessage] {
-        guard let page = try? await client.roomMessages(in: room, limit: 50, as: ghost) else { return [] }
+        guard let page = try? await client.roomMessages(in: room, limit: 100, as: ghost) else { return [] }
         return page.events.reversed().compactMap { event in
             guard case .message(let content) = event.content, content.relatesTo?.replacedEventID == nil else { return nil }
             return .init(event: event.eventID, sender: event.sender, body: content.body,
