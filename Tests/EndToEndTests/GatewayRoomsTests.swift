@@ -170,6 +170,26 @@ final class GatewayRoomsTests: XCTestCase {
         XCTAssertEqual(seen.map(\.body), ["after the restart"])
         try await alice.send("and back", to: room)
         _ = try await juliet.nextMessage(within: 20, "alice's message after the restart") { $0.body == "and back" }
+
+        // A crash (kill -9) while Alice talks: all of it reaches Juliet once, in order. (The crash waits until "and back"
+        // is done with: one caught between its stanza and the deletion of its inbox row would come again, with the same
+        // stanza-id — docs/deploy.md says so.)
+        try await eventually("the inbox emptied", timeout: 20) {
+            try await MetricsScrape.fetch(port: world.bed.metricsPort)["isthmus_inbox_depth"] == 0
+        }
+        world.crashBridge()
+        try await alice.send("during the crash 1", to: room)
+        try await alice.send("during the crash 2", to: room)
+        try await world.startBridge()
+        try await alice.send("after the crash", to: room)
+        var heard: [String] = []
+        while heard.last != "after the crash" {
+            let message = try await juliet.nextMessage(within: 30, "Alice's messages after the crash") {
+                $0.from == address.with(resource: "Alice") && $0.body != nil
+            }
+            heard.append(message.body ?? "")
+        }
+        XCTAssertEqual(heard, ["during the crash 1", "during the crash 2", "after the crash"])
     }
 
     /// disco#items of the component as `client`, with RSM; the items' JIDs and the `last` to page on.

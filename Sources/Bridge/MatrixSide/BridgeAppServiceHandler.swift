@@ -30,8 +30,6 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
         // Invitations and `!isthmus` commands, once the transaction is durable (commands in linked rooms were queued
         // above too; their portals drop them: commands are never bridged).
         bridge.selfService?.accept(transaction.events)
-        // The rooms the component hosts for XMPP users (gateway mode): their events, once the transaction is durable.
-        await bridge.gatewayRooms?.matrix(transaction.events)
         // Typing and receipts: best effort, after the durable part (a transaction that failed is retried with them).
         for (room, event) in BridgeAppServiceHandler.ephemeral(transaction.ephemeral, isOurs: namespace.isOurs) {
             bridge.routeEphemeral(event, to: room)

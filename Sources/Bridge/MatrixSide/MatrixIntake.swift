@@ -11,22 +11,29 @@ enum MatrixIntake {
         var payload: [UInt8]
     }
 
-    /// The events of linked rooms and DM rooms, in order, as inbox rows; the others are not the bridge's business.
-    static func rows(_ events: [MatrixRoomEvent], linked: Set<RoomID>, direct: Set<RoomID>) throws -> [Row] {
-        try events.filter { linked.contains($0.room) || direct.contains($0.room) }
+    /// The events of linked rooms, DM rooms and the rooms the gateway hosts for XMPP users, in order, as inbox rows;
+    /// the others are not the bridge's business.
+    static func rows(_ events: [MatrixRoomEvent], linked: Set<RoomID>, direct: Set<RoomID>, hosted: Set<RoomID> = []) throws -> [Row] {
+        try events.filter { linked.contains($0.room) || direct.contains($0.room) || hosted.contains($0.room) }
             .map { Row(room: $0.room, eventID: $0.eventID, payload: try $0.inboxPayload()) }
     }
 
-    /// Where the events just queued go, per room in order: a DM room's to ``DirectChats``, a linked room's to its portal.
+    /// Where the events just queued go, per room in order: a DM room's to ``DirectChats``, a linked room's to its portal,
+    /// a hosted room's to ``GatewayRooms`` (which also gets a copy of a linked room's when it hosts it too).
     struct HandOff: Sendable, Equatable {
         var room: RoomID
         var direct: Bool
         var queued: [QueuedMatrixEvent]
+        /// The gateway hosts the room for XMPP users.
+        var hosted = false
+
+        /// A portal's: a linked room's events.
+        var toPortal: Bool { !direct && !hosted }
     }
 
     /// The hand-offs for `added` (the rows the store really added: a replayed event is not handed off again), in the
     /// order the rooms first appear.
-    static func handOffs(_ added: [InboxEntry], events: [MatrixRoomEvent], direct: Set<RoomID>) -> [HandOff] {
+    static func handOffs(_ added: [InboxEntry], events: [MatrixRoomEvent], direct: Set<RoomID>, hosted: Set<RoomID> = []) -> [HandOff] {
         let byID = Dictionary(events.map { ($0.eventID, $0) }, uniquingKeysWith: { first, _ in first })
         var result: [HandOff] = []
         var index: [RoomID: Int] = [:]
@@ -37,7 +44,7 @@ enum MatrixIntake {
                 result[at].queued.append(queued)
             } else {
                 index[entry.room] = result.count
-                result.append(HandOff(room: entry.room, direct: direct.contains(entry.room), queued: [queued]))
+                result.append(HandOff(room: entry.room, direct: direct.contains(entry.room), queued: [queued], hosted: hosted.contains(entry.room)))
             }
         }
         return result
@@ -57,7 +64,7 @@ enum MatrixIntake {
         switch gap {
         case .none: .none
         case .new: .checkEveryRoom
-        case .open: handOffs.contains { !$0.direct } ? .checkRooms(handOffs.filter { !$0.direct }.map(\.room)) : .none
+        case .open: handOffs.contains(where: \.toPortal) ? .checkRooms(handOffs.filter(\.toPortal).map(\.room)) : .none
         }
     }
 }

@@ -246,11 +246,20 @@ public final class Bridge: Sendable {
             if context.writeGate.isClosed { throw StoreClosedError() }
             var linked: Set<RoomID> = []
             var direct: Set<RoomID> = []
+            var hosted: Set<RoomID> = []
+            var hostedAndLinked: Set<RoomID> = []
             if !events.isEmpty {
                 let rooms = Set(events.map(\.room))
                 linked = try await context.store.linkedRooms(among: rooms)
+                if let gatewayRooms {
+                    // The rooms the gateway hosts for XMPP users keep their events in the inbox too — unless linked:
+                    // the portal consumes those, and the gateway gets a copy.
+                    let all = await gatewayRooms.hostedRooms(among: rooms)
+                    hostedAndLinked = all.intersection(linked)
+                    hosted = all.subtracting(linked)
+                }
                 // Only rooms that are not linked can be DMs: most transactions have none, and skip the store read.
-                let others = rooms.subtracting(linked)
+                let others = rooms.subtracting(linked).subtracting(hosted)
                 if !others.isEmpty {
                     direct = try await context.store.directRooms(among: others)
                     // A Matrix user inviting a ghost into a new room: a DM from now on (its invite queued below).
@@ -258,7 +267,7 @@ public final class Bridge: Sendable {
                     if !unknown.isEmpty { direct.formUnion(try await directChats.openFromInvitations(events, in: unknown)) }
                 }
             }
-            let rows = try MatrixIntake.rows(events, linked: linked, direct: direct)
+            let rows = try MatrixIntake.rows(events, linked: linked, direct: direct, hosted: hosted)
             guard !rows.isEmpty else {
                 if let mark { try await context.store.record(mark) }
                 for room in limited { directory.portal(for: room)?.enqueue(.checkTimeline) }
@@ -278,9 +287,9 @@ public final class Bridge: Sendable {
                 }
             }
             let added = try await context.store.enqueueInbox(rows.map { ($0.room, $0.eventID, $0.payload) }, recording: mark)
-            let handOffs = MatrixIntake.handOffs(added, events: events, direct: direct)
+            let handOffs = MatrixIntake.handOffs(added, events: events, direct: direct, hosted: hosted)
             for room in limited {
-                let waiting = handOffs.contains { $0.room == room && !$0.direct }
+                let waiting = handOffs.contains { $0.room == room && $0.toPortal }
                 directory.portal(for: room)?.enqueue(waiting ? .timelineGap : .checkTimeline)
             }
             switch MatrixIntake.gapAction(gap, handOffs: handOffs) {
@@ -297,8 +306,11 @@ public final class Bridge: Sendable {
                 for item in handOff.queued where item.event.content == .encrypted { context.metrics.encryptedEvent(direct: handOff.direct) }
                 if handOff.direct {
                     directChats.enqueue(.matrixEvents(handOff.queued))
+                } else if handOff.hosted {
+                    await gatewayRooms?.matrix(handOff.queued, durable: true)
                 } else {
                     directory.portal(for: handOff.room)?.enqueue(.matrixEvents(handOff.queued))
+                    if hostedAndLinked.contains(handOff.room) { await gatewayRooms?.matrix(handOff.queued, durable: false) }
                 }
             }
         } catch {

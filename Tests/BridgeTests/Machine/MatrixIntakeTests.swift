@@ -46,4 +46,17 @@ import Testing
         #expect(MatrixIntake.gapAction(.open, handOffs: [toDMs]) == .none)
         #expect(MatrixIntake.gapAction(.none, handOffs: [toPortal]) == .none)
     }
+
+    @Test func aHostedRoomsEventsAreKeptAndGoToTheGatewayNotToAPortal() throws {
+        let hosted = RoomID("!hosted:localhost")!
+        let events = [event("$1", in: hosted), event("$2", in: other), event("$3", in: linked)]
+        let rows = try MatrixIntake.rows(events, linked: [linked], direct: [], hosted: [hosted])
+        #expect(rows.map(\.eventID.rawValue) == ["$1", "$3"])
+        let added = [InboxEntry(seq: 1, room: hosted, eventID: EventID("$1")!, payload: []),
+                     InboxEntry(seq: 2, room: linked, eventID: EventID("$3")!, payload: [])]
+        let handOffs = MatrixIntake.handOffs(added, events: events, direct: [], hosted: [hosted])
+        #expect(handOffs.map(\.hosted) == [true, false])
+        #expect(handOffs.map(\.toPortal) == [false, true])
+        #expect(MatrixIntake.gapAction(.open, handOffs: handOffs) == .checkRooms([linked]), "a hosted room has no timeline check")
+    }
 }

@@ -74,6 +74,16 @@ public actor GatewayRooms {
             machines[address.jid] = machine
             byMatrixRoom[first.matrixRoom] = address.jid
         }
+        // What the homeserver delivered and a crash kept from the XMPP users: handed on now, in order.
+        for (matrixRoom, _) in byMatrixRoom {
+            guard let entries = try? await store.inbox(matrixRoom), !entries.isEmpty else { continue }
+            let (queued, undecodable) = QueuedMatrixEvent.decoding(entries)
+            for row in undecodable {
+                logger.error("Dropping an undecodable inbox entry", metadata: ["matrix.event.id": row.eventID.rawValue, "matrix.inbox.seq": "\(row.seq)"])
+                deleteRow(row.seq)
+            }
+            matrix(queued, durable: true)
+        }
         refreshGauge()
         logger.info("Gateway rooms restored", metadata: ["gateway.rooms": String(machines.count), "gateway.resources": String(records.count)])
     }
@@ -122,13 +132,29 @@ public actor GatewayRooms {
         enqueue(address.jid, input)
     }
 
-    /// The events of a homeserver transaction: those of hosted rooms go to their machines.
-    public func matrix(_ events: [ClientEvent]) async {
+    /// Of `rooms`, the Matrix rooms hosted here now (their events are kept in the durable inbox for them).
+    public func hostedRooms(among rooms: Set<RoomID>) async -> Set<RoomID> {
         await restore()
-        for event in events {
-            guard let room = byMatrixRoom[event.roomID], let translated = BridgeAppServiceHandler.roomEvent(event) else { continue }
-            enqueue(room, .matrix(translated))
+        return rooms.filter { byMatrixRoom[$0] != nil }
+    }
+
+    /// Events of a hosted room, as queued in the inbox: each goes to its room's machine, and (when `durable`: the row
+    /// is the gateway's) its inbox row is deleted once the stanzas it made are written. A crash before that replays it
+    /// at the next start: an XMPP client may then see a message twice, with the same stanza-id (by which clients that
+    /// use MAM drop the copy), never not at all.
+    func matrix(_ queued: [QueuedMatrixEvent], durable: Bool) {
+        for item in queued {
+            guard let room = byMatrixRoom[item.event.room] else {
+                if durable { deleteRow(item.seq) }
+                continue
+            }
+            enqueue(room, .matrix(item.event), consuming: durable ? item.seq : nil)
         }
+    }
+
+    private func deleteRow(_ seq: Int64) {
+        let store = self.store
+        Task { try? await store.deleteInbox(seq: seq) }
     }
 
     // MARK: Performing
@@ -153,11 +179,19 @@ public actor GatewayRooms {
                                   ghostOf: { namespace.userID(for: $0.bare.description) })
     }
 
-    private func enqueue(_ room: JID, _ input: GatewayRoomMachine.Input) {
+    /// Queues `input` behind the room's earlier ones; `consuming`: the inbox row deleted once it is handled.
+    private func enqueue(_ room: JID, _ input: GatewayRoomMachine.Input, consuming seq: Int64? = nil) {
         let previous = tails[room]
         let task = Task { [self] in
             await previous?.value
             await process(room, input)
+            if let seq {
+                do {
+                    try await store.deleteInbox(seq: seq)
+                } catch {
+                    logger.warning("Gateway inbox row not deleted (it is handled again at the next start)", metadata: ["error": "\(error)"])
+                }
+            }
         }
         tails[room] = task
     }
