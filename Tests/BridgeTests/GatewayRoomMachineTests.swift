@@ -281,4 +281,31 @@ import XMPP
         #expect(messages(room.handle(.matrix(redact))).first?.references.retraction == .current(id: "$m"))
         #expect(messages(room.handle(.matrix(edit))).first?.id == StanzaAttributeID("$e"), "the event id is the message's id too")
     }
+
+    // MARK: Typing and markers
+
+    @Test func chatStatesAreTheGhostsTypingAndABodyEndsItOnlyWhenTyping() {
+        var room = withJuliet()
+        func typing(_ actions: [GatewayRoomMachine.Action]) -> [Bool] {
+            actions.compactMap { if case .typing(_, _, let on) = $0 { on } else { nil } }
+        }
+        let composing = Message(type: .groupchat, from: juliet, to: address.jid, extensions: ChatSignals(chatState: .composing).elements)
+        #expect(typing(room.handle(.xmppMessage(composing))) == [true])
+        let text = Message(type: .groupchat, from: juliet, to: address.jid, id: StanzaAttributeID("t1"), body: "done")
+        #expect(typing(room.handle(.xmppMessage(text))) == [false], "the message ends the typing")
+        #expect(typing(room.handle(.xmppMessage(text))).isEmpty, "no typing notice for a message when not typing")
+        let marker = Message(type: .groupchat, from: juliet, to: address.jid, extensions: ChatSignals(displayed: "$m").elements)
+        #expect(room.handle(.xmppMessage(marker)).contains(.readReceipt(ghost: ghost(juliet), room: matrixRoom, event: EventID("$m")!)))
+    }
+
+    @Test func matrixTypingAndReceiptsAreChatStatesAndMarkersFromTheNick() {
+        var room = withJuliet()
+        let started = messages(room.handle(.matrixEphemeral(.typing([alice, ghost(juliet)]))))
+        #expect(started.map(\.signals.chatState) == [.composing], "our own ghost's typing is not echoed")
+        #expect(started.first?.from == address.occupant("Alice"))
+        #expect(messages(room.handle(.matrixEphemeral(.typing([alice])))).isEmpty, "no change")
+        #expect(messages(room.handle(.matrixEphemeral(.typing([])))).map(\.signals.chatState) == [.active])
+        let read = messages(room.handle(.matrixEphemeral(.read([alice: EventID("$x")!, ghost(juliet): EventID("$y")!]))))
+        #expect(read.map(\.signals.displayed) == ["$x"])
+    }
 }

@@ -387,4 +387,42 @@ final class GatewayRoomsTests: XCTestCase {
         try bob.send(.message(Message(type: .groupchat, to: address, id: StanzaAttributeID("retract-1"), extensions: retraction.elements)))
         try await eventually("Bob's message redacted", timeout: 30) { try await alice.isRedacted(original, in: room) }
     }
+
+    func testTypingAndReadMarkersBothWays() async throws {
+        let world = try EndToEndHarness("gateway-rooms-signals")
+        try await startGatewayBridge(world)
+        defer { world.stopBridge() }
+        let alice = try await world.matrixUser("alice")
+        let (room, address) = try await publicRoom(world, alice, "signals")
+        try await alice.setDisplayname("Alice", in: room)
+        let bob = try await world.xmppUser("bob")
+        defer { bob.close() }
+        _ = try await join(bob, address, nick: "Bob", history: 0)
+        let members = try await alice.members(of: room)
+        let bobsGhost = try XCTUnwrap(members.first { $0.value == "Bob" }?.key)
+
+        // XMPP → Matrix: Bob composes (his ghost types), then stops.
+        try bob.send(.message(Message(type: .groupchat, to: address, extensions: ChatSignals(chatState: .composing).elements)))
+        try await eventually("Bob's ghost typing", timeout: 20) { try await alice.typingUsers(in: room).contains(bobsGhost) }
+        try bob.send(.message(Message(type: .groupchat, to: address, extensions: ChatSignals(chatState: .active).elements)))
+        try await eventually("Bob's ghost no longer typing", timeout: 20) { !(try await alice.typingUsers(in: room).contains(bobsGhost)) }
+
+        // Matrix → XMPP: Alice types; Bob sees her composing.
+        try await alice.setTyping(true, in: room)
+        let composing = try await bob.nextMessage(within: 20, "Alice composing") { $0.signals.chatState == .composing }
+        XCTAssertEqual(composing.from, address.with(resource: "Alice"))
+
+        // Read markers: Bob's displayed marker on Alice's message is his ghost's read receipt on it.
+        let aliceMessage = try await alice.send("read me", to: room)
+        _ = try await bob.nextMessage(within: 20, "Alice's message") { $0.body == "read me" }
+        try bob.send(.message(Message(type: .groupchat, to: address, extensions: ChatSignals(displayed: aliceMessage).elements)))
+        try await eventually("Bob's ghost's read receipt", timeout: 20) { try await alice.readReceipt(of: bobsGhost, in: room) == aliceMessage }
+        // And Alice reading Bob's message is a displayed marker from her nick.
+        let sent = try bob.sendGroupchat(to: address, body: "read me too")
+        let reflected = try await bob.nextMessage(within: 20, "the reflection") { $0.originID == sent.originID }
+        let bobsEvent = try XCTUnwrap(reflected.stanzaIDs.first?.id.rawValue)
+        try await alice.sendReceipt(on: bobsEvent, in: room)
+        let marker = try await bob.nextMessage(within: 20, "Alice's displayed marker") { $0.signals.displayed == bobsEvent }
+        XCTAssertEqual(marker.from, address.with(resource: "Alice"))
+    }
 }

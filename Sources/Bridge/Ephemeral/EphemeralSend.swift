@@ -2,7 +2,7 @@ import IsthmusCommon
 
 /// Typing and read receipts from Matrix for one room, as the appservice handler hands them to the portal (not stored:
 /// best effort). Bridge-owned users (the bot, ghosts) are already left out.
-enum MatrixEphemeral: Sendable, Equatable {
+public enum MatrixEphemeral: Sendable, Equatable {
     /// Everyone typing in the room now (`m.typing` carries the full list, spec §11.5).
     case typing(Set<UserID>)
     /// Users' newest public read receipts (`m.read`, unthreaded or on the main thread; spec §11.6).

@@ -71,6 +71,8 @@ public struct GatewayRoomMachine: Sendable {
         case sendRefused(from: JID, message: Message, StanzaError)
         /// An event of the Matrix room.
         case matrix(MatrixRoomEvent)
+        /// Typing or read receipts in the Matrix room (best effort, not stored).
+        case matrixEphemeral(MatrixEphemeral)
     }
 
     /// What an XMPP occupant's message becomes in the Matrix room.
@@ -98,6 +100,10 @@ public struct GatewayRoomMachine: Sendable {
         /// The ghost sends `outgoing`, for `message` (answered with `sent`, `reacted` or `sendRefused`; redactions with
         /// nothing).
         case sendMatrix(from: JID, ghost: UserID, room: RoomID, message: Message, outgoing: MatrixOutgoing)
+        /// The ghost types or stops (XEP-0085 from its occupant).
+        case typing(ghost: UserID, room: RoomID, Bool)
+        /// The ghost has read up to `event` (XEP-0333 `displayed` from its occupant).
+        case readReceipt(ghost: UserID, room: RoomID, event: EventID)
         /// Occupants changed (to persist).
         case occupantsChanged
     }
@@ -127,6 +133,10 @@ public struct GatewayRoomMachine: Sendable {
     /// Matrix members (not our occupants' ghosts) and their displaynames.
     private(set) var members: [UserID: String?] = [:]
     private(set) var topic: String?
+    /// The Matrix members typing now, as last told.
+    var typing: Set<UserID> = []
+    /// Our occupants' ghosts typing now (told to Matrix).
+    var xmppTyping: Set<UserID> = []
     /// The reactions in the room as they stand (since this process knew the room): per sender and message, each key
     /// and its reaction event. XEP-0444 sends a sender's whole set; Matrix one key per event.
     var reactions: [ReactionSlot: [String: EventID]] = [:]
@@ -172,6 +182,7 @@ public struct GatewayRoomMachine: Sendable {
         case .reacted(let from, let target, let key, let event): reacted(from, target, key, event)
         case .sendRefused(let from, let message, let error): [.send(.message(errorReply(to: message, from: from, error)))]
         case .matrix(let event): matrix(event)
+        case .matrixEphemeral(let ephemeral): matrixEphemeral(ephemeral)
         }
     }
 
@@ -315,7 +326,7 @@ public struct GatewayRoomMachine: Sendable {
             return [.send(.message(errorReply(to: message, from: from, StanzaError(type: .modify, condition: .notAcceptable,
                                                                                    text: "Join the room first"))))]
         }
-        return outgoing(message, from: from, ghost: occupant.ghost, room: matrixRoom)
+        return signals(message, ghost: occupant.ghost, room: matrixRoom) + outgoing(message, from: from, ghost: occupant.ghost, room: matrixRoom)
     }
 
     private mutating func sent(_ from: JID, _ message: Message, _ event: EventID) -> [Action] {

@@ -152,6 +152,12 @@ public actor GatewayRooms {
         }
     }
 
+    /// Typing or read receipts in a hosted room (best effort).
+    func ephemeral(_ event: MatrixEphemeral, in matrixRoom: RoomID) {
+        guard let room = byMatrixRoom[matrixRoom] else { return }
+        enqueue(room, .matrixEphemeral(event))
+    }
+
     private func deleteRow(_ seq: Int64) {
         let store = self.store
         Task { try? await store.deleteInbox(seq: seq) }
@@ -226,6 +232,10 @@ public actor GatewayRooms {
             }
         case .sendMatrix(let from, let ghost, let matrixRoom, let message, let outgoing):
             await sendMatrix(room, from: from, ghost: ghost, matrixRoom: matrixRoom, message: message, outgoing)
+        case .typing(let ghost, let matrixRoom, let on):
+            _ = try? await client.setTyping(on, in: matrixRoom, for: ghost)
+        case .readReceipt(let ghost, let matrixRoom, let event):
+            _ = try? await client.sendReadReceipt(for: event, in: matrixRoom, as: ghost)
         case .occupantsChanged:
             await persist(room)
         }
