@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import IsthmusCommon
 import TestSupport
 import XCTest
@@ -424,5 +427,39 @@ final class GatewayRoomsTests: XCTestCase {
         try await alice.sendReceipt(on: bobsEvent, in: room)
         let marker = try await bob.nextMessage(within: 20, "Alice's displayed marker") { $0.signals.displayed == bobsEvent }
         XCTAssertEqual(marker.from, address.with(resource: "Alice"))
+    }
+
+    func testFilesBothWays() async throws {
+        let files = try MediaTests.FileServer(files: ["/upload/g/photo.png": ("image/png", MediaTests.png)])
+        let world = try EndToEndHarness("gateway-rooms-files")
+        try await startGatewayBridge(world, extra: "\nmedia:\n  allow_private_addresses: true\n")
+        defer { world.stopBridge() }
+        let alice = try await world.matrixUser("alice")
+        let (room, address) = try await publicRoom(world, alice, "files")
+        try await alice.setDisplayname("Alice", in: room)
+        let bob = try await world.xmppUser("bob")
+        defer { bob.close() }
+        _ = try await join(bob, address, nick: "Bob", history: 0)
+
+        // Matrix → XMPP: the image is a link the bridge serves (the body, for clients to show it), with SFS.
+        let mxc = try await alice.upload(MediaTests.png, contentType: "image/png", fileName: "cat.png")
+        _ = try await alice.sendEvent("m.room.message", content: ["msgtype": "m.image", "body": "cat.png", "url": mxc,
+                                                                  "info": ["mimetype": "image/png", "size": MediaTests.png.count]], to: room)
+        let image = try await bob.nextMessage(within: 20, "Alice's image") { $0.references.file != nil }
+        let url = try XCTUnwrap(image.body)
+        XCTAssertEqual(image.references.file?.url, url)
+        XCTAssertEqual(image.references.file?.name, "cat.png")
+        let (data, _) = try await URLSession.shared.data(from: URL(string: url)!)
+        XCTAssertEqual(data, MediaTests.png, "the bridge serves the file byte-identical")
+
+        // XMPP → Matrix: a link with OOB is fetched and uploaded; Alice gets an m.image.
+        let photoURL = files.url("/upload/g/photo.png")
+        _ = try bob.sendGroupchat(to: address, body: photoURL, extensions: [MediaTests.oob(photoURL)])
+        let uploaded = try await timelineEvent(alice, in: room, "Bob's image") { $0.msgtype == "m.image" && $0.sender != alice.userID }
+        XCTAssertEqual(uploaded.body, "photo.png")
+        let uploadedMXC = try XCTUnwrap(uploaded.raw.at("content", "url")?.stringValue)
+        let downloaded = try await alice.download(uploadedMXC)
+        XCTAssertEqual(downloaded.data, MediaTests.png)
+        await files.stop()
     }
 }

@@ -20,14 +20,22 @@ public struct OutgoingMedia: Sendable, Equatable {
 
 /// A file an XMPP message shares (XEP-0066 OOB, XEP-0447 SFS, or a bare link as the whole body), as the portal machine
 /// hands it to the media effect: where to fetch it and what the message says about it. Pure value.
-struct XMPPFileLink: Sendable, Equatable {
-    var url: String
+public struct XMPPFileLink: Sendable, Hashable {
+    public var url: String
     /// The sender's name for the file (SFS `name`); nil: the URL's last path segment.
-    var name: String?
+    public var name: String?
     /// The sender's media type (SFS `media-type`).
-    var mediaType: String?
+    public var mediaType: String?
     /// Text to show with the file (the body when it is more than the URL, or SFS `desc`).
-    var caption: String?
+    public var caption: String?
     /// Only a link in the body, no OOB or SFS: a web page (HTML) stays a link.
-    var bare: Bool
+    public var bare: Bool
+
+    public init(url: String, name: String?, mediaType: String?, caption: String?, bare: Bool) {
+        self.url = url
+        self.name = name
+        self.mediaType = mediaType
+        self.caption = caption
+        self.bare = bare
+    }
 }

@@ -135,7 +135,7 @@ public final class Bridge: Sendable {
         gatewayRooms = gateway.flatMap { wiring in
             wiring.rooms.map {
                 GatewayRooms(settings: $0, store: store, client: wiring.client, xmpp: xmpp, metrics: metrics.gateway,
-                             logger: logger.with(label: "bridge.gateway.rooms"))
+                             logger: logger.with(label: "bridge.gateway.rooms"), importer: context.mediaImporter, mediaLinks: media?.signer)
             }
         }
     }

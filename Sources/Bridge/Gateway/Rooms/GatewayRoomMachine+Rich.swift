@@ -40,6 +40,9 @@ extension GatewayRoomMachine {
         }
         let replyTo = references.reply.flatMap { EventID($0.id) }
         let text = replyTo == nil ? body : references.removingReplyQuote(from: body)
+        if let link = PortalStateMachine.fileLink(body: text, references: references) {
+            return [.sendMatrix(from: from, ghost: ghost, room: room, message: message, outgoing: .file(link, replyTo: replyTo))]
+        }
         return [.sendMatrix(from: from, ghost: ghost, room: room, message: message, outgoing: .text(body: text, replyTo: replyTo))]
     }
 
@@ -60,6 +63,18 @@ extension GatewayRoomMachine {
         } else if let replyTo = details?.replyTo {
             references.reply = .init(to: nil, id: replyTo.rawValue)
             text = MatrixReplyFallback.strip(body: body, formattedBody: nil).body
+        }
+        // A file: its link (served by the bridge) is the body, so clients show it, with OOB and SFS; a caption follows.
+        if let attachment = details?.media, details?.replaces == nil,
+           let url = mediaLinks?.url(for: attachment.mxc, fileName: attachment.name(body: body)) {
+            let nicks = memberNicks()
+            let (file, caption) = attachment.xmppFile(url: url, body: body, html: details?.html, nick: { nicks[$0] })
+            references.file = file
+            var actions = broadcast { .message(groupchat(url, from: nick, to: $0, event: event.eventID, references: references)) }
+            if let caption {
+                actions += broadcast { .message(groupchat(caption, from: nick, to: $0, event: nil)) }
+            }
+            return actions
         }
         return broadcast { .message(groupchat(text, from: nick, to: $0, event: event.eventID, references: references)) }
     }

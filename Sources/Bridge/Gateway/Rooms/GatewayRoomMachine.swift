@@ -1,6 +1,7 @@
 import FoundationEssentials
 import IsthmusCommon
 import Matrix
+import Media
 import XMPP
 
 /// One Matrix room as a MUC the component hosts for XMPP users (`gateway.xmpp_rooms`): who is in it on each side, and
@@ -78,6 +79,8 @@ public struct GatewayRoomMachine: Sendable {
     /// What an XMPP occupant's message becomes in the Matrix room.
     public enum MatrixOutgoing: Sendable, Hashable {
         case text(body: String, replyTo: EventID?)
+        /// A file the message shares (OOB, SFS, or a link as the whole body): fetched and uploaded, else its link.
+        case file(XMPPFileLink, replyTo: EventID?)
         /// A correction (XEP-0308) of the occupant's message `original`.
         case edit(original: EventID, body: String)
         case reaction(target: EventID, key: String)
@@ -113,6 +116,8 @@ public struct GatewayRoomMachine: Sendable {
     /// The bridge's Matrix user (never an occupant).
     let bot: UserID
     let ghostOf: @Sendable (JID) -> UserID?
+    /// Signs the bridge's links to Matrix files (nil: Matrix files arrive as their names).
+    let mediaLinks: MediaLinkSigner?
     /// How many history messages a join gets when it does not say (`<history maxstanzas>`), and at most.
     let defaultHistory: Int
     let maxHistory: Int
@@ -149,8 +154,9 @@ public struct GatewayRoomMachine: Sendable {
     static let maxRememberedMessages = 2000
 
     public init(address: GatewayRoomAddress, naming: BridgeNaming, bot: UserID, ghostOf: @escaping @Sendable (JID) -> UserID?,
-                defaultHistory: Int = 20, maxHistory: Int = 100) {
+                mediaLinks: MediaLinkSigner? = nil, defaultHistory: Int = 20, maxHistory: Int = 100) {
         self.address = address
+        self.mediaLinks = mediaLinks
         self.naming = naming
         self.bot = bot
         self.ghostOf = ghostOf

@@ -3,6 +3,7 @@ import IsthmusCommon
 import IsthmusConfig
 import IsthmusStore
 import Matrix
+import Media
 import MatrixClient
 import XMPP
 
@@ -31,6 +32,10 @@ public actor GatewayRooms {
     let xmpp: any XMPPLink
     let metrics: GatewayMetrics
     let logger: Logger
+    /// Fetches XMPP users' files and uploads them; nil: files go as links.
+    let importer: MediaImporter?
+    /// Signs links to Matrix files; nil: Matrix files arrive as their names.
+    let mediaLinks: MediaLinkSigner?
     private var machines: [JID: GatewayRoomMachine] = [:]
     private var byMatrixRoom: [RoomID: JID] = [:]
     /// The input being handled for each room; the next one for it waits for it.
@@ -41,7 +46,10 @@ public actor GatewayRooms {
     /// When each XMPP user asked to join a room lately (`gateway.max_joins_per_minute`).
     private var recentJoins: [JID: [ContinuousClock.Instant]] = [:]
 
-    public init(settings: Settings, store: Store, client: MatrixClient, xmpp: any XMPPLink, metrics: GatewayMetrics, logger: Logger) {
+    init(settings: Settings, store: Store, client: MatrixClient, xmpp: any XMPPLink, metrics: GatewayMetrics, logger: Logger,
+         importer: MediaImporter? = nil, mediaLinks: MediaLinkSigner? = nil) {
+        self.importer = importer
+        self.mediaLinks = mediaLinks
         self.settings = settings
         self.store = store
         self.client = client
@@ -182,7 +190,7 @@ public actor GatewayRooms {
     private func makeMachine(_ address: GatewayRoomAddress) -> GatewayRoomMachine {
         let namespace = settings.namespace
         return GatewayRoomMachine(address: address, naming: settings.naming, bot: namespace.botUserID,
-                                  ghostOf: { namespace.userID(for: $0.bare.description) })
+                                  ghostOf: { namespace.userID(for: $0.bare.description) }, mediaLinks: mediaLinks)
     }
 
     /// Queues `input` behind the room's earlier ones; `consuming`: the inbox row deleted once it is handled.
@@ -250,6 +258,24 @@ public actor GatewayRooms {
             switch outgoing {
             case .text(let body, let replyTo):
                 var content = MessageContent.text(body)
+                content.relatesTo = replyTo.map(RelatesTo.reply(to:))
+                let event = try await client.sendMessage(content, to: matrixRoom, transactionID: .derived(fromSourceKey: "gateway \(from.bare) \(key)"), as: ghost)
+                await process(room, .sent(from: from, message: message, event: event))
+            case .file(let link, let replyTo):
+                var content: MessageContent
+                switch await importer?.importFile(link, as: ghost) {
+                case .uploaded(let media)?:
+                    content = MessageContent(messageType: media.msgtype, body: link.caption ?? media.fileName, url: media.mxc.description,
+                                             fileName: media.fileName, info: media.info)
+                case .declined(let reason)?:
+                    logger.info("Gateway file sent as its link", metadata: ["reason": reason])
+                    content = .text(message.body ?? link.url)
+                case .homeserverUnavailable(let reason)?:
+                    await process(room, .sendRefused(from: from, message: message, StanzaError(type: .wait, condition: .serviceUnavailable, text: reason)))
+                    return
+                case nil:
+                    content = .text(message.body ?? link.url)
+                }
                 content.relatesTo = replyTo.map(RelatesTo.reply(to:))
                 let event = try await client.sendMessage(content, to: matrixRoom, transactionID: .derived(fromSourceKey: "gateway \(from.bare) \(key)"), as: ghost)
                 await process(room, .sent(from: from, message: message, event: event))
