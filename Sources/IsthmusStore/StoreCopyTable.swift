@@ -47,6 +47,7 @@ struct StoreCopyTable: Sendable, Equatable {
         StoreCopyTable("matrix_sync", key: ["account"]),
         StoreCopyTable("gateway_occupants", key: ["room", "resource"]),
         StoreCopyTable("gateway_aliases", key: ["address"]),
+        StoreCopyTable("gateway_directs", key: ["ghost", "matrix_user"]),
     ]
 
     /// Tables that are not bridge data: the migration history (each side has its own, and both must agree),

@@ -308,4 +308,21 @@ import XMPP
         let read = messages(room.handle(.matrixEphemeral(.read([alice: EventID("$x")!, ghost(juliet): EventID("$y")!]))))
         #expect(read.map(\.signals.displayed) == ["$x"])
     }
+
+    // MARK: Private messages
+
+    @Test func privateMessagesGoToTheOccupantOrTheMatrixMember() {
+        var room = withJuliet()
+        _ = room.handle(.xmppPresence(joinPresence(romeo, nick: "Romeo")))
+        _ = room.handle(.joined(user: romeo, view: view()))
+        let toRomeo = Message(type: .chat, from: juliet, to: address.occupant("Romeo"), id: StanzaAttributeID("p1"), body: "psst")
+        let passed = messages(room.handle(.xmppMessage(toRomeo)))
+        #expect(passed.map(\.to) == [romeo] && passed.first?.from == address.occupant("Juliet") && passed.first?.type == .chat)
+        let toAlice = Message(type: .chat, from: juliet, to: address.occupant("Alice"), id: StanzaAttributeID("p2"), body: "hi")
+        #expect(room.handle(.xmppMessage(toAlice)) == [.sendDirect(from: juliet, ghost: ghost(juliet), to: alice, message: toAlice)])
+        let toNobody = Message(type: .chat, from: juliet, to: address.occupant("Nobody"), id: StanzaAttributeID("p3"), body: "?")
+        #expect(messages(room.handle(.xmppMessage(toNobody))).first?.error?.condition == .itemNotFound)
+        let answer = messages(room.handle(.matrixPrivate(from: alice, to: ghost(juliet), body: "hello", event: EventID("$a")!)))
+        #expect(answer.map(\.to) == [juliet] && answer.first?.from == address.occupant("Alice") && answer.first?.type == .chat)
+    }
 }

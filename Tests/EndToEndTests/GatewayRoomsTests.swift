@@ -462,4 +462,44 @@ final class GatewayRoomsTests: XCTestCase {
         XCTAssertEqual(downloaded.data, MediaTests.png)
         await files.stop()
     }
+
+    func testPrivateMessagesInsideTheRoom() async throws {
+        let world = try EndToEndHarness("gateway-rooms-private")
+        try await startGatewayBridge(world)
+        defer { world.stopBridge() }
+        let alice = try await world.matrixUser("alice")
+        let (room, address) = try await publicRoom(world, alice, "private")
+        try await alice.setDisplayname("Alice", in: room)
+        let bob = try await world.xmppUser("bob")
+        defer { bob.close() }
+        let carol = try await world.xmppUser("carol")
+        defer { carol.close() }
+        _ = try await join(bob, address, nick: "Bob", history: 0)
+        _ = try await join(carol, address, nick: "Carol", history: 0)
+
+        // To an XMPP occupant: passed on from the sender's occupant JID.
+        try bob.send(.message(Message(type: .chat, to: address.with(resource: "Carol"), id: StanzaAttributeID("pm-1"), body: "psst")))
+        let toCarol = try await carol.nextMessage(within: 20, "Bob's private message") { $0.type == .chat && $0.body == "psst" }
+        XCTAssertEqual(toCarol.from, address.with(resource: "Bob"))
+
+        // To a Matrix member: Bob's ghost invites Alice to a direct chat and writes there; her answer comes back.
+        try bob.send(.message(Message(type: .chat, to: address.with(resource: "Alice"), id: StanzaAttributeID("pm-2"), body: "hello Alice")))
+        let invitation = try await eventuallyValue("Alice invited to a direct chat", timeout: 30) {
+            try await alice.invitations().first { $0.isDirect }
+        }
+        try await alice.join(invitation.room)
+        let said = try await world.matrixMessages(alice, in: invitation.room, untilBody: "hello Alice", excluding: alice.userID)
+        XCTAssertEqual(said.map(\.body), ["hello Alice"])
+        try await alice.send("hello Bob", to: invitation.room)
+        let answer = try await bob.nextMessage(within: 20, "Alice's private answer") { $0.type == .chat && $0.body == "hello Bob" }
+        XCTAssertEqual(answer.from, address.with(resource: "Alice"))
+        // The next one goes to the same direct chat.
+        try bob.send(.message(Message(type: .chat, to: address.with(resource: "Alice"), id: StanzaAttributeID("pm-3"), body: "again")))
+        let again = try await world.matrixMessages(alice, in: invitation.room, untilBody: "again", excluding: alice.userID)
+        XCTAssertEqual(again.map(\.body), ["hello Alice", "again"])
+        // Nobody by that nick: item-not-found.
+        try bob.send(.message(Message(type: .chat, to: address.with(resource: "Nobody"), id: StanzaAttributeID("pm-4"), body: "hm")))
+        let refusal = try await bob.nextMessage(within: 20, "the refusal") { $0.type == .error && $0.id == StanzaAttributeID("pm-4") }
+        XCTAssertEqual(refusal.error?.condition, .itemNotFound)
+    }
 }

@@ -74,6 +74,8 @@ public struct GatewayRoomMachine: Sendable {
         case matrix(MatrixRoomEvent)
         /// Typing or read receipts in the Matrix room (best effort, not stored).
         case matrixEphemeral(MatrixEphemeral)
+        /// `user` wrote `body` (as `event`) in its private room with `ghost`.
+        case matrixPrivate(from: UserID, to: UserID, body: String, event: EventID)
     }
 
     /// What an XMPP occupant's message becomes in the Matrix room.
@@ -103,6 +105,9 @@ public struct GatewayRoomMachine: Sendable {
         /// The ghost sends `outgoing`, for `message` (answered with `sent`, `reacted` or `sendRefused`; redactions with
         /// nothing).
         case sendMatrix(from: JID, ghost: UserID, room: RoomID, message: Message, outgoing: MatrixOutgoing)
+        /// The ghost writes to `user` in their private Matrix room (opened first when there is none); answered with
+        /// `sendRefused` when that fails.
+        case sendDirect(from: JID, ghost: UserID, to: UserID, message: Message)
         /// The ghost types or stops (XEP-0085 from its occupant).
         case typing(ghost: UserID, room: RoomID, Bool)
         /// The ghost has read up to `event` (XEP-0333 `displayed` from its occupant).
@@ -189,6 +194,7 @@ public struct GatewayRoomMachine: Sendable {
         case .sendRefused(let from, let message, let error): [.send(.message(errorReply(to: message, from: from, error)))]
         case .matrix(let event): matrix(event)
         case .matrixEphemeral(let ephemeral): matrixEphemeral(ephemeral)
+        case .matrixPrivate(let user, let ghost, let body, let event): matrixPrivate(from: user, to: ghost, body: body, event: event)
         }
     }
 
@@ -323,10 +329,7 @@ public struct GatewayRoomMachine: Sendable {
     private mutating func xmppMessage(_ message: Message) -> [Action] {
         guard let from = message.from else { return [] }
         guard message.type == .groupchat else {
-            if message.type == .error { return [] }
-            // Private messages inside the room are not offered yet.
-            return [.send(.message(errorReply(to: message, from: from, StanzaError(type: .cancel, condition: .featureNotImplemented,
-                                                                                   text: "Private messages are not bridged here yet"))))]
+            return message.type == .error ? [] : privateMessage(message, from: from)
         }
         guard let occupant = occupants[from.bare], occupant.resources.contains(from), let matrixRoom else {
             return [.send(.message(errorReply(to: message, from: from, StanzaError(type: .modify, condition: .notAcceptable,

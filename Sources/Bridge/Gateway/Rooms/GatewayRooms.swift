@@ -43,6 +43,9 @@ public actor GatewayRooms {
     /// Reading back the recorded occupants, which everything else waits for (a transaction the homeserver sends at
     /// start must find the rooms).
     private var restoration: Task<Void, Never>?
+    /// The private Matrix rooms of ghosts and Matrix members (to route their events), and the other way round.
+    private var directs: [RoomID: (ghost: UserID, user: UserID)] = [:]
+    private var directRooms: [String: RoomID] = [:]
     /// When each XMPP user asked to join a room lately (`gateway.max_joins_per_minute`).
     private var recentJoins: [JID: [ContinuousClock.Instant]] = [:]
 
@@ -81,6 +84,9 @@ public actor GatewayRooms {
             machine.restore(room: first.matrixRoom, occupants: occupants, members: members, topic: topic)
             machines[address.jid] = machine
             byMatrixRoom[first.matrixRoom] = address.jid
+        }
+        for direct in (try? await store.gatewayDirects()) ?? [] where machines[direct.room]?.occupants.values.contains(where: { $0.ghost == direct.ghost }) == true {
+            registerDirect(direct.matrixRoom, ghost: direct.ghost, user: direct.user, room: direct.room)
         }
         // What the homeserver delivered and a crash kept from the XMPP users: handed on now, in order.
         for (matrixRoom, _) in byMatrixRoom {
@@ -156,7 +162,50 @@ public actor GatewayRooms {
                 if durable { deleteRow(item.seq) }
                 continue
             }
+            if let (ghost, user) = directs[item.event.room] {
+                // A private room: only the Matrix member's messages matter (the ghost's are its own echoes).
+                guard item.event.sender == user, case .message(_, let body, _) = item.event.content else {
+                    if durable { deleteRow(item.seq) }
+                    continue
+                }
+                enqueue(room, .matrixPrivate(from: user, to: ghost, body: body, event: item.event.eventID), consuming: durable ? item.seq : nil)
+                continue
+            }
             enqueue(room, .matrix(item.event), consuming: durable ? item.seq : nil)
+        }
+    }
+
+    /// The ghost writes to `user` in their private room, opening one (a direct chat the ghost invites `user` to) when
+    /// there is none yet.
+    private func sendDirect(_ room: JID, from: JID, ghost: UserID, to user: UserID, message: Message) async {
+        let key = message.originID?.rawValue ?? message.id?.rawValue ?? UUID().uuidString
+        do throws(MatrixError) {
+            let direct: RoomID
+            if let known = directRooms["\(ghost) \(user)"] {
+                direct = known
+            } else {
+                direct = try await client.createRoom(CreateRoomRequest(preset: "trusted_private_chat", invite: [user], isDirect: true), as: ghost)
+                try? await store.recordGatewayDirect(ghost: ghost, user: user, matrixRoom: direct, room: room)
+                registerDirect(direct, ghost: ghost, user: user, room: room)
+            }
+            _ = try await client.sendMessage(.text(message.body ?? ""), to: direct, transactionID: .derived(fromSourceKey: "gateway pm \(from.bare) \(key)"),
+                                             as: ghost)
+        } catch {
+            logger.warning("Gateway private message refused by the homeserver", metadata: ["error": error.message])
+            await process(room, .sendRefused(from: from, message: message, StanzaError(type: .cancel, condition: .serviceUnavailable, text: error.message)))
+        }
+    }
+
+    private func registerDirect(_ direct: RoomID, ghost: UserID, user: UserID, room: JID) {
+        directs[direct] = (ghost, user)
+        directRooms["\(ghost) \(user)"] = direct
+        byMatrixRoom[direct] = room
+    }
+
+    /// Routes the private rooms `ghost` opened from `room` again (it joined anew, or the process restarted).
+    private func registerDirects(of ghost: UserID, in room: JID) async {
+        for direct in (try? await store.gatewayDirects()) ?? [] where direct.ghost == ghost && direct.room == room {
+            registerDirect(direct.matrixRoom, ghost: direct.ghost, user: direct.user, room: room)
         }
     }
 
@@ -216,7 +265,10 @@ public actor GatewayRooms {
         machines[room] = machine
         for action in actions { await perform(action, room: room) }
         if machines[room]?.isEmpty == true {
-            if let matrixRoom = machines[room]?.matrixRoom { byMatrixRoom[matrixRoom] = nil }
+            for (matrixRoom, hosted) in byMatrixRoom where hosted == room {
+                byMatrixRoom[matrixRoom] = nil
+                if let (ghost, user) = directs.removeValue(forKey: matrixRoom) { directRooms["\(ghost) \(user)"] = nil }
+            }
             machines[room] = nil
             refreshGauge()
         }
@@ -240,6 +292,8 @@ public actor GatewayRooms {
             }
         case .sendMatrix(let from, let ghost, let matrixRoom, let message, let outgoing):
             await sendMatrix(room, from: from, ghost: ghost, matrixRoom: matrixRoom, message: message, outgoing)
+        case .sendDirect(let from, let ghost, let user, let message):
+            await sendDirect(room, from: from, ghost: ghost, to: user, message: message)
         case .typing(let ghost, let matrixRoom, let on):
             _ = try? await client.setTyping(on, in: matrixRoom, for: ghost)
         case .readReceipt(let ghost, let matrixRoom, let event):
@@ -327,6 +381,7 @@ public actor GatewayRooms {
         let topic = await topic(of: matrixRoom, as: ghost)
         let history = await history(of: matrixRoom, as: ghost)
         byMatrixRoom[matrixRoom] = room
+        await registerDirects(of: ghost, in: room)
         logger.info("Gateway occupant joined", metadata: ["xmpp.room": room.description, "matrix.room": matrixRoom.rawValue])
         return .joined(user: user, view: .init(room: matrixRoom, members: members, topic: topic, history: history))
     }
