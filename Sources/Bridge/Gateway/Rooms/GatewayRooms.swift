@@ -119,6 +119,11 @@ public actor GatewayRooms {
             Task { await archiveQuery(iq, query, room: room) }
             return
         }
+        if case .iq(let iq) = stanza, case .discoInfo? = iq.payload, iq.to?.resource == nil, iq.isRequest, machines[address.jid]?.matrixRoom == nil {
+            // Nobody is in: whether the room exists is the homeserver's to say (a mistyped address is no room).
+            Task { await describe(address, answering: iq) }
+            return
+        }
         if machines[address.jid] == nil {
             // Only a join opens a room here; anything else to a room nobody is in is answered by an empty one.
             if let allowed = settings.gateway.allowedMatrixServers, !allowed.contains(address.alias.server) {
@@ -207,6 +212,19 @@ public actor GatewayRooms {
         for direct in (try? await store.gatewayDirects()) ?? [] where direct.ghost == ghost && direct.room == room {
             registerDirect(direct.matrixRoom, ghost: direct.ghost, user: direct.user, room: room)
         }
+    }
+
+    /// disco#info of a room nobody is in: its description when its alias resolves, else `item-not-found`.
+    private func describe(_ address: GatewayRoomAddress, answering iq: IQ) async {
+        var alias = await spelling(of: address)
+        var exists = (try? await client.resolveAlias(alias)) != nil
+        if !exists, let spelt = await searchSpelling(of: address) {
+            alias = spelt
+            exists = (try? await client.resolveAlias(alias)) != nil
+        }
+        let answer = exists ? iq.result(payload: .discoInfo(makeMachine(address).roomInfo))
+            : iq.errorResponse(StanzaError(type: .cancel, condition: .itemNotFound, text: "No Matrix room has this alias"))
+        try? await xmpp.send(.iq(answer))
     }
 
     /// Typing or read receipts in a hosted room (best effort).
