@@ -34,13 +34,13 @@ final class GatewayRoomsTests: XCTestCase {
         try client.send(.presence(Presence(to: occupant, mucJoin: MUCJoinRequest(history: history == 0 ? MUCHistoryRequest.none : .maxStanzas(history)))))
         var presences: [Presence] = []
         while presences.last?.statusCodes.contains(.selfPresence) != true {
-            let presence = try await client.nextPresence(within: 20, "presences from \(address)") { $0.from?.bare == address }
+            let presence = try await client.nextPresence(within: 30, "presences from \(address)") { $0.from?.bare == address }
             if let error = presence.error { throw error }
             presences.append(presence)
         }
         var messages: [Message] = []
         while messages.last?.subject == nil {
-            messages.append(try await client.nextMessage(within: 20, "history and subject of \(address)") { $0.from?.bare == address })
+            messages.append(try await client.nextMessage(within: 30, "history and subject of \(address)") { $0.from?.bare == address })
         }
         return (presences, messages)
     }
@@ -68,7 +68,7 @@ final class GatewayRoomsTests: XCTestCase {
 
         // XMPP → Matrix, reflected to her once with the Matrix event id as stanza-id.
         let sent = try juliet.sendGroupchat(to: address, body: "hello from xmpp")
-        let reflection = try await juliet.nextMessage(within: 20, "the reflection") { $0.originID == sent.originID }
+        let reflection = try await juliet.nextMessage(within: 30, "the reflection") { $0.originID == sent.originID }
         let seen = try await world.matrixMessages(alice, in: room, untilBody: "hello from xmpp", excluding: alice.userID)
         XCTAssertEqual(seen.map(\.body), ["hello from xmpp"])
         XCTAssertEqual(reflection.stanzaIDs.first?.id.rawValue, seen.first?.eventID)
@@ -76,7 +76,7 @@ final class GatewayRoomsTests: XCTestCase {
 
         // Matrix → XMPP.
         try await alice.send("hello from matrix", to: room)
-        let heard = try await juliet.nextMessage(within: 20, "alice's message") { $0.body == "hello from matrix" }
+        let heard = try await juliet.nextMessage(within: 30, "alice's message") { $0.body == "hello from matrix" }
         XCTAssertEqual(heard.from, address.with(resource: "Alice"))
 
         // A second XMPP user: each sees the other once, and their messages.
@@ -84,20 +84,20 @@ final class GatewayRoomsTests: XCTestCase {
         defer { romeo.close() }
         let (romeoSees, _) = try await join(romeo, address, nick: "Romeo", history: 0)
         XCTAssertEqual(romeoSees.compactMap(\.from?.resource).sorted(), ["Alice", "Juliet", "Romeo"])
-        let julietSeesRomeo = try await juliet.nextPresence(within: 20, "Romeo's arrival") { $0.from == address.with(resource: "Romeo") }
+        let julietSeesRomeo = try await juliet.nextPresence(within: 30, "Romeo's arrival") { $0.from == address.with(resource: "Romeo") }
         XCTAssertEqual(julietSeesRomeo.type, .available)
         _ = try romeo.sendGroupchat(to: address, body: "romeo here")
-        let fromRomeo = try await juliet.nextMessage(within: 20, "romeo's message") { $0.body == "romeo here" }
+        let fromRomeo = try await juliet.nextMessage(within: 30, "romeo's message") { $0.body == "romeo here" }
         XCTAssertEqual(fromRomeo.from?.resource, "Romeo")
         // Sentinel: Alice's next message reaches Juliet after Romeo's and nothing of Romeo's came twice.
         try await alice.send("sentinel", to: room)
-        _ = try await juliet.nextMessage(within: 20, "the sentinel") { $0.body == "sentinel" }
+        _ = try await juliet.nextMessage(within: 30, "the sentinel") { $0.body == "sentinel" }
         XCTAssertFalse(juliet.queuedStanzas.contains { if case .message(let m) = $0 { m.body == "romeo here" } else { false } },
                        "Romeo's message reached Juliet once")
 
         // Leaving: the ghost leaves the Matrix room, and Juliet sees Romeo go.
         try romeo.send(.presence(Presence(type: .unavailable, to: address.with(resource: "Romeo")!)))
-        let gone = try await juliet.nextPresence(within: 20, "Romeo leaving") { $0.from == address.with(resource: "Romeo") }
+        let gone = try await juliet.nextPresence(within: 30, "Romeo leaving") { $0.from == address.with(resource: "Romeo") }
         XCTAssertEqual(gone.type, .unavailable)
         try await eventually("romeo's ghost left the Matrix room", timeout: 20) {
             !(try await alice.members(of: room).values.contains("Romeo"))
@@ -175,13 +175,13 @@ final class GatewayRoomsTests: XCTestCase {
         // Still in: her messages go through, and a self-ping says she is in.
         let ping = IQ(type: .get, to: address.with(resource: "Juliet"), payload: .ping)
         try juliet.send(.iq(ping))
-        let pong = try await juliet.nextStanza(within: 20, "the self-ping's answer") { if case .iq(let iq) = $0 { iq.id == ping.id } else { false } }
+        let pong = try await juliet.nextStanza(within: 30, "the self-ping's answer") { if case .iq(let iq) = $0 { iq.id == ping.id } else { false } }
         if case .iq(let iq) = pong { XCTAssertNil(iq.error, "still an occupant after the restart") }
         _ = try juliet.sendGroupchat(to: address, body: "after the restart")
         let seen = try await world.matrixMessages(alice, in: room, untilBody: "after the restart", excluding: alice.userID)
         XCTAssertEqual(seen.map(\.body), ["after the restart"])
         try await alice.send("and back", to: room)
-        _ = try await juliet.nextMessage(within: 20, "alice's message after the restart") { $0.body == "and back" }
+        _ = try await juliet.nextMessage(within: 30, "alice's message after the restart") { $0.body == "and back" }
 
         // A crash (kill -9) while Alice talks: all of it reaches Juliet once, in order. (The crash waits until "and back"
         // is done with: one caught between its stanza and the deletion of its inbox row would come again, with the same
@@ -277,7 +277,7 @@ final class GatewayRoomsTests: XCTestCase {
         try client.send(.iq(request))
         var bodies: [String] = [], ids: [String] = []
         while true {
-            let stanza = try await client.nextStanza(within: 20, "the archive's answer") { stanza in
+            let stanza = try await client.nextStanza(within: 30, "the archive's answer") { stanza in
                 switch stanza {
                 case .iq(let iq): iq.id == request.id
                 case .message(let message): message.extensionElement("result", namespace: XMPPNamespace.mam)?[attribute: "queryid"] == query.queryID
@@ -352,7 +352,7 @@ final class GatewayRoomsTests: XCTestCase {
 
         // XMPP → Matrix: a message and its correction (by the message's own id).
         let first = try bob.sendGroupchat(to: address, body: "helo")
-        let reflection = try await bob.nextMessage(within: 20, "the reflection") { $0.originID == first.originID }
+        let reflection = try await bob.nextMessage(within: 30, "the reflection") { $0.originID == first.originID }
         let original = try XCTUnwrap(reflection.stanzaIDs.first?.id.rawValue)
         var correction = MessageReferences()
         correction.replaces = first.id?.rawValue
@@ -364,13 +364,13 @@ final class GatewayRoomsTests: XCTestCase {
 
         // Matrix → XMPP: Alice reacts to it, and Bob gets her set by the stanza-id.
         _ = try await alice.react("👍", to: original, in: room)
-        let reactions = try await bob.nextMessage(within: 20, "Alice's reaction") { $0.references.reactions != nil }
+        let reactions = try await bob.nextMessage(within: 30, "Alice's reaction") { $0.references.reactions != nil }
         XCTAssertEqual(reactions.references.reactions, .init(id: original, keys: ["👍"]))
         XCTAssertEqual(reactions.from?.resource, "Alice")
 
         // Alice's message; Bob reacts, replies; Alice edits it and removes it.
         let aliceMessage = try await alice.send("tea?", to: room)
-        let heard = try await bob.nextMessage(within: 20, "Alice's message") { $0.body == "tea?" }
+        let heard = try await bob.nextMessage(within: 30, "Alice's message") { $0.body == "tea?" }
         XCTAssertEqual(heard.stanzaIDs.first?.id.rawValue, aliceMessage)
         var reaction = MessageReferences()
         reaction.reactions = .init(id: aliceMessage, keys: ["🎉"])
@@ -385,12 +385,12 @@ final class GatewayRoomsTests: XCTestCase {
         let answered = try await timelineEvent(alice, in: room, "Bob's reply") { $0.body == "yes please" }
         XCTAssertEqual(answered.raw.at("content", "m.relates_to", "m.in_reply_to", "event_id")?.stringValue, aliceMessage)
         let aliceEdit = try await alice.edit(aliceMessage, to: "tea at five?", in: room)
-        let corrected = try await bob.nextMessage(within: 20, "Alice's correction") { $0.references.replaces == aliceMessage }
+        let corrected = try await bob.nextMessage(within: 30, "Alice's correction") { $0.references.replaces == aliceMessage }
         XCTAssertEqual(corrected.references.replaces, aliceMessage)
         XCTAssertEqual(corrected.body, "tea at five?")
         XCTAssertEqual(corrected.stanzaIDs.first?.id.rawValue, aliceEdit)
         _ = try await alice.redact(aliceMessage, in: room)
-        let retracted = try await bob.nextMessage(within: 20, "the retraction") { $0.references.retraction != nil }
+        let retracted = try await bob.nextMessage(within: 30, "the retraction") { $0.references.retraction != nil }
         XCTAssertEqual(retracted.references.retraction, .current(id: aliceMessage))
 
         // Bob retracts his own message: its event is redacted.
@@ -434,14 +434,14 @@ final class GatewayRoomsTests: XCTestCase {
 
         // Read markers: Bob's displayed marker on Alice's message is his ghost's read receipt on it.
         let aliceMessage = try await alice.send("read me", to: room)
-        _ = try await bob.nextMessage(within: 20, "Alice's message") { $0.body == "read me" }
+        _ = try await bob.nextMessage(within: 30, "Alice's message") { $0.body == "read me" }
         try bob.send(.message(Message(type: .groupchat, to: address, extensions: ChatSignals(displayed: aliceMessage).elements)))
         try await eventually("Bob's ghost's read receipt", timeout: 20) { try await alice.readReceipt(of: bobsGhost, in: room) == aliceMessage }
         // And Alice reading Bob's message is a displayed marker from her nick (each attempt on a new message of his:
         // Synapse announces a receipt once).
         let marker: Message = try await eventuallyValue("Alice's displayed marker", timeout: 60) {
             let sent = try bob.sendGroupchat(to: address, body: "read me too \(UUID().uuidString.prefix(6))")
-            let reflected = try await bob.nextMessage(within: 20, "the reflection") { $0.originID == sent.originID }
+            let reflected = try await bob.nextMessage(within: 30, "the reflection") { $0.originID == sent.originID }
             guard let bobsEvent = reflected.stanzaIDs.first?.id.rawValue else { return nil }
             try await alice.sendReceipt(on: bobsEvent, in: room)
             return try? await bob.nextMessage(within: 8, "Alice's displayed marker", where: { $0.signals.displayed == bobsEvent })
@@ -465,7 +465,7 @@ final class GatewayRoomsTests: XCTestCase {
         let mxc = try await alice.upload(MediaTests.png, contentType: "image/png", fileName: "cat.png")
         _ = try await alice.sendEvent("m.room.message", content: ["msgtype": "m.image", "body": "cat.png", "url": mxc,
                                                                   "info": ["mimetype": "image/png", "size": MediaTests.png.count]], to: room)
-        let image = try await bob.nextMessage(within: 20, "Alice's image") { $0.references.file != nil }
+        let image = try await bob.nextMessage(within: 30, "Alice's image") { $0.references.file != nil }
         let url = try XCTUnwrap(image.body)
         XCTAssertEqual(image.references.file?.url, url)
         XCTAssertEqual(image.references.file?.name, "cat.png")
@@ -499,7 +499,7 @@ final class GatewayRoomsTests: XCTestCase {
 
         // To an XMPP occupant: passed on from the sender's occupant JID.
         try bob.send(.message(Message(type: .chat, to: address.with(resource: "Carol"), id: StanzaAttributeID("pm-1"), body: "psst")))
-        let toCarol = try await carol.nextMessage(within: 20, "Bob's private message") { $0.type == .chat && $0.body == "psst" }
+        let toCarol = try await carol.nextMessage(within: 30, "Bob's private message") { $0.type == .chat && $0.body == "psst" }
         XCTAssertEqual(toCarol.from, address.with(resource: "Bob"))
 
         // To a Matrix member: Bob's ghost invites Alice to a direct chat and writes there; her answer comes back.
@@ -511,7 +511,7 @@ final class GatewayRoomsTests: XCTestCase {
         let said = try await world.matrixMessages(alice, in: invitation.room, untilBody: "hello Alice", excluding: alice.userID)
         XCTAssertEqual(said.map(\.body), ["hello Alice"])
         try await alice.send("hello Bob", to: invitation.room)
-        let answer = try await bob.nextMessage(within: 20, "Alice's private answer") { $0.type == .chat && $0.body == "hello Bob" }
+        let answer = try await bob.nextMessage(within: 30, "Alice's private answer") { $0.type == .chat && $0.body == "hello Bob" }
         XCTAssertEqual(answer.from, address.with(resource: "Alice"))
         // The next one goes to the same direct chat.
         try bob.send(.message(Message(type: .chat, to: address.with(resource: "Alice"), id: StanzaAttributeID("pm-3"), body: "again")))
@@ -519,7 +519,7 @@ final class GatewayRoomsTests: XCTestCase {
         XCTAssertEqual(again.map(\.body), ["hello Alice", "again"])
         // Nobody by that nick: item-not-found.
         try bob.send(.message(Message(type: .chat, to: address.with(resource: "Nobody"), id: StanzaAttributeID("pm-4"), body: "hm")))
-        let refusal = try await bob.nextMessage(within: 20, "the refusal") { $0.type == .error && $0.id == StanzaAttributeID("pm-4") }
+        let refusal = try await bob.nextMessage(within: 30, "the refusal") { $0.type == .error && $0.id == StanzaAttributeID("pm-4") }
         XCTAssertEqual(refusal.error?.condition, .itemNotFound)
     }
 }
