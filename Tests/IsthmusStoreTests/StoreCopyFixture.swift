@@ -73,6 +73,14 @@ struct StoreCopyFixture {
             userID: UserID("@relay:localhost")!, deviceID: DeviceID("ISTHMUS0A1B2C3D")!, accessToken: AccessToken("syt_cmVsYXk_a_1")!,
             refreshToken: RefreshToken("syr_cmVsYXk_b_2"), expiresAt: 1_700_000_300_123, authAPI: "legacy"))
         try await store.record(.syncPosition("s72_1234_4_6_1", account: alice))
+        // Gateway mode: a dynamic link's idle mark, an XMPP user in a hosted room, an alias spelling, a private room.
+        try await store.setRoomLinkIdle(RoomID("!second:localhost")!, since: Date(timeIntervalSince1970: 1_700_000_200))
+        let hosted = JID("#lounge%localhost@bridge.localhost")!
+        try await store.replaceGatewayOccupants(of: hosted, with: [
+            GatewayOccupantRecord(room: hosted, resource: JID("juliet@localhost/balcony")!, nick: "Juliet", ghost: ghost, matrixRoom: inviteRoom),
+        ])
+        try await store.recordGatewayAliases(["#lounge%localhost": RoomAlias("#Lounge:localhost")!])
+        try await store.recordGatewayDirect(ghost: ghost, user: alice, matrixRoom: RoomID("!pm:localhost")!, room: hosted)
         return (fixture, store)
     }
 
@@ -114,6 +122,9 @@ struct StoreCopyFixture {
         note(try await store.roomTexts(room))
         note(try await store.lastStanzaID(room) as Any)
         note(try await store.activeSince(room) as Any)
+        note(try await store.gatewayOccupants())
+        note(try await store.gatewayAlias(address: "#lounge%localhost") as Any)
+        note(try await store.gatewayDirects().map { "\($0)" })
         let counts = try await store.counts()
         note(counts.linksByStatus.sorted { $0.key < $1.key })
         note([counts.ghosts, counts.puppets, counts.inbox])
