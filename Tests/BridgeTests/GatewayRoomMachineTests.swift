@@ -325,4 +325,50 @@ import XMPP
         let answer = messages(room.handle(.matrixPrivate(from: alice, to: ghost(juliet), body: "hello", event: EventID("$a")!)))
         #expect(answer.map(\.to) == [juliet] && answer.first?.from == address.occupant("Alice") && answer.first?.type == .chat)
     }
+
+    // MARK: What the review found
+
+    @Test func aBouncedResourceLeavesWith333AndNoSelfPresence() {
+        var room = withJuliet()
+        _ = room.handle(.xmppPresence(joinPresence(romeo, nick: "Romeo")))
+        _ = room.handle(.joined(user: romeo, view: view()))
+        let bounce = Message(type: .error, from: romeo, to: address.occupant("Romeo"), error: StanzaError(type: .cancel, condition: .serviceUnavailable))
+        let actions = room.handle(.xmppMessage(bounce))
+        #expect(presences(actions).map(\.to) == [juliet], "only the others are told")
+        #expect(presences(actions).first?.codes == [.removedAfterError])
+        #expect(actions.contains(.leaveMatrix(ghost: ghost(romeo), room: matrixRoom)))
+    }
+
+    @Test func aMemberComingOrRenamingNeverRenamesAnother() {
+        var room = withJuliet()
+        let carol = UserID("@carol:example.org")!
+        func member(_ user: UserID, _ name: String?, _ membership: Membership = .join) -> MatrixRoomEvent {
+            MatrixRoomEvent(eventID: EventID("$\(user.localpart)\(name ?? "-")")!, room: matrixRoom, sender: user, stateKey: user.rawValue,
+                            content: .member(membership: membership, displayname: name, reason: nil))
+        }
+        // Carol takes "Alice" as her name: she gets the alternative.
+        #expect(presences(room.handle(.matrix(member(carol, "Alice")))).map(\.nick) == ["Alice (Matrix)"])
+        #expect(room.memberNicks()[alice] == "Alice", "Alice keeps her nick")
+        // Alice leaves: Carol keeps hers (no silent rename).
+        _ = room.handle(.matrix(member(alice, nil, .leave)))
+        #expect(room.memberNicks()[carol] == "Alice (Matrix)")
+    }
+
+    @Test func nobodyRetractsOrCorrectsAnothersMessage() {
+        var room = withJuliet()
+        var retraction = MessageReferences()
+        retraction.retractions = [.current(id: "$someone-elses")]
+        #expect(outgoing(room.handle(.xmppMessage(groupchat(retraction.elements, id: "r1")))).isEmpty)
+        var correction = MessageReferences()
+        correction.replaces = "$someone-elses"
+        #expect(outgoing(room.handle(.xmppMessage(groupchat(correction.elements, body: "mine now", id: "c1"))))
+                == [.text(body: "mine now", replyTo: nil)], "an unknown original: the text as a new message")
+        // Its own message, by the stanza-id the room gave it: retracted.
+        let own = groupchat([], body: "oops", id: "o1")
+        _ = room.handle(.xmppMessage(own))
+        _ = room.handle(.sent(from: juliet, message: own, event: EventID("$own")!))
+        var byStanzaID = MessageReferences()
+        byStanzaID.retractions = [.current(id: "$own")]
+        #expect(outgoing(room.handle(.xmppMessage(groupchat(byStanzaID.elements, id: "r2")))) == [.redaction(EventID("$own")!)])
+    }
 }

@@ -70,8 +70,10 @@ public actor DynamicPortals {
     let reloadLinks: @Sendable () -> Void
     /// The query being answered for each MUC; the next one for it waits for it.
     private var queries: [JID: Task<Outcome, Never>] = [:]
-    /// When this process opened rooms in the last minute (the rate limit).
+    /// When this process began opening rooms in the last minute (the rate limit; a refused probe counts too).
     private var recentOpens: [ContinuousClock.Instant] = []
+    /// Rooms being opened now, counted against `max_dynamic_rooms` before their links exist.
+    private var opening = 0
     private var refusals = RefusalLogLimiter()
 
     public init(settings: Settings, store: Store, client: MatrixClient, xmpp: any XMPPLink, metrics: GatewayMetrics,
@@ -135,10 +137,14 @@ public actor DynamicPortals {
         let now = clock.now()
         recentOpens.removeAll { now - $0 > .seconds(60) }
         if let refusal = GatewayPolicy.refusal(for: muc, settings: settings.gateway, existing: existing, existingIsPublic: existingIsPublic,
-                                               dynamicRooms: links.count { $0.kind == .dynamic }, opensInLastMinute: recentOpens.count) {
+                                               dynamicRooms: links.count { $0.kind == .dynamic } + opening, opensInLastMinute: recentOpens.count) {
             return .refused(refusal)
         }
         if let existing { return await bind(alias, to: existing.matrixRoom) }
+        // The slot is taken before anything is awaited: queries for other MUCs run meanwhile and must count it.
+        recentOpens.append(now)
+        opening += 1
+        defer { opening -= 1 }
         let features: RoomFeatures
         do {
             features = try await xmpp.roomFeatures(room: muc, as: settings.asker)
@@ -146,7 +152,6 @@ public actor DynamicPortals {
             return .refused(GatewayPolicy.refusal(probeError: error))
         }
         if let refusal = GatewayPolicy.refusal(probed: features) { return .refused(refusal) }
-        recentOpens.append(now)
         return await create(alias, muc: muc, features: features)
     }
 

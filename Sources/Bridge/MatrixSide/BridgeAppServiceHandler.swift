@@ -33,6 +33,7 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
         // Typing and receipts: best effort, after the durable part (a transaction that failed is retried with them).
         for (room, event) in BridgeAppServiceHandler.ephemeral(transaction.ephemeral, isOurs: namespace.isOurs) {
             bridge.routeEphemeral(event, to: room)
+            await bridge.gatewayRooms?.ephemeral(event, in: room)   // in order: a stop must not overtake its start
         }
     }
 

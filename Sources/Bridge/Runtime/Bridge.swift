@@ -341,7 +341,6 @@ public final class Bridge: Sendable {
     /// Hands typing or receipts to the portal of `room`, if it is linked: not stored, not waited for (best effort).
     func routeEphemeral(_ event: MatrixEphemeral, to room: RoomID) {
         directory.portal(for: room)?.enqueue(.matrixEphemeral(event))
-        if let gatewayRooms { Task { await gatewayRooms.ephemeral(event, in: room) } }
     }
 
     /// Whether `user` is a ghost this bridge created (for the homeserver's user query).

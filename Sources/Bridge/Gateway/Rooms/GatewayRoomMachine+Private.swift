@@ -27,7 +27,7 @@ extension GatewayRoomMachine {
     /// `user`'s message in its private room with `ghost`: to every resource of that occupant, from `user`'s nick.
     func matrixPrivate(from user: UserID, to ghost: UserID, body: String, event: EventID) -> [Action] {
         guard let occupant = occupants.values.first(where: { $0.ghost == ghost }) else { return [] }
-        let nick = memberNicks()[user] ?? user.localpart
+        let nick = senderNick(user)
         return occupant.resources.sorted { $0.description < $1.description }.map {
             .send(.message(Message(type: .chat, from: address.occupant(nick), to: $0, id: StanzaAttributeID(event.rawValue), body: body,
                                    mucUser: MUCUser())))

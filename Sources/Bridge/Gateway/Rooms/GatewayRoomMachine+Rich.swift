@@ -26,16 +26,16 @@ extension GatewayRoomMachine {
             return actions + reflect(message, from: from)
         }
         if let retraction = references.retraction {
-            let target: EventID? = switch retraction {
-            case .current(let id): sentEvents["\(from.bare) \(id)"] ?? EventID(id)
-            case .legacy(let originID): sentEvents["\(from.bare) \(originID)"]
-            }
-            guard let target else { return [] }
+            // Only the occupant's own messages (by the ids it sent, or their stanza-ids): nobody retracts another's.
+            guard let target = sentEvents["\(from.bare) \(retraction.id)"] else { return [] }
             return [.sendMatrix(from: from, ghost: ghost, room: room, message: message, outgoing: .redaction(target))] + reflect(message, from: from)
         }
         guard let body = message.body, !body.isEmpty else { return [] }
         if let replaced = references.replaces {
-            guard let original = sentEvents["\(from.bare) \(replaced)"] ?? EventID(replaced) else { return [] }
+            guard let original = sentEvents["\(from.bare) \(replaced)"] else {
+                // Not a message of the occupant's this room knows (one from before a restart, or another's): as new text.
+                return [.sendMatrix(from: from, ghost: ghost, room: room, message: message, outgoing: .text(body: body, replyTo: nil))]
+            }
             return [.sendMatrix(from: from, ghost: ghost, room: room, message: message, outgoing: .edit(original: original, body: body))]
         }
         let replyTo = references.reply.flatMap { EventID($0.id) }
@@ -55,7 +55,7 @@ extension GatewayRoomMachine {
 
     /// A Matrix message: new, an edit (a XEP-0308 correction of the event id) or a reply (XEP-0461 to the event id).
     func matrixMessage(_ event: MatrixRoomEvent, body: String, details: MessageDetails?) -> [Action] {
-        let nick = memberNicks()[event.sender] ?? event.sender.localpart
+        let nick = senderNick(event.sender)
         var references = MessageReferences()
         var text = body
         if let original = details?.replaces {
@@ -93,7 +93,7 @@ extension GatewayRoomMachine {
             forgetReaction(target)
             return reactionSet(slot)
         }
-        let nick = memberNicks()[event.sender] ?? event.sender.localpart
+        let nick = senderNick(event.sender)
         var references = MessageReferences()
         references.retractions = [.current(id: target.rawValue), .legacy(originID: target.rawValue)]
         return broadcast { .message(groupchat(nil, from: nick, to: $0, event: nil, references: references)) }
@@ -104,13 +104,18 @@ extension GatewayRoomMachine {
     private func reactionKeys(of slot: ReactionSlot) -> [String: EventID] { reactions[slot] ?? [:] }
 
     private func reactionSet(_ slot: ReactionSlot) -> [Action] {
-        let nick = memberNicks()[slot.sender] ?? slot.sender.localpart
+        let nick = senderNick(slot.sender)
         var references = MessageReferences()
         references.reactions = .init(id: slot.target.rawValue, keys: reactionKeys(of: slot).keys.sorted())
         return broadcast { .message(groupchat(nil, from: nick, to: $0, event: nil, references: references)) }
     }
 
     private mutating func record(_ slot: ReactionSlot, key: String, event: EventID) {
+        // Bounded: past the limit the room forgets what it knew (a later set then names only the newer keys).
+        if reactionEvents.count >= Self.maxRememberedReactions {
+            reactions = [:]
+            reactionEvents = [:]
+        }
         reactions[slot, default: [:]][key] = event
         reactionEvents[event] = (slot, key)
     }

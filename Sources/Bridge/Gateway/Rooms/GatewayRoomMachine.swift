@@ -121,6 +121,8 @@ public struct GatewayRoomMachine: Sendable {
     /// The bridge's Matrix user (never an occupant).
     let bot: UserID
     let ghostOf: @Sendable (JID) -> UserID?
+    /// Whether a Matrix user is one of the bridge's ghosts.
+    let isGhost: @Sendable (UserID) -> Bool
     /// Signs the bridge's links to Matrix files (nil: Matrix files arrive as their names).
     let mediaLinks: MediaLinkSigner?
     /// How many history messages a join gets when it does not say (`<history maxstanzas>`), and at most.
@@ -142,6 +144,9 @@ public struct GatewayRoomMachine: Sendable {
     }
     /// Matrix members (not our occupants' ghosts) and their displaynames.
     private(set) var members: [UserID: String?] = [:]
+    /// The nick each Matrix member has in the room: given when it joins or renames, kept meanwhile (a nick never moves
+    /// from one member to another behind the occupants' backs).
+    private(set) var nicks: [UserID: String] = [:]
     private(set) var topic: String?
     /// The Matrix members typing now, as last told.
     var typing: Set<UserID> = []
@@ -157,9 +162,13 @@ public struct GatewayRoomMachine: Sendable {
     var sentEvents: [String: EventID] = [:]
     var sentOrder: [String] = []
     static let maxRememberedMessages = 2000
+    /// How many reactions a room keeps track of.
+    static let maxRememberedReactions = 20_000
 
     public init(address: GatewayRoomAddress, naming: BridgeNaming, bot: UserID, ghostOf: @escaping @Sendable (JID) -> UserID?,
+                isGhost: @escaping @Sendable (UserID) -> Bool = { _ in false },
                 mediaLinks: MediaLinkSigner? = nil, defaultHistory: Int = 20, maxHistory: Int = 100) {
+        self.isGhost = isGhost
         self.address = address
         self.mediaLinks = mediaLinks
         self.naming = naming
@@ -174,6 +183,8 @@ public struct GatewayRoomMachine: Sendable {
         matrixRoom = room
         occupants = restored
         self.members = members.filter { user, _ in !restored.values.contains { $0.ghost == user } && user != bot }
+        nicks = [:]
+        for user in self.members.keys.sorted(by: { $0.rawValue < $1.rawValue }) { assignNick(user) }
         self.topic = topic
     }
 
@@ -212,6 +223,8 @@ public struct GatewayRoomMachine: Sendable {
             return join(from, nick: nick, history: presence.mucJoin?.history)
         case .unavailable:
             return leave(from)
+        case .error:
+            return leave(from, bounced: true)
         default:
             return []
         }
@@ -252,6 +265,9 @@ public struct GatewayRoomMachine: Sendable {
         topic = view.topic
         let ours = Set(occupants.values.map(\.ghost)).union(pendingGhosts).union([ghost, bot])
         members = view.members.filter { !ours.contains($0.key) }
+        // Members who left meanwhile lose their nicks; those who came get one (the others keep theirs).
+        nicks = nicks.filter { members[$0.key] != nil }
+        for user in members.keys.sorted(by: { $0.rawValue < $1.rawValue }) where nicks[user] == nil { assignNick(user) }
         // The first to join learns the Matrix members only now: a nick one of them has is refused, and the ghost
         // leaves again (a Matrix member keeps its nick).
         if nickTaken(waiting.nick, by: user) {
@@ -283,7 +299,6 @@ public struct GatewayRoomMachine: Sendable {
     /// What a resource that joined is told: every occupant, itself last (110), the history, then the subject.
     private func welcome(_ resource: JID, _ occupant: Occupant, history: [HistoryMessage], wanted: HistoryWish) -> [Action] {
         var actions: [Action] = []
-        let nicks = memberNicks()
         for (_, nick) in nicks.sorted(by: { $0.value < $1.value }) {
             actions.append(.send(.presence(occupantPresence(of: nick, to: resource))))
         }
@@ -296,7 +311,7 @@ public struct GatewayRoomMachine: Sendable {
         case .since(let date): history.filter { $0.sent > date }.suffix(maxHistory)
         }
         for message in replayed {
-            let nick = nicks[message.sender] ?? occupants.values.first { $0.ghost == message.sender }?.nick ?? message.sender.localpart
+            let nick = senderNick(message.sender)
             actions.append(.send(.message(groupchat(message.body, from: nick, to: resource, event: message.event,
                                                    delay: Delay(stamp: message.sent, from: address.jid)))))
         }
@@ -304,7 +319,9 @@ public struct GatewayRoomMachine: Sendable {
         return actions
     }
 
-    private mutating func leave(_ resource: JID) -> [Action] {
+    /// A resource leaves; `bounced`: its server returned an error for it (it is gone: XEP-0045 §9.9's 333, with no
+    /// self-presence to a resource that cannot get it).
+    private mutating func leave(_ resource: JID, bounced: Bool = false) -> [Action] {
         let user = resource.bare
         if var waiting = pending[user] {
             waiting.resources[resource] = nil
@@ -312,7 +329,8 @@ public struct GatewayRoomMachine: Sendable {
             return []
         }
         guard var occupant = occupants[user], occupant.resources.contains(resource) else { return [] }
-        var actions: [Action] = [.send(.presence(occupantPresence(of: occupant.nick, to: resource, available: false, codes: [.selfPresence])))]
+        var actions: [Action] = bounced ? []
+            : [.send(.presence(occupantPresence(of: occupant.nick, to: resource, available: false, codes: [.selfPresence])))]
         occupant.resources.remove(resource)
         if !occupant.resources.isEmpty {
             occupants[user] = occupant
@@ -320,7 +338,9 @@ public struct GatewayRoomMachine: Sendable {
         }
         occupants[user] = nil
         for other in occupants.values {
-            for each in other.resources { actions.append(.send(.presence(occupantPresence(of: occupant.nick, to: each, available: false)))) }
+            for each in other.resources {
+                actions.append(.send(.presence(occupantPresence(of: occupant.nick, to: each, available: false, codes: bounced ? [.removedAfterError] : []))))
+            }
         }
         if let matrixRoom { actions.append(.leaveMatrix(ghost: occupant.ghost, room: matrixRoom)) }
         return actions + [.occupantsChanged]
@@ -329,7 +349,8 @@ public struct GatewayRoomMachine: Sendable {
     private mutating func xmppMessage(_ message: Message) -> [Action] {
         guard let from = message.from else { return [] }
         guard message.type == .groupchat else {
-            return message.type == .error ? [] : privateMessage(message, from: from)
+            // An error from an occupant's resource: what we sent it bounced, it is gone.
+            return message.type == .error ? leave(from, bounced: true) : privateMessage(message, from: from)
         }
         guard let occupant = occupants[from.bare], occupant.resources.contains(from), let matrixRoom else {
             return [.send(.message(errorReply(to: message, from: from, StanzaError(type: .modify, condition: .notAcceptable,
@@ -341,7 +362,10 @@ public struct GatewayRoomMachine: Sendable {
     private mutating func sent(_ from: JID, _ message: Message, _ event: EventID) -> [Action] {
         guard let occupant = occupants[from.bare], let body = message.body else { return [] }
         if message.references.replaces == nil {
-            for id in [message.id?.rawValue, message.originID?.rawValue].compactMap({ $0 }) { remember(from.bare, id: id, event: event) }
+            // Its ids, and its stanza-id (the event id), by which the occupant may correct or retract it.
+            for id in [message.id?.rawValue, message.originID?.rawValue, event.rawValue].compactMap({ $0 }) {
+                remember(from.bare, id: id, event: event)
+            }
         }
         // Every resource of every occupant gets it, the sender's own as its reflection (with the ids it sent).
         var actions: [Action] = []
@@ -385,10 +409,10 @@ public struct GatewayRoomMachine: Sendable {
         guard event.room == matrixRoom else { return [] }
         let ours = Set(occupants.values.map(\.ghost)).union(pendingGhosts).union([bot])
         switch event.content {
-        case .message(_, let body, let details):
+        case .message(let msgtype, let body, let details):
             // Our occupants' own messages were reflected when the homeserver took them.
             guard !ours.contains(event.sender) else { return [] }
-            return matrixMessage(event, body: body, details: details)
+            return matrixMessage(event, body: msgtype == .emote ? "/me " + body : body, details: details)
         case .reaction(let target, let key):
             guard !ours.contains(event.sender) else { return [] }
             return matrixReaction(event, target: target, key: key)
@@ -403,13 +427,19 @@ public struct GatewayRoomMachine: Sendable {
                 return removed(user, code: membership == .ban ? .banned : .kicked, reason: reason)
             }
             guard !ours.contains(subject) else { return [] }
-            let before = memberNicks()[subject]
+            let before = nicks[subject]
             if membership == .join {
+                let renamed = members[subject].map { $0 != displayname } ?? true
                 members[subject] = displayname
+                if renamed {
+                    nicks[subject] = nil
+                    assignNick(subject)
+                }
             } else {
                 members[subject] = nil
+                nicks[subject] = nil
             }
-            let after = memberNicks()[subject]
+            let after = nicks[subject]
             guard before != after else { return [] }
             var actions: [Action] = []
             if let before { actions += broadcast { .presence(occupantPresence(of: before, to: $0, available: false)) } }
@@ -440,23 +470,28 @@ public struct GatewayRoomMachine: Sendable {
 
     var pendingGhosts: Set<UserID> { Set(pending.keys.compactMap(ghostOf)) }
 
-    /// Matrix members' nicks: the displayname (else the localpart), made unique against each other and our occupants,
-    /// in user id order.
-    func memberNicks() -> [UserID: String] {
-        var taken = Set(occupants.values.map { $0.nick.lowercased() }).union(pending.values.map { $0.nick.lowercased() })
-        var nicks: [UserID: String] = [:]
-        for (user, displayname) in members.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            let name = (displayname ?? nil).flatMap { $0.isEmpty ? nil : $0 } ?? user.localpart
-            var attempt = 0
-            var nick = naming.nick(for: name, attempt: attempt)
-            while taken.contains(nick.lowercased()) && attempt < 50 {
-                attempt += 1
-                nick = naming.nick(for: name, attempt: attempt)
-            }
-            taken.insert(nick.lowercased())
-            nicks[user] = nick
+    /// Matrix members' nicks.
+    public func memberNicks() -> [UserID: String] { nicks }
+
+    /// Gives `user` the first nick free among members and occupants: its displayname (else its localpart), then the
+    /// puppets' alternatives (`Name (Matrix)`, numbered).
+    private mutating func assignNick(_ user: UserID) {
+        let taken = Set(nicks.values.map { $0.lowercased() }).union(occupants.values.map { $0.nick.lowercased() })
+            .union(pending.values.map { $0.nick.lowercased() })
+        let name = (members[user] ?? nil).flatMap { $0.isEmpty ? nil : $0 } ?? user.localpart
+        var attempt = 0
+        var nick = naming.nick(for: name, attempt: attempt)
+        while taken.contains(nick.lowercased()) {
+            attempt += 1
+            nick = naming.nick(for: name, attempt: attempt)
         }
-        return nicks
+        nicks[user] = nick
+    }
+
+    /// What a sender is called in the room: its nick, else an occupant's, else (someone gone) a neutral name for one
+    /// of our ghosts (its id spells an XMPP address, which this semi-anonymous room does not show) or the localpart.
+    func senderNick(_ sender: UserID) -> String {
+        nicks[sender] ?? occupants.values.first { $0.ghost == sender }?.nick ?? (isGhost(sender) ? "XMPP user" : sender.localpart)
     }
 
     func nickTaken(_ nick: String, by user: JID) -> Bool {
@@ -464,7 +499,7 @@ public struct GatewayRoomMachine: Sendable {
         if occupants.contains(where: { $0.key != user && $0.value.nick.lowercased() == folded }) { return true }
         if pending.contains(where: { $0.key != user && $0.value.nick.lowercased() == folded }) { return true }
         // Matrix members' nicks as they are now (a Matrix member keeps its nick; the XMPP user picks another).
-        return memberNicks().values.contains { $0.lowercased() == folded }
+        return nicks.values.contains { $0.lowercased() == folded }
     }
 
     func broadcast(_ stanza: (JID) -> Stanza) -> [Action] {

@@ -2,6 +2,7 @@ import FoundationEssentials
 import IsthmusCommon
 import Matrix
 import MatrixClient
+import MessageFormatting
 import XMLStream
 import XMPP
 
@@ -13,6 +14,13 @@ extension GatewayRooms {
     static let maxArchivePage = 100
     /// The most timeline pages one query reads (a stretch of state events could otherwise cost without end).
     static let maxArchiveReads = 10
+
+    /// What a timeline message reads as in XMPP: without a reply's quote of the message it answers (which names its
+    /// author by Matrix id), an emote with `/me`.
+    static func text(of content: MessageContent) -> String {
+        let body = content.relatesTo?.replyToEventID == nil ? content.body : MatrixReplyFallback.strip(body: content.body, formattedBody: nil).body
+        return content.messageType == .emote ? "/me " + body : body
+    }
 
     func archiveQuery(_ iq: IQ, _ query: MAMQuery, room: JID) async {
         guard iq.type == .set, let asker = iq.from else {
@@ -26,6 +34,13 @@ extension GatewayRooms {
         let limit = min(max(query.rsm?.max ?? 50, 1), Self.maxArchivePage)
         let after = query.afterID?.rawValue ?? query.rsm?.after.flatMap { $0.isEmpty ? nil : $0 }
         let before = query.beforeID?.rawValue ?? query.rsm?.before.flatMap { $0.isEmpty ? nil : $0 }
+        // Ids that are no event ids name nothing here.
+        if let id = after ?? before, EventID(id) == nil {
+            try? await xmpp.send(.iq(iq.errorResponse(StanzaError(type: .cancel, condition: .itemNotFound, text: "No such archive id"))))
+            return
+        }
+        // With `start` alone the page is the oldest messages since then: read back to it, then keep the first ones.
+        let fromStart = query.start != nil && after == nil && before == nil
         // A timeline page counts state events too: read on until `limit` messages are found or the timeline ends.
         var messages: [(event: ClientEvent, content: MessageContent, stamp: Date)] = []
         var complete = false
@@ -46,10 +61,16 @@ extension GatewayRooms {
                 for event in page.events {
                     guard case .message(let content) = event.content, content.relatesTo?.replacedEventID == nil else { continue }
                     let stamp = Date(timeIntervalSince1970: Double(event.originServerTS) / 1000)
-                    if let start = query.start, stamp < start { continue }
+                    if let start = query.start, stamp < start {
+                        if fromStart {
+                            complete = true   // back at the start: what was read is the whole range
+                            break reading
+                        }
+                        continue
+                    }
                     if let end = query.end, stamp > end { continue }
                     messages.append((event, content, stamp))
-                    if messages.count == limit { break reading }
+                    if messages.count == limit && !fromStart { break reading }
                 }
                 guard let next = page.end, !page.events.isEmpty else {
                     complete = true
@@ -59,16 +80,19 @@ extension GatewayRooms {
             }
         } catch {
             let condition: StanzaErrorCondition = error.errcode == .notFound || error.status == 404 ? .itemNotFound : .serviceUnavailable
-            try? await xmpp.send(.iq(iq.errorResponse(StanzaError(type: .cancel, condition: condition, text: error.message))))
+            try? await xmpp.send(.iq(iq.errorResponse(StanzaError(type: .cancel, condition: condition, text: "The Matrix room's timeline could not be read"))))
             return
         }
         if after == nil { messages.reverse() }
-        let nicks = machine.memberNicks()
+        if fromStart, messages.count > limit {
+            messages = Array(messages.prefix(limit))
+            complete = false
+        }
         var sent: [EventID] = []
         for (event, content, stamp) in messages {
-            let nick = nicks[event.sender] ?? machine.occupants.values.first { $0.ghost == event.sender }?.nick ?? event.sender.localpart
+            let nick = machine.senderNick(event.sender)
             guard let from = machine.address.occupant(nick) else { continue }
-            let archived = Message(type: .groupchat, from: from, body: content.body)
+            let archived = Message(type: .groupchat, from: from, body: Self.text(of: content))
             let forwarded = XElement("forwarded", namespace: XMPPNamespace.forward,
                                      children: [.element(Delay(stamp: stamp).element), .element(archived.element)])
             let result = XElement("result", namespace: XMPPNamespace.mam, ["queryid": query.queryID, "id": event.eventID.rawValue],

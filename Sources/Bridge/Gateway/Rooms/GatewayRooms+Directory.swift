@@ -79,7 +79,7 @@ extension GatewayRooms {
             page = try await client.publicRooms(server: server == settings.namespace.serverName ? nil : server, limit: 50, search: term,
                                                 as: settings.namespace.botUserID)
         } catch {
-            return iq.errorResponse(StanzaError(type: .wait, condition: .remoteServerNotFound, text: error.message))
+            return iq.errorResponse(StanzaError(type: .wait, condition: .remoteServerNotFound, text: "That homeserver's room directory did not answer"))
         }
         func field(_ name: String, _ value: String) -> XNode {
             .element(XElement("field", namespace: XMPPNamespace.dataForms, ["var": name],

@@ -40,6 +40,11 @@ public actor GatewayRooms {
     private var byMatrixRoom: [RoomID: JID] = [:]
     /// The input being handled for each room; the next one for it waits for it.
     private var tails: [JID: Task<Void, Never>] = [:]
+    private var tailNumbers: [JID: Int] = [:]
+    private var tailCount = 0
+    /// Service requests (room lists, searches, archive pages, descriptions) being answered; past the limit, refused.
+    private var serviceRequests = 0
+    static let maxServiceRequests = 32
     /// Reading back the recorded occupants, which everything else waits for (a transaction the homeserver sends at
     /// start must find the rooms).
     private var restoration: Task<Void, Never>?
@@ -85,11 +90,14 @@ public actor GatewayRooms {
             machines[address.jid] = machine
             byMatrixRoom[first.matrixRoom] = address.jid
         }
-        for direct in (try? await store.gatewayDirects()) ?? [] where machines[direct.room]?.occupants.values.contains(where: { $0.ghost == direct.ghost }) == true {
-            registerDirect(direct.matrixRoom, ghost: direct.ghost, user: direct.user, room: direct.room)
+        for direct in (try? await store.gatewayDirects()) ?? [] {
+            // Answers go to the room its occupant is in now.
+            guard let here = machines.first(where: { $0.value.occupants.values.contains { $0.ghost == direct.ghost } })?.key else { continue }
+            registerDirect(direct.matrixRoom, ghost: direct.ghost, user: direct.user, room: here)
         }
         // What the homeserver delivered and a crash kept from the XMPP users: handed on now, in order.
-        for (matrixRoom, _) in byMatrixRoom {
+        let linked = (try? await store.linkedRooms(among: Set(byMatrixRoom.keys))) ?? Set(byMatrixRoom.keys)
+        for (matrixRoom, _) in byMatrixRoom where !linked.contains(matrixRoom) {   // a linked room's rows are its portal's
             guard let entries = try? await store.inbox(matrixRoom), !entries.isEmpty else { continue }
             let (queued, undecodable) = QueuedMatrixEvent.decoding(entries)
             for row in undecodable {
@@ -106,7 +114,7 @@ public actor GatewayRooms {
     public func xmpp(_ stanza: Stanza) async {
         await restore()
         if case .iq(let iq) = stanza, let to = iq.to, to.localpart == nil, to.domain == componentDomain {
-            Task { await serviceIQ(iq) }
+            serve(iq) { await $0.serviceIQ(iq) }
             return
         }
         guard let to = stanza.to, let address = GatewayRoomAddress(to, componentDomain: componentDomain) else {
@@ -116,20 +124,20 @@ public actor GatewayRooms {
         if case .iq(let iq) = stanza, case .mamQuery(let query)? = iq.payload, iq.to?.resource == nil {
             // Not on the XMPP task's way: a page of timeline takes homeserver round trips.
             let room = address.jid
-            Task { await archiveQuery(iq, query, room: room) }
+            serve(iq) { await $0.archiveQuery(iq, query, room: room) }
+            return
+        }
+        if let allowed = settings.gateway.allowedMatrixServers, !allowed.contains(address.alias.server), machines[address.jid] == nil {
+            refuse(stanza, StanzaError(type: .cancel, condition: .notAllowed, text: "Rooms of \(address.alias.server) cannot be joined from here"))
             return
         }
         if case .iq(let iq) = stanza, case .discoInfo? = iq.payload, iq.to?.resource == nil, iq.isRequest, machines[address.jid]?.matrixRoom == nil {
             // Nobody is in: whether the room exists is the homeserver's to say (a mistyped address is no room).
-            Task { await describe(address, answering: iq) }
+            serve(iq) { await $0.describe(address, answering: iq) }
             return
         }
         if machines[address.jid] == nil {
             // Only a join opens a room here; anything else to a room nobody is in is answered by an empty one.
-            if let allowed = settings.gateway.allowedMatrixServers, !allowed.contains(address.alias.server) {
-                refuse(stanza, StanzaError(type: .cancel, condition: .notAllowed, text: "Rooms of \(address.alias.server) cannot be joined from here"))
-                return
-            }
             if case .presence(let presence) = stanza, presence.type == .available,
                machines.count(where: { !$0.value.isEmpty }) >= settings.gateway.maxGatewayRooms {
                 refuse(stanza, StanzaError(type: .wait, condition: .resourceConstraint, text: "Too many rooms are open through this gateway"))
@@ -189,6 +197,12 @@ public actor GatewayRooms {
             if let known = directRooms["\(ghost) \(user)"] {
                 direct = known
             } else {
+                // A new private room is an invitation to someone: counted like a join.
+                guard admitJoin(of: from.bare) else {
+                    await process(room, .sendRefused(from: from, message: message, StanzaError(type: .wait, condition: .resourceConstraint,
+                                                                                                 text: "Too many new conversations: try again in a minute")))
+                    return
+                }
                 direct = try await client.createRoom(CreateRoomRequest(preset: "trusted_private_chat", invite: [user], isDirect: true), as: ghost)
                 try? await store.recordGatewayDirect(ghost: ghost, user: user, matrixRoom: direct, room: room)
                 registerDirect(direct, ghost: ghost, user: user, room: room)
@@ -196,8 +210,8 @@ public actor GatewayRooms {
             _ = try await client.sendMessage(.text(message.body ?? ""), to: direct, transactionID: .derived(fromSourceKey: "gateway pm \(from.bare) \(key)"),
                                              as: ghost)
         } catch {
-            logger.warning("Gateway private message refused by the homeserver", metadata: ["error": error.message])
-            await process(room, .sendRefused(from: from, message: message, StanzaError(type: .cancel, condition: .serviceUnavailable, text: error.message)))
+            logger.info("Gateway private message refused by the homeserver", metadata: ["error": error.message])
+            await process(room, .sendRefused(from: from, message: message, StanzaError(type: .cancel, condition: .serviceUnavailable, text: "The Matrix room did not take it")))
         }
     }
 
@@ -209,7 +223,7 @@ public actor GatewayRooms {
 
     /// Routes the private rooms `ghost` opened from `room` again (it joined anew, or the process restarted).
     private func registerDirects(of ghost: UserID, in room: JID) async {
-        for direct in (try? await store.gatewayDirects()) ?? [] where direct.ghost == ghost && direct.room == room {
+        for direct in (try? await store.gatewayDirects()) ?? [] where direct.ghost == ghost {
             registerDirect(direct.matrixRoom, ghost: direct.ghost, user: direct.user, room: room)
         }
     }
@@ -229,7 +243,8 @@ public actor GatewayRooms {
 
     /// Typing or read receipts in a hosted room (best effort).
     func ephemeral(_ event: MatrixEphemeral, in matrixRoom: RoomID) {
-        guard let room = byMatrixRoom[matrixRoom] else { return }
+        // A private room's typing and receipts are not the room's.
+        guard let room = byMatrixRoom[matrixRoom], directs[matrixRoom] == nil else { return }
         enqueue(room, .matrixEphemeral(event))
     }
 
@@ -251,18 +266,35 @@ public actor GatewayRooms {
         return true
     }
 
+    /// Answers a service request off the XMPP task (it takes homeserver round trips), at most
+    /// ``maxServiceRequests`` at once: past that, `resource-constraint`.
+    private func serve(_ iq: IQ, _ work: @escaping @Sendable (isolated GatewayRooms) async -> Void) {
+        guard serviceRequests < Self.maxServiceRequests else {
+            refuse(.iq(iq), StanzaError(type: .wait, condition: .resourceConstraint, text: "Too many requests at once: try again"))
+            return
+        }
+        serviceRequests += 1
+        Task {
+            await work(self)
+            self.serviceRequests -= 1
+        }
+    }
+
     /// The room's machine as it is now (to read).
     func machineView(_ room: JID) -> GatewayRoomMachine? { machines[room] }
 
     private func makeMachine(_ address: GatewayRoomAddress) -> GatewayRoomMachine {
         let namespace = settings.namespace
         return GatewayRoomMachine(address: address, naming: settings.naming, bot: namespace.botUserID,
-                                  ghostOf: { namespace.userID(for: $0.bare.description) }, mediaLinks: mediaLinks)
+                                  ghostOf: { namespace.userID(for: $0.bare.description) }, isGhost: { namespace.isGhost($0) },
+                                  mediaLinks: mediaLinks)
     }
 
     /// Queues `input` behind the room's earlier ones; `consuming`: the inbox row deleted once it is handled.
     private func enqueue(_ room: JID, _ input: GatewayRoomMachine.Input, consuming seq: Int64? = nil) {
         let previous = tails[room]
+        tailCount += 1
+        let number = tailCount
         let task = Task { [self] in
             await previous?.value
             await process(room, input)
@@ -273,12 +305,22 @@ public actor GatewayRooms {
                     logger.warning("Gateway inbox row not deleted (it is handled again at the next start)", metadata: ["error": "\(error)"])
                 }
             }
+            finished(room, number)
         }
         tails[room] = task
+        tailNumbers[room] = number
+    }
+
+    /// Forgets a room's queue once its last input is handled (addresses nobody uses must not pile up).
+    private func finished(_ room: JID, _ number: Int) {
+        guard tailNumbers[room] == number else { return }
+        tails[room] = nil
+        tailNumbers[room] = nil
     }
 
     private func process(_ room: JID, _ input: GatewayRoomMachine.Input) async {
-        guard var machine = machines[room] else { return }
+        // A join queued behind the leave that emptied (and dropped) the room opens it again.
+        guard var machine = machines[room] ?? GatewayRoomAddress(room, componentDomain: componentDomain).map(makeMachine) else { return }
         let actions = machine.handle(input)
         machines[room] = machine
         for action in actions { await perform(action, room: room) }
@@ -329,7 +371,7 @@ public actor GatewayRooms {
         do throws(MatrixError) {
             switch outgoing {
             case .text(let body, let replyTo):
-                var content = MessageContent.text(body)
+                var content = body.hasPrefix("/me ") ? MessageContent(messageType: .emote, body: String(body.dropFirst(4))) : MessageContent.text(body)
                 content.relatesTo = replyTo.map(RelatesTo.reply(to:))
                 let event = try await client.sendMessage(content, to: matrixRoom, transactionID: .derived(fromSourceKey: "gateway \(from.bare) \(key)"), as: ghost)
                 await process(room, .sent(from: from, message: message, event: event))
@@ -366,7 +408,7 @@ public actor GatewayRooms {
         } catch {
             logger.warning("Gateway message refused by the homeserver", metadata: ["matrix.room": matrixRoom.rawValue, "error": error.message])
             let condition: StanzaErrorCondition = error.errcode == .forbidden ? .forbidden : .serviceUnavailable
-            await process(room, .sendRefused(from: from, message: message, StanzaError(type: .cancel, condition: condition, text: error.message)))
+            await process(room, .sendRefused(from: from, message: message, StanzaError(type: .cancel, condition: condition, text: "The Matrix room did not take it")))
         }
     }
 
@@ -386,6 +428,11 @@ public actor GatewayRooms {
                 guard error.errcode == .notFound, let spelt = await searchSpelling(of: address), spelt != alias else { throw error }
                 alias = spelt
                 resolved = try await client.resolveAlias(alias)
+            }
+            if let other = byMatrixRoom[resolved.roomID], other != room {
+                // One Matrix room is one MUC here: its other address is where it is.
+                return .joinRefused(user: user, StanzaError(type: .modify, condition: .redirect,
+                                                            text: "This room is at xmpp:\(other)?join"))
             }
             _ = try? await client.registerGhost(ghost)
             matrixRoom = try await client.join(resolved.roomID, via: resolved.servers, as: ghost)
@@ -407,11 +454,11 @@ public actor GatewayRooms {
     /// The MUC error a refused Matrix join stands for: banned or invite-only → `forbidden`, unknown alias →
     /// `item-not-found`, anything else → `service-unavailable`.
     static func refusal(_ error: MatrixError) -> StanzaError {
-        if error.errcode == .forbidden { return StanzaError(type: .auth, condition: .forbidden, text: error.message) }
+        if error.errcode == .forbidden { return StanzaError(type: .auth, condition: .forbidden, text: "The Matrix room does not let you in (invite-only, or banned)") }
         if error.errcode == .notFound || error.status == 404 {
             return StanzaError(type: .cancel, condition: .itemNotFound, text: "No Matrix room has this alias")
         }
-        return StanzaError(type: .wait, condition: .serviceUnavailable, text: error.message)
+        return StanzaError(type: .wait, condition: .serviceUnavailable, text: "The Matrix room cannot be reached now")
     }
 
     private func topic(of room: RoomID, as ghost: UserID) async -> String? {
@@ -424,7 +471,7 @@ public actor GatewayRooms {
         guard let page = try? await client.roomMessages(in: room, limit: 100, as: ghost) else { return [] }
         return page.events.reversed().compactMap { event in
             guard case .message(let content) = event.content, content.relatesTo?.replacedEventID == nil else { return nil }
-            return .init(event: event.eventID, sender: event.sender, body: content.body,
+            return .init(event: event.eventID, sender: event.sender, body: Self.text(of: content),
                          sent: Date(timeIntervalSince1970: Double(event.originServerTS) / 1000))
         }
     }
