@@ -60,7 +60,7 @@ enum Migrations {
         Migration(version: 18, name: "matrix sync position", sql: MatrixSyncTable.schema),
         Migration(version: 19, name: "matrix session oauth client", sql: MatrixSessionTable.oauthClientColumn),
         Migration(version: 20, name: "dynamic links", sql: RoomLinkTable.kindColumns),
-        Migration(version: 21, name: "gateway rooms", sql: GatewayOccupantTable.schema),
+        Migration(version: 21, name: "gateway rooms", sql: GatewayOccupantTable.schema + GatewayAliasTable.schema + GatewayDirectTable.schema),
     ]
 
     /// `schema_migrations` itself.

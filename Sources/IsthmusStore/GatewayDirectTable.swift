@@ -1,0 +1,37 @@
+import IsthmusCommon
+
+/// `gateway_directs`: the Matrix rooms in which an XMPP user's ghost and a Matrix member talk privately, opened by a
+/// private message inside a hosted room (XEP-0045 §7.5) and kept for the next ones.
+enum GatewayDirectTable {
+    static let schema = """
+        CREATE TABLE gateway_directs (
+            ghost        TEXT NOT NULL,
+            matrix_user  TEXT NOT NULL,
+            matrix_room  TEXT NOT NULL UNIQUE,
+            room         TEXT NOT NULL,
+            PRIMARY KEY (ghost, matrix_user)
+        );
+        """
+}
+
+extension Store {
+    /// Every private room of the hosted rooms: (ghost, Matrix user, its Matrix room, the hosted room it began in).
+    public func gatewayDirects() throws -> [(ghost: UserID, user: UserID, matrixRoom: RoomID, room: JID)] {
+        try read { db in
+            try db.query("SELECT ghost, matrix_user, matrix_room, room FROM gateway_directs ORDER BY matrix_room") { row -> (UserID, UserID, RoomID, JID)? in
+                guard let ghost: UserID = row.id(0), let user: UserID = row.id(1), let matrixRoom: RoomID = row.id(2), let room: JID = row.id(3) else {
+                    return nil
+                }
+                return (ghost, user, matrixRoom, room)
+            }.compactMap { $0 }.map { (ghost: $0.0, user: $0.1, matrixRoom: $0.2, room: $0.3) }
+        }
+    }
+
+    /// Records the private room of `ghost` and `user` (the hosted room's JID it was opened from).
+    public func recordGatewayDirect(ghost: UserID, user: UserID, matrixRoom: RoomID, room: JID) throws {
+        try write { db in
+            try db.run("INSERT INTO gateway_directs (ghost, matrix_user, matrix_room, room) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                       ghost, user, matrixRoom, room.bare.description)
+        }
+    }
+}
