@@ -371,4 +371,15 @@ import XMPP
         byStanzaID.retractions = [.current(id: "$own")]
         #expect(outgoing(room.handle(.xmppMessage(groupchat(byStanzaID.elements, id: "r2")))) == [.redaction(EventID("$own")!)])
     }
+
+    @Test func aSecondResourceGetsTheHistoryItAsksFor() {
+        var room = withJuliet()
+        let asked = room.handle(.xmppPresence(joinPresence(julietPhone, nick: "Juliet", history: .maxStanzas(1))))
+        #expect(asked.first == .readHistory(resource: julietPhone, ghost: ghost(juliet), room: matrixRoom, wanted: .last(1)))
+        let old = GatewayRoomMachine.HistoryMessage(event: EventID("$old")!, sender: alice, body: "old", sent: Date(timeIntervalSince1970: 1))
+        let new = GatewayRoomMachine.HistoryMessage(event: EventID("$new")!, sender: alice, body: "new", sent: Date(timeIntervalSince1970: 2))
+        let welcomed = room.handle(.historyRead(resource: julietPhone, history: [old, new], wanted: .last(1)))
+        #expect(messages(welcomed).map(\.body) == ["new", nil], "the last message, then the subject")
+        #expect(welcomed.allSatisfy { if case .send(let stanza) = $0 { stanza.to == julietPhone } else { false } })
+    }
 }

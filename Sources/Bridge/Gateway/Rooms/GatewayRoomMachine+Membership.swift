@@ -42,6 +42,10 @@ extension GatewayRoomMachine {
             if occupant.resources.contains(resource) { return [] }
             occupant.resources.insert(resource)
             occupants[user] = occupant
+            // It gets everything the first one got: the history it asks for is read first.
+            if wanted != .last(0), let matrixRoom {
+                return [.readHistory(resource: resource, ghost: occupant.ghost, room: matrixRoom, wanted: wanted), .occupantsChanged]
+            }
             return welcome(resource, occupant, history: [], wanted: .last(0)) + [.occupantsChanged]
         }
         if var waiting = pending[user] {
@@ -155,5 +159,11 @@ extension GatewayRoomMachine {
         }
         actions += broadcast { .presence(occupantPresence(of: occupant.nick, to: $0, available: false, codes: [code])) }
         return actions + [.occupantsChanged]
+    }
+
+    /// The history read for a resource that joined an occupant already in: it is welcomed now (if still in).
+    func historyRead(_ resource: JID, _ history: [HistoryMessage], _ wanted: HistoryWish) -> [Action] {
+        guard let occupant = occupants[resource.bare], occupant.resources.contains(resource) else { return [] }
+        return welcome(resource, occupant, history: history, wanted: wanted)
     }
 }

@@ -69,6 +69,8 @@ extension GatewayRoomMachine {
         case matrixEphemeral(MatrixEphemeral)
         /// `user` wrote `body` (as `event`) in its private room with `ghost`.
         case matrixPrivate(from: UserID, to: UserID, body: String, event: EventID)
+        /// The history a resource that joined an occupant already in asked for, as read (oldest first).
+        case historyRead(resource: JID, history: [HistoryMessage], wanted: HistoryWish)
     }
 
     /// What an XMPP occupant's message becomes in the Matrix room.
@@ -101,6 +103,8 @@ extension GatewayRoomMachine {
         /// The ghost writes to `user` in their private Matrix room (opened first when there is none); answered with
         /// `sendRefused` when that fails.
         case sendDirect(from: JID, ghost: UserID, to: UserID, message: Message)
+        /// Read the room's last messages as `ghost` for `resource` (answered with `historyRead`).
+        case readHistory(resource: JID, ghost: UserID, room: RoomID, wanted: HistoryWish)
         /// The ghost types or stops (XEP-0085 from its occupant).
         case typing(ghost: UserID, room: RoomID, Bool)
         /// The ghost has read up to `event` (XEP-0333 `displayed` from its occupant).

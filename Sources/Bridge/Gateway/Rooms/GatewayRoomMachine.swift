@@ -33,7 +33,7 @@ public struct GatewayRoomMachine: Sendable {
     var pending: [JID: (nick: String, resources: [JID: HistoryWish])] = [:]
 
     /// How much history a joining resource asked for (XEP-0045 §7.2.15).
-    enum HistoryWish: Sendable, Equatable {
+    public enum HistoryWish: Sendable, Equatable {
         /// The last messages, at most this many.
         case last(Int)
         /// The messages since then (at most ``maxHistory``).
@@ -103,6 +103,7 @@ public struct GatewayRoomMachine: Sendable {
         case .matrix(let event): matrix(event)
         case .matrixEphemeral(let ephemeral): matrixEphemeral(ephemeral)
         case .matrixPrivate(let user, let ghost, let body, let event): matrixPrivate(from: user, to: ghost, body: body, event: event)
+        case .historyRead(let resource, let history, let wanted): historyRead(resource, history, wanted)
         }
     }
 

@@ -312,6 +312,8 @@ public actor GatewayRooms {
             }
         case .sendMatrix(let from, let ghost, let matrixRoom, let message, let outgoing):
             await sendMatrix(room, from: from, ghost: ghost, matrixRoom: matrixRoom, message: message, outgoing)
+        case .readHistory(let resource, let ghost, let matrixRoom, let wanted):
+            await process(room, .historyRead(resource: resource, history: await history(of: matrixRoom, as: ghost), wanted: wanted))
         case .sendDirect(let from, let ghost, let user, let message):
             await sendDirect(room, from: from, ghost: ghost, to: user, message: message)
         case .typing(let ghost, let matrixRoom, let on):
