@@ -382,4 +382,12 @@ import XMPP
         #expect(messages(welcomed).map(\.body) == ["new", nil], "the last message, then the subject")
         #expect(welcomed.allSatisfy { if case .send(let stanza) = $0 { stanza.to == julietPhone } else { false } })
     }
+
+    @Test func encryptedMessagesAreNeverSilentlyDropped() {
+        var room = withJuliet()
+        let encrypted = MatrixRoomEvent(eventID: EventID("$e1")!, room: matrixRoom, sender: alice, content: .encrypted)
+        let told = messages(room.handle(.matrix(encrypted)))
+        #expect(told.count == 1 && told.first?.from == address.jid && told.first?.body?.contains("encrypted") == true)
+        #expect(room.handle(.matrix(encrypted)).isEmpty, "once")
+    }
 }

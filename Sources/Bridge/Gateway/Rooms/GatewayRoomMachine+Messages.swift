@@ -111,6 +111,14 @@ extension GatewayRoomMachine {
         case .topic(let text):
             topic = text
             return broadcast { .message(Message(type: .groupchat, from: address.jid, to: $0, subject: text)) }
+        case .encrypted, .encryptionEnabled:
+            // Never silent: the occupants learn once that what is said here encrypted does not reach them.
+            guard !toldEncrypted else { return [] }
+            toldEncrypted = true
+            return broadcast {
+                .message(Message(type: .groupchat, from: address.jid, to: $0,
+                                 body: "This room's messages are end-to-end encrypted on Matrix: this gateway cannot read them, so they do not reach XMPP."))
+            }
         default:
             return []
         }

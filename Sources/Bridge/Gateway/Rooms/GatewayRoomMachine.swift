@@ -49,6 +49,8 @@ public struct GatewayRoomMachine: Sendable {
     var typing: Set<UserID> = []
     /// Our occupants' ghosts typing now (told to Matrix).
     var xmppTyping: Set<UserID> = []
+    /// The occupants were told that the room's encrypted messages do not reach them.
+    var toldEncrypted = false
     /// The reactions in the room as they stand (since this process knew the room): per sender and message, each key
     /// and its reaction event. XEP-0444 sends a sender's whole set; Matrix one key per event.
     var reactions: [ReactionSlot: [String: EventID]] = [:]
