@@ -40,11 +40,8 @@ extension Config {
         if gateway.xmppRooms && (matrixMode == .client || xmppMode == .client) {
             throw reader.invalid("xmpp_rooms", "needs the XMPP component and the application service (xmpp.mode and matrix.mode left out): the component hosts the rooms, ghosts join them")
         }
-        if let domains = try reader.optionalStrings("allowed_muc_domains"), !domains.isEmpty {
-            guard domains.allSatisfy({ JID(localpart: nil, domain: $0) != nil }) else {
-                throw reader.invalid("allowed_muc_domains", "every entry must be a domain such as conference.example.org")
-            }
-            gateway.allowedMUCDomains = Set(domains.map { $0.lowercased() })
+        if let domains = try reader.optionalDomains("allowed_muc_domains"), !domains.isEmpty {
+            gateway.allowedMUCDomains = Set(domains)
         }
         if let servers = try reader.optionalStrings("allowed_matrix_servers"), !servers.isEmpty {
             guard servers.allSatisfy({ !$0.isEmpty && !$0.contains(where: { $0.isWhitespace || $0 == "/" }) }) else {

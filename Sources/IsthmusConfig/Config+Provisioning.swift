@@ -33,10 +33,7 @@ extension Config {
             provisioning.sharedSecret = secret
         }
         provisioning.selfService = try reader.optionalBool("self_service") ?? true
-        if let domains = try reader.optionalStrings("allowed_muc_domains") {
-            guard domains.allSatisfy({ JID(localpart: nil, domain: $0) != nil }) else {
-                throw reader.invalid("allowed_muc_domains", "every entry must be a domain such as conference.example.org")
-            }
+        if let domains = try reader.optionalDomains("allowed_muc_domains") {
             provisioning.allowedMUCDomains = Set(domains)
         }
         if let seconds = try reader.optionalInt("consent_timeout_seconds") {

@@ -1,3 +1,4 @@
+import IsthmusCommon
 /// Typed, path-tracking access to a YAML mapping, producing ``ConfigError``s that name the key and position.
 ///
 /// Every key read is remembered so that ``unknownKeys()`` can report the others (misspelt keys) as warnings.
@@ -93,6 +94,15 @@ struct ConfigReader {
     }
 
     /// A sequence of strings; absent → nil.
+    /// A list of XMPP domains (MUC services), folded to lower case as JIDs fold them; nil when absent.
+    mutating func optionalDomains(_ key: String) throws(ConfigError) -> [String]? {
+        guard let domains = try optionalStrings(key) else { return nil }
+        guard domains.allSatisfy({ JID(localpart: nil, domain: $0) != nil }) else {
+            throw invalid(key, "every entry must be a domain such as conference.example.org")
+        }
+        return domains.map { $0.lowercased() }
+    }
+
     mutating func optionalStrings(_ key: String) throws(ConfigError) -> [String]? {
         guard let value = node(key) else { return nil }
         guard case .sequence(let items, _) = value else {

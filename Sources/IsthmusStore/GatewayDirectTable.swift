@@ -15,15 +15,21 @@ enum GatewayDirectTable {
 }
 
 extension Store {
-    /// Every private room of the hosted rooms: (ghost, Matrix user, its Matrix room, the hosted room it began in).
-    public func gatewayDirects() throws -> [(ghost: UserID, user: UserID, matrixRoom: RoomID, room: JID)] {
-        try read { db in
-            try db.query("SELECT ghost, matrix_user, matrix_room, room FROM gateway_directs ORDER BY matrix_room") { row -> (UserID, UserID, RoomID, JID)? in
-                guard let ghost: UserID = row.id(0), let user: UserID = row.id(1), let matrixRoom: RoomID = row.id(2), let room: JID = row.id(3) else {
-                    return nil
-                }
-                return (ghost, user, matrixRoom, room)
-            }.compactMap { $0 }.map { (ghost: $0.0, user: $0.1, matrixRoom: $0.2, room: $0.3) }
+    /// Every private room of the hosted rooms: (ghost, Matrix user, its Matrix room, the hosted room it began in);
+    /// `ghost`: only that ghost's.
+    public func gatewayDirects(of ghost: UserID? = nil) throws -> [(ghost: UserID, user: UserID, matrixRoom: RoomID, room: JID)] {
+        let select = "SELECT ghost, matrix_user, matrix_room, room FROM gateway_directs"
+        func decode(_ row: Database.Row) -> (ghost: UserID, user: UserID, matrixRoom: RoomID, room: JID)? {
+            guard let ghost: UserID = row.id(0), let user: UserID = row.id(1), let matrixRoom: RoomID = row.id(2), let room: JID = row.id(3) else {
+                return nil
+            }
+            return (ghost, user, matrixRoom, room)
+        }
+        return try read { db in
+            if let ghost {
+                return try db.query(select + " WHERE ghost = ? ORDER BY matrix_room", ghost, map: decode).compactMap { $0 }
+            }
+            return try db.query(select + " ORDER BY matrix_room", map: decode).compactMap { $0 }
         }
     }
 

@@ -138,6 +138,13 @@ extension Store {
         }
     }
 
+    /// The link of `room`, if any (one indexed lookup).
+    public func roomLink(_ room: RoomID) throws -> RoomLink? {
+        try read { db in
+            try db.query("SELECT \(RoomLinkTable.columns) FROM room_links WHERE matrix_room = ?", room, map: RoomLinkTable.decode).first ?? nil
+        }
+    }
+
     /// Which of `rooms` are linked and not being unlinked (one indexed lookup each: this runs for every homeserver
     /// transaction, where reading every link would cost in proportion to the number of links).
     public func linkedRooms(among rooms: Set<RoomID>) throws -> Set<RoomID> {

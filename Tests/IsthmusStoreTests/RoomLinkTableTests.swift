@@ -149,6 +149,8 @@ import Testing
         try await store.insertRoomLink(first)
         try await store.insertRoomLink(dynamic)
         #expect(try await store.roomLinks().map(\.kind) == [.static, .dynamic])
+        #expect(try await store.roomLink(dynamic.matrixRoom)?.kind == .dynamic)
+        #expect(try await store.roomLink(RoomID("!none:localhost")!) == nil)
         let since = Date(timeIntervalSince1970: 1_700_000_000)
         try await store.setRoomLinkIdle(dynamic.matrixRoom, since: since)
         #expect(try await store.roomLinks().map(\.idleSince) == [nil, since])

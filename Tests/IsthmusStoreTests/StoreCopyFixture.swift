@@ -125,6 +125,7 @@ struct StoreCopyFixture {
         note(try await store.gatewayOccupants())
         note(try await store.gatewayAlias(address: "#lounge%localhost") as Any)
         note(try await store.gatewayDirects().map { "\($0)" })
+        note(try await store.gatewayDirects(of: ghost).map { "\($0)" })
         let counts = try await store.counts()
         note(counts.linksByStatus.sorted { $0.key < $1.key })
         note([counts.ghosts, counts.puppets, counts.inbox])

@@ -211,7 +211,7 @@ public actor DynamicPortals {
     private func activation(of room: RoomID) async -> Activation {
         let deadline = clock.now() + settings.activationTimeout
         while clock.now() < deadline {
-            if let link = try? await store.roomLinks().first(where: { $0.matrixRoom == room }) {
+            if let link = try? await store.roomLink(room) {
                 switch link.status {
                 case .active: return .active
                 case .error: return .error(link.detail ?? "")

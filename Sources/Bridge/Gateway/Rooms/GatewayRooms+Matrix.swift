@@ -45,7 +45,7 @@ extension GatewayRooms {
 
     /// Routes the private rooms `ghost` opened from `room` again (it joined anew, or the process restarted).
     func registerDirects(of ghost: UserID, in room: JID) async {
-        for direct in (try? await store.gatewayDirects()) ?? [] where direct.ghost == ghost {
+        for direct in (try? await store.gatewayDirects(of: ghost)) ?? [] {
             registerDirect(direct.matrixRoom, ghost: direct.ghost, user: direct.user, room: room)
         }
     }
@@ -105,17 +105,8 @@ extension GatewayRooms {
             return .joinRefused(user: user, StanzaError(type: .cancel, condition: .itemNotFound))
         }
         let matrixRoom: RoomID
-        var alias = await spelling(of: address)
         do throws(MatrixError) {
-            let resolved: ResolvedAlias
-            do throws(MatrixError) {
-                resolved = try await client.resolveAlias(alias)
-            } catch {
-                // XMPP folded the alias to lower case: its directory may know how it is spelt.
-                guard error.errcode == .notFound, let spelt = await searchSpelling(of: address), spelt != alias else { throw error }
-                alias = spelt
-                resolved = try await client.resolveAlias(alias)
-            }
+            let resolved = try await resolve(address)
             if let other = byMatrixRoom[resolved.roomID], other != room {
                 // One Matrix room is one MUC here: its other address is where it is.
                 return .joinRefused(user: user, StanzaError(type: .modify, condition: .redirect,
@@ -125,12 +116,11 @@ extension GatewayRooms {
             matrixRoom = try await client.join(resolved.roomID, via: resolved.servers, as: ghost)
         } catch {
             logger.info("Gateway join refused by the homeserver", metadata: [
-                "matrix.alias": alias.rawValue, "errcode": error.errcode?.rawValue ?? "", "error": error.message])
+                "matrix.alias": address.alias.rawValue, "errcode": error.errcode?.rawValue ?? "", "error": error.message])
             return .joinRefused(user: user, Self.refusal(error))
         }
         _ = try? await client.setRoomDisplayName(nick, in: matrixRoom, for: ghost)
-        let members = (try? await client.joinedMembers(of: matrixRoom, as: ghost))?.mapValues(\.displayName) ?? [:]
-        let topic = await topic(of: matrixRoom, as: ghost)
+        let (members, topic) = await read(matrixRoom, as: ghost)
         let history = await history(of: matrixRoom, as: ghost)
         byMatrixRoom[matrixRoom] = room
         await registerDirects(of: ghost, in: room)
@@ -148,9 +138,24 @@ extension GatewayRooms {
         return StanzaError(type: .wait, condition: .serviceUnavailable, text: "The Matrix room cannot be reached now")
     }
 
-    func topic(of room: RoomID, as ghost: UserID) async -> String? {
+    /// The room an address names, its alias spelt as the homeserver knows it: as the alias table says, else as the
+    /// address spells it, else (XMPP folded it to lower case) as its server's directory shows it.
+    func resolve(_ address: GatewayRoomAddress) async throws(MatrixError) -> ResolvedAlias {
+        let alias = await spelling(of: address)
+        do {
+            return try await client.resolveAlias(alias)
+        } catch {
+            guard error.errcode == .notFound, let spelt = await searchSpelling(of: address), spelt != alias else { throw error }
+            return try await client.resolveAlias(spelt)
+        }
+    }
+
+    /// The room's members (with their per-room displaynames) and topic, as `ghost` reads them.
+    func read(_ room: RoomID, as ghost: UserID) async -> (members: [UserID: String?], topic: String?) {
         struct Topic: Decodable { var topic: String? }
-        return (try? await client.stateEvent(Topic.self, type: "m.room.topic", in: room, as: ghost))?.topic
+        let members = (try? await client.joinedMembers(of: room, as: ghost))?.mapValues(\.displayName) ?? [:]
+        let topic = (try? await client.stateEvent(Topic.self, type: "m.room.topic", in: room, as: ghost))?.topic
+        return (members, topic)
     }
 
     /// The last messages of the room as the ghost may see them, oldest first.

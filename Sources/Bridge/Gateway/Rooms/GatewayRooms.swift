@@ -83,8 +83,7 @@ public actor GatewayRooms {
             for row in rows {
                 occupants[row.resource.bare, default: .init(nick: row.nick, ghost: row.ghost, resources: [])].resources.insert(row.resource)
             }
-            let members = (try? await client.joinedMembers(of: first.matrixRoom, as: first.ghost))?.mapValues(\.displayName) ?? [:]
-            let topic = await topic(of: first.matrixRoom, as: first.ghost)
+            let (members, topic) = await read(first.matrixRoom, as: first.ghost)
             var machine = makeMachine(address)
             machine.restore(room: first.matrixRoom, occupants: occupants, members: members, topic: topic)
             machines[address.jid] = machine
@@ -190,12 +189,7 @@ public actor GatewayRooms {
 
     /// disco#info of a room nobody is in: its description when its alias resolves, else `item-not-found`.
     private func describe(_ address: GatewayRoomAddress, answering iq: IQ) async {
-        var alias = await spelling(of: address)
-        var exists = (try? await client.resolveAlias(alias)) != nil
-        if !exists, let spelt = await searchSpelling(of: address) {
-            alias = spelt
-            exists = (try? await client.resolveAlias(alias)) != nil
-        }
+        let exists = (try? await resolve(address)) != nil
         let answer = exists ? iq.result(payload: .discoInfo(makeMachine(address).roomInfo))
             : iq.errorResponse(StanzaError(type: .cancel, condition: .itemNotFound, text: "No Matrix room has this alias"))
         try? await xmpp.send(.iq(answer))
