@@ -3,6 +3,7 @@ import IsthmusCommon
 
 /// `isthmus-bench <suite>`: prints benchmark figures. `run` is what `scripts/bench` runs (all parts, or `--only`);
 /// `xml`, `appservice` and `store` measure single components.
+OpenSSLLifetime.keepUntilProcessExit()
 let arguments = Array(CommandLine.arguments.dropFirst())
 let suites: [String: @Sendable ([String]) async throws -> Void] = [
     "run": BenchRun.run,

@@ -33,6 +33,7 @@ public enum IsthmusCommandLine {
 
     /// Runs the process's command line and exits with its status.
     public static func main() async -> Never {
+        OpenSSLLifetime.keepUntilProcessExit()
         signal(SIGPIPE, SIG_IGN)
         let status = await run(
             Array(CommandLine.arguments.dropFirst()),

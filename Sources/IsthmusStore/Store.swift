@@ -80,7 +80,8 @@ public actor Store {
     /// the checkpointer (joining its thread), closes the database on the store's thread, then stops that thread and
     /// waits until it has ended. Call it last: a store call after it never runs.
     /// Without this, `serve` returned while the store's threads could still be running when `exit` tore the process
-    /// down (rarely, a heap corruption abort after "Isthmus stopped").
+    /// down (rarely, a heap corruption abort after "Isthmus stopped"). The thread's own exit (OpenSSL's thread-exit
+    /// destructor, after libpq's TLS) may still overlap `exit`: ``OpenSSLLifetime`` keeps OpenSSL's state for that.
     public nonisolated func close() async {
         await leaseChannels.close()
         await closeConnections()
