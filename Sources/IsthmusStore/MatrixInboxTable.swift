@@ -57,14 +57,14 @@ extension Store {
     /// handled) events of a transaction the homeserver will push again. Without: events the bridge fetched itself (the
     /// timeline check).
     public func enqueueInbox(_ events: [(room: RoomID, eventID: EventID, payload: [UInt8])],
-                             markingProcessed transaction: TransactionID? = nil) throws -> [InboxEntry] {
-        try enqueueInbox(events, recording: transaction.map(IntakeMark.transaction))
+                             markingProcessed transaction: TransactionID? = nil) async throws -> [InboxEntry] {
+        try await enqueueInbox(events, recording: transaction.map(IntakeMark.transaction))
     }
 
     /// ``enqueueInbox(_:markingProcessed:)`` with any intake's mark (Matrix client mode: the sync position after the
     /// batch), in the same commit as the rows.
-    public func enqueueInbox(_ events: [(room: RoomID, eventID: EventID, payload: [UInt8])], recording mark: IntakeMark?) throws -> [InboxEntry] {
-        try write { db in
+    public func enqueueInbox(_ events: [(room: RoomID, eventID: EventID, payload: [UInt8])], recording mark: IntakeMark?) async throws -> [InboxEntry] {
+        try await groupedWrite { db in
             let added = try MatrixInboxTable.insert(events, in: db)
             if let mark { try Self.apply(mark, in: db) }
             return added
@@ -98,8 +98,8 @@ extension Store {
     }
 
     /// Removes a handled event.
-    public func deleteInbox(seq: Int64) throws {
-        try write { db in _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq) }
+    public func deleteInbox(seq: Int64) async throws {
+        try await groupedWrite { db in _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq) }
     }
 
     /// Which of `events` of `room` the bridge has seen: queued here, or in the message map (bridged either way,

@@ -184,8 +184,8 @@ extension Store {
     /// mapping (`sending`, with its body) is what gets the message out, also after a crash.
     /// `reaction`: the Matrix → XMPP reaction change this row sends, applied to the reactions table in the same commit.
     public func insertMapping(_ mapping: MessageMapping, consumingInbox seq: Int64? = nil,
-                              reaction: ReactionChange? = nil) throws -> Bool {
-        try write { db in
+                              reaction: ReactionChange? = nil) async throws -> Bool {
+        try await groupedWrite { db in
             let inserted = try MessageMapTable.insert(db, mapping)
             if inserted, let reaction { try ReactionTable.apply(db, reaction) }
             if let seq { _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq) }
@@ -219,8 +219,8 @@ extension Store {
     /// ``markDeliveredIfOurs(room:originID:stanzaID:)``); any other reflection only moves the resume point. The resume
     /// point ends where the last of them put it, written once. Returns the origin-ids newly delivered, in order.
     /// (Issue 26: a portal gathers the reflections that arrive together, so a busy room pays one commit for them.)
-    public func recordReflections(room: RoomID, _ receipts: [ReflectionReceipt]) throws -> [OriginID] {
-        try write { db in
+    public func recordReflections(room: RoomID, _ receipts: [ReflectionReceipt]) async throws -> [OriginID] {
+        try await groupedWrite { db in
             var delivered: [OriginID] = []
             var resumePoint: StanzaID?
             for receipt in receipts {
@@ -237,8 +237,8 @@ extension Store {
     }
 
     /// Marks a message as refused by the other side.
-    public func markFailed(room: RoomID, originID: OriginID) throws {
-        try write { db in
+    public func markFailed(room: RoomID, originID: OriginID) async throws {
+        try await groupedWrite { db in
             _ = try db.run("UPDATE message_map SET state = 'failed', body = NULL, payload = NULL WHERE matrix_room = ? AND origin_id = ? AND direction = 'm2x'", room, originID)
         }
     }
@@ -253,8 +253,8 @@ extension Store {
 
     /// Records an XMPP → Matrix message — bridged (`delivered`, with its event id) or refused for good (`failed`) — and
     /// advances the room's resume point, in one transaction.
-    public func recordBridgedFromXMPP(_ mapping: MessageMapping) throws {
-        try write { db in try Self.recordBridgedFromXMPP(db, mapping) }
+    public func recordBridgedFromXMPP(_ mapping: MessageMapping) async throws {
+        try await groupedWrite { db in try Self.recordBridgedFromXMPP(db, mapping) }
     }
 
     static func recordBridgedFromXMPP(_ db: Database, _ mapping: MessageMapping) throws {

@@ -14,14 +14,14 @@ import Glibc
 /// Several processes may open the same database (the CLI beside `serve`): SQLite's locking and a busy timeout, or
 /// PostgreSQL's row locks and constraints, serialise them.
 public actor Store {
-    private let database: Database
+    let database: Database
     /// The thread every method of this actor runs on.
     private let executor: StoreExecutor
     /// The store's own thread (``StoreExecutor``): Swift runs every method of this actor there.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// Where the database lives.
     public nonisolated let location: DatabaseLocation
-    private let logger: Logger
+    let logger: Logger
     /// The lease's own connection and thread, opened on first use (``LeaseChannel``).
     nonisolated let leaseChannels: LeaseChannelSlot
     /// Checkpoints the write-ahead log off this actor (SQLite files only).
@@ -30,6 +30,8 @@ public actor Store {
     var fence: LeaseGrant?
     /// Writes the fence refused (``fenceTripped``).
     var fenceRefusals = 0
+    /// The commit group the hot path's writes are joining, if one is open (``groupedWrite(_:)``).
+    var openGroup: CommitGroup?
 
     /// How hard each commit is pushed to the disk (SQLite only; PostgreSQL's `synchronous_commit` is the server's).
     public nonisolated let synchronous: StoreSynchronous
@@ -89,6 +91,7 @@ public actor Store {
     }
 
     private func closeConnections() {
+        finishOpenGroup()
         checkpointer?.close()
         database.close()
     }
@@ -145,6 +148,7 @@ public actor Store {
     /// A fenced store (``fence(with:)``) first checks the lease inside the transaction and throws ``LeaseLostError``.
     @discardableResult
     func write<T: Sendable>(_ body: (Database) throws -> T) throws -> T {
+        finishOpenGroup()
         guard let fence else { return try database.transaction { try body(database) } }
         do {
             return try database.transaction {
@@ -159,7 +163,8 @@ public actor Store {
 
     /// A write transaction that skips the fence: only the lease's own statements, whose conditions are the fence.
     func writeUnfenced<T: Sendable>(_ body: (Database) throws -> T) throws -> T {
-        try database.transaction { try body(database) }
+        finishOpenGroup()
+        return try database.transaction { try body(database) }
     }
 
     /// The backend's dialect (for the few store methods whose SQL differs).
