@@ -60,11 +60,13 @@ extension Store {
 
     /// The ghosts of `room`, joined or not.
     public func roomGhosts(_ room: RoomID) throws -> [RoomGhost] {
-        try read { db in
-            try db.query("SELECT user_id, nick, occupant_id, real_jid, joined FROM room_ghosts WHERE matrix_room = ?", room) { row in
-                RoomGhost(room: room, user: row.id(0)!, nick: row.string(1) ?? "", occupantID: row.id(2), realJID: row.id(3),
-                          joined: (row.int(4) ?? 0) != 0)
-            }
+        try read { db in try Self.roomGhosts(db, room) }
+    }
+
+    static func roomGhosts(_ db: Database, _ room: RoomID) throws -> [RoomGhost] {
+        try db.query("SELECT user_id, nick, occupant_id, real_jid, joined FROM room_ghosts WHERE matrix_room = ?", room) { row in
+            RoomGhost(room: room, user: row.id(0)!, nick: row.string(1) ?? "", occupantID: row.id(2), realJID: row.id(3),
+                      joined: (row.int(4) ?? 0) != 0)
         }
     }
 

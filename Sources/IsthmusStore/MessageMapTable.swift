@@ -245,10 +245,12 @@ extension Store {
 
     /// Matrix → XMPP messages still waiting for their reflection, oldest first.
     public func undeliveredMappings(_ room: RoomID) throws -> [MessageMapping] {
-        try read { db in
-            try db.query("SELECT \(MessageMapTable.columns) FROM message_map WHERE matrix_room = ? AND state = 'sending' ORDER BY seq",
-                         room, map: MessageMapTable.decode)
-        }
+        try read { db in try Self.undeliveredMappings(db, room) }
+    }
+
+    static func undeliveredMappings(_ db: Database, _ room: RoomID) throws -> [MessageMapping] {
+        try db.query("SELECT \(MessageMapTable.columns) FROM message_map WHERE matrix_room = ? AND state = 'sending' ORDER BY seq",
+                     room, map: MessageMapTable.decode)
     }
 
     /// Records an XMPP → Matrix message — bridged (`delivered`, with its event id) or refused for good (`failed`) — and

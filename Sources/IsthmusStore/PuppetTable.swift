@@ -40,11 +40,13 @@ public struct Puppet: Sendable, Equatable {
 extension Store {
     /// The puppets of `room`.
     public func puppets(_ room: RoomID) throws -> [Puppet] {
-        try read { db in
-            try db.query("SELECT matrix_user, occupant, nick, displayname, joined FROM puppets WHERE matrix_room = ?", room) { row in
-                Puppet(room: room, user: row.id(0)!, occupant: row.id(1)!, nick: row.string(2) ?? "",
-                       displayname: row.string(3) ?? "", joined: (row.int(4) ?? 0) != 0)
-            }
+        try read { db in try Self.puppets(db, room) }
+    }
+
+    static func puppets(_ db: Database, _ room: RoomID) throws -> [Puppet] {
+        try db.query("SELECT matrix_user, occupant, nick, displayname, joined FROM puppets WHERE matrix_room = ?", room) { row in
+            Puppet(room: room, user: row.id(0)!, occupant: row.id(1)!, nick: row.string(2) ?? "",
+                   displayname: row.string(3) ?? "", joined: (row.int(4) ?? 0) != 0)
         }
     }
 

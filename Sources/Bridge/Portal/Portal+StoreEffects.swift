@@ -8,12 +8,12 @@ extension Portal {
     func loadRoom() async -> PortalStateMachine.Input {
         let room = link.matrixRoom
         do {
-            let first = try await context.durably { try await context.store.recordFirstActivation(room, at: context.clock.wallNow()) }
+            let now = context.clock.wallNow()
+            let stored = try await context.durably { try await context.store.activateRoom(room, at: now) }
             return .roomLoaded(PortalStateMachine.RoomSnapshot(
-                puppets: try await context.store.puppets(room), ghosts: try await context.store.roomGhosts(room),
-                firstActivation: first, lastStanzaID: try await context.store.lastStanzaID(room),
-                activeSince: try await context.store.activeSince(room), undelivered: try await context.store.undeliveredMappings(room),
-                texts: try await context.store.roomTexts(room), avatar: try await context.store.roomAvatar(room)))
+                puppets: stored.puppets, ghosts: stored.ghosts, firstActivation: stored.firstActivation,
+                lastStanzaID: stored.lastStanzaID, activeSince: stored.activeSince, undelivered: stored.undelivered,
+                texts: stored.texts, avatar: stored.avatar))
         } catch {
             if await context.storeIsBack(after: error) { return await loadRoom() }
             logger.error("Could not read the room's state", metadata: ["error": "\(error)"])
