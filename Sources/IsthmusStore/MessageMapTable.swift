@@ -193,31 +193,10 @@ extension Store {
         }
     }
 
-    /// Marks our message `originID` delivered with the room's `stanzaID` (the receipt) and advances the room's resume point.
-    public func markDelivered(room: RoomID, originID: OriginID, stanzaID: StanzaID?) throws {
-        try write { db in
-            _ = try db.run("UPDATE message_map SET state = 'delivered', stanza_id = COALESCE(?, stanza_id), body = NULL, payload = NULL WHERE matrix_room = ? AND origin_id = ? AND direction = 'm2x'",
-                           stanzaID, room, originID)
-            if let stanzaID { try RoomStateTable.setLastStanzaID(db, room: room, stanzaID: stanzaID) }
-        }
-    }
-
-    /// The receipt of one of our Matrix → XMPP messages, in one write: marks the mapping with `originID` delivered with
-    /// the room's `stanzaID` and advances the resume point — if there is such a mapping not yet delivered; returns
-    /// whether there was. A second reflection of the same message (a resend that also arrived) changes nothing and
-    /// returns false, so true happens once per message.
-    public func markDeliveredIfOurs(room: RoomID, originID: OriginID, stanzaID: StanzaID?) throws -> Bool {
-        try write { db in
-            let updated = try MessageMapTable.markDeliveredIfOurs(db, room: room, originID: originID, stanzaID: stanzaID)
-            if updated, let stanzaID { try RoomStateTable.setLastStanzaID(db, room: room, stanzaID: stanzaID) }
-            return updated
-        }
-    }
-
     /// The receipts of a run of MUC reflections, in one write, as if each were recorded in turn: a reflection of our
-    /// message not yet delivered (its `originID`) is marked delivered with its `stanzaID` (as
-    /// ``markDeliveredIfOurs(room:originID:stanzaID:)``); any other reflection only moves the resume point. The resume
-    /// point ends where the last of them put it, written once. Returns the origin-ids newly delivered, in order.
+    /// message not yet delivered (its `originID`) is marked delivered with its `stanzaID`, once (a second reflection
+    /// of it, from a resend, changes nothing); any other reflection only moves the resume point. The resume point ends
+    /// where the last of them put it, written once. Returns the origin-ids newly delivered, in order.
     /// (Issue 26: a portal gathers the reflections that arrive together, so a busy room pays one commit for them.)
     public func recordReflections(room: RoomID, _ receipts: [ReflectionReceipt]) async throws -> [OriginID] {
         try await groupedWrite { db in

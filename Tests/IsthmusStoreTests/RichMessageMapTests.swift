@@ -223,8 +223,11 @@ import Testing
         #expect(try await store.insertMapping(fromMatrix("$p2", user: alice, origin: "o-p2", payload: "P2")))
         #expect(try await store.insertMapping(fromMatrix("$p3", user: alice, origin: "o-p3", payload: "P3")))
         #expect(try await store.undeliveredMappings(room).map(\.payload) == ["P1", "P2", "P3"])
-        try await store.markDelivered(room: room, originID: OriginID("o-p1")!, stanzaID: StanzaID("S-p1"))
-        #expect(try await store.markDeliveredIfOurs(room: room, originID: OriginID("o-p2")!, stanzaID: StanzaID("S-p2")))
+        let delivered = try await store.recordReflections(room: room, [
+            ReflectionReceipt(originID: OriginID("o-p1"), stanzaID: StanzaID("S-p1")),
+            ReflectionReceipt(originID: OriginID("o-p2"), stanzaID: StanzaID("S-p2")),
+        ])
+        #expect(delivered == [OriginID("o-p1")!, OriginID("o-p2")!])
         try await store.markFailed(room: room, originID: OriginID("o-p3")!)
         for id in ["$p1", "$p2", "$p3"] {
             let row = try #require(try await store.mapping(room: room, eventID: event(id)))

@@ -29,10 +29,13 @@ import Testing
         _ = try await store.insertMapping(MessageMapping(room: room, eventID: EventID("$e")!, stanzaID: nil, originID: originID,
                                                          direction: .matrixToXMPP, sender: .matrix(UserID("@alice:localhost")!),
                                                          state: .sending, body: "hi"))
-        #expect(try await store.markDeliveredIfOurs(room: room, originID: originID, stanzaID: StanzaID("s1")))
-        #expect(try await !store.markDeliveredIfOurs(room: room, originID: originID, stanzaID: StanzaID("s2")))
+        #expect(try await store.recordReflections(room: room, [ReflectionReceipt(originID: originID, stanzaID: StanzaID("s1"))])
+                == [originID])
+        #expect(try await store.recordReflections(room: room, [ReflectionReceipt(originID: originID, stanzaID: StanzaID("s2"))])
+                .isEmpty)
         #expect(try await store.mapping(room: room, originID: originID)?.stanzaID == StanzaID("s1"))
-        #expect(try await !store.markDeliveredIfOurs(room: room, originID: OriginID("other")!, stanzaID: nil))
+        #expect(try await store.recordReflections(room: room, [ReflectionReceipt(originID: OriginID("other"), stanzaID: nil)])
+                .isEmpty)
     }
 
     @Test(arguments: StoreBackend.all) func aRunOfReflectionsIsRecordedAsIfOneByOneInOneCommit(_ backend: StoreBackend) async throws {
