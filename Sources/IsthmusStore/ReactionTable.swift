@@ -127,8 +127,8 @@ extension Store {
     }
 
     /// Records an XMPP → Matrix event (see ``recordBridgedFromXMPP(_:)``) together with the reaction changes it made.
-    public func recordBridgedFromXMPP(_ mapping: MessageMapping, reactions: ReactionChange) throws {
-        try write { db in
+    public func recordBridgedFromXMPP(_ mapping: MessageMapping, reactions: ReactionChange) async throws {
+        try await groupedWrite { db in
             try ReactionTable.apply(db, reactions)
             try Self.recordBridgedFromXMPP(db, mapping)
         }
