@@ -2,56 +2,58 @@ import IsthmusCommon
 
 /// Group commit (issue 26): the hot path's writes from every room share commits.
 ///
-/// A write through ``groupedWrite(_:)`` that finds no group open starts one (it *leads* it): it opens a transaction,
-/// runs its statements, then yields the store's thread once, so that the calls already queued behind it run first.
-/// Every grouped write among them joins the open transaction (each in a savepoint) and waits. When the leader runs
-/// again it commits once and resumes them all. Under load the store's queue is long and one commit (one fsync, one
-/// PostgreSQL round trip) carries the writes of many rooms; alone, a write costs what it did (the leader takes no
-/// savepoint). Nobody returns before the commit that holds their writes: what a caller acknowledges is durable.
+/// A write through ``groupedWrite(_:)`` joins the open group, or opens one and *leads* it: it yields the store's
+/// thread once, so that the calls already queued behind it run first, and every grouped write among them adds its
+/// statements to the group and waits. When the leader runs again it runs all of them in one transaction, in the order
+/// they came, commits once and resumes each writer with its own result. Under load the store's queue is long and one
+/// commit (one fsync, one PostgreSQL round trip) carries the writes of many rooms; alone, a write costs what it did.
+/// Nobody returns before the commit that holds their writes: what a caller acknowledges is durable.
 ///
-/// Any other write (``write(_:)``) first commits the open group (``finishOpenGroup()``), so the transactions never
-/// nest and the order of commits follows the order of calls. Reads run inside the open group and see its writes,
-/// which are committed before any of their writers returns.
+/// A write whose statements fail is taken out and the transaction runs again without it (PostgreSQL aborts the whole
+/// transaction on any error; savepoints would cost a round trip per write): only its writer sees the error. The
+/// bodies only read and write the database, so running one twice is safe. An unreachable database or a full disk fails
+/// the whole group at once, as does a failed commit.
+///
+/// The statements run when the group commits, not when they join it: a read meanwhile does not see them, and their
+/// writers have not returned yet either. Any other write (``write(_:)``) first commits the open group
+/// (``finishOpenGroup()``), so transactions never nest and commits keep the order of the calls.
 extension Store {
     /// The writes waiting for one commit. Only touched on the store's thread.
     final class CommitGroup {
-        var waiters: [CheckedContinuation<Void, any Error>] = []
-        /// Set once, when the group is committed or rolled back.
-        var outcome: Result<Void, any Error>?
+        var members: [Member] = []
     }
 
-    /// Runs `body` in the open commit group (or opens one) and returns once the group's commit holds its writes.
-    /// A fenced store checks the lease once per group, when it opens. Throws `body`'s error (its writes rolled back,
-    /// the group's others unharmed) or the commit's (every write of the group lost).
-    func groupedWrite<T: Sendable>(_ body: (Database) throws -> T) async throws -> T {
+    /// One write of a group: its statements, run in the group's transaction, and how its writer learns the outcome.
+    struct Member {
+        /// Runs the statements; the result is kept for the writer until ``finish`` (a retry overwrites it).
+        let run: (Database) throws -> Void
+        /// Resumes the writer: with its kept result, or with `error` when the group failed.
+        let finish: (_ error: (any Error)?) -> Void
+    }
+
+    /// Runs `body` in the open commit group (or opens one) and returns its result once the group's commit holds its
+    /// writes. A fenced store checks the lease in each group's transaction. Throws `body`'s error (only its own writes
+    /// are lost) or the group's (an unreachable database, a full disk, a failed commit: every write of it is lost).
+    func groupedWrite<T: Sendable>(_ body: @escaping (Database) throws -> T) async throws -> T {
+        var result: T?
+        let run: (Database) throws -> Void = { database in result = try body(database) }
         if let group = openGroup {
-            let result: T
-            do {
-                result = try database.inSavepoint { try body(database) }
-            } catch let broken as CommitGroupBroken {
-                database.rollbackGroup()
-                end(group, .failure(broken.cause))
-                throw broken.cause
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                group.members.append(Member(run: run, finish: { error in
+                    if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+                }))
             }
-            try await withCheckedThrowingContinuation { group.waiters.append($0) }
-            return result
+            return result!
         }
         let group = CommitGroup()
-        try database.beginGroup()
-        let result: T
-        do {
-            if let fence { try LeaseTable.checkFence(fence, in: database) }
-            result = try body(database)
-        } catch {
-            database.rollbackGroup()
-            if error is LeaseLostError { fenceRefusals += 1 }
-            throw error
-        }
+        var outcome: (any Error)??
+        group.members.append(Member(run: run, finish: { error in outcome = .some(error) }))
         openGroup = group
-        await Task.yield()  // back of the store's queue: the writes queued meanwhile join this commit
+        await Task.yield()  // to the back of the store's queue: the writes queued meanwhile join this group
         if openGroup === group { commit(group) }
-        try group.outcome!.get()
-        return result
+        guard let outcome else { preconditionFailure("a commit group ended without its leader") }
+        if let error = outcome { throw error }
+        return result!
     }
 
     /// Commits the open group, if any, before a write outside it. On the store's thread; blocks on I/O.
@@ -59,25 +61,43 @@ extension Store {
         if let group = openGroup { commit(group) }
     }
 
+    /// Runs the group's members in one transaction and commits; a member whose statements fail is resumed with its
+    /// error and the rest run again without it.
     private func commit(_ group: CommitGroup) {
-        do {
-            try database.commitGroup()
-            end(group, .success(()))
-        } catch {
-            logger.error("A group commit failed", metadata: [
-                "store.location": "\(location)", "store.group.writes": "\(group.waiters.count + 1)",
-                "error": "\(error)",
-            ])
-            end(group, .failure(error))
+        openGroup = nil
+        var members = group.members
+        while !members.isEmpty {
+            var failed: (index: Int, error: any Error)?
+            do {
+                try write { database in
+                    for (index, member) in members.enumerated() {
+                        do { try member.run(database) } catch {
+                            failed = (index, error)
+                            throw error
+                        }
+                    }
+                }
+                for member in members { member.finish(nil) }
+                return
+            } catch {
+                if let (index, memberError) = failed, !Self.failsEveryWrite(memberError) {
+                    members.remove(at: index).finish(memberError)
+                    continue
+                }
+                if members.count > 1 {
+                    logger.error("A group commit failed", metadata: [
+                        "store.location": "\(location)", "store.group.writes": "\(members.count)", "error": "\(error)",
+                    ])
+                }
+                for member in members { member.finish(error) }
+                return
+            }
         }
     }
 
-    /// Records the group's outcome and resumes its waiting writers with it.
-    private func end(_ group: CommitGroup, _ outcome: Result<Void, any Error>) {
-        if openGroup === group { openGroup = nil }
-        group.outcome = outcome
-        let waiters = group.waiters
-        group.waiters = []
-        for waiter in waiters { waiter.resume(with: outcome) }
+    /// Whether a failure is the database's rather than one write's: the others would fail the same way.
+    private static func failsEveryWrite(_ error: any Error) -> Bool {
+        guard let error = error as? StoreError else { return error is LeaseLostError }
+        return error.kind == .unavailable || error.kind == .diskFull
     }
 }
