@@ -79,6 +79,11 @@ final class Database {
 
     /// Runs a query and maps each row (errors thrown by `map` pass through unchanged). Blocks on I/O.
     func query<T>(_ sql: String, _ parameters: any SQLBindable..., map: (Row) throws -> T) throws -> [T] {
+        try query(sql, parameters, map: map)
+    }
+
+    /// ``query(_:_:map:)`` with the parameters in an array (a statement built for a number of rows).
+    func query<T>(_ sql: String, _ parameters: [any SQLBindable], map: (Row) throws -> T) throws -> [T] {
         activity.ranStatement()
         switch backend {
         case .sqlite(let connection):

@@ -25,6 +25,22 @@ import Testing
         #expect(try await store.inbox(room).map(\.payload) == [Array("a".utf8), Array("b".utf8), Array("c".utf8)])
     }
 
+    /// A big transaction's events go in a few multi-row statements (64, 32, … rows), in order, each event once.
+    @Test(arguments: StoreBackend.all) func aHundredEventsTakeAFewStatementsInOrder(_ backend: StoreBackend) async throws {
+        let fixture = try await backend.open()
+        let store = fixture.store
+        _ = try await store.enqueueInbox([event("e7"), event("e50"), event("e99")])
+        let events = (0..<100).map { event("e\($0)") }
+        let before = store.activity.snapshot()
+        let added = try await store.enqueueInbox(events + [event("e3")])
+        let statements = store.activity.snapshot().statements - before.statements
+        let expected = (0..<100).filter { ![7, 50, 99].contains($0) }.map { "$e\($0)" }
+        #expect(added.map(\.eventID.rawValue) == expected)
+        #expect(added.map(\.seq) == added.map(\.seq).sorted() && Set(added.map(\.seq)).count == added.count)
+        #expect(statements <= 4, "101 rows: 64 + 32 + 4 + 1")
+        #expect(try await store.inbox(room).map(\.eventID.rawValue) == ["$e7", "$e50", "$e99"] + expected)
+    }
+
     @Test(arguments: StoreBackend.all) func aMessagesMappingConsumesItsInboxEntryInTheSameWrite(_ backend: StoreBackend) async throws {
         let fixture = try await backend.open()
         let store = fixture.store
