@@ -41,8 +41,8 @@ public struct RoomGhost: Sendable, Equatable {
 
 extension Store {
     /// Records that `user` is the ghost of `identity`; returns whether it was new (so its global name must be set).
-    public func recordGhost(_ user: UserID, identity: String, globalName: String) throws -> Bool {
-        try write { db in
+    public func recordGhost(_ user: UserID, identity: String, globalName: String) async throws -> Bool {
+        try await groupedWrite { db in
             try db.run("INSERT INTO ghosts (user_id, identity, global_name) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                        user, identity, globalName) > 0
         }
@@ -82,8 +82,8 @@ extension Store {
     }
 
     /// Inserts or replaces a ghost's state in its room.
-    public func saveRoomGhost(_ ghost: RoomGhost) throws {
-        try write { db in
+    public func saveRoomGhost(_ ghost: RoomGhost) async throws {
+        try await groupedWrite { db in
             _ = try db.run("""
                 INSERT INTO room_ghosts (matrix_room, user_id, nick, occupant_id, real_jid, joined) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (matrix_room, user_id) DO UPDATE SET nick = excluded.nick, occupant_id = excluded.occupant_id,

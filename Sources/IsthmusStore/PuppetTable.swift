@@ -51,8 +51,8 @@ extension Store {
     }
 
     /// Inserts or replaces a puppet.
-    public func savePuppet(_ puppet: Puppet) throws {
-        try write { db in
+    public func savePuppet(_ puppet: Puppet) async throws {
+        try await groupedWrite { db in
             _ = try db.run("""
                 INSERT INTO puppets (matrix_room, matrix_user, occupant, nick, displayname, joined) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (matrix_room, matrix_user) DO UPDATE SET occupant = excluded.occupant, nick = excluded.nick,
@@ -62,8 +62,8 @@ extension Store {
     }
 
     /// Forgets one puppet.
-    public func deletePuppet(room: RoomID, user: UserID) throws {
-        try write { db in _ = try db.run("DELETE FROM puppets WHERE matrix_room = ? AND matrix_user = ?", room, user) }
+    public func deletePuppet(room: RoomID, user: UserID) async throws {
+        try await groupedWrite { db in _ = try db.run("DELETE FROM puppets WHERE matrix_room = ? AND matrix_user = ?", room, user) }
     }
 
     /// Forgets every puppet of `room` (after unlink).

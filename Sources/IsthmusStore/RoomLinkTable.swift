@@ -185,15 +185,15 @@ extension Store {
     }
 
     /// Records whether the link's MUC keeps an archive with stanza-ids (no-op for unknown rooms).
-    public func updateRoomLinkArchive(_ room: RoomID, archive: Bool) throws {
-        try write { db in
+    public func updateRoomLinkArchive(_ room: RoomID, archive: Bool) async throws {
+        try await groupedWrite { db in
             try db.run("UPDATE room_links SET archive = ? WHERE matrix_room = ?", archive ? 1 : 0, room)
         }
     }
 
     /// Sets a link's status and detail (no-op for unknown rooms).
-    public func updateRoomLinkStatus(_ room: RoomID, status: RoomLink.Status, detail: String?) throws {
-        try write { db in
+    public func updateRoomLinkStatus(_ room: RoomID, status: RoomLink.Status, detail: String?) async throws {
+        try await groupedWrite { db in
             try db.run("UPDATE room_links SET status = ?, detail = ? WHERE matrix_room = ?", status.rawValue, detail, room)
         }
     }

@@ -34,8 +34,8 @@ extension Store {
     }
 
     /// Records the MUC avatar now set on `room` by the bridge (nil: the bridge's avatar was cleared).
-    public func setRoomAvatar(_ room: RoomID, _ record: RoomAvatarRecord?) throws {
-        try write { db in
+    public func setRoomAvatar(_ room: RoomID, _ record: RoomAvatarRecord?) async throws {
+        try await groupedWrite { db in
             _ = try db.run("""
                 INSERT INTO room_state (matrix_room, avatar_sha1, avatar_mxc) VALUES (?, ?, ?)
                 ON CONFLICT (matrix_room) DO UPDATE SET avatar_sha1 = excluded.avatar_sha1, avatar_mxc = excluded.avatar_mxc,

@@ -24,8 +24,8 @@ extension Store {
     }
 
     /// Records the subject/topic both sides now agree on.
-    public func setKnownSubject(_ room: RoomID, _ subject: String) throws {
-        try write { db in
+    public func setKnownSubject(_ room: RoomID, _ subject: String) async throws {
+        try await groupedWrite { db in
             _ = try db.run("""
                 INSERT INTO room_state (matrix_room, subject) VALUES (?, ?)
                 ON CONFLICT (matrix_room) DO UPDATE SET subject = excluded.subject, updated_at = excluded.updated_at
@@ -34,8 +34,8 @@ extension Store {
     }
 
     /// Records the MUC name copied to the Matrix room.
-    public func setKnownRoomName(_ room: RoomID, _ name: String) throws {
-        try write { db in
+    public func setKnownRoomName(_ room: RoomID, _ name: String) async throws {
+        try await groupedWrite { db in
             _ = try db.run("""
                 INSERT INTO room_state (matrix_room, room_name) VALUES (?, ?)
                 ON CONFLICT (matrix_room) DO UPDATE SET room_name = excluded.room_name, updated_at = excluded.updated_at
