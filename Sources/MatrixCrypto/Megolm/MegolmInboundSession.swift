@@ -9,6 +9,12 @@ public final class MegolmInboundSession {
         public var plaintext: [UInt8]
         /// The message's index (to refuse a replay of one index under another event id).
         public var messageIndex: UInt32
+
+        /// A result (to compare with in tests and callers' fakes).
+        public init(plaintext: [UInt8], messageIndex: UInt32) {
+            self.plaintext = plaintext
+            self.messageIndex = messageIndex
+        }
     }
 
     /// The ratchet at the first known index.
