@@ -61,7 +61,9 @@ final class VodozemacOracle {
     }
 
     deinit {
+        // Closing stdin ends the oracle's loop; terminate it too, in case a sibling oracle inherited the pipe.
         try? input.close()
+        if process.isRunning { process.terminate() }
         process.waitUntilExit()
     }
 
@@ -104,13 +106,25 @@ final class VodozemacOracle {
                 }
                 return object
             }
-            let chunk = output.availableData
+            let chunk = try readChunk()
             guard !chunk.isEmpty else {
                 process.waitUntilExit()
                 let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
                 throw Failure.died(stderr: stderr)
             }
             buffer += chunk
+        }
+    }
+
+    /// The next bytes the oracle wrote (empty at end of file). Neither `FileHandle.availableData` (it stops the
+    /// process when a signal interrupts the read) nor `read(upToCount:)` (it waits for the whole count) fits a line
+    /// protocol, so this is one `read(2)` that retries when interrupted.
+    private func readChunk() throws -> Data {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(output.fileDescriptor, &chunk, chunk.count)
+            if count >= 0 { return Data(chunk.prefix(count)) }
+            guard errno == EINTR else { throw Failure.died(stderr: "read failed with errno \(errno)") }
         }
     }
 
