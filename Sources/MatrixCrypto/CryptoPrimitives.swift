@@ -106,15 +106,15 @@ public enum CryptoPrimitives {
         guard let context = EVP_CIPHER_CTX_new() else { throw openSSLError("EVP_CIPHER_CTX_new") }
         defer { EVP_CIPHER_CTX_free(context) }
         var output = [UInt8](repeating: 0, count: plaintext.count + 16)
-        var written: Int32 = 0, final: Int32 = 0
+        var written: Int32 = 0, final: Int32 = 0, associatedWritten: Int32 = 0
         var tag = [UInt8](repeating: 0, count: 16)
         let ok = EVP_EncryptInit_ex(context, EVP_aes_256_gcm(), nil, key, nonce) == 1
-            && (associatedData.isEmpty || EVP_EncryptUpdate(context, nil, &written, associatedData, Int32(associatedData.count)) == 1)
+            && (associatedData.isEmpty
+                || EVP_EncryptUpdate(context, nil, &associatedWritten, associatedData, Int32(associatedData.count)) == 1)
             && (plaintext.isEmpty || EVP_EncryptUpdate(context, &output, &written, plaintext, Int32(plaintext.count)) == 1)
             && output.withUnsafeMutableBufferPointer { EVP_EncryptFinal_ex(context, $0.baseAddress! + Int(written), &final) } == 1
             && EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_GET_TAG, 16, &tag) == 1
         guard ok else { throw openSSLError("AES-256-GCM seal") }
-        if plaintext.isEmpty { written = 0 }
         return Array(output.prefix(Int(written + final))) + tag
     }
 
@@ -129,16 +129,19 @@ public enum CryptoPrimitives {
         guard let context = EVP_CIPHER_CTX_new() else { throw openSSLError("EVP_CIPHER_CTX_new") }
         defer { EVP_CIPHER_CTX_free(context) }
         var output = [UInt8](repeating: 0, count: ciphertext.count + 16)
-        var written: Int32 = 0, final: Int32 = 0
+        var written: Int32 = 0, final: Int32 = 0, associatedWritten: Int32 = 0
         guard EVP_DecryptInit_ex(context, EVP_aes_256_gcm(), nil, key, nonce) == 1,
-              associatedData.isEmpty || EVP_DecryptUpdate(context, nil, &written, associatedData, Int32(associatedData.count)) == 1
+              associatedData.isEmpty
+                || EVP_DecryptUpdate(context, nil, &associatedWritten, associatedData, Int32(associatedData.count)) == 1
         else { throw openSSLError("AES-256-GCM open") }
-        written = 0
         guard ciphertext.isEmpty || EVP_DecryptUpdate(context, &output, &written, ciphertext, Int32(ciphertext.count)) == 1,
               EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_SET_TAG, 16, &tag) == 1
         else { throw openSSLError("AES-256-GCM open") }
         let verified = output.withUnsafeMutableBufferPointer { EVP_DecryptFinal_ex(context, $0.baseAddress! + Int(written), &final) }
-        guard verified == 1 else { return nil }
+        guard verified == 1 else {
+            ERR_clear_error()
+            return nil
+        }
         return Array(output.prefix(Int(written + final)))
     }
 

@@ -103,3 +103,19 @@ import Testing
         #expect(CryptoPrimitives.randomBytes(32) != CryptoPrimitives.randomBytes(32))
     }
 }
+
+/// RFC 5869 test case 3 (empty salt and info), and an empty input key, which the RFC allows.
+@Suite struct HKDFEdgeTests {
+    @Test func rfc5869Case3() {
+        let ikm = [UInt8](repeating: 0x0b, count: 22)
+        #expect(hex(CryptoPrimitives.hkdfSHA256(inputKey: ikm, salt: [], info: [], length: 42))
+            == "8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8")
+    }
+
+    @Test func emptyInputKeyIsAllowed() {
+        // Extract gives HMAC(zeros, ""); expand then runs as usual.
+        let prk = CryptoPrimitives.hmacSHA256(key: [UInt8](repeating: 0, count: 32), message: [])
+        let expected = CryptoPrimitives.hmacSHA256(key: prk, message: Array("info".utf8) + [1])
+        #expect(CryptoPrimitives.hkdfSHA256(inputKey: [], salt: [], info: Array("info".utf8), length: 32) == expected)
+    }
+}

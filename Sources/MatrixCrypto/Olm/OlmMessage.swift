@@ -1,7 +1,9 @@
 /// An Olm message as `m.room.encrypted` (`m.olm.v1.curve25519-aes-sha2`) carries it: `type` 0 (pre-key) or 1
 /// (normal) and `body`, the unpadded base64 of the serialized message. Pure value.
 public enum OlmMessage: Sendable, Hashable {
+    /// Type 0: what the initiator sends until it has decrypted a reply; it can start a session.
     case preKey(OlmPreKeyMessage)
+    /// Type 1: every other message.
     case normal(OlmNormalMessage)
 
     /// The `type` of the ciphertext object.
