@@ -30,9 +30,14 @@ import Testing
         for index in [3, 1, 0, 2] {
             #expect(try inbound.decrypt(messages[index]) == .init(plaintext: Array("vodozemac \(index)".utf8), messageIndex: UInt32(index)))
         }
+        // Restored from its pickle, the inbound session still decrypts vodozemac's next message.
+        let key = PickleKey.random()
+        let restored = try MegolmInboundSession(pickle: inbound.pickle(with: key), key: key)
+        let next = try MegolmMessage(base64: oracle.string("group.encrypt", ["name": "out", "plaintext": "after restore".base64UTF8], "ciphertext"))
+        #expect(try restored.decrypt(next) == .init(plaintext: Array("after restore".utf8), messageIndex: 4))
         // A session key taken later starts at the sender's current index.
         let later = try MegolmSessionKey(base64: oracle.string("group.session_key", ["name": "out"], "session_key"))
-        #expect(later.firstIndex == 4)
+        #expect(later.firstIndex == 5)
     }
 
     @Test func exportsCrossInBothDirections() throws {

@@ -29,6 +29,10 @@ import Testing
             == Array("second".utf8))
 
         try converse(swift: session, oracle: oracle, oracleSession: "s", rounds: 3)
+
+        // A session restored from its pickle keeps talking to vodozemac.
+        let key = PickleKey.random()
+        try converse(swift: OlmSession(pickle: session.pickle(with: key), key: key), oracle: oracle, oracleSession: "s", rounds: 1)
     }
 
     @Test func vodozemacInitiatesAndSwiftAnswers() throws {
