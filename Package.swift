@@ -16,6 +16,8 @@ import PackageDescription
 /// - `Network`: POSIX TCP sockets with a poll thread, feeding async streams; TLS (OpenSSL); SRV lookups (libresolv).
 /// - `XMPPComponent`: the component connection actor and MUC/MAM operations (drives `XMPP` over `Network`).
 /// - `MessageFormatting`: Matrix HTML ↔ XEP-0393 styling converters (libxml2's HTML parser; pure functions).
+/// - `MatrixCrypto`: Olm and Megolm (Matrix end-to-end encryption) in Swift over OpenSSL 3, unpadded base64, canonical
+///   JSON and its signatures, sealed pickles (no I/O; only its `CryptoPrimitives.swift` imports OpenSSL).
 /// - `Matrix`: event models, transaction decoding, appservice routing (no sockets).
 /// - `MatrixAppService`: the libmicrohttpd listener and transaction handling; what a transaction does, and whether it
 ///   was processed already, it asks its `AppServiceHandler` (no store).
@@ -57,6 +59,7 @@ let package = Package(
         .target(name: "XMPPClient", dependencies: ["XMPP", "Network", "IsthmusCommon"]),
         .target(name: "MessageFormatting", dependencies: ["CLibXML2", "IsthmusCommon"]),
         .target(name: "Matrix", dependencies: ["IsthmusCommon"]),
+        .target(name: "MatrixCrypto", dependencies: ["COpenSSL", "IsthmusCommon"]),
         .target(name: "MatrixAppService", dependencies: ["Matrix", "IsthmusCommon", "CMicroHTTPD"]),
         .target(name: "Curl", dependencies: ["CCurl"]),
         .target(name: "MatrixClient", dependencies: ["Matrix", "IsthmusCommon", "Curl"]),
@@ -105,6 +108,9 @@ let package = Package(
         .testTarget(name: "MatrixRealServerTests", dependencies: [
             "Matrix", "MatrixAppService", "MatrixClient", "MatrixAccount", "IsthmusStore", "IsthmusCLI", "TestSupport",
         ]),
+        /// Fixed vectors (RFCs, libolm's tests) and differential tests against vodozemac (PyPI, in the venv of
+        /// scripts/install-deps), driven through scripts/lib/vodozemac_oracle.py.
+        .testTarget(name: "MatrixCryptoTests", dependencies: ["MatrixCrypto"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "IsthmusCommon", "TestSupport"]),
         .testTarget(name: "BridgeTests", dependencies: ["Bridge", "IsthmusConfig", "MatrixAccount", "MessageFormatting", "Media", "IsthmusFakes", "TestSupport"]),
         /// The whole bridge against real Prosody and Synapse, driven through the CLI (XCTest: runs sequentially).
