@@ -29,6 +29,9 @@ actor Portal {
     /// MUC reflections handled and not yet recorded: written together (``recordPendingReflections()``) before any
     /// other action, before a stanza's receipt is given, and when a burst ends — one commit for a run of them.
     var pendingReflections: [ReflectionReceipt] = []
+    /// Whether this portal holds one of the bridge's activation permits (``ActivationGate``): taken when an
+    /// activation starts (the bot's Matrix join), given back with the status it ends on (active, error or pending).
+    private var activationPermit = false
 
     init(link: RoomLink, context: BridgeContext) {
         self.link = link
@@ -82,6 +85,7 @@ actor Portal {
             if finished || machine.closed || Task.isCancelled { break }
         }
         queue.finish()
+        leaveActivation()
         for timer in timers.values { timer.cancel() }
         ephemeralSender.finish()
     }
@@ -122,6 +126,13 @@ actor Portal {
         }
     }
 
+    /// Gives the activation permit back, if this portal holds one.
+    private func leaveActivation() {
+        guard activationPermit else { return }
+        activationPermit = false
+        context.activations.leave()
+    }
+
     /// Whether `action` may run before the gathered reflections are written: another reflection, or a log line.
     /// Everything else is ordered after them, as if each had been written when it was handled.
     private static func gathersWithReflections(_ action: PortalStateMachine.Action) -> Bool {
@@ -133,6 +144,10 @@ actor Portal {
 
     /// Performs one action; returns its outcome when the machine waits for one.
     private func perform(_ action: PortalStateMachine.Action) async -> PortalStateMachine.Input? {
+        if case .bot(.joinMatrix) = action, !activationPermit {
+            await context.activations.enter()
+            activationPermit = true
+        }
         switch action {
         case .bot(let action): return await performBot(action)
         case .puppets(let action): return await performPuppets(action)
@@ -150,7 +165,9 @@ actor Portal {
         case .loadRoom: return await loadRoom()
         case .loadUndelivered: return await loadUndelivered()
         case .dequeue(let seq): await dequeue(seq: seq)
-        case .setStatus(let status, let detail): await setStatus(status, detail: detail)
+        case .setStatus(let status, let detail):
+            await setStatus(status, detail: detail)
+            leaveActivation()
         case .schedule(let timer, let instant): schedule(timer, at: instant)
         case .invites(let action): return await performInvites(action)
         case .roomState(let action): return await performRoomState(action)

@@ -37,6 +37,8 @@ struct BridgeContext: Sendable {
     var matrixRelay: MatrixRelayFormat? = nil
     /// Client mode: how requests to see the account's presence are answered.
     var subscriptions = SubscriptionDesk(policy: .none)
+    /// Bounds how many portals activate at once (one for the whole bridge).
+    var activations = ActivationGate()
 
     /// The same context, logging to `logger`.
     func with(logger: Logger) -> BridgeContext {
