@@ -200,18 +200,14 @@ extension Store {
     /// (Issue 26: a portal gathers the reflections that arrive together, so a busy room pays one commit for them.)
     public func recordReflections(room: RoomID, _ receipts: [ReflectionReceipt]) async throws -> [OriginID] {
         try await groupedWrite { db in
-            var delivered: [OriginID] = []
-            var resumePoint: StanzaID?
-            for receipt in receipts {
-                if let originID = receipt.originID, try MessageMapTable.markDeliveredIfOurs(db, room: room, originID: originID, stanzaID: receipt.stanzaID) {
-                    delivered.append(originID)
-                    if let stanzaID = receipt.stanzaID { resumePoint = stanzaID }
-                } else if let stanzaID = receipt.stanzaID {
-                    resumePoint = stanzaID
-                }
+            let ours = receipts.compactMap { receipt in receipt.originID.map { ($0, receipt.stanzaID) } }
+            let marked = try MessageMapTable.markDeliveredIfOurs(db, room: room, ours)
+            // Each receipt moves the resume point to its stanza-id, ours or not: the last one with a stanza-id wins.
+            if let resumePoint = receipts.last(where: { $0.stanzaID != nil })?.stanzaID {
+                try RoomStateTable.setLastStanzaID(db, room: room, stanzaID: resumePoint)
             }
-            if let resumePoint { try RoomStateTable.setLastStanzaID(db, room: room, stanzaID: resumePoint) }
-            return delivered
+            var seen: Set<OriginID> = []
+            return ours.map(\.0).filter { marked.contains($0) && seen.insert($0).inserted }
         }
     }
 
@@ -259,11 +255,39 @@ extension Store {
 extension MessageMapTable {
     /// Marks our message `originID` delivered with the room's `stanzaID`, if it is mapped and not delivered yet;
     /// returns whether it was (the resume point is the caller's).
-    static func markDeliveredIfOurs(_ db: Database, room: RoomID, originID: OriginID, stanzaID: StanzaID?) throws -> Bool {
-        try db.run("""
-            UPDATE message_map SET state = 'delivered', stanza_id = COALESCE(?, stanza_id), body = NULL, payload = NULL
-            WHERE matrix_room = ? AND origin_id = ? AND direction = 'm2x' AND state <> 'delivered'
-            """, stanzaID, room, originID) > 0
+    /// Marks delivered, with its stanza-id, each of our Matrix → XMPP messages among `receipts` not delivered yet;
+    /// returns the origin-ids it marked. A second receipt of the same origin-id changes nothing (the first stanza-id
+    /// stays, as if they were recorded one by one). Several receipts per statement (a round trip each on PostgreSQL):
+    /// chunks of 64, 32, … 1, so the connection caches 7 forms of it.
+    static func markDeliveredIfOurs(_ db: Database, room: RoomID, _ receipts: [(OriginID, StanzaID?)]) throws -> Set<OriginID> {
+        var marked: Set<OriginID> = []
+        var rest = receipts[...]
+        while !rest.isEmpty {
+            let size = receiptChunkSizes.first { $0 <= rest.count }!
+            let chunk = rest.prefix(size)
+            rest = rest.dropFirst(size)
+            var parameters: [any SQLBindable] = []
+            for (originID, stanzaID) in chunk { parameters += [originID, stanzaID] }
+            parameters.append(room)
+            for (originID, _) in chunk { parameters.append(originID) }
+            for originID in try db.query(markDeliveredSQL(receipts: size), parameters, map: { $0.id(0, as: OriginID.self) }) {
+                if let originID { marked.insert(originID) }
+            }
+        }
+        return marked
+    }
+
+    private static let receiptChunkSizes = [64, 32, 16, 8, 4, 2, 1]
+
+    private static func markDeliveredSQL(receipts: Int) -> String {
+        let cases = Array(repeating: "WHEN ? THEN ?", count: receipts).joined(separator: " ")
+        let list = Array(repeating: "?", count: receipts).joined(separator: ", ")
+        return """
+            UPDATE message_map SET state = 'delivered', stanza_id = COALESCE(CASE origin_id \(cases) END, stanza_id),
+                body = NULL, payload = NULL
+            WHERE matrix_room = ? AND direction = 'm2x' AND state <> 'delivered' AND origin_id IN (\(list))
+            RETURNING origin_id
+            """
     }
 
     static func decode(_ row: Database.Row) -> MessageMapping {

@@ -47,6 +47,7 @@ import Testing
                                                              sender: .matrix(UserID("@alice:localhost")!), state: .sending, body: "hi"))
         }
         let commits = store.activity.snapshot().commits
+        let statements = store.activity.snapshot().statements
         let delivered = try await store.recordReflections(room: room, [
             ReflectionReceipt(originID: OriginID("isthmus-1")!, stanzaID: StanzaID("s1")),
             ReflectionReceipt(originID: nil, stanzaID: StanzaID("s2")),                        // someone else's message
@@ -56,6 +57,8 @@ import Testing
         ])
         #expect(delivered == [OriginID("isthmus-1")!, OriginID("isthmus-2")!])
         #expect(store.activity.snapshot().commits == commits + 1)
+        // Three receipts of ours in two multi-row updates (2 + 1), and the resume point: not one statement each.
+        #expect(store.activity.snapshot().statements - statements == 3)
         #expect(try await store.mapping(room: room, originID: OriginID("isthmus-1")!)?.stanzaID == StanzaID("s1"))
         #expect(try await store.mapping(room: room, originID: OriginID("isthmus-2")!)?.state == .delivered)
         // The resume point is where the last reflection put it: the copy's s3 moved it, then s4.
