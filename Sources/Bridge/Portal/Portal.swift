@@ -120,6 +120,11 @@ actor Portal {
         while !actions.isEmpty {
             let action = actions.removeFirst()
             if !pendingReflections.isEmpty && !Self.gathersWithReflections(action) { _ = await recordPendingReflections() }
+            // Waited for here, not in `perform`: its async frame (every effect's locals) is far larger than this one's.
+            if case .bot(.joinMatrix) = action, !activationPermit {
+                await context.activations.enter()
+                activationPermit = true
+            }
             if let outcome = await perform(action) {
                 actions = machine.receive(outcome, now: context.clock.now()) + actions
             }
@@ -144,10 +149,6 @@ actor Portal {
 
     /// Performs one action; returns its outcome when the machine waits for one.
     private func perform(_ action: PortalStateMachine.Action) async -> PortalStateMachine.Input? {
-        if case .bot(.joinMatrix) = action, !activationPermit {
-            await context.activations.enter()
-            activationPermit = true
-        }
         switch action {
         case .bot(let action): return await performBot(action)
         case .puppets(let action): return await performPuppets(action)
