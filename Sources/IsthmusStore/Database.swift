@@ -67,6 +67,12 @@ final class Database {
     /// Runs a statement that returns no rows; returns the number of rows it changed. Blocks on I/O.
     @discardableResult
     func run(_ sql: String, _ parameters: any SQLBindable...) throws(StoreError) -> Int {
+        try run(sql, parameters)
+    }
+
+    /// ``run(_:_:)`` with the parameters in an array.
+    @discardableResult
+    func run(_ sql: String, _ parameters: [any SQLBindable]) throws(StoreError) -> Int {
         activity.ranStatement()
         switch backend {
         case .sqlite(let connection):

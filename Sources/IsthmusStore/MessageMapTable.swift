@@ -186,9 +186,8 @@ extension Store {
     public func insertMapping(_ mapping: MessageMapping, consumingInbox seq: Int64? = nil,
                               reaction: ReactionChange? = nil) async throws -> Bool {
         try await groupedWrite { db in
-            let inserted = try MessageMapTable.insert(db, mapping)
+            let inserted = try MessageMapTable.insert(db, mapping, consumingInbox: seq)
             if inserted, let reaction { try ReactionTable.apply(db, reaction) }
-            if let seq { _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq) }
             return inserted
         }
     }
@@ -303,15 +302,31 @@ extension MessageMapTable {
     }
 
     /// Inserts a row unless one with the same event id, stanza-id or origin-id exists; returns whether it was new.
-    static func insert(_ db: Database, _ mapping: MessageMapping) throws -> Bool {
-        try db.run("""
-            INSERT INTO message_map (matrix_room, event_id, stanza_id, origin_id, direction, sender, state, body,
-                                     kind, xmpp_id, nick, target_event, excerpt, payload)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
-            """, mapping.room, mapping.eventID, mapping.stanzaID, mapping.originID, mapping.direction.rawValue,
+    /// Inserts `mapping` unless a row with its ids exists; returns whether it did. `seq`: the inbox row it stands
+    /// for is deleted too, either way — on PostgreSQL in the same statement (a data-modifying `WITH`: one round trip,
+    /// not two), on SQLite in a second one (no round trip to save).
+    static func insert(_ db: Database, _ mapping: MessageMapping, consumingInbox seq: Int64? = nil) throws -> Bool {
+        let values: [any SQLBindable] = [
+            mapping.room, mapping.eventID, mapping.stanzaID, mapping.originID, mapping.direction.rawValue,
             mapping.sender.description, mapping.state.rawValue, mapping.body, mapping.kind.rawValue, mapping.xmppID,
-            mapping.nick, mapping.target, mapping.excerpt, mapping.payload) > 0
+            mapping.nick, mapping.target, mapping.excerpt, mapping.payload,
+        ]
+        guard let seq else { return try db.run(insertSQL, values) > 0 }
+        switch db.dialect {
+        case .postgres:
+            return try db.run("WITH consumed AS (DELETE FROM matrix_inbox WHERE seq = ?) " + insertSQL, [seq] + values) > 0
+        case .sqlite:
+            let inserted = try db.run(insertSQL, values) > 0
+            _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq)
+            return inserted
+        }
     }
+
+    private static let insertSQL = """
+        INSERT INTO message_map (matrix_room, event_id, stanza_id, origin_id, direction, sender, state, body,
+                                 kind, xmpp_id, nick, target_event, excerpt, payload)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+        """
 }
 
 /// A MUC message's reflection as the message map records it: our `originID` when it was one of ours, and the room's

@@ -45,7 +45,10 @@ import Testing
         let fixture = try await backend.open()
         let store = fixture.store
         let queued = try await store.enqueueInbox([event("a"), event("b")])
+        let statements = store.activity.snapshot().statements
         #expect(try await store.insertMapping(mapping("a"), consumingInbox: queued[0].seq))
+        // PostgreSQL: one statement (the delete in its `WITH`), one round trip.
+        #expect(store.activity.snapshot().statements - statements == (backend == .postgres ? 1 : 2))
         #expect(try await store.inbox(room).map(\.eventID.rawValue) == ["$b"])
         // A repeat (the homeserver's late copy) is not mapped twice, and its entry goes too.
         let late = try await store.enqueueInbox([event("a")])
