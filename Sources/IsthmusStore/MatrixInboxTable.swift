@@ -27,20 +27,15 @@ enum MatrixInboxTable {
         """
 
     /// Inserts `events` inside the caller's transaction, skipping event ids already queued; returns those added, in
-    /// order. Several rows per statement (a round trip each on PostgreSQL): chunks of 64, 32, … 1 rows, so a
-    /// transaction of up to 127 events takes at most 7 statements and the connection caches 7 forms of it.
+    /// order. Several rows per statement (``MultiRowChunks``): a round trip per chunk on PostgreSQL, not per event.
     static func insert(_ events: [(room: RoomID, eventID: EventID, payload: [UInt8])],
                        in db: Database) throws -> [InboxEntry] {
         var added: [InboxEntry] = []
-        var rest = events[...]
-        while !rest.isEmpty {
-            let size = chunkSizes.first { $0 <= rest.count }!
-            let chunk = rest.prefix(size)
-            rest = rest.dropFirst(size)
+        for chunk in MultiRowChunks.split(events) {
             var parameters: [any SQLBindable] = []
-            parameters.reserveCapacity(size * 3)
+            parameters.reserveCapacity(chunk.count * 3)
             for event in chunk { parameters += [event.room, event.eventID, SQLValue.blob(event.payload)] }
-            let inserted = try db.query(insertSQL(rows: size), parameters) { row in (row.id(1, as: EventID.self), Int64(row.int(0) ?? 0)) }
+            let inserted = try db.query(insertSQL(rows: chunk.count), parameters) { row in (row.id(1, as: EventID.self), Int64(row.int(0) ?? 0)) }
             let seqs = Dictionary(inserted.compactMap { id, seq in id.map { ($0, seq) } }, uniquingKeysWith: min)
             for event in chunk {
                 if let seq = seqs[event.eventID] {
@@ -50,8 +45,6 @@ enum MatrixInboxTable {
         }
         return added.sorted { $0.seq < $1.seq }
     }
-
-    private static let chunkSizes = [64, 32, 16, 8, 4, 2, 1]
 
     private static func insertSQL(rows: Int) -> String {
         "INSERT INTO matrix_inbox (matrix_room, event_id, payload) VALUES "

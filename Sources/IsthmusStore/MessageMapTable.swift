@@ -256,27 +256,20 @@ extension MessageMapTable {
     /// returns whether it was (the resume point is the caller's).
     /// Marks delivered, with its stanza-id, each of our Matrix → XMPP messages among `receipts` not delivered yet;
     /// returns the origin-ids it marked. A second receipt of the same origin-id changes nothing (the first stanza-id
-    /// stays, as if they were recorded one by one). Several receipts per statement (a round trip each on PostgreSQL):
-    /// chunks of 64, 32, … 1, so the connection caches 7 forms of it.
+    /// stays, as if they were recorded one by one). Several receipts per statement (``MultiRowChunks``).
     static func markDeliveredIfOurs(_ db: Database, room: RoomID, _ receipts: [(OriginID, StanzaID?)]) throws -> Set<OriginID> {
         var marked: Set<OriginID> = []
-        var rest = receipts[...]
-        while !rest.isEmpty {
-            let size = receiptChunkSizes.first { $0 <= rest.count }!
-            let chunk = rest.prefix(size)
-            rest = rest.dropFirst(size)
+        for chunk in MultiRowChunks.split(receipts) {
             var parameters: [any SQLBindable] = []
             for (originID, stanzaID) in chunk { parameters += [originID, stanzaID] }
             parameters.append(room)
             for (originID, _) in chunk { parameters.append(originID) }
-            for originID in try db.query(markDeliveredSQL(receipts: size), parameters, map: { $0.id(0, as: OriginID.self) }) {
+            for originID in try db.query(markDeliveredSQL(receipts: chunk.count), parameters, map: { $0.id(0, as: OriginID.self) }) {
                 if let originID { marked.insert(originID) }
             }
         }
         return marked
     }
-
-    private static let receiptChunkSizes = [64, 32, 16, 8, 4, 2, 1]
 
     private static func markDeliveredSQL(receipts: Int) -> String {
         let cases = Array(repeating: "WHEN ? THEN ?", count: receipts).joined(separator: " ")
