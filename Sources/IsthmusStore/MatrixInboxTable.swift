@@ -31,6 +31,8 @@ enum MatrixInboxTable {
     static func insert(_ events: [(room: RoomID, eventID: EventID, payload: [UInt8])],
                        in db: Database) throws -> [InboxEntry] {
         var added: [InboxEntry] = []
+        var ids: Set<EventID> = []
+        let events = events.filter { ids.insert($0.eventID).inserted }   // an id twice in one call is queued once
         for chunk in MultiRowChunks.split(events) {
             var parameters: [any SQLBindable] = []
             parameters.reserveCapacity(chunk.count * 3)

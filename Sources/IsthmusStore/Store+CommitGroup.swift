@@ -18,6 +18,11 @@ import IsthmusCommon
 /// writers have not returned yet either. Any other write (``write(_:)``) first commits the open group
 /// (``finishOpenGroup()``), so transactions never nest and commits keep the order of the calls.
 extension Store {
+    /// The most writes one commit carries. A group holds SQLite's write lock (the CLI beside `serve` waits) or, with a
+    /// lease, PostgreSQL's share lock on the lease row (its renewal waits) for as long as its statements run: a full
+    /// group commits at once and the next write opens another.
+    static let maximumGroupSize = 256
+
     /// The writes waiting for one commit. Only touched on the store's thread.
     final class CommitGroup {
         var members: [Member] = []
@@ -37,6 +42,7 @@ extension Store {
     func groupedWrite<T: Sendable>(_ body: @escaping (Database) throws -> T) async throws -> T {
         var result: T?
         let run: (Database) throws -> Void = { database in result = try body(database) }
+        if let full = openGroup, full.members.count >= Self.maximumGroupSize { commit(full) }
         if let group = openGroup {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 group.members.append(Member(run: run, finish: { error in
@@ -49,7 +55,9 @@ extension Store {
         var outcome: (any Error)??
         group.members.append(Member(run: run, finish: { error in outcome = .some(error) }))
         openGroup = group
-        await Task.yield()  // to the back of the store's queue: the writes queued meanwhile join this group
+        // To the back of the store's queue, so the writes queued meanwhile join this group. (Since Swift 6.2 a yield
+        // re-enqueues on the current executor, the store's own; before, it went through the global pool and back.)
+        await Task.yield()
         if openGroup === group { commit(group) }
         guard let outcome else { preconditionFailure("a commit group ended without its leader") }
         if let error = outcome { throw error }
@@ -70,6 +78,7 @@ extension Store {
             var failed: (index: Int, error: any Error)?
             do {
                 try write { database in
+                    failed = nil   // PostgreSQL may run this body twice (a serialization failure's retry)
                     for (index, member) in members.enumerated() {
                         do { try member.run(database) } catch {
                             failed = (index, error)

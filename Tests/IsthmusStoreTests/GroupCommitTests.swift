@@ -122,6 +122,24 @@ import Testing
         await other.close()
     }
 
+    @Test func aGroupCommitsAtItsSizeLimitAndTheNextWriteOpensAnother() async throws {
+        let store = try Store(path: ":memory:", logger: .disabled)
+        let gate = StoreGate(store)
+        let count = Store.maximumGroupSize + 10
+        let before = store.activity.snapshot()
+        let tasks = try await queuedWrites(count, on: store) { index in
+            _ = try await store.groupedWrite { database in
+                try database.run("INSERT INTO appservice_transactions (txn_id) VALUES (?)", "t\(index)")
+            }
+        }
+        try await gate.open()
+        for task in tasks { try await task.value }
+        #expect(store.activity.snapshot().commits - before.commits >= 2, "no commit carries more than the limit")
+        for index in [0, Store.maximumGroupSize, count - 1] {
+            #expect(try await store.isTransactionProcessed(TransactionID("t\(index)")!))
+        }
+    }
+
     @Test func aLoneWriteCostsOneCommit() async throws {
         let store = try Store(path: ":memory:", logger: .disabled)
         let before = store.activity.snapshot()

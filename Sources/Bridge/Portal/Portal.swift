@@ -124,6 +124,7 @@ actor Portal {
             if case .bot(.joinMatrix) = action, !activationPermit {
                 await context.activations.enter()
                 activationPermit = true
+                if Task.isCancelled { return leaveActivation() }   // shutdown: the activation would only fail
             }
             if let outcome = await perform(action) {
                 actions = machine.receive(outcome, now: context.clock.now()) + actions
