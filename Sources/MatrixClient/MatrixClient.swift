@@ -136,7 +136,12 @@ public final class MatrixClient: Sendable {
                 case .unusable:   // a certificate, TLS or URL problem: the same call would fail the same way
                     throw MatrixError(kind: .unusable, call: request.call, endpoint: request.endpoint, message: caught.description,
                                       attempts: attempts + rateLimitWaits)
-                case .connectFailed: (failure, kind) = (.connectionRefused, .transport)
+                case .connectFailed:
+                    // Certain to have stored nothing only if the call could not go out on a kept-alive connection:
+                    // libcurl sends a request once more, on a new connection, when a reused one dies before any
+                    // answer, so a refused connection may follow an attempt the server processed before it stopped
+                    // (scripts/chaos, seed 2029: a message stored twice across a Synapse restart).
+                    (failure, kind) = (request.mayReuseConnection ? .transport : .connectionRefused, .transport)
                 case .timedOut: (failure, kind) = (.transport, .timeout)
                 case .broken, .cancelled: (failure, kind) = (.transport, .transport)
                 }

@@ -39,6 +39,28 @@ import Testing
         }
     }
 
+    /// A refused connection is not proof that nothing was stored when the call may go out on a kept-alive connection:
+    /// libcurl resends once on a new connection when a reused one dies unanswered, and that resend is what the
+    /// connection refusal answers (scripts/chaos, seed 2029). A send its caller retries itself is left to it at once; a
+    /// call repeated in full is still tried again, and so is one that always takes a fresh connection.
+    @Test func aRefusedConnectionIsLeftToTheCallerOfASendThatMayReuseConnections() async throws {
+        let closed = try ReservedPort()
+        let client = MatrixClient(configuration: .init(homeserverURL: URL(string: "http://127.0.0.1:\(closed.port)")!,
+                                                       accessToken: "as-token", retryPolicy: Self.fast), logger: .disabled)
+        let send = await #expect(throws: MatrixError.self) {
+            try await client.sendMessage(.text("hi"), to: RoomID("!r:x")!, transactionID: ClientTransactionID("t1")!, retry: .rateLimitOnly)
+        }
+        #expect(send?.attempts == 1)
+        let repeated = await #expect(throws: MatrixError.self) {
+            try await client.sendMessage(.text("hi"), to: RoomID("!r:x")!, transactionID: ClientTransactionID("t2")!)
+        }
+        #expect(repeated?.attempts == Self.fast.maxAttempts)
+        let created = await #expect(throws: MatrixError.self) {
+            try await client.createRoom(CreateRoomRequest())
+        }
+        #expect(created?.attempts == Self.fast.maxAttempts, "a POST sent once takes a fresh connection: refused means unsent")
+    }
+
     @Test func sendEncodesEveryPathSegmentAndActsAsTheGhost() async throws {
         try await withFake({ _, _ in FakeHomeserver.json(200, #"{"event_id": "$ev:x"}"#) }) { client, fake in
             let event = try await client.sendMessage(.text("hi"), to: RoomID("!room/with:odd#chars")!, transactionID: ClientTransactionID("t/1:#ü")!,
