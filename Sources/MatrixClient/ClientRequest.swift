@@ -40,7 +40,8 @@ struct ClientRequest: Sendable {
     /// weigh: it is stored twice only if the process that stored it died before answering *and* libcurl's immediate
     /// resend reached another live process that does not know the transaction id — a load balancer spreading one
     /// homeserver's `/send` over several processes (Synapse keeps an appservice's transaction ids in memory). A
-    /// single homeserver process is still down at that moment and refuses the resend. Against that: a new
+    /// single homeserver process is still down at that moment and refuses the resend — and that refusal is not taken
+    /// as proof that nothing was stored: ``MatrixClient`` leaves it to a caller that retries itself. Against that: a new
     /// connection per message is a TCP handshake, and a TLS one on `https://`, for every bridged message. A POST that
     /// must not run twice (create a room, log in, register an OAuth client) gets a connection of its own.
     var mayReuseConnection: Bool { retry == .full || method != "POST" }
