@@ -39,6 +39,7 @@ extension Store {
     /// Runs `body` in the open commit group (or opens one) and returns its result once the group's commit holds its
     /// writes. A fenced store checks the lease in each group's transaction. Throws `body`'s error (only its own writes
     /// are lost) or the group's (an unreachable database, a full disk, a failed commit: every write of it is lost).
+    @discardableResult
     func groupedWrite<T: Sendable>(_ body: @escaping (Database) throws -> T) async throws -> T {
         var result: T?
         let run: (Database) throws -> Void = { database in result = try body(database) }
