@@ -28,6 +28,12 @@ enum RoomStateTable {
         ALTER TABLE room_state ADD COLUMN room_name TEXT;
         """
 
+    /// Records `date` as `room`'s first activation unless one (or a stanza-id) is recorded; returns whether it did.
+    static func recordFirstActivation(_ db: Database, room: RoomID, at date: Date) throws -> Bool {
+        try db.run("INSERT INTO room_state (matrix_room, active_since) VALUES (?, ?) ON CONFLICT DO NOTHING", room,
+                   date.timeIntervalSince1970) > 0
+    }
+
     static func setLastStanzaID(_ db: Database, room: RoomID, stanzaID: StanzaID) throws {
         _ = try db.run("""
             INSERT INTO room_state (matrix_room, last_stanza_id) VALUES (?, ?)
@@ -57,7 +63,7 @@ extension Store {
     /// Returns whether this was the first activation.
     public func recordFirstActivation(_ room: RoomID, at date: Date) throws -> Bool {
         try write { db in
-            try db.run("INSERT INTO room_state (matrix_room, active_since) VALUES (?, ?) ON CONFLICT DO NOTHING", room, date.timeIntervalSince1970) > 0
+            try RoomStateTable.recordFirstActivation(db, room: room, at: date)
         }
     }
 

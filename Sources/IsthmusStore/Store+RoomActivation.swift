@@ -22,8 +22,7 @@ extension Store {
     /// same time (``groupedWrite(_:)``; issue 26: a start of 1,000 rooms was 8,000 calls and 1,000 commits).
     public func activateRoom(_ room: RoomID, at date: Date) async throws -> RoomActivation {
         try await groupedWrite { db in
-            let first = try db.run("INSERT INTO room_state (matrix_room, active_since) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                                   room, date.timeIntervalSince1970) > 0
+            let first = try RoomStateTable.recordFirstActivation(db, room: room, at: date)
             var activation = RoomActivation(
                 puppets: try Self.puppets(db, room), ghosts: try Self.roomGhosts(db, room), firstActivation: first,
                 undelivered: try Self.undeliveredMappings(db, room), texts: RoomTexts())

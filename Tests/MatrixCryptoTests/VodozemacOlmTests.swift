@@ -7,14 +7,20 @@ import Testing
     /// Bytes the oracle returned in base64.
     static func bytes(_ text: String) throws -> [UInt8] { try UnpaddedBase64.decode(text) }
 
-    @Test func swiftInitiatesAndVodozemacAnswers() throws {
-        let oracle = try VodozemacOracle()
+    /// A Swift account (alice) and its outbound session to the oracle's new account "bob", on one of bob's one-time keys.
+    func outboundToOracleBob(_ oracle: VodozemacOracle) throws -> (OlmAccount, OlmSession) {
         let bobKeys = try oracle.call("account.new", ["name": "bob"])
         let otks = try #require(try oracle.call("account.one_time_keys", ["name": "bob", "count": 1])["keys"] as? [String: String])
         let alice = OlmAccount()
         let session = try alice.createOutboundSession(
             theirIdentityKey: Curve25519PublicKey(base64: bobKeys["curve25519"] as! String),
             theirOneTimeKey: Curve25519PublicKey(base64: try #require(otks.values.first)))
+        return (alice, session)
+    }
+
+    @Test func swiftInitiatesAndVodozemacAnswers() throws {
+        let oracle = try VodozemacOracle()
+        let (alice, session) = try outboundToOracleBob(oracle)
         let first = try session.encrypt(Array("first from swift".utf8))
         #expect(first.type == 0)
         let created = try oracle.call("account.inbound", ["name": "bob", "session": "s", "identity_key": alice.curve25519Key.base64,
@@ -85,12 +91,7 @@ import Testing
 
     @Test func tamperedOlmMessagesAreRefusedOnBothSides() throws {
         let oracle = try VodozemacOracle()
-        let bobKeys = try oracle.call("account.new", ["name": "bob"])
-        let otks = try #require(try oracle.call("account.one_time_keys", ["name": "bob", "count": 1])["keys"] as? [String: String])
-        let alice = OlmAccount()
-        let session = try alice.createOutboundSession(
-            theirIdentityKey: Curve25519PublicKey(base64: bobKeys["curve25519"] as! String),
-            theirOneTimeKey: Curve25519PublicKey(base64: try #require(otks.values.first)))
+        let (alice, session) = try outboundToOracleBob(oracle)
         let first = try session.encrypt(Array("hello".utf8))
         try oracle.call("account.inbound", ["name": "bob", "session": "s", "identity_key": alice.curve25519Key.base64,
                                             "type": first.type, "body": first.body])

@@ -22,13 +22,7 @@ public struct MegolmSessionKey: Sendable, Equatable {
 
     /// Parses a session key and checks its signature: `badSignature` when it was not made by the key it carries.
     public init(bytes: [UInt8]) throws {
-        guard bytes.count == Self.length else {
-            throw MatrixCryptoError.malformedMessage(kind: Self.kind, reason: "\(bytes.count) bytes, not \(Self.length)")
-        }
-        guard bytes[0] == Self.version else { throw MatrixCryptoError.unsupportedVersion(kind: Self.kind, version: bytes[0]) }
-        let index = bytes[1..<5].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-        ratchet = try MegolmRatchet(data: Array(bytes[5..<133]), index: index)
-        signingKey = try Ed25519PublicKey(bytes: Array(bytes[133..<165]))
+        (ratchet, signingKey) = try MegolmKeyHeader.parse(bytes, length: Self.length, version: Self.version, kind: Self.kind)
         signature = try Ed25519Signature(bytes: Array(bytes[165...]))
         try signingKey.verify(signature, of: Array(bytes[0..<165]))
     }
@@ -72,13 +66,7 @@ public struct MegolmExportedSessionKey: Sendable, Equatable {
 
     /// Parses an exported key.
     public init(bytes: [UInt8]) throws {
-        guard bytes.count == Self.length else {
-            throw MatrixCryptoError.malformedMessage(kind: Self.kind, reason: "\(bytes.count) bytes, not \(Self.length)")
-        }
-        guard bytes[0] == Self.version else { throw MatrixCryptoError.unsupportedVersion(kind: Self.kind, version: bytes[0]) }
-        let index = bytes[1..<5].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-        ratchet = try MegolmRatchet(data: Array(bytes[5..<133]), index: index)
-        signingKey = try Ed25519PublicKey(bytes: Array(bytes[133..<165]))
+        (ratchet, signingKey) = try MegolmKeyHeader.parse(bytes, length: Self.length, version: Self.version, kind: Self.kind)
     }
 
     /// Parses the unpadded base64 of an exported key (`session_key` of a key export or forwarded key).
@@ -99,4 +87,18 @@ public struct MegolmExportedSessionKey: Sendable, Equatable {
 /// `value` as 4 big-endian bytes.
 func bigEndian(_ value: UInt32) -> [UInt8] {
     [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+}
+
+/// What both forms of a Megolm session key start with: the version byte, the index (4 bytes, big-endian), the 128-byte
+/// ratchet and the session's Ed25519 public key.
+enum MegolmKeyHeader {
+    /// Checks `bytes`' length and version and reads the ratchet and the signing key.
+    static func parse(_ bytes: [UInt8], length: Int, version: UInt8, kind: String) throws -> (MegolmRatchet, Ed25519PublicKey) {
+        guard bytes.count == length else {
+            throw MatrixCryptoError.malformedMessage(kind: kind, reason: "\(bytes.count) bytes, not \(length)")
+        }
+        guard bytes[0] == version else { throw MatrixCryptoError.unsupportedVersion(kind: kind, version: bytes[0]) }
+        let index = bytes[1..<5].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        return (try MegolmRatchet(data: Array(bytes[5..<133]), index: index), try Ed25519PublicKey(bytes: Array(bytes[133..<165])))
+    }
 }
