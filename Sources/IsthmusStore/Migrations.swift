@@ -61,6 +61,7 @@ enum Migrations {
         Migration(version: 19, name: "matrix session oauth client", sql: MatrixSessionTable.oauthClientColumn),
         Migration(version: 20, name: "dynamic links", sql: RoomLinkTable.kindColumns),
         Migration(version: 21, name: "gateway rooms", sql: GatewayOccupantTable.schema + GatewayAliasTable.schema + GatewayDirectTable.schema),
+        Migration(version: 22, name: "ghost devices", sqlite: GhostDeviceTable.schema, postgres: GhostDeviceTable.postgresSchema),
     ]
 
     /// `schema_migrations` itself.

@@ -13,3 +13,4 @@ extension OccupantID: SQLBindable {}
 extension StanzaAttributeID: SQLBindable {}
 extension LeaseOwner: SQLBindable {}
 extension MXCURI: SQLBindable {}
+extension DeviceID: SQLBindable {}

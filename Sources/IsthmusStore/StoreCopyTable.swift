@@ -48,6 +48,7 @@ struct StoreCopyTable: Sendable, Equatable {
         StoreCopyTable("gateway_occupants", key: ["room", "resource"]),
         StoreCopyTable("gateway_aliases", key: ["address"]),
         StoreCopyTable("gateway_directs", key: ["ghost", "matrix_user"]),
+        StoreCopyTable("ghost_devices", key: ["user_id"]),
     ]
 
     /// Tables that are not bridge data: the migration history (each side has its own, and both must agree),

@@ -13,6 +13,8 @@ public enum MatrixCall: String, Sendable, CustomStringConvertible {
     case setAlias, deleteAlias, roomAliases, publicRooms
     case join, leave, invite, kick, ban, unban, joinedMembers, joinedRooms
     case sync
+    /// End-to-end encryption: the bridge's users' devices and keys.
+    case createDevice, uploadKeys, uploadCrossSigningKeys, uploadSignatures, queryKeys
 
     public var description: String { rawValue }
 }
