@@ -12,6 +12,8 @@ extension Config {
         public static let xmppPassword = "ISTHMUS_XMPP_PASSWORD"
         /// Matrix client mode's account password (`matrix.client.password`).
         public static let matrixPassword = "ISTHMUS_MATRIX_PASSWORD"
+        /// The key that seals end-to-end encryption state in the store (`encryption.pickle_key`).
+        public static let pickleKey = "ISTHMUS_PICKLE_KEY"
     }
 
     /// Reads and validates the config file at `path`. Does file I/O.
@@ -118,6 +120,9 @@ extension Config {
         var gatewayReader = try top.section("gateway")
         let gateway = try decodeGateway(&gatewayReader, matrixMode: matrix.mode, xmppMode: xmpp.mode)
         warnings += gatewayReader.unknownKeys()
+        var encryptionReader = try top.section("encryption")
+        let encryption = try decodeEncryption(&encryptionReader, matrixMode: matrix.mode, environment: environment)
+        warnings += encryptionReader.unknownKeys()
         var haReader = try top.section("ha")
         let ha = try decodeHighAvailability(&haReader)
         if ha.enabled && metrics.listen == nil {
@@ -135,6 +140,7 @@ extension Config {
         config.ha = ha
         config.relay = relay
         config.gateway = gateway
+        config.encryption = encryption
         config.warnings = warnings
         return config
     }

@@ -4,6 +4,9 @@ extension Config {
     /// Users: every ghost `@<ghost_prefix>…:<server_name>` and the bot, exclusively; aliases `#<ghost_prefix>…` exclusively.
     /// `rate_limited: false` so ghosts are not throttled; `receive_ephemeral: true` for typing and receipts;
     /// `protocols: [xmpp]` so the homeserver asks the bridge in third-party lookups (answered while the gateway is on).
+    /// With `encryption.allow`: `org.matrix.msc3202: true`, so the homeserver reports the ghosts' device lists and
+    /// one-time key counts (Synapse also needs `msc3202_transaction_extensions` and
+    /// `msc2409_to_device_messages_enabled` under `experimental_features`: docs/encryption.md).
     public func registrationYAML() -> String {
         let server = Config.regexEscaped(matrix.serverName)
         let prefix = Config.regexEscaped(appservice.ghostPrefix)
@@ -37,7 +40,7 @@ extension Config {
                   regex: \(quoted("#\(prefix).*:\(server)"))
               rooms: []
             protocols: ['xmpp']
-
+            \(encryption.allow ? "org.matrix.msc3202: true\n" : "")
             """
     }
 

@@ -126,6 +126,8 @@ public struct Config: Sendable, Equatable {
     public var relay = Relay()
     /// `gateway:` — rooms opened on demand through aliases.
     public var gateway = Gateway()
+    /// `encryption:` — devices for the ghosts in encrypted rooms (off by default).
+    public var encryption = Encryption()
     /// Non-fatal findings (unknown keys), to be shown by `check-config` and logged by `serve`.
     public var warnings: [ConfigError] = []
 

@@ -80,3 +80,13 @@ import Testing
         #expect(throws: MatrixCryptoError.self) { try CrossSigningKeys(pickle: OlmAccount().pickle(with: pickleKey), key: pickleKey) }
     }
 }
+
+/// The operator's pickle secret and the key it gives.
+@Suite struct PickleSecretTests {
+    @Test func theSameSecretOpensWhatItSealedAndAnotherDoesNot() throws {
+        let secret = "a secret of at least thirty-two characters"
+        let record = CrossSigningKeys().pickle(with: PickleKey(secret: secret))
+        #expect(throws: Never.self) { try CrossSigningKeys(pickle: record, key: PickleKey(secret: secret)) }
+        #expect(throws: MatrixCryptoError.self) { try CrossSigningKeys(pickle: record, key: PickleKey(secret: secret + "!")) }
+    }
+}

@@ -16,6 +16,13 @@ public struct PickleKey: Sendable {
         self.bytes = bytes
     }
 
+    /// The key of an operator's secret (`encryption.pickle_key`, any length, any text): HKDF-SHA-256 of its UTF-8
+    /// bytes with a fixed info, so the same secret always gives the same key. The config asks for at least 32
+    /// characters; a random one (`openssl rand -base64 32`) carries 256 bits.
+    public init(secret: String) {
+        bytes = CryptoPrimitives.hkdfSHA256(inputKey: Array(secret.utf8), salt: [], info: Array("isthmus pickle key".utf8), length: 32)
+    }
+
     /// A fresh random key.
     public static func random() -> PickleKey {
         try! PickleKey(bytes: CryptoPrimitives.randomBytes(32))
