@@ -67,7 +67,7 @@ let package = Package(
         .target(name: "Media", dependencies: ["IsthmusCommon", "Curl"]),
         .target(name: "Bridge", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusMetrics", "IsthmusStore", "XMPP", "XMPPComponent", "XMPPClient",
-            "Matrix", "MatrixAppService", "MatrixClient", "MatrixAccount", "MessageFormatting", "Media",
+            "Matrix", "MatrixAppService", "MatrixClient", "MatrixAccount", "MatrixCrypto", "MessageFormatting", "Media",
         ]),
         .target(name: "IsthmusCLI", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMPP", "XMPPComponent", "XMPPClient",
@@ -112,7 +112,7 @@ let package = Package(
         /// scripts/install-deps), driven through scripts/lib/vodozemac_oracle.py.
         .testTarget(name: "MatrixCryptoTests", dependencies: ["MatrixCrypto"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "IsthmusCommon", "TestSupport"]),
-        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "IsthmusConfig", "MatrixAccount", "MessageFormatting", "Media", "IsthmusFakes", "TestSupport"]),
+        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "IsthmusConfig", "MatrixAccount", "MatrixCrypto", "MessageFormatting", "Media", "IsthmusFakes", "TestSupport"]),
         /// The whole bridge against real Prosody and Synapse, driven through the CLI (XCTest: runs sequentially).
         .testTarget(name: "EndToEndTests", dependencies: ["Bridge", "IsthmusCLI", "TestSupport"]),
     ]

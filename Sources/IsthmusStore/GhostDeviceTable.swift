@@ -75,6 +75,13 @@ extension Store {
         }
     }
 
+    /// Some ghost's device, if any is kept (to check that the pickle key opens what is stored).
+    public func anyGhostDevice() throws -> StoredGhostDevice? {
+        guard let user = try read({ db in try db.query("SELECT user_id FROM ghost_devices LIMIT 1") { row -> UserID? in row.id(0) }.first ?? nil })
+        else { return nil }
+        return try ghostDevice(user)
+    }
+
     /// Keeps `device` as its user's device if the user has none yet, and returns the one kept: the first writer wins,
     /// so a ghost never gets two devices.
     public func keepNewGhostDevice(_ device: StoredGhostDevice) throws -> StoredGhostDevice {

@@ -28,6 +28,18 @@ import Testing
         #expect(try transaction("t2", stray).events.compactMap(BridgeAppServiceHandler.roomEvent).isEmpty)
     }
 
+    @Test func anInvitationSaysWhetherItsRoomIsEncryptedFromItsRoomState() throws {
+        func invite(_ state: String) -> String {
+            #"{"type": "m.room.member", "state_key": "@_xmpp_romeo:localhost", "event_id": "$i", "room_id": "!dm:localhost", "sender": "@alice:localhost", "origin_server_ts": 1, "content": {"membership": "invite", "is_direct": true}\#(state)}"#
+        }
+        let encrypted = #", "unsigned": {"invite_room_state": [{"type": "m.room.create", "state_key": "", "sender": "@alice:localhost", "content": {}}, {"type": "m.room.encryption", "state_key": "", "sender": "@alice:localhost", "content": {"algorithm": "m.megolm.v1.aes-sha2"}}]}"#
+        let plain = #", "unsigned": {"invite_room_state": [{"type": "m.room.create", "state_key": "", "sender": "@alice:localhost", "content": {}}]}"#
+        let events = try transaction("t3", [invite(encrypted), invite(plain), invite("")].joined(separator: ","))
+            .events.compactMap(BridgeAppServiceHandler.roomEvent)
+        #expect(events.map(\.invitedToEncryptedRoom) == [true, false, nil])
+        #expect(events.allSatisfy { $0.isDirect == true })
+    }
+
     @Test func anEncryptedEventIsQueuedAndCountedOnceEvenWhenTheTransactionComesAgain() async throws {
         let store = try Store(path: ":memory:", logger: .disabled)
         try await store.insertRoomLink(RoomLink(matrixRoom: linkedRoom, matrixAlias: nil, muc: JID("lounge@conference.localhost")!))

@@ -14,6 +14,8 @@ struct DirectChatMachine: Sendable {
     struct Configuration: Sendable {
         var naming: BridgeNaming
         var mediaLinks: MediaLinkSigner?
+        /// `encryption.allow`: a ghost in an encrypted DM gets its encryption device (``GhostDevices``).
+        var ghostDevices = false
     }
 
     enum Input: Sendable, Equatable {
@@ -44,6 +46,10 @@ struct DirectChatMachine: Sendable {
         case postNotice(DirectNotice)
         /// The ghost joins the DM room the Matrix user invited it into (a refusal is logged, not retried).
         case acceptInvite(DirectChat, room: RoomID)
+        /// The ghost's encryption device is set up if it is not yet (best effort: a failure is logged, and the next
+        /// encrypted event of the DM tries again). Before the ghost joins an encrypted DM, so the Matrix user's client
+        /// finds the device when it shares its first message's key.
+        case prepareDevice(ghost: UserID)
         /// Save `chat` (its DM room forgotten) and let the ghost leave `leaving`.
         case forgetRoom(DirectChat, leaving: RoomID)
         /// Record the event as handled and drop its inbox row, with the message map row of what it sent.
@@ -216,11 +222,12 @@ struct DirectChatMachine: Sendable {
             return [.consume(item)]
         case .encrypted:
             // Needs the homeserver only: told at once, whatever the XMPP side's state.
+            let device: [Action] = configuration.ghostDevices ? [.prepareDevice(ghost: chat.ghost)] : []
             guard let notice = encryptedNotices.notice(for: event, in: .directChat, now: now) else {
                 encryptedNotices.record(event, noticed: false, now: now)
-                return [.consume(item)]
+                return device + [.consume(item)]
             }
-            return [.log(.init(level: .info, message: "An encrypted Matrix event in a DM was not bridged; the DM is told",
+            return device + [.log(.init(level: .info, message: "An encrypted Matrix event in a DM was not bridged; the DM is told",
                                metadata: ["matrix.event.id": event.eventID.rawValue, "matrix.encrypted.held_back": "\(notice.heldBack)"]))]
                 + self.notice(notice.text, in: chat, subject: notice.subject, answering: item, encrypted: true, now: now)
         case .sendPrivate(let to, let send):
@@ -233,7 +240,8 @@ struct DirectChatMachine: Sendable {
         case .notice(let text):
             return notice(text, in: chat, subject: subject, answering: item, now: now)
         case .acceptInvite:
-            return [.acceptInvite(chat, room: event.room), .consume(item)]
+            let device: [Action] = configuration.ghostDevices && event.invitedToEncryptedRoom == true ? [.prepareDevice(ghost: chat.ghost)] : []
+            return device + [.acceptInvite(chat, room: event.room), .consume(item)]
         case .forgetRoom:
             var forgotten = chat
             forgotten.matrixRoom = nil

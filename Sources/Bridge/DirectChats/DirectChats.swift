@@ -53,7 +53,8 @@ actor DirectChats {
     init(context: BridgeContext) {
         self.context = context
         logger = context.logger.with(label: "bridge.dm")
-        machine = DirectChatMachine(configuration: .init(naming: context.naming, mediaLinks: context.media?.signer))
+        machine = DirectChatMachine(configuration: .init(naming: context.naming, mediaLinks: context.media?.signer,
+                                                         ghostDevices: context.ghostDevices != nil))
         (work, feed) = AsyncStream.makeStream(of: Work.self)
     }
 

@@ -107,6 +107,12 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
                                          previousMembership: previousMembership, previousDisplayname: previousName)
             member.avatarURL = content.avatarURL.flatMap(MXCURI.init(mxc:))   // anything else counts as none
             member.isDirect = content.isDirect
+            if content.membership == .invite, let state = event.unsigned?.inviteRoomState {
+                member.invitedToEncryptedRoom = state.contains { stripped in
+                    if case .object(let members) = stripped, case .string(MatrixEventType.encryption)? = members["type"] { return true }
+                    return false
+                }
+            }
             return member
         case .roomTopic(let content) where event.stateKey == "":
             return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: "",

@@ -219,6 +219,8 @@ public struct MatrixRoomEvent: Sendable, Equatable, Codable {
     public var avatarURL: MXCURI?
     /// For invites: `is_direct` (the inviter means a direct chat), when set.
     public var isDirect: Bool?
+    /// For invites: the room is end-to-end encrypted (`m.room.encryption` in the invite's room state), when known.
+    public var invitedToEncryptedRoom: Bool?
 
     public init(eventID: EventID, room: RoomID, sender: UserID, stateKey: String? = nil, content: Content,
                 previousMembership: Membership? = nil, previousDisplayname: String? = nil) {

@@ -3,6 +3,7 @@ import IsthmusCommon
 import IsthmusConfig
 import IsthmusStore
 import MatrixClient
+import MatrixCrypto
 import Synchronization
 
 /// The bridge core: one ``Portal`` per link, fed by the XMPP link's events and the homeserver's transactions,
@@ -43,6 +44,17 @@ public final class Bridge: Sendable {
             self.client = client
         }
     }
+    /// `encryption.allow`: what the ghosts' encryption devices need — the appservice's client (devices and keys are
+    /// made as the ghosts) and the key that seals them in the store.
+    public struct EncryptionWiring: Sendable {
+        public var client: MatrixClient
+        public var pickleKey: PickleKey
+
+        public init(client: MatrixClient, pickleKey: PickleKey) {
+            self.client = client
+            self.pickleKey = pickleKey
+        }
+    }
     /// Matrix client mode: the account's `/sync`, the bridge's Matrix intake (nil: an application service's pushes).
     private let matrixSync: (any MatrixSyncSource)?
     /// MUC private messages ↔ Matrix DM rooms.
@@ -68,6 +80,12 @@ public final class Bridge: Sendable {
     static let timelineCheckBatch = 50
     static let timelineCheckPause: Duration = .milliseconds(100)
 
+    /// Throws when the store keeps encryption keys that the configured pickle key does not open (checked at start:
+    /// every ghost's device would be unusable).
+    public func checkEncryptionKeys() async throws {
+        try await context.ghostDevices?.checkPickleKey()
+    }
+
     /// Creates the bridge over a store and both links. No I/O until ``run(xmppEvents:)``.
     /// `timelineCheckWindow`: how long after a start or a failed transaction the homeserver may strand a transaction
     /// (see ``TransactionGapDetector``; tests shorten it). `clock`: the time source of every decision (tests inject one).
@@ -78,6 +96,7 @@ public final class Bridge: Sendable {
     /// Matrix messages (nil: Matrix users have puppets). `subscriptions`: client mode's answer to presence subscription
     /// requests (`xmpp.client.accept_subscriptions`). `matrixRelay` and `matrixSync`: Matrix client mode — XMPP
     /// occupants speak through the account (with `matrix` a ``RelayMatrixLink``), whose `/sync` is the Matrix intake.
+    /// `encryption`: the ghosts get encryption devices at their first encrypted room (nil: off).
     public init(store: Store, xmpp: any XMPPLink, matrix: any MatrixLink, naming: BridgeNaming, logger: Logger,
                 linkPollInterval: Duration = .seconds(1), selfCheckInterval: Duration = .seconds(300),
                 timelineCheckWindow: Duration = .seconds(120),
@@ -87,7 +106,7 @@ public final class Bridge: Sendable {
                 roleLevels: RoleLevels = RoleLevels(),
                 media: MediaSettings? = nil, relay: RelayFormat? = nil, subscriptions: Config.SubscriptionPolicy = .none,
                 matrixRelay: MatrixRelayFormat? = nil, matrixSync: (any MatrixSyncSource)? = nil,
-                gateway: GatewayWiring? = nil) {
+                gateway: GatewayWiring? = nil, encryption: EncryptionWiring? = nil) {
         self.matrixSync = matrixSync
         self.backgroundTimelineChecks = backgroundTimelineChecks
         let (commands, control) = AsyncStream.makeStream(of: Command.self)
@@ -114,6 +133,9 @@ public final class Bridge: Sendable {
                 context.xmppUploader = XMPPUploader(settings: media, importer: importer, xmpp: xmpp, serverDomain: server,
                                                     requester: naming.botOccupant.bare, clock: clock, logger: logger.with(label: "media"))
             }
+        }
+        context.ghostDevices = encryption.map {
+            GhostDevices(store: store, homeserver: $0.client, pickleKey: $0.pickleKey, logger: logger.with(label: "bridge.encryption"))
         }
         directChats = DirectChats(context: context)
         context.directChats = directChats

@@ -39,6 +39,8 @@ struct BridgeContext: Sendable {
     var subscriptions = SubscriptionDesk(policy: .none)
     /// Bounds how many portals activate at once (one for the whole bridge).
     var activations = ActivationGate()
+    /// The ghosts' encryption devices (`encryption.allow`; nil: off).
+    var ghostDevices: GhostDevices? = nil
 
     /// The same context, logging to `logger`.
     func with(logger: Logger) -> BridgeContext {

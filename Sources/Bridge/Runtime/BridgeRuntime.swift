@@ -5,6 +5,7 @@ import IsthmusStore
 import Matrix
 import MatrixAppService
 import MatrixClient
+import MatrixCrypto
 import Media
 import XMPP
 import XMPPComponent
@@ -55,7 +56,13 @@ public struct BridgeRuntime: Sendable {
                                 ? RelayFormat(message: config.relay.xmppFormat, emote: config.relay.xmppEmoteFormat) : nil,
                             subscriptions: config.xmpp.client?.acceptSubscriptions ?? .none,
                             matrixRelay: matrix.relay, matrixSync: matrix.sync,
-                            gateway: gatewayWiring(naming: naming, client: matrix.client))
+                            gateway: gatewayWiring(naming: naming, client: matrix.client),
+                            encryption: encryptionWiring(client: matrix.client))
+        do {
+            try await bridge.checkEncryptionKeys()
+        } catch {
+            throw StartError(description: "\(error)")
+        }
         let listener = try matrix.isAppService ? makeListener(bridge: bridge, links: links, media: matrix.media) : nil
         var operations: OperationsListener?
         if let listen = config.metrics.listen {
@@ -99,6 +106,12 @@ public struct BridgeRuntime: Sendable {
             rooms: config.gateway.xmppRooms && config.xmpp.mode == .component
                 ? GatewayRooms.Settings(gateway: config.gateway, namespace: namespace, naming: naming) : nil,
             client: client)
+    }
+
+    /// `encryption.allow` (the application service only: the config check refuses it otherwise).
+    private func encryptionWiring(client: MatrixClient) -> Bridge.EncryptionWiring? {
+        guard config.matrix.mode == .appservice, config.encryption.allow, let secret = config.encryption.pickleKey else { return nil }
+        return Bridge.EncryptionWiring(client: client, pickleKey: PickleKey(secret: secret))
     }
 
     /// The application service's listener: transactions and queries from the homeserver, provisioning, media.

@@ -12,8 +12,13 @@ public struct UnsignedData: Sendable, Equatable, Codable {
     public var previousContent: JSONValue?
     /// The redaction that removed this event's content, if any.
     public var redactedBecause: JSONValue?
+    /// For an invite: the room's state the invitee may see before joining (stripped events: `type`, `state_key`,
+    /// `content`, `sender`), when the homeserver adds it (Synapse does, with `m.room.encryption` among its defaults).
+    public var inviteRoomState: [JSONValue]?
 
-    public init(age: Int64? = nil, transactionID: String? = nil, previousContent: JSONValue? = nil, redactedBecause: JSONValue? = nil) {
+    public init(age: Int64? = nil, transactionID: String? = nil, previousContent: JSONValue? = nil, redactedBecause: JSONValue? = nil,
+                inviteRoomState: [JSONValue]? = nil) {
+        self.inviteRoomState = inviteRoomState
         self.age = age
         self.transactionID = transactionID
         self.previousContent = previousContent
@@ -25,5 +30,6 @@ public struct UnsignedData: Sendable, Equatable, Codable {
         case transactionID = "transaction_id"
         case previousContent = "prev_content"
         case redactedBecause = "redacted_because"
+        case inviteRoomState = "invite_room_state"
     }
 }

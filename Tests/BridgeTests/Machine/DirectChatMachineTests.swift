@@ -23,8 +23,8 @@ import XMPP
         RoomGhost(room: linked, user: ghost, nick: "Romeo", occupantID: nil, realJID: JID("romeo@localhost"), joined: true)
     }
 
-    func machine(active: Bool = true) -> Machine {
-        var machine = Machine(configuration: .init(naming: naming, mediaLinks: nil))
+    func machine(active: Bool = true, ghostDevices: Bool = false) -> Machine {
+        var machine = Machine(configuration: .init(naming: naming, mediaLinks: nil, ghostDevices: ghostDevices))
         if active { machine.linkStatus(linked, active: true) }
         return machine
     }
@@ -184,6 +184,29 @@ import XMPP
         var forgotten = chat
         forgotten.matrixRoom = nil
         #expect(act(&m, .event(leave, snapshot())) == [.forgetRoom(forgotten, leaving: dm), .consume(leave)])
+    }
+
+    @Test func withEncryptionAllowedTheGhostGetsItsDeviceBeforeJoiningAnEncryptedDMAndOnEachEncryptedEvent() {
+        var invite = MatrixRoomEvent(eventID: EventID("$i")!, room: dm, sender: alice, stateKey: ghost.rawValue,
+                                     content: .member(membership: .invite, displayname: nil, reason: nil))
+        invite.invitedToEncryptedRoom = true
+        let encryptedInvite = QueuedMatrixEvent(seq: 1, event: invite)
+        var m = machine(active: false, ghostDevices: true)
+        #expect(act(&m, .event(encryptedInvite, snapshot())) == [.prepareDevice(ghost: ghost), .acceptInvite(chat, room: dm), .consume(encryptedInvite)])
+        // An unencrypted DM: no device yet.
+        invite.invitedToEncryptedRoom = false
+        let plainInvite = QueuedMatrixEvent(seq: 2, event: invite)
+        #expect(act(&m, .event(plainInvite, snapshot())) == [.acceptInvite(chat, room: dm), .consume(plainInvite)])
+        // Encryption turned on later, or an encrypted message: the device first, then the notice as before.
+        let turnedOn = queued(3, .encryptionEnabled, id: "$on")
+        let actions = act(&m, .event(turnedOn, snapshot()))
+        #expect(actions.first == .prepareDevice(ghost: ghost))
+        #expect(actions.dropFirst().allSatisfy { if case .postNotice = $0 { true } else { false } } && actions.count == 2, "\(actions)")
+
+        // Encryption not allowed: never a device.
+        var off = machine(active: false)
+        #expect(act(&off, .event(encryptedInvite, snapshot())) == [.acceptInvite(chat, room: dm), .consume(encryptedInvite)])
+        #expect(!act(&off, .event(queued(4, .encrypted, id: "$x"), snapshot())).contains(.prepareDevice(ghost: ghost)))
     }
 
     @Test func aFilesCaptionFollowsItAndPlacesABounceToo() {
