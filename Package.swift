@@ -114,7 +114,7 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "IsthmusCommon", "TestSupport"]),
         .testTarget(name: "BridgeTests", dependencies: ["Bridge", "IsthmusConfig", "MatrixAccount", "MatrixCrypto", "MessageFormatting", "Media", "IsthmusFakes", "TestSupport"]),
         /// The whole bridge against real Prosody and Synapse, driven through the CLI (XCTest: runs sequentially).
-        .testTarget(name: "EndToEndTests", dependencies: ["Bridge", "IsthmusCLI", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Bridge", "IsthmusCLI", "MatrixCrypto", "TestSupport"]),
     ]
 )
 

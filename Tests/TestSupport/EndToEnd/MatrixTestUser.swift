@@ -155,6 +155,12 @@ public struct MatrixTestUser: Sendable {
     }
 
     static func request(_ method: String, _ base: URL, _ path: String, token: String?, body: [String: Any]?) async throws -> [String: Any] {
+        let data = try await requestData(method, base, path, token: token, body: body)
+        return (try JSONSerialization.jsonObject(with: data.isEmpty ? Data("{}".utf8) : data) as? [String: Any]) ?? [:]
+    }
+
+    /// The answer's body as the homeserver wrote it (to verify signatures over it); throws ``Failure`` for a non-2xx.
+    static func requestData(_ method: String, _ base: URL, _ path: String, token: String?, body: [String: Any]?) async throws -> Data {
         var request = URLRequest(url: URL(string: base.absoluteString + path)!)
         request.httpMethod = method
         request.timeoutInterval = 30
@@ -166,7 +172,7 @@ public struct MatrixTestUser: Sendable {
         let (data, response) = try await URLSession.shared.data(for: request)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard (200..<300).contains(status) else { throw Failure(status: status, body: String(decoding: data, as: UTF8.self)) }
-        return (try JSONSerialization.jsonObject(with: data.isEmpty ? Data("{}".utf8) : data) as? [String: Any]) ?? [:]
+        return data
     }
 
     static func encode(_ segment: String) -> String {
