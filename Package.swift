@@ -110,7 +110,7 @@ let package = Package(
         ]),
         /// Fixed vectors (RFCs, libolm's tests) and differential tests against vodozemac (PyPI, in the venv of
         /// scripts/install-deps), driven through scripts/lib/vodozemac_oracle.py.
-        .testTarget(name: "MatrixCryptoTests", dependencies: ["MatrixCrypto"]),
+        .testTarget(name: "MatrixCryptoTests", dependencies: ["MatrixCrypto", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "IsthmusCommon", "TestSupport"]),
         .testTarget(name: "BridgeTests", dependencies: ["Bridge", "IsthmusConfig", "MatrixAccount", "MatrixCrypto", "MessageFormatting", "Media", "IsthmusFakes", "TestSupport"]),
         /// The whole bridge against real Prosody and Synapse, driven through the CLI (XCTest: runs sequentially).

@@ -62,6 +62,7 @@ enum Migrations {
         Migration(version: 20, name: "dynamic links", sql: RoomLinkTable.kindColumns),
         Migration(version: 21, name: "gateway rooms", sql: GatewayOccupantTable.schema + GatewayAliasTable.schema + GatewayDirectTable.schema),
         Migration(version: 22, name: "ghost devices", sqlite: GhostDeviceTable.schema, postgres: GhostDeviceTable.postgresSchema),
+        Migration(version: 23, name: "encryption sessions", sqlite: CryptoSessionTable.schema, postgres: CryptoSessionTable.postgresSchema),
     ]
 
     /// `schema_migrations` itself.

@@ -49,6 +49,9 @@ struct StoreCopyTable: Sendable, Equatable {
         StoreCopyTable("gateway_aliases", key: ["address"]),
         StoreCopyTable("gateway_directs", key: ["ghost", "matrix_user"]),
         StoreCopyTable("ghost_devices", key: ["user_id"]),
+        StoreCopyTable("olm_sessions", key: ["user_id", "sender_key", "session_id"]),
+        StoreCopyTable("megolm_inbound_sessions", key: ["room_id", "session_id"]),
+        StoreCopyTable("megolm_message_indexes", key: ["room_id", "session_id", "message_index"]),
     ]
 
     /// Tables that are not bridge data: the migration history (each side has its own, and both must agree),

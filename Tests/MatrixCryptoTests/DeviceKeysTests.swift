@@ -1,4 +1,5 @@
 import MatrixCrypto
+import TestSupport
 import Testing
 
 /// What a ghost's device publishes: device keys, one-time and fallback keys, and cross-signing keys, each signed as

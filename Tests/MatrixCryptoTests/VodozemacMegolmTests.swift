@@ -1,4 +1,5 @@
 import MatrixCrypto
+import TestSupport
 import Testing
 
 /// Megolm and signed JSON against vodozemac 0.10.0: session keys and exports shared both ways, messages decrypted

@@ -1,4 +1,5 @@
 import MatrixCrypto
+import TestSupport
 import Testing
 
 /// Olm against vodozemac 0.10.0: each side creates the inbound session from the other's pre-key message, then

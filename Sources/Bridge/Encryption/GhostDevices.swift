@@ -15,13 +15,17 @@ actor GhostDevices {
     /// What a ghost's device is called on the homeserver (Matrix clients show it in the device list).
     static let deviceDisplayName = "Isthmus (XMPP bridge)"
 
-    private let store: Store
+    let store: Store
     private let homeserver: any GhostDeviceHomeserver
-    private let pickleKey: PickleKey
-    private let logger: Logger
+    let pickleKey: PickleKey
+    let logger: Logger
     /// Ghosts whose device is ready, so a known one costs no store read.
     private var ready: [UserID: DeviceID] = [:]
     private var settingUp: [UserID: Task<DeviceID, any Error>] = [:]
+    /// The accounts of devices whose keys are published, as last kept (the receiving side consumes one-time keys).
+    var accounts: [UserID: (device: DeviceID, account: OlmAccount)] = [:]
+    /// Which refused to-device messages and undecryptable events get a log line (one a minute per reason).
+    var refusalLog = RefusalLogLimiter()
 
     init(store: Store, homeserver: any GhostDeviceHomeserver, pickleKey: PickleKey, logger: Logger) {
         self.store = store
@@ -96,6 +100,7 @@ actor GhostDevices {
             stage = GhostDeviceSetup.stage(after: step)
             try await store.updateGhostDevice(ghost, stage: stage, account: account.pickle(with: pickleKey))
         }
+        accounts[ghost] = (device, account)
         if record.stage != .crossSigned {
             logger.info("A ghost's encryption device is ready", metadata: ["matrix.ghost.id": user, "matrix.device.id": device.rawValue])
         }

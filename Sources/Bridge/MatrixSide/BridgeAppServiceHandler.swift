@@ -23,7 +23,7 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
     }
 
     public func handle(_ transaction: Transaction) async throws {
-        let events = transaction.events.compactMap(BridgeAppServiceHandler.roomEvent)
+        let events = try await decrypted(transaction).compactMap(BridgeAppServiceHandler.roomEvent)
             .filter { !namespace.isOurs($0.sender) || $0.stateKey.flatMap(UserID.init).map { !namespace.isOurs($0) } == true }
         try await bridge.acceptMatrixEvents(events, transaction: transaction.id)
         bridge.metrics.transactionAccepted()
@@ -35,6 +35,20 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
             bridge.routeEphemeral(event, to: room)
             await bridge.gatewayRooms?.ephemeral(event, in: room)   // in order: a stop must not overtake its start
         }
+    }
+
+    /// The transaction's events with what the ghosts' devices can decrypt decrypted (`encryption.allow`), after the
+    /// room keys its to-device messages bring are kept. An event that does not decrypt stays encrypted: the room is
+    /// told it was not bridged.
+    private func decrypted(_ transaction: Transaction) async throws -> [ClientEvent] {
+        guard let devices = bridge.context.ghostDevices else { return transaction.events }
+        if !transaction.toDevice.isEmpty { try await devices.receive(transaction.toDevice) }
+        var events = transaction.events
+        for index in events.indices {
+            guard case .unknown(type: MatrixEventType.encrypted, _) = events[index].content, !namespace.isOurs(events[index].sender) else { continue }
+            if case .decrypted(let event) = try await devices.decrypt(events[index]) { events[index] = event }
+        }
+        return events
     }
 
     public func isProcessed(_ id: TransactionID) async throws -> Bool {

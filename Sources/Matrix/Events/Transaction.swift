@@ -10,10 +10,15 @@ public struct Transaction: Sendable, Equatable {
     public var events: [ClientEvent]
     /// Typing and receipts (`ephemeral`, or the unstable `de.sorunome.msc2409.ephemeral`).
     public var ephemeral: [EphemeralEvent]
+    /// To-device messages for the appservice's users' devices (`de.sorunome.msc2409.to_device`): not persisted by
+    /// the homeserver, so never sent again — what they carry must be kept before the transaction is acknowledged.
+    public var toDevice: [ToDeviceEvent]
     /// Entries of `events` that could not be decoded at all.
     public var rejectedEvents: [RejectedEvent]
 
-    public init(id: TransactionID, events: [ClientEvent], ephemeral: [EphemeralEvent] = [], rejectedEvents: [RejectedEvent] = []) {
+    public init(id: TransactionID, events: [ClientEvent], ephemeral: [EphemeralEvent] = [], toDevice: [ToDeviceEvent] = [],
+                rejectedEvents: [RejectedEvent] = []) {
+        self.toDevice = toDevice
         self.id = id
         self.events = events
         self.ephemeral = ephemeral
@@ -23,7 +28,7 @@ public struct Transaction: Sendable, Equatable {
 
 /// An entry of a transaction that could not be decoded: its raw JSON (when it was JSON at all) and why. Pure value.
 public struct RejectedEvent: Sendable, Equatable {
-    /// Index in the transaction's `events` or `ephemeral` list.
+    /// Index in the transaction's `events`, `ephemeral` or to-device list.
     public var index: Int
     public var raw: JSONValue
     public var reason: String

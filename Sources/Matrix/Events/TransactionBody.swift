@@ -2,11 +2,12 @@ import IsthmusCommon
 
 /// The JSON body of a transaction push, decoded entry by entry so one bad entry does not fail the rest. Pure.
 ///
-/// `events` is required (appservice API "Pushing events"); `ephemeral` and its unstable name are optional;
-/// `to_device` and other fields are ignored.
+/// `events` is required (appservice API "Pushing events"); `ephemeral` and its unstable name, and the to-device
+/// messages (`de.sorunome.msc2409.to_device`, the only name Synapse sends), are optional; other fields are ignored.
 public struct TransactionBody: Sendable, Codable {
     public var events: [ClientEvent]
     public var ephemeral: [EphemeralEvent]
+    public var toDevice: [ToDeviceEvent] = []
     public var rejectedEvents: [RejectedEvent]
 
     public init(events: [ClientEvent], ephemeral: [EphemeralEvent] = []) {
@@ -19,6 +20,7 @@ public struct TransactionBody: Sendable, Codable {
         case events
         case ephemeral
         case unstableEphemeral = "de.sorunome.msc2409.ephemeral"
+        case toDevice = "de.sorunome.msc2409.to_device"
     }
 
     /// Decodes one entry, keeping its raw JSON and the reason when it does not decode.
@@ -54,6 +56,12 @@ public struct TransactionBody: Sendable, Codable {
             case .rejected(let raw, let reason): rejected.append(RejectedEvent(index: index, raw: raw, reason: reason))
             }
         }
+        for (index, entry) in (try container.decodeIfPresent([Entry<ToDeviceEvent>].self, forKey: .toDevice) ?? []).enumerated() {
+            switch entry {
+            case .decoded(let event): toDevice.append(event)
+            case .rejected(let raw, let reason): rejected.append(RejectedEvent(index: index, raw: raw, reason: reason))
+            }
+        }
         rejectedEvents = rejected
     }
 
@@ -61,5 +69,6 @@ public struct TransactionBody: Sendable, Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(events, forKey: .events)
         if !ephemeral.isEmpty { try container.encode(ephemeral, forKey: .ephemeral) }
+        if !toDevice.isEmpty { try container.encode(toDevice, forKey: .toDevice) }
     }
 }

@@ -1,19 +1,18 @@
 import Foundation
-import MatrixCrypto
 
 /// vodozemac 0.10.0 (PyPI; the Rust Olm/Megolm Element uses) run as a child process through
 /// scripts/lib/vodozemac_oracle.py, one JSON request and answer per line. Objects live in the child under names the
 /// test chooses. Missing Python or vodozemac is a test failure that says to run scripts/install-deps, never a skip.
 /// Each test starts its own oracle; it ends when the oracle is released (its stdin closes).
-final class VodozemacOracle {
+public final class VodozemacOracle {
     /// What can go wrong talking to the oracle.
-    enum Failure: Error, CustomStringConvertible {
+    public enum Failure: Error, CustomStringConvertible {
         case notInstalled(String)
         case died(stderr: String)
         case refused(op: String, error: String)
         case badAnswer(String)
 
-        var description: String {
+        public var description: String {
             switch self {
             case .notInstalled(let detail): "vodozemac oracle unavailable (\(detail)): run scripts/install-deps"
             case .died(let stderr): "vodozemac oracle exited: \(stderr)"
@@ -24,7 +23,7 @@ final class VodozemacOracle {
     }
 
     /// The version the differential tests are written against (scripts/install-deps installs it).
-    static let expectedVersion = "0.10.0"
+    public static let expectedVersion = "0.10.0"
 
     private let process = Process()
     private let input: FileHandle
@@ -34,7 +33,7 @@ final class VodozemacOracle {
 
     /// Starts the oracle with the venv's Python (`$ISTHMUS_VENV`, else `.venv` at the repository root) and checks
     /// that it imported vodozemac 0.10.0.
-    init() throws {
+    public init() throws {
         let root = Self.repositoryRoot
         let venv = ProcessInfo.processInfo.environment["ISTHMUS_VENV"].flatMap { $0.isEmpty ? nil : $0 }
             ?? root.appendingPathComponent(".venv").path
@@ -69,7 +68,7 @@ final class VodozemacOracle {
 
     /// Sends `request` (`op` plus its arguments) and returns the answer; a refusal by vodozemac throws `refused`.
     @discardableResult
-    func call(_ op: String, _ arguments: [String: Any] = [:]) throws -> [String: Any] {
+    public func call(_ op: String, _ arguments: [String: Any] = [:]) throws -> [String: Any] {
         let answer = try attempt(op, arguments)
         guard answer["ok"] as? Bool == true else {
             throw Failure.refused(op: op, error: answer["error"] as? String ?? "?")
@@ -78,13 +77,13 @@ final class VodozemacOracle {
     }
 
     /// Sends `request` and returns vodozemac's error text, or nil when it succeeded (for the refusal tests).
-    func refusal(_ op: String, _ arguments: [String: Any] = [:]) throws -> String? {
+    public func refusal(_ op: String, _ arguments: [String: Any] = [:]) throws -> String? {
         let answer = try attempt(op, arguments)
         return answer["ok"] as? Bool == true ? nil : answer["error"] as? String ?? "?"
     }
 
     /// A string field of an answer.
-    func string(_ op: String, _ arguments: [String: Any] = [:], _ field: String) throws -> String {
+    public func string(_ op: String, _ arguments: [String: Any] = [:], _ field: String) throws -> String {
         guard let value = try call(op, arguments)[field] as? String else { throw Failure.badAnswer("\(op) has no \(field)") }
         return value
     }
@@ -140,5 +139,9 @@ final class VodozemacOracle {
 
 extension String {
     /// UTF-8 bytes in unpadded base64, for the oracle's byte fields.
-    var base64UTF8: String { UnpaddedBase64.encode(Array(utf8)) }
+    public var base64UTF8: String {
+        var text = Data(utf8).base64EncodedString()
+        while text.hasSuffix("=") { text.removeLast() }
+        return text
+    }
 }

@@ -1,0 +1,179 @@
+import IsthmusCommon
+
+/// The ghosts' end-to-end encryption sessions (issue 30; ENCRYPTION.md §3): `olm_sessions`, the Olm sessions each
+/// ghost's device has with other devices (by the peer's Curve25519 identity key); `megolm_inbound_sessions`, the room
+/// keys Matrix users' devices shared with the ghosts (by room and session id, with the sender and its device's keys
+/// as the Olm message that carried it claimed them); `megolm_message_indexes`, which event used each message index
+/// of a session, so a replayed ciphertext is refused. The sessions are sealed by the bridge before they reach the store.
+enum CryptoSessionTable {
+    /// Migration 23 on SQLite.
+    static let schema = """
+        CREATE TABLE olm_sessions (
+            user_id      TEXT NOT NULL,
+            sender_key   TEXT NOT NULL,
+            session_id   TEXT NOT NULL,
+            pickle       BLOB NOT NULL,
+            PRIMARY KEY (user_id, sender_key, session_id)
+        );
+        CREATE TABLE megolm_inbound_sessions (
+            room_id      TEXT NOT NULL,
+            session_id   TEXT NOT NULL,
+            sender       TEXT NOT NULL,
+            sender_key   TEXT NOT NULL,
+            signing_key  TEXT NOT NULL,
+            pickle       BLOB NOT NULL,
+            PRIMARY KEY (room_id, session_id)
+        );
+        CREATE TABLE megolm_message_indexes (
+            room_id        TEXT NOT NULL,
+            session_id     TEXT NOT NULL,
+            message_index  BIGINT NOT NULL,
+            event_id       TEXT NOT NULL,
+            PRIMARY KEY (room_id, session_id, message_index)
+        );
+        """
+    /// Migration 23 on PostgreSQL.
+    static let postgresSchema = """
+        CREATE TABLE olm_sessions (
+            user_id      TEXT NOT NULL,
+            sender_key   TEXT NOT NULL,
+            session_id   TEXT NOT NULL,
+            pickle       BYTEA NOT NULL,
+            PRIMARY KEY (user_id, sender_key, session_id)
+        );
+        CREATE TABLE megolm_inbound_sessions (
+            room_id      TEXT NOT NULL,
+            session_id   TEXT NOT NULL,
+            sender       TEXT NOT NULL,
+            sender_key   TEXT NOT NULL,
+            signing_key  TEXT NOT NULL,
+            pickle       BYTEA NOT NULL,
+            PRIMARY KEY (room_id, session_id)
+        );
+        CREATE TABLE megolm_message_indexes (
+            room_id        TEXT NOT NULL,
+            session_id     TEXT NOT NULL,
+            message_index  BIGINT NOT NULL,
+            event_id       TEXT NOT NULL,
+            PRIMARY KEY (room_id, session_id, message_index)
+        );
+        """
+}
+
+/// An Olm session of a ghost's device as stored (sealed).
+public struct StoredOlmSession: Sendable, Equatable {
+    public var user: UserID
+    /// The peer device's Curve25519 identity key.
+    public var senderKey: String
+    public var sessionID: String
+    public var pickle: [UInt8]
+
+    public init(user: UserID, senderKey: String, sessionID: String, pickle: [UInt8]) {
+        self.user = user
+        self.senderKey = senderKey
+        self.sessionID = sessionID
+        self.pickle = pickle
+    }
+}
+
+/// A room key a Matrix user's device shared with a ghost, as stored (sealed).
+public struct StoredMegolmSession: Sendable, Equatable {
+    public var room: RoomID
+    public var sessionID: String
+    /// The user whose device shared it (over Olm): only that user's events may be decrypted with it.
+    public var sender: UserID
+    /// That device's Curve25519 identity key and its claimed Ed25519 key.
+    public var senderKey: String
+    public var signingKey: String
+    public var pickle: [UInt8]
+
+    public init(room: RoomID, sessionID: String, sender: UserID, senderKey: String, signingKey: String, pickle: [UInt8]) {
+        self.room = room
+        self.sessionID = sessionID
+        self.sender = sender
+        self.senderKey = senderKey
+        self.signingKey = signingKey
+        self.pickle = pickle
+    }
+}
+
+/// What one to-device message changed, kept in one commit: the ghost's account (a one-time key used), its Olm
+/// session, and the room key it carried.
+public struct ToDeviceChanges: Sendable, Equatable {
+    public var account: (user: UserID, pickle: [UInt8])?
+    public var olmSession: StoredOlmSession?
+    public var roomKey: StoredMegolmSession?
+
+    public init(account: (user: UserID, pickle: [UInt8])? = nil, olmSession: StoredOlmSession? = nil, roomKey: StoredMegolmSession? = nil) {
+        self.account = account
+        self.olmSession = olmSession
+        self.roomKey = roomKey
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.account?.user == rhs.account?.user && lhs.account?.pickle == rhs.account?.pickle
+            && lhs.olmSession == rhs.olmSession && lhs.roomKey == rhs.roomKey
+    }
+}
+
+extension Store {
+    /// `user`'s Olm sessions with the device whose identity key is `senderKey`.
+    public func olmSessions(of user: UserID, with senderKey: String) throws -> [StoredOlmSession] {
+        try read { db in
+            try db.query("SELECT session_id, pickle FROM olm_sessions WHERE user_id = ? AND sender_key = ?", user, senderKey) { row in
+                row.string(0).map { StoredOlmSession(user: user, senderKey: senderKey, sessionID: $0, pickle: row.blob(1)) }
+            }.compactMap { $0 }
+        }
+    }
+
+    /// Keeps what to-device messages changed, in one commit (before the transaction that brought them is
+    /// acknowledged: the homeserver never sends them again). A room key already kept is not replaced.
+    public func keepToDeviceChanges(_ changes: [ToDeviceChanges]) throws {
+        guard !changes.isEmpty else { return }
+        try write { db in
+            for change in changes {
+                if let (user, pickle) = change.account {
+                    _ = try db.run("UPDATE ghost_devices SET account = ? WHERE user_id = ?", SQLValue.blob(pickle), user)
+                }
+                if let session = change.olmSession {
+                    _ = try db.run("""
+                        INSERT INTO olm_sessions (user_id, sender_key, session_id, pickle) VALUES (?, ?, ?, ?)
+                        ON CONFLICT (user_id, sender_key, session_id) DO UPDATE SET pickle = excluded.pickle
+                        """, session.user, session.senderKey, session.sessionID, SQLValue.blob(session.pickle))
+                }
+                if let key = change.roomKey {
+                    _ = try db.run("""
+                        INSERT INTO megolm_inbound_sessions (room_id, session_id, sender, sender_key, signing_key, pickle)
+                        VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (room_id, session_id) DO NOTHING
+                        """, key.room, key.sessionID, key.sender, key.senderKey, key.signingKey, SQLValue.blob(key.pickle))
+                }
+            }
+        }
+    }
+
+    /// The room key `sessionID` of `room`, if a device shared it with a ghost.
+    public func megolmSession(_ sessionID: String, in room: RoomID) throws -> StoredMegolmSession? {
+        try read { db in
+            try db.query("SELECT sender, sender_key, signing_key, pickle FROM megolm_inbound_sessions WHERE room_id = ? AND session_id = ?",
+                         room, sessionID) { row -> StoredMegolmSession? in
+                guard let sender: UserID = row.id(0), let senderKey = row.string(1), let signingKey = row.string(2) else { return nil }
+                return StoredMegolmSession(room: room, sessionID: sessionID, sender: sender, senderKey: senderKey,
+                                           signingKey: signingKey, pickle: row.blob(3))
+            }.first ?? nil
+        }
+    }
+
+    /// Records that `event` used message `index` of session `sessionID` in `room`; false when another event used it
+    /// before (a replayed ciphertext, to refuse). The same event again (a transaction sent again) is true.
+    public func recordMegolmIndex(_ index: UInt32, of sessionID: String, in room: RoomID, by event: EventID) throws -> Bool {
+        try write { db in
+            _ = try db.run("""
+                INSERT INTO megolm_message_indexes (room_id, session_id, message_index, event_id) VALUES (?, ?, ?, ?)
+                ON CONFLICT (room_id, session_id, message_index) DO NOTHING
+                """, room, sessionID, Int64(index), event)
+            let users = try db.query("SELECT event_id FROM megolm_message_indexes WHERE room_id = ? AND session_id = ? AND message_index = ?",
+                                     room, sessionID, Int64(index)) { $0.string(0) }
+            return users.first == event.rawValue
+        }
+    }
+}

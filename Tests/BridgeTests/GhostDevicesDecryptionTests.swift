@@ -1,0 +1,145 @@
+@testable import Bridge
+import Foundation
+import IsthmusCommon
+import IsthmusStore
+import Matrix
+import MatrixCrypto
+import TestSupport
+import Testing
+
+/// A Matrix user's device (vodozemac 0.10.0, the library Element uses) shares a room key with a ghost's device over
+/// Olm; the ghost's side keeps it and decrypts the user's encrypted events — and refuses replays, other senders and
+/// messages not meant for it.
+@Suite struct GhostDevicesDecryptionTests {
+    let ghost = UserID("@_xmpp_romeo:localhost")!
+    let alice = UserID("@alice:localhost")!
+    let room = RoomID("!dm:localhost")!
+
+    /// The ghost's device ready, alice's oracle account with an Olm session to it and a Megolm session "g".
+    struct Scene {
+        let fixture: StoreFixture
+        let devices: GhostDevices
+        let key: PickleKey
+        let oracle: VodozemacOracle
+        let device: DeviceID
+        let ghostCurve: String
+        let ghostEd: String
+        let aliceCurve: String
+        let aliceEd: String
+        let sessionID: String
+        let sessionKey: String
+    }
+
+    func scene() async throws -> Scene {
+        let fixture = try await StoreBackend.sqlite.open()
+        let homeserver = GhostDevicesTests.RecordingHomeserver()
+        let key = PickleKey.random()
+        let devices = GhostDevices(store: fixture.store, homeserver: homeserver, pickleKey: key, logger: .disabled)
+        let device = try await devices.device(of: ghost)
+        let published = try #require(homeserver.published.withLock { $0.first })
+        let deviceKeys = try #require(published.deviceKeys)
+        guard case .string(let ghostCurve)? = deviceKeys["keys"]?["curve25519:\(device)"],
+              case .string(let ghostEd)? = deviceKeys["keys"]?["ed25519:\(device)"],
+              case .string(let oneTimeKey)? = published.oneTime.values.first?["key"] else { throw Missing() }
+        let oracle = try VodozemacOracle()
+        let aliceKeys = try oracle.call("account.new", ["name": "alice"])
+        try oracle.call("account.outbound", ["name": "alice", "session": "olm", "identity_key": ghostCurve, "one_time_key": oneTimeKey])
+        let group = try oracle.call("group.new", ["name": "g"])
+        return Scene(fixture: fixture, devices: devices, key: key, oracle: oracle, device: device, ghostCurve: ghostCurve, ghostEd: ghostEd,
+                     aliceCurve: aliceKeys["curve25519"] as! String, aliceEd: aliceKeys["ed25519"] as! String,
+                     sessionID: group["session_id"] as! String, sessionKey: group["session_key"] as! String)
+    }
+
+    struct Missing: Error {}
+
+    /// Alice's `m.room_key` for the ghost, Olm-encrypted as her client sends it; `payload` overrides fields.
+    func roomKeyMessage(_ scene: Scene, payload overrides: [String: Any] = [:], to recipient: UserID? = nil) throws -> ToDeviceEvent {
+        var payload: [String: Any] = [
+            "type": "m.room_key", "sender": alice.rawValue, "recipient": ghost.rawValue, "sender_device": "ALICEDEV",
+            "recipient_keys": ["ed25519": scene.ghostEd], "keys": ["ed25519": scene.aliceEd],
+            "content": ["algorithm": "m.megolm.v1.aes-sha2", "room_id": room.rawValue, "session_id": scene.sessionID,
+                        "session_key": scene.sessionKey],
+        ]
+        payload.merge(overrides) { $1 }
+        let plaintext = String(decoding: try JSONSerialization.data(withJSONObject: payload), as: UTF8.self)
+        let olm = try scene.oracle.call("session.encrypt", ["session": "olm", "plaintext": plaintext.base64UTF8])
+        let content: JSONValue = .object([
+            "algorithm": .string("m.olm.v1.curve25519-aes-sha2"), "sender_key": .string(scene.aliceCurve),
+            "ciphertext": .object([scene.ghostCurve: .object(["type": .integer(Int64(olm["type"] as! Int)), "body": .string(olm["body"] as! String)])]),
+        ])
+        return ToDeviceEvent(type: "m.room.encrypted", sender: alice, recipient: recipient ?? ghost, recipientDevice: scene.device, content: content)
+    }
+
+    /// Alice's encrypted text message with the Megolm session, as the room event the homeserver pushes.
+    func encryptedEvent(_ scene: Scene, _ body: String, id: String, sender: UserID? = nil, room: RoomID? = nil,
+                        relatesTo: String? = nil) throws -> ClientEvent {
+        let inner = #"{"type":"m.room.message","room_id":"\#((room ?? self.room).rawValue)","content":{"msgtype":"m.text","body":"\#(body)"}}"#
+        let ciphertext = try scene.oracle.string("group.encrypt", ["name": "g", "plaintext": inner.base64UTF8], "ciphertext")
+        let relation = relatesTo.map { #", "m.relates_to": {"rel_type": "m.thread", "event_id": "\#($0)"}"# } ?? ""
+        let json = #"{"type": "m.room.encrypted", "event_id": "\#(id)", "room_id": "\#((room ?? self.room).rawValue)", "sender": "\#((sender ?? alice).rawValue)", "origin_server_ts": 1, "content": {"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "\#(ciphertext)", "session_id": "\#(scene.sessionID)", "sender_key": "\#(scene.aliceCurve)", "device_id": "ALICEDEV"\#(relation)}}"#
+        return try JSONDecoder().decode(ClientEvent.self, from: Data(json.utf8))
+    }
+
+    func body(_ result: GhostDevices.RoomDecryption) -> String? {
+        if case .decrypted(let event) = result, case .message(let content) = event.content { return content.body }
+        return nil
+    }
+
+    @Test func aRoomKeySharedOverOlmDecryptsTheUsersMessagesAcrossARestart() async throws {
+        let scene = try await scene()
+        let first = try encryptedEvent(scene, "hello romeo", id: "$1")
+        #expect(try await scene.devices.decrypt(first) == .missingKey(sessionID: scene.sessionID), "before the key: missing, not refused")
+
+        #expect(try await scene.devices.receive([roomKeyMessage(scene)]) == [.roomKey(room: room, sessionID: scene.sessionID)])
+        let decrypted = try await scene.devices.decrypt(first)
+        #expect(body(decrypted) == "hello romeo")
+        if case .decrypted(let event) = decrypted {
+            #expect(event.eventID == first.eventID && event.sender == alice && event.roomID == room)
+        }
+        #expect(body(try await scene.devices.decrypt(first)) == "hello romeo", "the same event again (a transaction sent again)")
+
+        // The relation stays in the clear and comes back on the decrypted event.
+        let threaded = try await scene.devices.decrypt(try encryptedEvent(scene, "in a thread", id: "$2", relatesTo: "$root"))
+        if case .decrypted(let event) = threaded, case .message(let content) = event.content {
+            #expect(content.relatesTo?.eventID?.rawValue == "$root")
+        } else { Issue.record("not decrypted: \(threaded)") }
+
+        // A restart: the key and the Olm session were kept; a second key message on the same Olm session decrypts.
+        let restarted = GhostDevices(store: scene.fixture.store, homeserver: GhostDevicesTests.RecordingHomeserver(),
+                                     pickleKey: scene.key, logger: .disabled)
+        #expect(body(try await restarted.decrypt(try encryptedEvent(scene, "after a restart", id: "$3"))) == "after a restart")
+        #expect(try await restarted.receive([roomKeyMessage(scene)]) == [.roomKey(room: room, sessionID: scene.sessionID)])
+    }
+
+    @Test func replaysOtherSendersAndForeignMessagesAreRefused() async throws {
+        let scene = try await scene()
+        try await scene.devices.receive([roomKeyMessage(scene)])
+        let original = try encryptedEvent(scene, "once", id: "$1")
+        #expect(body(try await scene.devices.decrypt(original)) == "once")
+        guard case .unknown(_, let content) = original.content else { Issue.record("not encrypted"); return }
+        let replay = GhostDevices.replacing(original, type: "m.room.encrypted", content: content)
+        var replayed = try #require(replay)
+        replayed.eventID = EventID("$replayed")!
+        #expect(try await scene.devices.decrypt(replayed) == .refused("a message index used by another event (a replay)"))
+
+        let mallory = UserID("@mallory:localhost")!
+        #expect(try await scene.devices.decrypt(try encryptedEvent(scene, "spoofed", id: "$m", sender: mallory))
+                == .refused("the room key was shared by another user"))
+        // Encrypted for this room, pushed as another room's event.
+        let elsewhere = try encryptedEvent(scene, "moved", id: "$x")
+        var moved = try #require(GhostDevices.replacing(elsewhere, type: "m.room.encrypted", content: { if case .unknown(_, let c) = elsewhere.content { c } else { .null } }()))
+        moved.roomID = RoomID("!other:localhost")!
+        #expect(try await scene.devices.decrypt(moved) == .missingKey(sessionID: scene.sessionID))
+
+        // A key message naming another recipient, or for a ghost without this device, is refused and keeps nothing.
+        let wrongRecipient = try roomKeyMessage(scene, payload: ["recipient": "@_xmpp_juliet:localhost"])
+        #expect(try await scene.devices.receive([wrongRecipient]) == [.refused("the Olm payload does not name this sender, this ghost and its key")])
+        let otherGhost = try roomKeyMessage(scene, to: UserID("@_xmpp_juliet:localhost")!)
+        #expect(try await scene.devices.receive([otherGhost]) == [.refused("not for the ghost's device")])
+        let notOlm = ToDeviceEvent(type: "m.room.encrypted", sender: alice, recipient: ghost, recipientDevice: scene.device,
+                                   content: .object(["algorithm": .string("m.megolm.v1.aes-sha2")]))
+        #expect(try await scene.devices.receive([notOlm]) == [.refused("not Olm")])
+        let plain = ToDeviceEvent(type: "m.dummy", sender: alice, recipient: ghost, recipientDevice: scene.device, content: .object([:]))
+        #expect(try await scene.devices.receive([plain]) == [.other(type: "m.dummy")])
+    }
+}
