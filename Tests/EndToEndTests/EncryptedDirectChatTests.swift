@@ -1,0 +1,46 @@
+import Foundation
+import IsthmusCommon
+import TestSupport
+import XCTest
+import XMPP
+
+/// An encrypted DM from a real end-to-end client (matrix-nio on vodozemac): with `encryption.allow`, the ghost's
+/// device receives the room key over Olm and the user's encrypted messages reach the XMPP occupant — also after a
+/// restart, with the keys kept in the store.
+final class EncryptedDirectChatTests: XCTestCase {
+    func testAnEncryptedDMFromAnEndToEndClientReachesTheOccupantAcrossARestart() async throws {
+        let world = try EndToEndHarness("enc-dm")
+        try world.editConfig { $0 + "\nencryption:\n  allow: true\n  pickle_key: \"\(GhostDeviceTests.pickleKey)\"\n" }
+        try await world.startBridge()
+        let scene = try await PrivateMessageTests.Scene(world, muc: "encdm", account: "bob", nick: "Romeo")
+        let (romeo, ghost, aliceOccupant) = (scene.occupant, scene.ghost, scene.aliceOccupant)
+        let nio = try await NioUser("alice", bed: world.bed, storeDirectory: world.directory.appendingPathComponent("nio-alice"))
+
+        let dm = try await nio.createDirectRoom(inviting: ghost)
+        try await nio.waitJoined(ghost, in: dm)
+        let sent = try await nio.send("hello romeo, end to end", to: dm)
+        let onServer = try await scene.alice.timeline(of: dm).first { $0.eventID == sent }
+        XCTAssertEqual(onServer?.type, "m.room.encrypted", "nio encrypted it: the homeserver holds only ciphertext")
+        let first = try await romeo.nextMessage(within: 30, "alice's encrypted message") { $0.type == .chat && $0.body != nil }
+        XCTAssertEqual(first.body, "hello romeo, end to end")
+        XCTAssertEqual(first.from, aliceOccupant)
+
+        // Romeo answers in the same DM.
+        try romeo.send(.message(PrivateMessageTests.privateMessage(to: aliceOccupant, body: "hi alice")))
+        let answers = try await nio.messages(in: dm, from: ghost)
+        XCTAssertEqual(answers.map(\.body), ["hi alice"])
+
+        // After a restart the kept room key still decrypts: the next message (same Megolm session) goes out once.
+        world.stopBridge()
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        try await nio.send("after the restart", to: dm)
+        let second = try await romeo.nextMessage(within: 30, "alice's message after the restart") { $0.type == .chat && $0.body != nil }
+        XCTAssertEqual(second.body, "after the restart")
+
+        // Nothing was refused: the ghost posted no notice in the DM (the messages above are a barrier behind both).
+        let notices = try await scene.alice.messages(in: dm).filter { $0.sender == ghost && $0.msgtype == "m.notice" }
+        XCTAssertEqual(notices.map(\.body), [], "the ghost told the DM something was not bridged")
+        romeo.close()
+    }
+}

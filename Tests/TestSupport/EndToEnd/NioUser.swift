@@ -1,0 +1,54 @@
+import Foundation
+
+/// A Matrix user with end-to-end encryption: matrix-nio 0.26 on vodozemac (scripts/lib/nio_client.py), logged in
+/// as a test bed user on a device of its own. Its calls run off the cooperative pool (each may sync for seconds).
+public final class NioUser: Sendable {
+    /// A text message as nio saw it.
+    public struct Message: Sendable, Equatable {
+        public var sender: String
+        public var body: String
+        /// It came encrypted and nio decrypted it.
+        public var decrypted: Bool
+        public var eventID: String
+    }
+
+    public let userID: String
+    public let deviceID: String
+    private let child: PythonLineChild
+
+    /// Logs `localpart` in (a new device) with its store in `storeDirectory`, and uploads its keys.
+    public init(_ localpart: String, bed: TestBed, storeDirectory: URL) async throws {
+        child = try PythonLineChild(script: "nio_client.py")
+        _ = try child.ready()
+        try FileManager.default.createDirectory(at: storeDirectory, withIntermediateDirectories: true)
+        let login = try await child.callAsync("login", ["homeserver": bed.synapseURL.absoluteString, "user": localpart,
+                                                        "password": bed.password, "store": storeDirectory.path])
+        userID = login["user_id"] as? String ?? ""
+        deviceID = login["device_id"] as? String ?? ""
+    }
+
+    /// Starts a direct chat with `user` as Element does, encrypted unless `encrypted` is false. Returns the room id.
+    public func createDirectRoom(inviting user: String, encrypted: Bool = true) async throws -> String {
+        try await child.callAsync("create_dm", ["invite": user, "encrypted": encrypted])["room_id"] as? String ?? ""
+    }
+
+    /// Waits until `user` joined `room` and nio knows a device of theirs (so what it sends is encrypted for them).
+    public func waitJoined(_ user: String, in room: String, timeout: Int = 30) async throws {
+        try await child.callAsync("wait_joined", ["room": room, "user": user, "timeout": timeout])
+    }
+
+    /// Sends a text message, encrypted in an encrypted room (the room key shared with every device of its members).
+    @discardableResult
+    public func send(_ body: String, to room: String) async throws -> String {
+        try await child.callAsync("send", ["room": room, "body": body])["event_id"] as? String ?? ""
+    }
+
+    /// The text messages from `sender` in `room`, once there are `count` (or the timeout passed).
+    public func messages(in room: String, from sender: String, count: Int = 1, timeout: Int = 30) async throws -> [Message] {
+        let answer = try await child.callAsync("messages", ["room": room, "sender": sender, "count": count, "timeout": timeout])
+        return (answer["messages"] as? [[String: Any]] ?? []).map {
+            Message(sender: $0["sender"] as? String ?? "", body: $0["body"] as? String ?? "", decrypted: $0["decrypted"] as? Bool ?? false,
+                    eventID: $0["event_id"] as? String ?? "")
+        }
+    }
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""A Matrix user with end-to-end encryption, for Isthmus's encrypted-room end-to-end tests: matrix-nio 0.26 (PyPI,
+with vodozemac: an Olm/Megolm implementation independent of Isthmus's) behind a line protocol.
+
+One JSON request per line on stdin, one JSON answer per line on stdout. The first line written is
+{"ready": true, "nio": VERSION}, or {"ready": false, "error": ...} when nio's encryption cannot be imported.
+An answer is {"ok": true, ...} or {"ok": false, "error": "ExceptionType: text"}. Requests:
+  login {homeserver, user, password, store}      → {user_id, device_id}; its device keys are uploaded
+  create_dm {invite, encrypted}                  → {room_id}: a direct chat as Element starts one
+  wait_joined {room, user, timeout}              → {} once `user` joined `room` and its devices are known
+  send {room, body}                              → {event_id}: encrypted when the room is (keys shared with every device)
+  messages {room, timeout, count, sender}        → {messages: [{sender, body, decrypted, event_id}]} once `count` from `sender`
+  undecryptable {room}                           → {events: [event_id…]}: encrypted events nio could not decrypt
+"""
+import asyncio
+import importlib.metadata
+import json
+import sys
+import time
+
+
+async def main() -> None:
+    try:
+        from nio import AsyncClient, AsyncClientConfig, MegolmEvent, RoomMessageNotice, RoomMessageText, RoomPreset
+        import nio.crypto  # noqa: F401  (fails without vodozemac)
+    except ImportError as error:
+        print(json.dumps({"ready": False, "error": f"cannot import nio with encryption: {error}"}), flush=True)
+        return
+    print(json.dumps({"ready": True, "nio": importlib.metadata.version("matrix-nio")}), flush=True)
+
+    state = {"client": None, "messages": {}, "undecryptable": {}}
+
+    def on_message(room, event):
+        state["messages"].setdefault(room.room_id, []).append({
+            "sender": event.sender, "body": event.body, "decrypted": bool(getattr(event, "decrypted", False)),
+            "event_id": event.event_id})
+
+    def on_megolm(room, event):
+        state["undecryptable"].setdefault(room.room_id, []).append(event.event_id)
+
+    async def sync(client):
+        response = await client.sync(timeout=500, full_state=False)
+        if hasattr(response, "transport_response") and not hasattr(response, "next_batch"):
+            raise RuntimeError(f"sync failed: {response}")
+        if client.should_upload_keys:
+            await client.keys_upload()
+        if client.should_query_keys:
+            await client.keys_query()
+
+    async def handle(r):
+        op = r["op"]
+        client = state["client"]
+        if op == "login":
+            config = AsyncClientConfig(encryption_enabled=True, store_sync_tokens=True)
+            client = AsyncClient(r["homeserver"], r["user"], store_path=r["store"], config=config)
+            response = await client.login(r["password"], device_name="isthmus e2e (nio)")
+            if not getattr(response, "access_token", None):
+                raise RuntimeError(f"login failed: {response}")
+            client.add_event_callback(on_message, (RoomMessageText, RoomMessageNotice))
+            client.add_event_callback(on_megolm, (MegolmEvent,))
+            state["client"] = client
+            await sync(client)
+            return {"user_id": client.user_id, "device_id": client.device_id}
+        if op == "create_dm":
+            initial = [{"type": "m.room.encryption", "state_key": "", "content": {"algorithm": "m.megolm.v1.aes-sha2"}}] \
+                if r.get("encrypted", True) else []
+            response = await client.room_create(is_direct=True, invite=[r["invite"]], preset=RoomPreset.trusted_private_chat,
+                                                initial_state=initial)
+            if not getattr(response, "room_id", None):
+                raise RuntimeError(f"createRoom failed: {response}")
+            await sync(client)
+            return {"room_id": response.room_id}
+        if op == "wait_joined":
+            deadline = time.monotonic() + r.get("timeout", 30)
+            while time.monotonic() < deadline:
+                await sync(client)
+                room = client.rooms.get(r["room"])
+                if room is not None and r["user"] in room.users and r["user"] not in room.invited_users \
+                        and list(client.device_store.active_user_devices(r["user"])):
+                    return {}
+            raise TimeoutError(f"{r['user']} did not join {r['room']} with a known device")
+        if op == "send":
+            await sync(client)
+            response = await client.room_send(r["room"], "m.room.message", {"msgtype": "m.text", "body": r["body"]},
+                                              ignore_unverified_devices=True)
+            if not getattr(response, "event_id", None):
+                raise RuntimeError(f"send failed: {response}")
+            return {"event_id": response.event_id}
+        if op == "messages":
+            deadline = time.monotonic() + r.get("timeout", 30)
+            while True:
+                found = [m for m in state["messages"].get(r["room"], []) if m["sender"] == r["sender"]]
+                if len(found) >= r.get("count", 1) or time.monotonic() >= deadline:
+                    return {"messages": found}
+                await sync(client)
+        if op == "undecryptable":
+            await sync(client)
+            return {"events": state["undecryptable"].get(r["room"], [])}
+        raise ValueError(f"unknown op {op}")
+
+    loop = asyncio.get_running_loop()
+    while True:
+        line = await loop.run_in_executor(None, sys.stdin.readline)
+        if not line:
+            break
+        try:
+            answer = {"ok": True, **(await handle(json.loads(line)))}
+        except Exception as error:  # every failure is an answer: the Swift side asserts on it
+            answer = {"ok": False, "error": f"{type(error).__name__}: {error}"}
+        print(json.dumps(answer), flush=True)
+    if state["client"] is not None:
+        await state["client"].close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
