@@ -14,7 +14,7 @@ public enum MatrixCall: String, Sendable, CustomStringConvertible {
     case join, leave, invite, kick, ban, unban, joinedMembers, joinedRooms
     case sync
     /// End-to-end encryption: the bridge's users' devices and keys.
-    case createDevice, uploadKeys, uploadCrossSigningKeys, uploadSignatures, queryKeys
+    case createDevice, uploadKeys, uploadCrossSigningKeys, uploadSignatures, queryKeys, claimKeys, sendToDevice
 
     public var description: String { rawValue }
 }

@@ -90,4 +90,34 @@ extension MatrixClient {
         return try await perform(ClientRequest(.queryKeys, "POST", ["_matrix/client/v3/keys/query"], query: acting(user), body: body,
                                                retry: .full), as: JSONValue.self)
     }
+
+    /// Claims one key of `algorithm` for each listed device (`POST /keys/claim`), acting as `user`: the answer's
+    /// `one_time_keys`, by user, device and key id (a device with none left answers its fallback key, or nothing).
+    public func claimKeys(_ devices: [UserID: [DeviceID]], algorithm: String = "signed_curve25519",
+                          as user: UserID? = nil) async throws(MatrixError) -> JSONValue {
+        struct Body: Encodable {
+            var oneTimeKeys: [String: [String: String]]
+            enum CodingKeys: String, CodingKey { case oneTimeKeys = "one_time_keys" }
+        }
+        let wanted = Dictionary(uniqueKeysWithValues: devices.map { user, ids in
+            (user.rawValue, Dictionary(uniqueKeysWithValues: ids.map { ($0.rawValue, algorithm) }))
+        })
+        let body = try json(Body(oneTimeKeys: wanted), call: .claimKeys)
+        let answer = try await perform(ClientRequest(.claimKeys, "POST", ["_matrix/client/v3/keys/claim"], query: acting(user), body: body),
+                                       as: JSONValue.self)
+        return answer["one_time_keys"] ?? .object([:])
+    }
+
+    /// Sends to-device messages of `type` (`PUT /sendToDevice/{eventType}/{txnId}`), acting as `user`: by recipient
+    /// user and device id, each message's content. The transaction id makes a repeat harmless.
+    public func sendToDevice(_ messages: [UserID: [DeviceID: JSONValue]], type: String, transactionID: ClientTransactionID,
+                             as user: UserID? = nil) async throws(MatrixError) {
+        struct Body: Encodable { var messages: [String: [String: JSONValue]] }
+        let body = try json(Body(messages: Dictionary(uniqueKeysWithValues: messages.map { user, devices in
+            (user.rawValue, Dictionary(uniqueKeysWithValues: devices.map { ($0.key.rawValue, $0.value) }))
+        })), call: .sendToDevice)
+        let _: Bodies.Empty = try await perform(ClientRequest(
+            .sendToDevice, "PUT", ["_matrix/client/v3/sendToDevice", .param("eventType", type), .param("txnId", transactionID)],
+            query: acting(user), body: body))
+    }
 }

@@ -1,6 +1,7 @@
 @testable import Bridge
 import IsthmusCommon
 import IsthmusStore
+import Matrix
 import MatrixCrypto
 import Synchronization
 import TestSupport
@@ -51,6 +52,13 @@ import Testing
             try record("publishSignature")
             signatures.withLock { $0.append(signed) }
         }
+
+        // The sending side is tested end to end (EncryptedDirectChatTests): here, an unencrypted homeserver.
+        func roomEncryption(of room: RoomID, as ghost: UserID) async throws -> JSONValue? { nil }
+        func joinedMemberIDs(of room: RoomID, as ghost: UserID) async throws -> [UserID] { [] }
+        func deviceKeys(of users: [UserID], as ghost: UserID) async throws -> JSONValue { .object([:]) }
+        func claimOneTimeKeys(_ devices: [UserID: [DeviceID]], as ghost: UserID) async throws -> JSONValue { .object([:]) }
+        func sendEncryptedToDevice(_ messages: [UserID: [DeviceID: JSONValue]], transactionID: ClientTransactionID, as ghost: UserID) async throws {}
     }
 
     func devices(_ store: Store, _ homeserver: RecordingHomeserver, key: PickleKey) -> GhostDevices {

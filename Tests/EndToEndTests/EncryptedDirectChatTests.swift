@@ -4,11 +4,11 @@ import TestSupport
 import XCTest
 import XMPP
 
-/// An encrypted DM from a real end-to-end client (matrix-nio on vodozemac): with `encryption.allow`, the ghost's
-/// device receives the room key over Olm and the user's encrypted messages reach the XMPP occupant — also after a
-/// restart, with the keys kept in the store.
+/// An encrypted DM with a real end-to-end client (matrix-nio on vodozemac): with `encryption.allow`, the ghost's
+/// device receives the room key over Olm and the user's encrypted messages reach the XMPP occupant; the occupant's
+/// answers go out encrypted by the ghost's device, and nio decrypts them — also after a restart.
 final class EncryptedDirectChatTests: XCTestCase {
-    func testAnEncryptedDMFromAnEndToEndClientReachesTheOccupantAcrossARestart() async throws {
+    func testAnEncryptedDMWithAnEndToEndClientWorksBothWaysAcrossARestart() async throws {
         let world = try EndToEndHarness("enc-dm")
         try world.editConfig { $0 + "\nencryption:\n  allow: true\n  pickle_key: \"\(GhostDeviceTests.pickleKey)\"\n" }
         try await world.startBridge()
@@ -25,10 +25,11 @@ final class EncryptedDirectChatTests: XCTestCase {
         XCTAssertEqual(first.body, "hello romeo, end to end")
         XCTAssertEqual(first.from, aliceOccupant)
 
-        // Romeo answers in the same DM.
+        // Romeo answers in the same DM: encrypted by the ghost's device, decrypted by nio.
         try romeo.send(.message(PrivateMessageTests.privateMessage(to: aliceOccupant, body: "hi alice")))
         let answers = try await nio.messages(in: dm, from: ghost)
         XCTAssertEqual(answers.map(\.body), ["hi alice"])
+        XCTAssertEqual(answers.map(\.decrypted), [true], "the ghost's answer went out encrypted")
 
         // After a restart the kept room key still decrypts: the next message (same Megolm session) goes out once.
         world.stopBridge()
@@ -37,6 +38,11 @@ final class EncryptedDirectChatTests: XCTestCase {
         try await nio.send("after the restart", to: dm)
         let second = try await romeo.nextMessage(within: 30, "alice's message after the restart") { $0.type == .chat && $0.body != nil }
         XCTAssertEqual(second.body, "after the restart")
+        // And the ghost's next answer: a new outbound session (they live in memory), shared again.
+        try romeo.send(.message(PrivateMessageTests.privateMessage(to: aliceOccupant, body: "welcome back")))
+        let later = try await nio.messages(in: dm, from: ghost, count: 2)
+        XCTAssertEqual(later.map(\.body), ["hi alice", "welcome back"])
+        XCTAssertEqual(later.map(\.decrypted), [true, true])
 
         // Nothing was refused: the ghost posted no notice in the DM (the messages above are a barrier behind both).
         let notices = try await scene.alice.messages(in: dm).filter { $0.sender == ghost && $0.msgtype == "m.notice" }

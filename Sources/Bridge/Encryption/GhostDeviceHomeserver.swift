@@ -11,6 +11,18 @@ protocol GhostDeviceHomeserver: Sendable {
                      of user: UserID, device: DeviceID) async throws
     func publishCrossSigning(master: CanonicalJSON, selfSigning: CanonicalJSON, userSigning: CanonicalJSON, of user: UserID) async throws
     func publishSignature(of device: DeviceID, signed: CanonicalJSON, by user: UserID) async throws
+
+    // Sending encrypted (``GhostDevices`` `encrypt`), acting as the ghost:
+    /// The room's `m.room.encryption` content, nil when the room is not encrypted.
+    func roomEncryption(of room: RoomID, as ghost: UserID) async throws -> JSONValue?
+    /// The room's joined members.
+    func joinedMemberIDs(of room: RoomID, as ghost: UserID) async throws -> [UserID]
+    /// `/keys/query` of `users`: the answer's `device_keys`.
+    func deviceKeys(of users: [UserID], as ghost: UserID) async throws -> JSONValue
+    /// `/keys/claim` of one `signed_curve25519` key per device: the answer's `one_time_keys`.
+    func claimOneTimeKeys(_ devices: [UserID: [DeviceID]], as ghost: UserID) async throws -> JSONValue
+    /// `PUT /sendToDevice/m.room.encrypted/{txnId}`.
+    func sendEncryptedToDevice(_ messages: [UserID: [DeviceID: JSONValue]], transactionID: ClientTransactionID, as ghost: UserID) async throws
 }
 
 extension MatrixClient: GhostDeviceHomeserver {
@@ -27,6 +39,26 @@ extension MatrixClient: GhostDeviceHomeserver {
 
     func publishSignature(of device: DeviceID, signed: CanonicalJSON, by user: UserID) async throws {
         try await uploadSignatures([user: [device.rawValue: JSONValue(signed)]], by: user)
+    }
+
+    func roomEncryption(of room: RoomID, as ghost: UserID) async throws -> JSONValue? {
+        try await stateEvent(JSONValue.self, type: MatrixEventType.encryption, in: room, as: ghost)
+    }
+
+    func joinedMemberIDs(of room: RoomID, as ghost: UserID) async throws -> [UserID] {
+        Array(try await joinedMembers(of: room, as: ghost).keys)
+    }
+
+    func deviceKeys(of users: [UserID], as ghost: UserID) async throws -> JSONValue {
+        try await queryKeys(users, as: ghost)["device_keys"] ?? .object([:])
+    }
+
+    func claimOneTimeKeys(_ devices: [UserID: [DeviceID]], as ghost: UserID) async throws -> JSONValue {
+        try await claimKeys(devices, as: ghost)
+    }
+
+    func sendEncryptedToDevice(_ messages: [UserID: [DeviceID: JSONValue]], transactionID: ClientTransactionID, as ghost: UserID) async throws {
+        try await sendToDevice(messages, type: MatrixEventType.encrypted, transactionID: transactionID, as: ghost)
     }
 }
 

@@ -102,6 +102,8 @@ extension GhostDevices {
         else { throw ToDeviceRefusal("a room key that is not a valid Megolm session key") }
         let inbound = MegolmInboundSession(sessionKey: sessionKey)
         guard inbound.sessionID == sessionID else { throw ToDeviceRefusal("a room key whose session id is not its key's") }
+        // A device that shares a key may be new to the ghosts' own sending: its user's devices are read again.
+        sending.devices[message.sender] = nil
         change.roomKey = StoredMegolmSession(room: room, sessionID: sessionID, sender: message.sender, senderKey: senderText,
                                              signingKey: signingKey, pickle: inbound.pickle(with: pickleKey))
         return (.roomKey(room: room, sessionID: sessionID), change)

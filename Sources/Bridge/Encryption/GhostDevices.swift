@@ -16,9 +16,11 @@ actor GhostDevices {
     static let deviceDisplayName = "Isthmus (XMPP bridge)"
 
     let store: Store
-    private let homeserver: any GhostDeviceHomeserver
+    let homeserver: any GhostDeviceHomeserver
     let pickleKey: PickleKey
     let logger: Logger
+    /// The bridge's own users (its ghosts and bot): they get no room keys (MSC3202 "Don't encrypt as often").
+    let isBridgeUser: @Sendable (UserID) -> Bool
     /// Ghosts whose device is ready, so a known one costs no store read.
     private var ready: [UserID: DeviceID] = [:]
     private var settingUp: [UserID: Task<DeviceID, any Error>] = [:]
@@ -26,8 +28,12 @@ actor GhostDevices {
     var accounts: [UserID: (device: DeviceID, account: OlmAccount)] = [:]
     /// Which refused to-device messages and undecryptable events get a log line (one a minute per reason).
     var refusalLog = RefusalLogLimiter()
+    /// The sending side's memory (``GhostDevices/encrypt(type:content:in:as:now:)``).
+    var sending = SendingState()
 
-    init(store: Store, homeserver: any GhostDeviceHomeserver, pickleKey: PickleKey, logger: Logger) {
+    init(store: Store, homeserver: any GhostDeviceHomeserver, pickleKey: PickleKey, logger: Logger,
+         isBridgeUser: @escaping @Sendable (UserID) -> Bool = { _ in false }) {
+        self.isBridgeUser = isBridgeUser
         self.store = store
         self.homeserver = homeserver
         self.pickleKey = pickleKey
@@ -124,12 +130,16 @@ actor GhostDevices {
 enum GhostDeviceError: Error, Equatable, CustomStringConvertible {
     /// The stored keys do not open with the configured pickle key.
     case pickleKeyDoesNotOpen(user: UserID)
+    /// The device's keys are not published yet.
+    case notReady(user: UserID)
 
     var description: String {
         switch self {
         case .pickleKeyDoesNotOpen(let user):
             "the encryption keys kept in the store (\(user)'s device, among others) do not open with encryption.pickle_key: "
                 + "it was changed or lost; set the key they were sealed with"
+        case .notReady(let user):
+            "\(user)'s encryption device is not ready"
         }
     }
 }

@@ -17,8 +17,15 @@ public struct AppServiceMatrixLink: MatrixLink {
     let namespace: GhostNamespace
     let logger: Logger
     let metrics: BridgeMetrics?
+    /// `encryption.allow`: ghosts' messages and reactions in encrypted rooms go out encrypted by their devices.
+    let encryption: GhostDevices?
 
     public init(client: MatrixClient, namespace: GhostNamespace, logger: Logger, metrics: BridgeMetrics? = nil) {
+        self.init(client: client, namespace: namespace, logger: logger, metrics: metrics, encryption: nil)
+    }
+
+    init(client: MatrixClient, namespace: GhostNamespace, logger: Logger, metrics: BridgeMetrics?, encryption: GhostDevices?) {
+        self.encryption = encryption
         self.client = client
         self.namespace = namespace
         self.logger = logger
@@ -165,6 +172,12 @@ public struct AppServiceMatrixLink: MatrixLink {
         // homeserver that restarted meanwhile no longer knows the transaction id. The portal retries instead, after
         // looking for the stored copy (found by scripts/chaos, seed 8086).
         do {
+            if let encrypted = try await encrypted(MatrixEventType.message, content, as: user, in: room) {
+                return try await classified(.send) { () async throws(MatrixError) in
+                    try await client.send(encrypted, type: MatrixEventType.encrypted, to: room, transactionID: txnID, as: user,
+                                          timestamp: ts, retry: .rateLimitOnly)
+                }
+            }
             return try await classified(.send) { () async throws(MatrixError) in
                 try await client.sendMessage(content, to: room, transactionID: txnID, as: user, timestamp: ts, retry: .rateLimitOnly)
             }
@@ -179,9 +192,14 @@ public struct AppServiceMatrixLink: MatrixLink {
                       timestamp: Date?) async throws -> EventID? {
         let ts = Self.milliseconds(timestamp)
         do {
+            let reaction = ReactionContent(reactingTo: target, key: key)
+            if let encrypted = try await encrypted(MatrixEventType.reaction, reaction, as: user, in: room) {
+                return try await classified(.react) { () async throws(MatrixError) in
+                    try await client.send(encrypted, type: MatrixEventType.encrypted, to: room, transactionID: txnID, as: user, timestamp: ts)
+                }
+            }
             return try await classified(.react) { () async throws(MatrixError) in
-                try await client.send(ReactionContent(reactingTo: target, key: key), type: MatrixEventType.reaction, to: room,
-                                      transactionID: txnID, as: user, timestamp: ts)
+                try await client.send(reaction, type: MatrixEventType.reaction, to: room, transactionID: txnID, as: user, timestamp: ts)
             }
         } catch let error as MatrixError where error.errcode == .duplicateAnnotation {
             return nil
@@ -193,6 +211,14 @@ public struct AppServiceMatrixLink: MatrixLink {
         try await classified(.redact) { () async throws(MatrixError) in
             try await client.redact(event, in: room, transactionID: txnID, reason: reason, as: user)
         }
+    }
+
+    /// `content` encrypted by `user`'s device when `user` is a ghost and `room` is encrypted (`encryption.allow`);
+    /// nil to send it as it is.
+    private func encrypted(_ type: String, _ content: some Encodable, as user: UserID, in room: RoomID) async throws -> JSONValue? {
+        guard let encryption, namespace.isGhost(user), await encryption.isEncrypted(room, as: user) else { return nil }
+        let clear = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(content))
+        return try await encryption.encrypt(type: type, content: clear, in: room, as: user)
     }
 
     /// The `m.room.message` content for a message to send.

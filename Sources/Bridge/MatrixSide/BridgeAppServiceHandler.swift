@@ -45,8 +45,17 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
         if !transaction.toDevice.isEmpty { try await devices.receive(transaction.toDevice) }
         var events = transaction.events
         for index in events.indices {
-            guard case .unknown(type: MatrixEventType.encrypted, _) = events[index].content, !namespace.isOurs(events[index].sender) else { continue }
-            if case .decrypted(let event) = try await devices.decrypt(events[index]) { events[index] = event }
+            let event = events[index]
+            switch event.content {
+            case .unknown(type: MatrixEventType.encrypted, _) where !namespace.isOurs(event.sender):
+                if case .decrypted(let clear) = try await devices.decrypt(event) { events[index] = clear }
+            case .unknown(type: MatrixEventType.encryption, let content) where event.stateKey == "":
+                await devices.noteEncryption(event.roomID, content: content)
+            case .member(let member):
+                await devices.noteMembership(event.roomID, membership: member.membership)
+            default:
+                break
+            }
         }
         return events
     }

@@ -44,15 +44,12 @@ public final class Bridge: Sendable {
             self.client = client
         }
     }
-    /// `encryption.allow`: what the ghosts' encryption devices need — the appservice's client (devices and keys are
-    /// made as the ghosts) and the key that seals them in the store.
+    /// `encryption.allow`: the ghosts' encryption devices, shared with the Matrix link that encrypts their messages.
     public struct EncryptionWiring: Sendable {
-        public var client: MatrixClient
-        public var pickleKey: PickleKey
+        let devices: GhostDevices
 
-        public init(client: MatrixClient, pickleKey: PickleKey) {
-            self.client = client
-            self.pickleKey = pickleKey
+        init(devices: GhostDevices) {
+            self.devices = devices
         }
     }
     /// Matrix client mode: the account's `/sync`, the bridge's Matrix intake (nil: an application service's pushes).
@@ -134,9 +131,7 @@ public final class Bridge: Sendable {
                                                     requester: naming.botOccupant.bare, clock: clock, logger: logger.with(label: "media"))
             }
         }
-        context.ghostDevices = encryption.map {
-            GhostDevices(store: store, homeserver: $0.client, pickleKey: $0.pickleKey, logger: logger.with(label: "bridge.encryption"))
-        }
+        context.ghostDevices = encryption?.devices
         directChats = DirectChats(context: context)
         context.directChats = directChats
         self.context = context

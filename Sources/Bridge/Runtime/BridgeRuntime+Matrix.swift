@@ -5,6 +5,7 @@ import IsthmusStore
 import Matrix
 import MatrixAccount
 import MatrixClient
+import MatrixCrypto
 import Media
 
 /// The Matrix side of `serve`, of the configured mode: the application service (the bot and its ghosts on the
@@ -26,6 +27,8 @@ struct MatrixSide: Sendable {
     let sync: (any MatrixSyncSource)?
     /// Client mode: the account's session (for `/ready`'s stall reason).
     let keeper: SessionKeeper?
+    /// `encryption.allow`: the ghosts' encryption devices (the link encrypts their messages in encrypted rooms).
+    var ghostDevices: GhostDevices? = nil
 
     var isAppService: Bool { sync == nil }
 }
@@ -58,9 +61,18 @@ extension BridgeRuntime {
         let media = mediaSettings(identity: .appService(token: config.appservice.asToken),
                                   signer: MediaLinkSigner(publicBase: config.media.publicBase(appserviceURL: config.appservice.url),
                                                           secret: try await store.secret(named: "media_links")))
-        let link = AppServiceMatrixLink(client: client, namespace: namespace, logger: linkLogger, metrics: metrics)
+        let devices = encryptionDevices(store: store, client: client, namespace: namespace)
+        let link = AppServiceMatrixLink(client: client, namespace: namespace, logger: linkLogger, metrics: metrics, encryption: devices)
         return MatrixSide(client: client, link: link, bridgeLink: link, botUserID: namespace.botUserID, media: media,
-                          relay: nil, sync: nil, keeper: nil)
+                          relay: nil, sync: nil, keeper: nil, ghostDevices: devices)
+    }
+
+    /// `encryption.allow` (the application service only: the config check refuses it otherwise).
+    private func encryptionDevices(store: Store, client: MatrixClient, namespace: GhostNamespace) -> GhostDevices? {
+        guard config.encryption.allow, let secret = config.encryption.pickleKey else { return nil }
+        return GhostDevices(store: store, homeserver: client, pickleKey: PickleKey(secret: secret),
+                            logger: logger.with(label: "bridge.encryption"),
+                            isBridgeUser: { namespace.isOurs($0) })
     }
 
     /// `media:` of the config, for the bridge as `identity`.

@@ -57,7 +57,7 @@ public struct BridgeRuntime: Sendable {
                             subscriptions: config.xmpp.client?.acceptSubscriptions ?? .none,
                             matrixRelay: matrix.relay, matrixSync: matrix.sync,
                             gateway: gatewayWiring(naming: naming, client: matrix.client),
-                            encryption: encryptionWiring(client: matrix.client))
+                            encryption: matrix.ghostDevices.map(Bridge.EncryptionWiring.init))
         do {
             try await bridge.checkEncryptionKeys()
         } catch {
@@ -106,12 +106,6 @@ public struct BridgeRuntime: Sendable {
             rooms: config.gateway.xmppRooms && config.xmpp.mode == .component
                 ? GatewayRooms.Settings(gateway: config.gateway, namespace: namespace, naming: naming) : nil,
             client: client)
-    }
-
-    /// `encryption.allow` (the application service only: the config check refuses it otherwise).
-    private func encryptionWiring(client: MatrixClient) -> Bridge.EncryptionWiring? {
-        guard config.matrix.mode == .appservice, config.encryption.allow, let secret = config.encryption.pickleKey else { return nil }
-        return Bridge.EncryptionWiring(client: client, pickleKey: PickleKey(secret: secret))
     }
 
     /// The application service's listener: transactions and queries from the homeserver, provisioning, media.
