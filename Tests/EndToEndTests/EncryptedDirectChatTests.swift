@@ -44,6 +44,16 @@ final class EncryptedDirectChatTests: XCTestCase {
         XCTAssertEqual(later.map(\.body), ["hi alice", "welcome back"])
         XCTAssertEqual(later.map(\.decrypted), [true, true])
 
+        // A new device of alice's: once it has spoken (its key reaches the ghost), the ghost's answers reach it too.
+        let phone = try await NioUser("alice", bed: world.bed, storeDirectory: world.directory.appendingPathComponent("nio-alice-phone"))
+        try await phone.waitJoined(ghost, in: dm)
+        try await phone.send("from my phone", to: dm)
+        let fromPhone = try await romeo.nextMessage(within: 30, "alice's message from her phone") { $0.type == .chat && $0.body != nil }
+        XCTAssertEqual(fromPhone.body, "from my phone")
+        try romeo.send(.message(PrivateMessageTests.privateMessage(to: aliceOccupant, body: "hello phone")))
+        let onPhone = try await phone.messages(in: dm, from: ghost).filter { $0.body == "hello phone" }
+        XCTAssertEqual(onPhone.map(\.decrypted), [true], "the new device got the ghost's room key")
+
         // Nothing was refused: the ghost posted no notice in the DM (the messages above are a barrier behind both).
         let notices = try await scene.alice.messages(in: dm).filter { $0.sender == ghost && $0.msgtype == "m.notice" }
         XCTAssertEqual(notices.map(\.body), [], "the ghost told the DM something was not bridged")

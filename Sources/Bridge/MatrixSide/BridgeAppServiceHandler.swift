@@ -42,6 +42,7 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
     /// told it was not bridged.
     private func decrypted(_ transaction: Transaction) async throws -> [ClientEvent] {
         guard let devices = bridge.context.ghostDevices else { return transaction.events }
+        if !transaction.deviceListsChanged.isEmpty { await devices.noteDeviceListsChanged(transaction.deviceListsChanged) }
         if !transaction.toDevice.isEmpty { try await devices.receive(transaction.toDevice) }
         var events = transaction.events
         for index in events.indices {

@@ -13,12 +13,15 @@ public struct Transaction: Sendable, Equatable {
     /// To-device messages for the appservice's users' devices (`de.sorunome.msc2409.to_device`): not persisted by
     /// the homeserver, so never sent again — what they carry must be kept before the transaction is acknowledged.
     public var toDevice: [ToDeviceEvent]
+    /// Users whose device lists changed (MSC3202), for the encrypting side to read their devices again.
+    public var deviceListsChanged: [UserID]
     /// Entries of `events` that could not be decoded at all.
     public var rejectedEvents: [RejectedEvent]
 
     public init(id: TransactionID, events: [ClientEvent], ephemeral: [EphemeralEvent] = [], toDevice: [ToDeviceEvent] = [],
-                rejectedEvents: [RejectedEvent] = []) {
+                deviceListsChanged: [UserID] = [], rejectedEvents: [RejectedEvent] = []) {
         self.toDevice = toDevice
+        self.deviceListsChanged = deviceListsChanged
         self.id = id
         self.events = events
         self.ephemeral = ephemeral

@@ -8,6 +8,9 @@ public struct TransactionBody: Sendable, Codable {
     public var events: [ClientEvent]
     public var ephemeral: [EphemeralEvent]
     public var toDevice: [ToDeviceEvent] = []
+    /// Users whose device lists changed (MSC3202 `org.matrix.msc3202.device_lists.changed`; Synapse never sends
+    /// `left`).
+    public var deviceListsChanged: [UserID] = []
     public var rejectedEvents: [RejectedEvent]
 
     public init(events: [ClientEvent], ephemeral: [EphemeralEvent] = []) {
@@ -21,6 +24,12 @@ public struct TransactionBody: Sendable, Codable {
         case ephemeral
         case unstableEphemeral = "de.sorunome.msc2409.ephemeral"
         case toDevice = "de.sorunome.msc2409.to_device"
+        case deviceLists = "org.matrix.msc3202.device_lists"
+    }
+
+    /// MSC3202's device list changes; ids that are not user ids are left out.
+    private struct DeviceLists: Codable {
+        var changed: [String]?
     }
 
     /// Decodes one entry, keeping its raw JSON and the reason when it does not decode.
@@ -62,6 +71,8 @@ public struct TransactionBody: Sendable, Codable {
             case .rejected(let raw, let reason): rejected.append(RejectedEvent(index: index, raw: raw, reason: reason))
             }
         }
+        let lists = try? container.decodeIfPresent(DeviceLists.self, forKey: .deviceLists)
+        deviceListsChanged = (lists?.changed ?? []).compactMap(UserID.init)
         rejectedEvents = rejected
     }
 
@@ -70,5 +81,6 @@ public struct TransactionBody: Sendable, Codable {
         try container.encode(events, forKey: .events)
         if !ephemeral.isEmpty { try container.encode(ephemeral, forKey: .ephemeral) }
         if !toDevice.isEmpty { try container.encode(toDevice, forKey: .toDevice) }
+        if !deviceListsChanged.isEmpty { try container.encode(DeviceLists(changed: deviceListsChanged.map(\.rawValue)), forKey: .deviceLists) }
     }
 }
