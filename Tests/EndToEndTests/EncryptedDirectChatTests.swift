@@ -54,9 +54,16 @@ final class EncryptedDirectChatTests: XCTestCase {
         let onPhone = try await phone.messages(in: dm, from: ghost).filter { $0.body == "hello phone" }
         XCTAssertEqual(onPhone.map(\.decrypted), [true], "the new device got the ghost's room key")
 
-        // Nothing was refused: the ghost posted no notice in the DM (the messages above are a barrier behind both).
-        let notices = try await scene.alice.messages(in: dm).filter { $0.sender == ghost && $0.msgtype == "m.notice" }
-        XCTAssertEqual(notices.map(\.body), [], "the ghost told the DM something was not bridged")
+        // Nothing was refused: every message the ghost sent was an answer, none a notice.
+        let fromGhost = try await nio.messages(in: dm, from: ghost, count: 3)
+        XCTAssertEqual(fromGhost.filter(\.notice).map(\.body), [], "the ghost told the DM something was not bridged")
+
+        // A message whose key never reached the bridge is told, in a notice the ghost's device encrypts.
+        try await scene.alice.sendEvent("m.room.encrypted", content: GhostDeviceTests.ciphertext, to: dm)
+        let told = try await nio.messages(in: dm, from: ghost, count: 4).filter(\.notice)
+        XCTAssertEqual(told.count, 1, "\(told)")
+        XCTAssertTrue(told.first?.body.hasPrefix("🔒 The bridge could not decrypt a message sent here") == true, "\(told)")
+        XCTAssertEqual(told.map(\.decrypted), [true])
         romeo.close()
     }
 }

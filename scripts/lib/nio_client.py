@@ -9,7 +9,8 @@ An answer is {"ok": true, ...} or {"ok": false, "error": "ExceptionType: text"}.
   create_dm {invite, encrypted}                  → {room_id}: a direct chat as Element starts one
   wait_joined {room, user, timeout}              → {} once `user` joined `room` and its devices are known
   send {room, body}                              → {event_id}: encrypted when the room is (keys shared with every device)
-  messages {room, timeout, count, sender}        → {messages: [{sender, body, decrypted, event_id}]} once `count` from `sender`
+  messages {room, timeout, count, sender}        → {messages: [{sender, body, decrypted, event_id, notice}]} once `count`
+                                                   from `sender` (text messages and notices)
   undecryptable {room}                           → {events: [event_id…]}: encrypted events nio could not decrypt
 """
 import asyncio
@@ -33,7 +34,7 @@ async def main() -> None:
     def on_message(room, event):
         state["messages"].setdefault(room.room_id, []).append({
             "sender": event.sender, "body": event.body, "decrypted": bool(getattr(event, "decrypted", False)),
-            "event_id": event.event_id})
+            "event_id": event.event_id, "notice": isinstance(event, RoomMessageNotice)})
 
     def on_megolm(room, event):
         state["undecryptable"].setdefault(room.room_id, []).append(event.event_id)

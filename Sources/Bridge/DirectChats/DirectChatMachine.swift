@@ -223,7 +223,8 @@ struct DirectChatMachine: Sendable {
         case .encrypted:
             // Needs the homeserver only: told at once, whatever the XMPP side's state.
             let device: [Action] = configuration.ghostDevices ? [.prepareDevice(ghost: chat.ghost)] : []
-            guard let notice = encryptedNotices.notice(for: event, in: .directChat, now: now) else {
+            let place: EncryptedEventNotices.Place = configuration.ghostDevices ? .decryptingDirectChat : .directChat
+            guard let notice = encryptedNotices.notice(for: event, in: place, now: now) else {
                 encryptedNotices.record(event, noticed: false, now: now)
                 return device + [.consume(item)]
             }

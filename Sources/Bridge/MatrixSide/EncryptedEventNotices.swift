@@ -14,6 +14,9 @@ struct EncryptedEventNotices: Sendable {
         case linkedRoom
         /// A DM with an XMPP user's ghost: messages do not reach that person.
         case directChat
+        /// A DM whose ghost decrypts (`encryption.allow`): only a message whose key never reached the bridge is lost,
+        /// and turning encryption on changes nothing.
+        case decryptingDirectChat
     }
 
     /// A notice to post in the room, as the bot (linked rooms) or the DM's ghost.
@@ -39,7 +42,8 @@ struct EncryptedEventNotices: Sendable {
         let subject = "encrypted:" + event.eventID.rawValue
         switch event.content {
         case .encryptionEnabled:
-            return Notice(text: Self.enabledText(place), subject: subject, heldBack: 0)
+            guard let text = Self.enabledText(place) else { return nil }
+            return Notice(text: text, subject: subject, heldBack: 0)
         case .encrypted:
             if let window = windows[event.room], now - window.noticed < Self.interval { return nil }
             let heldBack = windows[event.room]?.heldBack ?? 0
@@ -73,19 +77,26 @@ struct EncryptedEventNotices: Sendable {
 
     /// What the room is told about an encrypted event (no ids of either side: RICH.md, "never leak").
     static func encryptedText(_ place: Place, heldBack: Int) -> String {
-        let lost = switch place {
-        case .linkedRoom: "encrypted messages sent here do not reach the XMPP room"
-        case .directChat: "encrypted messages sent here do not reach the XMPP user"
-        }
         let since = heldBack > 0 ? " \(heldBack + 1) encrypted messages were not delivered since the last notice." : ""
-        return "🔒 This bridge cannot read encrypted messages: \(lost).\(since) (This notice repeats at most once an hour.)"
+        let repeats = " (This notice repeats at most once an hour.)"
+        switch place {
+        case .linkedRoom:
+            return "🔒 This bridge cannot read encrypted messages: encrypted messages sent here do not reach the XMPP room.\(since)\(repeats)"
+        case .directChat:
+            return "🔒 This bridge cannot read encrypted messages: encrypted messages sent here do not reach the XMPP user.\(since)\(repeats)"
+        case .decryptingDirectChat:
+            return "🔒 The bridge could not decrypt a message sent here (its key never reached the bridge), so it did not reach the "
+                + "XMPP user. Sending it again may help.\(since)\(repeats)"
+        }
     }
 
-    /// What the room is told when encryption is turned on.
-    static func enabledText(_ place: Place) -> String {
-        let lost = switch place {
-        case .linkedRoom: "nothing sent in this room reaches the XMPP room any more"
-        case .directChat: "nothing sent in this conversation reaches the XMPP user any more"
+    /// What the room is told when encryption is turned on (nil: nothing, it changes nothing).
+    static func enabledText(_ place: Place) -> String? {
+        let lost: String
+        switch place {
+        case .linkedRoom: lost = "nothing sent in this room reaches the XMPP room any more"
+        case .directChat: lost = "nothing sent in this conversation reaches the XMPP user any more"
+        case .decryptingDirectChat: return nil
         }
         return "🔒 Encryption was turned on here. This bridge cannot read encrypted messages, so \(lost)."
     }

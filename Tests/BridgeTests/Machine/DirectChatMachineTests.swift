@@ -197,11 +197,14 @@ import XMPP
         invite.invitedToEncryptedRoom = false
         let plainInvite = QueuedMatrixEvent(seq: 2, event: invite)
         #expect(act(&m, .event(plainInvite, snapshot())) == [.acceptInvite(chat, room: dm), .consume(plainInvite)])
-        // Encryption turned on later, or an encrypted message: the device first, then the notice as before.
+        // Encryption turned on later: the device, and nothing to tell (the ghost decrypts). A message that could not be
+        // decrypted: the device (in case it was missing), then the notice.
         let turnedOn = queued(3, .encryptionEnabled, id: "$on")
-        let actions = act(&m, .event(turnedOn, snapshot()))
-        #expect(actions.first == .prepareDevice(ghost: ghost))
-        #expect(actions.dropFirst().allSatisfy { if case .postNotice = $0 { true } else { false } } && actions.count == 2, "\(actions)")
+        #expect(act(&m, .event(turnedOn, snapshot())) == [.prepareDevice(ghost: ghost), .consume(turnedOn)])
+        let lost = queued(5, .encrypted, id: "$lost")
+        let told = notice(EncryptedEventNotices.encryptedText(.decryptingDirectChat, heldBack: 0), subject: "encrypted:$lost",
+                          answering: lost, encrypted: true)
+        #expect(act(&m, .event(lost, snapshot())) == [.prepareDevice(ghost: ghost), .postNotice(told)])
 
         // Encryption not allowed: never a device.
         var off = machine(active: false)

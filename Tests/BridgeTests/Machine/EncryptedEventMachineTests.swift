@@ -53,11 +53,21 @@ import Testing
     }
 
     @Test func theTextsNameNoId() {
-        for place in [EncryptedEventNotices.Place.linkedRoom, .directChat] {
-            for text in [EncryptedEventNotices.encryptedText(place, heldBack: 4), EncryptedEventNotices.enabledText(place)] {
+        for place in [EncryptedEventNotices.Place.linkedRoom, .directChat, .decryptingDirectChat] {
+            for text in [EncryptedEventNotices.encryptedText(place, heldBack: 4), EncryptedEventNotices.enabledText(place)].compactMap({ $0 }) {
                 #expect(!text.contains("@") && !text.contains("!") && !text.contains("$") && !text.contains(":localhost"))
             }
         }
+    }
+
+    @Test func aDMWhoseGhostDecryptsIsToldOnlyOfWhatItCouldNotDecrypt() {
+        var notices = EncryptedEventNotices()
+        let t0 = ContinuousClock.now
+        let enabled = MatrixRoomEvent(eventID: EventID("$on")!, room: roomA, sender: alice, stateKey: "", content: .encryptionEnabled)
+        #expect(notices.take(enabled, in: .decryptingDirectChat, now: t0) == nil, "turning encryption on changes nothing")
+        let lost = MatrixRoomEvent(eventID: EventID("$x")!, room: roomA, sender: alice, content: .encrypted)
+        let notice = notices.take(lost, in: .decryptingDirectChat, now: t0)
+        #expect(notice?.text.hasPrefix("🔒 The bridge could not decrypt a message sent here") == true, "\(String(describing: notice))")
     }
 
     @Test func thePortalTellsTheRoomOnceAnHourAndNeverBridgesTheEvent() {
@@ -78,7 +88,7 @@ import Testing
         f.activate(members: [f.alice: "Alice"])
         let on = QueuedMatrixEvent(seq: 1, event: MatrixRoomEvent(eventID: EventID("$on")!, room: f.room, sender: f.alice, stateKey: "",
                                                                   content: .encryptionEnabled))
-        #expect(f.act(.matrixEvents([on])) == [.postNotice(EncryptedEventNotices.enabledText(.linkedRoom), subject: "encrypted:$on"),
+        #expect(f.act(.matrixEvents([on])) == [.postNotice(EncryptedEventNotices.enabledText(.linkedRoom)!, subject: "encrypted:$on"),
                                                 .dequeue(seq: 1)])
         let fromGhost = QueuedMatrixEvent(seq: 2, event: MatrixRoomEvent(eventID: EventID("$g")!, room: f.room, sender: f.ghost(of: "romeo"),
                                                                          content: .encrypted))

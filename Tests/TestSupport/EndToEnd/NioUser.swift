@@ -10,6 +10,8 @@ public final class NioUser: Sendable {
         /// It came encrypted and nio decrypted it.
         public var decrypted: Bool
         public var eventID: String
+        /// An `m.notice`.
+        public var notice: Bool
     }
 
     public let userID: String
@@ -48,7 +50,7 @@ public final class NioUser: Sendable {
         let answer = try await child.callAsync("messages", ["room": room, "sender": sender, "count": count, "timeout": timeout])
         return (answer["messages"] as? [[String: Any]] ?? []).map {
             Message(sender: $0["sender"] as? String ?? "", body: $0["body"] as? String ?? "", decrypted: $0["decrypted"] as? Bool ?? false,
-                    eventID: $0["event_id"] as? String ?? "")
+                    eventID: $0["event_id"] as? String ?? "", notice: $0["notice"] as? Bool ?? false)
         }
     }
 }
