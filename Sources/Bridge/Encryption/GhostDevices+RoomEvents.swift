@@ -55,8 +55,19 @@ extension GhostDevices {
         else { return .refused("the decrypted payload is not an event of this room") }
         // Relations stay in the clear, outside the ciphertext (spec §11.12.4.2): the decrypted event has them back.
         if inner["m.relates_to"] == nil, let relation = content["m.relates_to"] { inner["m.relates_to"] = relation }
+        Self.describeEncryptedFile(&inner)
         return Self.replacing(event, type: type, content: .object(inner)).map(RoomDecryption.decrypted)
             ?? .refused("the decrypted event does not decode")
+    }
+
+    /// An encrypted file (`file` instead of `url`, spec §11.12.4.5) is not passed on yet: the message says so in its
+    /// text, so the other side learns a file was sent rather than reading only its name.
+    static func describeEncryptedFile(_ content: inout [String: JSONValue]) {
+        guard content["url"] == nil, case .object? = content["file"], let type = content["msgtype"]?.stringValue,
+              ["m.image", "m.file", "m.audio", "m.video"].contains(type) else { return }
+        let name = content["filename"]?.stringValue ?? content["body"]?.stringValue ?? "file"
+        content = ["msgtype": .string("m.text"),
+                   "body": .string("🔒 [an encrypted file, “\(name)”, which this bridge cannot pass on yet]")]
     }
 
     /// `event` with another type and content (the same id, room, sender, time and unsigned data), decoded as a new
