@@ -29,7 +29,8 @@ extension CommandContext {
         if let account = config.matrix.client {
             return LinkService(store: store, client: accountClient(config, account, store: store).client, bot: account.userID)
         }
-        return LinkService(store: store, client: matrixClient(config), bot: try ghostNamespace(config).botUserID)
+        return LinkService(store: store, client: matrixClient(config), bot: try ghostNamespace(config).botUserID,
+                           linksEncryptedRooms: config.encryption.allow)
     }
 
     /// Runs a ``LinkService`` call; a refusal becomes a one-line ``CommandFailure``.

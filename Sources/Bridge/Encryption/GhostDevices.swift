@@ -64,6 +64,16 @@ actor GhostDevices {
         }
     }
 
+    /// Encryption was turned on in `room`: its joined ghosts (a linked room's; a DM's ghost sees to its own) get their
+    /// devices. In the background, off the transaction that brought the event: a room of many ghosts takes a few
+    /// requests each, and a failure only costs a device that the ghost's next encrypted room makes again.
+    nonisolated func prepareJoinedGhosts(of room: RoomID) {
+        Task {
+            guard let ghosts = try? await store.roomGhosts(room) else { return }
+            for ghost in ghosts where ghost.joined { await prepare(ghost.user, for: "encryption turned on in a linked room") }
+        }
+    }
+
     /// Throws when the store keeps devices that `pickleKey` does not open: the key was changed or lost, and every
     /// device would be unusable (checked at start, so the operator learns it at once).
     func checkPickleKey() async throws {

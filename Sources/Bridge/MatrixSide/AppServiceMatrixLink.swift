@@ -337,7 +337,16 @@ public struct AppServiceMatrixLink: MatrixLink {
         if page.undecodable > 0 {
             logger.warning("Timeline page had undecodable events", metadata: ["matrix.room.id": room.rawValue, "count": "\(page.undecodable)"])
         }
-        let entries = page.events.map { event in
+        var events = page.events
+        if let encryption {
+            // Missed events of an encrypted room decrypt with the room keys kept from the transactions.
+            for index in events.indices {
+                guard case .unknown(type: MatrixEventType.encrypted, _) = events[index].content, !namespace.isOurs(events[index].sender),
+                      case .decrypted(let clear) = try await encryption.decrypt(events[index]) else { continue }
+                events[index] = clear
+            }
+        }
+        let entries = events.map { event in
             MatrixTimelineEntry(eventID: event.eventID, timestamp: Date(timeIntervalSince1970: Double(event.originServerTS) / 1000),
                                 age: event.unsigned?.age.map { .milliseconds($0) },
                                 event: BridgeAppServiceHandler.roomEvent(event))

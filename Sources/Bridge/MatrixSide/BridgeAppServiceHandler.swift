@@ -52,6 +52,7 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
                 if case .decrypted(let clear) = try await devices.decrypt(event) { events[index] = clear }
             case .unknown(type: MatrixEventType.encryption, let content) where event.stateKey == "":
                 await devices.noteEncryption(event.roomID, content: content)
+                devices.prepareJoinedGhosts(of: event.roomID)
             case .member(let member):
                 await devices.noteMembership(event.roomID, membership: member.membership)
             default:

@@ -17,6 +17,8 @@ struct EncryptedEventNotices: Sendable {
         /// A DM whose ghost decrypts (`encryption.allow`): only a message whose key never reached the bridge is lost,
         /// and turning encryption on changes nothing.
         case decryptingDirectChat
+        /// A linked room whose ghosts decrypt (`encryption.allow`), likewise.
+        case decryptingLinkedRoom
     }
 
     /// A notice to post in the room, as the bot (linked rooms) or the DM's ghost.
@@ -87,6 +89,9 @@ struct EncryptedEventNotices: Sendable {
         case .decryptingDirectChat:
             return "🔒 The bridge could not decrypt a message sent here (its key never reached the bridge), so it did not reach the "
                 + "XMPP user. Sending it again may help.\(since)\(repeats)"
+        case .decryptingLinkedRoom:
+            return "🔒 The bridge could not decrypt a message sent here (its key never reached the bridge), so it did not reach the "
+                + "XMPP room. Sending it again may help.\(since)\(repeats)"
         }
     }
 
@@ -96,7 +101,7 @@ struct EncryptedEventNotices: Sendable {
         switch place {
         case .linkedRoom: lost = "nothing sent in this room reaches the XMPP room any more"
         case .directChat: lost = "nothing sent in this conversation reaches the XMPP user any more"
-        case .decryptingDirectChat: return nil
+        case .decryptingDirectChat, .decryptingLinkedRoom: return nil
         }
         return "🔒 Encryption was turned on here. This bridge cannot read encrypted messages, so \(lost)."
     }

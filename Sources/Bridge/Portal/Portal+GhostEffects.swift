@@ -24,6 +24,10 @@ extension Portal {
         if try await context.durably({ try await context.store.recordGhost(setup.ghost, identity: setup.identity, globalName: setup.nick) }) {
             try await context.matrix.setDisplayname(setup.nick, for: setup.ghost)
         }
+        if setup.join, let devices = context.ghostDevices, await devices.isEncrypted(room, as: context.matrix.botUserID) {
+            // Before it joins, so the members' clients find its device when they next share their room keys.
+            await devices.prepare(setup.ghost, for: "an encrypted linked room")
+        }
         if setup.join { try await context.matrix.join(room, as: setup.ghost) }
         try await context.matrix.setRoomDisplayname(setup.nick, for: setup.ghost, in: room)
         try await context.durably { try await context.store.saveRoomGhost(setup.saved) }

@@ -46,7 +46,8 @@ actor Portal {
             ghostUserID: { matrix.ghostUserID(forIdentity: $0) }, isGhost: { matrix.isGhost($0) }, syncName: link.syncName,
             mucDestroyed: link.mucDestroyed, roleLevels: context.roleLevels, matrixModeratorsToMUC: link.matrixModeratorsToMUC,
             mediaLinks: context.media?.signer, avatars: context.avatars != nil,
-            uploadsMedia: context.xmppUploader != nil, relay: context.relay, matrixRelay: context.matrixRelay))
+            uploadsMedia: context.xmppUploader != nil, relay: context.relay, matrixRelay: context.matrixRelay,
+            decrypts: context.ghostDevices != nil))
         ephemeralSender = EphemeralSender { [context, logger] send in
             await Portal.performSend(send, link: link, context: context, logger: logger)
         }

@@ -39,8 +39,11 @@ public struct LinkService: Sendable {
     let bot: UserID
     /// MUC services a link may use; nil: any.
     let allowedMUCDomains: Set<String>?
+    /// `encryption.allow`: encrypted rooms may be linked (the ghosts decrypt and encrypt with their own devices).
+    let linksEncryptedRooms: Bool
 
-    public init(store: Store, client: MatrixClient, bot: UserID, allowedMUCDomains: Set<String>? = nil) {
+    public init(store: Store, client: MatrixClient, bot: UserID, allowedMUCDomains: Set<String>? = nil, linksEncryptedRooms: Bool = false) {
+        self.linksEncryptedRooms = linksEncryptedRooms
         self.store = store
         self.client = client
         self.bot = bot
@@ -68,7 +71,7 @@ public struct LinkService: Sendable {
         } catch {
             throw Self.refusal(error, room: roomID, bot: bot)
         }
-        try await refuseIfEncrypted(roomID)
+        if !linksEncryptedRooms { try await refuseIfEncrypted(roomID) }
         var alias: RoomAlias?
         if case .alias(let given) = room { alias = given }
         let link = RoomLink(matrixRoom: roomID, matrixAlias: alias, muc: muc, matrixModeratorsToMUC: matrixModeratorsToMUC,

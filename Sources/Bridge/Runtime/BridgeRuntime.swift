@@ -43,7 +43,8 @@ public struct BridgeRuntime: Sendable {
         let matrix = try await makeMatrixSide(store: store, metrics: metrics)
         let (component, xmpp) = try await makeXMPP(naming: naming, store: store)
         let links = LinkService(store: store, client: matrix.client, bot: matrix.botUserID,
-                                allowedMUCDomains: config.provisioning.allowedMUCDomains)
+                                allowedMUCDomains: config.provisioning.allowedMUCDomains,
+                                linksEncryptedRooms: matrix.ghostDevices != nil)
         let selfService = SelfServiceSettings(enabled: config.provisioning.selfService,
                                               consentTimeout: config.provisioning.consentTimeout,
                                               inviteTimeout: config.provisioning.inviteTimeout, links: links, client: matrix.client)

@@ -36,6 +36,9 @@ extension PortalStateMachine {
         /// Matrix client mode: XMPP occupants' messages go from the bridge's Matrix account with a per-message profile,
         /// in this format (their ghosts are only names, never Matrix users).
         var matrixRelay: MatrixRelayFormat? = nil
+        /// `encryption.allow`: the ghosts' devices decrypt what is shared with them, so only what they could not
+        /// decrypt is told, and turning encryption on changes nothing.
+        var decrypts = false
     }
 
     /// What happened: an event of the room, or the outcome of an action the machine waits for.

@@ -42,8 +42,9 @@ extension PortalStateMachine {
 
     /// An event the bridge cannot read: the room is told (see ``EncryptedEventNotices``), the event is not bridged.
     private mutating func encryptedEvent(_ queued: QueuedMatrixEvent) -> [Action] {
+        let place: EncryptedEventNotices.Place = configuration.decrypts ? .decryptingLinkedRoom : .linkedRoom
         guard isBridgedMatrixUser(queued.event.sender),
-              let notice = encryptedNotices.take(queued.event, in: .linkedRoom, now: now) else { return [.dequeue(seq: queued.seq)] }
+              let notice = encryptedNotices.take(queued.event, in: place, now: now) else { return [.dequeue(seq: queued.seq)] }
         let log = LogEntry(level: .info, message: "An encrypted Matrix event was not bridged; the room is told",
                            metadata: ["matrix.event.id": queued.event.eventID.rawValue, "matrix.encrypted.held_back": "\(notice.heldBack)"])
         return [.log(log), .postNotice(notice.text, subject: notice.subject), .dequeue(seq: queued.seq)]
