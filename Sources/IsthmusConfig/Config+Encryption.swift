@@ -2,8 +2,8 @@ import IsthmusCommon
 
 extension Config {
     /// `encryption:` — end-to-bridge encryption for Matrix rooms and DMs (issue 30; docs/encryption.md), with
-    /// mautrix's meanings. This version builds its first part: with `allow` on, each ghost gets its own device, with
-    /// keys and cross-signing, at its first encrypted room. Encrypted messages are not bridged yet: the room is told.
+    /// mautrix's meanings. With `allow` on, each ghost gets its own cross-signed device at its first encrypted room;
+    /// encrypted DMs and linked rooms are bridged both ways. `default` and `require` are not supported yet.
     public struct Encryption: Sendable, Equatable {
         /// `allow`: the bridge may take part in encrypted rooms (default false).
         public var allow = false
@@ -36,8 +36,8 @@ extension Config {
             encryption.pickleKey = fromFile
         }
         for (key, on) in [("default", encryption.encryptByDefault), ("require", encryption.require)] where on {
-            throw reader.invalid(key, "is not supported yet: this version gives the ghosts their encryption devices but does not "
-                                 + "bridge encrypted messages yet (docs/encryption.md)")
+            throw reader.invalid(key, "is not supported yet: the bridge takes part in encrypted rooms (encryption.allow) but does "
+                                 + "not encrypt the rooms it creates nor refuse unencrypted ones (docs/encryption.md)")
         }
         guard encryption.allow else { return encryption }
         if matrixMode == .client {

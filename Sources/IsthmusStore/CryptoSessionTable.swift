@@ -1,9 +1,10 @@
 import IsthmusCommon
 
 /// The ghosts' end-to-end encryption sessions (issue 30; ENCRYPTION.md §3): `olm_sessions`, the Olm sessions each
-/// ghost's device has with other devices (by the peer's Curve25519 identity key); `megolm_inbound_sessions`, the room
-/// keys Matrix users' devices shared with the ghosts (by room and session id, with the sender and its device's keys
-/// as the Olm message that carried it claimed them); `megolm_message_indexes`, which event used each message index
+/// ghost's device has with other devices (by the peer's Curve25519 identity key; at most ``Store/olmSessionsKept``
+/// per pair, the most recently used); `megolm_inbound_sessions`, the room keys Matrix users' devices shared with the
+/// ghosts (by room, session id and the user who shared it — a key only ever decrypts that user's events, so another
+/// member forwarding it first cannot take it over — with its device's keys as the Olm message claimed them); `megolm_message_indexes`, which event used each message index
 /// of a session, so a replayed ciphertext is refused. The sessions are sealed by the bridge before they reach the store.
 enum CryptoSessionTable {
     /// Migration 23 on SQLite.
@@ -13,6 +14,7 @@ enum CryptoSessionTable {
             sender_key   TEXT NOT NULL,
             session_id   TEXT NOT NULL,
             pickle       BLOB NOT NULL,
+            last_used    BIGINT NOT NULL,
             PRIMARY KEY (user_id, sender_key, session_id)
         );
         CREATE TABLE megolm_inbound_sessions (
@@ -22,7 +24,7 @@ enum CryptoSessionTable {
             sender_key   TEXT NOT NULL,
             signing_key  TEXT NOT NULL,
             pickle       BLOB NOT NULL,
-            PRIMARY KEY (room_id, session_id)
+            PRIMARY KEY (room_id, session_id, sender)
         );
         CREATE TABLE megolm_message_indexes (
             room_id        TEXT NOT NULL,
@@ -39,6 +41,7 @@ enum CryptoSessionTable {
             sender_key   TEXT NOT NULL,
             session_id   TEXT NOT NULL,
             pickle       BYTEA NOT NULL,
+            last_used    BIGINT NOT NULL,
             PRIMARY KEY (user_id, sender_key, session_id)
         );
         CREATE TABLE megolm_inbound_sessions (
@@ -48,7 +51,7 @@ enum CryptoSessionTable {
             sender_key   TEXT NOT NULL,
             signing_key  TEXT NOT NULL,
             pickle       BYTEA NOT NULL,
-            PRIMARY KEY (room_id, session_id)
+            PRIMARY KEY (room_id, session_id, sender)
         );
         CREATE TABLE megolm_message_indexes (
             room_id        TEXT NOT NULL,
@@ -67,12 +70,15 @@ public struct StoredOlmSession: Sendable, Equatable {
     public var senderKey: String
     public var sessionID: String
     public var pickle: [UInt8]
+    /// When it last encrypted or decrypted (milliseconds since 1970): the newest is the one to send with.
+    public var lastUsed: Int64
 
-    public init(user: UserID, senderKey: String, sessionID: String, pickle: [UInt8]) {
+    public init(user: UserID, senderKey: String, sessionID: String, pickle: [UInt8], lastUsed: Int64) {
         self.user = user
         self.senderKey = senderKey
         self.sessionID = sessionID
         self.pickle = pickle
+        self.lastUsed = lastUsed
     }
 }
 
@@ -117,11 +123,19 @@ public struct ToDeviceChanges: Sendable, Equatable {
 }
 
 extension Store {
-    /// `user`'s Olm sessions with the device whose identity key is `senderKey`.
+    /// Olm sessions kept per ghost and peer device: a peer that keeps starting new ones (each pre-key message to the
+    /// fallback key makes one) cannot grow the table; the least recently used go.
+    public static let olmSessionsKept = 8
+
+    /// `user`'s Olm sessions with the device whose identity key is `senderKey`, the most recently used first.
     public func olmSessions(of user: UserID, with senderKey: String) throws -> [StoredOlmSession] {
         try read { db in
-            try db.query("SELECT session_id, pickle FROM olm_sessions WHERE user_id = ? AND sender_key = ?", user, senderKey) { row in
-                row.string(0).map { StoredOlmSession(user: user, senderKey: senderKey, sessionID: $0, pickle: row.blob(1)) }
+            try db.query("""
+                SELECT session_id, pickle, last_used FROM olm_sessions WHERE user_id = ? AND sender_key = ?
+                ORDER BY last_used DESC, session_id LIMIT \(Self.olmSessionsKept)
+                """, user, senderKey) { row in
+                row.string(0).map { StoredOlmSession(user: user, senderKey: senderKey, sessionID: $0, pickle: row.blob(1),
+                                                     lastUsed: Int64(row.int(2) ?? 0)) }
             }.compactMap { $0 }
         }
     }
@@ -137,28 +151,34 @@ extension Store {
                 }
                 if let session = change.olmSession {
                     _ = try db.run("""
-                        INSERT INTO olm_sessions (user_id, sender_key, session_id, pickle) VALUES (?, ?, ?, ?)
-                        ON CONFLICT (user_id, sender_key, session_id) DO UPDATE SET pickle = excluded.pickle
-                        """, session.user, session.senderKey, session.sessionID, SQLValue.blob(session.pickle))
+                        INSERT INTO olm_sessions (user_id, sender_key, session_id, pickle, last_used) VALUES (?, ?, ?, ?, ?)
+                        ON CONFLICT (user_id, sender_key, session_id) DO UPDATE SET pickle = excluded.pickle, last_used = excluded.last_used
+                        """, session.user, session.senderKey, session.sessionID, SQLValue.blob(session.pickle), session.lastUsed)
+                    _ = try db.run("""
+                        DELETE FROM olm_sessions WHERE user_id = ? AND sender_key = ? AND session_id NOT IN (
+                            SELECT session_id FROM olm_sessions WHERE user_id = ? AND sender_key = ?
+                            ORDER BY last_used DESC, session_id LIMIT \(Self.olmSessionsKept))
+                        """, session.user, session.senderKey, session.user, session.senderKey)
                 }
                 if let key = change.roomKey {
                     _ = try db.run("""
                         INSERT INTO megolm_inbound_sessions (room_id, session_id, sender, sender_key, signing_key, pickle)
-                        VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (room_id, session_id) DO NOTHING
+                        VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (room_id, session_id, sender) DO NOTHING
                         """, key.room, key.sessionID, key.sender, key.senderKey, key.signingKey, SQLValue.blob(key.pickle))
                 }
             }
         }
     }
 
-    /// The room key `sessionID` of `room`, if a device shared it with a ghost.
-    public func megolmSession(_ sessionID: String, in room: RoomID) throws -> StoredMegolmSession? {
+    /// The room key `sessionID` of `room` that a device of `sender` shared with a ghost, if any.
+    public func megolmSession(_ sessionID: String, in room: RoomID, sharedBy sender: UserID) throws -> StoredMegolmSession? {
         try read { db in
-            try db.query("SELECT sender, sender_key, signing_key, pickle FROM megolm_inbound_sessions WHERE room_id = ? AND session_id = ?",
-                         room, sessionID) { row -> StoredMegolmSession? in
-                guard let sender: UserID = row.id(0), let senderKey = row.string(1), let signingKey = row.string(2) else { return nil }
+            try db.query("""
+                SELECT sender_key, signing_key, pickle FROM megolm_inbound_sessions WHERE room_id = ? AND session_id = ? AND sender = ?
+                """, room, sessionID, sender) { row -> StoredMegolmSession? in
+                guard let senderKey = row.string(0), let signingKey = row.string(1) else { return nil }
                 return StoredMegolmSession(room: room, sessionID: sessionID, sender: sender, senderKey: senderKey,
-                                           signingKey: signingKey, pickle: row.blob(3))
+                                           signingKey: signingKey, pickle: row.blob(2))
             }.first ?? nil
         }
     }

@@ -32,6 +32,8 @@ import Testing
 
     func scene() async throws -> Scene {
         let fixture = try await StoreBackend.sqlite.open()
+        // Room keys are kept only for the rooms the bridge serves.
+        try await fixture.store.insertRoomLink(RoomLink(matrixRoom: room, matrixAlias: nil, muc: JID("lounge@conference.localhost")!))
         let homeserver = GhostDevicesTests.RecordingHomeserver()
         let key = PickleKey.random()
         let devices = GhostDevices(store: fixture.store, homeserver: homeserver, pickleKey: key, logger: .disabled)
@@ -135,9 +137,10 @@ import Testing
         replayed.eventID = EventID("$replayed")!
         #expect(try await scene.devices.decrypt(replayed) == .refused("a message index used by another event (a replay)"))
 
+        // A room key only decrypts the events of the user whose device shared it.
         let mallory = UserID("@mallory:localhost")!
         #expect(try await scene.devices.decrypt(try encryptedEvent(scene, "spoofed", id: "$m", sender: mallory))
-                == .refused("the room key was shared by another user"))
+                == .missingKey(sessionID: scene.sessionID))
         // Encrypted for this room, pushed as another room's event.
         let elsewhere = try encryptedEvent(scene, "moved", id: "$x")
         var moved = try #require(GhostDevices.replacing(elsewhere, type: "m.room.encrypted", content: { if case .unknown(_, let c) = elsewhere.content { c } else { .null } }()))
@@ -154,5 +157,30 @@ import Testing
         #expect(try await scene.devices.receive([notOlm]) == [.refused("not Olm")])
         let plain = ToDeviceEvent(type: "m.dummy", sender: alice, recipient: ghost, recipientDevice: scene.device, content: .object([:]))
         #expect(try await scene.devices.receive([plain]) == [.other(type: "m.dummy")])
+        // A key for a room the bridge does not serve keeps nothing.
+        let elsewhereKey = try roomKeyMessage(scene, payload: ["content": [
+            "algorithm": "m.megolm.v1.aes-sha2", "room_id": "!other:localhost", "session_id": scene.sessionID, "session_key": scene.sessionKey]])
+        #expect(try await scene.devices.receive([elsewhereKey]) == [.refused("a room key for a room the bridge does not serve")])
+    }
+
+    @Test func aReplayedPreKeyMessageIsRefusedAndLeavesTheSessionAsItWas() async throws {
+        let scene = try await scene()
+        let first = try roomKeyMessage(scene)
+        #expect(try await scene.devices.receive([first]) == [.roomKey(room: room, sessionID: scene.sessionID)])
+        // The same pre-key message again: its session is known and has moved on, so it does not decrypt; refused.
+        #expect(try await scene.devices.receive([first]) == [.refused("a pre-key message its session does not decrypt")])
+        // The session still works: alice's next message on it (a pre-key message too, no answer yet) is taken.
+        #expect(try await scene.devices.receive([roomKeyMessage(scene)]) == [.roomKey(room: room, sessionID: scene.sessionID)])
+        #expect(try await scene.fixture.store.olmSessions(of: ghost, with: scene.aliceCurve).count == 1)
+    }
+
+    @Test func onlyMessagesReactionsAndStickersAreDecrypted() async throws {
+        let scene = try await scene()
+        try await scene.devices.receive([roomKeyMessage(scene)])
+        let inner = #"{"type":"m.room.redaction","room_id":"\#(room.rawValue)","content":{"redacts":"$victim"}}"#
+        let ciphertext = try scene.oracle.string("group.encrypt", ["name": "g", "plaintext": inner.base64UTF8], "ciphertext")
+        let json = #"{"type": "m.room.encrypted", "event_id": "$r", "room_id": "\#(room.rawValue)", "sender": "\#(alice.rawValue)", "origin_server_ts": 1, "content": {"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "\#(ciphertext)", "session_id": "\#(scene.sessionID)"}}"#
+        let event = try JSONDecoder().decode(ClientEvent.self, from: Data(json.utf8))
+        #expect(try await scene.devices.decrypt(event) == .refused("an encrypted event of a type that is never encrypted"))
     }
 }

@@ -105,13 +105,14 @@ extension DirectChats {
         case .acceptInvite(let chat, let room):
             try await acceptInvite(chat, in: room)
         case .prepareDevice(let ghost):
+            guard let devices = context.ghostDevices, await !devices.isReady(ghost) else { break }
             // Registered first: a device needs its user (the join below registers it too; both repeat harmlessly).
             do {
                 try await retrying { try await self.context.matrix.registerGhost(ghost) }
             } catch {
                 logger.warning("Could not register a ghost for its encryption device", metadata: ["matrix.ghost.id": ghost.rawValue, "error": "\(error)"])
             }
-            await context.ghostDevices?.prepare(ghost, for: "an encrypted DM")
+            await devices.prepare(ghost, for: "an encrypted DM")
         case .forgetRoom(let chat, let room):
             try await context.durably { try await self.context.store.saveDirectChat(chat) }
             try? await context.matrix.leave(room, as: chat.ghost, reason: nil)

@@ -37,9 +37,10 @@ extension GhostDevices {
         guard let sessionID = content["session_id"]?.stringValue,
               let ciphertext = content["ciphertext"]?.stringValue.flatMap({ try? MegolmMessage(base64: $0) })
         else { return .refused("no Megolm ciphertext") }
-        guard let stored = try await store.megolmSession(sessionID, in: event.roomID) else { return .missingKey(sessionID: sessionID) }
         // A room key belongs to the user whose device shared it: nobody else's events decrypt with it.
-        guard stored.sender == event.sender else { return .refused("the room key was shared by another user") }
+        guard let stored = try await store.megolmSession(sessionID, in: event.roomID, sharedBy: event.sender) else {
+            return .missingKey(sessionID: sessionID)
+        }
         let decrypted: MegolmInboundSession.Decrypted
         do {
             decrypted = try MegolmInboundSession(pickle: stored.pickle, key: pickleKey).decrypt(ciphertext)
@@ -51,14 +52,20 @@ extension GhostDevices {
         }
         guard let payload = try? JSONDecoder().decode(JSONValue.self, from: Data(decrypted.plaintext)),
               payload["room_id"]?.stringValue == event.roomID.rawValue,
-              let type = payload["type"]?.stringValue, type != MatrixEventType.encrypted, case .object(var inner)? = payload["content"]
+              let type = payload["type"]?.stringValue, case .object(var inner)? = payload["content"]
         else { return .refused("the decrypted payload is not an event of this room") }
+        // Only what clients encrypt: a redaction, membership or state inside a ciphertext was never checked by the
+        // homeserver (`m.room.redaction` names its target in its content).
+        guard Self.decryptableTypes.contains(type) else { return .refused("an encrypted event of a type that is never encrypted") }
+        Self.describeEncryptedFile(&inner)
         // Relations stay in the clear, outside the ciphertext (spec §11.12.4.2): the decrypted event has them back.
         if inner["m.relates_to"] == nil, let relation = content["m.relates_to"] { inner["m.relates_to"] = relation }
-        Self.describeEncryptedFile(&inner)
         return Self.replacing(event, type: type, content: .object(inner)).map(RoomDecryption.decrypted)
             ?? .refused("the decrypted event does not decode")
     }
+
+    /// The event types an encrypted event may carry here: messages, reactions, stickers.
+    static let decryptableTypes: Set<String> = [MatrixEventType.message, MatrixEventType.reaction, "m.sticker"]
 
     /// An encrypted file (`file` instead of `url`, spec §11.12.4.5) is not passed on yet: the message says so in its
     /// text, so the other side learns a file was sent rather than reading only its name.

@@ -23,16 +23,15 @@ extension GhostDevices {
         }
     }
 
-    /// Whether `room` is encrypted, asked as `ghost` (who must be in it) once, then known from its events.
-    func isEncrypted(_ room: RoomID, as ghost: UserID) async -> Bool {
+    /// Whether `room` is encrypted, asked as `user` (who must be in it) once, then known from its events. Throws what
+    /// the homeserver answered other than "no such state": a message is never sent in the clear for want of an answer.
+    func isEncrypted(_ room: RoomID, as user: UserID) async throws -> Bool {
         if let known = sending.encryption[room] { return known != nil }
-        do {
-            let content = try await homeserver.roomEncryption(of: room, as: ghost)
-            sending.encryption[room] = .some(content.map(RoomEncryptionSettings.init))
-            return content != nil
-        } catch {
-            return false   // not in the room (yet): the send fails or is retried, and asks again
-        }
+        let content = try await homeserver.roomEncryption(of: room, as: user)
+        // Learnt meanwhile from the room's own events: that wins (encryption is never turned off).
+        if let known = sending.encryption[room] { return known != nil }
+        sending.encryption[room] = .some(content.map(RoomEncryptionSettings.init))
+        return content != nil
     }
 
     /// The room turned encryption on (its `m.room.encryption` event).
@@ -41,10 +40,13 @@ extension GhostDevices {
     }
 
     /// A membership changed in `room`: its members are read again at the next send, and a leave or a ban ends the
-    /// room's outbound sessions (the one who left must not read what follows).
+    /// room's outbound sessions (the one who left must not read what follows) — also one being shared right now
+    /// (its room's generation moves on, so it is not kept).
     func noteMembership(_ room: RoomID, membership: Membership) {
         sending.members[room] = nil
-        if membership == .leave || membership == .ban { sending.outbound = sending.outbound.filter { $0.key.room != room } }
+        guard membership == .leave || membership == .ban else { return }
+        sending.outbound = sending.outbound.filter { $0.key.room != room }
+        sending.generations[room, default: 0] += 1
     }
 
     /// These users' device lists changed (a new device, a removed one): read again at the next send.
@@ -55,6 +57,7 @@ extension GhostDevices {
     /// `content` of `type` as the `m.room.encrypted` content `ghost` sends in `room`, the room key shared first where
     /// a device of the room's members lacks it. Relations stay in the clear (spec §11.12.4.2).
     func encrypt(type: String, content: JSONValue, in room: RoomID, as ghost: UserID, now: ContinuousClock.Instant = .now) async throws -> JSONValue {
+        let generation = sending.generations[room, default: 0]
         let device = try await device(of: ghost)
         guard let (_, account) = try await publishedAccount(of: ghost) else { throw GhostDeviceError.notReady(user: ghost) }
         let settings = (sending.encryption[room] ?? nil) ?? RoomEncryptionSettings(nil)
@@ -74,7 +77,8 @@ extension GhostDevices {
         let plaintext = JSONValue.object(["type": .string(type), "content": content, "room_id": .string(room.rawValue)])
         let message = outbound.session.encrypt(Array(try JSONEncoder().encode(plaintext)))
         outbound.messages += 1
-        sending.outbound[key] = outbound
+        // Someone left while the key was being shared: this message goes with it, the next one with a new session.
+        if sending.generations[room, default: 0] == generation { sending.outbound[key] = outbound }
         var encrypted: [String: JSONValue] = [
             "algorithm": .string(Self.megolmAlgorithm), "sender_key": .string(account.curve25519Key.base64),
             "ciphertext": .string(message.base64), "session_id": .string(outbound.session.sessionID),
@@ -105,24 +109,29 @@ extension GhostDevices {
     /// whose signature checks out); returns the devices it went to. The Olm sessions are kept first.
     private func share(_ session: MegolmOutboundSession, in room: RoomID, with devices: [PeerDevice], as ghost: UserID,
                        device: DeviceID, account: OlmAccount) async throws -> Set<PeerDevice.ID> {
-        var sessions: [PeerDevice.ID: OlmSession] = [:]
+        var sessions: [PeerDevice.ID: (peer: OlmPeer, session: OlmSession)] = [:]
         var toClaim: [UserID: [DeviceID]] = [:]
-        for peer in devices {
-            let stored = try await store.olmSessions(of: ghost, with: peer.curve25519)
-            if let kept = stored.lazy.compactMap({ try? OlmSession(pickle: $0.pickle, key: self.pickleKey) }).first {
-                sessions[peer.id] = kept
+        var peers: [PeerDevice.ID: OlmPeer] = [:]
+        for device in devices {
+            guard let identityKey = try? Curve25519PublicKey(base64: device.curve25519) else { continue }
+            let peer = OlmPeer(ghost: ghost, identityKey: identityKey)
+            peers[device.id] = peer
+            // The most recently used session with the device (the one its owner last used too).
+            if let kept = try await olmSessions(with: peer).first {
+                sessions[device.id] = (peer, kept)
             } else {
-                toClaim[peer.user, default: []].append(peer.device)
+                toClaim[device.user, default: []].append(device.device)
             }
         }
         if !toClaim.isEmpty {
             let claimed = try await homeserver.claimOneTimeKeys(toClaim, as: ghost)
-            for peer in devices where sessions[peer.id] == nil {
-                guard let oneTimeKey = PeerDevice.verifiedOneTimeKey(in: claimed[peer.user.rawValue]?[peer.device.rawValue], of: peer),
-                      let theirs = try? Curve25519PublicKey(base64: peer.curve25519),
-                      let created = try? account.createOutboundSession(theirIdentityKey: theirs, theirOneTimeKey: oneTimeKey)
-                else { continue }   // no key left, or not signed by the device: it gets nothing (a later step tells it why)
-                sessions[peer.id] = created
+            for device in devices where sessions[device.id] == nil {
+                guard let peer = peers[device.id],
+                      let oneTimeKey = PeerDevice.verifiedOneTimeKey(in: claimed[device.user.rawValue]?[device.device.rawValue], of: device),
+                      let created = try? account.createOutboundSession(theirIdentityKey: peer.identityKey, theirOneTimeKey: oneTimeKey)
+                else { continue }   // no key left, or not signed by the device: it gets nothing (no withheld notice yet)
+                sessions[device.id] = (peer, created)
+                markUsed(created, with: peer)
             }
         }
         let roomKey: JSONValue = .object([
@@ -132,7 +141,7 @@ extension GhostDevices {
         var messages: [UserID: [DeviceID: JSONValue]] = [:]
         var kept: [ToDeviceChanges] = []
         for peer in devices {
-            guard let olm = sessions[peer.id] else { continue }
+            guard let (olmPeer, olm) = sessions[peer.id] else { continue }
             let payload: JSONValue = .object([
                 "type": .string("m.room_key"), "content": roomKey, "sender": .string(ghost.rawValue),
                 "sender_device": .string(device.rawValue), "keys": .object(["ed25519": .string(account.ed25519Key.base64)]),
@@ -143,8 +152,7 @@ extension GhostDevices {
                 "algorithm": .string(Self.olmAlgorithm), "sender_key": .string(account.curve25519Key.base64),
                 "ciphertext": .object([peer.curve25519: .object(["type": .integer(Int64(encrypted.type)), "body": .string(encrypted.body)])]),
             ])
-            kept.append(ToDeviceChanges(olmSession: StoredOlmSession(user: ghost, senderKey: peer.curve25519, sessionID: olm.sessionID,
-                                                                     pickle: olm.pickle(with: pickleKey))))
+            kept.append(ToDeviceChanges(olmSession: used(olm, with: olmPeer)))
         }
         guard !messages.isEmpty else { return [] }
         try await store.keepToDeviceChanges(kept)
@@ -180,6 +188,8 @@ struct SendingState {
     var members: [RoomID: [UserID]] = [:]
     var devices: [UserID: [PeerDevice]] = [:]
     var outbound: [OutboundKey: OutboundRoomSession] = [:]
+    /// Per room, how many leaves and bans were seen: an outbound session made before one is not kept.
+    var generations: [RoomID: Int] = [:]
 }
 
 /// A Matrix user's device as `/keys/query` lists it, once its own signature checked out. Pure value.

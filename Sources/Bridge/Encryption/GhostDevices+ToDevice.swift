@@ -25,29 +25,30 @@ extension GhostDevices {
 
     /// Decrypts `messages` addressed to the ghosts' devices and keeps what they carry. Throws only when the store
     /// could not keep it (the transaction then fails; what it carried is lost with it, as the homeserver resends no
-    /// to-device message: a later step asks the sender again).
+    /// to-device message: the sender's next message shares its key again, or the room is told).
     @discardableResult
     func receive(_ messages: [ToDeviceEvent], now: ContinuousClock.Instant = .now) async throws -> [ToDeviceOutcome] {
-        var changes: [ToDeviceChanges] = []
+        var batch = ToDeviceBatch()
         var outcomes: [ToDeviceOutcome] = []
-        var sessions = OlmSessionCache()
         for message in messages {
             do {
-                let (outcome, change) = try await receive(message, sessions: &sessions)
-                outcomes.append(outcome)
-                if let change { changes.append(change) }
+                outcomes.append(try await receive(message, into: &batch))
             } catch let refusal as ToDeviceRefusal {
                 outcomes.append(.refused(refusal.reason))
                 logRefusal("A to-device message for a ghost's device was refused", reason: refusal.reason, now: now, metadata: [
                     "matrix.user.id": message.sender.rawValue, "matrix.ghost.id": message.recipient.rawValue, "to_device.type": message.type])
             }
         }
+        // Pickled now, after the last message of the batch moved them on.
+        var changes = batch.sessions.map { ToDeviceChanges(olmSession: used($0.session, with: $0.peer)) }
+        changes += batch.accounts.compactMap { ghost in accounts[ghost].map { ToDeviceChanges(account: (ghost, $0.account.pickle(with: pickleKey))) } }
+        changes += batch.roomKeys.map { ToDeviceChanges(roomKey: $0) }
         try await store.keepToDeviceChanges(changes)
         return outcomes
     }
 
-    private func receive(_ message: ToDeviceEvent, sessions: inout OlmSessionCache) async throws -> (ToDeviceOutcome, ToDeviceChanges?) {
-        guard message.type == MatrixEventType.encrypted else { return (.other(type: message.type), nil) }
+    private func receive(_ message: ToDeviceEvent, into batch: inout ToDeviceBatch) async throws -> ToDeviceOutcome {
+        guard message.type == MatrixEventType.encrypted else { return .other(type: message.type) }
         guard let (device, account) = try await publishedAccount(of: message.recipient), device == message.recipientDevice else {
             throw ToDeviceRefusal("not for the ghost's device")
         }
@@ -59,32 +60,27 @@ extension GhostDevices {
         else { throw ToDeviceRefusal("no ciphertext for the ghost's device") }
 
         let user = message.recipient
-        let existing: [OlmSession]
-        if let known = sessions.sessions(user: user, senderKey: senderText) {
-            existing = known
-        } else {
-            let stored = try await store.olmSessions(of: user, with: senderText)
-            existing = stored.compactMap { try? OlmSession(pickle: $0.pickle, key: pickleKey) }
-            sessions.set(existing, user: user, senderKey: senderText)
-        }
-        var plaintext: [UInt8]?
-        var session: OlmSession?
-        var accountChanged = false
-        for candidate in existing {
-            if case .preKey(let preKey) = olm, !candidate.matches(preKey, from: senderKey) { continue }
-            if let decrypted = try? candidate.decrypt(olm) { (plaintext, session) = (decrypted, candidate); break }
-        }
-        if plaintext == nil, case .preKey(let preKey) = olm {
+        let peer = OlmPeer(ghost: user, identityKey: senderKey)
+        let existing = try await olmSessions(with: peer)
+        // No await from here to the end of the decryption: the sessions and the account are not touched meanwhile.
+        var decrypted: (plaintext: [UInt8], session: OlmSession)?
+        if case .preKey(let preKey) = olm, let known = existing.first(where: { $0.matches(preKey, from: senderKey) }) {
+            // A pre-key message of a session we have: that session decrypts it, or it is refused (a replay would
+            // otherwise make the session anew and reset it).
+            guard let plaintext = try? known.decrypt(olm) else { throw ToDeviceRefusal("a pre-key message its session does not decrypt") }
+            decrypted = (plaintext, known)
+        } else if case .preKey(let preKey) = olm {
             guard let created = try? account.createInboundSession(theirIdentityKey: senderKey, message: preKey) else {
                 throw ToDeviceRefusal("a pre-key message that matches no one-time key")
             }
-            (plaintext, session, accountChanged) = (created.plaintext, created.session, true)
-            sessions.add(created.session, user: user, senderKey: senderText)
+            decrypted = (created.plaintext, created.session)
+            batch.accounts.insert(user)
+        } else {
+            for candidate in existing { if let plaintext = try? candidate.decrypt(olm) { decrypted = (plaintext, candidate); break } }
         }
-        guard let plaintext, let session else { throw ToDeviceRefusal("no Olm session decrypts it") }
-        var change = ToDeviceChanges(olmSession: StoredOlmSession(user: user, senderKey: senderText, sessionID: session.sessionID,
-                                                                  pickle: session.pickle(with: pickleKey)))
-        if accountChanged { change.account = (user, account.pickle(with: pickleKey)) }
+        guard let (plaintext, session) = decrypted else { throw ToDeviceRefusal("no Olm session decrypts it") }
+        markUsed(session, with: peer)
+        batch.touch(session, with: peer)
 
         // The payload names who sent it to whom, with which keys (spec §11.12.4.1.1): all must match.
         guard let payload = try? JSONDecoder().decode(JSONValue.self, from: Data(plaintext)),
@@ -93,7 +89,7 @@ extension GhostDevices {
               payload["recipient_keys"]?["ed25519"]?.stringValue == account.ed25519Key.base64,
               let type = payload["type"]?.stringValue
         else { throw ToDeviceRefusal("the Olm payload does not name this sender, this ghost and its key") }
-        guard type == "m.room_key" else { return (.other(type: type), change) }
+        guard type == "m.room_key" else { return .other(type: type) }
         let key = payload["content"]
         guard key?["algorithm"]?.stringValue == Self.megolmAlgorithm,
               let room = key?["room_id"]?.stringValue.flatMap(RoomID.init), let sessionID = key?["session_id"]?.stringValue,
@@ -102,17 +98,25 @@ extension GhostDevices {
         else { throw ToDeviceRefusal("a room key that is not a valid Megolm session key") }
         let inbound = MegolmInboundSession(sessionKey: sessionKey)
         guard inbound.sessionID == sessionID else { throw ToDeviceRefusal("a room key whose session id is not its key's") }
+        // Only the rooms the bridge serves: anyone may send the ghosts keys, and nothing else is worth a row.
+        let rooms: Set<RoomID> = [room]
+        let linked = try await store.linkedRooms(among: rooms)
+        let direct = linked.isEmpty ? try await store.directRooms(among: rooms) : []
+        guard !linked.isEmpty || !direct.isEmpty else {
+            throw ToDeviceRefusal("a room key for a room the bridge does not serve")
+        }
         // A device that shares a key may be new to the ghosts' own sending: its user's devices are read again.
         sending.devices[message.sender] = nil
-        change.roomKey = StoredMegolmSession(room: room, sessionID: sessionID, sender: message.sender, senderKey: senderText,
-                                             signingKey: signingKey, pickle: inbound.pickle(with: pickleKey))
-        return (.roomKey(room: room, sessionID: sessionID), change)
+        batch.roomKeys.append(StoredMegolmSession(room: room, sessionID: sessionID, sender: message.sender, senderKey: senderKey.base64,
+                                                  signingKey: signingKey, pickle: inbound.pickle(with: pickleKey)))
+        return .roomKey(room: room, sessionID: sessionID)
     }
 
     /// The account of `ghost`'s device once its keys are published (nil before: nobody can have sent it anything).
     func publishedAccount(of ghost: UserID) async throws -> (DeviceID, OlmAccount)? {
         if let known = accounts[ghost] { return known }
         guard let stored = try await store.ghostDevice(ghost), stored.stage >= .keysPublished else { return nil }
+        if let known = accounts[ghost] { return known }   // loaded meanwhile (during the read): one object only
         let account: OlmAccount
         do {
             account = try OlmAccount(pickle: stored.account, key: pickleKey)
@@ -144,21 +148,15 @@ struct ToDeviceRefusal: Error {
     init(_ reason: String) { self.reason = reason }
 }
 
-/// The Olm sessions one batch of to-device messages uses, loaded once and kept in memory until the batch's commit,
-/// so two messages of one session in one transaction see each other's ratchet steps.
-struct OlmSessionCache {
-    private var sessions: [String: [OlmSession]] = [:]
+/// What one transaction's to-device messages changed, kept in one commit at its end.
+struct ToDeviceBatch {
+    /// The Olm sessions that moved on, once each.
+    private(set) var sessions: [(peer: OlmPeer, session: OlmSession)] = []
+    /// Ghosts whose account used up a one-time key.
+    var accounts: Set<UserID> = []
+    var roomKeys: [StoredMegolmSession] = []
 
-    /// The sessions loaded for the pair, nil when not loaded yet.
-    func sessions(user: UserID, senderKey: String) -> [OlmSession]? {
-        sessions[user.rawValue + "|" + senderKey]
-    }
-
-    mutating func set(_ loaded: [OlmSession], user: UserID, senderKey: String) {
-        sessions[user.rawValue + "|" + senderKey] = loaded
-    }
-
-    mutating func add(_ session: OlmSession, user: UserID, senderKey: String) {
-        sessions[user.rawValue + "|" + senderKey, default: []].append(session)
+    mutating func touch(_ session: OlmSession, with peer: OlmPeer) {
+        if !sessions.contains(where: { $0.session === session }) { sessions.append((peer, session)) }
     }
 }

@@ -30,6 +30,8 @@ actor GhostDevices {
     var refusalLog = RefusalLogLimiter()
     /// The sending side's memory (``GhostDevices/encrypt(type:content:in:as:now:)``).
     var sending = SendingState()
+    /// The Olm sessions in use, by ghost and peer device, the most recently used first (``olmSessions(with:)``).
+    var olmSessions: [OlmPeer: [OlmSession]] = [:]
 
     init(store: Store, homeserver: any GhostDeviceHomeserver, pickleKey: PickleKey, logger: Logger,
          isBridgeUser: @escaping @Sendable (UserID) -> Bool = { _ in false }) {
@@ -52,6 +54,9 @@ actor GhostDevices {
         ready[ghost] = device
         return device
     }
+
+    /// Whether `ghost`'s device is known to be ready (no store read, no request).
+    func isReady(_ ghost: UserID) -> Bool { ready[ghost] != nil }
 
     /// ``device(of:)`` where a failure only costs the device for now: it is logged with `reason` (what needed it),
     /// and the next need tries again.
@@ -89,8 +94,14 @@ actor GhostDevices {
         let record = try await storedOrNew(ghost)
         let account: OlmAccount, crossSigning: CrossSigningKeys
         do {
-            account = try OlmAccount(pickle: record.account, key: pickleKey)
             crossSigning = try CrossSigningKeys(pickle: record.crossSigning, key: pickleKey)
+            // One account object per ghost, shared with the receiving side (which uses up one-time keys).
+            if let known = accounts[ghost]?.account {
+                account = known
+            } else {
+                account = try OlmAccount(pickle: record.account, key: pickleKey)
+                accounts[ghost] = (record.device, account)
+            }
         } catch {
             throw GhostDeviceError.pickleKeyDoesNotOpen(user: ghost)
         }
@@ -116,7 +127,6 @@ actor GhostDevices {
             stage = GhostDeviceSetup.stage(after: step)
             try await store.updateGhostDevice(ghost, stage: stage, account: account.pickle(with: pickleKey))
         }
-        accounts[ghost] = (device, account)
         if record.stage != .crossSigned {
             logger.info("A ghost's encryption device is ready", metadata: ["matrix.ghost.id": user, "matrix.device.id": device.rawValue])
         }

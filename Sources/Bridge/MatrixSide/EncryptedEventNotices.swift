@@ -14,8 +14,8 @@ struct EncryptedEventNotices: Sendable {
         case linkedRoom
         /// A DM with an XMPP user's ghost: messages do not reach that person.
         case directChat
-        /// A DM whose ghost decrypts (`encryption.allow`): only a message whose key never reached the bridge is lost,
-        /// and turning encryption on changes nothing.
+        /// A DM whose ghost decrypts (`encryption.allow`): only a message it could not decrypt is lost (its key never
+        /// arrived, or it was refused), and turning encryption on changes nothing.
         case decryptingDirectChat
         /// A linked room whose ghosts decrypt (`encryption.allow`), likewise.
         case decryptingLinkedRoom
@@ -87,11 +87,11 @@ struct EncryptedEventNotices: Sendable {
         case .directChat:
             return "🔒 This bridge cannot read encrypted messages: encrypted messages sent here do not reach the XMPP user.\(since)\(repeats)"
         case .decryptingDirectChat:
-            return "🔒 The bridge could not decrypt a message sent here (its key never reached the bridge), so it did not reach the "
-                + "XMPP user. Sending it again may help.\(since)\(repeats)"
+            return "🔒 The bridge could not decrypt a message sent here, so it did not reach the XMPP user (its key never reached "
+                + "the bridge, or it was not valid).\(since)\(repeats)"
         case .decryptingLinkedRoom:
-            return "🔒 The bridge could not decrypt a message sent here (its key never reached the bridge), so it did not reach the "
-                + "XMPP room. Sending it again may help.\(since)\(repeats)"
+            return "🔒 The bridge could not decrypt a message sent here, so it did not reach the XMPP room (its key never reached "
+                + "the bridge, or it was not valid).\(since)\(repeats)"
         }
     }
 

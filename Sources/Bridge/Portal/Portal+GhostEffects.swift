@@ -24,7 +24,7 @@ extension Portal {
         if try await context.durably({ try await context.store.recordGhost(setup.ghost, identity: setup.identity, globalName: setup.nick) }) {
             try await context.matrix.setDisplayname(setup.nick, for: setup.ghost)
         }
-        if setup.join, let devices = context.ghostDevices, await devices.isEncrypted(room, as: context.matrix.botUserID) {
+        if setup.join, let devices = context.ghostDevices, (try? await devices.isEncrypted(room, as: context.matrix.botUserID)) == true {
             // Before it joins, so the members' clients find its device when they next share their room keys.
             await devices.prepare(setup.ghost, for: "an encrypted linked room")
         }
