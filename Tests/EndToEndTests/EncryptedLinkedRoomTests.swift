@@ -5,8 +5,8 @@ import XCTest
 import XMPP
 
 /// With `encryption.allow`, an encrypted Matrix room can be linked to a MUC: the ghosts of its two XMPP occupants get
-/// their own devices before they join, an end-to-end client's encrypted messages reach both occupants, and an
-/// occupant's answer goes out encrypted by its ghost's device.
+/// their own devices before they join, an end-to-end client's encrypted messages reach both occupants, an occupant's
+/// answer goes out encrypted by its ghost's device, and the bot's notices by the bot's.
 final class EncryptedLinkedRoomTests: XCTestCase {
     func testAnEncryptedRoomLinkedToAMUCWithTwoOccupantsIsBridgedBothWays() async throws {
         let world = try EndToEndHarness("enc-room")
@@ -50,6 +50,14 @@ final class EncryptedLinkedRoomTests: XCTestCase {
         let answers = try await nio.messages(in: room, from: ghosts["Romeo"]!)
         XCTAssertEqual(answers.map(\.body), ["hi alice, from romeo"])
         XCTAssertEqual(answers.map(\.decrypted), [true])
+
+        // A message the bridge cannot decrypt (this one was made up) is told by the bot, encrypted by its own device.
+        try await alice.sendEvent("m.room.encrypted", content: GhostDeviceTests.ciphertext, to: room)
+        let told = try await nio.messages(in: room, from: world.botUserID).filter(\.notice)
+        XCTAssertEqual(told.count, 1, "\(told)")
+        XCTAssertTrue(told.first?.body.hasPrefix("🔒 The bridge could not decrypt a message sent here, so it did not reach the XMPP room")
+                      == true, "\(told)")
+        XCTAssertEqual(told.map(\.decrypted), [true])
         romeo.close()
         juliet.close()
     }

@@ -213,17 +213,20 @@ public struct AppServiceMatrixLink: MatrixLink {
         }
     }
 
-    /// `content` encrypted by `user`'s device when `user` is a ghost and `room` is encrypted (`encryption.allow`);
+    /// `content` encrypted by `user`'s device when `user` is a ghost or the bot and `room` is encrypted (`encryption.allow`);
     /// nil to send it as it is.
     /// The homeserver's refusals and outages reach the caller as any send's would (a ghost not in the room, an
     /// unavailable homeserver).
     private func encrypted(_ type: String, _ content: some Encodable, as user: UserID, in room: RoomID) async throws -> JSONValue? {
-        guard let encryption, namespace.isGhost(user) else { return nil }
+        // The bot too: its notices in an encrypted room are encrypted by a device of its own, as a ghost's messages.
+        guard let encryption, namespace.isOurs(user) else { return nil }
         do {
             guard try await encryption.isEncrypted(room, as: user) else { return nil }
             let clear = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(content))
             return try await encryption.encrypt(type: type, content: clear, in: room, as: user)
-        } catch let error as MatrixError where error.errcode != .forbidden {
+        } catch let error as MatrixError {
+            // A ghost's refusal stays a MatrixError: `send` turns it into "not in the room" (the caller joins it).
+            if error.errcode == .forbidden && user != botUserID { throw error }
             throw Self.classify(error)
         }
     }
