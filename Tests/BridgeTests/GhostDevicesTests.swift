@@ -126,6 +126,34 @@ import Testing
                 && published[0].fallback == published[1].fallback, "the homeserver refuses different keys under a published id")
     }
 
+    @Test func oneTimeKeysRunningLowAndAUsedFallbackKeyAreToppedUp() async throws {
+        let fixture = try await StoreBackend.sqlite.open()
+        let homeserver = RecordingHomeserver()
+        let key = PickleKey.random()
+        let devices = devices(fixture.store, homeserver, key: key)
+        let device = try await devices.device(of: ghost)
+        let first = try #require(homeserver.published.withLock { $0.first })
+
+        // Plenty left and the fallback key unused: nothing to do.
+        await devices.topUpNow([DeviceKeyCount(user: ghost, device: device, oneTimeKeys: 30, unusedFallbackKey: true)])
+        #expect(homeserver.published.withLock { $0.count } == 1)
+        // 10 left: 40 new ones, signed by the device, none of the earlier ids again.
+        await devices.topUpNow([DeviceKeyCount(user: ghost, device: device, oneTimeKeys: 10, unusedFallbackKey: true)])
+        let refill = try #require(homeserver.published.withLock { $0.last })
+        #expect(refill.deviceKeys == nil && refill.oneTime.count == 40 && refill.fallback.isEmpty)
+        #expect(Set(refill.oneTime.keys).isDisjoint(with: first.oneTime.keys))
+        // The fallback key was used: a new one.
+        await devices.topUpNow([DeviceKeyCount(user: ghost, device: device, oneTimeKeys: 40, unusedFallbackKey: false)])
+        let fallback = try #require(homeserver.published.withLock { $0.last })
+        #expect(fallback.oneTime.isEmpty && fallback.fallback.count == 1 && fallback.fallback.keys != first.fallback.keys)
+        // Kept: a restart publishes nothing again (all marked published), and another device's report changes nothing.
+        let stored = try #require(try await fixture.store.ghostDevice(ghost))
+        let account = try OlmAccount(pickle: stored.account, key: key)
+        #expect(try account.signedOneTimeKeys(userID: ghost.rawValue, deviceID: device.rawValue).isEmpty)
+        await devices.topUpNow([DeviceKeyCount(user: ghost, device: DeviceID("OTHERDEVICE")!, oneTimeKeys: 0, unusedFallbackKey: false)])
+        #expect(homeserver.published.withLock { $0.count } == 3)
+    }
+
     @Test func concurrentCallersShareOneSetup() async throws {
         let fixture = try await StoreBackend.sqlite.open()
         let homeserver = RecordingHomeserver()

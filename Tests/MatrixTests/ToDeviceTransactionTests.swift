@@ -28,6 +28,21 @@ import Testing
         #expect(transaction.deviceListsChanged == [UserID("@alice:localhost")!])
     }
 
+    @Test func keyCountsAreReadForEachDevice() throws {
+        let transaction = try decode("""
+            {"events": [],
+             "org.matrix.msc3202.device_one_time_keys_count": {"@_xmpp_romeo:localhost": {"DEV1": {"signed_curve25519": 12}, "DEV2": {}}},
+             "org.matrix.msc3202.device_unused_fallback_key_types": {"@_xmpp_romeo:localhost": {"DEV1": [], "DEV3": ["signed_curve25519"]}}}
+            """)
+        let romeo = UserID("@_xmpp_romeo:localhost")!
+        #expect(transaction.keyCounts == [
+            DeviceKeyCount(user: romeo, device: DeviceID("DEV1")!, oneTimeKeys: 12, unusedFallbackKey: false),
+            DeviceKeyCount(user: romeo, device: DeviceID("DEV2")!, oneTimeKeys: 0, unusedFallbackKey: nil),
+            DeviceKeyCount(user: romeo, device: DeviceID("DEV3")!, oneTimeKeys: nil, unusedFallbackKey: true),
+        ])
+        #expect(try decode(#"{"events": [], "org.matrix.msc3202.device_one_time_keys_count": "nonsense"}"#).keyCounts.isEmpty)
+    }
+
     @Test func aTransactionWithoutThemHasNone() throws {
         let transaction = try decode(#"{"events": []}"#)
         #expect(transaction.toDevice.isEmpty && transaction.deviceListsChanged.isEmpty)

@@ -43,6 +43,7 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
     private func decrypted(_ transaction: Transaction) async throws -> [ClientEvent] {
         guard let devices = bridge.context.ghostDevices else { return transaction.events }
         if !transaction.deviceListsChanged.isEmpty { await devices.noteDeviceListsChanged(transaction.deviceListsChanged) }
+        devices.topUp(transaction.keyCounts)
         if !transaction.toDevice.isEmpty { try await devices.receive(transaction.toDevice) }
         var events = transaction.events
         for index in events.indices {

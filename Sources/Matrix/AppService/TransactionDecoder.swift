@@ -10,7 +10,8 @@ public enum TransactionDecoder {
         do {
             let decoded = try JSONDecoder().decode(TransactionBody.self, from: body)
             return .success(Transaction(id: id, events: decoded.events, ephemeral: decoded.ephemeral,
-                                        toDevice: decoded.toDevice, deviceListsChanged: decoded.deviceListsChanged, rejectedEvents: decoded.rejectedEvents))
+                                        toDevice: decoded.toDevice, deviceListsChanged: decoded.deviceListsChanged,
+                                        keyCounts: decoded.keyCounts, rejectedEvents: decoded.rejectedEvents))
         } catch let error as DecodingError {
             if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
                 return .failure(AppServiceRejection(status: 400, errcode: MatrixErrorCode.notJSON, message: "Body is not valid JSON"))

@@ -24,3 +24,21 @@ public struct ToDeviceEvent: Sendable, Equatable, Codable {
         case recipientDevice = "to_device_id"
     }
 }
+
+/// What the homeserver says of one of the appservice's users' devices' keys (MSC3202): how many one-time keys it still
+/// holds for it, and whether its fallback key is unused. Pure value.
+public struct DeviceKeyCount: Sendable, Equatable {
+    public var user: UserID
+    public var device: DeviceID
+    /// Unclaimed `signed_curve25519` one-time keys, when reported.
+    public var oneTimeKeys: Int?
+    /// Whether a `signed_curve25519` fallback key is unused, when reported.
+    public var unusedFallbackKey: Bool?
+
+    public init(user: UserID, device: DeviceID, oneTimeKeys: Int?, unusedFallbackKey: Bool?) {
+        self.user = user
+        self.device = device
+        self.oneTimeKeys = oneTimeKeys
+        self.unusedFallbackKey = unusedFallbackKey
+    }
+}

@@ -15,11 +15,14 @@ public struct Transaction: Sendable, Equatable {
     public var toDevice: [ToDeviceEvent]
     /// Users whose device lists changed (MSC3202), for the encrypting side to read their devices again.
     public var deviceListsChanged: [UserID]
+    /// The appservice's devices' key counts (MSC3202), for the encrypting side to top up their keys.
+    public var keyCounts: [DeviceKeyCount]
     /// Entries of `events` that could not be decoded at all.
     public var rejectedEvents: [RejectedEvent]
 
     public init(id: TransactionID, events: [ClientEvent], ephemeral: [EphemeralEvent] = [], toDevice: [ToDeviceEvent] = [],
-                deviceListsChanged: [UserID] = [], rejectedEvents: [RejectedEvent] = []) {
+                deviceListsChanged: [UserID] = [], keyCounts: [DeviceKeyCount] = [], rejectedEvents: [RejectedEvent] = []) {
+        self.keyCounts = keyCounts
         self.toDevice = toDevice
         self.deviceListsChanged = deviceListsChanged
         self.id = id

@@ -11,6 +11,8 @@ public struct TransactionBody: Sendable, Codable {
     /// Users whose device lists changed (MSC3202 `org.matrix.msc3202.device_lists.changed`; Synapse never sends
     /// `left`).
     public var deviceListsChanged: [UserID] = []
+    /// The appservice's devices' key counts (MSC3202 `device_one_time_keys_count`, `device_unused_fallback_key_types`).
+    public var keyCounts: [DeviceKeyCount] = []
     public var rejectedEvents: [RejectedEvent]
 
     public init(events: [ClientEvent], ephemeral: [EphemeralEvent] = []) {
@@ -25,7 +27,12 @@ public struct TransactionBody: Sendable, Codable {
         case unstableEphemeral = "de.sorunome.msc2409.ephemeral"
         case toDevice = "de.sorunome.msc2409.to_device"
         case deviceLists = "org.matrix.msc3202.device_lists"
+        case oneTimeKeyCounts = "org.matrix.msc3202.device_one_time_keys_count"
+        case unusedFallbackKeyTypes = "org.matrix.msc3202.device_unused_fallback_key_types"
     }
+
+    /// The one-time key algorithm the counts are read for.
+    static let oneTimeKeyAlgorithm = "signed_curve25519"
 
     /// MSC3202's device list changes; ids that are not user ids are left out.
     private struct DeviceLists: Codable {
@@ -73,7 +80,31 @@ public struct TransactionBody: Sendable, Codable {
         }
         let lists = try? container.decodeIfPresent(DeviceLists.self, forKey: .deviceLists)
         deviceListsChanged = (lists?.changed ?? []).compactMap(UserID.init)
+        keyCounts = Self.keyCounts(
+            oneTime: (try? container.decodeIfPresent([String: [String: [String: Int]]].self, forKey: .oneTimeKeyCounts)) ?? nil,
+            fallback: (try? container.decodeIfPresent([String: [String: [String]]].self, forKey: .unusedFallbackKeyTypes)) ?? nil)
         rejectedEvents = rejected
+    }
+
+    /// Both MSC3202 maps (user → device → counts by algorithm / unused fallback key algorithms) as one list; entries
+    /// whose ids are not valid, or that do not parse, are left out.
+    private static func keyCounts(oneTime: [String: [String: [String: Int]]]?, fallback: [String: [String: [String]]]?) -> [DeviceKeyCount] {
+        var counts: [String: DeviceKeyCount] = [:]
+        for (user, devices) in oneTime ?? [:] {
+            for (device, byAlgorithm) in devices {
+                guard let userID = UserID(user), let deviceID = DeviceID(device) else { continue }
+                counts[user + "|" + device] = DeviceKeyCount(user: userID, device: deviceID,
+                                                             oneTimeKeys: byAlgorithm[oneTimeKeyAlgorithm] ?? 0, unusedFallbackKey: nil)
+            }
+        }
+        for (user, devices) in fallback ?? [:] {
+            for (device, algorithms) in devices {
+                guard let userID = UserID(user), let deviceID = DeviceID(device) else { continue }
+                counts[user + "|" + device, default: DeviceKeyCount(user: userID, device: deviceID, oneTimeKeys: nil, unusedFallbackKey: nil)]
+                    .unusedFallbackKey = algorithms.contains(oneTimeKeyAlgorithm)
+            }
+        }
+        return counts.values.sorted { ($0.user.rawValue, $0.device.rawValue) < ($1.user.rawValue, $1.device.rawValue) }
     }
 
     public func encode(to encoder: any Encoder) throws {
