@@ -5,7 +5,9 @@ import IsthmusCommon
 /// per pair, the most recently used); `megolm_inbound_sessions`, the room keys Matrix users' devices shared with the
 /// ghosts (by room, session id and the user who shared it — a key only ever decrypts that user's events, so another
 /// member forwarding it first cannot take it over — with its device's keys as the Olm message claimed them); `megolm_message_indexes`, which event used each message index
-/// of a session, so a replayed ciphertext is refused. The sessions are sealed by the bridge before they reach the store.
+/// of a session, so a replayed ciphertext is refused; `held_encrypted_events`, encrypted events that came before their
+/// room key, kept (as the homeserver sent them) until it comes or the wait is over. The sessions are sealed by the
+/// bridge before they reach the store.
 enum CryptoSessionTable {
     /// Migration 23 on SQLite.
     static let schema = """
@@ -33,6 +35,14 @@ enum CryptoSessionTable {
             event_id       TEXT NOT NULL,
             PRIMARY KEY (room_id, session_id, message_index)
         );
+        CREATE TABLE held_encrypted_events (
+            event_id     TEXT PRIMARY KEY,
+            room_id      TEXT NOT NULL,
+            session_id   TEXT NOT NULL,
+            event        TEXT NOT NULL,
+            held_at      BIGINT NOT NULL
+        );
+        CREATE INDEX held_encrypted_events_by_session ON held_encrypted_events (room_id, session_id);
         """
     /// Migration 23 on PostgreSQL.
     static let postgresSchema = """
@@ -60,6 +70,14 @@ enum CryptoSessionTable {
             event_id       TEXT NOT NULL,
             PRIMARY KEY (room_id, session_id, message_index)
         );
+        CREATE TABLE held_encrypted_events (
+            event_id     TEXT PRIMARY KEY,
+            room_id      TEXT NOT NULL,
+            session_id   TEXT NOT NULL,
+            event        TEXT NOT NULL,
+            held_at      BIGINT NOT NULL
+        );
+        CREATE INDEX held_encrypted_events_by_session ON held_encrypted_events (room_id, session_id);
         """
 }
 
@@ -194,6 +212,73 @@ extension Store {
             let users = try db.query("SELECT event_id FROM megolm_message_indexes WHERE room_id = ? AND session_id = ? AND message_index = ?",
                                      room, sessionID, Int64(index)) { $0.string(0) }
             return users.first == event.rawValue
+        }
+    }
+}
+
+/// An encrypted room event that came before its room key, as kept until the key comes.
+public struct HeldEncryptedEvent: Sendable, Equatable {
+    public var eventID: EventID
+    public var room: RoomID
+    public var sessionID: String
+    /// The event as the homeserver sent it (JSON).
+    public var event: String
+    /// When it was held (milliseconds since 1970).
+    public var heldAt: Int64
+
+    public init(eventID: EventID, room: RoomID, sessionID: String, event: String, heldAt: Int64) {
+        self.eventID = eventID
+        self.room = room
+        self.sessionID = sessionID
+        self.event = event
+        self.heldAt = heldAt
+    }
+}
+
+extension Store {
+    /// Keeps `events` until their keys come (an event kept already stays as it was).
+    public func holdEncryptedEvents(_ events: [HeldEncryptedEvent]) throws {
+        guard !events.isEmpty else { return }
+        try write { db in
+            for held in events {
+                _ = try db.run("""
+                    INSERT INTO held_encrypted_events (event_id, room_id, session_id, event, held_at) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (event_id) DO NOTHING
+                    """, held.eventID, held.room, held.sessionID, held.event, held.heldAt)
+            }
+        }
+    }
+
+    /// The events held for the room key `sessionID` of `room`, oldest first.
+    public func heldEncryptedEvents(for sessionID: String, in room: RoomID) throws -> [HeldEncryptedEvent] {
+        try read { db in
+            try db.query("""
+                SELECT event_id, event, held_at FROM held_encrypted_events WHERE room_id = ? AND session_id = ? ORDER BY held_at, event_id
+                """, room, sessionID) { row in
+                row.id(0).map { HeldEncryptedEvent(eventID: $0, room: room, sessionID: sessionID, event: row.string(1) ?? "",
+                                                   heldAt: Int64(row.int(2) ?? 0)) }
+            }.compactMap { $0 }
+        }
+    }
+
+    /// Up to `limit` events held since before `moment` (milliseconds since 1970), oldest first.
+    public func heldEncryptedEvents(heldBefore moment: Int64, limit: Int = 100) throws -> [HeldEncryptedEvent] {
+        try read { db in
+            try db.query("""
+                SELECT event_id, room_id, session_id, event, held_at FROM held_encrypted_events WHERE held_at < ?
+                ORDER BY held_at, event_id LIMIT \(limit)
+                """, moment) { row in
+                guard let id: EventID = row.id(0), let room: RoomID = row.id(1), let session = row.string(2) else { return nil }
+                return HeldEncryptedEvent(eventID: id, room: room, sessionID: session, event: row.string(3) ?? "", heldAt: Int64(row.int(4) ?? 0))
+            }.compactMap { $0 }
+        }
+    }
+
+    /// Forgets held events (once what became of them is queued).
+    public func releaseHeldEncryptedEvents(_ events: [EventID]) throws {
+        guard !events.isEmpty else { return }
+        try write { db in
+            for event in events { _ = try db.run("DELETE FROM held_encrypted_events WHERE event_id = ?", event) }
         }
     }
 }

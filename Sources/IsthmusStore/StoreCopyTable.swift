@@ -52,6 +52,7 @@ struct StoreCopyTable: Sendable, Equatable {
         StoreCopyTable("olm_sessions", key: ["user_id", "sender_key", "session_id"]),
         StoreCopyTable("megolm_inbound_sessions", key: ["room_id", "session_id"]),
         StoreCopyTable("megolm_message_indexes", key: ["room_id", "session_id", "message_index"]),
+        StoreCopyTable("held_encrypted_events", key: ["event_id"]),
     ]
 
     /// Tables that are not bridge data: the migration history (each side has its own, and both must agree),

@@ -63,6 +63,7 @@ struct TransactionProcessor: Sendable {
         }
         logger.debug("Transaction processed", metadata: [
             "matrix.txn.events": String(transaction.events.count), "matrix.txn.ephemeral": String(transaction.ephemeral.count),
+            "matrix.txn.to_device": String(transaction.toDevice.count),
         ])
         return .json(200, EmptyObject())
     }

@@ -113,6 +113,39 @@ import Testing
         #expect(try await restarted.receive([roomKeyMessage(scene)]) == [.roomKey(room: room, sessionID: scene.sessionID)])
     }
 
+    @Test func anEventBeforeItsKeyIsHeldThenReleasedByTheKeyOrToldAfterTheWait() async throws {
+        let scene = try await scene()
+        let early = try encryptedEvent(scene, "before the key", id: "$early")
+        let t0 = Date()
+        #expect(try await scene.devices.hold([(early, scene.sessionID)], now: t0) == [early.eventID])
+        // A room the bridge does not serve: not held.
+        var stray = try encryptedEvent(scene, "elsewhere", id: "$stray")
+        stray.roomID = RoomID("!unserved:localhost")!
+        #expect(try await scene.devices.hold([(stray, scene.sessionID)], now: t0).isEmpty)
+        // Within the wait and without the key: nothing is due, nothing released.
+        #expect(try await scene.devices.expired(now: t0 + 5).ids.isEmpty)
+        #expect(try await scene.devices.released(by: [(room, scene.sessionID)]).isEmpty)
+
+        // The key comes: the held event is released, decrypted; once forgotten it is gone.
+        try await scene.devices.receive([roomKeyMessage(scene)])
+        let released = try await scene.devices.released(by: [(room, scene.sessionID)])
+        #expect(released.map(\.eventID) == [early.eventID])
+        #expect(body(.decrypted(try #require(released.first))) == "before the key")
+        try await scene.devices.forgetHeld(released.map(\.eventID))
+        #expect(try await scene.devices.expired(now: t0 + 60).ids.isEmpty)
+
+        // Another that never gets its key: after the wait it comes back as it was (the room is told).
+        let orphan = try encryptedEvent(scene, "never", id: "$orphan")
+        var lost = orphan
+        guard case .unknown(_, var content) = orphan.content, case .object(var members) = content else { Issue.record("not encrypted"); return }
+        members["session_id"] = .string("an unknown session")
+        content = .object(members)
+        lost.content = .unknown(type: "m.room.encrypted", content: content)
+        _ = try await scene.devices.hold([(lost, "an unknown session")], now: t0)
+        let (due, ids) = try await scene.devices.expired(now: t0 + Double(GhostDevices.keyWait.components.seconds) + 1)
+        #expect(ids == [lost.eventID] && due == [lost])
+    }
+
     @Test func anEncryptedFileIsDescribedNotPassedOnAsItsNameAlone() {
         var file: [String: JSONValue] = [
             "msgtype": .string("m.image"), "body": .string("cat.png"),
@@ -182,5 +215,30 @@ import Testing
         let json = #"{"type": "m.room.encrypted", "event_id": "$r", "room_id": "\#(room.rawValue)", "sender": "\#(alice.rawValue)", "origin_server_ts": 1, "content": {"algorithm": "m.megolm.v1.aes-sha2", "ciphertext": "\#(ciphertext)", "session_id": "\#(scene.sessionID)"}}"#
         let event = try JSONDecoder().decode(ClientEvent.self, from: Data(json.utf8))
         #expect(try await scene.devices.decrypt(event) == .refused("an encrypted event of a type that is never encrypted"))
+    }
+}
+
+/// The appservice handler with the ghosts' devices: an encrypted event whose key comes in a later transaction is held,
+/// then queued decrypted with that transaction — never told as undecryptable meanwhile.
+@Suite struct HeldEncryptedEventIntakeTests {
+    @Test func anEventBeforeItsKeyIsQueuedDecryptedWithTheTransactionThatBringsTheKey() async throws {
+        let helper = GhostDevicesDecryptionTests()
+        let scene = try await helper.scene()
+        let store = scene.fixture.store
+        let bridge = Bridge(store: store, xmpp: FakeXMPPLink(), matrix: FakeMatrixLink(),
+                            naming: BridgeNaming(componentDomain: "bridge.localhost", botNick: "Matrix")!, logger: .disabled,
+                            encryption: Bridge.EncryptionWiring(devices: scene.devices))
+        let handler = BridgeAppServiceHandler(bridge: bridge, namespace: GhostNamespace(prefix: "_xmpp_", serverName: "localhost",
+                                                                                        botLocalpart: "isthmus")!, logger: .disabled)
+        let event = try helper.encryptedEvent(scene, "the early bird", id: "$early")
+        try await handler.handle(Transaction(id: TransactionID("t1")!, events: [event]))
+        #expect(try await store.inbox(helper.room).isEmpty, "held, not queued as undecryptable")
+
+        try await handler.handle(Transaction(id: TransactionID("t2")!, events: [], toDevice: [helper.roomKeyMessage(scene)]))
+        let queued = try await store.inbox(helper.room)
+        #expect(queued.map(\.eventID) == [event.eventID])
+        let decoded = try JSONDecoder().decode(MatrixRoomEvent.self, from: Data(try #require(queued.first).payload))
+        #expect(decoded.content == .message(msgtype: .text, body: "the early bird"))
+        #expect(try await store.heldEncryptedEvents(heldBefore: Int64.max).isEmpty, "released once queued")
     }
 }

@@ -45,7 +45,8 @@ final class EncryptedDirectChatTests: XCTestCase {
         XCTAssertEqual(later.map(\.decrypted), [true, true])
 
         // A new device of alice's: once it has spoken (its key reaches the ghost), the ghost's answers reach it too.
-        let phone = try await NioUser("alice", bed: world.bed, storeDirectory: world.directory.appendingPathComponent("nio-alice-phone"))
+        let phone = try await NioUser("alice", bed: world.bed, storeDirectory: world.directory.appendingPathComponent("nio-alice-phone"),
+                                      deviceName: "isthmus e2e (nio, second device)")
         try await phone.waitJoined(ghost, in: dm)
         try await phone.send("from my phone", to: dm)
         let fromPhone = try await romeo.nextMessage(within: 30, "alice's message from her phone") { $0.type == .chat && $0.body != nil }

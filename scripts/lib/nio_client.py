@@ -5,7 +5,9 @@ with vodozemac: an Olm/Megolm implementation independent of Isthmus's) behind a 
 One JSON request per line on stdin, one JSON answer per line on stdout. The first line written is
 {"ready": true, "nio": VERSION}, or {"ready": false, "error": ...} when nio's encryption cannot be imported.
 An answer is {"ok": true, ...} or {"ok": false, "error": "ExceptionType: text"}. Requests:
-  login {homeserver, user, password, store}      → {user_id, device_id}; its device keys are uploaded
+  login {homeserver, user, password, store, device_name?}
+                                                 → {user_id, device_id}; its device keys are uploaded, and the
+                                                   account's earlier devices of that name deleted
   create_dm {invite, encrypted}                  → {room_id}: a direct chat as Element starts one
   wait_joined {room, user, timeout}              → {} once `user` joined `room` and its devices are known
   send {room, body}                              → {event_id}: encrypted when the room is (keys shared with every device)
@@ -18,6 +20,8 @@ import importlib.metadata
 import json
 import sys
 import time
+
+DEVICE_NAME = "isthmus e2e (nio)"
 
 
 async def main() -> None:
@@ -39,6 +43,20 @@ async def main() -> None:
     def on_megolm(room, event):
         state["undecryptable"].setdefault(room.room_id, []).append(event.event_id)
 
+    async def forget_earlier_devices(client, user, password, name):
+        """Deletes the devices of this name that earlier runs of this script left on the account: a test bed's user otherwise collects
+        one per test, every message's room key goes to all of them, and nio then sends it in several requests at once —
+        which Synapse 1.163's appservice to-device stream can race past (a message to a ghost skipped)."""
+        listed = await client.devices()
+        earlier = [d.id for d in getattr(listed, "devices", []) if d.id != client.device_id and d.display_name == name]
+        if not earlier:
+            return
+        first = await client.delete_devices(earlier)
+        session = getattr(first, "session", None)
+        if session is not None:
+            await client.delete_devices(earlier, auth={"type": "m.login.password", "session": session, "password": password,
+                                                       "identifier": {"type": "m.id.user", "user": user}})
+
     async def sync(client):
         response = await client.sync(timeout=500, full_state=False)
         if hasattr(response, "transport_response") and not hasattr(response, "next_batch"):
@@ -54,9 +72,11 @@ async def main() -> None:
         if op == "login":
             config = AsyncClientConfig(encryption_enabled=True, store_sync_tokens=True)
             client = AsyncClient(r["homeserver"], r["user"], store_path=r["store"], config=config)
-            response = await client.login(r["password"], device_name="isthmus e2e (nio)")
+            name = r.get("device_name", DEVICE_NAME)
+            response = await client.login(r["password"], device_name=name)
             if not getattr(response, "access_token", None):
                 raise RuntimeError(f"login failed: {response}")
+            await forget_earlier_devices(client, r["user"], r["password"], name)
             client.add_event_callback(on_message, (RoomMessageText, RoomMessageNotice))
             client.add_event_callback(on_megolm, (MegolmEvent,))
             state["client"] = client

@@ -24,8 +24,9 @@ extension GhostDevices {
         case .decrypted:
             break
         case .missingKey(let sessionID):
-            logRefusal("An encrypted event came before its room key; it is not bridged", reason: "missing room key", now: now,
-                       metadata: ["matrix.event.id": event.eventID.rawValue, "megolm.session.id": sessionID])
+            // Held until the key comes (``hold(_:now:)``); told only if it never does.
+            logger.debug("An encrypted event came before its room key", metadata: [
+                "matrix.event.id": event.eventID.rawValue, "megolm.session.id": sessionID])
         case .refused(let reason):
             logRefusal("An encrypted event was refused", reason: reason, now: now, metadata: ["matrix.event.id": event.eventID.rawValue])
         }

@@ -97,12 +97,13 @@ actor GhostDevices {
         let account: OlmAccount, crossSigning: CrossSigningKeys
         do {
             crossSigning = try CrossSigningKeys(pickle: record.crossSigning, key: pickleKey)
-            // One account object per ghost, shared with the receiving side (which uses up one-time keys).
+            // One account object per ghost, shared with the receiving side (which uses up one-time keys) once its keys
+            // are published — not before: nobody can use them yet, and a top-up must not race the first upload.
             if let known = accounts[ghost]?.account {
                 account = known
             } else {
                 account = try OlmAccount(pickle: record.account, key: pickleKey)
-                accounts[ghost] = (record.device, account)
+                if record.stage >= .keysPublished { accounts[ghost] = (record.device, account) }
             }
         } catch {
             throw GhostDeviceError.pickleKeyDoesNotOpen(user: ghost)
@@ -119,6 +120,7 @@ actor GhostDevices {
                                                  fallback: account.signedFallbackKey(userID: user, deviceID: device.rawValue),
                                                  of: ghost, device: device)
                 account.markKeysAsPublished()
+                if accounts[ghost] == nil { accounts[ghost] = (device, account) }
             case .crossSign:
                 try await homeserver.publishCrossSigning(master: crossSigning.masterKey(userID: user),
                                                          selfSigning: crossSigning.selfSigningKey(userID: user),

@@ -23,9 +23,13 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
     }
 
     public func handle(_ transaction: Transaction) async throws {
-        let events = try await decrypted(transaction).compactMap(BridgeAppServiceHandler.roomEvent)
+        let (clientEvents, released) = try await decrypted(transaction)
+        let events = clientEvents.compactMap(BridgeAppServiceHandler.roomEvent)
             .filter { !namespace.isOurs($0.sender) || $0.stateKey.flatMap(UserID.init).map { !namespace.isOurs($0) } == true }
         try await bridge.acceptMatrixEvents(events, transaction: transaction.id)
+        // Queued with this transaction: the held events its keys released are no longer held (a crash before this
+        // releases them again; the inbox keeps an event once).
+        if !released.isEmpty { try await bridge.context.ghostDevices?.forgetHeld(released) }
         bridge.metrics.transactionAccepted()
         // Invitations and `!isthmus` commands, once the transaction is durable (commands in linked rooms were queued
         // above too; their portals drop them: commands are never bridged).
@@ -38,19 +42,28 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
     }
 
     /// The transaction's events with what the ghosts' devices can decrypt decrypted (`encryption.allow`), after the
-    /// room keys its to-device messages bring are kept. An event that does not decrypt stays encrypted: the room is
-    /// told it was not bridged.
-    private func decrypted(_ transaction: Transaction) async throws -> [ClientEvent] {
-        guard let devices = bridge.context.ghostDevices else { return transaction.events }
+    /// room keys its to-device messages bring are kept; first the held events those keys release (with their ids).
+    /// An event whose key has not come yet is held rather than queued (``GhostDevices/hold(_:now:)``); one that does
+    /// not decrypt for another reason stays encrypted: the room is told it was not bridged.
+    private func decrypted(_ transaction: Transaction) async throws -> (events: [ClientEvent], released: [EventID]) {
+        guard let devices = bridge.context.ghostDevices else { return (transaction.events, []) }
         if !transaction.deviceListsChanged.isEmpty { await devices.noteDeviceListsChanged(transaction.deviceListsChanged) }
         devices.topUp(transaction.keyCounts)
-        if !transaction.toDevice.isEmpty { try await devices.receive(transaction.toDevice) }
-        var events = transaction.events
-        for index in events.indices {
-            let event = events[index]
+        var keys: [(room: RoomID, sessionID: String)] = []
+        if !transaction.toDevice.isEmpty {
+            for case .roomKey(let room, let sessionID) in try await devices.receive(transaction.toDevice) { keys.append((room, sessionID)) }
+        }
+        var events: [ClientEvent] = []
+        var waiting: [(event: ClientEvent, sessionID: String)] = []
+        for event in transaction.events {
             switch event.content {
             case .unknown(type: MatrixEventType.encrypted, _) where !namespace.isOurs(event.sender):
-                if case .decrypted(let clear) = try await devices.decrypt(event) { events[index] = clear }
+                switch try await devices.decrypt(event) {
+                case .decrypted(let clear): events.append(clear)
+                case .missingKey(let sessionID): waiting.append((event, sessionID))
+                case .refused: events.append(event)
+                }
+                continue
             case .unknown(type: MatrixEventType.encryption, let content) where event.stateKey == "":
                 await devices.noteEncryption(event.roomID, content: content)
                 devices.prepareJoinedGhosts(of: event.roomID)
@@ -59,8 +72,13 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
             default:
                 break
             }
+            events.append(event)
         }
-        return events
+        let held = try await devices.hold(waiting)
+        // Not held (not a room the bridge serves): queued as they are, as before.
+        events += waiting.map(\.event).filter { !held.contains($0.eventID) }
+        let released = try await devices.released(by: keys)
+        return (released + events, released.map(\.eventID))
     }
 
     public func isProcessed(_ id: TransactionID) async throws -> Bool {

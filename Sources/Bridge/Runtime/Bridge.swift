@@ -182,6 +182,7 @@ public final class Bridge: Sendable {
         ]
         if let gateway { services.append(GatewaySweeper(portals: gateway)) }
         if let matrixSync { services.append(MatrixSyncService(source: matrixSync, bridge: self, account: context.matrix.botUserID)) }
+        if let devices = context.ghostDevices { services.append(HeldEncryptedEventSweeper(devices: devices, bridge: self)) }
         await withTaskGroup(of: Void.self) { group in
             for service in services { group.addTask { await service.run() } }
             if let selfService {

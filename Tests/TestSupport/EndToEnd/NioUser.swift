@@ -18,13 +18,15 @@ public final class NioUser: Sendable {
     public let deviceID: String
     private let child: PythonLineChild
 
-    /// Logs `localpart` in (a new device) with its store in `storeDirectory`, and uploads its keys.
-    public init(_ localpart: String, bed: TestBed, storeDirectory: URL) async throws {
+    /// Logs `localpart` in (a new device named `deviceName`) with its store in `storeDirectory`, and uploads its keys.
+    /// The account's devices of that name from earlier tests are deleted (a second device in one test needs another name).
+    public init(_ localpart: String, bed: TestBed, storeDirectory: URL, deviceName: String = "isthmus e2e (nio)") async throws {
         child = try PythonLineChild(script: "nio_client.py")
         _ = try child.ready()
         try FileManager.default.createDirectory(at: storeDirectory, withIntermediateDirectories: true)
         let login = try await child.callAsync("login", ["homeserver": bed.synapseURL.absoluteString, "user": localpart,
-                                                        "password": bed.password, "store": storeDirectory.path])
+                                                        "password": bed.password, "store": storeDirectory.path,
+                                                        "device_name": deviceName])
         userID = login["user_id"] as? String ?? ""
         deviceID = login["device_id"] as? String ?? ""
     }
