@@ -37,7 +37,8 @@ import Testing
     let room = RoomID("!dm:localhost")!
 
     @Test(arguments: StoreBackend.all) func olmSessionsAreCappedPerPeerNewestFirst(_ backend: StoreBackend) async throws {
-        let store = try await backend.open().store
+        let fixture = try await backend.open()
+        let store = fixture.store
         for index in 0..<(Store.olmSessionsKept + 3) {
             try await store.keepToDeviceChanges([ToDeviceChanges(olmSession: StoredOlmSession(
                 user: ghost, senderKey: "peer", sessionID: "s\(index)", pickle: [UInt8(index)], lastUsed: Int64(1000 + index)))])
@@ -48,7 +49,8 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all) func aRoomKeyIsPerSharerAndAnIndexPerEvent(_ backend: StoreBackend) async throws {
-        let store = try await backend.open().store
+        let fixture = try await backend.open()
+        let store = fixture.store
         let alice = UserID("@alice:localhost")!, mallory = UserID("@mallory:localhost")!
         let forwarded = StoredMegolmSession(room: room, sessionID: "S", sender: mallory, senderKey: "m", signingKey: "m", pickle: [1])
         let own = StoredMegolmSession(room: room, sessionID: "S", sender: alice, senderKey: "a", signingKey: "a", pickle: [2])

@@ -81,6 +81,18 @@ struct StoreCopyFixture {
         ])
         try await store.recordGatewayAliases(["#lounge%localhost": RoomAlias("#Lounge:localhost")!])
         try await store.recordGatewayDirect(ghost: ghost, user: alice, matrixRoom: RoomID("!pm:localhost")!, room: hosted)
+        // Encryption: a ghost's device (sealed bytes, opaque to the store), an Olm session, a room key, a used message
+        // index, an event held for its key.
+        _ = try await store.keepNewGhostDevice(StoredGhostDevice(user: ghost, device: DeviceID("ISTHMUSDEV")!, stage: .crossSigned,
+                                                                 account: [1, 2, 0, 255], crossSigning: [3, 4]))
+        try await store.keepToDeviceChanges([
+            ToDeviceChanges(olmSession: StoredOlmSession(user: ghost, senderKey: "peer", sessionID: "olm1", pickle: [5], lastUsed: 1_700_000_000_000)),
+            ToDeviceChanges(roomKey: StoredMegolmSession(room: room, sessionID: "meg1", sender: alice, senderKey: "peer", signingKey: "sig",
+                                                         pickle: [6, 0])),
+        ])
+        _ = try await store.recordMegolmIndex(7, of: "meg1", in: room, by: EventID("$enc1")!)
+        try await store.holdEncryptedEvents([HeldEncryptedEvent(eventID: EventID("$held1")!, room: room, sessionID: "meg2",
+                                                                event: #"{"type":"m.room.encrypted"}"#, heldAt: 1_700_000_000_500)])
         return (fixture, store)
     }
 
@@ -126,6 +138,11 @@ struct StoreCopyFixture {
         note(try await store.gatewayAlias(address: "#lounge%localhost") as Any)
         note(try await store.gatewayDirects().map { "\($0)" })
         note(try await store.gatewayDirects(of: ghost).map { "\($0)" })
+        note(try await store.ghostDevice(ghost) as Any)
+        note(try await store.olmSessions(of: ghost, with: "peer"))
+        note(try await store.megolmSession("meg1", in: room, sharedBy: alice) as Any)
+        note(try await store.recordMegolmIndex(7, of: "meg1", in: room, by: EventID("$enc1")!))
+        note(try await store.heldEncryptedEvents(heldBefore: Int64.max))
         let counts = try await store.counts()
         note(counts.linksByStatus.sorted { $0.key < $1.key })
         note([counts.ghosts, counts.puppets, counts.inbox])
