@@ -53,12 +53,24 @@ import Testing
             signatures.withLock { $0.append(signed) }
         }
 
-        // The sending side is tested end to end (EncryptedDirectChatTests): here, an unencrypted homeserver.
-        func roomEncryption(of room: RoomID, as ghost: UserID) async throws -> JSONValue? { nil }
-        func joinedMemberIDs(of room: RoomID, as ghost: UserID) async throws -> [UserID] { [] }
-        func deviceKeys(of users: [UserID], as ghost: UserID) async throws -> JSONValue { .object([:]) }
-        func claimOneTimeKeys(_ devices: [UserID: [DeviceID]], as ghost: UserID) async throws -> JSONValue { .object([:]) }
-        func sendEncryptedToDevice(_ messages: [UserID: [DeviceID: JSONValue]], transactionID: ClientTransactionID, as ghost: UserID) async throws {}
+        // The sending side: an unencrypted room with nobody in it unless a test says otherwise.
+        let encryption = Mutex<JSONValue?>(nil)
+        let members = Mutex<[UserID]>([])
+        /// `/keys/query`'s `device_keys` and `/keys/claim`'s `one_time_keys`, as the test sets them.
+        let deviceKeysAnswer = Mutex<JSONValue>(.object([:]))
+        let claimAnswer = Mutex<JSONValue>(.object([:]))
+        func roomEncryption(of room: RoomID, as ghost: UserID) async throws -> JSONValue? { encryption.withLock { $0 } }
+        func joinedMemberIDs(of room: RoomID, as ghost: UserID) async throws -> [UserID] { members.withLock { $0 } }
+        func deviceKeys(of users: [UserID], as ghost: UserID) async throws -> JSONValue { deviceKeysAnswer.withLock { $0 } }
+        func claimOneTimeKeys(_ devices: [UserID: [DeviceID]], as ghost: UserID) async throws -> JSONValue {
+            calls.withLock { $0.append("claim \(devices.values.flatMap { $0 }.map(\.rawValue).sorted())") }
+            return claimAnswer.withLock { $0 }
+        }
+        let toDevice = Mutex<[(kind: ToDeviceKind, messages: [UserID: [DeviceID: JSONValue]], sender: UserID)]>([])
+        func sendToDevices(_ messages: [UserID: [DeviceID: JSONValue]], kind: ToDeviceKind, transactionID: ClientTransactionID,
+                           as ghost: UserID) async throws {
+            toDevice.withLock { $0.append((kind, messages, ghost)) }
+        }
     }
 
     func devices(_ store: Store, _ homeserver: RecordingHomeserver, key: PickleKey) -> GhostDevices {

@@ -21,8 +21,19 @@ protocol GhostDeviceHomeserver: Sendable {
     func deviceKeys(of users: [UserID], as ghost: UserID) async throws -> JSONValue
     /// `/keys/claim` of one `signed_curve25519` key per device: the answer's `one_time_keys`.
     func claimOneTimeKeys(_ devices: [UserID: [DeviceID]], as ghost: UserID) async throws -> JSONValue
-    /// `PUT /sendToDevice/m.room.encrypted/{txnId}`.
-    func sendEncryptedToDevice(_ messages: [UserID: [DeviceID: JSONValue]], transactionID: ClientTransactionID, as ghost: UserID) async throws
+    /// `PUT /sendToDevice/{kind}/{txnId}`.
+    func sendToDevices(_ messages: [UserID: [DeviceID: JSONValue]], kind: ToDeviceKind, transactionID: ClientTransactionID,
+                       as ghost: UserID) async throws
+}
+
+/// The to-device messages the ghosts' devices send.
+enum ToDeviceKind: String, Sendable {
+    /// Olm-encrypted: a room key (`m.room_key` inside).
+    case encrypted = "m.room.encrypted"
+    /// A room key not sent to a device, and why (spec §11.12.5.2 "Reporting that decryption keys are withheld").
+    case withheld = "m.room_key.withheld"
+    /// A request for a missing room key (spec §11.12.5.1 "Key requests").
+    case keyRequest = "m.room_key_request"
 }
 
 extension MatrixClient: GhostDeviceHomeserver {
@@ -57,8 +68,9 @@ extension MatrixClient: GhostDeviceHomeserver {
         try await claimKeys(devices, as: ghost)
     }
 
-    func sendEncryptedToDevice(_ messages: [UserID: [DeviceID: JSONValue]], transactionID: ClientTransactionID, as ghost: UserID) async throws {
-        try await sendToDevice(messages, type: MatrixEventType.encrypted, transactionID: transactionID, as: ghost)
+    func sendToDevices(_ messages: [UserID: [DeviceID: JSONValue]], kind: ToDeviceKind, transactionID: ClientTransactionID,
+                       as ghost: UserID) async throws {
+        try await sendToDevice(messages, type: kind.rawValue, transactionID: transactionID, as: ghost)
     }
 }
 

@@ -106,7 +106,8 @@ extension GhostDevices {
     }
 
     /// Sends `session`'s key to `devices` over Olm (a kept session with each, or a new one on a claimed one-time key
-    /// whose signature checks out); returns the devices it went to. The Olm sessions are kept first.
+    /// whose signature checks out), and `m.room_key.withheld` to those it cannot reach; returns the devices it handled.
+    /// The Olm sessions are kept first.
     private func share(_ session: MegolmOutboundSession, in room: RoomID, with devices: [PeerDevice], as ghost: UserID,
                        device: DeviceID, account: OlmAccount) async throws -> Set<PeerDevice.ID> {
         var sessions: [PeerDevice.ID: (peer: OlmPeer, session: OlmSession)] = [:]
@@ -154,11 +155,26 @@ extension GhostDevices {
             ])
             kept.append(ToDeviceChanges(olmSession: used(olm, with: olmPeer)))
         }
-        guard !messages.isEmpty else { return [] }
         try await store.keepToDeviceChanges(kept)
-        try await homeserver.sendEncryptedToDevice(messages, transactionID: ClientTransactionID.derived(
-            fromSourceKey: "room-key:\(ghost.rawValue):\(session.sessionID):\(UUID().uuidString)"), as: ghost)
-        return Set(devices.filter { sessions[$0.id] != nil }.map(\.id))
+        if !messages.isEmpty {
+            try await homeserver.sendToDevices(messages, kind: .encrypted, transactionID: ClientTransactionID.derived(
+                fromSourceKey: "room-key:\(ghost.rawValue):\(session.sessionID):\(UUID().uuidString)"), as: ghost)
+        }
+        // The devices that get nothing are told why, so their clients show it rather than wait for a key (best effort).
+        var withheld: [UserID: [DeviceID: JSONValue]] = [:]
+        for device in devices where sessions[device.id] == nil {
+            withheld[device.user, default: [:]][device.device] = .object([
+                "algorithm": .string(Self.megolmAlgorithm), "room_id": .string(room.rawValue), "session_id": .string(session.sessionID),
+                "sender_key": .string(account.curve25519Key.base64), "code": .string("m.no_olm"),
+                "reason": .string("The bridge could not set up a secure channel with this device (no one-time key)."),
+            ])
+        }
+        if !withheld.isEmpty {
+            try? await homeserver.sendToDevices(withheld, kind: .withheld, transactionID: ClientTransactionID.derived(
+                fromSourceKey: "withheld:\(ghost.rawValue):\(session.sessionID):\(UUID().uuidString)"), as: ghost)
+        }
+        // Withheld devices too: this session does not try them again (the next one does).
+        return Set(devices.map(\.id))
     }
 }
 
