@@ -94,5 +94,14 @@ import Testing
         #expect(second["session_id"] == encrypted["session_id"])
         #expect(homeserver.toDevice.withLock { $0.count } == 2)
         #expect(homeserver.calls.withLock { $0.filter { $0.hasPrefix("claim") }.count } == 1)
+
+        // Alice's device list changed (MSC3202): her devices are read again and the room starts a new session, shared
+        // again over the kept Olm session (no claim).
+        await devices.noteDeviceListsChanged([alice])
+        let third = try await devices.encrypt(type: "m.room.message", content: .object(["msgtype": .string("m.text"), "body": .string("new")]),
+                                              in: room, as: ghost)
+        #expect(third["session_id"] != encrypted["session_id"])
+        #expect(homeserver.toDevice.withLock { $0.map(\.kind) } == [.encrypted, .withheld, .encrypted, .withheld])
+        #expect(homeserver.calls.withLock { $0.filter { $0.hasPrefix("claim") } } == ["claim [\"PHONE\", \"TABLET\"]", "claim [\"TABLET\"]"])
     }
 }

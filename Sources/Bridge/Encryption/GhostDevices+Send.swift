@@ -49,9 +49,15 @@ extension GhostDevices {
         sending.generations[room, default: 0] += 1
     }
 
-    /// These users' device lists changed (a new device, a removed one): read again at the next send.
+    /// These users' device lists changed (a new device, a removed one): read again at the next send, and the rooms
+    /// they are in start new sessions (a removed device must not read what follows), as mautrix does.
     func noteDeviceListsChanged(_ users: [UserID]) {
-        for user in users { sending.devices[user] = nil }
+        let changed = Set(users)
+        for user in changed { sending.devices[user] = nil }
+        for (room, members) in sending.members where !changed.isDisjoint(with: members) {
+            sending.outbound = sending.outbound.filter { $0.key.room != room }
+            sending.generations[room, default: 0] += 1
+        }
     }
 
     /// `content` of `type` as the `m.room.encrypted` content `ghost` sends in `room`, the room key shared first where
