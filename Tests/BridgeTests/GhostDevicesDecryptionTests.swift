@@ -146,6 +146,39 @@ import Testing
         #expect(ids == [lost.eventID] && due == [lost])
     }
 
+    @Test func aMissingKeyIsAskedForOncePerSessionFromTheGhostsDeviceInTheRoom() async throws {
+        let scene = try await scene()
+        let homeserver = try #require(await scene.devices.homeserver as? GhostDevicesTests.RecordingHomeserver)
+        try await scene.fixture.store.saveRoomGhost(RoomGhost(room: room, user: ghost, nick: "Romeo", occupantID: nil, realJID: nil, joined: true))
+        _ = try await scene.devices.hold([(try encryptedEvent(scene, "one", id: "$1"), scene.sessionID),
+                                          (try encryptedEvent(scene, "two", id: "$2"), scene.sessionID)])
+        let requests = homeserver.toDevice.withLock { $0 }.filter { $0.kind == .keyRequest }
+        #expect(requests.count == 1, "once per session")
+        let request = try #require(requests.first)
+        #expect(request.sender == ghost)
+        let message = try #require(request.messages[alice]?[DeviceID("*")!])
+        #expect(message["action"] == .string("request"))
+        #expect(message["requesting_device_id"] == .string(scene.device.rawValue))
+        #expect(message["body"]?["session_id"] == .string(scene.sessionID) && message["body"]?["room_id"] == .string(room.rawValue))
+        #expect(message["body"]?["sender_key"] == .string(scene.aliceCurve))
+    }
+
+    @Test func aForwardedKeyAnsweringARequestDecryptsTheSendersEvents() async throws {
+        let scene = try await scene()
+        try scene.oracle.call("inbound.new", ["name": "copy", "session_key": scene.sessionKey])
+        let exported = try scene.oracle.string("inbound.export", ["name": "copy", "index": 0], "exported")
+        let forwarded = try roomKeyMessage(scene, payload: ["type": "m.forwarded_room_key", "content": [
+            "algorithm": "m.megolm.v1.aes-sha2", "room_id": room.rawValue, "session_id": scene.sessionID, "session_key": exported,
+            "sender_key": scene.aliceCurve, "sender_claimed_ed25519_key": scene.aliceEd, "forwarding_curve25519_key_chain": [String](),
+        ]])
+        #expect(try await scene.devices.receive([forwarded]) == [.roomKey(room: room, sessionID: scene.sessionID)])
+        #expect(body(try await scene.devices.decrypt(try encryptedEvent(scene, "answered", id: "$f"))) == "answered")
+        // A forwarded key that does not parse as an exported session is refused.
+        let broken = try roomKeyMessage(scene, payload: ["type": "m.forwarded_room_key", "content": [
+            "algorithm": "m.megolm.v1.aes-sha2", "room_id": room.rawValue, "session_id": scene.sessionID, "session_key": scene.sessionKey]])
+        #expect(try await scene.devices.receive([broken]) == [.refused("a room key that is not a valid Megolm session key")])
+    }
+
     @Test func anEncryptedFileIsDescribedNotPassedOnAsItsNameAlone() {
         var file: [String: JSONValue] = [
             "msgtype": .string("m.image"), "body": .string("cat.png"),

@@ -23,7 +23,44 @@ extension GhostDevices {
                                       event: String(decoding: json, as: UTF8.self), heldAt: Self.milliseconds(now))
         }
         try await store.holdEncryptedEvents(held)
+        for item in events where served.contains(item.event.roomID) { await requestKey(for: item.event, sessionID: item.sessionID) }
         return Set(held.map(\.eventID))
+    }
+
+    /// Asks the sender's devices for a missing room key (`m.room_key_request`, spec §11.12.5.1), once per session, from
+    /// the device of a bridge user in the room — the one the sender's client meant to share it with. A client answers
+    /// such a request from another user's device when it had shared the session with that device (Element does; nio
+    /// answers only its own user). Best effort: the held event is told after its wait either way.
+    func requestKey(for event: ClientEvent, sessionID: String) async {
+        let request = KeyRequestKey(room: event.roomID, sessionID: sessionID, sender: event.sender)
+        guard !requestedKeys.contains(request) else { return }
+        if requestedKeys.count >= Self.requestedKeysKept { requestedKeys.removeAll() }
+        requestedKeys.insert(request)
+        guard case .unknown(_, let content) = event.content, let (user, device) = await requester(in: event.roomID) else { return }
+        var body: [String: JSONValue] = ["algorithm": .string(Self.megolmAlgorithm), "room_id": .string(event.roomID.rawValue),
+                                         "session_id": .string(sessionID)]
+        if let senderKey = content["sender_key"] { body["sender_key"] = senderKey }
+        let requestID = UUID().uuidString
+        let message: JSONValue = .object(["action": .string("request"), "body": .object(body), "request_id": .string(requestID),
+                                          "requesting_device_id": .string(device.rawValue)])
+        do {
+            // `*`: every device of the sender (any of them may hold the session).
+            try await homeserver.sendToDevices([event.sender: [DeviceID("*")!: message]], kind: .keyRequest,
+                                               transactionID: ClientTransactionID.derived(fromSourceKey: "key-request:\(requestID)"), as: user)
+        } catch {
+            logger.info("Could not ask for a missing room key", metadata: ["matrix.event.id": event.eventID.rawValue, "error": "\(error)"])
+        }
+    }
+
+    /// A bridge user in `room` whose device's keys are published: the DM's ghost, else a joined ghost of the linked room.
+    private func requester(in room: RoomID) async -> (UserID, DeviceID)? {
+        var candidates: [UserID] = []
+        if let chat = try? await store.directChat(in: room) { candidates.append(chat.ghost) }
+        candidates += ((try? await store.roomGhosts(room)) ?? []).filter(\.joined).map(\.user)
+        for user in candidates {
+            if let (device, _) = try? await publishedAccount(of: user) { return (user, device) }
+        }
+        return nil
     }
 
     /// The held events that the room keys just kept decrypt, decrypted (to queue now; ``forgetHeld(_:)`` once queued).
@@ -61,6 +98,9 @@ extension GhostDevices {
         try await store.releaseHeldEncryptedEvents(events)
     }
 
+    /// Key requests remembered at most (then forgotten all at once: a request sent twice does no harm).
+    static let requestedKeysKept = 4096
+
     private static func event(_ held: HeldEncryptedEvent) -> ClientEvent? {
         try? JSONDecoder().decode(ClientEvent.self, from: Data(held.event.utf8))
     }
@@ -88,4 +128,11 @@ struct HeldEncryptedEventSweeper: BridgeService {
             }
         }
     }
+}
+
+/// A room key asked for (``GhostDevices/requestKey(for:sessionID:)``).
+struct KeyRequestKey: Hashable, Sendable {
+    var room: RoomID
+    var sessionID: String
+    var sender: UserID
 }

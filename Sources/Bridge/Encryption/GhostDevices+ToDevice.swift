@@ -89,14 +89,17 @@ extension GhostDevices {
               payload["recipient_keys"]?["ed25519"]?.stringValue == account.ed25519Key.base64,
               let type = payload["type"]?.stringValue
         else { throw ToDeviceRefusal("the Olm payload does not name this sender, this ghost and its key") }
-        guard type == "m.room_key" else { return .other(type: type) }
+        // A room key, or one forwarded in answer to a key request (spec §11.12.5.1: the exported form, without the
+        // session's signature; it is kept, like any key, only for the events of the user who sent it).
+        let forwarded = type == "m.forwarded_room_key"
+        guard type == "m.room_key" || forwarded else { return .other(type: type) }
         let key = payload["content"]
         guard key?["algorithm"]?.stringValue == Self.megolmAlgorithm,
               let room = key?["room_id"]?.stringValue.flatMap(RoomID.init), let sessionID = key?["session_id"]?.stringValue,
-              let sessionKey = key?["session_key"]?.stringValue.flatMap({ try? MegolmSessionKey(base64: $0) }),
-              let signingKey = payload["keys"]?["ed25519"]?.stringValue
+              let sessionText = key?["session_key"]?.stringValue,
+              let inbound = Self.inboundSession(sessionText, forwarded: forwarded),
+              let signingKey = forwarded ? key?["sender_claimed_ed25519_key"]?.stringValue : payload["keys"]?["ed25519"]?.stringValue
         else { throw ToDeviceRefusal("a room key that is not a valid Megolm session key") }
-        let inbound = MegolmInboundSession(sessionKey: sessionKey)
         guard inbound.sessionID == sessionID else { throw ToDeviceRefusal("a room key whose session id is not its key's") }
         // Only the rooms the bridge serves: anyone may send the ghosts keys, and nothing else is worth a row.
         let rooms: Set<RoomID> = [room]
@@ -110,6 +113,12 @@ extension GhostDevices {
         batch.roomKeys.append(StoredMegolmSession(room: room, sessionID: sessionID, sender: message.sender, senderKey: senderKey.base64,
                                                   signingKey: signingKey, pickle: inbound.pickle(with: pickleKey)))
         return .roomKey(room: room, sessionID: sessionID)
+    }
+
+    /// A room key's session: a signed session key, or (forwarded) an exported one; nil when it does not parse.
+    private static func inboundSession(_ text: String, forwarded: Bool) -> MegolmInboundSession? {
+        if forwarded { return (try? MegolmExportedSessionKey(base64: text)).map { MegolmInboundSession(exportedKey: $0) } }
+        return (try? MegolmSessionKey(base64: text)).map { MegolmInboundSession(sessionKey: $0) }
     }
 
     /// The account of `ghost`'s device once its keys are published (nil before: nobody can have sent it anything).

@@ -30,6 +30,8 @@ actor GhostDevices {
     var refusalLog = RefusalLogLimiter()
     /// The sending side's memory (``GhostDevices/encrypt(type:content:in:as:now:)``).
     var sending = SendingState()
+    /// The missing room keys asked for already (``requestKey(for:sessionID:)``).
+    var requestedKeys: Set<KeyRequestKey> = []
     /// Ghosts whose keys are being topped up (``topUpNow(_:)``): one top-up at a time per ghost.
     var toppingUp: Set<UserID> = []
     /// The Olm sessions in use, by ghost and peer device, the most recently used first (``olmSessions(with:)``).
