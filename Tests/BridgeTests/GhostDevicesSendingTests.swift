@@ -105,3 +105,14 @@ import Testing
         #expect(homeserver.calls.withLock { $0.filter { $0.hasPrefix("claim") } } == ["claim [\"PHONE\", \"TABLET\"]", "claim [\"TABLET\"]"])
     }
 }
+
+/// The Matrix client's JSON and canonical JSON carry the same values; a fraction has no canonical form.
+@Suite struct CanonicalJSONValueTests {
+    @Test func valuesRoundTripAndAFractionIsRefused() throws {
+        let value: JSONValue = .object(["a": .array([.null, .bool(true), .integer(-5), .string("é")]), "b": .object([:]), "c": .double(3)])
+        let canonical = try #require(CanonicalJSON(value))
+        #expect(canonical["c"] == .integer(3), "a whole double is an integer")
+        #expect(JSONValue(canonical) == .object(["a": .array([.null, .bool(true), .integer(-5), .string("é")]), "b": .object([:]), "c": .integer(3)]))
+        #expect(CanonicalJSON(.object(["x": .array([.double(0.5)])])) == nil)
+    }
+}

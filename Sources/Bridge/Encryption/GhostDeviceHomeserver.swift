@@ -73,17 +73,3 @@ extension MatrixClient: GhostDeviceHomeserver {
         try await sendToDevice(messages, type: kind.rawValue, transactionID: transactionID, as: ghost)
     }
 }
-
-extension JSONValue {
-    /// A canonical JSON value as the Matrix client's JSON (the same value: canonical JSON has no floats).
-    init(_ canonical: CanonicalJSON) {
-        switch canonical {
-        case .null: self = .null
-        case .bool(let value): self = .bool(value)
-        case .integer(let value): self = .integer(value)
-        case .string(let value): self = .string(value)
-        case .array(let values): self = .array(values.map(JSONValue.init))
-        case .object(let members): self = .object(members.mapValues(JSONValue.init))
-        }
-    }
-}

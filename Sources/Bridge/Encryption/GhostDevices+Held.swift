@@ -86,7 +86,7 @@ extension GhostDevices {
                 events.append(clear)
             } else {
                 events.append(event)
-                logRefusal("An encrypted event's room key never came; the room is told it was not bridged", reason: "missing room key",
+                logRefusal("An encrypted event's room key never came; the room is told it was not bridged", reason: .roomKeyNeverCame,
                            now: .now, metadata: ["matrix.event.id": held.eventID.rawValue, "megolm.session.id": held.sessionID])
             }
         }

@@ -13,12 +13,12 @@ extension GhostDevices {
         /// No ghost holds the room key (yet): the sender's device did not share it, or its to-device message was lost.
         case missingKey(sessionID: String)
         /// Not decryptable, and never will be: why.
-        case refused(String)
+        case refused(DecryptionRefusal)
     }
 
     /// `event` (an `m.room.encrypted` room event) decrypted. Throws only when the store cannot be read or written.
     func decrypt(_ event: ClientEvent, now: ContinuousClock.Instant = .now) async throws -> RoomDecryption {
-        guard case .unknown(type: MatrixEventType.encrypted, let content) = event.content else { return .refused("not encrypted") }
+        guard case .unknown(type: MatrixEventType.encrypted, let content) = event.content else { return .refused(.notEncrypted) }
         let result = try await megolmDecrypt(event, content: content)
         switch result {
         case .decrypted:
@@ -34,10 +34,10 @@ extension GhostDevices {
     }
 
     private func megolmDecrypt(_ event: ClientEvent, content: JSONValue) async throws -> RoomDecryption {
-        guard content["algorithm"]?.stringValue == Self.megolmAlgorithm else { return .refused("not Megolm") }
+        guard content["algorithm"]?.stringValue == Self.megolmAlgorithm else { return .refused(.notMegolm) }
         guard let sessionID = content["session_id"]?.stringValue,
               let ciphertext = content["ciphertext"]?.stringValue.flatMap({ try? MegolmMessage(base64: $0) })
-        else { return .refused("no Megolm ciphertext") }
+        else { return .refused(.noMegolmCiphertext) }
         // A room key belongs to the user whose device shared it: nobody else's events decrypt with it.
         guard let stored = try await store.megolmSession(sessionID, in: event.roomID, sharedBy: event.sender) else {
             return .missingKey(sessionID: sessionID)
@@ -46,27 +46,27 @@ extension GhostDevices {
         do {
             decrypted = try MegolmInboundSession(pickle: stored.pickle, key: pickleKey).decrypt(ciphertext)
         } catch {
-            return .refused("the ciphertext does not decrypt with its room key")
+            return .refused(.ciphertextDoesNotDecrypt)
         }
         guard try await store.recordMegolmIndex(decrypted.messageIndex, of: sessionID, in: event.roomID, by: event.eventID) else {
-            return .refused("a message index used by another event (a replay)")
+            return .refused(.replayedMessageIndex)
         }
         guard let payload = try? JSONDecoder().decode(JSONValue.self, from: Data(decrypted.plaintext)),
               payload["room_id"]?.stringValue == event.roomID.rawValue,
               let type = payload["type"]?.stringValue, case .object(var inner)? = payload["content"]
-        else { return .refused("the decrypted payload is not an event of this room") }
+        else { return .refused(.payloadNotOfThisRoom) }
         // Only what clients encrypt: a redaction, membership or state inside a ciphertext was never checked by the
         // homeserver (`m.room.redaction` names its target in its content).
-        guard Self.decryptableTypes.contains(type) else { return .refused("an encrypted event of a type that is never encrypted") }
+        guard Self.decryptableTypes.contains(type) else { return .refused(.typeNeverEncrypted) }
         Self.describeEncryptedFile(&inner)
         // Relations stay in the clear, outside the ciphertext (spec §11.12.4.2): the decrypted event has them back.
         if inner["m.relates_to"] == nil, let relation = content["m.relates_to"] { inner["m.relates_to"] = relation }
         return Self.replacing(event, type: type, content: .object(inner)).map(RoomDecryption.decrypted)
-            ?? .refused("the decrypted event does not decode")
+            ?? .refused(.undecodableEvent)
     }
 
     /// The event types an encrypted event may carry here: messages, reactions, stickers.
-    static let decryptableTypes: Set<String> = [MatrixEventType.message, MatrixEventType.reaction, "m.sticker"]
+    static let decryptableTypes: Set<String> = [MatrixEventType.message, MatrixEventType.reaction, MatrixEventType.sticker]
 
     /// An encrypted file (`file` instead of `url`, spec §11.12.4.5) is not passed on yet: the message says so in its
     /// text, so the other side learns a file was sent rather than reading only its name.

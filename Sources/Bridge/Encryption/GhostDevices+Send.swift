@@ -150,7 +150,7 @@ extension GhostDevices {
         for peer in devices {
             guard let (olmPeer, olm) = sessions[peer.id] else { continue }
             let payload: JSONValue = .object([
-                "type": .string("m.room_key"), "content": roomKey, "sender": .string(ghost.rawValue),
+                "type": .string(MatrixEventType.roomKey), "content": roomKey, "sender": .string(ghost.rawValue),
                 "sender_device": .string(device.rawValue), "keys": .object(["ed25519": .string(account.ed25519Key.base64)]),
                 "recipient": .string(peer.user.rawValue), "recipient_keys": .object(["ed25519": .string(peer.ed25519)]),
             ])
@@ -244,41 +244,12 @@ struct PeerDevice: Sendable, Hashable {
     /// The one-time (or fallback) key claimed for `peer`, if its signature by the device checks out.
     static func verifiedOneTimeKey(in claimed: JSONValue?, of peer: PeerDevice) -> Curve25519PublicKey? {
         guard case .object(let keys)? = claimed, let signing = try? Ed25519PublicKey(base64: peer.ed25519) else { return nil }
-        for (id, object) in keys where id.hasPrefix("signed_curve25519:") {
+        for (id, object) in keys where id.hasPrefix(MatrixAlgorithm.signedCurve25519 + ":") {
             guard let canonical = CanonicalJSON(object), let text = object["key"]?.stringValue,
                   (try? canonical.verifySignature(by: peer.user.rawValue, keyID: "ed25519:\(peer.device.rawValue)", publicKey: signing)) != nil
             else { continue }
             return try? Curve25519PublicKey(base64: text)
         }
         return nil
-    }
-}
-
-extension CanonicalJSON {
-    /// A Matrix client JSON value as canonical JSON; nil when it holds a number canonical JSON refuses (a fraction).
-    init?(_ value: JSONValue) {
-        switch value {
-        case .null: self = .null
-        case .bool(let flag): self = .bool(flag)
-        case .integer(let number): self = .integer(number)
-        case .double(let number):
-            guard let exact = Int64(exactly: number) else { return nil }
-            self = .integer(exact)
-        case .string(let text): self = .string(text)
-        case .array(let values):
-            var converted: [CanonicalJSON] = []
-            for value in values {
-                guard let item = CanonicalJSON(value) else { return nil }
-                converted.append(item)
-            }
-            self = .array(converted)
-        case .object(let members):
-            var converted: [String: CanonicalJSON] = [:]
-            for (key, value) in members {
-                guard let item = CanonicalJSON(value) else { return nil }
-                converted[key] = item
-            }
-            self = .object(converted)
-        }
     }
 }

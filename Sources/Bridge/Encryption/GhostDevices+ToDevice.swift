@@ -16,12 +16,11 @@ extension GhostDevices {
         /// Decrypted, but not something the bridge uses yet (a key request, a dummy, a withheld notice…).
         case other(type: String)
         /// Not for a device of ours, not Olm, or refused: why.
-        case refused(String)
+        case refused(DecryptionRefusal)
     }
 
-    /// Olm of the Matrix spec (§11.12.4.1 "m.olm.v1.curve25519-aes-sha2").
-    static let olmAlgorithm = "m.olm.v1.curve25519-aes-sha2"
-    static let megolmAlgorithm = "m.megolm.v1.aes-sha2"
+    static let olmAlgorithm = MatrixAlgorithm.olm
+    static let megolmAlgorithm = MatrixAlgorithm.megolm
 
     /// Decrypts `messages` addressed to the ghosts' devices and keeps what they carry. Throws only when the store
     /// could not keep it (the transaction then fails; what it carried is lost with it, as the homeserver resends no
@@ -33,9 +32,9 @@ extension GhostDevices {
         for message in messages {
             do {
                 outcomes.append(try await receive(message, into: &batch))
-            } catch let refusal as ToDeviceRefusal {
-                outcomes.append(.refused(refusal.reason))
-                logRefusal("A to-device message for a ghost's device was refused", reason: refusal.reason, now: now, metadata: [
+            } catch let refusal as DecryptionRefusal {
+                outcomes.append(.refused(refusal))
+                logRefusal("A to-device message for a ghost's device was refused", reason: refusal, now: now, metadata: [
                     "matrix.user.id": message.sender.rawValue, "matrix.ghost.id": message.recipient.rawValue, "to_device.type": message.type])
             }
         }
@@ -50,14 +49,14 @@ extension GhostDevices {
     private func receive(_ message: ToDeviceEvent, into batch: inout ToDeviceBatch) async throws -> ToDeviceOutcome {
         guard message.type == MatrixEventType.encrypted else { return .other(type: message.type) }
         guard let (device, account) = try await publishedAccount(of: message.recipient), device == message.recipientDevice else {
-            throw ToDeviceRefusal("not for the ghost's device")
+            throw DecryptionRefusal.notForOurDevice
         }
         let content = message.content
-        guard content["algorithm"]?.stringValue == Self.olmAlgorithm else { throw ToDeviceRefusal("not Olm") }
+        guard content["algorithm"]?.stringValue == Self.olmAlgorithm else { throw DecryptionRefusal.notOlm }
         guard let senderText = content["sender_key"]?.stringValue, let senderKey = try? Curve25519PublicKey(base64: senderText),
               let ours = content["ciphertext"]?[account.curve25519Key.base64], let type = ours["type"].flatMap(Self.integer),
               let body = ours["body"]?.stringValue, let olm = try? OlmMessage(type: type, body: body)
-        else { throw ToDeviceRefusal("no ciphertext for the ghost's device") }
+        else { throw DecryptionRefusal.noCiphertextForOurDevice }
 
         let user = message.recipient
         let peer = OlmPeer(ghost: user, identityKey: senderKey)
@@ -67,18 +66,18 @@ extension GhostDevices {
         if case .preKey(let preKey) = olm, let known = existing.first(where: { $0.matches(preKey, from: senderKey) }) {
             // A pre-key message of a session we have: that session decrypts it, or it is refused (a replay would
             // otherwise make the session anew and reset it).
-            guard let plaintext = try? known.decrypt(olm) else { throw ToDeviceRefusal("a pre-key message its session does not decrypt") }
+            guard let plaintext = try? known.decrypt(olm) else { throw DecryptionRefusal.preKeyMessageNotDecryptedBySession }
             decrypted = (plaintext, known)
         } else if case .preKey(let preKey) = olm {
             guard let created = try? account.createInboundSession(theirIdentityKey: senderKey, message: preKey) else {
-                throw ToDeviceRefusal("a pre-key message that matches no one-time key")
+                throw DecryptionRefusal.preKeyMessageForUnknownKey
             }
             decrypted = (created.plaintext, created.session)
             batch.accounts.insert(user)
         } else {
             for candidate in existing { if let plaintext = try? candidate.decrypt(olm) { decrypted = (plaintext, candidate); break } }
         }
-        guard let (plaintext, session) = decrypted else { throw ToDeviceRefusal("no Olm session decrypts it") }
+        guard let (plaintext, session) = decrypted else { throw DecryptionRefusal.noOlmSessionDecrypts }
         markUsed(session, with: peer)
         batch.touch(session, with: peer)
 
@@ -88,25 +87,25 @@ extension GhostDevices {
               payload["recipient"]?.stringValue == user.rawValue,
               payload["recipient_keys"]?["ed25519"]?.stringValue == account.ed25519Key.base64,
               let type = payload["type"]?.stringValue
-        else { throw ToDeviceRefusal("the Olm payload does not name this sender, this ghost and its key") }
+        else { throw DecryptionRefusal.payloadMismatch }
         // A room key, or one forwarded in answer to a key request (spec §11.12.5.1: the exported form, without the
         // session's signature; it is kept, like any key, only for the events of the user who sent it).
-        let forwarded = type == "m.forwarded_room_key"
-        guard type == "m.room_key" || forwarded else { return .other(type: type) }
+        let forwarded = type == MatrixEventType.forwardedRoomKey
+        guard type == MatrixEventType.roomKey || forwarded else { return .other(type: type) }
         let key = payload["content"]
         guard key?["algorithm"]?.stringValue == Self.megolmAlgorithm,
               let room = key?["room_id"]?.stringValue.flatMap(RoomID.init), let sessionID = key?["session_id"]?.stringValue,
               let sessionText = key?["session_key"]?.stringValue,
               let inbound = Self.inboundSession(sessionText, forwarded: forwarded),
               let signingKey = forwarded ? key?["sender_claimed_ed25519_key"]?.stringValue : payload["keys"]?["ed25519"]?.stringValue
-        else { throw ToDeviceRefusal("a room key that is not a valid Megolm session key") }
-        guard inbound.sessionID == sessionID else { throw ToDeviceRefusal("a room key whose session id is not its key's") }
+        else { throw DecryptionRefusal.invalidRoomKey }
+        guard inbound.sessionID == sessionID else { throw DecryptionRefusal.roomKeySessionIDMismatch }
         // Only the rooms the bridge serves: anyone may send the ghosts keys, and nothing else is worth a row.
         let rooms: Set<RoomID> = [room]
         let linked = try await store.linkedRooms(among: rooms)
         let direct = linked.isEmpty ? try await store.directRooms(among: rooms) : []
         guard !linked.isEmpty || !direct.isEmpty else {
-            throw ToDeviceRefusal("a room key for a room the bridge does not serve")
+            throw DecryptionRefusal.roomKeyForUnservedRoom
         }
         // A device that shares a key may be new to the ghosts' own sending: its user's devices are read again.
         sending.devices[message.sender] = nil
@@ -137,8 +136,8 @@ extension GhostDevices {
     }
 
     /// One log line a minute per reason (anyone on Matrix can send the ghosts to-device messages).
-    func logRefusal(_ message: String, reason: String, now: ContinuousClock.Instant, metadata: Logger.Metadata) {
-        guard let line = refusalLog.refused(.init(address: "matrix", reason: reason), now: now) else { return }
+    func logRefusal(_ message: String, reason: DecryptionRefusal, now: ContinuousClock.Instant, metadata: Logger.Metadata) {
+        guard let line = refusalLog.refused(.init(address: "matrix", reason: reason.description), now: now) else { return }
         logger.info(message, metadata: metadata.merging(["reason": "\(reason)", "refused.unlogged": "\(line.suppressed)"]) { $1 })
     }
 
@@ -149,12 +148,6 @@ extension GhostDevices {
         default: nil
         }
     }
-}
-
-/// A to-device message the bridge will not use, and why (logged, rate-limited).
-struct ToDeviceRefusal: Error {
-    var reason: String
-    init(_ reason: String) { self.reason = reason }
 }
 
 /// What one transaction's to-device messages changed, kept in one commit at its end.

@@ -175,7 +175,7 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
         case .unknown(type: MatrixEventType.encryption, _) where event.stateKey == "":
             return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, stateKey: "",
                                    content: .encryptionEnabled)
-        case .unknown(type: "m.sticker", let content):
+        case .unknown(type: MatrixEventType.sticker, let content):
             // A sticker (spec §11.14) is an image: bridged like m.image (its body is a description, not a caption).
             guard let sticker = try? JSONDecoder().decode(StickerContent.self, from: JSONEncoder().encode(content)),
                   let url = sticker.url else { return nil }

@@ -10,6 +10,12 @@ public enum MatrixEventType {
     public static let redaction = "m.room.redaction"
     /// `m.reaction` — an `m.annotation` relation (spec §11.36 "Event annotations and reactions").
     public static let reaction = "m.reaction"
+    /// `m.sticker` — an image sent as a sticker (spec §11.14).
+    public static let sticker = "m.sticker"
+    /// `m.room_key` — a room's Megolm key, sent over Olm to a device (spec §11.12.5 "m.room_key").
+    public static let roomKey = "m.room_key"
+    /// `m.forwarded_room_key` — a room key sent in answer to a key request (spec §11.12.5.1).
+    public static let forwardedRoomKey = "m.forwarded_room_key"
     /// `m.room.name`.
     public static let roomName = "m.room.name"
     /// `m.room.topic`.

@@ -2,7 +2,7 @@
 /// keys"): its signed device keys, signed one-time keys and signed fallback key, as canonical JSON objects.
 extension OlmAccount {
     /// The algorithms this implementation speaks, as a device advertises them.
-    public static let algorithms = ["m.olm.v1.curve25519-aes-sha2", "m.megolm.v1.aes-sha2"]
+    public static let algorithms = [MatrixAlgorithm.olm, MatrixAlgorithm.megolm]
 
     /// The device keys object of `deviceID` for `userID`, signed by this device's fingerprint key.
     public func deviceKeys(userID: String, deviceID: String) throws -> CanonicalJSON {
@@ -32,7 +32,7 @@ extension OlmAccount {
         for (id, key) in keys {
             var members: [String: CanonicalJSON] = ["key": .string(key.base64)]
             if fallback { members["fallback"] = .bool(true) }
-            signed["signed_curve25519:\(id)"] = try sign(.object(members), userID: userID, deviceID: deviceID)
+            signed["\(MatrixAlgorithm.signedCurve25519):\(id)"] = try sign(.object(members), userID: userID, deviceID: deviceID)
         }
         return signed
     }
