@@ -71,7 +71,7 @@ let package = Package(
         ]),
         .target(name: "IsthmusCLI", dependencies: [
             "IsthmusCommon", "IsthmusConfig", "IsthmusStore", "XMPP", "XMPPComponent", "XMPPClient",
-            "Matrix", "MatrixAppService", "MatrixClient", "MatrixAccount", "Bridge",
+            "Matrix", "MatrixAppService", "MatrixClient", "MatrixAccount", "MatrixCrypto", "Bridge",
         ]),
         .executableTarget(name: "isthmus", dependencies: ["IsthmusCLI"]),
         /// `swift run -c release isthmus-bench …`: benchmark commands that print figures (never timed assertions).

@@ -78,6 +78,10 @@ struct DoctorCommand: Subcommand {
         let store = try context.openStore(config)
         findings += LinkDoctor.findings(try await store.roomLinks())
         findings += LeaseDoctor.findings(try await store.currentLease(), haEnabled: config.ha.enabled)
+        if config.encryption.allow {
+            findings += EncryptionDoctor.findings(config.encryption, devices: try await store.ghostDeviceCount(),
+                                                  sample: try await store.anyGhostDevice())
+        }
         return findings
     }
 }

@@ -75,6 +75,11 @@ extension Store {
         }
     }
 
+    /// How many ghosts have a device.
+    public func ghostDeviceCount() throws -> Int {
+        try read { db in try db.query("SELECT COUNT(*) FROM ghost_devices") { $0.int(0) ?? 0 }.first ?? 0 }
+    }
+
     /// Some ghost's device, if any is kept (to check that the pickle key opens what is stored).
     public func anyGhostDevice() throws -> StoredGhostDevice? {
         guard let user = try read({ db in try db.query("SELECT user_id FROM ghost_devices LIMIT 1") { row -> UserID? in row.id(0) }.first ?? nil })

@@ -49,6 +49,11 @@ final class GhostDeviceTests: XCTestCase {
         let again = try Self.verifiedDevice(of: ghost, in: try await alice.queryKeys(of: [ghost]))
         XCTAssertEqual(again.id, device.id)
         XCTAssertEqual(again.ed25519, device.ed25519)
+
+        // doctor sees the kept device and that the pickle key opens it (its component check fails beside a running
+        // serve: the domain is taken).
+        let doctor = try world.cli("doctor")
+        XCTAssertTrue(doctor.stdout.contains("ok   encryption: 1 ghost device(s) kept; encryption.pickle_key opens them"), doctor.stdout)
         romeo.close()
     }
 
