@@ -26,7 +26,10 @@ public final class PythonLineChild: @unchecked Sendable {
     private let process = Process()
     private let input: FileHandle
     private let output: FileHandle
-    private let errors = Pipe()
+    /// The child's stderr, in a file: a pipe nobody reads until the child dies fills up (64 KiB) and stops a chatty
+    /// child (nio warns about every event it cannot decrypt) in the middle of a request.
+    private let errors: FileHandle
+    private let errorsPath: String
     private var buffer = Data()
     /// One request at a time (the line protocol has no ids).
     private let lock = NSLock()
@@ -43,6 +46,10 @@ public final class PythonLineChild: @unchecked Sendable {
             throw Failure.notInstalled("no Python venv at \(venv)")
         }
         let toChild = Pipe(), fromChild = Pipe()
+        errorsPath = FileManager.default.temporaryDirectory.appendingPathComponent("isthmus-\(script)-\(UUID().uuidString).stderr").path
+        _ = FileManager.default.createFile(atPath: errorsPath, contents: nil)
+        guard let errors = FileHandle(forWritingAtPath: errorsPath) else { throw Failure.notInstalled("cannot create \(errorsPath)") }
+        self.errors = errors
         process.executableURL = python
         process.arguments = [root.appendingPathComponent("scripts/lib/\(script)").path]
         process.standardInput = toChild
@@ -58,6 +65,8 @@ public final class PythonLineChild: @unchecked Sendable {
         try? input.close()
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
+        try? errors.close()
+        try? FileManager.default.removeItem(atPath: errorsPath)
     }
 
     /// The ready line: its fields when it says ready, else `notInstalled` with its error.
@@ -120,7 +129,7 @@ public final class PythonLineChild: @unchecked Sendable {
             let chunk = try readChunk()
             guard !chunk.isEmpty else {
                 process.waitUntilExit()
-                let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                let stderr = String((try? String(contentsOfFile: errorsPath, encoding: .utf8))?.suffix(4000) ?? "")
                 throw Failure.died(script: script, stderr: stderr)
             }
             buffer += chunk

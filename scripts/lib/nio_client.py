@@ -18,6 +18,7 @@ An answer is {"ok": true, ...} or {"ok": false, "error": "ExceptionType: text"}.
 import asyncio
 import importlib.metadata
 import json
+import logging
 import sys
 import time
 
@@ -25,6 +26,8 @@ DEVICE_NAME = "isthmus e2e (nio)"
 
 
 async def main() -> None:
+    # nio warns about every event it cannot decrypt (a test user's earlier rooms are full of them): errors only.
+    logging.getLogger("nio").setLevel(logging.ERROR)
     try:
         from nio import AsyncClient, AsyncClientConfig, MegolmEvent, RoomMessageNotice, RoomMessageText, RoomPreset
         import nio.crypto  # noqa: F401  (fails without vodozemac)
