@@ -43,7 +43,7 @@ import Testing
         guard case .string(let ghostCurve)? = deviceKeys["keys"]?["curve25519:\(device)"],
               case .string(let ghostEd)? = deviceKeys["keys"]?["ed25519:\(device)"],
               case .string(let oneTimeKey)? = published.oneTime.values.first?["key"] else { throw Missing() }
-        let oracle = try VodozemacOracle()
+        let oracle = try await VodozemacOracle.start()
         let aliceKeys = try oracle.call("account.new", ["name": "alice"])
         try oracle.call("account.outbound", ["name": "alice", "session": "olm", "identity_key": ghostCurve, "one_time_key": oneTimeKey])
         let group = try oracle.call("group.new", ["name": "g"])

@@ -51,7 +51,7 @@ import Testing
         let homeserver = GhostDevicesTests.RecordingHomeserver()
         let devices = GhostDevices(store: fixture.store, homeserver: homeserver, pickleKey: .random(), logger: .disabled,
                                    isBridgeUser: { $0.rawValue.hasPrefix("@_xmpp_") })
-        let oracle = try VodozemacOracle()
+        let oracle = try await VodozemacOracle.start()
         let phone = try device(oracle, "phone", id: "PHONE", oneTimeKey: true)
         let tablet = try device(oracle, "tablet", id: "TABLET", oneTimeKey: false)
         let forged = try device(oracle, "forged", id: "FORGED", oneTimeKey: true, signed: false)

@@ -76,6 +76,13 @@ public final class PythonLineChild: @unchecked Sendable {
         return line
     }
 
+    /// ``ready()`` on a Dispatch thread (a child that imports a lot takes seconds to start; see ``callAsync(_:_:)``).
+    public func readyAsync() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            DispatchQueue.global().async { continuation.resume(with: Result { _ = try self.ready() }) }
+        }
+    }
+
     /// Sends `op` with its arguments and returns the answer; a refusal throws `refused`.
     @discardableResult
     public func call(_ op: String, _ arguments: [String: Any] = [:]) throws -> [String: Any] {

@@ -17,6 +17,14 @@ public final class VodozemacOracle {
         }
     }
 
+    /// ``init()`` on a Dispatch thread, for async tests: starting Python and importing vodozemac takes a while, and a
+    /// cooperative thread blocked on it meanwhile (there are as many as cores: 2 in CI) stalls every other async test.
+    public static func start() async throws -> VodozemacOracle {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try VodozemacOracle() }) }
+        }
+    }
+
     /// Sends `op` with its arguments and returns the answer; a refusal by vodozemac throws.
     @discardableResult
     public func call(_ op: String, _ arguments: [String: Any] = [:]) throws -> [String: Any] {

@@ -22,7 +22,7 @@ public final class NioUser: Sendable {
     /// The account's devices of that name from earlier tests are deleted (a second device in one test needs another name).
     public init(_ localpart: String, bed: TestBed, storeDirectory: URL, deviceName: String = "isthmus e2e (nio)") async throws {
         child = try PythonLineChild(script: "nio_client.py")
-        _ = try child.ready()
+        try await child.readyAsync()
         try FileManager.default.createDirectory(at: storeDirectory, withIntermediateDirectories: true)
         let login = try await child.callAsync("login", ["homeserver": bed.synapseURL.absoluteString, "user": localpart,
                                                         "password": bed.password, "store": storeDirectory.path,
