@@ -3,7 +3,6 @@ import IsthmusCommon
 import IsthmusConfig
 import IsthmusStore
 import MatrixClient
-import MatrixCrypto
 import Synchronization
 
 /// The bridge core: one ``Portal`` per link, fed by the XMPP link's events and the homeserver's transactions,
@@ -44,14 +43,6 @@ public final class Bridge: Sendable {
             self.client = client
         }
     }
-    /// `encryption.allow`: the ghosts' encryption devices, shared with the Matrix link that encrypts their messages.
-    public struct EncryptionWiring: Sendable {
-        let devices: GhostDevices
-
-        init(devices: GhostDevices) {
-            self.devices = devices
-        }
-    }
     /// Matrix client mode: the account's `/sync`, the bridge's Matrix intake (nil: an application service's pushes).
     private let matrixSync: (any MatrixSyncSource)?
     /// MUC private messages ↔ Matrix DM rooms.
@@ -76,12 +67,6 @@ public final class Bridge: Sendable {
     /// homeserver in the same instant.
     static let timelineCheckBatch = 50
     static let timelineCheckPause: Duration = .milliseconds(100)
-
-    /// Throws when the store keeps encryption keys that the configured pickle key does not open (checked at start:
-    /// every ghost's device would be unusable).
-    public func checkEncryptionKeys() async throws {
-        try await context.ghostDevices?.checkPickleKey()
-    }
 
     /// Creates the bridge over a store and both links. No I/O until ``run(xmppEvents:)``.
     /// `timelineCheckWindow`: how long after a start or a failed transaction the homeserver may strand a transaction
