@@ -1,8 +1,8 @@
 private import COpenSSL
 
-/// The primitives of Olm, Megolm, encrypted attachments and sealed pickles, on OpenSSL 3's libcrypto. The only file of
-/// `MatrixCrypto` that sees OpenSSL: everything here takes and returns byte arrays. Pure functions, no I/O; safe from
-/// any thread (OpenSSL 3 contexts are created per call).
+/// The primitives of Olm, Megolm, encrypted attachments and sealed pickles, on OpenSSL 3's libcrypto. With its
+/// streams (``CTRStream``), the only file of `MatrixCrypto` that sees OpenSSL: everything here takes and returns byte
+/// arrays. Pure functions, no I/O; safe from any thread (OpenSSL 3 contexts are created per call).
 ///
 /// OpenSSL's X25519, Ed25519, AES (AES-NI or its constant-time bit-sliced code) and `CRYPTO_memcmp` are constant-time,
 /// which is why Isthmus uses them rather than a port of libolm's primitives (CVE-2024-45191, CVE-2024-45193).

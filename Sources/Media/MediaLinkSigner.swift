@@ -5,6 +5,10 @@ import IsthmusCommon
 /// is the `mxc://` reference in base64url, `signature` an HMAC-SHA-256 (truncated to 128 bits, hex) over the
 /// reference and the file name under a secret the bridge keeps in its store, and `filename` the sanitized name
 /// (kept last, with its extension, so XMPP clients such as Conversations inline it). Pure.
+///
+/// The link of an encrypted Matrix file carries what opens it: `id` is `<reference>.<secret>`, both base64url, and
+/// the signature covers the secret too. Whoever holds the link can fetch the file through the bridge anyway, so the
+/// secret in it gives away nothing more; it spares the bridge a table of keys that would have to outlive every link.
 public struct MediaLinkSigner: Sendable {
     /// The public base every URL starts with (no trailing `/`), e.g. `https://bridge.example/media`.
     public let publicBase: String
@@ -17,23 +21,47 @@ public struct MediaLinkSigner: Sendable {
         key = Array(secret.utf8)
     }
 
-    /// The public URL of `reference` under the (sanitized) `fileName`.
-    public func url(for reference: MXCURI, fileName: String) -> String {
+    /// What a link stands for.
+    public struct Link: Sendable, Equatable {
+        public var reference: MXCURI
+        public var fileName: String
+        /// What opens an encrypted file (opaque here); nil for a file stored in the clear.
+        public var secret: [UInt8]?
+    }
+
+    /// The public URL of `reference` under the (sanitized) `fileName`; `secret`: what opens it, for an encrypted file.
+    public func url(for reference: MXCURI, fileName: String, secret: [UInt8]? = nil) -> String {
         let name = Self.sanitizedFileName(fileName)
-        return "\(publicBase)/\(Self.encodeID(reference))/\(signature(reference, name))/\(name)"
+        var id = Self.encodeID(reference)
+        if let secret { id += "." + Self.base64URL(Data(secret)) }
+        return "\(publicBase)/\(id)/\(signature(reference, name, secret))/\(name)"
     }
 
     /// The reference and file name a request's path segments (`id`, `signature`, `filename`, as received) stand for,
     /// or nil when they are malformed or the signature is wrong (the caller answers 404 either way).
     public func verify(id: String, signature given: String, fileName: String) -> (MXCURI, String)? {
-        guard let reference = Self.decodeID(id), fileName == Self.sanitizedFileName(fileName),
-              Digest.constantTimeEqual(signature(reference, fileName), given) else { return nil }
-        return (reference, fileName)
+        guard let link = verifiedLink(id: id, signature: given, fileName: fileName), link.secret == nil else { return nil }
+        return (link.reference, link.fileName)
     }
 
-    private func signature(_ reference: MXCURI, _ fileName: String) -> String {
-        let message = "isthmus-media-v1\u{0}\(reference.server)\u{0}\(reference.mediaID)\u{0}\(fileName)"
-        return Digest.hex(Digest.hmacSHA256(key: key, message: Array(message.utf8)).prefix(16))
+    /// What a request's path segments stand for, an encrypted file's secret included; nil when they are malformed or
+    /// the signature is wrong.
+    public func verifiedLink(id: String, signature given: String, fileName: String) -> Link? {
+        let parts = id.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let reference = Self.decodeID(String(parts[0])), fileName == Self.sanitizedFileName(fileName) else { return nil }
+        var secret: [UInt8]?
+        if parts.count == 2 {
+            guard let bytes = Self.decodeBase64URL(String(parts[1])), !bytes.isEmpty, bytes.count <= 256 else { return nil }
+            secret = Array(bytes)
+        }
+        guard Digest.constantTimeEqual(signature(reference, fileName, secret), given) else { return nil }
+        return Link(reference: reference, fileName: fileName, secret: secret)
+    }
+
+    private func signature(_ reference: MXCURI, _ fileName: String, _ secret: [UInt8]?) -> String {
+        var message = Array("isthmus-media-v1\u{0}\(reference.server)\u{0}\(reference.mediaID)\u{0}\(fileName)".utf8)
+        if let secret { message += Array("\u{0}encrypted\u{0}".utf8) + secret }
+        return Digest.hex(Digest.hmacSHA256(key: key, message: message).prefix(16))
     }
 
     /// A file name safe in a URL path and in `Content-Disposition`: characters other than `A-Z a-z 0-9 . _ -` become
@@ -54,16 +82,21 @@ public struct MediaLinkSigner: Sendable {
     private static let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-".unicodeScalars)
 
     static func encodeID(_ reference: MXCURI) -> String {
-        Data("\(reference.server)/\(reference.mediaID)".utf8).base64EncodedString()
-            .replacing("+", with: "-").replacing("/", with: "_")
-            .replacing("=", with: "")
+        base64URL(Data("\(reference.server)/\(reference.mediaID)".utf8))
     }
 
     static func decodeID(_ id: String) -> MXCURI? {
-        guard id.utf8.count <= 700 else { return nil }
-        var text = id.replacing("-", with: "+").replacing("_", with: "/")
-        while text.utf8.count % 4 != 0 { text.append("=") }
-        guard let data = Data(base64Encoded: text), let decoded = String(data: data, encoding: .utf8) else { return nil }
+        guard id.utf8.count <= 700, let data = decodeBase64URL(id), let decoded = String(data: data, encoding: .utf8) else { return nil }
         return MXCURI(mxc: "mxc://" + decoded)
+    }
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacing("+", with: "-").replacing("/", with: "_").replacing("=", with: "")
+    }
+
+    static func decodeBase64URL(_ text: String) -> Data? {
+        var text = text.replacing("-", with: "+").replacing("_", with: "/")
+        while text.utf8.count % 4 != 0 { text.append("=") }
+        return Data(base64Encoded: text)
     }
 }

@@ -179,19 +179,6 @@ import Testing
         #expect(try await scene.devices.receive([broken]) == [.refused(.invalidRoomKey)])
     }
 
-    @Test func anEncryptedFileIsDescribedNotPassedOnAsItsNameAlone() {
-        var file: [String: JSONValue] = [
-            "msgtype": .string("m.image"), "body": .string("cat.png"),
-            "file": .object(["url": .string("mxc://localhost/abc"), "key": .object(["k": .string("x")]), "iv": .string("y")]),
-        ]
-        GhostDevices.describeEncryptedFile(&file)
-        #expect(file == ["msgtype": .string("m.text"), "body": .string("🔒 [an encrypted file, “cat.png”, which this bridge cannot pass on yet]")])
-        var plain: [String: JSONValue] = ["msgtype": .string("m.image"), "body": .string("cat.png"), "url": .string("mxc://localhost/abc")]
-        let unchanged = plain
-        GhostDevices.describeEncryptedFile(&plain)
-        #expect(plain == unchanged, "an unencrypted file in an encrypted event is bridged as any file")
-    }
-
     @Test func replaysOtherSendersAndForeignMessagesAreRefused() async throws {
         let scene = try await scene()
         try await scene.devices.receive([roomKeyMessage(scene)])

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import IsthmusCommon
 import IsthmusStore
+import MatrixCrypto
 
 /// The values the delivery sub-machines' actions carry (``MatrixDeliveryMachine``, ``XMPPDeliveryMachine``): a message
 /// on its way and what the message map holds about what it refers to.
@@ -98,6 +99,8 @@ extension PortalStateMachine {
         /// What the event refers to, read already; the upload's URL is added to it.
         var targets: MatrixTargets
         var mxc: MXCURI
+        /// An encrypted file's secrets (the uploader decrypts it first).
+        var keys: AttachmentKeys?
         var name: String
         var declaredSize: Int64?
         var mediaType: String?

@@ -15,7 +15,7 @@ extension XMPPDeliveryMachine {
     func mediaStanza(_ attachment: MatrixAttachment, body: String, html: String?,
                      uploadedURL: String? = nil, in room: Room) -> (stanza: OutgoingGroupchat, excerpt: String)? {
         let name = attachment.name(body: body)
-        guard let url = uploadedURL ?? configuration.mediaLinks?.url(for: attachment.mxc, fileName: name) else { return nil }
+        guard let url = uploadedURL ?? configuration.mediaLinks.map({ attachment.link($0, name: name) }) else { return nil }
         let (file, caption) = attachment.xmppFile(url: url, body: body, html: html, nick: room.mucNick)
         var stanza = OutgoingGroupchat(body: url, references: MessageReferences(file: file))
         stanza.caption = caption
@@ -26,7 +26,7 @@ extension XMPPDeliveryMachine {
     func mediaUpload(_ queued: QueuedMatrixEvent, targets: MatrixTargets) -> MediaUpload? {
         guard configuration.uploadsMedia, targets.uploadedURL == nil, case .message(_, let body, let details) = queued.event.content,
               let attachment = details?.media, details?.replaces == nil else { return nil }
-        return MediaUpload(queued: queued, targets: targets, mxc: attachment.mxc, name: attachment.name(body: body),
+        return MediaUpload(queued: queued, targets: targets, mxc: attachment.mxc, keys: attachment.keys, name: attachment.name(body: body),
                            declaredSize: attachment.info?.size, mediaType: attachment.info?.mimeType)
     }
 }

@@ -237,7 +237,7 @@ enum DirectChatRules {
     static func fileMessage(_ attachment: MatrixAttachment, body: String, html: String?,
                             links: MediaLinkSigner?) -> (file: SharedFile, caption: String?)? {
         guard let links else { return nil }
-        let url = links.url(for: attachment.mxc, fileName: attachment.name(body: body))
+        let url = attachment.link(links, name: attachment.name(body: body))
         return attachment.xmppFile(url: url, body: body, html: html, nick: { _ in nil })
     }
 

@@ -136,7 +136,7 @@ actor DirectChats {
             do {
                 return .sent(try await retrying {
                     try await matrix.perform(sends, as: ghost, in: room, timestamp: nil) {
-                        try await self.importedFile($0, fallback: $1, ghost: ghost)
+                        try await self.importedFile($0, fallback: $1, ghost: ghost, in: room)
                     }
                 })
             } catch MatrixLinkError.notInRoom(let reason) {
@@ -155,9 +155,10 @@ actor DirectChats {
     /// An XMPP user's file as a Matrix media message (fetched and uploaded as the ghost, see ``MediaImporter``), or
     /// `fallback` (the link as text) when media is not bridged or the file cannot be (the reason is logged). Throws
     /// while the homeserver cannot take the upload (the private message is then retried like a send).
-    private func importedFile(_ link: XMPPFileLink, fallback: OutgoingMatrixMessage, ghost: UserID) async throws -> OutgoingMatrixMessage {
+    private func importedFile(_ link: XMPPFileLink, fallback: OutgoingMatrixMessage, ghost: UserID, in room: RoomID) async throws -> OutgoingMatrixMessage {
         guard let importer = context.mediaImporter else { return fallback }
-        let (message, declined) = try await importer.message(sharing: link, fallback: fallback, as: ghost)
+        let encrypted = try await context.matrix.encryptsFiles(in: room, as: ghost)
+        let (message, declined) = try await importer.message(sharing: link, fallback: fallback, as: ghost, encrypted: encrypted)
         if let declined { logger.info("An XMPP file in a private message is bridged as a link", metadata: ["reason": declined]) }
         return message
     }

@@ -58,7 +58,6 @@ extension GhostDevices {
         // Only what clients encrypt: a redaction, membership or state inside a ciphertext was never checked by the
         // homeserver (`m.room.redaction` names its target in its content).
         guard Self.decryptableTypes.contains(type) else { return .refused(.typeNeverEncrypted) }
-        Self.describeEncryptedFile(&inner)
         // Relations stay in the clear, outside the ciphertext (spec §11.12.4.2): the decrypted event has them back.
         if inner["m.relates_to"] == nil, let relation = content["m.relates_to"] { inner["m.relates_to"] = relation }
         return Self.replacing(event, type: type, content: .object(inner)).map(RoomDecryption.decrypted)
@@ -67,16 +66,6 @@ extension GhostDevices {
 
     /// The event types an encrypted event may carry here: messages, reactions, stickers.
     static let decryptableTypes: Set<String> = [MatrixEventType.message, MatrixEventType.reaction, MatrixEventType.sticker]
-
-    /// An encrypted file (`file` instead of `url`, spec §11.12.4.5) is not passed on yet: the message says so in its
-    /// text, so the other side learns a file was sent rather than reading only its name.
-    static func describeEncryptedFile(_ content: inout [String: JSONValue]) {
-        guard content["url"] == nil, case .object? = content["file"], let type = content["msgtype"]?.stringValue,
-              ["m.image", "m.file", "m.audio", "m.video"].contains(type) else { return }
-        let name = content["filename"]?.stringValue ?? content["body"]?.stringValue ?? "file"
-        content = ["msgtype": .string("m.text"),
-                   "body": .string("🔒 [an encrypted file, “\(name)”, which this bridge cannot pass on yet]")]
-    }
 
     /// `event` with another type and content (the same id, room, sender, time and unsigned data), decoded as a new
     /// event so its content is typed as any event's.

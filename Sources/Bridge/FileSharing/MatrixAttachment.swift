@@ -1,20 +1,36 @@
 import IsthmusCommon
 import Matrix
+import MatrixCrypto
 import Media
 import XMPP
 
 /// The file of a Matrix media message (`m.image`, `m.file`, `m.video`, `m.audio`, or an `m.sticker` event): its
-/// `mxc://` URI, its `filename` (when `body` is a caption, spec v1.10) and its `info`. Codable: queued durably with
-/// the event. Pure value.
+/// `mxc://` URI, its `filename` (when `body` is a caption, spec v1.10) and its `info`; in an encrypted room, what
+/// opens it (its `file`, spec §11.12.4.5). Codable: queued durably with the event. Pure value.
 public struct MatrixAttachment: Sendable, Equatable, Codable {
     public var mxc: MXCURI
     public var fileName: String?
     public var info: MediaInfo?
+    /// An encrypted file's secrets: the homeserver holds only its ciphertext.
+    public var keys: AttachmentKeys?
 
-    public init(mxc: MXCURI, fileName: String?, info: MediaInfo?) {
+    public init(mxc: MXCURI, fileName: String?, info: MediaInfo?, keys: AttachmentKeys? = nil) {
         self.mxc = mxc
         self.fileName = fileName
         self.info = info
+        self.keys = keys
+    }
+
+    /// The attachment of a media message's `file`; nil when it is not one this bridge can open (another version or
+    /// algorithm, a malformed key, IV or hash, no `mxc://` URI): the message then goes as its text.
+    public init?(file: EncryptedFile, fileName: String?, info: MediaInfo?) {
+        guard let mxc = MXCURI(mxc: file.url), let keys = AttachmentKeys(file) else { return nil }
+        self.init(mxc: mxc, fileName: fileName, info: info, keys: keys)
+    }
+
+    /// The bridge's signed link to the file (``MediaProxy`` serves it, decrypted when it is encrypted).
+    func link(_ signer: MediaLinkSigner, name: String) -> String {
+        signer.url(for: mxc, fileName: name, secret: keys?.linkSecret)
     }
 
     /// The caption of a media message (spec §11.2.1.5 "Media captions"): `body` when `filename` is present and

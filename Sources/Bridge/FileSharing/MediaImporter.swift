@@ -1,6 +1,7 @@
 import FoundationEssentials
 import IsthmusCommon
 import Matrix
+import MatrixCrypto
 import Media
 import MatrixClient
 import Synchronization
@@ -36,8 +37,9 @@ final class MediaImporter: Sendable {
         self.logger = logger
     }
 
-    /// Fetches `link` and uploads it as `ghost`. Does network and file I/O.
-    func importFile(_ link: XMPPFileLink, as ghost: UserID) async -> Outcome {
+    /// Fetches `link` and uploads it as `ghost`; `encrypted`: for an encrypted room, the homeserver gets only its
+    /// ciphertext (spec §11.12.4.5) and the outcome carries the secrets. Does network and file I/O.
+    func importFile(_ link: XMPPFileLink, as ghost: UserID, encrypted: Bool = false) async -> Outcome {
         guard let scheme = link.url.split(separator: ":", maxSplits: 1).first?.lowercased(), scheme == "http" || scheme == "https" else {
             return .declined("not an http(s) URL")
         }
@@ -62,9 +64,16 @@ final class MediaImporter: Sendable {
             info.width = Int64(dimensions.width)
             info.height = Int64(dimensions.height)
         }
-        switch await upload(fetched.path, contentType: mediaType, name: name, as: ghost) {
+        var path = fetched.path, uploadType = mediaType, keys: AttachmentKeys?, sealedDescriptor: Int32?
+        if encrypted {
+            guard let sealed = await AttachmentFiles.encrypted(fetched.descriptor) else { return .declined("the file could not be encrypted") }
+            (path, uploadType, keys, sealedDescriptor) = ("/proc/self/fd/\(sealed.descriptor)", "application/octet-stream", sealed.keys, sealed.descriptor)
+        }
+        defer { if let sealedDescriptor { close(sealedDescriptor) } }
+        // An encrypted file's name stays out of the homeserver's sight, as its content does.
+        switch await upload(path, contentType: uploadType, name: encrypted ? "" : name, as: ghost) {
         case .success(let mxc):
-            return .uploaded(OutgoingMedia(msgtype: MessageType(rawValue: kind.rawValue), mxc: mxc, fileName: name, info: info))
+            return .uploaded(OutgoingMedia(msgtype: MessageType(rawValue: kind.rawValue), mxc: mxc, fileName: name, info: info, keys: keys))
         case .failure(let failure):
             return failure.unavailable ? .homeserverUnavailable(failure.text) : .declined(failure.text)
         }
@@ -73,9 +82,9 @@ final class MediaImporter: Sendable {
     /// `fallback` (the text of the message that shares `link`) as a media message with the file fetched and uploaded
     /// as `ghost`, and nil; or `fallback` as it is and why the file went as a link (for the caller's log). Throws
     /// ``MatrixLinkError/unavailable(_:)`` when the homeserver could not take the upload now (retry the delivery).
-    func message(sharing link: XMPPFileLink, fallback: OutgoingMatrixMessage, as ghost: UserID) async throws
+    func message(sharing link: XMPPFileLink, fallback: OutgoingMatrixMessage, as ghost: UserID, encrypted: Bool = false) async throws
         -> (message: OutgoingMatrixMessage, declined: String?) {
-        switch await importFile(link, as: ghost) {
+        switch await importFile(link, as: ghost, encrypted: encrypted) {
         case .uploaded(let media):
             var message = fallback
             message.kind = .text
@@ -249,13 +258,14 @@ final class MediaImporter: Sendable {
         return object
     }
 
-    /// Uploads the file at `path` as `ghost` (the application service), or as the account in Matrix client mode.
+    /// Uploads the file at `path` as `ghost` (the application service), or as the account in Matrix client mode;
+    /// an empty `name` is not given to the homeserver.
     func upload(_ path: String, contentType: String, name: String, as ghost: UserID) async -> Result<MXCURI, Reason> {
         guard let credential = await settings.authorization() else {
             return .failure(Reason(text: "the bridge's Matrix account has no usable session", unavailable: true))
         }
-        var request = CurlEasyTransfer.Request(url: settings.homeserverBase + "/_matrix/media/v3/upload?filename="
-                                                 + PercentEncoding.encode(name) + settings.actingAs(ghost))
+        let query = (name.isEmpty ? "" : "filename=" + PercentEncoding.encode(name)) + settings.actingAs(ghost)
+        var request = CurlEasyTransfer.Request(url: settings.homeserverBase + "/_matrix/media/v3/upload?" + query.trimmingPrefix("&"))
         request.headers = [credential.header]
         request.caFile = settings.caFile
         request.upload = (path, contentType)

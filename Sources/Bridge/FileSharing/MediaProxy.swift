@@ -2,6 +2,7 @@ import FoundationEssentials
 import IsthmusCommon
 import Matrix
 import MatrixAppService
+import MatrixCrypto
 import Media
 import Synchronization
 
@@ -14,6 +15,10 @@ import Synchronization
 /// `Content-Type` and `Content-Length`, a `Content-Disposition` built from the sanitized name (inline only for images,
 /// audio and video), an `ETag` (the signature: a Matrix file never changes), and a single `Range` served as 206
 /// (the homeserver's bytes before the range are read and dropped). Runs on any task; each transfer on its own thread.
+///
+/// An encrypted file's link carries its secrets (``AttachmentKeys``): it is decrypted as it streams, typed by its
+/// name, served whole (a `Range` is ignored, as HTTP allows: the hash covers the whole file), and its last piece is
+/// held back until the hash of the ciphertext matches — a file the homeserver altered ends as a failed transfer.
 public struct MediaProxy: MediaRequestHandler {
     let settings: MediaSettings
     let slots: TransferSlots
@@ -31,12 +36,14 @@ public struct MediaProxy: MediaRequestHandler {
 
     public func serveMedia(id: String, signature: String, fileName: String, method: String,
                            headers: [String: String]) async -> HTTPServerResponse {
-        guard let (reference, name) = settings.signer?.verify(id: id, signature: signature, fileName: fileName) else {
+        guard let link = settings.signer?.verifiedLink(id: id, signature: signature, fileName: fileName),
+              link.secret.map({ AttachmentKeys(linkSecret: $0) != nil }) ?? true else {
             if let suppressed = refusals.refused(now: .now) {
                 logger.notice("Media link refused: wrong signature or malformed", metadata: ["http.refusals.suppressed": "\(suppressed)"])
             }
             return Self.notFound
         }
+        let (reference, name, keys) = (link.reference, link.fileName, link.secret.flatMap(AttachmentKeys.init(linkSecret:)))
         let etag = "\"\(signature)\""
         if let match = headers["if-none-match"], match.split(separator: ",").contains(where: { $0.trimmingWhitespace() == etag || $0.trimmingWhitespace() == "*" }) {
             return HTTPServerResponse(status: 304, headers: ["ETag": etag])
@@ -57,7 +64,7 @@ public struct MediaProxy: MediaRequestHandler {
         request.caFile = settings.caFile
         request.stallTimeout = settings.stallTimeout
         request.totalTimeout = .seconds(24 * 3600)  // a large file to a slow (but moving) client; stalls end it sooner
-        let range = headers["range"]
+        let range = keys == nil ? headers["range"] : nil
         let upstream = request
         let stallTimeout = settings.stallTimeout
         let slots = slots, logger = logger
@@ -66,7 +73,7 @@ public struct MediaProxy: MediaRequestHandler {
             do {
                 try DedicatedThread.start(name: "isthmus-media") {
                     defer { slots.release() }
-                    let stream = MediaStreamState()
+                    let stream = MediaStreamState(keys: keys, stallTimeout: stallTimeout)
                     let result = CurlEasyTransfer.perform(upstream, onHead: { head in
                         let response = Self.response(to: head, name: name, etag: etag, range: range, stream: stream)
                         answer.give(response)
@@ -76,9 +83,9 @@ public struct MediaProxy: MediaRequestHandler {
                     })
                     switch result {
                     case .success:
-                        stream.body?.finish(failed: stream.remaining > 0 && stream.remaining != .max)
+                        stream.finish(failed: stream.remaining > 0 && stream.remaining != .max, logger: logger)
                     case .failure(.aborted) where stream.remaining == 0:
-                        stream.body?.finish()
+                        stream.finish(failed: false, logger: logger)
                     case .failure(.aborted) where stream.body == nil:
                         break  // the head was answered (an error status)
                     case .failure(let failure):
@@ -104,13 +111,16 @@ public struct MediaProxy: MediaRequestHandler {
             return head.status == 404 ? notFound
                 : HTTPServerResponse(status: 502, headers: ["Content-Type": "text/plain"], body: Data("Bad gateway\n".utf8))
         }
-        let contentType = head.headers["content-type"].flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
+        // An encrypted file is octet-stream at the homeserver: what it is, its name says (its extension is the
+        // event's media type when the sender gave it none, see ``MatrixAttachment/name(body:)``).
+        let contentType = stream.encrypted ? MediaKind.mediaType(forFileName: name) ?? "application/octet-stream"
+            : head.headers["content-type"].flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
         let kind = MediaKind(mediaType: contentType)
         var headers = [
             "Content-Type": contentType,
             "Content-Disposition": "\(kind == .file ? "attachment" : "inline"); filename=\"\(name)\"",
             "ETag": etag,
-            "Accept-Ranges": "bytes",
+            "Accept-Ranges": stream.encrypted ? "none" : "bytes",
             "Cache-Control": "private, max-age=86400",
             "X-Content-Type-Options": "nosniff",
             "Content-Security-Policy": "sandbox; default-src 'none'",
@@ -134,11 +144,36 @@ public struct MediaProxy: MediaRequestHandler {
 }
 
 /// One transfer's forwarding state, used on its thread only: the body being streamed, the bytes still to skip
-/// (before a range) and still to send.
+/// (before a range) and still to send; for an encrypted file, its cipher and the piece held back until the hash matches.
 final class MediaStreamState: @unchecked Sendable {
     private(set) var body: HTTPStreamingBody?
     private var skip: Int64 = 0
     private(set) var remaining: Int64 = .max
+    private let cipher: AttachmentCipher?
+    private var held: [UInt8] = []
+
+    private let stallTimeout: Duration
+
+    init(keys: AttachmentKeys? = nil, stallTimeout: Duration = .seconds(30)) {
+        cipher = keys.flatMap { try? AttachmentCipher.decrypting($0) }
+        self.stallTimeout = stallTimeout
+    }
+
+    var encrypted: Bool { cipher != nil }
+
+    /// Ends the answer: an encrypted file's held-back piece goes only when its hash matched (else the transfer fails).
+    func finish(failed: Bool, logger: Logger) {
+        guard let body else { return }
+        guard let cipher, !failed else { return body.finish(failed: failed) }
+        guard cipher.verify() else {
+            logger.warning("An encrypted Matrix file did not match its hash: its transfer to an XMPP client was cut short")
+            return body.finish(failed: true)
+        }
+        let last = held
+        held = []
+        let sent = last.isEmpty || last.withUnsafeBytes { body.write($0, stallTimeout: stallTimeout) }
+        body.finish(failed: !sent)
+    }
 
     func start(length: Int64?, skip: Int64, count: Int64) {
         body = HTTPStreamingBody(length: length)
@@ -158,7 +193,15 @@ final class MediaStreamState: @unchecked Sendable {
             if bytes.isEmpty { return true }
         }
         let take = Int(min(Int64(bytes.count), remaining))
-        guard body.write(UnsafeRawBufferPointer(rebasing: bytes.prefix(take)), stallTimeout: stallTimeout) else { return false }
+        if let cipher {
+            // Decrypted, and sent one piece late: the last piece waits for the hash (see ``finish(failed:logger:)``).
+            let plain = cipher.update(UnsafeRawBufferPointer(rebasing: bytes.prefix(take)))
+            let previous = held
+            held = plain
+            guard previous.isEmpty || previous.withUnsafeBytes({ body.write($0, stallTimeout: stallTimeout) }) else { return false }
+        } else {
+            guard body.write(UnsafeRawBufferPointer(rebasing: bytes.prefix(take)), stallTimeout: stallTimeout) else { return false }
+        }
         if remaining != .max { remaining -= Int64(take) }
         return remaining > 0
     }

@@ -1,20 +1,24 @@
 import IsthmusCommon
 import Matrix
+import MatrixCrypto
 
 /// The file of a media message the bridge posts in Matrix: uploaded already (its `mxc://` URI), with its msgtype,
-/// file name and `info`. Pure value.
+/// file name and `info`, and what opens it when it was encrypted. Pure value.
 public struct OutgoingMedia: Sendable, Equatable {
     /// `m.image`, `m.video`, `m.audio` or `m.file`.
     public var msgtype: MessageType
     public var mxc: MXCURI
     public var fileName: String
     public var info: MediaInfo
+    /// The secrets of a file uploaded encrypted (for an encrypted room): `mxc` holds its ciphertext.
+    public var keys: AttachmentKeys?
 
-    public init(msgtype: MessageType, mxc: MXCURI, fileName: String, info: MediaInfo) {
+    public init(msgtype: MessageType, mxc: MXCURI, fileName: String, info: MediaInfo, keys: AttachmentKeys? = nil) {
         self.msgtype = msgtype
         self.mxc = mxc
         self.fileName = fileName
         self.info = info
+        self.keys = keys
     }
 }
 

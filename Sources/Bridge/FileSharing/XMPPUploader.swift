@@ -1,5 +1,6 @@
 import FoundationEssentials
 import IsthmusCommon
+import MatrixCrypto
 import Media
 import Synchronization
 import XMPP
@@ -85,15 +86,15 @@ final class XMPPUploader: Sendable {
         return JID(String(component[component.index(after: dot)...]))
     }
 
-    /// Uploads the file at `mxc` under `name`; `declaredSize` and `mediaType` from the event's `info`. Does network
-    /// and file I/O; never throws: a failure is a fallback.
-    func upload(mxc: MXCURI, name: String, declaredSize: Int64?, mediaType: String?) async -> Outcome {
-        let outcome = await attempt(mxc: mxc, name: name, declaredSize: declaredSize, mediaType: mediaType)
+    /// Uploads the file at `mxc` under `name` (decrypted first with `keys` when it is encrypted); `declaredSize` and
+    /// `mediaType` from the event's `info`. Does network and file I/O; never throws: a failure is a fallback.
+    func upload(mxc: MXCURI, keys: AttachmentKeys? = nil, name: String, declaredSize: Int64?, mediaType: String?) async -> Outcome {
+        let outcome = await attempt(mxc: mxc, keys: keys, name: name, declaredSize: declaredSize, mediaType: mediaType)
         if case .fallback(let reason) = outcome { logOnce(reason, mxc: mxc) }
         return outcome
     }
 
-    private func attempt(mxc reference: MXCURI, name: String, declaredSize: Int64?, mediaType: String?) async -> Outcome {
+    private func attempt(mxc reference: MXCURI, keys: AttachmentKeys?, name: String, declaredSize: Int64?, mediaType: String?) async -> Outcome {
         guard let service = await service() else { return .fallback(.noService) }
         let limit = min(service.maxFileSize ?? .max, await importer.maxSize())
         if let declaredSize, declaredSize > limit { return .fallback(.tooLarge(size: declaredSize, limit: limit)) }
@@ -101,13 +102,22 @@ final class XMPPUploader: Sendable {
         defer { importer.turns.release() }
         let url = settings.homeserverBase + "/_matrix/client/v1/media/download/" + reference.server
             + "/" + reference.mediaID
-        let fetched: MediaImporter.FetchedFile
+        var fetched: MediaImporter.FetchedFile
         switch await importer.fetch(XMPPFileLink(url: url, name: name, mediaType: mediaType, caption: nil, bare: false),
                                     limit: limit, homeserver: true) {
         case .success(let file): fetched = file
         case .failure(let reason):
             if reason.text.hasPrefix("too large") { return .fallback(.tooLarge(size: declaredSize ?? limit + 1, limit: limit)) }
             return .fallback(.transferFailed("downloading from the homeserver failed: \(reason.text)"))
+        }
+        if let keys {
+            // An encrypted file goes to the upload service as its cleartext (the XMPP room reads it as any file);
+            // one whose ciphertext is not what its sender hashed goes as the bridge's link, which refuses it too.
+            let opened = await AttachmentFiles.decrypted(fetched.descriptor, keys: keys)
+            close(fetched.descriptor)
+            guard let opened else { return .fallback(.transferFailed("the encrypted file could not be opened (its hash does not match)")) }
+            fetched = MediaImporter.FetchedFile(path: "/proc/self/fd/\(opened.descriptor)", descriptor: opened.descriptor, size: opened.size,
+                                                contentType: nil, prefix: [])
         }
         defer { close(fetched.descriptor) }
         var contentType = MediaKind.essence(mediaType ?? fetched.contentType)

@@ -213,6 +213,15 @@ public struct AppServiceMatrixLink: MatrixLink {
         }
     }
 
+    public func encryptsFiles(in room: RoomID, as user: UserID) async throws -> Bool {
+        guard let encryption, namespace.isOurs(user) else { return false }
+        do {
+            return try await encryption.isEncrypted(room, as: user)
+        } catch let error as MatrixError {
+            throw Self.classify(error)
+        }
+    }
+
     /// `content` encrypted by `user`'s device when `user` is a ghost or the bot and `room` is encrypted (`encryption.allow`);
     /// nil to send it as it is.
     /// The homeserver's refusals and outages reach the caller as any send's would (a ghost not in the room, an
@@ -239,7 +248,8 @@ public struct AppServiceMatrixLink: MatrixLink {
                                      relatesTo: message.relatesTo, mentions: Mentions(userIDs: message.mentions))
         if let media = message.media {
             content.messageType = media.msgtype
-            content.url = media.mxc.description
+            // Encrypted (in an encrypted room): `file` in place of `url` (spec §11.12.4.5).
+            if let keys = media.keys { content.file = keys.file(at: media.mxc) } else { content.url = media.mxc.description }
             content.fileName = media.fileName
             content.info = media.info
         }

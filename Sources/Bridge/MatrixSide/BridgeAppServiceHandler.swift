@@ -121,9 +121,9 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
                 return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender,
                                        content: .message(msgtype: new.messageType, body: new.body, details: details))
             }
-            // A media message whose `url` is not a valid `mxc://` URI goes as its text.
-            let media = content.messageType.isMedia
-                ? content.url.flatMap(MXCURI.init(mxc:)).map { MatrixAttachment(mxc: $0, fileName: content.fileName, info: content.info) } : nil
+            // A media message whose `url` is not a valid `mxc://` URI, or whose encrypted `file` cannot be opened, goes
+            // as its text.
+            let media = content.messageType.isMedia ? Self.attachment(url: content.url, file: content.file, fileName: content.fileName, info: content.info) : nil
             let details = MessageDetails(html: content.html, replyTo: content.relatesTo?.replyToEventID,
                                          mentions: content.mentions?.userIDs, media: media)
             return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender,
@@ -178,21 +178,29 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
         case .unknown(type: MatrixEventType.sticker, let content):
             // A sticker (spec §11.14) is an image: bridged like m.image (its body is a description, not a caption).
             guard let sticker = try? JSONDecoder().decode(StickerContent.self, from: JSONEncoder().encode(content)),
-                  let url = sticker.url else { return nil }
+                  sticker.url != nil || sticker.file != nil else { return nil }
             let body = sticker.body ?? "sticker"
-            // One whose `url` is not a valid `mxc://` URI goes as its description.
-            let media = MXCURI(mxc: url).map { MatrixAttachment(mxc: $0, fileName: nil, info: sticker.info) }
+            // One whose `url` is not a valid `mxc://` URI (or whose `file` cannot be opened) goes as its description.
+            let media = Self.attachment(url: sticker.url, file: sticker.file, fileName: nil, info: sticker.info)
             return MatrixRoomEvent(eventID: event.eventID, room: event.roomID, sender: event.sender, content: .message(
                 msgtype: .image, body: body, details: MessageDetails(media: media)))
         default:
             return nil
         }
     }
+
+    /// A media event's file: at `url`, or encrypted (`file`, in an encrypted room); nil when neither can be read.
+    static func attachment(url: String?, file: EncryptedFile?, fileName: String?, info: MediaInfo?) -> MatrixAttachment? {
+        if let url { return MXCURI(mxc: url).map { MatrixAttachment(mxc: $0, fileName: fileName, info: info) } }
+        return file.flatMap { MatrixAttachment(file: $0, fileName: fileName, info: info) }
+    }
 }
 
-/// `m.sticker` content (spec §11.14.1): a description, the image and its info. Pure value.
+/// `m.sticker` content (spec §11.14.1): a description, the image (`url`, or `file` when encrypted) and its info.
+/// Pure value.
 private struct StickerContent: Decodable {
     var body: String?
     var url: String?
+    var file: EncryptedFile?
     var info: MediaInfo?
 }

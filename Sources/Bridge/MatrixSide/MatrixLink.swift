@@ -42,6 +42,10 @@ public protocol MatrixLink: Sendable {
     func setRoomPicture(_ mxc: MXCURI?, in room: RoomID) async throws
     /// The `url` of the room's `m.room.avatar` as the bot sees it (nil: none).
     func roomPicture(_ room: RoomID) async throws -> MXCURI?
+    /// Whether a file `user` posts in `room` must be encrypted before it is uploaded (the room is encrypted and the
+    /// link encrypts `user`'s messages there). Throws when the homeserver cannot tell now (never guessed: a file
+    /// uploaded in the clear cannot be taken back).
+    func encryptsFiles(in room: RoomID, as user: UserID) async throws -> Bool
     /// Sends a message as `user` with a caller-chosen txnId (idempotent); `timestamp` sets `origin_server_ts`. A ghost
     /// refused with `M_FORBIDDEN` (not in the room, or it may not speak) throws ``MatrixLinkError/notInRoom(_:)``.
     func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
@@ -181,6 +185,8 @@ extension MatrixLink {
     public func setRoomPicture(_ mxc: MXCURI?, in room: RoomID) async throws {}
     /// No room avatar on a link that does not support it (fakes).
     public func roomPicture(_ room: RoomID) async throws -> MXCURI? { nil }
+    /// Files go as they are on a link that encrypts nothing (Matrix client mode, fakes).
+    public func encryptsFiles(in room: RoomID, as user: UserID) async throws -> Bool { false }
 }
 
 /// A Matrix room event the bridge acts on, reduced to what portals need. Codable: it is queued durably.

@@ -53,7 +53,8 @@ extension Portal {
     /// ``MatrixLinkError/unavailable(_:)`` when the homeserver could not take the upload now (the delivery is retried).
     func importedFile(_ link: XMPPFileLink, fallback: OutgoingMatrixMessage, ghost: UserID, key: StanzaID) async throws -> OutgoingMatrixMessage {
         guard let importer = context.mediaImporter else { return fallback }
-        let (message, declined) = try await importer.message(sharing: link, fallback: fallback, as: ghost)
+        let encrypted = try await context.matrix.encryptsFiles(in: self.link.matrixRoom, as: ghost)
+        let (message, declined) = try await importer.message(sharing: link, fallback: fallback, as: ghost, encrypted: encrypted)
         if let declined { logger.info("An XMPP file is bridged as a link", metadata: ["xmpp.stanza.id": key.rawValue, "reason": declined]) }
         return message
     }

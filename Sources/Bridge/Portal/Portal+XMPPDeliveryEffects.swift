@@ -38,7 +38,7 @@ extension Portal {
     /// The file goes to the XMPP server's upload service (`XMPPUploader` logs why it could not, once per reason).
     private func uploadMedia(_ upload: PortalStateMachine.MediaUpload) async -> XMPPDeliveryMachine.Input {
         guard case .uploaded(let url)? = await context.xmppUploader?.upload(
-            mxc: upload.mxc, name: upload.name, declaredSize: upload.declaredSize, mediaType: upload.mediaType) else {
+            mxc: upload.mxc, keys: upload.keys, name: upload.name, declaredSize: upload.declaredSize, mediaType: upload.mediaType) else {
             return .mediaUploaded(upload, url: nil)
         }
         return .mediaUploaded(upload, url: url)

@@ -2,7 +2,7 @@ import IsthmusCommon
 
 /// Content of `m.room.message` (spec §11.2.1 "m.room.message msgtypes"). Pure value, `Codable` both ways.
 ///
-/// `msgtype` and `body` are required; unknown fields (encryption, extensible-event mirrors) are ignored.
+/// `msgtype` and `body` are required; unknown fields (extensible-event mirrors, thumbnails) are ignored.
 public struct MessageContent: Sendable, Equatable, Codable {
     /// `msgtype`, e.g. ``MessageType/text``; unknown types are kept as they are.
     public var messageType: MessageType
@@ -14,6 +14,8 @@ public struct MessageContent: Sendable, Equatable, Codable {
     public var formattedBody: String?
     /// `url` — the `mxc://` URI of a media message.
     public var url: String?
+    /// `file` — a media message's encrypted file, instead of `url`, in an encrypted room (spec §11.12.4.5).
+    public var file: EncryptedFile?
     /// `filename` — the original file name when ``body`` is a caption (v1.10).
     public var fileName: String?
     /// `info` — media metadata.
@@ -57,7 +59,7 @@ public struct MessageContent: Sendable, Equatable, Codable {
         case messageType = "msgtype"
         case body, format
         case formattedBody = "formatted_body"
-        case url
+        case url, file
         case fileName = "filename"
         case info
         case relatesTo = "m.relates_to"

@@ -66,7 +66,7 @@ extension GatewayRoomMachine {
         }
         // A file: its link (served by the bridge) is the body, so clients show it, with OOB and SFS; a caption follows.
         if let attachment = details?.media, details?.replaces == nil,
-           let url = mediaLinks?.url(for: attachment.mxc, fileName: attachment.name(body: body)) {
+           let url = mediaLinks.map({ attachment.link($0, name: attachment.name(body: body)) }) {
             let nicks = memberNicks()
             let (file, caption) = attachment.xmppFile(url: url, body: body, html: details?.html, nick: { nicks[$0] })
             references.file = file

@@ -1,0 +1,145 @@
+@testable import Bridge
+import Foundation
+import IsthmusCommon
+@testable import MatrixAppService
+import Matrix
+import MatrixCrypto
+import Media
+import Testing
+
+/// Encrypted attachments (spec §11.12.4.5) through the bridge: `file` read from a Matrix message and written into one,
+/// the link that carries an encrypted file's secrets, and the media route decrypting as it streams.
+@Suite struct EncryptedAttachmentTests {
+    static let plaintext = Array((0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+
+    static func sealed() -> (ciphertext: [UInt8], keys: AttachmentKeys) {
+        let cipher = AttachmentCipher.encrypting()
+        let ciphertext = cipher.update(plaintext)
+        return (ciphertext, cipher.finishEncrypting())
+    }
+
+    static func event(_ content: String) throws -> ClientEvent {
+        let json = #"{"type": "m.room.message", "event_id": "$ev", "room_id": "!room:localhost", "sender": "@alice:localhost", "#
+            + #""origin_server_ts": 1, "content": \#(content)}"#
+        return try JSONDecoder().decode(ClientEvent.self, from: Data(json.utf8))
+    }
+
+    @Test func aFileGoesOnTheWireAsTheSpecWritesItAndComesBack() throws {
+        let keys = Self.sealed().keys
+        let file = keys.file(at: "mxc://localhost/cipher")
+        let json = try #require(String(data: try JSONEncoder().encode(file), encoding: .utf8))
+        for part in [#""v":"v2""#, #""alg":"A256CTR""#, #""kty":"oct""#, #""ext":true"#, #""url":"mxc:\/\/localhost\/cipher""#] {
+            #expect(json.contains(part), "\(json)")
+        }
+        #expect(!file.key.key.contains("=") && !file.key.key.contains("+") && !file.key.key.contains("/"), "k is unpadded base64url")
+        #expect(!file.iv.contains("=") && file.hashes["sha256"]?.contains("=") == false, "iv and hashes are unpadded base64")
+        let decoded = try JSONDecoder().decode(EncryptedFile.self, from: Data(json.utf8))
+        #expect(AttachmentKeys(decoded) == keys)
+    }
+
+    @Test func whatCannotBeOpenedIsRefused() throws {
+        let good = Self.sealed().keys.file(at: "mxc://localhost/cipher")
+        var v1 = good
+        v1.version = "v1"
+        var otherAlgorithm = good
+        otherAlgorithm.key.algorithm = "A128CTR"
+        var shortIV = good
+        shortIV.iv = UnpaddedBase64.encode(Array(0..<8))
+        var noHash = good
+        noHash.hashes = [:]
+        var notBase64 = good
+        notBase64.key.key = "not base64!"
+        for file in [v1, otherAlgorithm, shortIV, noHash, notBase64] {
+            #expect(AttachmentKeys(file) == nil, "\(file)")
+        }
+        // A key written in the standard alphabet (some clients do) is read as well.
+        var standard = good
+        standard.key.key = UnpaddedBase64.encode(Self.sealed().keys.key)
+        #expect(AttachmentKeys(standard) != nil)
+    }
+
+    @Test func anEncryptedImageFromMatrixIsAnAttachmentWithItsSecretsAndABrokenOneIsItsText() throws {
+        let keys = Self.sealed().keys
+        let file = String(decoding: try JSONEncoder().encode(keys.file(at: "mxc://localhost/cipher")), as: UTF8.self)
+        let image = try Self.event(#"{"msgtype": "m.image", "body": "cat.png", "info": {"mimetype": "image/png"}, "file": \#(file)}"#)
+        guard case .message(let msgtype, let body, let details)? = BridgeAppServiceHandler.roomEvent(image)?.content else {
+            Issue.record("not a message"); return
+        }
+        #expect(msgtype == .image && body == "cat.png")
+        #expect(details?.media == MatrixAttachment(mxc: "mxc://localhost/cipher", fileName: nil, info: MediaInfo(mimeType: "image/png"), keys: keys))
+        let broken = try Self.event(#"{"msgtype": "m.image", "body": "cat.png", "file": {"url": "mxc://localhost/x", "v": "v2", "iv": "", "#
+            + #""hashes": {}, "key": {"kty": "oct", "alg": "A256CTR", "k": "", "key_ops": [], "ext": true}}}"#)
+        guard case .message(_, let text, let none)? = BridgeAppServiceHandler.roomEvent(broken)?.content else { Issue.record("dropped"); return }
+        #expect(text == "cat.png" && none?.media == nil, "goes as its text rather than as a file nobody can open")
+    }
+
+    @Test func anEncryptedFilesLinkCarriesItsSecretsUnderTheSignature() throws {
+        let keys = Self.sealed().keys
+        let signer = MediaLinkSigner(publicBase: "https://bridge.example/media", secret: "s")
+        let attachment = MatrixAttachment(mxc: "mxc://localhost/cipher", fileName: "cat.png", info: nil, keys: keys)
+        let url = attachment.link(signer, name: "cat.png")
+        let parts = url.dropFirst("https://bridge.example/media/".count).split(separator: "/").map(String.init)
+        let link = try #require(signer.verifiedLink(id: parts[0], signature: parts[1], fileName: parts[2]))
+        #expect(link.reference == "mxc://localhost/cipher")
+        #expect(link.secret.flatMap(AttachmentKeys.init(linkSecret:)) == keys)
+        #expect(signer.verify(id: parts[0], signature: parts[1], fileName: parts[2]) == nil, "the plain check refuses an encrypted link")
+        // Another secret under the same signature is refused: nobody makes the bridge decrypt with a key of theirs.
+        let other = MatrixAttachment(mxc: "mxc://localhost/cipher", fileName: "cat.png", info: nil, keys: Self.sealed().keys)
+        let forged = other.link(signer, name: "cat.png").dropFirst("https://bridge.example/media/".count).split(separator: "/").map(String.init)
+        #expect(signer.verifiedLink(id: forged[0], signature: parts[1], fileName: parts[2]) == nil)
+        // The plain link of the same file is another link.
+        #expect(!MatrixAttachment(mxc: "mxc://localhost/cipher", fileName: "cat.png", info: nil).link(signer, name: "cat.png").contains(parts[1]))
+    }
+
+    /// What the media route sends for `ciphertext` arriving in pieces of `piece`, and how the body ended.
+    static func served(_ ciphertext: [UInt8], keys: AttachmentKeys, piece: Int = 4096) -> (bytes: [UInt8], ended: HTTPStreamingBody.ReadOutcome) {
+        let stream = MediaStreamState(keys: keys)
+        stream.start(length: Int64(ciphertext.count), skip: 0, count: Int64(ciphertext.count))
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        func drain() -> HTTPStreamingBody.ReadOutcome {
+            while true {
+                let outcome = buffer.withUnsafeMutableBytes { stream.body!.read(into: $0, resume: {}) }
+                guard case .bytes(let count) = outcome else { return outcome }
+                bytes += buffer.prefix(count)
+            }
+        }
+        var offset = 0
+        while offset < ciphertext.count {
+            let end = min(offset + piece, ciphertext.count)
+            _ = ciphertext[offset..<end].withUnsafeBytes { stream.forward($0, stallTimeout: .seconds(5)) }
+            offset = end
+        }
+        _ = drain()
+        let beforeTheEnd = bytes.count
+        stream.finish(failed: false, logger: .disabled)
+        let ended = drain()
+        let lastPiece = ciphertext.count % piece == 0 ? piece : ciphertext.count % piece
+        #expect(beforeTheEnd == ciphertext.count - lastPiece, "all but the last piece went; it waits for the hash")
+        return (bytes, ended)
+    }
+
+    @Test func theMediaRouteDecryptsAsItStreamsAndSendsTheLastPieceOnlyWhenTheHashMatches() throws {
+        let (ciphertext, keys) = Self.sealed()
+        let good = Self.served(ciphertext, keys: keys)
+        #expect(good.bytes == Self.plaintext)
+        #expect(good.ended == .end)
+        var tampered = ciphertext
+        tampered[12_345] ^= 0x40
+        let bad = Self.served(tampered, keys: keys)
+        #expect(bad.ended == .failed, "a file the homeserver altered ends as a failed transfer")
+        #expect(bad.bytes.count < Self.plaintext.count, "and never arrives whole")
+    }
+
+    @Test func anEncryptedUploadIsSentAsFileNotURL() throws {
+        var message = OutgoingMatrixMessage(kind: .text, body: "cat.png")
+        let keys = Self.sealed().keys
+        message.media = OutgoingMedia(msgtype: .image, mxc: "mxc://localhost/cipher", fileName: "cat.png",
+                                      info: MediaInfo(mimeType: "image/png", size: 70_000), keys: keys)
+        let content = AppServiceMatrixLink.content(message)
+        #expect(content.url == nil)
+        #expect(content.file.flatMap(AttachmentKeys.init) == keys)
+        #expect(content.file?.url == "mxc://localhost/cipher")
+        #expect(content.info == MediaInfo(mimeType: "image/png", size: 70_000), "info describes the cleartext")
+    }
+}
