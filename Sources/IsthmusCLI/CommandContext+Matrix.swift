@@ -30,7 +30,7 @@ extension CommandContext {
             return LinkService(store: store, client: accountClient(config, account, store: store).client, bot: account.userID)
         }
         return LinkService(store: store, client: matrixClient(config), bot: try ghostNamespace(config).botUserID,
-                           linksEncryptedRooms: config.encryption.allow)
+                           encryptedRooms: EncryptedRoomPolicy(config.encryption))
     }
 
     /// Runs a ``LinkService`` call; a refusal becomes a one-line ``CommandFailure``.

@@ -3,14 +3,20 @@ import IsthmusCommon
 extension Config {
     /// `encryption:` — end-to-bridge encryption for Matrix rooms and DMs (issue 30; docs/encryption.md), with
     /// mautrix's meanings. With `allow` on, each ghost gets its own cross-signed device at its first encrypted room;
-    /// encrypted DMs and linked rooms are bridged both ways. `default` and `require` are not supported yet.
+    /// encrypted DMs and linked rooms are bridged both ways. `default` encrypts the DMs the bridge creates; `require`
+    /// also refuses to link an unencrypted room or open an unencrypted DM.
     public struct Encryption: Sendable, Equatable {
         /// `allow`: the bridge may take part in encrypted rooms (default false).
         public var allow = false
-        /// `default`: rooms and DMs the bridge creates are encrypted (default false; needs bridged encrypted messages).
+        /// `default`: the DMs the bridge creates (an XMPP user writes first) are encrypted (default false; needs
+        /// `allow`). The gateway's public rooms are not: anyone may read a public room.
         public var encryptByDefault = false
-        /// `require`: unencrypted rooms are not bridged (default false; needs bridged encrypted messages).
+        /// `require`: unencrypted rooms are not linked and unencrypted DMs not opened; the DMs the bridge creates are
+        /// encrypted (default false; needs `allow`, and no gateway: its rooms are public and unencrypted).
         public var require = false
+
+        /// Whether the DMs the bridge creates are encrypted.
+        public var encryptsCreatedRooms: Bool { allow && (encryptByDefault || require) }
         /// `pickle_key` (or `ISTHMUS_PICKLE_KEY`): the secret that seals the devices' keys in the store. Needed when
         /// `allow` is on; changing it makes the kept keys unreadable.
         public var pickleKey: String?
@@ -23,7 +29,7 @@ extension Config {
 
     /// `encryption:` — `allow`, `default`, `require`, `pickle_key`. Devices for the bridge's users need the
     /// application service (an ordinary Matrix account cannot create devices for others).
-    static func decodeEncryption(_ reader: inout ConfigReader, matrixMode: MatrixMode,
+    static func decodeEncryption(_ reader: inout ConfigReader, matrixMode: MatrixMode, gateway: Gateway,
                                  environment: [String: String]) throws(ConfigError) -> Encryption {
         var encryption = Encryption()
         encryption.allow = try reader.optionalBool("allow") ?? false
@@ -35,9 +41,12 @@ extension Config {
         } else if let fromFile, !fromFile.isEmpty {
             encryption.pickleKey = fromFile
         }
-        for (key, on) in [("default", encryption.encryptByDefault), ("require", encryption.require)] where on {
-            throw reader.invalid(key, "is not supported yet: the bridge takes part in encrypted rooms (encryption.allow) but does "
-                                 + "not encrypt the rooms it creates nor refuse unencrypted ones (docs/encryption.md)")
+        for (key, on) in [("default", encryption.encryptByDefault), ("require", encryption.require)] where on && !encryption.allow {
+            throw reader.invalid(key, "needs encryption.allow: the bridge can only encrypt rooms it takes part in encrypted")
+        }
+        if encryption.require && (gateway.matrixAliases || gateway.xmppRooms) {
+            throw reader.invalid("require", "cannot be on with the gateway (gateway.matrix_aliases, gateway.xmpp_rooms): its rooms are "
+                                 + "public and unencrypted")
         }
         guard encryption.allow else { return encryption }
         if matrixMode == .client {

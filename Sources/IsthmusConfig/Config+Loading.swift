@@ -121,7 +121,7 @@ extension Config {
         let gateway = try decodeGateway(&gatewayReader, matrixMode: matrix.mode, xmppMode: xmpp.mode)
         warnings += gatewayReader.unknownKeys()
         var encryptionReader = try top.section("encryption")
-        let encryption = try decodeEncryption(&encryptionReader, matrixMode: matrix.mode, environment: environment)
+        let encryption = try decodeEncryption(&encryptionReader, matrixMode: matrix.mode, gateway: gateway, environment: environment)
         warnings += encryptionReader.unknownKeys()
         var haReader = try top.section("ha")
         let ha = try decodeHighAvailability(&haReader)

@@ -11,7 +11,7 @@ public enum MatrixCall: String, Sendable, CustomStringConvertible {
     case send, sendState, redact, stateEvent, event, roomState, roomMessages, eventContext
     case resolveAlias, createRoom, setTyping, sendReadReceipt
     case setAlias, deleteAlias, roomAliases, publicRooms
-    case join, leave, invite, kick, ban, unban, joinedMembers, joinedRooms
+    case join, leave, invite, kick, ban, unban, joinedMembers, members, joinedRooms
     case sync
     /// End-to-end encryption: the bridge's users' devices and keys.
     case createDevice, uploadKeys, uploadCrossSigningKeys, uploadSignatures, queryKeys, claimKeys, sendToDevice

@@ -87,6 +87,27 @@ extension MatrixClient {
         return members
     }
 
+    /// The users joined to `room` or invited into it (`GET /rooms/{roomId}/members?not_membership=leave`, the
+    /// members' state events, bans filtered out here). `user` must be in the room.
+    public func joinedAndInvitedMembers(of room: RoomID, as user: UserID? = nil) async throws(MatrixError) -> [UserID] {
+        struct Response: Decodable {
+            struct Member: Decodable {
+                var stateKey: String?
+                var content: MemberContent?
+                enum CodingKeys: String, CodingKey { case stateKey = "state_key", content }
+            }
+            var chunk: [Member]
+        }
+        var query = acting(user)
+        query.append(("not_membership", Membership.leave.rawValue))
+        let response = try await perform(ClientRequest(
+            .members, "GET", ["_matrix/client/v3/rooms", .param("roomId", room), "members"], query: query), as: Response.self)
+        return response.chunk.compactMap { member in
+            guard let membership = member.content?.membership, membership == .join || membership == .invite else { return nil }
+            return member.stateKey.flatMap(UserID.init)
+        }
+    }
+
     /// The rooms `user` has joined (`GET /joined_rooms`).
     public func joinedRooms(as user: UserID? = nil) async throws(MatrixError) -> [RoomID] {
         struct Response: Decodable {

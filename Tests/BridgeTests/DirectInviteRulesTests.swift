@@ -34,6 +34,20 @@ import XMPP
         #expect(DirectChatRules.decide(isDirect: false, shared: []) == .ignore)
     }
 
+    @Test func withEncryptionRequiredOnlyAnEncryptedDMIsOpened() {
+        let both = shared("both", ghostJoined: true, userJoined: true)
+        #expect(DirectChatRules.decide(isDirect: true, shared: [both], encrypted: true, requireEncrypted: true) == .open(both))
+        for encrypted in [false, nil] as [Bool?] {
+            #expect(DirectChatRules.decide(isDirect: true, shared: [both], encrypted: encrypted, requireEncrypted: true)
+                    == .refuse(reason: DirectChatRules.unencryptedReason))
+        }
+        #expect(DirectChatRules.decide(isDirect: true, shared: [both], encrypted: false) == .open(both), "allowed, not required")
+        #expect(DirectChatRules.decide(isDirect: false, shared: [both], encrypted: false, requireEncrypted: true) == .ignore)
+        #expect(EncryptedRoomPolicy.required.accepts(encrypted: true) && !EncryptedRoomPolicy.required.accepts(encrypted: false))
+        #expect(EncryptedRoomPolicy.refused.accepts(encrypted: false) && !EncryptedRoomPolicy.refused.accepts(encrypted: true))
+        #expect(EncryptedRoomPolicy.allowed.accepts(encrypted: true) && EncryptedRoomPolicy.allowed.accepts(encrypted: false))
+    }
+
     @Test func theUsersInvitationOfTheGhostIntoItsDMRoomIsAccepted() {
         let dm = RoomID("!dm:localhost")!
         let chat = DirectChat(linkedRoom: RoomID("!linked:localhost")!, identity: "romeo@localhost", matrixUser: alice,

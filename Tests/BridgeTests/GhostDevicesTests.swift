@@ -60,7 +60,7 @@ import Testing
         let deviceKeysAnswer = Mutex<JSONValue>(.object([:]))
         let claimAnswer = Mutex<JSONValue>(.object([:]))
         func roomEncryption(of room: RoomID, as ghost: UserID) async throws -> JSONValue? { encryption.withLock { $0 } }
-        func joinedMemberIDs(of room: RoomID, as ghost: UserID) async throws -> [UserID] { members.withLock { $0 } }
+        func memberIDs(of room: RoomID, as ghost: UserID) async throws -> [UserID] { members.withLock { $0 } }
         func deviceKeys(of users: [UserID], as ghost: UserID) async throws -> JSONValue { deviceKeysAnswer.withLock { $0 } }
         func claimOneTimeKeys(_ devices: [UserID: [DeviceID]], as ghost: UserID) async throws -> JSONValue {
             calls.withLock { $0.append("claim \(devices.values.flatMap { $0 }.map(\.rawValue).sorted())") }

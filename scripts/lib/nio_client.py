@@ -9,18 +9,38 @@ An answer is {"ok": true, ...} or {"ok": false, "error": "ExceptionType: text"}.
                                                  → {user_id, device_id}; its device keys are uploaded, and the
                                                    account's earlier devices of that name deleted
   create_dm {invite, encrypted}                  → {room_id}: a direct chat as Element starts one
+  join {room}                                    → {}: joins a room it was invited to (and syncs)
   wait_joined {room, user, timeout}              → {} once `user` joined `room` and its devices are known
   send {room, body}                              → {event_id}: encrypted when the room is (keys shared with every device)
   messages {room, timeout, count, sender}        → {messages: [{sender, body, decrypted, event_id, notice}]} once `count`
                                                    from `sender` (text messages and notices)
   undecryptable {room}                           → {events: [event_id…]}: encrypted events nio could not decrypt
+  send_file {room, data, name, mimetype, msgtype?, body?}
+                                                 → {event_id, mxc, encrypted_file}: `data` (base64) uploaded and sent as an
+                                                   m.image (an image/ mimetype) or m.file, `msgtype` overriding; `body` is
+                                                   `name` unless given (a caption: then `filename` is). In an encrypted room
+                                                   as Element does (Matrix spec "Sending encrypted attachments"): the upload
+                                                   is AES-256-CTR ciphertext and the content has `file` {url, key, iv,
+                                                   hashes, v} instead of `url`
+  media {room, timeout, count, sender}           → {media: [{sender, event_id, msgtype, body, decrypted, encrypted_file,
+                                                   plain_url, data, ciphertext_equals_plaintext, error}]} once `count` from
+                                                   `sender` (m.image, m.file, m.audio, m.video): `decrypted` the event came
+                                                   encrypted; `encrypted_file`/`plain_url` the content had `file`/`url`; `data`
+                                                   (base64) the bytes downloaded from the homeserver, decrypted with `file`'s
+                                                   key when it has one (its SHA-256 checked), null with `error` saying why
+                                                   when that failed; `ciphertext_equals_plaintext` whether the stored bytes are
+                                                   those bytes as they are
 """
 import asyncio
+import base64
 import importlib.metadata
+import io
 import json
 import logging
 import sys
 import time
+import urllib.parse
+import urllib.request
 
 DEVICE_NAME = "isthmus e2e (nio)"
 
@@ -30,13 +50,16 @@ async def main() -> None:
     logging.getLogger("nio").setLevel(logging.ERROR)
     try:
         from nio import AsyncClient, AsyncClientConfig, MegolmEvent, RoomMessageNotice, RoomMessageText, RoomPreset
+        from nio import BadEvent, DownloadResponse, UploadResponse
+        from nio.crypto.attachments import decrypt_attachment
+        from nio.events.room_events import RoomEncryptedMedia, RoomMessageMedia
         import nio.crypto  # noqa: F401  (fails without vodozemac)
     except ImportError as error:
         print(json.dumps({"ready": False, "error": f"cannot import nio with encryption: {error}"}), flush=True)
         return
     print(json.dumps({"ready": True, "nio": importlib.metadata.version("matrix-nio")}), flush=True)
 
-    state = {"client": None, "messages": {}, "undecryptable": {}}
+    state = {"client": None, "messages": {}, "undecryptable": {}, "media": {}, "downloads": {}}
 
     def on_message(room, event):
         state["messages"].setdefault(room.room_id, []).append({
@@ -45,6 +68,52 @@ async def main() -> None:
 
     def on_megolm(room, event):
         state["undecryptable"].setdefault(room.room_id, []).append(event.event_id)
+
+    media_types = ("m.image", "m.file", "m.audio", "m.video")
+
+    def on_media(room, event):
+        """Media messages as their content came: nio makes an encrypted event's m.image a RoomEncryptedImage only when its
+        content has `file`; one with `url` instead fails that schema and comes as a BadEvent, kept here too."""
+        source = getattr(event, "source", {}) or {}
+        content = source.get("content", {})
+        if source.get("type") != "m.room.message" or content.get("msgtype") not in media_types:
+            return
+        state["media"].setdefault(room.room_id, []).append({
+            "sender": event.sender, "event_id": event.event_id, "content": content,
+            "decrypted": bool(getattr(event, "decrypted", False))})
+
+    async def download(client, mxc):
+        """The stored bytes of `mxc`: nio 0.26 downloads from the authenticated /_matrix/client/v1/media endpoint
+        (Synapse 1.163 serves new uploads only there); the same request by hand when nio's answer is an error."""
+        response = await client.download(mxc=mxc)
+        if isinstance(response, DownloadResponse):
+            return response.body
+        parsed = urllib.parse.urlparse(mxc)
+        url = f"{client.homeserver}/_matrix/client/v1/media/download/{parsed.netloc}/{parsed.path.lstrip('/')}"
+        request = urllib.request.Request(url, headers={"Authorization": f"Bearer {client.access_token}"})
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, lambda: urllib.request.urlopen(request, timeout=30).read())
+
+    async def describe(client, seen):
+        """One received media message as the `media` answer has it, its file downloaded (once) and decrypted."""
+        content = seen["content"]
+        file = content.get("file") if isinstance(content.get("file"), dict) else None
+        if seen["event_id"] not in state["downloads"]:
+            try:
+                if file is not None:
+                    stored = await download(client, file["url"])
+                    plain = decrypt_attachment(stored, file["key"]["k"], file["hashes"]["sha256"], file["iv"])
+                else:
+                    stored = await download(client, content["url"])
+                    plain = stored
+                state["downloads"][seen["event_id"]] = {"data": base64.b64encode(plain).decode(), "error": None,
+                                                        "ciphertext_equals_plaintext": stored == plain}
+            except Exception as error:  # told in the answer: the Swift side asserts on it
+                state["downloads"][seen["event_id"]] = {"data": None, "error": f"{type(error).__name__}: {error}",
+                                                        "ciphertext_equals_plaintext": False}
+        return {"sender": seen["sender"], "event_id": seen["event_id"], "msgtype": content.get("msgtype"),
+                "body": content.get("body"), "decrypted": seen["decrypted"], "encrypted_file": "file" in content,
+                "plain_url": "url" in content, **state["downloads"][seen["event_id"]]}
 
     async def forget_earlier_devices(client, user, password, name):
         """Deletes the devices of this name that earlier runs of this script left on the account: a test bed's user otherwise collects
@@ -82,6 +151,7 @@ async def main() -> None:
             await forget_earlier_devices(client, r["user"], r["password"], name)
             client.add_event_callback(on_message, (RoomMessageText, RoomMessageNotice))
             client.add_event_callback(on_megolm, (MegolmEvent,))
+            client.add_event_callback(on_media, (RoomEncryptedMedia, RoomMessageMedia, BadEvent))
             state["client"] = client
             await sync(client)
             return {"user_id": client.user_id, "device_id": client.device_id}
@@ -94,6 +164,12 @@ async def main() -> None:
                 raise RuntimeError(f"createRoom failed: {response}")
             await sync(client)
             return {"room_id": response.room_id}
+        if op == "join":
+            response = await client.join(r["room"])
+            if not getattr(response, "room_id", None):
+                raise RuntimeError(f"join failed: {response}")
+            await sync(client)
+            return {}
         if op == "wait_joined":
             deadline = time.monotonic() + r.get("timeout", 30)
             while time.monotonic() < deadline:
@@ -116,6 +192,38 @@ async def main() -> None:
                 found = [m for m in state["messages"].get(r["room"], []) if m["sender"] == r["sender"]]
                 if len(found) >= r.get("count", 1) or time.monotonic() >= deadline:
                     return {"messages": found}
+                await sync(client)
+        if op == "send_file":
+            await sync(client)
+            data = base64.b64decode(r["data"])
+            room = client.rooms.get(r["room"])
+            if room is None:
+                raise ValueError(f"{r['room']} is not a room of {client.user_id}'s")
+            encrypt = room.encrypted
+            uploaded, keys = await client.upload(io.BytesIO(data), content_type=r["mimetype"], filename=r["name"],
+                                                 encrypt=encrypt, filesize=len(data))
+            if not isinstance(uploaded, UploadResponse):
+                raise RuntimeError(f"upload failed: {uploaded}")
+            msgtype = r.get("msgtype") or ("m.image" if r["mimetype"].startswith("image/") else "m.file")
+            content = {"msgtype": msgtype, "body": r.get("body") or r["name"],
+                       "info": {"mimetype": r["mimetype"], "size": len(data)}}
+            if r.get("body") is not None:
+                content["filename"] = r["name"]
+            if encrypt:
+                content["file"] = {"url": uploaded.content_uri, "key": keys["key"], "iv": keys["iv"],
+                                   "hashes": keys["hashes"], "v": keys["v"]}
+            else:
+                content["url"] = uploaded.content_uri
+            response = await client.room_send(r["room"], "m.room.message", content, ignore_unverified_devices=True)
+            if not getattr(response, "event_id", None):
+                raise RuntimeError(f"send failed: {response}")
+            return {"event_id": response.event_id, "mxc": uploaded.content_uri, "encrypted_file": encrypt}
+        if op == "media":
+            deadline = time.monotonic() + r.get("timeout", 30)
+            while True:
+                found = [m for m in state["media"].get(r["room"], []) if m["sender"] == r["sender"]]
+                if len(found) >= r.get("count", 1) or time.monotonic() >= deadline:
+                    return {"media": [await describe(client, m) for m in found]}
                 await sync(client)
         if op == "undecryptable":
             await sync(client)

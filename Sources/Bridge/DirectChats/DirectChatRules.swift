@@ -253,13 +253,16 @@ enum DirectChatRules {
     }
 
     static let nothingSharedReason = "You are not in a bridged room with this XMPP user; private messages go through a room you share."
+    static let unencryptedReason = "This bridge only bridges encrypted chats: start an encrypted direct chat."
 
     /// A DM a Matrix user starts by inviting a ghost (RICH.md §12, "Matrix-initiated"): it must be a direct chat
     /// (`is_direct`; other invitations are left alone), and runs through a linked room where both have an occupant: preferably one where both are in the
     /// MUC now (a private message reaches only a present occupant), then one where the ghost's occupant is, then the
-    /// first they share (where the DM then says why a message was not delivered).
-    static func decide(isDirect: Bool?, shared: [SharedRoom]) -> InviteDecision {
+    /// first they share (where the DM then says why a message was not delivered). With `encryption.require`
+    /// (`requireEncrypted`), an invitation into a room that is not encrypted (as its invite state says) is declined.
+    static func decide(isDirect: Bool?, shared: [SharedRoom], encrypted: Bool? = nil, requireEncrypted: Bool = false) -> InviteDecision {
         guard isDirect == true else { return .ignore }
+        if requireEncrypted && encrypted != true { return .refuse(reason: unencryptedReason) }
         let place = shared.first { $0.ghostJoined && $0.userJoined } ?? shared.first { $0.ghostJoined } ?? shared.first
         guard let place else { return .refuse(reason: nothingSharedReason) }
         return .open(place)

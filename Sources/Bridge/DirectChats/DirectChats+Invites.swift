@@ -3,7 +3,7 @@ import IsthmusStore
 
 extension DirectChats {
     /// DMs a Matrix user starts by inviting a ghost (RICH.md §12, "Matrix-initiated"), from a homeserver transaction's
-    /// events in `rooms` (neither linked nor DM rooms). An invitation ``DirectChatRules/decide(isDirect:shared:)``
+    /// events in `rooms` (neither linked nor DM rooms). An invitation ``DirectChatRules/decide(isDirect:shared:encrypted:requireEncrypted:)``
     /// accepts is recorded as the pair's DM room before the transaction's events are queued, so the invite itself
     /// (the ghost joins when it is handled) and everything after it go through the durable inbox like any DM event; a
     /// DM room the pair had before is left. A direct invitation it cannot take is declined with the reason, best effort
@@ -22,7 +22,8 @@ extension DirectChats {
             let shared = identity == nil ? [] : try await store.sharedRooms(ghost: ghost, user: event.sender)
             let metadata: Logger.Metadata = ["matrix.dm.id": event.room.rawValue, "matrix.user.id": event.sender.rawValue,
                                              "matrix.ghost.id": ghost.rawValue]
-            switch DirectChatRules.decide(isDirect: event.isDirect, shared: shared) {
+            switch DirectChatRules.decide(isDirect: event.isDirect, shared: shared, encrypted: event.invitedToEncryptedRoom,
+                                          requireEncrypted: context.encryptedRooms == .required) {
             case .ignore:
                 continue
             case .refuse(let reason):

@@ -2,9 +2,12 @@ extension Bridge {
     /// `encryption.allow`: the ghosts' encryption devices, shared with the Matrix link that encrypts their messages.
     public struct EncryptionWiring: Sendable {
         let devices: GhostDevices
+        /// Which rooms are bridged by their encryption (`encryption.require`: only encrypted ones).
+        let policy: EncryptedRoomPolicy
 
-        init(devices: GhostDevices) {
+        init(devices: GhostDevices, policy: EncryptedRoomPolicy = .allowed) {
             self.devices = devices
+            self.policy = policy
         }
     }
 

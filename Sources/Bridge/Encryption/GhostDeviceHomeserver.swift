@@ -15,8 +15,8 @@ protocol GhostDeviceHomeserver: Sendable {
     // Sending encrypted (``GhostDevices`` `encrypt`), acting as the ghost:
     /// The room's `m.room.encryption` content, nil when the room is not encrypted.
     func roomEncryption(of room: RoomID, as ghost: UserID) async throws -> JSONValue?
-    /// The room's joined members.
-    func joinedMemberIDs(of room: RoomID, as ghost: UserID) async throws -> [UserID]
+    /// The room's joined and invited members (an invited user reads what was sent before they joined, spec §11.12.4.2).
+    func memberIDs(of room: RoomID, as ghost: UserID) async throws -> [UserID]
     /// `/keys/query` of `users`: the answer's `device_keys`.
     func deviceKeys(of users: [UserID], as ghost: UserID) async throws -> JSONValue
     /// `/keys/claim` of one `signed_curve25519` key per device: the answer's `one_time_keys`.
@@ -56,8 +56,8 @@ extension MatrixClient: GhostDeviceHomeserver {
         try await stateEvent(JSONValue.self, type: MatrixEventType.encryption, in: room, as: ghost)
     }
 
-    func joinedMemberIDs(of room: RoomID, as ghost: UserID) async throws -> [UserID] {
-        Array(try await joinedMembers(of: room, as: ghost).keys)
+    func memberIDs(of room: RoomID, as ghost: UserID) async throws -> [UserID] {
+        try await joinedAndInvitedMembers(of: room, as: ghost)
     }
 
     func deviceKeys(of users: [UserID], as ghost: UserID) async throws -> JSONValue {

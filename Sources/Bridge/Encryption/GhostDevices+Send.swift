@@ -6,7 +6,7 @@ import MatrixCrypto
 
 /// The sending end (issue 30, step 5, second half): a ghost's message in an encrypted room goes out as
 /// `m.room.encrypted`, with a Megolm session of the ghost's device shared over Olm (`m.room_key`) with every device
-/// of the room's other joined members (spec §11.12.4.2, "Sending"). A session is replaced after the room's
+/// of the room's other joined and invited members (spec §11.12.4.2, "Sending"). A session is replaced after the room's
 /// `rotation_period_msgs` messages or `rotation_period_ms` (defaults 100 and a week) and whenever someone leaves.
 ///
 /// Outbound sessions live in memory only: after a restart the ghost starts a new one and shares it again, which costs
@@ -94,13 +94,13 @@ extension GhostDevices {
         return .object(encrypted)
     }
 
-    /// The devices of `room`'s joined members but the bridge's own users, with keys their owners signed.
+    /// The devices of `room`'s joined and invited members but the bridge's own users, with keys their owners signed.
     private func peerDevices(in room: RoomID, as ghost: UserID) async throws -> [PeerDevice] {
         let members: [UserID]
         if let known = sending.members[room] {
             members = known
         } else {
-            members = try await homeserver.joinedMemberIDs(of: room, as: ghost).filter { !isBridgeUser($0) }
+            members = try await homeserver.memberIDs(of: room, as: ghost).filter { !isBridgeUser($0) }
             sending.members[room] = members
         }
         let unknown = members.filter { sending.devices[$0] == nil }

@@ -2,6 +2,7 @@ import FoundationEssentials
 import IsthmusCommon
 import Matrix
 import MatrixClient
+import MatrixCrypto
 
 /// The production ``MatrixLink``: the appservice's client-server API, as the bot or as a ghost (`?user_id=`).
 ///
@@ -19,13 +20,17 @@ public struct AppServiceMatrixLink: MatrixLink {
     let metrics: BridgeMetrics?
     /// `encryption.allow`: ghosts' messages and reactions in encrypted rooms go out encrypted by their devices.
     let encryption: GhostDevices?
+    /// `encryption.default` or `require`: the DMs the bridge creates are encrypted.
+    let encryptsCreatedRooms: Bool
 
     public init(client: MatrixClient, namespace: GhostNamespace, logger: Logger, metrics: BridgeMetrics? = nil) {
         self.init(client: client, namespace: namespace, logger: logger, metrics: metrics, encryption: nil)
     }
 
-    init(client: MatrixClient, namespace: GhostNamespace, logger: Logger, metrics: BridgeMetrics?, encryption: GhostDevices?) {
+    init(client: MatrixClient, namespace: GhostNamespace, logger: Logger, metrics: BridgeMetrics?, encryption: GhostDevices?,
+         encryptsCreatedRooms: Bool = false) {
         self.encryption = encryption
+        self.encryptsCreatedRooms = encryption != nil && encryptsCreatedRooms
         self.client = client
         self.namespace = namespace
         self.logger = logger
@@ -298,10 +303,18 @@ public struct AppServiceMatrixLink: MatrixLink {
         return create?.predecessor?.roomID
     }
 
+    /// An encrypted one with `encryption.default` (as Element makes them): the creator's first message is encrypted
+    /// and shared with the invited user's devices.
     public func createDirectRoom(as creator: UserID, inviting user: UserID) async throws -> RoomID {
-        try await classified(.createRoom) { () async throws(MatrixError) in
-            try await client.createRoom(CreateRoomRequest(preset: "trusted_private_chat", invite: [user], isDirect: true), as: creator)
+        var request = CreateRoomRequest(preset: "trusted_private_chat", invite: [user], isDirect: true)
+        if encryptsCreatedRooms {
+            request.initialState = [.init(type: MatrixEventType.encryption, content: .object(["algorithm": .string(MatrixAlgorithm.megolm)]))]
         }
+        let room = try await classified(.createRoom) { () async throws(MatrixError) in
+            try await client.createRoom(request, as: creator)
+        }
+        if encryptsCreatedRooms, let encryption { await encryption.noteEncryption(room, content: .object([:])) }
+        return room
     }
 
     public func membership(of user: UserID, in room: RoomID, as viewer: UserID) async throws -> Membership? {

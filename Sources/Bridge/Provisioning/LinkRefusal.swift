@@ -16,6 +16,8 @@ public enum LinkRefusal: Error, Sendable, Equatable, CustomStringConvertible {
     case botCannotJoin(RoomID, bot: UserID)
     /// The room encrypts its events (`m.room.encryption`), which this bridge cannot read.
     case encryptedRoom(RoomID)
+    /// The room does not encrypt its events, and this bridge bridges only encrypted rooms (`encryption.require`).
+    case unencryptedRoom(RoomID)
     /// Nothing is linked under the given name.
     case notLinked(String)
     /// The MUC's domain is not one the config allows.
@@ -36,6 +38,8 @@ public enum LinkRefusal: Error, Sendable, Equatable, CustomStringConvertible {
         case .botCannotJoin(let room, let bot): "the bridge bot \(bot) is not invited to \(room) and may not join it: invite it first"
         case .encryptedRoom(let room):
             "\(room) is end-to-end encrypted and this bridge cannot read encrypted messages: link an unencrypted room (encryption cannot be turned off)"
+        case .unencryptedRoom(let room):
+            "\(room) is not end-to-end encrypted and this bridge bridges only encrypted rooms (encryption.require): turn on encryption in the room first"
         case .notLinked(let target): "not linked: \(target)"
         case .mucDomainNotAllowed(let muc): "\(muc.domain) is not among the MUC services this bridge may link"
         case .tokenRejected: "the homeserver rejected the appservice token (as_token): is the registration loaded?"

@@ -39,11 +39,13 @@ public struct LinkService: Sendable {
     let bot: UserID
     /// MUC services a link may use; nil: any.
     let allowedMUCDomains: Set<String>?
-    /// `encryption.allow`: encrypted rooms may be linked (the ghosts decrypt and encrypt with their own devices).
-    let linksEncryptedRooms: Bool
+    /// `encryption:`: whether encrypted rooms may be linked (the ghosts decrypt and encrypt with their own devices),
+    /// and whether only they may.
+    let encryptedRooms: EncryptedRoomPolicy
 
-    public init(store: Store, client: MatrixClient, bot: UserID, allowedMUCDomains: Set<String>? = nil, linksEncryptedRooms: Bool = false) {
-        self.linksEncryptedRooms = linksEncryptedRooms
+    public init(store: Store, client: MatrixClient, bot: UserID, allowedMUCDomains: Set<String>? = nil,
+                encryptedRooms: EncryptedRoomPolicy = .refused) {
+        self.encryptedRooms = encryptedRooms
         self.store = store
         self.client = client
         self.bot = bot
@@ -71,7 +73,7 @@ public struct LinkService: Sendable {
         } catch {
             throw Self.refusal(error, room: roomID, bot: bot)
         }
-        if !linksEncryptedRooms { try await refuseIfEncrypted(roomID) }
+        if encryptedRooms != .allowed { try await checkEncryption(of: roomID) }
         var alias: RoomAlias?
         if case .alias(let given) = room { alias = given }
         let link = RoomLink(matrixRoom: roomID, matrixAlias: alias, muc: muc, matrixModeratorsToMUC: matrixModeratorsToMUC,
@@ -87,18 +89,23 @@ public struct LinkService: Sendable {
         return link
     }
 
-    /// Refuses a room that encrypts its events (read as the bot, once it is joined): nothing said in it could be
-    /// bridged. The bot leaves it again.
-    private func refuseIfEncrypted(_ room: RoomID) async throws(LinkRefusal) {
+    /// Refuses a room whose encryption the policy does not accept (read as the bot, once it is joined): without
+    /// `encryption.allow`, an encrypted room (nothing said in it could be bridged); with `encryption.require`, an
+    /// unencrypted one. The bot leaves it again.
+    private func checkEncryption(of room: RoomID) async throws(LinkRefusal) {
         let encryption: JSONValue?
         do {
             encryption = try await client.stateEvent(JSONValue.self, type: MatrixEventType.encryption, in: room, as: bot)
         } catch {
             throw Self.refusal(error, room: room, bot: bot)
         }
-        guard encryption != nil else { return }
-        try? await client.leave(room, as: bot, reason: "This bridge cannot read encrypted messages.")
-        throw .encryptedRoom(room)
+        guard !encryptedRooms.accepts(encrypted: encryption != nil) else { return }
+        if encryption != nil {
+            try? await client.leave(room, as: bot, reason: "This bridge cannot read encrypted messages.")
+            throw .encryptedRoom(room)
+        }
+        try? await client.leave(room, as: bot, reason: "This bridge only bridges encrypted rooms.")
+        throw .unencryptedRoom(room)
     }
 
     /// Marks the link of `room` (by id, by the alias it was linked under, or by resolving the alias) for unlinking.

@@ -110,7 +110,7 @@ public struct ProvisioningAPI: ProvisioningHandler {
         switch refusal {
         case .mucAlreadyLinked, .roomAlreadyLinked: (status, errcode) = (409, MatrixErrorCode.roomInUse)
         case .unknownAlias, .unknownRoom, .notLinked: (status, errcode) = (404, MatrixErrorCode.notFound)
-        case .botCannotJoin, .mucDomainNotAllowed, .encryptedRoom: (status, errcode) = (403, MatrixErrorCode.forbidden)
+        case .botCannotJoin, .mucDomainNotAllowed, .encryptedRoom, .unencryptedRoom: (status, errcode) = (403, MatrixErrorCode.forbidden)
         case .tokenRejected, .homeserverRefused, .homeserverUnreachable: (status, errcode) = (502, MatrixErrorCode.unknown)
         }
         return AppServiceRejection(status: status, errcode: errcode, message: refusal.description)

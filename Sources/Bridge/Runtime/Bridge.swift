@@ -117,6 +117,7 @@ public final class Bridge: Sendable {
             }
         }
         context.ghostDevices = encryption?.devices
+        context.encryptedRooms = encryption?.policy ?? .refused
         directChats = DirectChats(context: context)
         context.directChats = directChats
         self.context = context

@@ -41,6 +41,8 @@ struct BridgeContext: Sendable {
     var activations = ActivationGate()
     /// The ghosts' encryption devices (`encryption.allow`; nil: off).
     var ghostDevices: GhostDevices? = nil
+    /// `encryption:`: which rooms are bridged by their encryption.
+    var encryptedRooms = EncryptedRoomPolicy.refused
 
     /// The same context, logging to `logger`.
     func with(logger: Logger) -> BridgeContext {

@@ -62,7 +62,8 @@ extension BridgeRuntime {
                                   signer: MediaLinkSigner(publicBase: config.media.publicBase(appserviceURL: config.appservice.url),
                                                           secret: try await store.secret(named: "media_links")))
         let devices = encryptionDevices(store: store, client: client, namespace: namespace)
-        let link = AppServiceMatrixLink(client: client, namespace: namespace, logger: linkLogger, metrics: metrics, encryption: devices)
+        let link = AppServiceMatrixLink(client: client, namespace: namespace, logger: linkLogger, metrics: metrics, encryption: devices,
+                                        encryptsCreatedRooms: config.encryption.encryptsCreatedRooms)
         return MatrixSide(client: client, link: link, bridgeLink: link, botUserID: namespace.botUserID, media: media,
                           relay: nil, sync: nil, keeper: nil, ghostDevices: devices)
     }

@@ -44,7 +44,7 @@ public struct BridgeRuntime: Sendable {
         let (component, xmpp) = try await makeXMPP(naming: naming, store: store)
         let links = LinkService(store: store, client: matrix.client, bot: matrix.botUserID,
                                 allowedMUCDomains: config.provisioning.allowedMUCDomains,
-                                linksEncryptedRooms: matrix.ghostDevices != nil)
+                                encryptedRooms: matrix.ghostDevices != nil ? EncryptedRoomPolicy(config.encryption) : .refused)
         let selfService = SelfServiceSettings(enabled: config.provisioning.selfService,
                                               consentTimeout: config.provisioning.consentTimeout,
                                               inviteTimeout: config.provisioning.inviteTimeout, links: links, client: matrix.client)
@@ -58,7 +58,7 @@ public struct BridgeRuntime: Sendable {
                             subscriptions: config.xmpp.client?.acceptSubscriptions ?? .none,
                             matrixRelay: matrix.relay, matrixSync: matrix.sync,
                             gateway: gatewayWiring(naming: naming, client: matrix.client),
-                            encryption: matrix.ghostDevices.map(Bridge.EncryptionWiring.init))
+                            encryption: matrix.ghostDevices.map { Bridge.EncryptionWiring(devices: $0, policy: EncryptedRoomPolicy(config.encryption)) })
         do {
             try await bridge.checkEncryptionKeys()
         } catch {

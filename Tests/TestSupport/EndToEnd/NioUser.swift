@@ -16,7 +16,8 @@ public final class NioUser: Sendable {
 
     public let userID: String
     public let deviceID: String
-    private let child: PythonLineChild
+    /// scripts/lib/nio_client.py, one request at a time (internal: `NioUser+Media.swift` calls it too).
+    let child: PythonLineChild
 
     /// Logs `localpart` in (a new device named `deviceName`) with its store in `storeDirectory`, and uploads its keys.
     /// The account's devices of that name from earlier tests are deleted (a second device in one test needs another name).
@@ -36,6 +37,11 @@ public final class NioUser: Sendable {
         try await child.callAsync("create_dm", ["invite": user, "encrypted": encrypted])["room_id"] as? String ?? ""
     }
 
+    /// Joins `room`, which the user was invited to.
+    public func join(_ room: String) async throws {
+        try await child.callAsync("join", ["room": room])
+    }
+
     /// Waits until `user` joined `room` and nio knows a device of theirs (so what it sends is encrypted for them).
     public func waitJoined(_ user: String, in room: String, timeout: Int = 30) async throws {
         try await child.callAsync("wait_joined", ["room": room, "user": user, "timeout": timeout])
@@ -53,6 +59,23 @@ public final class NioUser: Sendable {
         return (answer["messages"] as? [[String: Any]] ?? []).map {
             Message(sender: $0["sender"] as? String ?? "", body: $0["body"] as? String ?? "", decrypted: $0["decrypted"] as? Bool ?? false,
                     eventID: $0["event_id"] as? String ?? "", notice: $0["notice"] as? Bool ?? false)
+        }
+    }
+
+    /// Every text message from `sender` in `room`, up to and including the first whose body is `sentinel` (which throws
+    /// ``DeadlineExceeded`` if it has not come within `timeout` seconds). Send the sentinel after everything else:
+    /// anything doubled before it is then in the list.
+    public func messages(in room: String, from sender: String, untilBody sentinel: String, timeout: Int = 30) async throws -> [Message] {
+        let deadline = Date().addingTimeInterval(Double(timeout))
+        var seen: [Message] = []
+        while true {
+            if let end = seen.firstIndex(where: { $0.body == sentinel }) { return Array(seen[...end]) }
+            let left = Int(deadline.timeIntervalSinceNow.rounded(.up))
+            guard left > 0 else {
+                throw DeadlineExceeded(what: "\(sentinel.debugDescription) from \(sender) in \(room) (seen \(seen.map(\.body)))",
+                                       seconds: Double(timeout))
+            }
+            seen = try await messages(in: room, from: sender, count: seen.count + 1, timeout: left)
         }
     }
 }
