@@ -19,6 +19,8 @@ struct DoctorCommand: Subcommand {
             (never refreshed by doctor), and that the account is in every linked room. Links: each linked room whose MUC keeps no archive is named (warn), since nothing sent
             there while the bridge is down can be caught up. Store: which backend, that it connects (PostgreSQL: the server's
             version) and the migrations applied. Lease: with ha.enabled, which instance of the pair is active.
+            Encryption (encryption.allow): whether the pickle key opens the kept devices, and a to-device probe to a
+            ghost's device that must come back to the listener (so, again, with serve stopped).
             Exit status 1 when any check fails.
             """)
 
@@ -39,8 +41,9 @@ struct DoctorCommand: Subcommand {
                                                       secret: config.xmpp.componentSecret),
                 logger: quiet)
         }
-        let matrix = await MatrixDoctor.check(config: config, logger: quiet)
-        let findings = xmpp + matrix + (try await storeFindings(config, context))
+        let probe = await probeTarget(config, context)
+        let matrix = await MatrixDoctor.check(config: config, logger: quiet, probe: probe)
+        let findings = xmpp + matrix + (try await storeFindings(config, context, probed: probe != nil))
         for finding in findings {
             context.print("\(finding.ok ? (finding.warning ? "warn" : "ok  ") : "FAIL") \(finding.check): \(finding.detail)")
         }
@@ -51,10 +54,20 @@ struct DoctorCommand: Subcommand {
         context.print("All \(findings.count) checks passed.")
     }
 
+    /// With `encryption.allow` (the appservice): a ghost device the store keeps, where the to-device probe goes; nil
+    /// when there is none yet or no store to read (its own findings say why). Nothing is created or migrated.
+    private func probeTarget(_ config: Config, _ context: CommandContext) async -> (user: UserID, device: DeviceID)? {
+        guard config.encryption.allow, config.matrix.client == nil, let bot = UserID(config.botUserID) else { return nil }
+        if let path = config.database.path, !FileManager.default.fileExists(atPath: path) { return nil }
+        guard let diagnosis = try? Store.diagnose(config.database.location), diagnosis.pending.isEmpty, diagnosis.unknown.isEmpty,
+              let store = try? context.openStore(config) else { return nil }
+        return (try? await store.createdGhostDevice(preferring: bot)) ?? nil
+    }
+
     /// The store (which backend, that it answers, its migrations), then what it knows about the links (`serve` records
     /// each MUC's archive at activation). Nothing is created or migrated: doctor before the first `serve` must not
     /// make a database.
-    private func storeFindings(_ config: Config, _ context: CommandContext) async throws -> [DoctorFinding] {
+    private func storeFindings(_ config: Config, _ context: CommandContext, probed: Bool) async throws -> [DoctorFinding] {
         let location = config.database.location
         if let path = config.database.path, !FileManager.default.fileExists(atPath: path) {
             return [DoctorFinding(ok: true, check: "store", detail: "sqlite \(path) does not exist yet (serve creates it)")]
@@ -80,7 +93,7 @@ struct DoctorCommand: Subcommand {
         findings += LeaseDoctor.findings(try await store.currentLease(), haEnabled: config.ha.enabled)
         if config.encryption.allow {
             findings += EncryptionDoctor.findings(config.encryption, devices: try await store.ghostDeviceCount(),
-                                                  sample: try await store.anyGhostDevice())
+                                                  sample: try await store.anyGhostDevice(), probed: probed)
         }
         return findings
     }

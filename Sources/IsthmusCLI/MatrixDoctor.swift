@@ -10,7 +10,9 @@ import MatrixClient
 /// ping (or pings the one already running there, e.g. `isthmus serve`). In client mode, ``MatrixAccountDoctor``'s checks.
 public enum MatrixDoctor {
     /// Runs the checks in order and says what each found. Never throws; a failure is a finding with `ok == false`.
-    public static func check(config: Config, logger: Logger, timeout: Duration = .seconds(10)) async -> [DoctorFinding] {
+    /// `probe`: with `encryption.allow`, the ghost device a to-device probe goes to once the ping went through.
+    public static func check(config: Config, logger: Logger, timeout: Duration = .seconds(10),
+                             probe: (user: UserID, device: DeviceID)? = nil) async -> [DoctorFinding] {
         if let account = config.matrix.client {
             return await MatrixAccountDoctor.check(config: config, account: account, logger: logger, timeout: timeout)
         }
@@ -34,7 +36,8 @@ public enum MatrixDoctor {
             return findings
         }
 
-        findings.append(await pingFinding(config: config, client: client, logger: logger))
+        findings += await listenerFindings(config: config, client: client, logger: logger,
+                                           probe: probe.map { ToDeviceProbe(user: $0.user, device: $0.device) })
         return findings
     }
 
@@ -60,38 +63,49 @@ public enum MatrixDoctor {
         }
     }
 
-    private static func pingFinding(config: Config, client: MatrixClient, logger: Logger) async -> DoctorFinding {
+    /// The ping, and with `probe` the to-device probe, while doctor's listener runs (or the one already there).
+    private static func listenerFindings(config: Config, client: MatrixClient, logger: Logger, probe: ToDeviceProbe?) async -> [DoctorFinding] {
         let listen = config.appservice.listen
         var listener: AppServiceListener?
         var note = "a listener started for the check on \(listen)"
         do {
             listener = try AppServiceListener(
                 configuration: .init(host: listen.host, port: listen.port, hsToken: config.appservice.hsToken),
-                handler: DoctorHandler(), logger: logger)
+                handler: DoctorHandler(probe: probe), logger: logger)
         } catch where error.isAddressInUse {
             note = "the listener already running on \(listen)"
         } catch {
-            return DoctorFinding(ok: false, check: "matrix.appservice_ping", detail: "cannot listen on \(listen): \(error)")
+            return [DoctorFinding(ok: false, check: "matrix.appservice_ping", detail: "cannot listen on \(listen): \(error)")]
         }
         return await withDiscardingTaskGroup { group in
             if let listener { group.addTask { await listener.run() } }
             defer { listener?.shutdown() }
-            // Synapse sometimes fails a ping with 502 (M_CONNECTION_FAILED, "AlreadyCancelled") while it is retrying
-            // transactions it queued for this appservice: try a few times before calling the listener unreachable.
-            var attempt = 0
-            while true {
-                attempt += 1
-                do throws(MatrixError) {
-                    let roundTrip = try await client.ping(appServiceID: config.appservice.id, transactionID: "isthmus-doctor-" + Digest.randomHex(bytes: 4))
-                    return DoctorFinding(ok: true, check: "matrix.appservice_ping", detail:
-                        "the homeserver reached \(note) at \(config.appservice.url.absoluteString) in \(roundTrip.components.seconds * 1000 + roundTrip.components.attoseconds / 1_000_000_000_000_000) ms")
-                } catch {
-                    if error.errcode == .connectionFailed, attempt < 5 {
-                        try? await Task.sleep(for: .milliseconds(200 * attempt))
-                        continue
-                    }
-                    return DoctorFinding(ok: false, check: "matrix.appservice_ping", detail: pingFailure(error, note: note, config: config))
+            let ping = await pingFinding(config: config, client: client, note: note)
+            guard ping.ok, let probe else { return [ping] }
+            guard listener != nil else {
+                return [ping, DoctorFinding(ok: true, check: "encryption.to_device", detail: "not checked: serve is running and takes the "
+                                            + "transactions; run doctor while serve is stopped to check to-device delivery", warning: true)]
+            }
+            return [ping, await probe.run(client, bot: UserID(config.botUserID) ?? probe.target.user)]
+        }
+    }
+
+    private static func pingFinding(config: Config, client: MatrixClient, note: String) async -> DoctorFinding {
+        // Synapse sometimes fails a ping with 502 (M_CONNECTION_FAILED, "AlreadyCancelled") while it is retrying
+        // transactions it queued for this appservice: try a few times before calling the listener unreachable.
+        var attempt = 0
+        while true {
+            attempt += 1
+            do throws(MatrixError) {
+                let roundTrip = try await client.ping(appServiceID: config.appservice.id, transactionID: "isthmus-doctor-" + Digest.randomHex(bytes: 4))
+                return DoctorFinding(ok: true, check: "matrix.appservice_ping", detail:
+                    "the homeserver reached \(note) at \(config.appservice.url.absoluteString) in \(roundTrip.components.seconds * 1000 + roundTrip.components.attoseconds / 1_000_000_000_000_000) ms")
+            } catch {
+                if error.errcode == .connectionFailed, attempt < 5 {
+                    try? await Task.sleep(for: .milliseconds(200 * attempt))
+                    continue
                 }
+                return DoctorFinding(ok: false, check: "matrix.appservice_ping", detail: pingFailure(error, note: note, config: config))
             }
         }
     }
@@ -114,10 +128,13 @@ public enum MatrixDoctor {
 }
 
 /// The listener's handler during `doctor`: answers pings, refuses to take transactions (the homeserver keeps them
-/// for the real bridge) and owns no users or aliases.
+/// for the real bridge) but one that carries only the to-device probe, and owns no users or aliases.
 private struct DoctorHandler: AppServiceHandler {
     struct NotServing: Error {}
-    func handle(_ transaction: Transaction) async throws { throw NotServing() }
+    let probe: ToDeviceProbe?
+    func handle(_ transaction: Transaction) async throws {
+        guard let probe, probe.acknowledges(transaction) else { throw NotServing() }
+    }
     func isProcessed(_ id: TransactionID) async throws -> Bool { false }
     func seenMessages(_ events: [EventID], in room: RoomID) async throws -> Set<EventID> { [] }
     func userExists(_ user: UserID) async -> Bool { false }

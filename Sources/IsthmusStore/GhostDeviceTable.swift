@@ -87,6 +87,18 @@ extension Store {
         return try ghostDevice(user)
     }
 
+    /// A ghost's device that exists on the homeserver (past `generated`), preferring `preferred`'s: where `doctor`
+    /// sends its to-device probe (the homeserver drops a message to a device it does not know).
+    public func createdGhostDevice(preferring preferred: UserID) throws -> (user: UserID, device: DeviceID)? {
+        try read { db in
+            try db.query("SELECT user_id, device_id FROM ghost_devices WHERE stage <> ? ORDER BY CASE WHEN user_id = ? THEN 0 ELSE 1 END LIMIT 1",
+                         StoredGhostDevice.Stage.generated.rawValue, preferred.rawValue) { row -> (UserID, DeviceID)? in
+                guard let user: UserID = row.id(0), let device: DeviceID = row.id(1) else { return nil }
+                return (user, device)
+            }.first ?? nil
+        }
+    }
+
     /// Keeps `device` as its user's device if the user has none yet, and returns the one kept: the first writer wins,
     /// so a ghost never gets two devices.
     public func keepNewGhostDevice(_ device: StoredGhostDevice) throws -> StoredGhostDevice {

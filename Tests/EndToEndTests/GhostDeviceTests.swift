@@ -54,7 +54,14 @@ final class GhostDeviceTests: XCTestCase {
         // serve: the domain is taken).
         let doctor = try world.cli("doctor")
         XCTAssertTrue(doctor.stdout.contains("ok   encryption: 1 ghost device(s) kept; encryption.pickle_key opens them"), doctor.stdout)
+        XCTAssertTrue(doctor.stdout.contains("warn encryption.to_device: not checked: serve is running"), doctor.stdout)
         romeo.close()
+
+        // With serve stopped, doctor's own listener sees its to-device probe to the ghost's device come back.
+        world.stopBridge()
+        let stopped = try world.cli("doctor")
+        XCTAssertTrue(stopped.stdout.contains("ok   encryption.to_device: the homeserver pushes to-device messages to the bridge"), stopped.stdout)
+        XCTAssertFalse(stopped.stdout.contains("encryption.homeserver"), "no reminder once the probe checked it: \(stopped.stdout)")
     }
 
     static var ciphertext: [String: Any] { [
