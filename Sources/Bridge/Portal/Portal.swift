@@ -98,19 +98,23 @@ actor Portal {
     /// point past that message, and the next start (or the standby taking over) would never catch it up. What is left
     /// queued is not lost: MUC messages come back from the archive after the resume point, Matrix events from the
     /// durable inbox.
+    ///
+    /// The reflections gathered before the cancellation are still recorded: they came from events handled whole (any
+    /// other action records them before it runs), and in a room without an archive an unrecorded reflection would
+    /// leave its Matrix message undelivered in the inbox — sent once more after the restart.
     private func handle(_ burst: [PortalQueue.Entry]) async {
         for entry in burst {
-            if Task.isCancelled { return }
+            if Task.isCancelled { break }
             await feed(.event(entry.event))
-            if Task.isCancelled { return }   // cut short: not handled (a resumed session delivers it again)
+            if Task.isCancelled { break }   // cut short: not handled (a resumed session delivers it again)
             if let receipt = entry.receipt {
                 // Acknowledged only once its gathered receipts are durable; unwritten (the store gone at shutdown), the
                 // stanza stays unacknowledged and the server sends it again.
                 let written = await recordPendingReflections()
-                if Task.isCancelled { return }
+                if Task.isCancelled { break }
                 if written { await receipt.handled() }
             }
-            if machine.closed { return }
+            if machine.closed { break }
         }
         _ = await recordPendingReflections()
     }
