@@ -6,6 +6,9 @@ import Matrix
 import MatrixCrypto
 import Media
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Encrypted attachments (spec §11.12.4.5) through the bridge: `file` read from a Matrix message and written into one,
 /// the link that carries an encrypted file's secrets, and the media route decrypting as it streams.
@@ -71,6 +74,46 @@ import Testing
             + #""hashes": {}, "key": {"kty": "oct", "alg": "A256CTR", "k": "", "key_ops": [], "ext": true}}}"#)
         guard case .message(_, let text, let none)? = BridgeAppServiceHandler.roomEvent(broken)?.content else { Issue.record("dropped"); return }
         #expect(text == "cat.png" && none?.media == nil, "goes as its text rather than as a file nobody can open")
+    }
+
+    @Test func anEncryptedStickerIsAnImageWithItsSecrets() throws {
+        let keys = Self.sealed().keys
+        let file = String(decoding: try JSONEncoder().encode(keys.file(at: "mxc://localhost/sticker")), as: UTF8.self)
+        let json = #"{"type": "m.sticker", "event_id": "$ev", "room_id": "!room:localhost", "sender": "@alice:localhost", "#
+            + #""origin_server_ts": 1, "content": {"body": "Happy cat", "info": {"mimetype": "image/png"}, "file": \#(file)}}"#
+        let sticker = try JSONDecoder().decode(ClientEvent.self, from: Data(json.utf8))
+        guard case .message(let msgtype, _, let details)? = BridgeAppServiceHandler.roomEvent(sticker)?.content else { Issue.record("dropped"); return }
+        #expect(msgtype == .image && details?.media?.keys == keys && details?.media?.mxc == "mxc://localhost/sticker")
+    }
+
+    /// A temporary file holding `bytes` (unlinked: reached by its descriptor).
+    static func file(_ bytes: [UInt8]) throws -> Int32 {
+        let descriptor = try #require(MediaImporter.unlinkedTemporaryFile(prefix: "isthmus-test"))
+        #expect(bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } == bytes.count)
+        return descriptor
+    }
+
+    static func contents(_ descriptor: Int32) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: 1 << 20)
+        let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        return Array(bytes.prefix(max(0, count)))
+    }
+
+    @Test func aFileOnDiskIsEncryptedForUploadAndADownloadedOneDecryptedOnlyWhenItsHashMatches() async throws {
+        let plain = try Self.file(Self.plaintext)
+        defer { close(plain) }
+        let sealed = try #require(await AttachmentFiles.encrypted(plain))
+        defer { close(sealed.descriptor) }
+        let ciphertext = Self.contents(sealed.descriptor)
+        #expect(sealed.size == Int64(Self.plaintext.count) && ciphertext.count == Self.plaintext.count && ciphertext != Self.plaintext)
+        let opened = try #require(await AttachmentFiles.decrypted(sealed.descriptor, keys: sealed.keys))
+        defer { close(opened.descriptor) }
+        #expect(Self.contents(opened.descriptor) == Self.plaintext)
+        var tampered = ciphertext
+        tampered[0] ^= 1
+        let altered = try Self.file(tampered)
+        defer { close(altered) }
+        #expect(await AttachmentFiles.decrypted(altered, keys: sealed.keys) == nil, "a file the homeserver altered is not passed on")
     }
 
     @Test func anEncryptedFilesLinkCarriesItsSecretsUnderTheSignature() throws {
