@@ -10,6 +10,7 @@ An answer is {"ok": true, ...} or {"ok": false, "error": "ExceptionType: text"}.
                                                    account's earlier devices of that name deleted
   create_dm {invite, encrypted}                  → {room_id}: a direct chat as Element starts one
   join {room}                                    → {}: joins a room it was invited to (and syncs)
+  rotate {room}                                  → {}: drops its outbound room key there; the next send shares a new one
   wait_joined {room, user, timeout}              → {} once `user` joined `room` and its devices are known
   send {room, body}                              → {event_id}: encrypted when the room is (keys shared with every device)
   messages {room, timeout, count, sender}        → {messages: [{sender, body, decrypted, event_id, notice}]} once `count`
@@ -30,6 +31,18 @@ An answer is {"ok": true, ...} or {"ok": false, "error": "ExceptionType: text"}.
                                                    key when it has one (its SHA-256 checked), null with `error` saying why
                                                    when that failed; `ciphertext_equals_plaintext` whether the stored bytes are
                                                    those bytes as they are
+  send_raw {room, type, content}                 → {event_id}: any event as it is, encrypted when the room is, as Element
+                                                   does (an m.reaction too, which nio alone would send in the clear);
+                                                   `m.relates_to` is copied in the clear beside the ciphertext
+  redact {room, event_id, reason?}               → {event_id}: a redaction (never encrypted)
+  events {room, timeout, count, sender?, types?} → {events: [{event_id, sender, type, content, decrypted, redacted}]} once
+                                                   `count` timeline events (from `sender`, of one of `types`) came: every
+                                                   timeline event nio saw in the room, in order, as decrypted where it
+                                                   could be (`type` and `content` the decrypted ones, `m.relates_to`
+                                                   included; an event it could not decrypt stays `m.room.encrypted`, its
+                                                   decryption tried again at each request); `decrypted` it came encrypted
+                                                   and was decrypted; `redacted` a redaction of it was seen or it came
+                                                   redacted
 """
 import asyncio
 import base64
@@ -41,6 +54,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+import uuid
 
 DEVICE_NAME = "isthmus e2e (nio)"
 
@@ -50,7 +64,8 @@ async def main() -> None:
     logging.getLogger("nio").setLevel(logging.ERROR)
     try:
         from nio import AsyncClient, AsyncClientConfig, MegolmEvent, RoomMessageNotice, RoomMessageText, RoomPreset
-        from nio import BadEvent, DownloadResponse, UploadResponse
+        from nio import BadEvent, DownloadResponse, Event, RedactedEvent, RedactionEvent, UnknownBadEvent, UploadResponse
+        from nio import Api, RoomSendResponse
         from nio.crypto.attachments import decrypt_attachment
         from nio.events.room_events import RoomEncryptedMedia, RoomMessageMedia
         import nio.crypto  # noqa: F401  (fails without vodozemac)
@@ -59,7 +74,7 @@ async def main() -> None:
         return
     print(json.dumps({"ready": True, "nio": importlib.metadata.version("matrix-nio")}), flush=True)
 
-    state = {"client": None, "messages": {}, "undecryptable": {}, "media": {}, "downloads": {}}
+    state = {"client": None, "messages": {}, "undecryptable": {}, "media": {}, "downloads": {}, "timeline": {}, "redacted": {}}
 
     def on_message(room, event):
         state["messages"].setdefault(room.room_id, []).append({
@@ -68,6 +83,40 @@ async def main() -> None:
 
     def on_megolm(room, event):
         state["undecryptable"].setdefault(room.room_id, []).append(event.event_id)
+
+    def timeline_entry(event):
+        """One timeline event as the `events` answer has it, from what nio made of it: for a decrypted event nio's
+        `source` is the decrypted JSON (the clear `m.relates_to` merged in when the ciphertext had none); a MegolmEvent is
+        one it could not decrypt."""
+        source = getattr(event, "source", {}) or {}
+        redacted = isinstance(event, RedactedEvent) or "redacted_because" in (source.get("unsigned") or {})
+        return {"event_id": source.get("event_id"), "sender": source.get("sender"), "type": source.get("type"),
+                "content": source.get("content") or {}, "decrypted": bool(getattr(event, "decrypted", False)),
+                "redacted": redacted, "megolm": event if isinstance(event, MegolmEvent) else None}
+
+    def on_timeline(room, event):
+        """Every timeline event (any type, and the ones nio found malformed), for `events`; a redaction marks its target."""
+        entry = timeline_entry(event)
+        if entry["event_id"] is None:
+            return
+        state["timeline"].setdefault(room.room_id, {})[entry["event_id"]] = entry
+        if isinstance(event, RedactionEvent) or entry["type"] == "m.room.redaction":
+            target = getattr(event, "redacts", None) or entry["content"].get("redacts") or \
+                (getattr(event, "source", {}) or {}).get("redacts")
+            if target:
+                state["redacted"].setdefault(room.room_id, set()).add(target)
+
+    def retry_undecryptable(client, room_id):
+        """Tries again to decrypt what nio could not (its room key may have come since)."""
+        entries = state["timeline"].get(room_id, {})
+        for event_id, entry in list(entries.items()):
+            if entry["megolm"] is None:
+                continue
+            try:
+                decrypted = client.decrypt_event(entry["megolm"])
+            except Exception:  # still no key: it stays m.room.encrypted
+                continue
+            entries[event_id] = {**timeline_entry(decrypted), "event_id": event_id}
 
     media_types = ("m.image", "m.file", "m.audio", "m.video")
 
@@ -115,6 +164,23 @@ async def main() -> None:
                 "body": content.get("body"), "decrypted": seen["decrypted"], "encrypted_file": "file" in content,
                 "plain_url": "url" in content, **state["downloads"][seen["event_id"]]}
 
+    async def send_as_element(client, room_id, event_type, content):
+        """Sends an event as Element does: in an encrypted room every event type is encrypted. nio 0.26's room_send
+        sends `m.reaction` in the clear (a pre-MSC1849 rule), so a reaction is encrypted here the way room_send encrypts
+        the rest (members loaded, the room key shared, `m.relates_to` copied beside the ciphertext by `encrypt`)."""
+        room = client.rooms.get(room_id)
+        if event_type != "m.reaction" or room is None or not room.encrypted:
+            return await client.room_send(room_id, event_type, content, ignore_unverified_devices=True)
+        if not room.members_synced:
+            await client.joined_members(room_id)
+            if client.should_query_keys:
+                await client.keys_query()
+        if client.olm.should_share_group_session(room_id):
+            await client.share_group_session(room_id, ignore_unverified_devices=True)
+        encrypted_type, encrypted = client.encrypt(room_id, event_type, content)
+        method, path, data = Api.room_send(client.access_token, room_id, encrypted_type, encrypted, uuid.uuid4())
+        return await client._send(RoomSendResponse, method, path, data, (room_id,))
+
     async def forget_earlier_devices(client, user, password, name):
         """Deletes the devices of this name that earlier runs of this script left on the account: a test bed's user otherwise collects
         one per test, every message's room key goes to all of them, and nio then sends it in several requests at once —
@@ -152,6 +218,7 @@ async def main() -> None:
             client.add_event_callback(on_message, (RoomMessageText, RoomMessageNotice))
             client.add_event_callback(on_megolm, (MegolmEvent,))
             client.add_event_callback(on_media, (RoomEncryptedMedia, RoomMessageMedia, BadEvent))
+            client.add_event_callback(on_timeline, (Event, BadEvent, UnknownBadEvent))
             state["client"] = client
             await sync(client)
             return {"user_id": client.user_id, "device_id": client.device_id}
@@ -169,6 +236,9 @@ async def main() -> None:
             if not getattr(response, "room_id", None):
                 raise RuntimeError(f"join failed: {response}")
             await sync(client)
+            return {}
+        if op == "rotate":
+            client.invalidate_outbound_session(r["room"])
             return {}
         if op == "wait_joined":
             deadline = time.monotonic() + r.get("timeout", 30)
@@ -224,6 +294,30 @@ async def main() -> None:
                 found = [m for m in state["media"].get(r["room"], []) if m["sender"] == r["sender"]]
                 if len(found) >= r.get("count", 1) or time.monotonic() >= deadline:
                     return {"media": [await describe(client, m) for m in found]}
+                await sync(client)
+        if op == "send_raw":
+            await sync(client)
+            response = await send_as_element(client, r["room"], r["type"], r["content"])
+            if not getattr(response, "event_id", None):
+                raise RuntimeError(f"send failed: {response}")
+            return {"event_id": response.event_id}
+        if op == "redact":
+            response = await client.room_redact(r["room"], r["event_id"], reason=r.get("reason"))
+            if not getattr(response, "event_id", None):
+                raise RuntimeError(f"redact failed: {response}")
+            return {"event_id": response.event_id}
+        if op == "events":
+            deadline = time.monotonic() + r.get("timeout", 30)
+            types = r.get("types")
+            while True:
+                retry_undecryptable(client, r["room"])
+                redacted = state["redacted"].get(r["room"], set())
+                found = [{"event_id": e["event_id"], "sender": e["sender"], "type": e["type"], "content": e["content"],
+                          "decrypted": e["decrypted"], "redacted": e["redacted"] or e["event_id"] in redacted}
+                         for e in state["timeline"].get(r["room"], {}).values()
+                         if r.get("sender") in (None, e["sender"]) and (types is None or e["type"] in types)]
+                if len(found) >= r.get("count", 1) or time.monotonic() >= deadline:
+                    return {"events": found}
                 await sync(client)
         if op == "undecryptable":
             await sync(client)

@@ -37,6 +37,11 @@ public final class NioUser: Sendable {
         try await child.callAsync("create_dm", ["invite": user, "encrypted": encrypted])["room_id"] as? String ?? ""
     }
 
+    /// Drops nio's outbound room key in `room`: its next message there shares a new one (to-device, over Olm).
+    public func rotate(in room: String) async throws {
+        try await child.callAsync("rotate", ["room": room])
+    }
+
     /// Joins `room`, which the user was invited to.
     public func join(_ room: String) async throws {
         try await child.callAsync("join", ["room": room])
