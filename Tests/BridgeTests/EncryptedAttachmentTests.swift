@@ -1,6 +1,7 @@
 @testable import Bridge
 import Foundation
 import IsthmusCommon
+import IsthmusFakes
 @testable import MatrixAppService
 import Matrix
 import MatrixCrypto
@@ -134,44 +135,55 @@ import Glibc
         #expect(!MatrixAttachment(mxc: "mxc://localhost/cipher", fileName: "cat.png", info: nil).link(signer, name: "cat.png").contains(parts[1]))
     }
 
-    /// What the media route sends for `ciphertext` arriving in pieces of `piece`, and how the body ended.
-    static func served(_ ciphertext: [UInt8], keys: AttachmentKeys, piece: Int = 4096) -> (bytes: [UInt8], ended: HTTPStreamingBody.ReadOutcome) {
-        let stream = MediaStreamState(keys: keys)
-        stream.start(length: Int64(ciphertext.count), skip: 0, count: Int64(ciphertext.count))
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        func drain() -> HTTPStreamingBody.ReadOutcome {
-            while true {
-                let outcome = buffer.withUnsafeMutableBytes { stream.body!.read(into: $0, resume: {}) }
-                guard case .bytes(let count) = outcome else { return outcome }
-                bytes += buffer.prefix(count)
+    /// What the media route answers for an encrypted file whose ciphertext the (fake) homeserver serves, asked with
+    /// `range`: the status, the headers and the body as the client reads it.
+    static func served(_ ciphertext: [UInt8], keys: AttachmentKeys, range: String? = nil) async throws
+        -> (status: Int, headers: [String: String], body: [UInt8]) {
+        let homeserver = try FakeHomeserver(answer: { request in
+            request.path.hasSuffix("/media/download/localhost/cipher")
+                ? HTTPServerResponse(status: 200, headers: ["Content-Type": "application/octet-stream"], body: Data(ciphertext))
+                : HTTPServerResponse(status: 404)
+        })
+        let running = BackgroundTask { await homeserver.run() }
+        defer { homeserver.stop() }
+        let signer = MediaLinkSigner(publicBase: "https://bridge.example/media", secret: "s")
+        let proxy = MediaProxy(settings: MediaSettings(homeserverURL: homeserver.url, asToken: "t", signer: signer, maxSize: 1 << 20),
+                               logger: .disabled)
+        let url = MatrixAttachment(mxc: "mxc://localhost/cipher", fileName: "cat.png", info: nil, keys: keys).link(signer, name: "cat.png")
+        let parts = url.dropFirst("https://bridge.example/media/".count).split(separator: "/").map(String.init)
+        let response = await proxy.serveMedia(id: parts[0], signature: parts[1], fileName: parts[2], method: "GET",
+                                              headers: range.map { ["range": $0] } ?? [:])
+        var body = Array(response.body)
+        if let stream = response.stream {
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            reading: while true {
+                switch buffer.withUnsafeMutableBytes({ stream.read(into: $0, resume: {}) }) {
+                case .bytes(let count): body += buffer.prefix(count)
+                case .wait: try await Task.sleep(for: .milliseconds(5))
+                case .end: break reading
+                case .failed: throw BodyFailed()
+                }
             }
         }
-        var offset = 0
-        while offset < ciphertext.count {
-            let end = min(offset + piece, ciphertext.count)
-            _ = ciphertext[offset..<end].withUnsafeBytes { stream.forward($0, stallTimeout: .seconds(5)) }
-            offset = end
-        }
-        _ = drain()
-        let beforeTheEnd = bytes.count
-        stream.finish(failed: false, logger: .disabled)
-        let ended = drain()
-        let lastPiece = ciphertext.count % piece == 0 ? piece : ciphertext.count % piece
-        #expect(beforeTheEnd == ciphertext.count - lastPiece, "all but the last piece went; it waits for the hash")
-        return (bytes, ended)
+        await running.stop()
+        return (response.status, response.headers, body)
     }
 
-    @Test func theMediaRouteDecryptsAsItStreamsAndSendsTheLastPieceOnlyWhenTheHashMatches() throws {
+    struct BodyFailed: Error {}
+
+    @Test func theMediaRouteServesAnEncryptedFileDecryptedOnlyOnceItsHashMatches() async throws {
         let (ciphertext, keys) = Self.sealed()
-        let good = Self.served(ciphertext, keys: keys)
-        #expect(good.bytes == Self.plaintext)
-        #expect(good.ended == .end)
+        let whole = try await Self.served(ciphertext, keys: keys)
+        #expect(whole.status == 200 && whole.body == Self.plaintext)
+        #expect(whole.headers["Content-Type"] == "image/png", "typed by its name, not the homeserver's octet-stream")
+        let part = try await Self.served(ciphertext, keys: keys, range: "bytes=100-199")
+        #expect(part.status == 206 && part.body == Array(Self.plaintext[100...199]))
+        #expect(part.headers["Content-Range"] == "bytes 100-199/\(Self.plaintext.count)")
         var tampered = ciphertext
         tampered[12_345] ^= 0x40
-        let bad = Self.served(tampered, keys: keys)
-        #expect(bad.ended == .failed, "a file the homeserver altered ends as a failed transfer")
-        #expect(bad.bytes.count < Self.plaintext.count, "and never arrives whole")
+        let altered = try await Self.served(tampered, keys: keys)
+        #expect(altered.status == 502, "a file the homeserver altered: nothing of it is served")
+        #expect(String(decoding: altered.body, as: UTF8.self) == "Bad gateway\n")
     }
 
     @Test func anEncryptedUploadIsSentAsFileNotURL() throws {

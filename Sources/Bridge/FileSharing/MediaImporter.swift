@@ -122,7 +122,12 @@ final class MediaImporter: Sendable {
         var prefix: [UInt8]
     }
 
-    struct Reason: Error { var text: String; var unavailable = false }
+    struct Reason: Error {
+        var text: String
+        var unavailable = false
+        /// The server's answer when it refused the file (404: no such file).
+        var status: Int?
+    }
 
     /// A new temporary file, already unlinked (reached as `/proc/self/fd/N`, so a crash leaves nothing behind): its
     /// descriptor, or nil when none could be made.
@@ -168,7 +173,7 @@ final class MediaImporter: Sendable {
         if state.status == 401 { await settings.refused(credential?.token) }
         let outcome: Result<FetchedFile, Reason>
         if let declined = state.declined {
-            outcome = .failure(Reason(text: declined))
+            outcome = .failure(Reason(text: declined, status: state.status == 0 ? nil : state.status))
         } else {
             switch result {
             case .success(let head):

@@ -15,13 +15,12 @@ import Synchronization
 /// `Content-Type` and `Content-Length`, a `Content-Disposition` built from the sanitized name (inline only for images,
 /// audio and video), an `ETag` (the signature: a Matrix file never changes), and a single `Range` served as 206
 /// (the homeserver's bytes before the range are read and dropped). Runs on any task; each transfer on its own thread.
-///
-/// An encrypted file's link carries its secrets (``AttachmentKeys``): it is decrypted as it streams, typed by its
-/// name, served whole (a `Range` is ignored, as HTTP allows: the hash covers the whole file), and its last piece is
-/// held back until the hash of the ciphertext matches — a file the homeserver altered ends as a failed transfer.
+/// An encrypted file's link carries its secrets: see `MediaProxy+Encrypted.swift`.
 public struct MediaProxy: MediaRequestHandler {
     let settings: MediaSettings
     let slots: TransferSlots
+    /// Downloads an encrypted file whole before anything of it is served.
+    let fetcher: MediaImporter
     let logger: Logger
     /// Refused links are logged at most once a minute, with how many were held back (a scanner must not flood the log).
     let refusals = RefusedLinkLog()
@@ -31,6 +30,7 @@ public struct MediaProxy: MediaRequestHandler {
     public init(settings: MediaSettings, logger: Logger) {
         self.settings = settings
         slots = TransferSlots(limit: settings.maxConcurrentTransfers)
+        fetcher = MediaImporter(settings: settings, logger: logger)
         self.logger = logger
     }
 
@@ -43,7 +43,7 @@ public struct MediaProxy: MediaRequestHandler {
             }
             return Self.notFound
         }
-        let (reference, name, keys) = (link.reference, link.fileName, link.secret.flatMap(AttachmentKeys.init(linkSecret:)))
+        let (reference, name) = (link.reference, link.fileName)
         let etag = "\"\(signature)\""
         if let match = headers["if-none-match"], match.split(separator: ",").contains(where: { $0.trimmingWhitespace() == etag || $0.trimmingWhitespace() == "*" }) {
             return HTTPServerResponse(status: 304, headers: ["ETag": etag])
@@ -58,13 +58,16 @@ public struct MediaProxy: MediaRequestHandler {
             }
             return HTTPServerResponse(status: 503, headers: ["Retry-After": "5", "Content-Type": "text/plain"], body: Data("Busy\n".utf8))
         }
+        if let keys = link.secret.flatMap(AttachmentKeys.init(linkSecret:)) {
+            return await serveEncrypted(reference, keys: keys, name: name, etag: etag, range: headers["range"])
+        }
         var request = CurlEasyTransfer.Request(url: "\(settings.homeserverBase)/_matrix/client/v1/media/download/"
                                                  + "\(PercentEncoding.encode(reference.server))/\(reference.mediaID)")
         request.headers = [credential.header]
         request.caFile = settings.caFile
         request.stallTimeout = settings.stallTimeout
         request.totalTimeout = .seconds(24 * 3600)  // a large file to a slow (but moving) client; stalls end it sooner
-        let range = keys == nil ? headers["range"] : nil
+        let range = headers["range"]
         let upstream = request
         let stallTimeout = settings.stallTimeout
         let slots = slots, logger = logger
@@ -73,7 +76,7 @@ public struct MediaProxy: MediaRequestHandler {
             do {
                 try DedicatedThread.start(name: "isthmus-media") {
                     defer { slots.release() }
-                    let stream = MediaStreamState(keys: keys, stallTimeout: stallTimeout)
+                    let stream = MediaStreamState()
                     let result = CurlEasyTransfer.perform(upstream, onHead: { head in
                         let response = Self.response(to: head, name: name, etag: etag, range: range, stream: stream)
                         answer.give(response)
@@ -83,9 +86,9 @@ public struct MediaProxy: MediaRequestHandler {
                     })
                     switch result {
                     case .success:
-                        stream.finish(failed: stream.remaining > 0 && stream.remaining != .max, logger: logger)
+                        stream.body?.finish(failed: stream.remaining > 0 && stream.remaining != .max)
                     case .failure(.aborted) where stream.remaining == 0:
-                        stream.finish(failed: false, logger: logger)
+                        stream.body?.finish()
                     case .failure(.aborted) where stream.body == nil:
                         break  // the head was answered (an error status)
                     case .failure(let failure):
@@ -111,20 +114,8 @@ public struct MediaProxy: MediaRequestHandler {
             return head.status == 404 ? notFound
                 : HTTPServerResponse(status: 502, headers: ["Content-Type": "text/plain"], body: Data("Bad gateway\n".utf8))
         }
-        // An encrypted file is octet-stream at the homeserver: what it is, its name says (its extension is the
-        // event's media type when the sender gave it none, see ``MatrixAttachment/name(body:)``).
-        let contentType = stream.encrypted ? MediaKind.mediaType(forFileName: name) ?? "application/octet-stream"
-            : head.headers["content-type"].flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
-        let kind = MediaKind(mediaType: contentType)
-        var headers = [
-            "Content-Type": contentType,
-            "Content-Disposition": "\(kind == .file ? "attachment" : "inline"); filename=\"\(name)\"",
-            "ETag": etag,
-            "Accept-Ranges": stream.encrypted ? "none" : "bytes",
-            "Cache-Control": "private, max-age=86400",
-            "X-Content-Type-Options": "nosniff",
-            "Content-Security-Policy": "sandbox; default-src 'none'",
-        ]
+        let contentType = head.headers["content-type"].flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
+        var headers = fileHeaders(contentType: contentType, name: name, etag: etag)
         let length = head.headers["content-length"].flatMap { Int64($0) }
         var status = 200
         switch length.map({ ByteRange.parse(range, length: $0) }) ?? .whole {
@@ -140,40 +131,29 @@ public struct MediaProxy: MediaRequestHandler {
         return HTTPServerResponse(status: status, headers: headers, stream: stream.body)
     }
 
+    /// The headers of a file's answer (its length and range are added by the caller).
+    static func fileHeaders(contentType: String, name: String, etag: String) -> [String: String] {
+        let kind = MediaKind(mediaType: contentType)
+        return [
+            "Content-Type": contentType,
+            "Content-Disposition": "\(kind == .file ? "attachment" : "inline"); filename=\"\(name)\"",
+            "ETag": etag,
+            "Accept-Ranges": "bytes",
+            "Cache-Control": "private, max-age=86400",
+            "X-Content-Type-Options": "nosniff",
+            "Content-Security-Policy": "sandbox; default-src 'none'",
+        ]
+    }
+
     static let notFound = HTTPServerResponse(status: 404, headers: ["Content-Type": "text/plain"], body: Data("Not found\n".utf8))
 }
 
 /// One transfer's forwarding state, used on its thread only: the body being streamed, the bytes still to skip
-/// (before a range) and still to send; for an encrypted file, its cipher and the piece held back until the hash matches.
+/// (before a range) and still to send.
 final class MediaStreamState: @unchecked Sendable {
     private(set) var body: HTTPStreamingBody?
     private var skip: Int64 = 0
     private(set) var remaining: Int64 = .max
-    private let cipher: AttachmentCipher?
-    private var held: [UInt8] = []
-
-    private let stallTimeout: Duration
-
-    init(keys: AttachmentKeys? = nil, stallTimeout: Duration = .seconds(30)) {
-        cipher = keys.flatMap { try? AttachmentCipher.decrypting($0) }
-        self.stallTimeout = stallTimeout
-    }
-
-    var encrypted: Bool { cipher != nil }
-
-    /// Ends the answer: an encrypted file's held-back piece goes only when its hash matched (else the transfer fails).
-    func finish(failed: Bool, logger: Logger) {
-        guard let body else { return }
-        guard let cipher, !failed else { return body.finish(failed: failed) }
-        guard cipher.verify() else {
-            logger.warning("An encrypted Matrix file did not match its hash: its transfer to an XMPP client was cut short")
-            return body.finish(failed: true)
-        }
-        let last = held
-        held = []
-        let sent = last.isEmpty || last.withUnsafeBytes { body.write($0, stallTimeout: stallTimeout) }
-        body.finish(failed: !sent)
-    }
 
     func start(length: Int64?, skip: Int64, count: Int64) {
         body = HTTPStreamingBody(length: length)
@@ -193,15 +173,7 @@ final class MediaStreamState: @unchecked Sendable {
             if bytes.isEmpty { return true }
         }
         let take = Int(min(Int64(bytes.count), remaining))
-        if let cipher {
-            // Decrypted, and sent one piece late: the last piece waits for the hash (see ``finish(failed:logger:)``).
-            let plain = cipher.update(UnsafeRawBufferPointer(rebasing: bytes.prefix(take)))
-            let previous = held
-            held = plain
-            guard previous.isEmpty || previous.withUnsafeBytes({ body.write($0, stallTimeout: stallTimeout) }) else { return false }
-        } else {
-            guard body.write(UnsafeRawBufferPointer(rebasing: bytes.prefix(take)), stallTimeout: stallTimeout) else { return false }
-        }
+        guard body.write(UnsafeRawBufferPointer(rebasing: bytes.prefix(take)), stallTimeout: stallTimeout) else { return false }
         if remaining != .max { remaining -= Int64(take) }
         return remaining > 0
     }
