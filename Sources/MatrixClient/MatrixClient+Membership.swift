@@ -87,9 +87,9 @@ extension MatrixClient {
         return members
     }
 
-    /// The users joined to `room` or invited into it (`GET /rooms/{roomId}/members?not_membership=leave`, the
-    /// members' state events, bans filtered out here). `user` must be in the room.
-    public func joinedAndInvitedMembers(of room: RoomID, as user: UserID? = nil) async throws(MatrixError) -> [UserID] {
+    /// The users joined to `room` or invited into it, with which (`GET /rooms/{roomId}/members?not_membership=leave`,
+    /// the members' state events, bans and knocks filtered out here). `user` must be in the room.
+    public func joinedAndInvitedMembers(of room: RoomID, as user: UserID? = nil) async throws(MatrixError) -> [UserID: Membership] {
         struct Response: Decodable {
             struct Member: Decodable {
                 var stateKey: String?
@@ -102,10 +102,13 @@ extension MatrixClient {
         query.append(("not_membership", Membership.leave.rawValue))
         let response = try await perform(ClientRequest(
             .members, "GET", ["_matrix/client/v3/rooms", .param("roomId", room), "members"], query: query), as: Response.self)
-        return response.chunk.compactMap { member in
-            guard let membership = member.content?.membership, membership == .join || membership == .invite else { return nil }
-            return member.stateKey.flatMap(UserID.init)
+        var members: [UserID: Membership] = [:]
+        for member in response.chunk {
+            guard let membership = member.content?.membership, membership == .join || membership == .invite,
+                  let id = member.stateKey.flatMap(UserID.init) else { continue }
+            members[id] = membership
         }
+        return members
     }
 
     /// The rooms `user` has joined (`GET /joined_rooms`).

@@ -168,6 +168,9 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         }
     }
 
+    /// The fake encrypts nothing: files go as they are.
+    func encryptsFiles(in room: RoomID, as user: UserID) async throws -> Bool { false }
+
     func send(_ message: OutgoingMatrixMessage, as user: UserID, in room: RoomID, txnID: ClientTransactionID,
               timestamp: Date?) async throws -> EventID {
         let hangs = state.withLock { state in

@@ -46,6 +46,15 @@ import Testing
         return (JSONValue(keys), claimed, curve)
     }
 
+    @Test func invitedMembersGetTheRoomKeyUnlessTheHistoryIsForJoinedMembersOnly() {
+        let alice = UserID("@alice:localhost")!, bob = UserID("@bob:localhost")!
+        let members: [UserID: Membership] = [alice: .join, bob: .invite]
+        for visibility in [nil, "shared", "invited", "world_readable"] as [String?] {
+            #expect(Set(GhostDevices.keyRecipients(members, historyVisibility: visibility)) == [alice, bob], "\(visibility ?? "none")")
+        }
+        #expect(GhostDevices.keyRecipients(members, historyVisibility: "joined") == [alice])
+    }
+
     @Test func theRoomKeyReachesEachSignedDeviceAndTheMessageDecryptsThere() async throws {
         let fixture = try await StoreBackend.sqlite.open()
         let homeserver = GhostDevicesTests.RecordingHomeserver()

@@ -15,7 +15,7 @@ protocol GhostDeviceHomeserver: Sendable {
     // Sending encrypted (``GhostDevices`` `encrypt`), acting as the ghost:
     /// The room's `m.room.encryption` content, nil when the room is not encrypted.
     func roomEncryption(of room: RoomID, as ghost: UserID) async throws -> JSONValue?
-    /// The room's joined and invited members (an invited user reads what was sent before they joined, spec §11.12.4.2).
+    /// The members a room key goes to (``GhostDevices/keyRecipients(_:historyVisibility:)``).
     func memberIDs(of room: RoomID, as ghost: UserID) async throws -> [UserID]
     /// `/keys/query` of `users`: the answer's `device_keys`.
     func deviceKeys(of users: [UserID], as ghost: UserID) async throws -> JSONValue
@@ -57,7 +57,10 @@ extension MatrixClient: GhostDeviceHomeserver {
     }
 
     func memberIDs(of room: RoomID, as ghost: UserID) async throws -> [UserID] {
-        try await joinedAndInvitedMembers(of: room, as: ghost)
+        let members = try await joinedAndInvitedMembers(of: room, as: ghost)
+        guard members.values.contains(.invite) else { return Array(members.keys) }
+        let visibility = try await stateEvent(JSONValue.self, type: MatrixEventType.historyVisibility, in: room, as: ghost)
+        return GhostDevices.keyRecipients(members, historyVisibility: visibility?["history_visibility"]?.stringValue)
     }
 
     func deviceKeys(of users: [UserID], as ghost: UserID) async throws -> JSONValue {

@@ -39,6 +39,19 @@ extension GhostDevices {
         sending.encryption[room] = .some(RoomEncryptionSettings(content))
     }
 
+    /// Who gets a room key: the joined members, and the invited ones unless the room's history is visible to joined
+    /// members only (`history_visibility: joined`) — an invitee may then never read what is sent before they join,
+    /// and a key in their hands would let them (as matrix-js-sdk and matrix-rust-sdk decide). Pure.
+    static func keyRecipients(_ members: [UserID: Membership], historyVisibility: String?) -> [UserID] {
+        let invitedRead = historyVisibility != "joined"
+        return members.filter { $0.value == .join || ($0.value == .invite && invitedRead) }.map(\.key)
+    }
+
+    /// The room's history visibility changed: its key recipients are read again at the next send.
+    func noteHistoryVisibility(_ room: RoomID) {
+        sending.members[room] = nil
+    }
+
     /// A membership changed in `room`: its members are read again at the next send, and a leave or a ban ends the
     /// room's outbound sessions (the one who left must not read what follows) — also one being shared right now
     /// (its room's generation moves on, so it is not kept).

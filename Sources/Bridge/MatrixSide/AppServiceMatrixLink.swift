@@ -223,6 +223,8 @@ public struct AppServiceMatrixLink: MatrixLink {
         do {
             return try await encryption.isEncrypted(room, as: user)
         } catch let error as MatrixError {
+            // As in `send`: a ghost refused is not in the room (the caller joins it and tries again).
+            if error.errcode == .forbidden && user != botUserID { throw MatrixLinkError.notInRoom(error.description) }
             throw Self.classify(error)
         }
     }

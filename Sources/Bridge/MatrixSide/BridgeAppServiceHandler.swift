@@ -69,6 +69,8 @@ public struct BridgeAppServiceHandler: AppServiceHandler {
                 devices.prepareJoinedGhosts(of: event.roomID)
             case .member(let member):
                 await devices.noteMembership(event.roomID, membership: member.membership)
+            case .unknown(type: MatrixEventType.historyVisibility, _) where event.stateKey == "":
+                await devices.noteHistoryVisibility(event.roomID)
             default:
                 break
             }

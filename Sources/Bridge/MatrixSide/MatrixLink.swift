@@ -185,8 +185,6 @@ extension MatrixLink {
     public func setRoomPicture(_ mxc: MXCURI?, in room: RoomID) async throws {}
     /// No room avatar on a link that does not support it (fakes).
     public func roomPicture(_ room: RoomID) async throws -> MXCURI? { nil }
-    /// Files go as they are on a link that encrypts nothing (Matrix client mode, fakes).
-    public func encryptsFiles(in room: RoomID, as user: UserID) async throws -> Bool { false }
 }
 
 /// A Matrix room event the bridge acts on, reduced to what portals need. Codable: it is queued durably.

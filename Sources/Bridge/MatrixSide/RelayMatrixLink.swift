@@ -78,6 +78,9 @@ public struct RelayMatrixLink: MatrixLink {
         try await account.setRoomPicture(mxc, in: room)
     }
 
+    /// Never: Matrix client mode does not take part in encrypted rooms (the config refuses `encryption.allow` with it).
+    public func encryptsFiles(in room: RoomID, as user: UserID) async throws -> Bool { false }
+
     public func roomPicture(_ room: RoomID) async throws -> MXCURI? {
         try await account.roomPicture(room)
     }

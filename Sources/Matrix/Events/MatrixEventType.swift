@@ -38,6 +38,8 @@ public enum MatrixEventType {
     public static let encrypted = "m.room.encrypted"
     /// `m.room.encryption` — the room encrypts its events from now on (state; it cannot be turned off again).
     public static let encryption = "m.room.encryption"
+    /// `m.room.history_visibility` — who may read the room's history (spec §11.13).
+    public static let historyVisibility = "m.room.history_visibility"
     /// `m.typing` — ephemeral (spec §11.5).
     public static let typing = "m.typing"
     /// `m.receipt` — ephemeral (spec §11.6).
