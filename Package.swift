@@ -17,7 +17,7 @@ import PackageDescription
 /// - `XMPPComponent`: the component connection actor and MUC/MAM operations (drives `XMPP` over `Network`).
 /// - `MessageFormatting`: Matrix HTML ↔ XEP-0393 styling converters (libxml2's HTML parser; pure functions).
 /// - `MatrixCrypto`: Olm and Megolm (Matrix end-to-end encryption) in Swift over OpenSSL 3, unpadded base64, canonical
-///   JSON and its signatures, sealed pickles (no I/O; only its `CryptoPrimitives*.swift` import OpenSSL).
+///   JSON and its signatures, sealed pickles (no I/O; only its `CryptoPrimitives.swift` imports OpenSSL).
 /// - `Matrix`: event models, transaction decoding, appservice routing (no sockets).
 /// - `MatrixAppService`: the libmicrohttpd listener and transaction handling; what a transaction does, and whether it
 ///   was processed already, it asks its `AppServiceHandler` (no store).

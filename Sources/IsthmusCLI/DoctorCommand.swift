@@ -43,7 +43,8 @@ struct DoctorCommand: Subcommand {
         }
         let probe = await probeTarget(config, context)
         let matrix = await MatrixDoctor.check(config: config, logger: quiet, probe: probe)
-        let findings = xmpp + matrix + (try await storeFindings(config, context, probed: probe != nil))
+        let probed = matrix.contains { $0.check == ToDeviceProbe.check }
+        let findings = xmpp + matrix + (try await storeFindings(config, context, probed: probed))
         for finding in findings {
             context.print("\(finding.ok ? (finding.warning ? "warn" : "ok  ") : "FAIL") \(finding.check): \(finding.detail)")
         }
@@ -61,7 +62,9 @@ struct DoctorCommand: Subcommand {
         if let path = config.database.path, !FileManager.default.fileExists(atPath: path) { return nil }
         guard let diagnosis = try? Store.diagnose(config.database.location), diagnosis.pending.isEmpty, diagnosis.unknown.isEmpty,
               let store = try? context.openStore(config) else { return nil }
-        return (try? await store.createdGhostDevice(preferring: bot)) ?? nil
+        let target = (try? await store.createdGhostDevice(preferring: bot)) ?? nil
+        await store.close()
+        return target
     }
 
     /// The store (which backend, that it answers, its migrations), then what it knows about the links (`serve` records

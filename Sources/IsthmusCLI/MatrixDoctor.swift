@@ -83,7 +83,7 @@ public enum MatrixDoctor {
             let ping = await pingFinding(config: config, client: client, note: note)
             guard ping.ok, let probe else { return [ping] }
             guard listener != nil else {
-                return [ping, DoctorFinding(ok: true, check: "encryption.to_device", detail: "not checked: serve is running and takes the "
+                return [ping, DoctorFinding(ok: true, check: ToDeviceProbe.check, detail: "not checked: serve is running and takes the "
                                             + "transactions; run doctor while serve is stopped to check to-device delivery", warning: true)]
             }
             return [ping, await probe.run(client, bot: UserID(config.botUserID) ?? probe.target.user)]

@@ -7,8 +7,10 @@ import IsthmusCommon
 /// (kept last, with its extension, so XMPP clients such as Conversations inline it). Pure.
 ///
 /// The link of an encrypted Matrix file carries what opens it: `id` is `<reference>.<secret>`, both base64url, and
-/// the signature covers the secret too. Whoever holds the link can fetch the file through the bridge anyway, so the
-/// secret in it gives away nothing more; it spares the bridge a table of keys that would have to outlive every link.
+/// the signature covers the secret too. Whoever holds the link can fetch the file through the bridge anyway; the secret
+/// also opens the homeserver's copy, for someone who can download it there (authenticated media: a Matrix account on
+/// that server), and the link outlives the bridge in XMPP archives and logs — as the file's cleartext would. It spares
+/// the bridge a table of keys that would have to outlive every link.
 public struct MediaLinkSigner: Sendable {
     /// The public base every URL starts with (no trailing `/`), e.g. `https://bridge.example/media`.
     public let publicBase: String
@@ -51,7 +53,8 @@ public struct MediaLinkSigner: Sendable {
         guard parts.count <= 2, let reference = Self.decodeID(String(parts[0])), fileName == Self.sanitizedFileName(fileName) else { return nil }
         var secret: [UInt8]?
         if parts.count == 2 {
-            guard let bytes = Self.decodeBase64URL(String(parts[1])), !bytes.isEmpty, bytes.count <= 256 else { return nil }
+            guard parts[1].utf8.count <= Self.maximumSecretCharacters, let bytes = Self.decodeBase64URL(String(parts[1])), !bytes.isEmpty
+            else { return nil }
             secret = Array(bytes)
         }
         guard Digest.constantTimeEqual(signature(reference, fileName, secret), given) else { return nil }
@@ -80,6 +83,9 @@ public struct MediaLinkSigner: Sendable {
     }
 
     private static let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-".unicodeScalars)
+
+    /// The longest secret part of an `id` read (256 bytes in base64url); an encrypted file's is 107 characters.
+    static let maximumSecretCharacters = 344
 
     static func encodeID(_ reference: MXCURI) -> String {
         base64URL(Data("\(reference.server)/\(reference.mediaID)".utf8))

@@ -76,7 +76,7 @@ final class AvatarFetcher: Sendable {
         let written = image.data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         guard written == image.data.count else { return nil }
         let name = "avatar." + (MediaKind.fileExtension(forMediaType: image.mediaType) ?? "img")
-        switch await importer.upload("/proc/self/fd/\(descriptor)", contentType: image.mediaType, name: name, as: ghost) {
+        switch await importer.upload(MediaImporter.path(of: descriptor), contentType: image.mediaType, name: name, as: ghost) {
         case .success(let mxc): return mxc
         case .failure(let reason):
             logger.warning("Could not upload an XMPP avatar", metadata: ["matrix.user.id": ghost.rawValue, "reason": reason.text])

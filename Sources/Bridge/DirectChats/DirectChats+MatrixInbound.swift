@@ -136,11 +136,23 @@ extension DirectChats {
     }
 
     /// The ghost joins a DM room the Matrix user opened. Throws while the homeserver is unavailable; a refusal (the
-    /// invitation was withdrawn, the room is gone) is logged: nothing to wait for.
+    /// invitation was withdrawn, the room is gone) is logged: nothing to wait for. With `encryption.require`, the room's
+    /// own state decides, once joined (the invitation's stripped state is the inviter's server's word): an unencrypted
+    /// room is left again, saying why, and the DM forgotten.
     private func acceptInvite(_ chat: DirectChat, in room: RoomID) async throws {
         do {
             try await retrying { try await self.context.matrix.registerGhost(chat.ghost) }
             try await retrying { try await self.context.matrix.join(room, as: chat.ghost) }
+            if context.encryptedRooms == .required, let devices = context.ghostDevices,
+               try await retrying({ try await devices.isEncrypted(room, as: chat.ghost) }) == false {
+                var forgotten = chat
+                forgotten.matrixRoom = nil
+                try await context.durably { try await self.context.store.saveDirectChat(forgotten) }
+                try? await context.matrix.leave(room, as: chat.ghost, reason: DirectChatRules.unencryptedReason)
+                logger.info("A DM room that claimed to be encrypted is not; the ghost left it",
+                            metadata: ["matrix.dm.id": room.rawValue, "matrix.user.id": chat.matrixUser.rawValue])
+                return
+            }
         } catch MatrixLinkError.unavailable(let reason) {
             throw MatrixLinkError.unavailable(reason)
         } catch {

@@ -24,7 +24,7 @@ public struct MatrixAttachment: Sendable, Equatable, Codable {
     /// The attachment of a media message's `file`; nil when it is not one this bridge can open (another version or
     /// algorithm, a malformed key, IV or hash, no `mxc://` URI): the message then goes as its text.
     public init?(file: EncryptedFile, fileName: String?, info: MediaInfo?) {
-        guard let mxc = MXCURI(mxc: file.url), let keys = AttachmentKeys(file) else { return nil }
+        guard let mxc = file.url.flatMap(MXCURI.init(mxc:)), let keys = AttachmentKeys(file) else { return nil }
         self.init(mxc: mxc, fileName: fileName, info: info, keys: keys)
     }
 

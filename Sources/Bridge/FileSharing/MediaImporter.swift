@@ -67,7 +67,7 @@ final class MediaImporter: Sendable {
         var path = fetched.path, uploadType = mediaType, keys: AttachmentKeys?, sealedDescriptor: Int32?
         if encrypted {
             guard let sealed = await AttachmentFiles.encrypted(fetched.descriptor) else { return .declined("the file could not be encrypted") }
-            (path, uploadType, keys, sealedDescriptor) = ("/proc/self/fd/\(sealed.descriptor)", "application/octet-stream", sealed.keys, sealed.descriptor)
+            (path, uploadType, keys, sealedDescriptor) = (Self.path(of: sealed.descriptor), "application/octet-stream", sealed.keys, sealed.descriptor)
         }
         defer { if let sealedDescriptor { close(sealedDescriptor) } }
         // An encrypted file's name stays out of the homeserver's sight, as its content does.
@@ -129,6 +129,9 @@ final class MediaImporter: Sendable {
         var status: Int?
     }
 
+    /// The path that reaches the file open at `descriptor` (for libcurl, which takes paths).
+    static func path(of descriptor: Int32) -> String { "/proc/self/fd/\(descriptor)" }
+
     /// A new temporary file, already unlinked (reached as `/proc/self/fd/N`, so a crash leaves nothing behind): its
     /// descriptor, or nil when none could be made.
     static func unlinkedTemporaryFile(prefix: String) -> Int32? {
@@ -156,7 +159,7 @@ final class MediaImporter: Sendable {
             close(descriptor)
             return .failure(Reason(text: "no temporary file"))
         }
-        let path = "/proc/self/fd/\(descriptor)"
+        let path = Self.path(of: descriptor)
         var request = CurlEasyTransfer.Request(url: link.url)
         if let credential {
             request.headers = [credential.header]

@@ -115,8 +115,10 @@ final class XMPPUploader: Sendable {
             // one whose ciphertext is not what its sender hashed goes as the bridge's link, which refuses it too.
             let opened = await AttachmentFiles.decrypted(fetched.descriptor, keys: keys)
             close(fetched.descriptor)
-            guard let opened else { return .fallback(.transferFailed("the encrypted file could not be opened (its hash does not match)")) }
-            fetched = MediaImporter.FetchedFile(path: "/proc/self/fd/\(opened.descriptor)", descriptor: opened.descriptor, size: opened.size,
+            guard let opened else {
+                return .fallback(.transferFailed("the encrypted file was not opened: its hash does not match, or decrypting it failed"))
+            }
+            fetched = MediaImporter.FetchedFile(path: MediaImporter.path(of: opened.descriptor), descriptor: opened.descriptor, size: opened.size,
                                                 contentType: nil, prefix: [])
         }
         defer { close(fetched.descriptor) }

@@ -12,8 +12,11 @@ public struct AttachmentKeys: Sendable, Equatable, Codable {
         self.sha256 = sha256
     }
 
+    /// AES-256's key, AES's counter block, SHA-256's digest.
+    public static let keyLength = 32, ivLength = 16, hashLength = 32
+
     /// Whether the lengths are what AES-256-CTR and SHA-256 need (anything else came from a broken or hostile sender).
-    public var isWellFormed: Bool { key.count == 32 && iv.count == 16 && sha256.count == 32 }
+    public var isWellFormed: Bool { key.count == Self.keyLength && iv.count == Self.ivLength && sha256.count == Self.hashLength }
 }
 
 /// One attachment encrypted or decrypted as it streams: AES-256-CTR, with the SHA-256 of the ciphertext taken on the
@@ -29,15 +32,18 @@ public final class AttachmentCipher: @unchecked Sendable {
 
     /// Encrypts a new attachment under fresh secrets.
     public static func encrypting() -> AttachmentCipher {
-        let key = CryptoPrimitives.randomBytes(32)
-        let iv = CryptoPrimitives.randomBytes(8) + [UInt8](repeating: 0, count: 8)
+        let key = CryptoPrimitives.randomBytes(AttachmentKeys.keyLength)
+        // The spec's advice: 64 random bits, then a 64-bit counter from zero.
+        let iv = CryptoPrimitives.randomBytes(AttachmentKeys.ivLength / 2) + [UInt8](repeating: 0, count: AttachmentKeys.ivLength / 2)
         // The lengths are right by construction.
         return try! AttachmentCipher(key: key, iv: iv, expected: nil)
     }
 
     /// Decrypts the attachment `keys` describe; throws when their lengths are wrong.
     public static func decrypting(_ keys: AttachmentKeys) throws -> AttachmentCipher {
-        guard keys.sha256.count == 32 else { throw MatrixCryptoError.invalidLength(kind: "SHA-256 hash", expected: 32, actual: keys.sha256.count) }
+        guard keys.sha256.count == AttachmentKeys.hashLength else {
+            throw MatrixCryptoError.invalidLength(kind: "SHA-256 hash", expected: AttachmentKeys.hashLength, actual: keys.sha256.count)
+        }
         return try AttachmentCipher(key: keys.key, iv: keys.iv, expected: keys.sha256)
     }
 
