@@ -102,6 +102,39 @@ final class EncryptedMediaTests: XCTestCase {
         await files.stop()
     }
 
+    /// With `media.xmpp_upload`: the bridge decrypts the file (its hash checked) before it goes to the XMPP server's
+    /// upload service, which then serves the cleartext.
+    func testAnEncryptedImageGoesThroughTheXMPPUploadServiceDecrypted() async throws {
+        let world = try EndToEndHarness("enc-upload")
+        try world.editConfig { $0 + "\nencryption:\n  allow: true\n  pickle_key: \"\(GhostDeviceTests.pickleKey)\"\n"
+            + "media:\n  xmpp_upload: true\n" }
+        try await world.startBridge()
+        defer { world.stopBridge() }
+        let muc = world.muc("encupload")
+        let romeo = try await world.xmppUser("bob")
+        try await romeo.joinRoom(muc, nick: "Romeo")
+        let alice = try await world.matrixUser("alice")
+        let room = try await alice.createRoom(invite: [world.botUserID])
+        try await alice.setState("m.room.encryption", content: EncryptedRoomTests.megolm, in: room)
+        XCTAssertEqual(try world.cli("link", room, muc.description).status, 0)
+        try await world.waitForLink(room, status: "active")
+        let ghost = try await eventuallyValue("Romeo's ghost in the room", timeout: 30) {
+            try await alice.members(of: room).first { $0.value == "Romeo" }?.key
+        }
+        let nio = try await NioUser("alice", bed: world.bed, storeDirectory: world.directory.appendingPathComponent("nio-alice"))
+        try await nio.waitJoined(ghost, in: room)
+
+        let image = MediaTests.pattern(200_000, seed: 365)
+        try await nio.sendFile(image, name: "shot.png", mimetype: "image/png", to: room)
+        let message = try await romeo.nextMessage(from: muc, nick: "alice", "alice's encrypted image") { $0.body?.hasPrefix("http") == true }
+        let url = try XCTUnwrap(message.body)
+        XCTAssertFalse(url.contains("/media/"), "not the bridge's media route: \(url)")
+        let fetched = try await TestHTTP.get(url)
+        XCTAssertEqual(fetched.status, 200)
+        XCTAssertEqual(fetched.body, image, "the upload service serves the decrypted bytes")
+        romeo.close()
+    }
+
     func testEncryptedFilesInADMReachXMPPDecryptedAndComeBackEncrypted() async throws {
         let files = try MediaTests.FileServer(files: ["/upload/encdm/photo.png": ("image/png", MediaTests.png)])
         let world = try EndToEndHarness("enc-media-dm")
