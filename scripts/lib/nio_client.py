@@ -11,6 +11,7 @@ An answer is {"ok": true, ...} or {"ok": false, "error": "ExceptionType: text"}.
   create_dm {invite, encrypted}                  → {room_id}: a direct chat as Element starts one
   join {room}                                    → {}: joins a room it was invited to (and syncs)
   rotate {room}                                  → {}: drops its outbound room key there; the next send shares a new one
+  forwarded_keys {}                              → {count}: room keys sent again on another user's key request
   wait_joined {room, user, timeout}              → {} once `user` joined `room` and its devices are known
   send {room, body}                              → {event_id}: encrypted when the room is (keys shared with every device)
   messages {room, timeout, count, sender}        → {messages: [{sender, body, decrypted, event_id, notice}]} once `count`
@@ -43,6 +44,10 @@ An answer is {"ok": true, ...} or {"ok": false, "error": "ExceptionType: text"}.
                                                    decryption tried again at each request); `decrypted` it came encrypted
                                                    and was decrypted; `redacted` a redaction of it was seen or it came
                                                    redacted
+
+Between requests the client keeps syncing, as a running client does, and answers a key request (`m.room_key_request`)
+from another user's device when its own outbound session was shared with that device, as Element (matrix-rust-sdk)
+does: the session goes back as `m.forwarded_room_key` over Olm. nio alone answers only its own user's devices.
 """
 import asyncio
 import base64
@@ -203,6 +208,45 @@ async def main() -> None:
             await client.keys_upload()
         if client.should_query_keys:
             await client.keys_query()
+        if client.outgoing_to_device_messages:
+            await client.send_to_device_messages()
+
+    def answer_key_requests_of_other_users(client):
+        """nio queues every key request and, for another user's device, drops it (`_collect_single_key_share`). Element
+        (matrix-rust-sdk) shares the session again when its outbound session went to that device: so does this."""
+        olm = client.olm
+        own = olm._collect_single_key_share
+
+        def collect(event):
+            if event.sender == client.user_id:
+                return own(event)
+            outbound = olm.outbound_group_sessions.get(event.room_id)
+            if outbound is None or outbound.id != event.session_id \
+                    or (event.sender, event.requesting_device_id) not in outbound.users_shared_with:
+                return True
+            group = olm.inbound_group_store.get(event.room_id, event.sender_key, event.session_id)
+            try:
+                device = olm.device_store[event.sender][event.requesting_device_id]
+            except KeyError:
+                return True
+            session = olm.session_store.get(device.curve25519)
+            if group is not None and session is not None:
+                olm.outgoing_to_device_messages.append(olm._encrypt_forwarding_key(event.room_id, group, session, device))
+                state["forwarded"] = state.get("forwarded", 0) + 1
+            return True
+
+        olm._collect_single_key_share = collect
+
+    async def keep_syncing(lock):
+        """Syncs between requests (a request holds the lock for all it does)."""
+        while True:
+            await asyncio.sleep(0.2)
+            async with lock:
+                if state["client"] is not None:
+                    try:
+                        await sync(state["client"])
+                    except Exception:  # retried at the next turn; a request's own sync reports its errors
+                        pass
 
     async def handle(r):
         op = r["op"]
@@ -219,6 +263,7 @@ async def main() -> None:
             client.add_event_callback(on_megolm, (MegolmEvent,))
             client.add_event_callback(on_media, (RoomEncryptedMedia, RoomMessageMedia, BadEvent))
             client.add_event_callback(on_timeline, (Event, BadEvent, UnknownBadEvent))
+            answer_key_requests_of_other_users(client)
             state["client"] = client
             await sync(client)
             return {"user_id": client.user_id, "device_id": client.device_id}
@@ -319,21 +364,27 @@ async def main() -> None:
                 if len(found) >= r.get("count", 1) or time.monotonic() >= deadline:
                     return {"events": found}
                 await sync(client)
+        if op == "forwarded_keys":
+            return {"count": state.get("forwarded", 0)}
         if op == "undecryptable":
             await sync(client)
             return {"events": state["undecryptable"].get(r["room"], [])}
         raise ValueError(f"unknown op {op}")
 
     loop = asyncio.get_running_loop()
+    lock = asyncio.Lock()
+    background = asyncio.create_task(keep_syncing(lock))
     while True:
         line = await loop.run_in_executor(None, sys.stdin.readline)
         if not line:
             break
-        try:
-            answer = {"ok": True, **(await handle(json.loads(line)))}
-        except Exception as error:  # every failure is an answer: the Swift side asserts on it
-            answer = {"ok": False, "error": f"{type(error).__name__}: {error}"}
+        async with lock:
+            try:
+                answer = {"ok": True, **(await handle(json.loads(line)))}
+            except Exception as error:  # every failure is an answer: the Swift side asserts on it
+                answer = {"ok": False, "error": f"{type(error).__name__}: {error}"}
         print(json.dumps(answer), flush=True)
+    background.cancel()
     if state["client"] is not None:
         await state["client"].close()
 

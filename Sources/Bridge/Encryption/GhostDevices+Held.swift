@@ -30,7 +30,8 @@ extension GhostDevices {
     /// Asks the sender's devices for a missing room key (`m.room_key_request`, spec §11.12.5.1), once per session, from
     /// the device of a bridge user in the room — the one the sender's client meant to share it with. A client answers
     /// such a request from another user's device when it had shared the session with that device (Element does; nio
-    /// answers only its own user). Best effort: the held event is told after its wait either way.
+    /// alone answers only its own user; the end-to-end tests' client answers as Element does). Best effort: the held
+    /// event is told after its wait either way.
     func requestKey(for event: ClientEvent, sessionID: String) async {
         let request = KeyRequestKey(room: event.roomID, sessionID: sessionID, sender: event.sender)
         guard !requestedKeys.contains(request) else { return }

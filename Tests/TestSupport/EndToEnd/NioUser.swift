@@ -42,6 +42,11 @@ public final class NioUser: Sendable {
         try await child.callAsync("rotate", ["room": room])
     }
 
+    /// How many room keys nio sent again because another user's device asked for them (as Element does).
+    public func forwardedKeys() async throws -> Int {
+        try await child.callAsync("forwarded_keys", [:])["count"] as? Int ?? 0
+    }
+
     /// Joins `room`, which the user was invited to.
     public func join(_ room: String) async throws {
         try await child.callAsync("join", ["room": room])
