@@ -93,16 +93,23 @@ public enum Digest {
         return output
     }
 
-    /// Lowercase hexadecimal form of `bytes`.
+    /// Lowercase hexadecimal form of `bytes`, written into the string's own storage: one allocation (on the message
+    /// path for transaction ids; a string grown a `Character` at a time made a dozen, issue 26).
     public static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        let digits: [Character] = Array("0123456789abcdef")
-        var result = ""
-        for byte in bytes {
-            result.append(digits[Int(byte >> 4)])
-            result.append(digits[Int(byte & 0x0f)])
-        }
-        return result
+        bytes.withContiguousStorageIfAvailable(hex(contiguous:)) ?? Array(bytes).withUnsafeBufferPointer(hex(contiguous:))
     }
+
+    private static func hex(contiguous bytes: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { output in
+            for (index, byte) in bytes.enumerated() {
+                output[2 * index] = lowercaseHexDigits[Int(byte >> 4)]
+                output[2 * index + 1] = lowercaseHexDigits[Int(byte & 0x0f)]
+            }
+            return bytes.count * 2
+        }
+    }
+
+    private static let lowercaseHexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// Compares two secrets in time that depends only on their lengths (for bearer tokens).
     public static func constantTimeEqual(_ lhs: some StringProtocol, _ rhs: some StringProtocol) -> Bool {

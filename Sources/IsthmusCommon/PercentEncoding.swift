@@ -4,21 +4,29 @@
 /// user ids (`@…:…`), aliases (`#…`) and transaction ids with `/` survive as one segment.
 public enum PercentEncoding {
     /// `text` with every byte outside the unreserved set written as `%XX` (upper-case hex).
+    /// Written into the string's own storage (one allocation; none when nothing needs escaping): request paths are
+    /// built for every Matrix call (issue 26).
     public static func encode(_ text: String) -> String {
-        let hex: [UInt8] = Array("0123456789ABCDEF".utf8)
-        var output: [UInt8] = []
-        output.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
-            if isUnreserved(byte) {
-                output.append(byte)
-            } else {
-                output.append(UInt8(ascii: "%"))
-                output.append(hex[Int(byte >> 4)])
-                output.append(hex[Int(byte & 0x0f)])
+        let escapes = text.utf8.reduce(0) { $0 + (isUnreserved($1) ? 0 : 1) }
+        guard escapes > 0 else { return text }
+        return String(unsafeUninitializedCapacity: text.utf8.count + 2 * escapes) { output in
+            var index = 0
+            for byte in text.utf8 {
+                if isUnreserved(byte) {
+                    output[index] = byte
+                    index += 1
+                } else {
+                    output[index] = UInt8(ascii: "%")
+                    output[index + 1] = upperHexDigits[Int(byte >> 4)]
+                    output[index + 2] = upperHexDigits[Int(byte & 0x0f)]
+                    index += 3
+                }
             }
+            return index
         }
-        return String(decoding: output, as: UTF8.self)
     }
+
+    private static let upperHexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
 
     /// Decodes `%XX` escapes; nil when an escape is malformed or the bytes are not UTF-8.
     /// `+` stays `+` (it means space only in form bodies, which Matrix does not use).
