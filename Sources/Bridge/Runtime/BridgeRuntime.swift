@@ -31,6 +31,7 @@ public struct BridgeRuntime: Sendable {
 
     /// Runs the bridge until `stop` yields (or finishes). Throws only when it cannot start.
     public func run(until stop: AsyncStream<Void>) async throws {
+        MemoryTrim.keepFreedMemory()   // before the first batch: see its comment
         let store = try Store(location: config.database.location, synchronous: StoreSynchronous(config.database.synchronous),
                               logger: logger.with(label: "store"))
         guard let naming = makeNaming() else {
