@@ -192,6 +192,11 @@ extension Store {
         }
     }
 
+    /// ``insertMapping(_:consumingInbox:reaction:)`` for a run of messages, in one write: whether each was new, in order.
+    public func insertMappings(_ rows: [(mapping: MessageMapping, seq: Int64)]) async throws -> [Bool] {
+        try await groupedWrite { db in try rows.map { try MessageMapTable.insert(db, $0.mapping, consumingInbox: $0.seq) } }
+    }
+
     /// The receipts of a run of MUC reflections, in one write, as if each were recorded in turn: a reflection of our
     /// message not yet delivered (its `originID`) is marked delivered with its `stanzaID`, once (a second reflection
     /// of it, from a resend, changes nothing); any other reflection only moves the resume point. The resume point ends

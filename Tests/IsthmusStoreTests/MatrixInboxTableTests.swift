@@ -57,6 +57,20 @@ import Testing
         #expect(try await store.undeliveredMappings(room).map(\.body) == ["a"])
     }
 
+    /// Issue 26: a run's map rows in one commit, each consuming its entry; one mapped already is not mapped again.
+    @Test(arguments: StoreBackend.all) func aRunOfMappingsIsOneCommitAndConsumesEveryEntry(_ backend: StoreBackend) async throws {
+        let fixture = try await backend.open()
+        let store = fixture.store
+        _ = try await store.insertMapping(mapping("b"))
+        let queued = try await store.enqueueInbox([event("a"), event("b"), event("c"), event("d")])
+        let commits = store.activity.snapshot().commits
+        let inserted = try await store.insertMappings(queued.prefix(3).map { (mapping: mapping(String($0.eventID.rawValue.dropFirst())), seq: $0.seq) })
+        #expect(inserted == [true, false, true])
+        #expect(store.activity.snapshot().commits - commits == 1)
+        #expect(try await store.inbox(room).map(\.eventID.rawValue) == ["$d"])
+        #expect(try await store.undeliveredMappings(room).map(\.body) == ["b", "a", "c"])
+    }
+
     @Test(arguments: StoreBackend.all) func seenEventsAreTheQueuedAndTheMappedOnes(_ backend: StoreBackend) async throws {
         let fixture = try await backend.open()
         let store = fixture.store

@@ -40,12 +40,17 @@ struct XMPPDeliveryMachine: Sendable {
     enum Input: Sendable, Equatable {
         /// A message, reaction or redaction from a Matrix user the bridge mirrors, from the inbox.
         case event(QueuedMatrixEvent)
+        /// A run of the drain's plain messages (``mapsAtOnce(_:)``), in order, from senders whose puppets are in the
+        /// MUC: mapped in one commit, then sent one after another (issue 26: one store round trip per batch).
+        case events([QueuedMatrixEvent])
         /// What the event refers to; nil when the store could not be read.
         case targetsResolved(QueuedMatrixEvent, MatrixTargets?)
         /// The file's GET URL on the XMPP server (nil: not uploaded; the bridge's own link goes instead).
         case mediaUploaded(MediaUpload, url: String?)
         /// Whether the mapping was new (false: mapped already, nothing to send); nil when the store failed.
         case mappingInserted(XMPPDelivery, inserted: Bool?)
+        /// ``mappingInserted(_:inserted:)`` for a run: each delivery's answer, in order; nil when the store failed.
+        case mappingsInserted([XMPPDelivery], inserted: [Bool]?)
         /// The sender's puppet is in the MUC as `occupant`.
         case puppetReady(XMPPDelivery, occupant: JID)
         /// The sender's puppet could not be made ready.
@@ -70,6 +75,9 @@ struct XMPPDeliveryMachine: Sendable {
         /// → ``Input/mappingInserted(_:inserted:)``: maps a Matrix message before it goes out, consuming its inbox row
         /// (and recording the reaction change it makes, in the same commit).
         case insertMapping(MessageMapping, consumingInbox: Int64, delivery: XMPPDelivery, reaction: ReactionChange? = nil)
+        /// → ``Input/mappingsInserted(_:inserted:)``: maps a run of plain messages in one commit, each consuming its
+        /// inbox row.
+        case insertMappings([MappingInsert])
         /// → ``Input/groupchatSent(_:_:)``: a groupchat message from a puppet (its occupant JID), with our origin-id.
         case sendGroupchat(XMPPDelivery, from: JID)
         /// A media message's caption, right behind the file it describes (its origin-id derived from the file's); a
@@ -90,10 +98,18 @@ struct XMPPDeliveryMachine: Sendable {
         /// Whether the machine waits for this action's outcome.
         var awaitsOutcome: Bool {
             switch self {
-            case .resolveMatrixTargets, .uploadMedia, .insertMapping, .sendGroupchat, .moderate, .lookUpOwnMessage: true
+            case .resolveMatrixTargets, .uploadMedia, .insertMapping, .insertMappings, .sendGroupchat, .moderate, .lookUpOwnMessage: true
             case .sendCaption, .markFailed, .postNotice, .dequeue, .log: false
             }
         }
+    }
+
+    /// One message of ``Action/insertMappings(_:)``: its map row, the inbox row it consumes, and what goes out once it
+    /// is mapped.
+    struct MappingInsert: Sendable, Equatable {
+        var mapping: MessageMapping
+        var seq: Int64
+        var delivery: XMPPDelivery
     }
 
     /// What the machine returns, in order: actions for the ``Portal``, and work only the router can do.
@@ -167,6 +183,8 @@ struct XMPPDeliveryMachine: Sendable {
                 }
             }
             return [.perform(.resolveMatrixTargets(queued))]
+        case .events(let run):
+            return mapAtOnce(run, in: room, now: now)
         case .targetsResolved(let queued, let targets):
             guard let targets else { return [.portal(.drainBlocked)] }
             if let upload = mediaUpload(queued, targets: targets) { return [.perform(.uploadMedia(upload))] }
@@ -181,6 +199,10 @@ struct XMPPDeliveryMachine: Sendable {
             case false?: return []   // mapped already: bridged, or being resent from the map
             case true?: return [.portal(.viaPuppet(delivery))]
             }
+        case .mappingsInserted(let deliveries, let inserted):
+            guard let inserted else { return [.portal(.drainBlocked)] }   // the rows are still queued
+            // Each in turn: the router keeps the sends after the first on its agenda (one awaited action at a time).
+            return zip(deliveries, inserted).compactMap { delivery, inserted in inserted ? .portal(.viaPuppet(delivery)) : nil }
         case .puppetReady(let delivery, let occupant):
             return [.perform(.sendGroupchat(delivery, from: occupant))]
         case .puppetFailed(let delivery, let failure):
@@ -202,6 +224,32 @@ struct XMPPDeliveryMachine: Sendable {
         case .ownMessageFound(let originID, let mapping, let error):
             return ownMessageRefused(originID, mapping: mapping, error: error, in: room)
         }
+    }
+
+    /// Whether a Matrix event may go in a run (``Input/events(_:)``): a message that refers to nothing and has no file,
+    /// so what it becomes needs nothing from the store — a map row and a stanza, or nothing at all (a command, an
+    /// empty body). Pure.
+    static func mapsAtOnce(_ event: MatrixRoomEvent) -> Bool {
+        guard case .message(_, _, let details) = event.content else { return false }
+        return details?.replyTo == nil && details?.replaces == nil && details?.media == nil
+    }
+
+    /// A run of plain messages: each translated as ``Input/event(_:)`` would, their map rows in one insert (the
+    /// dequeues of those that become nothing go first: they depend on nothing).
+    private mutating func mapAtOnce(_ run: [QueuedMatrixEvent], in room: Room, now: ContinuousClock.Instant) -> [Output] {
+        var outputs: [Output] = []
+        var inserts: [MappingInsert] = []
+        for queued in run {
+            assert(Self.mapsAtOnce(queued.event), "only plain messages go in a run")
+            for output in receive(.event(queued), in: room, now: now) {
+                if case .perform(.insertMapping(let mapping, let seq, let delivery, nil)) = output {
+                    inserts.append(MappingInsert(mapping: mapping, seq: seq, delivery: delivery))
+                } else {
+                    outputs.append(output)
+                }
+            }
+        }
+        return inserts.isEmpty ? outputs : outputs + [.perform(.insertMappings(inserts))]
     }
 
     /// The MUC bounced one of our messages. `not-acceptable` means the puppet is no longer an occupant: rejoin and

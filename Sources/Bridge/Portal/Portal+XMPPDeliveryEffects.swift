@@ -12,6 +12,7 @@ extension Portal {
         case .uploadMedia(let upload): return .xmppDelivery(await uploadMedia(upload))
         case .insertMapping(let mapping, let seq, let delivery, let reaction):
             return .xmppDelivery(await insertMapping(mapping, consumingInbox: seq, delivery: delivery, reaction: reaction))
+        case .insertMappings(let inserts): return .xmppDelivery(await insertMappings(inserts))
         case .sendGroupchat(let delivery, let occupant): return .xmppDelivery(await sendGroupchat(delivery, from: occupant))
         case .sendCaption(let caption, let file, let occupant):
             _ = await context.xmpp.sendCaption(caption, of: file, .groupchat(room: link.muc, from: occupant), logger: logger)
@@ -88,6 +89,19 @@ extension Portal {
         } catch {
             logger.error("Could not map a Matrix message", metadata: ["matrix.event.id": mapping.eventID?.rawValue ?? "-", "error": "\(error)"])
             return .mappingInserted(delivery, inserted: nil)
+        }
+    }
+
+    /// A run's map rows, each consuming its inbox row, in one commit.
+    private func insertMappings(_ inserts: [XMPPDeliveryMachine.MappingInsert]) async -> XMPPDeliveryMachine.Input {
+        let rows = inserts.map { (mapping: $0.mapping, seq: $0.seq) }
+        do {
+            return .mappingsInserted(inserts.map(\.delivery), inserted: try await context.durably {
+                try await context.store.insertMappings(rows)
+            })
+        } catch {
+            logger.error("Could not map Matrix messages", metadata: ["matrix.events": "\(inserts.count)", "error": "\(error)"])
+            return .mappingsInserted(inserts.map(\.delivery), inserted: nil)
         }
     }
 }

@@ -154,6 +154,16 @@ struct MachineFixture {
                               excerpt: delivery.stanza.body)
     }
 
+    /// A run of plain messages mapped in one commit, as the machine asks for it.
+    func mapAtOnce(_ run: [QueuedMatrixEvent]) -> Action {
+        .xmppDelivery(.insertMappings(run.map { .init(mapping: mapping($0), seq: $0.seq, delivery: outgoing($0)) }))
+    }
+
+    /// The store's answer to ``mapAtOnce(_:)``: whether each was new.
+    func mapped(_ run: [QueuedMatrixEvent], _ inserted: [Bool]) -> Input {
+        .xmppDelivery(.mappingsInserted(run.map { outgoing($0) }, inserted: inserted))
+    }
+
     // MARK: Sequences
 
     /// Activation with nothing to catch up: the bot joins both rooms, `members` get puppets, the first drain reads an

@@ -43,6 +43,7 @@ extension PortalStateMachine {
             inboxBlocked = false
             return startDrainFromStore(selfCheck: false)
         case .handleMatrixEvent(let queued):
+            if let run = plainRun(startingWith: queued) { return xmppDelivery(.events(run)) }
             return matrixEvent(queued)
         case .finishDrain(let seq):
             highestSeq = max(highestSeq, seq)
@@ -115,11 +116,34 @@ extension PortalStateMachine {
         return []
     }
 
-    /// The XMPP side was unavailable during a drain: the rest waits in the store.
+    /// The most messages one run maps in one commit (``XMPPDeliveryMachine/Input/events(_:)``).
+    static let longestPlainRun = 64
+
+    /// `queued` and the events behind it on the agenda, while they are plain messages (``XMPPDeliveryMachine/mapsAtOnce(_:)``)
+    /// from Matrix users whose puppets are in the MUC now — taken off the agenda; nil when fewer than two are (the
+    /// event goes alone). Such messages change nothing another one's translation reads, so translating them together
+    /// gives what one at a time would. Not in client mode, where the relay occupant speaks for everyone.
+    private mutating func plainRun(startingWith queued: QueuedMatrixEvent) -> [QueuedMatrixEvent]? {
+        func plain(_ queued: QueuedMatrixEvent) -> Bool {
+            XMPPDeliveryMachine.mapsAtOnce(queued.event) && isBridgedMatrixUser(queued.event.sender)
+                && puppets[queued.event.sender]?.joined == true
+        }
+        guard configuration.relay == nil, plain(queued), case .handleMatrixEvent(let next)? = agenda.first, plain(next) else { return nil }
+        var run = [queued]
+        while run.count < Self.longestPlainRun, case .handleMatrixEvent(let next)? = agenda.first, plain(next) {
+            run.append(next)
+            agenda.removeFirst()
+        }
+        return run
+    }
+
+    /// The XMPP side was unavailable during a drain: the rest waits in the store — and the sends of a run's messages
+    /// that are mapped but not out yet wait in the map, as `sending`, for the retry's resends.
     mutating func drainBlocked(retry: Bool) -> [Action] {
         agenda.removeAll { step in
             switch step {
             case .handleMatrixEvent, .finishDrain: return true
+            case .ensurePuppet(_, .send(let delivery)): if case .inbox = delivery.purpose { return true } else { return false }
             default: return false
             }
         }

@@ -7,10 +7,14 @@ extension PortalStateMachine {
     /// Feeds the delivery sub-machine one input.
     mutating func xmppDelivery(_ input: XMPPDeliveryMachine.Input) -> [Action] {
         var actions: [Action] = []
+        var inTurn: [Step] = []
         for output in xmppDelivery.receive(input, in: xmppDeliveryRoom, now: now) {
             switch output {
             case .perform(let action):
                 actions.append(.xmppDelivery(action))
+            case .portal(.viaPuppet(let delivery)) where actions.last?.awaitsOutcome == true || !inTurn.isEmpty:
+                // A run's messages after the first: each goes when the one before it is out, ahead of the agenda.
+                inTurn.append(.ensurePuppet(delivery.user, then: .send(delivery)))
             case .portal(.viaPuppet(let delivery)):
                 actions += ensurePuppet(delivery.user, then: .send(delivery))
             case .portal(.puppetOut(let user)):
@@ -28,6 +32,7 @@ extension PortalStateMachine {
                 actions += ephemeral(.puppetSent(user, withBody: withBody))
             }
         }
+        agenda.insert(contentsOf: inTurn, at: 0)
         return actions
     }
 
