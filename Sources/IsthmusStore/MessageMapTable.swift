@@ -205,11 +205,9 @@ extension Store {
     public func recordReflections(room: RoomID, _ receipts: [ReflectionReceipt]) async throws -> [OriginID] {
         try await groupedWrite { db in
             let ours = receipts.compactMap { receipt in receipt.originID.map { ($0, receipt.stanzaID) } }
-            let marked = try MessageMapTable.markDeliveredIfOurs(db, room: room, ours)
             // Each receipt moves the resume point to its stanza-id, ours or not: the last one with a stanza-id wins.
-            if let resumePoint = receipts.last(where: { $0.stanzaID != nil })?.stanzaID {
-                try RoomStateTable.setLastStanzaID(db, room: room, stanzaID: resumePoint)
-            }
+            let resumePoint = receipts.last(where: { $0.stanzaID != nil })?.stanzaID
+            let marked = try MessageMapTable.markDeliveredIfOurs(db, room: room, ours, resumePoint: resumePoint)
             var seen: Set<OriginID> = []
             return ours.map(\.0).filter { marked.contains($0) && seen.insert($0).inserted }
         }
@@ -243,8 +241,7 @@ extension Store {
         row.direction = .xmppToMatrix
         row.body = nil
         row.payload = nil
-        _ = try MessageMapTable.insert(db, row)
-        if let stanzaID = mapping.stanzaID { try RoomStateTable.setLastStanzaID(db, room: mapping.room, stanzaID: stanzaID) }
+        _ = try MessageMapTable.insert(db, row, resumePoint: mapping.stanzaID)
     }
 
     /// Forgets every mapping of `room` (after unlink).
@@ -262,14 +259,28 @@ extension MessageMapTable {
     /// Marks delivered, with its stanza-id, each of our Matrix → XMPP messages among `receipts` not delivered yet;
     /// returns the origin-ids it marked. A second receipt of the same origin-id changes nothing (the first stanza-id
     /// stays, as if they were recorded one by one). Several receipts per statement (``MultiRowChunks``).
-    static func markDeliveredIfOurs(_ db: Database, room: RoomID, _ receipts: [(OriginID, StanzaID?)]) throws -> Set<OriginID> {
+    /// `resumePoint`: the room's resume point moves there too — on PostgreSQL in the first chunk's statement (a
+    /// data-modifying `WITH`: one round trip, not two).
+    static func markDeliveredIfOurs(_ db: Database, room: RoomID, _ receipts: [(OriginID, StanzaID?)],
+                                    resumePoint: StanzaID? = nil) throws -> Set<OriginID> {
         var marked: Set<OriginID> = []
+        var resumePoint = resumePoint
+        if let point = resumePoint, db.dialect == .sqlite || receipts.isEmpty {
+            try RoomStateTable.setLastStanzaID(db, room: room, stanzaID: point)
+            resumePoint = nil
+        }
         for chunk in MultiRowChunks.split(receipts) {
+            var prefix = ""
             var parameters: [any SQLBindable] = []
+            if let point = resumePoint {
+                prefix = "WITH resumed AS (\(RoomStateTable.setLastStanzaIDSQL)) "
+                parameters += [room, point]
+                resumePoint = nil
+            }
             for (originID, stanzaID) in chunk { parameters += [originID, stanzaID] }
             parameters.append(room)
             for (originID, _) in chunk { parameters.append(originID) }
-            for originID in try db.query(markDeliveredSQL(receipts: chunk.count), parameters, map: { $0.id(0, as: OriginID.self) }) {
+            for originID in try db.query(prefix + markDeliveredSQL(receipts: chunk.count), parameters, map: { $0.id(0, as: OriginID.self) }) {
                 if let originID { marked.insert(originID) }
             }
         }
@@ -299,23 +310,35 @@ extension MessageMapTable {
         return mapping
     }
 
-    /// Inserts a row unless one with the same event id, stanza-id or origin-id exists; returns whether it was new.
     /// Inserts `mapping` unless a row with its ids exists; returns whether it did. `seq`: the inbox row it stands
-    /// for is deleted too, either way — on PostgreSQL in the same statement (a data-modifying `WITH`: one round trip,
-    /// not two), on SQLite in a second one (no round trip to save).
-    static func insert(_ db: Database, _ mapping: MessageMapping, consumingInbox seq: Int64? = nil) throws -> Bool {
+    /// for is deleted too, either way. `resumePoint`: the room's resume point moves there too
+    /// (``RoomStateTable/setLastStanzaID(_:room:stanzaID:)``). On PostgreSQL all of it is one statement (data-modifying
+    /// `WITH`s: one round trip, not two or three); on SQLite each is a statement of its own (no round trip to save).
+    static func insert(_ db: Database, _ mapping: MessageMapping, consumingInbox seq: Int64? = nil,
+                       resumePoint: StanzaID? = nil) throws -> Bool {
         let values: [any SQLBindable] = [
             mapping.room, mapping.eventID, mapping.stanzaID, mapping.originID, mapping.direction.rawValue,
             mapping.sender.description, mapping.state.rawValue, mapping.body, mapping.kind.rawValue, mapping.xmppID,
             mapping.nick, mapping.target, mapping.excerpt, mapping.payload,
         ]
-        guard let seq else { return try db.run(insertSQL, values) > 0 }
         switch db.dialect {
         case .postgres:
-            return try db.run("WITH consumed AS (DELETE FROM matrix_inbox WHERE seq = ?) " + insertSQL, [seq] + values) > 0
+            var with: [String] = []
+            var parameters: [any SQLBindable] = []
+            if let seq {
+                with.append("consumed AS (DELETE FROM matrix_inbox WHERE seq = ?)")
+                parameters.append(seq)
+            }
+            if let resumePoint {
+                with.append("resumed AS (\(RoomStateTable.setLastStanzaIDSQL))")
+                parameters += [mapping.room, resumePoint]
+            }
+            let prefix = with.isEmpty ? "" : "WITH " + with.joined(separator: ", ") + " "
+            return try db.run(prefix + insertSQL, parameters + values) > 0
         case .sqlite:
             let inserted = try db.run(insertSQL, values) > 0
-            _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq)
+            if let seq { _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq) }
+            if let resumePoint { try RoomStateTable.setLastStanzaID(db, room: mapping.room, stanzaID: resumePoint) }
             return inserted
         }
     }

@@ -35,11 +35,15 @@ enum RoomStateTable {
     }
 
     static func setLastStanzaID(_ db: Database, room: RoomID, stanzaID: StanzaID) throws {
-        _ = try db.run("""
-            INSERT INTO room_state (matrix_room, last_stanza_id) VALUES (?, ?)
-            ON CONFLICT (matrix_room) DO UPDATE SET last_stanza_id = excluded.last_stanza_id, updated_at = excluded.updated_at
-            """, room, stanzaID)
+        _ = try db.run(setLastStanzaIDSQL, room, stanzaID)
     }
+
+    /// ``setLastStanzaID(_:room:stanzaID:)``'s statement (parameters: room, stanza-id), also run inside another
+    /// statement's `WITH` on PostgreSQL.
+    static let setLastStanzaIDSQL = """
+        INSERT INTO room_state (matrix_room, last_stanza_id) VALUES (?, ?)
+        ON CONFLICT (matrix_room) DO UPDATE SET last_stanza_id = excluded.last_stanza_id, updated_at = excluded.updated_at
+        """
 }
 
 extension Store {
