@@ -159,7 +159,19 @@ final class SQLiteConnection {
                 case .null: rc = sqlite3_bind_null(raw, index)
                 case .integer(let value): rc = sqlite3_bind_int64(raw, index, value)
                 case .real(let value): rc = sqlite3_bind_double(raw, index, value)
-                case .text(let value): rc = sqlite3_bind_text(raw, index, value, -1, isthmus_sqlite_transient())
+                case .text(let value):
+                    // Over the string's own UTF-8 with its length (SQLite copies it): no NUL-terminated copy of our own
+                    // first, which `String` → `char *` makes for small and bridged strings (issue 26's allocations).
+                    // As a C string would, it ends at a NUL (see `StoreBackendTests.aNULInTextIsStored`).
+                    var text = value
+                    rc = text.withUTF8 { bytes in
+                        let length = bytes.firstIndex(of: 0) ?? bytes.count
+                        // An empty string is text, not NULL: a pointer to an empty C string, never nil.
+                        guard let start = bytes.baseAddress, length > 0 else { return sqlite3_bind_text(raw, index, "", 0, isthmus_sqlite_transient()) }
+                        return start.withMemoryRebound(to: CChar.self, capacity: length) {
+                            sqlite3_bind_text64(raw, index, $0, sqlite3_uint64(length), isthmus_sqlite_transient(), UInt8(SQLITE_UTF8))
+                        }
+                    }
                 case .blob(let bytes):
                     rc = bytes.withUnsafeBytes {
                         sqlite3_bind_blob(raw, index, $0.baseAddress, Int32($0.count), isthmus_sqlite_transient())
