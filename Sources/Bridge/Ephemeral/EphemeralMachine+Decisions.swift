@@ -7,7 +7,7 @@ extension EphemeralMachine {
     // MARK: XMPP → Matrix
 
     /// The typing part of a live MUC message from an occupant (not ours): a chat state, or a body, which ends typing.
-    mutating func occupantTyping(_ message: RoomMessage, in room: Room, now: ContinuousClock.Instant) -> [Action] {
+    mutating func occupantTyping(_ message: RoomMessage, in room: some Room, now: ContinuousClock.Instant) -> [Action] {
         guard !message.fromArchive, message.delay == nil else { return [] }
         let typing: Bool
         switch message.signals.chatState {
@@ -24,7 +24,7 @@ extension EphemeralMachine {
 
     /// A `<displayed/>` marker in a live signal-only message from an occupant whose ghost is in the Matrix room: the
     /// message map says which event it names.
-    func occupantDisplayed(_ message: RoomMessage, in room: Room) -> [Action] {
+    func occupantDisplayed(_ message: RoomMessage, in room: some Room) -> [Action] {
         guard let id = message.signals.displayed, message.isSignalOnly, !message.fromArchive, message.delay == nil,
               let ghost = room.joinedGhost(message.nick, message.realJID) else { return [] }
         return [.resolveReadMarkers(.xmpp(ghost: ghost, id: id))]
@@ -33,10 +33,10 @@ extension EphemeralMachine {
     // MARK: Matrix → XMPP
 
     /// Matrix typing or receipts of this room.
-    mutating func matrix(_ event: MatrixEphemeral, in room: Room, now: ContinuousClock.Instant) -> [Action] {
+    mutating func matrix(_ event: MatrixEphemeral, in room: some Room, now: ContinuousClock.Instant) -> [Action] {
         switch event {
         case .typing(let users):
-            let typing = users.filter(room.isBridged)
+            let typing = users.filter { room.isBridged($0) }
             let started = typing.subtracting(matrixTyping), stopped = matrixTyping.subtracting(typing)
             matrixTyping = typing
             var actions: [Action] = []
@@ -54,7 +54,7 @@ extension EphemeralMachine {
         }
     }
 
-    private mutating func puppetChatState(_ state: ChatState, of user: UserID, in room: Room, now: ContinuousClock.Instant) -> [Action] {
+    private mutating func puppetChatState(_ state: ChatState, of user: UserID, in room: some Room, now: ContinuousClock.Instant) -> [Action] {
         guard let occupant = room.joinedPuppet(user), let value = chatStates.offer(state, for: user, now: now) else { return [] }
         return [.send(.chatState(user: user, occupant: occupant, value))]
     }
@@ -68,7 +68,7 @@ extension EphemeralMachine {
     // MARK: Outcomes and timers
 
     /// What the message map says the markers name (nil: the store could not be read; the markers are dropped).
-    mutating func readMarkersResolved(_ query: ReadMarkerQuery, _ found: [MessageMapping]?, in room: Room,
+    mutating func readMarkersResolved(_ query: ReadMarkerQuery, _ found: [MessageMapping]?, in room: some Room,
                                       now: ContinuousClock.Instant) -> [Action] {
         guard let found else { return [] }
         var actions: [Action] = []
@@ -105,7 +105,7 @@ extension EphemeralMachine {
     }
 
     /// The flush timer fired: what waited in the throttles goes out (to puppets and ghosts still there).
-    mutating func flush(in room: Room, now: ContinuousClock.Instant) -> [Action] {
+    mutating func flush(in room: some Room, now: ContinuousClock.Instant) -> [Action] {
         flushAt = nil
         var actions: [Action] = []
         for (ghost, typing) in typing.takeDue(now: now) where room.isGhostJoined(ghost) {

@@ -58,20 +58,21 @@ struct EphemeralMachine: Sendable {
         case xmpp(ghost: UserID, id: String)
     }
 
-    /// What the machine may read of the room's model (kept by the portal machine), handed in with each input.
-    struct Room {
+    /// What the machine may read of the room's model (kept by the portal machine), handed in with each input. A
+    /// protocol, so the portal's view is plain values read in place (no closures to allocate for every message).
+    protocol Room {
         /// The ghost standing for the occupant with this nick, if any: one lookup, cheap enough for every message.
-        var ghostOfOccupant: (_ nick: String) -> UserID?
+        func ghostOfOccupant(_ nick: String) -> UserID?
         /// The ghost standing for the occupant when it is joined to the Matrix room; nil for our own occupants.
-        var joinedGhost: (_ nick: String, _ realJID: JID?) -> UserID?
+        func joinedGhost(_ nick: String, _ realJID: JID?) -> UserID?
         /// Whether this ghost is joined to the Matrix room.
-        var isGhostJoined: (UserID) -> Bool
+        func isGhostJoined(_ ghost: UserID) -> Bool
         /// The occupant JID of the user's puppet when it is in the MUC and the bridge can send there.
-        var joinedPuppet: (UserID) -> JID?
+        func joinedPuppet(_ user: UserID) -> JID?
         /// Whether the user is a Matrix user the bridge mirrors (not the bot, not a ghost).
-        var isBridged: (UserID) -> Bool
+        func isBridged(_ user: UserID) -> Bool
         /// Whether the room assigns stanza-ids (nil: not known yet, trusted as if it did).
-        var stanzaIDs: Bool?
+        var stanzaIDs: Bool? { get }
     }
 
     /// A line for the portal's logger (the portal machine's payload type).
@@ -100,7 +101,7 @@ struct EphemeralMachine: Sendable {
 
     /// Takes one input; returns what to do, in order (only ``Action/resolveReadMarkers(_:)`` awaits an outcome, and
     /// it comes alone).
-    mutating func receive(_ input: Input, in room: Room, now: ContinuousClock.Instant) -> [Action] {
+    mutating func receive(_ input: Input, in room: some Room, now: ContinuousClock.Instant) -> [Action] {
         switch input {
         case .occupantTyping(let message): occupantTyping(message, in: room, now: now)
         case .occupantDisplayed(let message): occupantDisplayed(message, in: room)

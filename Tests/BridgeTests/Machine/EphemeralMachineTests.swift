@@ -19,15 +19,21 @@ import Testing
         var romeoJoined = true, aliceJoined = true
         var stanzaIDs: Bool? = true
 
-        var view: EphemeralMachine.Room {
-            let (romeo, alice, puppet, romeoJoined, aliceJoined) = (romeo, alice, alicePuppet, romeoJoined, aliceJoined)
-            return EphemeralMachine.Room(
-                ghostOfOccupant: { $0 == "romeo" ? romeo : nil },
-                joinedGhost: { nick, _ in nick == "romeo" && romeoJoined ? romeo : nil },
-                isGhostJoined: { $0 == romeo && romeoJoined },
-                joinedPuppet: { $0 == alice && aliceJoined ? puppet : nil },
-                isBridged: { !$0.localpart.hasPrefix("_xmpp_") },
-                stanzaIDs: stanzaIDs)
+        /// The room as the machine sees it: romeo (an occupant) and alice (a Matrix user).
+        struct View: EphemeralMachine.Room {
+            let romeo: UserID, alice: UserID, puppet: JID
+            let romeoJoined: Bool, aliceJoined: Bool
+            let stanzaIDs: Bool?
+
+            func ghostOfOccupant(_ nick: String) -> UserID? { nick == "romeo" ? romeo : nil }
+            func joinedGhost(_ nick: String, _ realJID: JID?) -> UserID? { nick == "romeo" && romeoJoined ? romeo : nil }
+            func isGhostJoined(_ ghost: UserID) -> Bool { ghost == romeo && romeoJoined }
+            func joinedPuppet(_ user: UserID) -> JID? { user == alice && aliceJoined ? puppet : nil }
+            func isBridged(_ user: UserID) -> Bool { !user.localpart.hasPrefix("_xmpp_") }
+        }
+
+        var view: View {
+            View(romeo: romeo, alice: alice, puppet: alicePuppet, romeoJoined: romeoJoined, aliceJoined: aliceJoined, stanzaIDs: stanzaIDs)
         }
 
         mutating func act(_ input: EphemeralMachine.Input, at offset: Duration = .zero) -> [EphemeralMachine.Action] {

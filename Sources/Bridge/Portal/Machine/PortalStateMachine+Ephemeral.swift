@@ -1,4 +1,5 @@
 import IsthmusCommon
+import IsthmusStore
 
 /// Routing to the ``EphemeralMachine`` (typing and read markers): the portal machine hands it each input with a
 /// read-only view of the room, and wraps what it returns in ``Action/ephemeral(_:)``.
@@ -8,25 +9,42 @@ extension PortalStateMachine {
         ephemeral.receive(input, in: ephemeralRoom, now: now).map(Action.ephemeral)
     }
 
-    /// What the ephemeral machine may read of the room: copies of the model's tables (copy-on-write, so no copying),
-    /// never the portal machine itself.
-    private var ephemeralRoom: EphemeralMachine.Room {
-        let (occupants, ghosts, puppets, naming, botNick) = (occupants, ghosts, puppets, configuration.naming, botNick)
-        let canSend = xmppConnected && botJoined
-        let (bot, isGhost) = (configuration.botUserID, configuration.isGhost)
-        return EphemeralMachine.Room(
-            ghostOfOccupant: { occupants[$0]?.ghost },
-            joinedGhost: { nick, realJID in
-                guard !nick.isEmpty, !Self.isOurOccupant(nick: nick, realJID: realJID, naming: naming, botNick: botNick, puppets: puppets),
-                      let ghost = occupants[nick]?.ghost, ghosts[ghost]?.joined == true else { return nil }
-                return ghost
-            },
-            isGhostJoined: { ghosts[$0]?.joined == true },
-            joinedPuppet: { user in
-                guard canSend, let puppet = puppets[user], puppet.joined else { return nil }
-                return puppet.occupant
-            },
-            isBridged: { $0 != bot && !isGhost($0) },
-            stanzaIDs: roomFeatures?.stanzaIDs)
+    /// What the ephemeral machine may read of the room: the model's tables (copy-on-write, so no copying), never
+    /// the portal machine itself. Plain values, not closures: this view is made for every input, on the hot path.
+    private var ephemeralRoom: EphemeralView {
+        EphemeralView(occupants: occupants, ghosts: ghosts, puppets: puppets, naming: configuration.naming, botNick: botNick,
+                      canSend: xmppConnected && botJoined, bot: configuration.botUserID, isGhost: configuration.isGhost,
+                      stanzaIDs: roomFeatures?.stanzaIDs)
+    }
+
+    /// ``EphemeralMachine/Room`` over the portal machine's tables.
+    struct EphemeralView: EphemeralMachine.Room {
+        var occupants: [String: Occupant]
+        var ghosts: [UserID: RoomGhost]
+        var puppets: [UserID: Puppet]
+        var naming: BridgeNaming
+        var botNick: String
+        /// Whether the bridge can send in the MUC (connected, its occupant joined).
+        var canSend: Bool
+        var bot: UserID
+        var isGhost: @Sendable (UserID) -> Bool
+        var stanzaIDs: Bool?
+
+        func ghostOfOccupant(_ nick: String) -> UserID? { occupants[nick]?.ghost }
+
+        func joinedGhost(_ nick: String, _ realJID: JID?) -> UserID? {
+            guard !nick.isEmpty, !PortalStateMachine.isOurOccupant(nick: nick, realJID: realJID, naming: naming, botNick: botNick, puppets: puppets),
+                  let ghost = occupants[nick]?.ghost, ghosts[ghost]?.joined == true else { return nil }
+            return ghost
+        }
+
+        func isGhostJoined(_ ghost: UserID) -> Bool { ghosts[ghost]?.joined == true }
+
+        func joinedPuppet(_ user: UserID) -> JID? {
+            guard canSend, let puppet = puppets[user], puppet.joined else { return nil }
+            return puppet.occupant
+        }
+
+        func isBridged(_ user: UserID) -> Bool { user != bot && !isGhost(user) }
     }
 }
