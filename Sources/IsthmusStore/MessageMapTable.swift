@@ -254,8 +254,6 @@ extension Store {
 }
 
 extension MessageMapTable {
-    /// Marks our message `originID` delivered with the room's `stanzaID`, if it is mapped and not delivered yet;
-    /// returns whether it was (the resume point is the caller's).
     /// Marks delivered, with its stanza-id, each of our Matrix → XMPP messages among `receipts` not delivered yet;
     /// returns the origin-ids it marked. A second receipt of the same origin-id changes nothing (the first stanza-id
     /// stays, as if they were recorded one by one). Several receipts per statement (``MultiRowChunks``).

@@ -29,8 +29,8 @@ import Testing
     }
 
     /// A NUL character (which PostgreSQL's `text` cannot hold) in a value from the other side does not make the write
-    /// fail: PostgreSQL keeps U+FFFD in its place; SQLite keeps the text up to it (`SQLiteConnection` binds text as a
-    /// C string — its behaviour before PostgreSQL came, unchanged here).
+    /// fail: PostgreSQL keeps U+FFFD in its place; SQLite keeps the text up to it (`SQLiteConnection` binds text up to
+    /// its first NUL, as a C string would — its behaviour before PostgreSQL came, unchanged here).
     /// On PostgreSQL each cleaned value is reported, at most once a minute (the first at once).
     @Test(arguments: StoreBackend.all) func aNULInTextIsStored(_ backend: StoreBackend) async throws {
         let sink = LogSink.memory()

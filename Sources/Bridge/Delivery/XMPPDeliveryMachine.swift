@@ -40,9 +40,9 @@ struct XMPPDeliveryMachine: Sendable {
     enum Input: Sendable, Equatable {
         /// A message, reaction or redaction from a Matrix user the bridge mirrors, from the inbox.
         case event(QueuedMatrixEvent)
-        /// A run of the drain's plain messages (``mapsAtOnce(_:)``), in order, from senders whose puppets are in the
+        /// A run of the drain's plain messages (``isPlain(_:)``), in order, from senders whose puppets are in the
         /// MUC: mapped in one commit, then sent one after another (issue 26: one store round trip per batch).
-        case events([QueuedMatrixEvent])
+        case plainRun([QueuedMatrixEvent])
         /// What the event refers to; nil when the store could not be read.
         case targetsResolved(QueuedMatrixEvent, MatrixTargets?)
         /// The file's GET URL on the XMPP server (nil: not uploaded; the bridge's own link goes instead).
@@ -183,8 +183,8 @@ struct XMPPDeliveryMachine: Sendable {
                 }
             }
             return [.perform(.resolveMatrixTargets(queued))]
-        case .events(let run):
-            return mapAtOnce(run, in: room, now: now)
+        case .plainRun(let run):
+            return mapRun(run, in: room, now: now)
         case .targetsResolved(let queued, let targets):
             guard let targets else { return [.portal(.drainBlocked)] }
             if let upload = mediaUpload(queued, targets: targets) { return [.perform(.uploadMedia(upload))] }
@@ -226,25 +226,26 @@ struct XMPPDeliveryMachine: Sendable {
         }
     }
 
-    /// Whether a Matrix event may go in a run (``Input/events(_:)``): a message that refers to nothing and has no file,
+    /// Whether a Matrix event may go in a run (``Input/plainRun(_:)``): a message that refers to nothing and has no file,
     /// so what it becomes needs nothing from the store — a map row and a stanza, or nothing at all (a command, an
     /// empty body). Pure.
-    static func mapsAtOnce(_ event: MatrixRoomEvent) -> Bool {
+    static func isPlain(_ event: MatrixRoomEvent) -> Bool {
         guard case .message(_, _, let details) = event.content else { return false }
         return details?.replyTo == nil && details?.replaces == nil && details?.media == nil
     }
 
     /// A run of plain messages: each translated as ``Input/event(_:)`` would, their map rows in one insert (the
     /// dequeues of those that become nothing go first: they depend on nothing).
-    private mutating func mapAtOnce(_ run: [QueuedMatrixEvent], in room: Room, now: ContinuousClock.Instant) -> [Output] {
+    private mutating func mapRun(_ run: [QueuedMatrixEvent], in room: Room, now: ContinuousClock.Instant) -> [Output] {
         var outputs: [Output] = []
         var inserts: [MappingInsert] = []
         for queued in run {
-            assert(Self.mapsAtOnce(queued.event), "only plain messages go in a run")
+            assert(Self.isPlain(queued.event), "only plain messages go in a run")
             for output in receive(.event(queued), in: room, now: now) {
                 if case .perform(.insertMapping(let mapping, let seq, let delivery, nil)) = output {
                     inserts.append(MappingInsert(mapping: mapping, seq: seq, delivery: delivery))
                 } else {
+                    if case .perform(let action) = output { assert(!action.awaitsOutcome, "a plain message awaits only its mapping") }
                     outputs.append(output)
                 }
             }

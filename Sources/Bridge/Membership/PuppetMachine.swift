@@ -158,6 +158,13 @@ struct PuppetMachine: Sendable {
     /// The nick is the user's displayname (else the localpart); on conflict a deterministic alternative (`Name
     /// (Matrix)`, then numbered) is kept until the displayname changes. Never sends under someone else's nick: the MUC
     /// assigns nicks uniquely.
+    /// Whether the user's puppet is in the MUC under its current displayname: what waits for it goes on at once, with
+    /// nothing to rename first (``ensure(_:then:xmppConnected:)``'s fast path, outside client mode).
+    func isReady(_ user: UserID) -> Bool {
+        guard let puppet = puppets[user] else { return false }
+        return puppet.joined && puppet.displayname == (displaynames[user] ?? user.localpart)
+    }
+
     private func ensure(_ user: UserID, then followUp: PortalStateMachine.PuppetFollowUp, xmppConnected: Bool) -> [Output] {
         let displayname = displaynames[user] ?? user.localpart
         if let relay = configuration.relayOccupant {
@@ -166,7 +173,7 @@ struct PuppetMachine: Sendable {
             return [.portal(.ready(Puppet(room: configuration.room, user: user, occupant: relay, nick: configuration.naming.botNick,
                                           displayname: displayname, joined: true), followUp))]
         }
-        if let puppet = puppets[user], puppet.joined, puppet.displayname == displayname { return [.portal(.ready(puppet, followUp))] }
+        if isReady(user), let puppet = puppets[user] { return [.portal(.ready(puppet, followUp))] }
         guard xmppConnected else { return failed(user, followUp, .notConnected) }
         guard let occupant = configuration.naming.puppetJID(for: user) else { return failed(user, followUp, .other("no JID for \(user)")) }
         let previous = puppets[user]

@@ -100,7 +100,7 @@ extension Portal {
                 try await context.store.insertMappings(rows)
             })
         } catch {
-            logger.error("Could not map Matrix messages", metadata: ["matrix.events": "\(inserts.count)", "error": "\(error)"])
+            logger.error("Could not map Matrix messages", metadata: ["matrix.events.count": "\(inserts.count)", "error": "\(error)"])
             return .mappingsInserted(inserts.map(\.delivery), inserted: nil)
         }
     }

@@ -155,11 +155,11 @@ struct MachineFixture {
     }
 
     /// A run of plain messages mapped in one commit, as the machine asks for it.
-    func mapAtOnce(_ run: [QueuedMatrixEvent]) -> Action {
+    func mapRun(_ run: [QueuedMatrixEvent]) -> Action {
         .xmppDelivery(.insertMappings(run.map { .init(mapping: mapping($0), seq: $0.seq, delivery: outgoing($0)) }))
     }
 
-    /// The store's answer to ``mapAtOnce(_:)``: whether each was new.
+    /// The store's answer to ``mapRun(_:)``: whether each was new.
     func mapped(_ run: [QueuedMatrixEvent], _ inserted: [Bool]) -> Input {
         .xmppDelivery(.mappingsInserted(run.map { outgoing($0) }, inserted: inserted))
     }

@@ -28,14 +28,14 @@ import Testing
         var f = MachineFixture()
         f.activate(members: [f.alice: "Alice"])
         let one = f.text(1, "one"), two = f.text(2, "two"), three = f.text(3, "three")
-        #expect(f.act(.matrixEvents([one, two, three])) == [f.mapAtOnce([one, two, three])])
+        #expect(f.act(.matrixEvents([one, two, three])) == [f.mapRun([one, two, three])])
         #expect(f.act(f.mapped([one, two, three], [true, false, true])) == [.groupchat(f.outgoing(one))])
         #expect(f.act(.xmppDelivery(.groupchatSent(f.outgoing(one), nil))) == [.groupchat(f.outgoing(three))])
         #expect(f.act(.xmppDelivery(.groupchatSent(f.outgoing(three), nil))) == [])
         #expect(f.machine.highestSeq == 3 && f.machine.drain == nil)
         // A store that cannot map them: nothing goes out and the inbox pauses (the rows stay queued).
         let four = f.text(4, "four"), five = f.text(5, "five")
-        #expect(f.act(.matrixEvents([four, five])) == [f.mapAtOnce([four, five])])
+        #expect(f.act(.matrixEvents([four, five])) == [f.mapRun([four, five])])
         #expect(f.act(.xmppDelivery(.mappingsInserted([f.outgoing(four), f.outgoing(five)], inserted: nil)))
                 == [.schedule(.inboxRetry, at: f.t0 + .seconds(5))])
     }
@@ -48,7 +48,7 @@ import Testing
         let one = f.text(1, "one"), command = f.text(2, "!isthmus status"), two = f.text(3, "two")
         let reply = QueuedMatrixEvent(seq: 4, event: MatrixRoomEvent(eventID: EventID("$e4")!, room: f.room, sender: f.alice,
                                                                    content: .message(msgtype: .text, body: "re", details: MessageDetails(replyTo: one.event.eventID))))
-        #expect(f.act(.matrixEvents([one, command, two, reply])) == [.xmppDelivery(.dequeue(seq: 2)), f.mapAtOnce([one, two])])
+        #expect(f.act(.matrixEvents([one, command, two, reply])) == [.xmppDelivery(.dequeue(seq: 2)), f.mapRun([one, two])])
         _ = f.act(f.mapped([one, two], [true, true]))
         _ = f.act(.xmppDelivery(.groupchatSent(f.outgoing(one), nil)))
         // The reply goes alone, after the run is out: its target is read from the map first.
@@ -85,6 +85,43 @@ import Testing
         let quoted = f.text(4, "try !isthmus help")
         #expect(f.machine.isBridgeableMessage(quoted.event))
         #expect(f.act(.matrixEvents([quoted])) == [.xmppDelivery(.insertMapping(f.mapping(quoted), consumingInbox: 4, delivery: f.outgoing(quoted)))])
+    }
+
+    /// A self-check while the inbox waits for its retry (a send timed out mid-run) does the retry's resends first:
+    /// nothing newer overtakes the messages mapped and not out yet.
+    @Test func aSelfCheckWhileTheInboxWaitsForItsRetryResendsFirst() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        let one = f.text(1, "one"), two = f.text(2, "two")
+        _ = f.act(.matrixEvents([one, two]))
+        _ = f.act(f.mapped([one, two], [true, true]))
+        #expect(f.act(.xmppDelivery(.groupchatSent(f.outgoing(one), .timeout))) == [.schedule(.inboxRetry, at: f.t0 + .seconds(5))])
+        let soon = f.t0 + .seconds(1)
+        #expect(f.act(.selfCheck, at: soon) == [.loadUndelivered])
+        var resentOne = f.mapping(one), resentTwo = f.mapping(two)
+        resentOne.seq = 1
+        resentTwo.seq = 2
+        #expect(f.act(.undeliveredLoaded([resentOne, resentTwo]), at: soon) == [.groupchat(f.outgoing(one, purpose: .resend))])
+        #expect(f.act(.xmppDelivery(.groupchatSent(f.outgoing(one, purpose: .resend), nil)), at: soon) == [.groupchat(f.outgoing(two, purpose: .resend))])
+        // Then the inbox, with the self-check's timeline check.
+        #expect(f.act(.xmppDelivery(.groupchatSent(f.outgoing(two, purpose: .resend), nil)), at: soon) == [.catchUp(.readTimeline)])
+        #expect(!f.machine.inboxBlocked)
+        // The retry asked for earlier finds nothing left to do.
+        #expect(f.act(.retryInbox, at: f.t0 + .seconds(5)) == [])
+    }
+
+    /// A puppet whose rename failed is not ready (its name is not the user's current one): its user's messages go
+    /// alone, so each is translated after the rename its send tries first.
+    @Test func aPuppetStillToBeRenamedKeepsItsMessagesOutOfRuns() {
+        var f = MachineFixture()
+        f.activate(members: [f.alice: "Alice"])
+        let rename = f.member(1, f.alice, .join, name: "Alicia")
+        let change = f.puppetJoin(f.alice, "Alicia", change: true, then: .membership(eventID: rename.event.eventID, seq: 1))
+        #expect(f.act(.matrixEvents([rename])) == [.puppets(.join(change))])
+        _ = f.act(.puppets(.joinFailed(change, .refused(StanzaErrorInfo(condition: "forbidden")))))
+        #expect(!f.machine.matrixMembers.isReady(f.alice) && f.machine.puppets[f.alice]?.joined == true)
+        let one = f.text(2, "one"), two = f.text(3, "two")
+        #expect(f.act(.matrixEvents([one, two])) == [.xmppDelivery(.insertMapping(f.mapping(one), consumingInbox: 2, delivery: f.outgoing(one)))])
     }
 
     @Test func aJoinGivesAPuppetTheDisplaynameOrADeterministicAlternative() {
@@ -247,7 +284,7 @@ import Testing
         #expect(f.act(.catchUp(.timelineRead(f.timelineRead([recovered, five], queuedThrough: 5, unseen: [recovered]))))
                 == [.catchUp(.enqueueStranded([recovered.event]))])
         #expect(f.act(.catchUp(.strandedQueued(.done))) == [.catchUp(.readInbox)])
-        #expect(f.act(.catchUp(.inboxRead([five, recovered]))) == [f.mapAtOnce([recovered, five])])
+        #expect(f.act(.catchUp(.inboxRead([five, recovered]))) == [f.mapRun([recovered, five])])
         #expect(f.act(f.mapped([recovered, five], [true, false])) == [.groupchat(f.outgoing(recovered))])
         #expect(f.act(.xmppDelivery(.groupchatSent(f.outgoing(recovered), nil))) == [])
         let seven = f.text(7)
@@ -261,7 +298,7 @@ import Testing
         // `five` came in a transaction the homeserver delivered late, behind `six` and `seven`.
         let six = f.text(1, "six"), seven = f.text(2, "seven"), five = f.text(3, "five")
         #expect(f.act(.catchUp(.timelineRead(f.timelineRead([five, six, seven], queuedThrough: 3)))) == [.catchUp(.readInbox)])
-        #expect(f.act(.catchUp(.inboxRead([six, seven, five]))) == [f.mapAtOnce([five, six, seven])])
+        #expect(f.act(.catchUp(.inboxRead([six, seven, five]))) == [f.mapRun([five, six, seven])])
         #expect(f.act(f.mapped([five, six, seven], [true, true, true])) == [.groupchat(f.outgoing(five))])
         #expect(f.act(.xmppDelivery(.groupchatSent(f.outgoing(five), nil))) == [.groupchat(f.outgoing(six))])
     }
@@ -282,7 +319,7 @@ import Testing
         #expect(f.act(.undeliveredLoaded([]), at: later) == [.catchUp(.readTimeline)])
         let seven = f.text(3, "seven")
         #expect(f.act(.catchUp(.timelineRead(f.timelineRead([seven, eight], queuedThrough: 3))), at: later) == [.catchUp(.readInbox)])
-        #expect(f.act(.catchUp(.inboxRead([eight, seven])), at: later) == [f.mapAtOnce([seven, eight])])
+        #expect(f.act(.catchUp(.inboxRead([eight, seven])), at: later) == [f.mapRun([seven, eight])])
     }
 
     @Test func strandedMessagesNotQueuedMakeTheNextDrainCheckAgainAndShutdownHoldsThisOne() {

@@ -43,7 +43,7 @@ extension PortalStateMachine {
             inboxBlocked = false
             return startDrainFromStore(selfCheck: false)
         case .handleMatrixEvent(let queued):
-            if let run = plainRun(startingWith: queued) { return xmppDelivery(.events(run)) }
+            if let run = plainRun(startingWith: queued) { return xmppDelivery(.plainRun(run)) }
             return matrixEvent(queued)
         case .finishDrain(let seq):
             highestSeq = max(highestSeq, seq)
@@ -87,9 +87,12 @@ extension PortalStateMachine {
         catchUp(.timelineCheckDue) + (canSend ? startDrainFromStore(selfCheck: false) : [])
     }
 
-    /// The periodic self-check: a drain with a timeline check, then the puppet sync and the self-ping.
+    /// The periodic self-check: a drain with a timeline check, then the puppet sync and the self-ping. While the inbox
+    /// waits for its retry, the retry happens now instead: messages mapped and not out yet (a timed-out send, the rest
+    /// of its run) are resent first, so nothing newer overtakes them.
     mutating func selfCheck() -> [Action] {
         guard xmppConnected, botJoined, !activating else { return [] }
+        if inboxBlocked { return catchUp(.timelineCheckDue) + retryInbox() }
         inboxBlocked = false
         return catchUp(.timelineCheckDue) + startDrainFromStore(selfCheck: true)
     }
@@ -116,17 +119,18 @@ extension PortalStateMachine {
         return []
     }
 
-    /// The most messages one run maps in one commit (``XMPPDeliveryMachine/Input/events(_:)``).
+    /// The most messages one run maps in one commit (``XMPPDeliveryMachine/Input/plainRun(_:)``).
     static let longestPlainRun = 64
 
-    /// `queued` and the events behind it on the agenda, while they are plain messages (``XMPPDeliveryMachine/mapsAtOnce(_:)``)
-    /// from Matrix users whose puppets are in the MUC now — taken off the agenda; nil when fewer than two are (the
-    /// event goes alone). Such messages change nothing another one's translation reads, so translating them together
-    /// gives what one at a time would. Not in client mode, where the relay occupant speaks for everyone.
+    /// `queued` and the events behind it on the agenda, while they are plain messages (``XMPPDeliveryMachine/isPlain(_:)``)
+    /// from Matrix users whose puppets are ready — in the MUC under their current names, nothing to rename first
+    /// (``PuppetMachine/isReady(_:)``) — taken off the agenda; nil when fewer than two are (the event goes alone).
+    /// Such messages change nothing another one's translation reads (nicks, names), so translating them together gives
+    /// what one at a time would. Not in client mode, where the relay occupant speaks for everyone.
     private mutating func plainRun(startingWith queued: QueuedMatrixEvent) -> [QueuedMatrixEvent]? {
         func plain(_ queued: QueuedMatrixEvent) -> Bool {
-            XMPPDeliveryMachine.mapsAtOnce(queued.event) && isBridgedMatrixUser(queued.event.sender)
-                && puppets[queued.event.sender]?.joined == true
+            XMPPDeliveryMachine.isPlain(queued.event) && isBridgedMatrixUser(queued.event.sender)
+                && matrixMembers.isReady(queued.event.sender)
         }
         guard configuration.relay == nil, plain(queued), case .handleMatrixEvent(let next)? = agenda.first, plain(next) else { return nil }
         var run = [queued]
@@ -138,7 +142,8 @@ extension PortalStateMachine {
     }
 
     /// The XMPP side was unavailable during a drain: the rest waits in the store — and the sends of a run's messages
-    /// that are mapped but not out yet wait in the map, as `sending`, for the retry's resends.
+    /// that are mapped but not out yet wait in the map, as `sending`, for the resends of the inbox's retry (after a
+    /// timeout) or of the activation that follows the reconnect.
     mutating func drainBlocked(retry: Bool) -> [Action] {
         agenda.removeAll { step in
             switch step {

@@ -10,7 +10,8 @@ extension PortalStateMachine {
     }
 
     /// What the ephemeral machine may read of the room: the model's tables (copy-on-write, so no copying), never
-    /// the portal machine itself. Plain values, not closures: this view is made for every input, on the hot path.
+    /// the portal machine itself. Values read in place, no closure made for it: this view is made for every input, on
+    /// the hot path.
     private var ephemeralRoom: EphemeralView {
         EphemeralView(occupants: occupants, ghosts: ghosts, puppets: puppets, naming: configuration.naming, botNick: botNick,
                       canSend: xmppConnected && botJoined, bot: configuration.botUserID, isGhost: configuration.isGhost,
@@ -18,15 +19,22 @@ extension PortalStateMachine {
     }
 
     /// ``EphemeralMachine/Room`` over the portal machine's tables.
-    struct EphemeralView: EphemeralMachine.Room {
+    fileprivate struct EphemeralView: EphemeralMachine.Room {
+        /// The MUC's occupants other than ours, by nick.
         var occupants: [String: Occupant]
+        /// The room's ghosts as stored.
         var ghosts: [UserID: RoomGhost]
+        /// The Matrix users' occupants.
         var puppets: [UserID: Puppet]
+        /// For telling our own occupants apart (``PortalStateMachine/isOurOccupant(nick:realJID:naming:botNick:puppets:)``).
         var naming: BridgeNaming
+        /// The bridge's own occupant's nick.
         var botNick: String
         /// Whether the bridge can send in the MUC (connected, its occupant joined).
         var canSend: Bool
+        /// The bridge's Matrix user.
         var bot: UserID
+        /// The configuration's ghost test (an existing closure, not one made per view).
         var isGhost: @Sendable (UserID) -> Bool
         var stanzaIDs: Bool?
 
