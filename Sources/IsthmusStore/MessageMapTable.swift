@@ -271,8 +271,9 @@ extension MessageMapTable {
             var prefix = ""
             var parameters: [any SQLBindable] = []
             if let point = resumePoint {
-                prefix = "WITH resumed AS (\(RoomStateTable.setLastStanzaIDSQL)) "
-                parameters += [room, point]
+                let clause = RoomStateTable.lastStanzaIDClause(room: room, stanzaID: point)
+                prefix = "WITH \(clause.sql) "
+                parameters += clause.parameters
                 resumePoint = nil
             }
             for (originID, stanzaID) in chunk { parameters += [originID, stanzaID] }
@@ -328,8 +329,9 @@ extension MessageMapTable {
                 parameters.append(seq)
             }
             if let resumePoint {
-                with.append("resumed AS (\(RoomStateTable.setLastStanzaIDSQL))")
-                parameters += [mapping.room, resumePoint]
+                let clause = RoomStateTable.lastStanzaIDClause(room: mapping.room, stanzaID: resumePoint)
+                with.append(clause.sql)
+                parameters += clause.parameters
             }
             let prefix = with.isEmpty ? "" : "WITH " + with.joined(separator: ", ") + " "
             return try db.run(prefix + insertSQL, parameters + values) > 0

@@ -38,9 +38,14 @@ enum RoomStateTable {
         _ = try db.run(setLastStanzaIDSQL, room, stanzaID)
     }
 
-    /// ``setLastStanzaID(_:room:stanzaID:)``'s statement (parameters: room, stanza-id), also run inside another
-    /// statement's `WITH` on PostgreSQL.
-    static let setLastStanzaIDSQL = """
+    /// ``setLastStanzaID(_:room:stanzaID:)`` as a data-modifying `WITH` clause for PostgreSQL (one round trip with the
+    /// statement it precedes), and its parameters.
+    static func lastStanzaIDClause(room: RoomID, stanzaID: StanzaID) -> (sql: String, parameters: [any SQLBindable]) {
+        ("resumed AS (\(setLastStanzaIDSQL))", [room, stanzaID])
+    }
+
+    /// ``setLastStanzaID(_:room:stanzaID:)``'s statement (parameters: room, stanza-id).
+    private static let setLastStanzaIDSQL = """
         INSERT INTO room_state (matrix_room, last_stanza_id) VALUES (?, ?)
         ON CONFLICT (matrix_room) DO UPDATE SET last_stanza_id = excluded.last_stanza_id, updated_at = excluded.updated_at
         """

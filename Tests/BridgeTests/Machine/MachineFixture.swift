@@ -164,6 +164,22 @@ struct MachineFixture {
         .xmppDelivery(.mappingsInserted(run.map { outgoing($0) }, inserted: inserted))
     }
 
+    /// A run of plain messages handed in and mapped, whose first send then timed out: the inbox waits for its retry.
+    mutating func runTimedOut(_ run: [QueuedMatrixEvent]) -> [Action] {
+        _ = act(.matrixEvents(run))
+        _ = act(mapped(run, run.map { _ in true }))
+        return act(.xmppDelivery(.groupchatSent(outgoing(run[0]), .timeout)))
+    }
+
+    /// The map rows the retry's look for undelivered messages finds for `run`: mapped, not receipted, in order.
+    func undelivered(_ run: [QueuedMatrixEvent]) -> [MessageMapping] {
+        run.map { queued in
+            var row = mapping(queued)
+            row.seq = queued.seq
+            return row
+        }
+    }
+
     // MARK: Sequences
 
     /// Activation with nothing to catch up: the bot joins both rooms, `members` get puppets, the first drain reads an
