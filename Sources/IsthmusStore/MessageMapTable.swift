@@ -194,7 +194,7 @@ extension Store {
 
     /// ``insertMapping(_:consumingInbox:reaction:)`` for a run of messages, in one write: whether each was new, in order.
     public func insertMappings(_ rows: [(mapping: MessageMapping, seq: Int64)]) async throws -> [Bool] {
-        try await groupedWrite { db in try rows.map { try MessageMapTable.insert(db, $0.mapping, consumingInbox: $0.seq) } }
+        try await groupedWrite { db in try MessageMapTable.insertRun(db, rows) }
     }
 
     /// The receipts of a run of MUC reflections, in one write, as if each were recorded in turn: a reflection of our
@@ -203,14 +203,7 @@ extension Store {
     /// where the last of them put it, written once. Returns the origin-ids newly delivered, in order.
     /// (Issue 26: a portal gathers the reflections that arrive together, so a busy room pays one commit for them.)
     public func recordReflections(room: RoomID, _ receipts: [ReflectionReceipt]) async throws -> [OriginID] {
-        try await groupedWrite { db in
-            let ours = receipts.compactMap { receipt in receipt.originID.map { ($0, receipt.stanzaID) } }
-            // Each receipt moves the resume point to its stanza-id, ours or not: the last one with a stanza-id wins.
-            let resumePoint = receipts.last(where: { $0.stanzaID != nil })?.stanzaID
-            let marked = try MessageMapTable.markDeliveredIfOurs(db, room: room, ours, resumePoint: resumePoint)
-            var seen: Set<OriginID> = []
-            return ours.map(\.0).filter { marked.contains($0) && seen.insert($0).inserted }
-        }
+        try await record(room: room, receipts.map(RoomRecord.reflection))
     }
 
     /// Marks a message as refused by the other side.
@@ -315,11 +308,7 @@ extension MessageMapTable {
     /// `WITH`s: one round trip, not two or three); on SQLite each is a statement of its own (no round trip to save).
     static func insert(_ db: Database, _ mapping: MessageMapping, consumingInbox seq: Int64? = nil,
                        resumePoint: StanzaID? = nil) throws -> Bool {
-        let values: [any SQLBindable] = [
-            mapping.room, mapping.eventID, mapping.stanzaID, mapping.originID, mapping.direction.rawValue,
-            mapping.sender.description, mapping.state.rawValue, mapping.body, mapping.kind.rawValue, mapping.xmppID,
-            mapping.nick, mapping.target, mapping.excerpt, mapping.payload,
-        ]
+        let values = Self.values(mapping)
         switch db.dialect {
         case .postgres:
             var with: [String] = []
@@ -343,11 +332,76 @@ extension MessageMapTable {
         }
     }
 
-    private static let insertSQL = """
+    /// ``insert(_:_:consumingInbox:resumePoint:)`` for a run of Matrix → XMPP rows, each consuming its inbox row, in
+    /// order; whether each was new. On PostgreSQL a run of rows with distinct event ids is one statement per
+    /// ``MultiRowChunks`` chunk (a multi-row `INSERT … ON CONFLICT DO NOTHING RETURNING event_id` under a `WITH` that
+    /// deletes the inbox rows): a drain's run of 64 messages was 64 round trips, now one (issue 26). The rows come in
+    /// order and are inserted in order, so a row that conflicts is skipped as it would be alone.
+    static func insertRun(_ db: Database, _ rows: [(mapping: MessageMapping, seq: Int64)]) throws -> [Bool] {
+        let eventIDs = rows.compactMap(\.mapping.eventID)
+        guard db.dialect == .postgres, rows.count > 1, eventIDs.count == rows.count,
+              Set(eventIDs).count == rows.count else {
+            return try rows.map { try insert(db, $0.mapping, consumingInbox: $0.seq) }
+        }
+        var inserted: Set<EventID> = []
+        for chunk in MultiRowChunks.split(rows) {
+            let seqs = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            let sql = "WITH consumed AS (DELETE FROM matrix_inbox WHERE seq IN (\(seqs))) "
+                + multiRowInsertSQL(rows: chunk.count) + " RETURNING event_id"
+            let parameters: [any SQLBindable] = chunk.map(\.seq) + chunk.flatMap { values($0.mapping) }
+            for eventID in try db.query(sql, parameters, map: { $0.id(0, as: EventID.self) }) {
+                if let eventID { inserted.insert(eventID) }
+            }
+        }
+        return rows.map { inserted.contains($0.mapping.eventID!) }
+    }
+
+    /// Inserts XMPP → Matrix rows, in order, each unless a row with its ids exists, and moves the room's resume point
+    /// to `resumePoint`. On PostgreSQL one statement per ``MultiRowChunks`` chunk, the resume point riding in the
+    /// first; on SQLite a statement per row (no round trip to save).
+    static func insertFromXMPP(_ db: Database, _ rows: [MessageMapping], resumePoint: StanzaID?) throws {
+        guard db.dialect == .postgres else {
+            for row in rows { _ = try insert(db, row) }
+            if let resumePoint, let room = rows.first?.room {
+                try RoomStateTable.setLastStanzaID(db, room: room, stanzaID: resumePoint)
+            }
+            return
+        }
+        var resumePoint = resumePoint
+        for chunk in MultiRowChunks.split(rows) {
+            var prefix = ""
+            var parameters: [any SQLBindable] = []
+            if let point = resumePoint, let room = chunk.first?.room {
+                let clause = RoomStateTable.lastStanzaIDClause(room: room, stanzaID: point)
+                prefix = "WITH \(clause.sql) "
+                parameters = clause.parameters
+                resumePoint = nil
+            }
+            _ = try db.run(prefix + multiRowInsertSQL(rows: chunk.count), parameters + chunk.flatMap(values))
+        }
+    }
+
+    /// `INSERT … VALUES (…), (…) ON CONFLICT DO NOTHING` for `rows` rows (``values(_:)``'s columns). Rows that
+    /// conflict with a row before them in the same statement are skipped, as they would be one by one.
+    private static func multiRowInsertSQL(rows: Int) -> String {
+        insertInto + " VALUES " + Array(repeating: valuesTuple, count: rows).joined(separator: ", ") + " ON CONFLICT DO NOTHING"
+    }
+
+    /// The columns a new row sets, in ``insertInto``'s order.
+    private static func values(_ mapping: MessageMapping) -> [any SQLBindable] {
+        [
+            mapping.room, mapping.eventID, mapping.stanzaID, mapping.originID, mapping.direction.rawValue,
+            mapping.sender.description, mapping.state.rawValue, mapping.body, mapping.kind.rawValue, mapping.xmppID,
+            mapping.nick, mapping.target, mapping.excerpt, mapping.payload,
+        ]
+    }
+
+    private static let insertInto = """
         INSERT INTO message_map (matrix_room, event_id, stanza_id, origin_id, direction, sender, state, body,
                                  kind, xmpp_id, nick, target_event, excerpt, payload)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
         """
+    private static let valuesTuple = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    private static let insertSQL = multiRowInsertSQL(rows: 1)
 }
 
 /// A MUC message's reflection as the message map records it: our `originID` when it was one of ours, and the room's

@@ -71,6 +71,22 @@ import Testing
         #expect(try await store.undeliveredMappings(room).map(\.body) == ["b", "a", "c"])
     }
 
+    /// Issue 26: on PostgreSQL a run's rows are one statement per chunk (64, 4 and 2 rows here), not one per row; on
+    /// SQLite, with no round trip to save, each row is still its insert and its inbox delete.
+    @Test(arguments: StoreBackend.all) func aLongRunIsOneStatementPerChunkOnPostgreSQL(_ backend: StoreBackend) async throws {
+        let fixture = try await backend.open()
+        let store = fixture.store
+        let names = (0..<70).map { "m\($0)" }
+        let queued = try await store.enqueueInbox(names.map(event))
+        _ = try await store.insertMapping(mapping("m5"))
+        let statements = store.activity.snapshot().statements
+        let inserted = try await store.insertMappings(queued.map { (mapping: mapping(String($0.eventID.rawValue.dropFirst())), seq: $0.seq) })
+        #expect(inserted == names.map { $0 != "m5" })
+        #expect(store.activity.snapshot().statements - statements == (backend == .postgres ? 3 : 140))
+        #expect(try await store.inbox(room).isEmpty)
+        #expect(try await store.undeliveredMappings(room).map(\.body) == ["m5"] + names.filter { $0 != "m5" })
+    }
+
     @Test(arguments: StoreBackend.all) func seenEventsAreTheQueuedAndTheMappedOnes(_ backend: StoreBackend) async throws {
         let fixture = try await backend.open()
         let store = fixture.store

@@ -214,6 +214,49 @@ import Testing
         #expect(try await store.reactions(room: other, target: event("$orig"), reactor: .matrix(alice)) == [elsewhere])
     }
 
+    // MARK: A burst's records
+
+    /// Issue 26: what a portal gathered in a burst — reflections and XMPP messages, interleaved — is one commit, as if
+    /// each were recorded in turn: ours delivered once, theirs mapped (an archived copy of one once), their reaction
+    /// changes applied, and the resume point at the last record with a stanza-id. On PostgreSQL the XMPP rows are one
+    /// statement per chunk, the resume point riding in the first.
+    @Test(arguments: StoreBackend.all) func aBurstsRecordsAreOneCommitInOrder(_ backend: StoreBackend) async throws {
+        let fixture = try await backend.open()
+        let store = fixture.store
+        #expect(try await store.insertMapping(fromMatrix("$ours", user: alice, origin: "o-ours")))
+        let reaction = Reaction(room: room, target: event("$x1"), reactor: romeo, key: "👍", eventID: event("$r1"))
+        let before = store.activity.snapshot()
+        let delivered = try await store.record(room: room, [
+            .fromXMPP(fromXMPP("$x1", stanza: "S1", sender: romeo), reactions: ReactionChange()),
+            .reflection(ReflectionReceipt(originID: OriginID("o-ours"), stanzaID: StanzaID("S2"))),
+            .fromXMPP(fromXMPP("$x3", stanza: "S3", sender: juliet), reactions: ReactionChange(added: [reaction])),
+            .fromXMPP(fromXMPP("$x3", stanza: "S3", sender: juliet), reactions: ReactionChange()),
+            .reflection(ReflectionReceipt(originID: OriginID("o-ours"), stanzaID: StanzaID("S2"))),
+            .fromXMPP(fromXMPP("$x5", stanza: "S5", sender: romeo), reactions: ReactionChange()),
+            .reflection(ReflectionReceipt(originID: nil, stanzaID: nil)),
+        ])
+        let after = store.activity.snapshot()
+        #expect(delivered == [OriginID("o-ours")!])
+        #expect(after.commits - before.commits == 1)
+        if backend == .postgres { #expect(after.statements - before.statements == 3) }   // the reaction, the receipts, the rows
+        #expect(try await store.lastStanzaID(room) == StanzaID("S5"))
+        #expect(try await store.mapping(room: room, eventID: event("$ours"))?.stanzaID == StanzaID("S2"))
+        for (id, stanza) in [("$x1", "S1"), ("$x3", "S3"), ("$x5", "S5")] {
+            let row = try #require(try await store.mapping(room: room, stanzaID: StanzaID(stanza)!))
+            #expect(row.eventID == event(id) && row.direction == .xmppToMatrix && row.state == .delivered)
+        }
+        #expect(try await store.reactions(room: room, target: event("$x1"), reactor: romeo).map(\.key) == ["👍"])
+    }
+
+    /// Records without XMPP messages still move the resume point (a reflection of someone else's message).
+    @Test(arguments: StoreBackend.all) func reflectionsAloneMoveTheResumePoint(_ backend: StoreBackend) async throws {
+        let fixture = try await backend.open()
+        let store = fixture.store
+        _ = try await store.record(room: room, [.reflection(ReflectionReceipt(originID: nil, stanzaID: StanzaID("T1"))),
+                                                .reflection(ReflectionReceipt(originID: nil, stanzaID: StanzaID("T2")))])
+        #expect(try await store.lastStanzaID(room) == StanzaID("T2"))
+    }
+
     // MARK: Payload
 
     @Test(arguments: StoreBackend.all) func deliveryOrFailureClearsThePayload(_ backend: StoreBackend) async throws {
