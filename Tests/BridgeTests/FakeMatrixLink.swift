@@ -35,6 +35,8 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         var redactions: [Redaction] = []
         var members: [RoomID: [UserID: String?]] = [:]
         var sent: [Sent] = []
+        /// Every message send made, including those a transaction id answered with the event it made before.
+        var sendCalls = 0
         var byTxn: [String: EventID] = [:]
         var registered: Set<UserID> = []
         var globalNames: [UserID: String] = [:]
@@ -181,6 +183,7 @@ final class FakeMatrixLink: MatrixLink, Sendable {
         // Ends only by cancellation (then throws CancellationError), as a call to a homeserver that never answers.
         if hangs { try await Task.sleep(for: .seconds(86_400)) }
         return try state.withLock { state in
+            state.sendCalls += 1
             if state.unavailableSends > 0 {
                 state.unavailableSends -= 1
                 throw MatrixLinkError.unavailable("homeserver down")

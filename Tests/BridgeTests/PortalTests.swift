@@ -54,6 +54,34 @@ import TestSupport
         await harness.stop()
     }
 
+    /// Issue 26: a burst's XMPP messages are recorded together once it is handled, yet a message that refers to one
+    /// of them (a reply) still finds it, and a copy of one in the same burst (as catch-up reads it) is not sent again.
+    @Test func aBurstsMessagesAreRecordedTogetherYetFoundByWhatFollows() async throws {
+        let harness = try BridgeHarness()
+        try await linked(harness, members: [alice: "Alice"])
+        // The homeserver turns the first message away once; during the portal's pause before the retry, the rest
+        // queue up and come out as one burst.
+        harness.matrix.state.withLock { $0.unavailableSends = 1 }
+        _ = harness.xmpp.occupantSays("romeo", "zero", in: muc, occupantID: "occ1")
+        let first = harness.xmpp.occupantSays("romeo", "first", in: muc, occupantID: "occ1")
+        harness.xmpp.feed.yield(.message(first))
+        var reply = RoomMessage(room: muc, nick: "juliet", to: FakeXMPPLink.bot, stanzaID: StanzaID("sid-reply"),
+                                occupantID: OccupantID("occ2"), body: "second")
+        reply.references.reply = MessageReferences.Reply(to: muc.with(resource: "romeo"), id: first.stanzaID!.rawValue)
+        harness.xmpp.feed.yield(.message(reply))
+        let last = harness.xmpp.occupantSays("romeo", "third", in: muc, occupantID: "occ1")
+        try await eventually("bridged") { harness.matrix.state.withLock { $0.sent.count } == 4 }
+        try await eventually("recorded") { try await harness.store.lastStanzaID(room) == last.stanzaID }
+        let (all, calls) = harness.matrix.state.withLock { ($0.sent, $0.sendCalls) }
+        #expect(calls == 5)   // zero twice, then one each
+        let sent = Array(all.dropFirst())
+        #expect(sent[1].message.relatesTo?.inReplyTo?.eventID == sent[0].eventID)
+        for (message, copy) in zip([first, reply, last], sent) {
+            #expect(try await harness.store.mapping(room: room, stanzaID: message.stanzaID!)?.eventID == copy.eventID)
+        }
+        await harness.stop()
+    }
+
     @Test func matrixMessageGoesOutWithOriginIDAndReflectionIsNotEchoed() async throws {
         let harness = try BridgeHarness()
         try await linked(harness, members: [alice: "Alice"])

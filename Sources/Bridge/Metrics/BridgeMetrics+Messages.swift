@@ -4,10 +4,10 @@ import IsthmusCommon
 /// where its delivery is recorded, with the kind and entry time noted when it entered (``InFlightMessages``).
 ///
 /// - XMPP → Matrix enters when the XMPP task routes the stanza to its portal and is counted when its map entry is
-///   written after the Matrix send succeeded (`Portal.recordBridged`).
+///   written after the Matrix send succeeded (`Portal.recordPending`).
 /// - Matrix → XMPP enters when its homeserver transaction is accepted (or, after a restart or a timeline catch-up,
 ///   when it is read from the inbox, without a latency) and is counted when the MUC's reflection marks it delivered
-///   (`Portal.recordPendingReflections`).
+///   (`Portal.recordPending`).
 ///
 /// A message whose entry is gone (the process restarted between its entry and its delivery, or the table was pruned)
 /// still counts, as `text` and without a latency sample.

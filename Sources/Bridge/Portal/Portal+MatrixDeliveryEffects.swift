@@ -14,8 +14,8 @@ extension Portal {
             guard (try? await context.clock.sleep(until: context.clock.now() + pause)) != nil else { return nil }
             return .matrixDelivery(await sendToMatrix(delivery))
         case .recordReflection(let originID, let stanzaID): recordReflection(originID: originID, stanzaID: stanzaID)
-        case .recordBridged(let mapping, let reactions): await recordBridged(mapping, reactions: reactions)
-        case .recordRefused(let mapping): await recordRefused(mapping)
+        case .recordBridged(let mapping, let reactions): recordFromXMPP(mapping, reactions: reactions)
+        case .recordRefused(let mapping): recordFromXMPP(mapping)
         case .tellSender(let occupant, let text): await sendPrivate(to: occupant, body: text)
         case .log(let entry): logger.log(entry.level, entry.message, metadata: entry.metadata)
         }
@@ -63,8 +63,14 @@ extension Portal {
     }
 
     /// Whether the message was bridged already and, if not, the mapped messages it refers to (the store's
-    /// `xmppLookUp(_:in:relayed:)`, `Store+MessageTargets.swift`: one call on the store's thread).
+    /// `xmppLookUp(_:in:relayed:)`, `Store+MessageTargets.swift`: one call on the store's thread). A message among the
+    /// gathered records (an archived copy of one bridged in this burst) is bridged already.
     private func lookUpBridged(_ message: RoomMessage) async -> MatrixDeliveryMachine.Input {
+        if let stanzaID = message.stanzaID, pendingRecords.contains(where: { record in
+            if case .fromXMPP(let mapping, _) = record { mapping.stanzaID == stanzaID } else { false }
+        }) {
+            return .lookedUp(message, bridged: true)
+        }
         let room = link.matrixRoom
         do {
             let found = try await context.store.xmppLookUp(message, in: room, relayed: context.matrixRelay != nil)
@@ -78,52 +84,45 @@ extension Portal {
     }
 
     /// Our own message came back from the MUC: its origin-id marks it delivered with the room's stanza-id (the
-    /// receipt); otherwise the stanza-id is at least the room's new resume point. Gathered, not written yet: the
-    /// reflections that arrive together are recorded in one commit (``recordPendingReflections()``, called by
-    /// `Portal.feed` and `Portal.handle`) — a crash before it loses nothing, since the resume point has not moved
-    /// past them and catch-up reads them from the archive again.
+    /// receipt); otherwise the stanza-id is at least the room's new resume point. Gathered, not written yet
+    /// (``recordPending()``).
     private func recordReflection(originID: OriginID?, stanzaID: StanzaID?) {
         context.metrics.reflected(muc: link.muc, stanzaID: stanzaID)
-        pendingReflections.append(ReflectionReceipt(originID: originID, stanzaID: stanzaID))
+        pendingRecords.append(.reflection(ReflectionReceipt(originID: originID, stanzaID: stanzaID)))
     }
 
-    /// Records the gathered reflections in one write (``Store/recordReflections(room:_:)``); returns whether they are
-    /// durable (true when there were none). A failed write is logged and dropped: the resume point has not moved past
-    /// those reflections, so catch-up reads them from the archive again.
+    /// Records the gathered reflections and XMPP messages in one write (``Store/record(room:_:)``); returns whether
+    /// they are durable (true when there were none). A failed write is logged and dropped: the resume point has not
+    /// moved past them, so catch-up reads them from the archive again (``RoomRecord`` says why that loses nothing).
     ///
     /// Counted here, once per message: an origin-id comes back only from the update that moves its mapping to
     /// `delivered` — a second reflection (a resend that also arrived, an archived copy) finds it delivered already.
-    func recordPendingReflections() async -> Bool {
-        guard !pendingReflections.isEmpty else { return true }
-        let receipts = pendingReflections
-        pendingReflections = []
+    /// A bridged XMPP message follows only a successful send (`MatrixDeliveryMachine.Input.delivered`), and a message
+    /// is sent only when neither the map nor the gathered records have its stanza-id yet — retries end here once, the
+    /// copies addressed to puppets are ignored, and archived copies of bridged messages are dropped by the lookup
+    /// before they are sent. (A room that assigns no stanza-id has no archive either: its messages arrive once, live.)
+    func recordPending() async -> Bool {
+        guard !pendingRecords.isEmpty else { return true }
+        let records = pendingRecords; print("FLUSH \(records.count)")
+        pendingRecords = []
         let room = link.matrixRoom
         do {
-            let delivered = try await context.durably { try await context.store.recordReflections(room: room, receipts) }
+            let delivered = try await context.durably { try await context.store.record(room: room, records) }
             let now = context.clock.now()
             for originID in delivered { context.metrics.deliveredToXMPP(room: room, originID: originID, now: now) }
+            for case .fromXMPP(let mapping, _) in records where mapping.state != .failed {
+                context.metrics.bridgedToMatrix(room: room, eventID: mapping.eventID, now: now)
+            }
             return true
         } catch {
-            logger.error("Could not record receipts", metadata: ["xmpp.reflections": "\(receipts.count)", "error": "\(error)"])
+            logger.error("Could not record the room's receipts", metadata: ["xmpp.records": "\(records.count)", "error": "\(error)"])
             return false
         }
     }
 
-    /// Counted here, once per message: this follows only a successful send (`MatrixDeliveryMachine.Input.delivered`), and a message is sent
-    /// only when the map does not have its stanza-id yet — retries end here once, the copies addressed to puppets are
-    /// ignored, and archived copies of bridged messages are dropped by the map lookup before they are sent. (A room
-    /// that assigns no stanza-id has no archive either: its messages arrive once, live.)
-    private func recordBridged(_ mapping: MessageMapping, reactions: ReactionChange) async {
-        do {
-            try await context.durably { try await context.store.recordBridgedFromXMPP(mapping, reactions: reactions) }
-            context.metrics.bridgedToMatrix(room: link.matrixRoom, eventID: mapping.eventID, now: context.clock.now())
-        } catch {
-            logger.error("Could not record a bridged message", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// A refused XMPP message is mapped `failed` (so it is not retried) and the resume point moves past it, in one commit.
-    private func recordRefused(_ mapping: MessageMapping) async {
-        _ = try? await context.durably { try await context.store.recordBridgedFromXMPP(mapping) }
+    /// A bridged XMPP message, or one Matrix refused for good (mapped `failed`, so it is not retried): gathered, not
+    /// written yet (``recordPending()``).
+    private func recordFromXMPP(_ mapping: MessageMapping, reactions: ReactionChange = ReactionChange()) {
+        pendingRecords.append(.fromXMPP(mapping, reactions: reactions))
     }
 }

@@ -26,9 +26,10 @@ actor Portal {
     private var timers: [PortalTimer: Task<Void, Never>] = [:]
     /// Typing notices, chat states and read markers on their way (off the portal's path).
     let ephemeralSender: EphemeralSender
-    /// MUC reflections handled and not yet recorded: written together (``recordPendingReflections()``) before any
-    /// other action, before a stanza's receipt is given, and when a burst ends — one commit for a run of them.
-    var pendingReflections: [ReflectionReceipt] = []
+    /// MUC reflections and XMPP → Matrix messages handled and not yet recorded: written together
+    /// (``recordPending()``) before any action that must see them, before a stanza's receipt is given, and when a
+    /// burst ends — one commit for a run of them (``RoomRecord``).
+    var pendingRecords: [RoomRecord] = []
     /// Whether this portal holds one of the bridge's activation permits (``ActivationGate``): taken when an
     /// activation starts (the bot's Matrix join), given back with the status it ends on (active, error or pending).
     private var activationPermit = false
@@ -110,13 +111,13 @@ actor Portal {
             if let receipt = entry.receipt {
                 // Acknowledged only once its gathered receipts are durable; unwritten (the store gone at shutdown), the
                 // stanza stays unacknowledged and the server sends it again.
-                let written = await recordPendingReflections()
+                let written = await recordPending()
                 if Task.isCancelled { break }
                 if written { await receipt.handled() }
             }
             if machine.closed { break }
         }
-        _ = await recordPendingReflections()
+        _ = await recordPending()
     }
 
     /// Feeds the machine and performs what it asks, outcomes first (each outcome's actions run before the rest).
@@ -124,7 +125,9 @@ actor Portal {
         var actions = machine.receive(input, now: context.clock.now())
         while !actions.isEmpty {
             let action = actions.removeFirst()
-            if !pendingReflections.isEmpty && !Self.gathersWithReflections(action) { _ = await recordPendingReflections() }
+            if !pendingRecords.isEmpty && (pendingRecords.count >= Self.maximumPendingRecords || !Self.gathersWithRecords(action)) {
+                _ = await recordPending()
+            }
             // Waited for here, not in `perform`: its async frame (every effect's locals) is far larger than this one's.
             if case .bot(.joinMatrix) = action, !activationPermit {
                 await context.activations.enter()
@@ -144,12 +147,27 @@ actor Portal {
         context.activations.leave()
     }
 
-    /// Whether `action` may run before the gathered reflections are written: another reflection, or a log line.
-    /// Everything else is ordered after them, as if each had been written when it was handled.
-    private static func gathersWithReflections(_ action: PortalStateMachine.Action) -> Bool {
+    /// The most records gathered before they are written, whatever comes next: a long burst (a busy room after a
+    /// pause) commits every so often, so a crash makes catch-up repeat at most this many sends.
+    static let maximumPendingRecords = 256
+
+    /// Whether `action` may run before the gathered records are written: another record, a log line, or the next
+    /// plain XMPP message's way to Matrix — its map lookup (which also checks the gathered records: see
+    /// ``lookUpBridged(_:)``) and its first send. Everything else is ordered after them, as if each had been written
+    /// when it was handled: a message that refers to another (a reply, a correction, a reaction, a retraction) is
+    /// looked up in the map, a retried send first looks for an earlier copy, and every other effect may read the map
+    /// or the resume point.
+    private static func gathersWithRecords(_ action: PortalStateMachine.Action) -> Bool {
         switch action {
-        case .matrixDelivery(.recordReflection), .log: true
-        default: false
+        case .matrixDelivery(.recordReflection), .matrixDelivery(.recordBridged), .matrixDelivery(.recordRefused),
+             .matrixDelivery(.log), .xmppDelivery(.log), .log:
+            true
+        case .matrixDelivery(.lookUpBridged(let message)):
+            message.references == MessageReferences()
+        case .matrixDelivery(.send(let delivery)):
+            delivery.attempt == 0
+        default:
+            false
         }
     }
 
