@@ -7,7 +7,11 @@ import IsthmusCommon
 /// Recording late loses nothing: until the commit, the resume point has not moved past any of them, so after a crash
 /// catch-up reads them from the archive again. A reflection is then receipted again; an XMPP message is looked up,
 /// not found, and sent again with the same transaction id (derived from its stanza-id), which the homeserver answers
-/// with the event it made the first time.
+/// with the event it made the first time. The one exception (docs/reliability.md, "What it does not cover"): Synapse
+/// remembers an appservice's transaction ids in memory only, so if the bridge crashes *and* the homeserver restarts
+/// before the bridge is back, the sent messages whose records the crash cut short arrive twice. Recording each message
+/// alone narrowed that double fault to the one message in flight; gathered, it is at most
+/// `Portal.maximumPendingRecords`.
 public enum RoomRecord: Sendable {
     /// A MUC reflection: our Matrix → XMPP message (its origin-id) delivered, or only the resume point moved.
     case reflection(ReflectionReceipt)

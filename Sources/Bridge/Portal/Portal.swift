@@ -148,8 +148,10 @@ actor Portal {
     }
 
     /// The most records gathered before they are written, whatever comes next: a long burst (a busy room after a
-    /// pause) commits every so often, so a crash makes catch-up repeat at most this many sends.
-    static let maximumPendingRecords = 256
+    /// pause) commits every so often, so a crash makes catch-up repeat at most this many sends (see ``RoomRecord`` for
+    /// why a repeat is no duplicate, and the one case where it is). 64 already makes the commit a small share of a
+    /// message's cost.
+    static let maximumPendingRecords = 64
 
     /// Whether `action` may run before the gathered records are written: another record, a log line, or the next
     /// plain XMPP message's way to Matrix — its map lookup (which also checks the gathered records: see
