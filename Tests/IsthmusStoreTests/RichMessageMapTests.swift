@@ -248,6 +248,24 @@ import Testing
         #expect(try await store.reactions(room: room, target: event("$x1"), reactor: romeo).map(\.key) == ["👍"])
     }
 
+    /// What a portal reads for a burst's messages at once: the stanza-ids this room's map has, of any direction or
+    /// state, and no other room's; one statement per chunk (70 ids: 64, 4 and 2).
+    @Test(arguments: StoreBackend.all) func mappedStanzaIDsAreReadInChunks(_ backend: StoreBackend) async throws {
+        let fixture = try await backend.open()
+        let store = fixture.store
+        _ = try await store.record(room: room, [.fromXMPP(fromXMPP("$a", stanza: "A", sender: romeo), reactions: ReactionChange())])
+        var refused = fromXMPP("$b", stanza: "B", sender: romeo)
+        refused.state = .failed
+        _ = try await store.record(room: room, [.fromXMPP(refused, reactions: ReactionChange())])
+        var elsewhere = fromXMPP("$c", stanza: "C", sender: romeo)
+        elsewhere.room = other
+        _ = try await store.record(room: other, [.fromXMPP(elsewhere, reactions: ReactionChange())])
+        let asked = ["A", "B", "C"].map { StanzaID($0)! } + (0..<67).map { StanzaID("n\($0)")! }
+        let statements = store.activity.snapshot().statements
+        #expect(try await store.mappedStanzaIDs(room, among: asked) == [StanzaID("A")!, StanzaID("B")!])
+        #expect(store.activity.snapshot().statements - statements == 3)
+    }
+
     /// Records without XMPP messages still move the resume point (a reflection of someone else's message).
     @Test(arguments: StoreBackend.all) func reflectionsAloneMoveTheResumePoint(_ backend: StoreBackend) async throws {
         let fixture = try await backend.open()

@@ -71,6 +71,9 @@ extension Portal {
         }) {
             return .lookedUp(message, bridged: true)
         }
+        if let stanzaID = message.stanzaID, Self.isPlain(message), unmapped.contains(stanzaID) {
+            return .lookedUp(message, bridged: false)   // a plain message refers to nothing: no targets to read
+        }
         let room = link.matrixRoom
         do {
             let found = try await context.store.xmppLookUp(message, in: room, relayed: context.matrixRelay != nil)
@@ -123,6 +126,27 @@ extension Portal {
     /// A bridged XMPP message, or one Matrix refused for good (mapped `failed`, so it is not retried): gathered, not
     /// written yet (``recordPending()``).
     private func recordFromXMPP(_ mapping: MessageMapping, reactions: ReactionChange = ReactionChange()) {
+        if let stanzaID = mapping.stanzaID { unmapped.remove(stanzaID) }
         pendingRecords.append(.fromXMPP(mapping, reactions: reactions))
+    }
+
+    /// Reads, in one store call, which of the burst's plain XMPP messages the map lacks (``unmapped``), so that their
+    /// lookups need none. What the burst bridges goes through ``recordFromXMPP(_:reactions:)``, which takes its
+    /// stanza-id out again, so a second copy of a message (live, then from the archive) is still found bridged. Not
+    /// worth a call for a single message; on a failure each message is looked up alone, as before.
+    func lookAhead(_ burst: [PortalQueue.Entry]) async {
+        let stanzaIDs = burst.compactMap { entry -> StanzaID? in
+            guard case .xmppMessage(let message) = entry.event, Self.isPlain(message) else { return nil }
+            return message.stanzaID
+        }
+        guard stanzaIDs.count > 1,
+              let mapped = try? await context.store.mappedStanzaIDs(link.matrixRoom, among: stanzaIDs) else { return }
+        unmapped = Set(stanzaIDs).subtracting(mapped)
+    }
+
+    /// A message that refers to no other (no reply, correction, retraction, reactions or moderation): its lookup is
+    /// only whether it was bridged. The portal also writes its gathered records later for such a lookup.
+    static func isPlain(_ message: RoomMessage) -> Bool {
+        message.references == MessageReferences()
     }
 }

@@ -30,6 +30,9 @@ actor Portal {
     /// (``recordPending()``) before any action that must see them, before a stanza's receipt is given, and when a
     /// burst ends — one commit for a run of them (``RoomRecord``).
     var pendingRecords: [RoomRecord] = []
+    /// The stanza-ids of the burst's plain XMPP messages that the map did not have when the burst began and that no
+    /// record has named since: their lookups need no store call (``lookAhead(_:)``). Cleared when the burst ends.
+    var unmapped: Set<StanzaID> = []
     /// Whether this portal holds one of the bridge's activation permits (``ActivationGate``): taken when an
     /// activation starts (the bot's Matrix join), given back with the status it ends on (active, error or pending).
     private var activationPermit = false
@@ -104,6 +107,8 @@ actor Portal {
     /// other action records them before it runs), and in a room without an archive an unrecorded reflection would
     /// leave its Matrix message undelivered in the inbox — sent once more after the restart.
     private func handle(_ burst: [PortalQueue.Entry]) async {
+        await lookAhead(burst)
+        defer { unmapped = [] }
         for entry in burst {
             if Task.isCancelled { break }
             await feed(.event(entry.event))
@@ -165,7 +170,7 @@ actor Portal {
              .matrixDelivery(.log), .xmppDelivery(.log), .log:
             true
         case .matrixDelivery(.lookUpBridged(let message)):
-            message.references == MessageReferences()
+            isPlain(message)
         case .matrixDelivery(.send(let delivery)):
             delivery.attempt == 0
         default:
