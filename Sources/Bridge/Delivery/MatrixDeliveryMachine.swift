@@ -159,6 +159,16 @@ struct MatrixDeliveryMachine: Sendable {
         return deliver(message, targets: XMPPTargets(), in: room)
     }
 
+    /// The stanza-id under which ``bridge(_:in:)`` would look `message` up as a plain message — from another occupant,
+    /// with a body, the room's stanza-id and no reference to another message — or nil. The portal reads a burst's at
+    /// once (`Portal.lookAhead`); reflections of ours and messages that refer to others are left out. Pure.
+    func plainLookUpKey(_ message: RoomMessage, in room: Room) -> StanzaID? {
+        guard room.trustsStanzaIDs, !message.nick.isEmpty, message.body != nil, message.references == MessageReferences(),
+              !PortalStateMachine.isOurOccupant(nick: message.nick, realJID: message.realJID, naming: configuration.naming,
+                                                botNick: room.botNick, puppets: room.puppets) else { return nil }
+        return message.stanzaID
+    }
+
     /// `ghostReady`: the delivery's ghost setup was made (and saved) before the failure: the model takes it in, and a
     /// retry does not make it again.
     private func failed(_ delivery: MatrixDelivery, _ failure: MatrixFailure, ghostReady: Bool, in room: Room) -> [Output] {

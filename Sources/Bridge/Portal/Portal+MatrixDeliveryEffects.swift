@@ -130,14 +130,14 @@ extension Portal {
         pendingRecords.append(.fromXMPP(mapping, reactions: reactions))
     }
 
-    /// Reads, in one store call, which of the burst's plain XMPP messages the map lacks (``unmapped``), so that their
-    /// lookups need none. What the burst bridges goes through ``recordFromXMPP(_:reactions:)``, which takes its
+    /// Reads, in one store call, which of the burst's plain XMPP messages from others (not reflections of ours) the
+    /// map lacks (``unmapped``), so that their lookups need none. What the burst bridges goes through ``recordFromXMPP(_:reactions:)``, which takes its
     /// stanza-id out again, so a second copy of a message (live, then from the archive) is still found bridged. Not
     /// worth a call for a single message; on a failure each message is looked up alone, as before.
     func lookAhead(_ burst: [PortalQueue.Entry]) async {
         let stanzaIDs = burst.compactMap { entry -> StanzaID? in
-            guard case .xmppMessage(let message) = entry.event, Self.isPlain(message) else { return nil }
-            return message.stanzaID
+            guard case .xmppMessage(let message) = entry.event else { return nil }
+            return machine.plainLookUpKey(message)
         }
         guard stanzaIDs.count > 1,
               let mapped = try? await context.store.mappedStanzaIDs(link.matrixRoom, among: stanzaIDs) else { return }

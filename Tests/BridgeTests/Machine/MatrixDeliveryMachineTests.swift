@@ -55,6 +55,22 @@ import XMPP
         #expect(sent(outputs)?.ghost == romeo)
     }
 
+    /// Issue 26: what the portal reads for a whole burst — only the key of a message that would be looked up plainly:
+    /// not our own reflection, not one that refers to another, not one in a room whose stanza-ids are untrusted, not
+    /// one from the room itself or without a body.
+    @Test func onlyAPlainMessageFromAnotherOccupantHasAPlainLookUpKey() {
+        #expect(machine.plainLookUpKey(f.groupchat("romeo", "hi", stanzaID: "s1"), in: room()) == StanzaID("s1"))
+        #expect(machine.plainLookUpKey(f.groupchat("Matrix", "mine", stanzaID: "s2", originID: "o1"), in: room()) == nil)
+        var reply = f.groupchat("romeo", "re", stanzaID: "s3")
+        reply.references.reply = MessageReferences.Reply(to: nil, id: "s1")
+        #expect(machine.plainLookUpKey(reply, in: room()) == nil)
+        #expect(machine.plainLookUpKey(f.groupchat("romeo", "hi", stanzaID: "s4"), in: room(trusts: false)) == nil)
+        #expect(machine.plainLookUpKey(f.groupchat("", "subject", stanzaID: "s5"), in: room()) == nil)
+        var empty = f.groupchat("romeo", "x", stanzaID: "s6")
+        empty.body = nil
+        #expect(machine.plainLookUpKey(empty, in: room()) == nil)
+    }
+
     @Test func anUnannouncedStanzaIDIsDroppedAndTheMessageKeyedByItsDigest() {
         let message = f.groupchat("romeo", "hi", stanzaID: "forged")
         var unkeyed = message

@@ -28,6 +28,11 @@ extension PortalStateMachine {
         return actions
     }
 
+    /// The stanza-id a plain MUC message would be looked up by (``MatrixDeliveryMachine/plainLookUpKey(_:in:)``).
+    func plainLookUpKey(_ message: RoomMessage) -> StanzaID? {
+        matrixDelivery.plainLookUpKey(message, in: matrixDeliveryRoom)
+    }
+
     /// What the delivery machine may read of the room: the model's tables (copy-on-write, so no copying) and one
     /// closure over the ghosts' table, never the portal machine itself. Made for every input, on the hot path.
     private var matrixDeliveryRoom: MatrixDeliveryMachine.Room {
