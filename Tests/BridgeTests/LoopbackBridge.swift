@@ -29,7 +29,7 @@ actor LoopbackBridge: ScenarioPair {
     let directory: TemporaryDirectory
     /// The test's connection to the bridge's store (to link the room and to read what the bridge recorded).
     let store: Store
-    private let settings: LoopbackBridgeConfig
+    private var settings: LoopbackBridgeConfig
     private let fakes: [Task<Void, Never>]
     private var running: Running?
     /// Matrix events said while the bridge was stopped, pushed once it runs again (as Synapse retries a down appservice).
@@ -73,6 +73,21 @@ actor LoopbackBridge: ScenarioPair {
     /// romeo's ghost in the Matrix room. Events said while it was stopped are pushed then.
     func startBridge() async throws {
         guard running == nil else { return }
+        // The listener's port was free when it was chosen, but anything may bind it before the bridge does (an
+        // outgoing connection's ephemeral port, another test's listener): then the bridge stops at once, and starts
+        // again on another port (LoopbackPort.unused() asks its callers to).
+        for _ in 1..<3 {
+            do {
+                return try await startBridgeOnce()
+            } catch where running?.exit.reason?.contains("Address already in use") == true {
+                running = nil
+                settings.appservicePort = try LoopbackPort.unused()
+            }
+        }
+        try await startBridgeOnce()
+    }
+
+    private func startBridgeOnce() async throws {
         let config = try Config.parse(settings.yaml, baseDirectory: directory.path, environment: [:])
         let log = LogSink.memory()
         let (stop, stopping) = AsyncStream.makeStream(of: Void.self)
