@@ -233,13 +233,14 @@ import Testing
             .fromXMPP(fromXMPP("$x3", stanza: "S3", sender: juliet), reactions: ReactionChange()),
             .reflection(ReflectionReceipt(originID: OriginID("o-ours"), stanzaID: StanzaID("S2"))),
             .fromXMPP(fromXMPP("$x5", stanza: "S5", sender: romeo), reactions: ReactionChange()),
+            .reflection(ReflectionReceipt(originID: nil, stanzaID: StanzaID("S6"))),   // someone else's, already bridged
             .reflection(ReflectionReceipt(originID: nil, stanzaID: nil)),
         ])
         let after = store.activity.snapshot()
         #expect(delivered == [OriginID("o-ours")!])
         #expect(after.commits - before.commits == 1)
         if backend == .postgres { #expect(after.statements - before.statements == 3) }   // the reaction, the receipts, the rows
-        #expect(try await store.lastStanzaID(room) == StanzaID("S5"))
+        #expect(try await store.lastStanzaID(room) == StanzaID("S6"))
         #expect(try await store.mapping(room: room, eventID: event("$ours"))?.stanzaID == StanzaID("S2"))
         for (id, stanza) in [("$x1", "S1"), ("$x3", "S3"), ("$x5", "S5")] {
             let row = try #require(try await store.mapping(room: room, stanzaID: StanzaID(stanza)!))

@@ -163,7 +163,7 @@ struct MatrixDeliveryMachine: Sendable {
     /// with a body, the room's stanza-id and no reference to another message — or nil. The portal reads a burst's at
     /// once (`Portal.lookAhead`); reflections of ours and messages that refer to others are left out. Pure.
     func plainLookUpKey(_ message: RoomMessage, in room: Room) -> StanzaID? {
-        guard room.trustsStanzaIDs, !message.nick.isEmpty, message.body != nil, message.references == MessageReferences(),
+        guard room.trustsStanzaIDs, !message.nick.isEmpty, message.body != nil, !message.references.refersToAnother,
               !PortalStateMachine.isOurOccupant(nick: message.nick, realJID: message.realJID, naming: configuration.naming,
                                                 botNick: room.botNick, puppets: room.puppets) else { return nil }
         return message.stanzaID

@@ -71,7 +71,7 @@ extension Portal {
         }) {
             return .lookedUp(message, bridged: true)
         }
-        if let stanzaID = message.stanzaID, Self.isPlain(message), unmapped.contains(stanzaID) {
+        if let stanzaID = message.stanzaID, !message.references.refersToAnother, unmapped.contains(stanzaID) {
             return .lookedUp(message, bridged: false)   // a plain message refers to nothing: no targets to read
         }
         let room = link.matrixRoom
@@ -95,8 +95,10 @@ extension Portal {
     }
 
     /// Records the gathered reflections and XMPP messages in one write (``Store/record(room:_:)``); returns whether
-    /// they are durable (true when there were none). A failed write is logged and dropped: the resume point has not
-    /// moved past them, so catch-up reads them from the archive again (``RoomRecord`` says why that loses nothing).
+    /// they are durable (true when there were none). While the store is out of reach or the disk full, `durably`
+    /// waits until it writes again. A write that fails otherwise (a record the store refuses) is tried again one
+    /// record at a time, so only the refused one is lost, as when each was written alone: it is logged, and a later
+    /// record moves the resume point past it.
     ///
     /// Counted here, once per message: an origin-id comes back only from the update that moves its mapping to
     /// `delivered` — a second reflection (a resend that also arrived, an archived copy) finds it delivered already.
@@ -106,8 +108,19 @@ extension Portal {
     /// before they are sent. (A room that assigns no stanza-id has no archive either: its messages arrive once, live.)
     func recordPending() async -> Bool {
         guard !pendingRecords.isEmpty else { return true }
-        let records = pendingRecords; print("FLUSH \(records.count)")
+        let records = pendingRecords
         pendingRecords = []
+        if await record(records) { return true }
+        guard records.count > 1 else { return false }
+        var all = true
+        for record in records {
+            if await !self.record([record]) { all = false }
+        }
+        return all
+    }
+
+    /// Writes `records` in one commit and counts what they delivered; logs a failure and returns false.
+    private func record(_ records: [RoomRecord]) async -> Bool {
         let room = link.matrixRoom
         do {
             let delivered = try await context.durably { try await context.store.record(room: room, records) }
@@ -118,7 +131,8 @@ extension Portal {
             }
             return true
         } catch {
-            logger.error("Could not record the room's receipts", metadata: ["xmpp.records": "\(records.count)", "error": "\(error)"])
+            logger.error("Could not record what the room's messages did", metadata: [
+                "xmpp.records": "\(records.count)", "error": "\(error)"])
             return false
         }
     }
@@ -135,18 +149,16 @@ extension Portal {
     /// stanza-id out again, so a second copy of a message (live, then from the archive) is still found bridged. Not
     /// worth a call for a single message; on a failure each message is looked up alone, as before.
     func lookAhead(_ burst: [PortalQueue.Entry]) async {
+        var seen: Set<StanzaID> = []
         let stanzaIDs = burst.compactMap { entry -> StanzaID? in
-            guard case .xmppMessage(let message) = entry.event else { return nil }
-            return machine.plainLookUpKey(message)
+            // Only the copy addressed to the bridge's own occupant is bridged; the component gets one per puppet.
+            guard case .xmppMessage(let message) = entry.event, message.to == nil || message.to == context.naming.botOccupant,
+                  let stanzaID = machine.plainLookUpKey(message), seen.insert(stanzaID).inserted else { return nil }
+            return stanzaID
         }
         guard stanzaIDs.count > 1,
               let mapped = try? await context.store.mappedStanzaIDs(link.matrixRoom, among: stanzaIDs) else { return }
-        unmapped = Set(stanzaIDs).subtracting(mapped)
+        unmapped = seen.subtracting(mapped)
     }
 
-    /// A message that refers to no other (no reply, correction, retraction, reactions or moderation): its lookup is
-    /// only whether it was bridged. The portal also writes its gathered records later for such a lookup.
-    static func isPlain(_ message: RoomMessage) -> Bool {
-        message.references == MessageReferences()
-    }
 }

@@ -103,9 +103,9 @@ actor Portal {
     /// queued is not lost: MUC messages come back from the archive after the resume point, Matrix events from the
     /// durable inbox.
     ///
-    /// The reflections gathered before the cancellation are still recorded: they came from events handled whole (any
-    /// other action records them before it runs), and in a room without an archive an unrecorded reflection would
-    /// leave its Matrix message undelivered in the inbox — sent once more after the restart.
+    /// The records gathered before the cancellation are still written: they came from events handled whole (what they
+    /// record happened: a reflection arrived, a message reached Matrix), and in a room without an archive an unrecorded
+    /// reflection would leave its Matrix message undelivered in the inbox — sent once more after the restart.
     private func handle(_ burst: [PortalQueue.Entry]) async {
         await lookAhead(burst)
         defer { unmapped = [] }
@@ -158,19 +158,20 @@ actor Portal {
     /// message's cost.
     static let maximumPendingRecords = 64
 
-    /// Whether `action` may run before the gathered records are written: another record, a log line, or the next
-    /// plain XMPP message's way to Matrix — its map lookup (which also checks the gathered records: see
-    /// ``lookUpBridged(_:)``) and its first send. Everything else is ordered after them, as if each had been written
-    /// when it was handled: a message that refers to another (a reply, a correction, a reaction, a retraction) is
-    /// looked up in the map, a retried send first looks for an earlier copy, and every other effect may read the map
-    /// or the resume point.
+    /// Whether `action` may run before the gathered records are written: another record, a log line, a typing notice
+    /// or its timer (neither reads the map; a read marker's lookup does, and waits), or the next plain XMPP message's
+    /// way to Matrix — its map lookup (which also checks the gathered records: see ``lookUpBridged(_:)``) and its first
+    /// send. Everything else is ordered after them, as if each had been written when it was handled: a message that
+    /// refers to another (a reply, a correction, a reaction, a retraction) is looked up in the map, a retried send
+    /// first looks for an earlier copy, and every other effect may read the map or the resume point.
     private static func gathersWithRecords(_ action: PortalStateMachine.Action) -> Bool {
         switch action {
         case .matrixDelivery(.recordReflection), .matrixDelivery(.recordBridged), .matrixDelivery(.recordRefused),
-             .matrixDelivery(.log), .xmppDelivery(.log), .log:
+             .matrixDelivery(.log), .xmppDelivery(.log), .log,
+             .ephemeral(.send), .ephemeral(.scheduleFlush), .ephemeral(.log):
             true
         case .matrixDelivery(.lookUpBridged(let message)):
-            isPlain(message)
+            !message.references.refersToAnother
         case .matrixDelivery(.send(let delivery)):
             delivery.attempt == 0
         default:

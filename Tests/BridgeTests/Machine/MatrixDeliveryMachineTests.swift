@@ -59,7 +59,10 @@ import XMPP
     /// not our own reflection, not one that refers to another, not one in a room whose stanza-ids are untrusted, not
     /// one from the room itself or without a body.
     @Test func onlyAPlainMessageFromAnotherOccupantHasAPlainLookUpKey() {
-        #expect(machine.plainLookUpKey(f.groupchat("romeo", "hi", stanzaID: "s1"), in: room()) == StanzaID("s1"))
+        let plain = f.groupchat("romeo", "hi", stanzaID: "s1")
+        #expect(machine.plainLookUpKey(plain, in: room()) == StanzaID("s1"))
+        // The key is what the machine then looks the message up by, with nothing else to read.
+        #expect(machine.receive(.message(plain), in: room()) == [.perform(.lookUpBridged(plain))])
         #expect(machine.plainLookUpKey(f.groupchat("Matrix", "mine", stanzaID: "s2", originID: "o1"), in: room()) == nil)
         var reply = f.groupchat("romeo", "re", stanzaID: "s3")
         reply.references.reply = MessageReferences.Reply(to: nil, id: "s1")
