@@ -360,7 +360,7 @@ extension MediaTests {
         }
         XCTAssertEqual(served, data)
         // It reads again: what was buffered, then the end of the connection.
-        let cut = slow.receiveUntilClosed(timeout: .seconds(30))
+        let cut = await slow.receiveUntilClosed(timeout: .seconds(30))
         XCTAssertTrue(cut.closed, "the stalled client's connection was closed (\(cut.bytes.count) bytes read)")
         XCTAssertLessThan(cut.bytes.count, data.count, "the stalled client did not get the whole file")
     }

@@ -98,7 +98,7 @@ import Testing
             #expect(handler.transactionsInHandler == 1)
             handler.releaseTransactions()
             for socket in sockets {
-                let answer = socket.receiveUntilClosed(timeout: .seconds(30))
+                let answer = await socket.receiveUntilClosed(timeout: .seconds(30))
                 #expect(answer.status == 200, "\(answer.text)")
             }
         }

@@ -20,7 +20,7 @@ import Testing
         // answer is back, that thread has finished the callback that put the first request into the stream.
         let sentinel = try RawSocket.connect(port: port)
         try sentinel.send("PUT /big HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
-        #expect(sentinel.receiveUntilClosed(timeout: .seconds(TestTimeScale.scaled(10))).status == 413)
+        #expect(await sentinel.receiveUntilClosed(timeout: .seconds(TestTimeScale.scaled(10))).status == 413)
 
         server = nil   // its deinit closes it
         try await eventually("the server's core freed") { core == nil }
@@ -34,6 +34,6 @@ import Testing
         try waiting.send("PUT /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
         try await eventually("the request waits for its answer") { server.core.waitingRequests == 1 }
         server.close()
-        #expect(waiting.receiveUntilClosed(timeout: .seconds(TestTimeScale.scaled(10))).status == 503)
+        #expect(await waiting.receiveUntilClosed(timeout: .seconds(TestTimeScale.scaled(10))).status == 503)
     }
 }

@@ -33,7 +33,7 @@ import Glibc
         defer { server.close() }
         let client = try RawSocket.connect(port: server.port)
         try client.send("GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
-        let received = client.receiveUntilClosed(timeout: .seconds(60))
+        let received = await client.receiveUntilClosed(timeout: .seconds(60))
         #expect(received.closed)
         #expect(received.text.hasPrefix("HTTP/1.1 200"))
         #expect(received.bytes.count < 1_000_000)
@@ -57,7 +57,7 @@ import Glibc
         try client.send("GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
         // The client reads nothing until the producer, blocked on the full buffer, gave up.
         try await eventually("the stalled producer giving up", timeout: 60) { gaveUp.raised.withLock { $0 } }
-        let received = client.receiveUntilClosed(timeout: .seconds(60))
+        let received = await client.receiveUntilClosed(timeout: .seconds(60))
         #expect(received.closed)
         #expect(received.bytes.count < 64_000 << 10)
         await task.stop()

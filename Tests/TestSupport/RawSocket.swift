@@ -1,4 +1,5 @@
 import Foundation
+import IsthmusFakes
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -94,7 +95,16 @@ public final class RawSocket: @unchecked Sendable {
         return received > 0 ? Array(buffer[..<received]) : []
     }
 
-    /// Reads until the peer closes the connection or `timeout` passes, whichever comes first.
+    /// ``receiveUntilClosed(timeout:)`` on a thread of its own, for async code. A blocking read on the cooperative pool
+    /// holds one of its threads, two on a 2-core machine: two such reads at once (parallel tests) left the servers under
+    /// test no thread to answer on, and each waited its whole timeout out (seen as `AppServiceListenerLoopbackTests`
+    /// and `StreamingResponseLoopbackTests` failing together after 60 s).
+    public func receiveUntilClosed(timeout: Duration = .seconds(5)) async -> Received {
+        (try? await onOwnThread { self.receiveUntilClosed(timeout: timeout) as Received }) ?? Received(bytes: [], closed: false)
+    }
+
+    /// Reads until the peer closes the connection or `timeout` passes, whichever comes first. Blocks the calling thread:
+    /// async code uses the async overload.
     public func receiveUntilClosed(timeout: Duration = .seconds(5)) -> Received {
         let deadline = ContinuousClock.now + timeout
         var received: [UInt8] = []
