@@ -145,9 +145,10 @@ extension Portal {
     }
 
     /// Reads, in one store call, which of the burst's plain XMPP messages from others (not reflections of ours) the
-    /// map lacks (``unmapped``), so that their lookups need none. What the burst bridges goes through ``recordFromXMPP(_:reactions:)``, which takes its
-    /// stanza-id out again, so a second copy of a message (live, then from the archive) is still found bridged. Not
-    /// worth a call for a single message; on a failure each message is looked up alone, as before.
+    /// map lacks (``unmapped``), so that their lookups need none. What the burst bridges goes through
+    /// ``recordFromXMPP(_:reactions:)``, which takes its stanza-id out again, so a second copy of a message (live, then
+    /// from the archive) is still found bridged. Not worth a call for a single message; on a failure each message is
+    /// looked up alone, as before.
     func lookAhead(_ burst: [PortalQueue.Entry]) async {
         var seen: Set<StanzaID> = []
         let stanzaIDs = burst.compactMap { entry -> StanzaID? in
@@ -160,5 +161,4 @@ extension Portal {
               let mapped = try? await context.store.mappedStanzaIDs(link.matrixRoom, among: stanzaIDs) else { return }
         unmapped = seen.subtracting(mapped)
     }
-
 }
