@@ -69,74 +69,6 @@ enum MessageMapTable {
         """
 }
 
-/// One bridged message.
-public struct MessageMapping: Sendable, Equatable {
-    public enum Direction: String, Sendable { case xmppToMatrix = "x2m", matrixToXMPP = "m2x" }
-    public enum State: String, Sendable {
-        /// Matrix → XMPP: sent (or about to be), no reflection seen yet.
-        case sending
-        /// Delivered: the other side's id is known.
-        case delivered
-        /// The other side refused it; the sender was told.
-        case failed
-    }
-    /// What a row stands for: a message, or an event that refers to one (``target``).
-    public enum Kind: String, Sendable {
-        case message
-        /// A correction (XEP-0308) / `m.replace`.
-        case edit
-        /// A reaction update (XEP-0444 set) / `m.reaction` or its redaction.
-        case reaction
-        /// A retraction or moderation (XEP-0424/0425) / `m.room.redaction`.
-        case retraction
-    }
-    public var room: RoomID
-    public var eventID: EventID?
-    public var stanzaID: StanzaID?
-    public var originID: OriginID?
-    public var direction: Direction
-    /// The sender on the source side.
-    public var sender: MessageSender
-    public var state: State
-    /// Matrix → XMPP: the body as sent, kept until delivered so it can be resent.
-    public var body: String?
-    public var kind: Kind = .message
-    /// The message's `id` attribute (ours: the origin-id); corrections name the original by it, per sender.
-    public var xmppID: StanzaAttributeID?
-    /// The sender's nick when the message was sent (the `to` of a XEP-0461 reply to it).
-    public var nick: String?
-    /// For edits, reactions and retractions: the Matrix event of the message they refer to.
-    public var target: EventID?
-    /// The start of the message's plain text, for the quote of a reply to it.
-    public var excerpt: String?
-    /// Matrix → XMPP: the outgoing stanza's content (encoded by the bridge), kept until delivered so it can be resent.
-    public var payload: String?
-    /// Insertion order (resends keep it).
-    public var seq: Int64 = 0
-    /// When the row was created (set when read from the store; the store stamps new rows itself).
-    public var createdAt = Date.distantPast
-
-    public init(room: RoomID, eventID: EventID?, stanzaID: StanzaID?, originID: OriginID?, direction: Direction,
-                sender: MessageSender, state: State, body: String? = nil, kind: Kind = .message,
-                xmppID: StanzaAttributeID? = nil, nick: String? = nil, target: EventID? = nil, excerpt: String? = nil,
-                payload: String? = nil) {
-        self.room = room
-        self.eventID = eventID
-        self.stanzaID = stanzaID
-        self.originID = originID
-        self.direction = direction
-        self.sender = sender
-        self.state = state
-        self.body = body
-        self.kind = kind
-        self.xmppID = xmppID
-        self.nick = nick
-        self.target = target
-        self.excerpt = excerpt
-        self.payload = payload
-    }
-}
-
 extension Store {
     /// The mapping for a room's stanza-id, if that message was bridged (or is ours).
     public func mapping(room: RoomID, stanzaID: StanzaID) throws -> MessageMapping? {
@@ -152,7 +84,7 @@ extension Store {
         try read { db in
             var mapped: Set<StanzaID> = []
             for chunk in MultiRowChunks.split(stanzaIDs) {
-                let list = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+                let list = MultiRowChunks.placeholders(chunk.count)
                 let parameters: [any SQLBindable] = [room] + Array(chunk)
                 for stanzaID in try db.query("SELECT stanza_id FROM message_map WHERE matrix_room = ? AND stanza_id IN (\(list))",
                                              parameters, map: { $0.id(0, as: StanzaID.self) }) {
@@ -298,7 +230,7 @@ extension MessageMapTable {
 
     private static func markDeliveredSQL(receipts: Int) -> String {
         let cases = Array(repeating: "WHEN ? THEN ?", count: receipts).joined(separator: " ")
-        let list = Array(repeating: "?", count: receipts).joined(separator: ", ")
+        let list = MultiRowChunks.placeholders(receipts)
         return """
             UPDATE message_map SET state = 'delivered', stanza_id = COALESCE(CASE origin_id \(cases) END, stanza_id),
                 body = NULL, payload = NULL
@@ -362,7 +294,7 @@ extension MessageMapTable {
         }
         var inserted: Set<EventID> = []
         for chunk in MultiRowChunks.split(rows) {
-            let seqs = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            let seqs = MultiRowChunks.placeholders(chunk.count)
             let sql = "WITH consumed AS (DELETE FROM matrix_inbox WHERE seq IN (\(seqs))) "
                 + multiRowInsertSQL(rows: chunk.count) + " RETURNING event_id"
             let parameters: [any SQLBindable] = chunk.map(\.seq) + chunk.flatMap { values($0.mapping) }
@@ -419,16 +351,4 @@ extension MessageMapTable {
         """
     private static let valuesTuple = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     private static let insertSQL = multiRowInsertSQL(rows: 1)
-}
-
-/// A MUC message's reflection as the message map records it: our `originID` when it was one of ours, and the room's
-/// `stanzaID` (the resume point).
-public struct ReflectionReceipt: Sendable, Equatable {
-    public var originID: OriginID?
-    public var stanzaID: StanzaID?
-
-    public init(originID: OriginID?, stanzaID: StanzaID?) {
-        self.originID = originID
-        self.stanzaID = stanzaID
-    }
 }

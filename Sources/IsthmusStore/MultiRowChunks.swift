@@ -4,6 +4,11 @@
 enum MultiRowChunks {
     static let sizes = [64, 32, 16, 8, 4, 2, 1]
 
+    /// `count` placeholders for an `IN (…)` list: `?, ?, ?`.
+    static func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
+    }
+
     /// `rows` cut into chunks of those sizes, in order.
     static func split<Row>(_ rows: [Row]) -> [ArraySlice<Row>] {
         var chunks: [ArraySlice<Row>] = []

@@ -59,3 +59,15 @@ extension Store {
         }
     }
 }
+
+/// A MUC message's reflection as the message map records it: our `originID` when it was one of ours, and the room's
+/// `stanzaID` (the resume point).
+public struct ReflectionReceipt: Sendable, Equatable {
+    public var originID: OriginID?
+    public var stanzaID: StanzaID?
+
+    public init(originID: OriginID?, stanzaID: StanzaID?) {
+        self.originID = originID
+        self.stanzaID = stanzaID
+    }
+}
