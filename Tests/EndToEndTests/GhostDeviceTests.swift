@@ -50,18 +50,29 @@ final class GhostDeviceTests: XCTestCase {
         XCTAssertEqual(again.id, device.id)
         XCTAssertEqual(again.ed25519, device.ed25519)
 
+        // The stopped doctor below needs nothing queued for the bridge: the homeserver sends its transactions in order,
+        // and doctor refuses any but its probe. So everything the bridge caused on Matrix (the second notice, whose
+        // echo comes back to it) must be behind a barrier it has taken: a message in the linked room that reaches the
+        // MUC, and whose own bridging adds nothing on Matrix. Romeo stays until the end, so his leaving adds nothing.
+        try await eventually("the ghost's second notice in the DM", timeout: 30) {
+            try await alice.timeline(of: dm).filter { $0.sender == ghost && $0.type == "m.room.encrypted" }.count == 2
+        }
+        try await alice.send("barrier before doctor", to: scene.room)
+        let barrier = try await romeo.nextMessage(within: 30, "alice's barrier in the MUC") { $0.type == .groupchat && $0.body != nil }
+        XCTAssertEqual(barrier.body, "barrier before doctor")
+
         // doctor sees the kept device and that the pickle key opens it (its component check fails beside a running
         // serve: the domain is taken).
         let doctor = try world.cli("doctor")
         XCTAssertTrue(doctor.stdout.contains("ok   encryption: 1 ghost device(s) kept; encryption.pickle_key opens them"), doctor.stdout)
         XCTAssertTrue(doctor.stdout.contains("warn encryption.to_device: not checked: serve is running"), doctor.stdout)
-        romeo.close()
 
         // With serve stopped, doctor's own listener sees its to-device probe to the ghost's device come back.
         world.stopBridge()
         let stopped = try world.cli("doctor")
         XCTAssertTrue(stopped.stdout.contains("ok   encryption.to_device: the homeserver pushes to-device messages to the bridge"), stopped.stdout)
         XCTAssertFalse(stopped.stdout.contains("encryption.homeserver"), "no reminder once the probe checked it: \(stopped.stdout)")
+        romeo.close()
     }
 
     static var ciphertext: [String: Any] { [
