@@ -108,6 +108,34 @@ import TestSupport
         await harness.stop()
     }
 
+    /// The room sends one copy of everything to each occupant the component hosts; only the bridge's own copy is read,
+    /// except a bounce, whose copy goes to the puppet that sent the message (`SessionXMPPLink` drops the other copies
+    /// before they reach a portal; the portal ignores them too).
+    @Test func aPuppetsCopyIsIgnoredButItsBounceIsReported() async throws {
+        let harness = try BridgeHarness()
+        try await linked(harness, members: [alice: "Alice"])
+        let puppet = try #require(harness.xmpp.state.withLock { $0.joins.first { $0.nick == "Alice" }?.occupant })
+        harness.xmpp.state.withLock { $0.reflect = false }
+        let event = MatrixRoomEvent(eventID: EventID("$m1")!, room: room, sender: alice, content: .message(msgtype: .text, body: "refused"))
+        try await harness.bridge.acceptMatrixEvents([event])
+        try await eventually("sent to XMPP") { harness.xmpp.state.withLock { $0.sent.count } == 1 }
+        let sent = try #require(harness.xmpp.state.withLock { $0.sent.first })
+
+        // Romeo's message and presence, as copied to alice's puppet: not bridged, no ghost.
+        harness.xmpp.feed.yield(.presence(RoomPresence(room: muc, nick: "Romeo", to: puppet, available: true)))
+        harness.xmpp.feed.yield(.message(RoomMessage(room: muc, nick: "Romeo", to: puppet, stanzaID: StanzaID("sid-copy")!, body: "a copy")))
+        // The MUC bounces alice's message to her puppet: she is told in the room.
+        harness.xmpp.feed.yield(.message(RoomMessage(room: muc, nick: "Alice", to: puppet, originID: sent.originID,
+                                                     error: StanzaErrorInfo(condition: .forbidden, text: "Visitors may not speak"))))
+        _ = harness.xmpp.occupantSays("romeo", "sentinel", in: muc)
+        try await eventually("the notice and the sentinel on Matrix") { harness.matrix.state.withLock { $0.sent.count } == 2 }
+        let bridged = harness.matrix.state.withLock { $0.sent }
+        #expect(bridged.map(\.message.body) == ["⚠️ Alice's message could not be delivered to the XMPP room (forbidden: Visitors may not speak).",
+                                                "sentinel"])
+        #expect(try await harness.store.mapping(room: room, eventID: EventID("$m1")!)?.state == .failed)
+        await harness.stop()
+    }
+
     @Test func nickConflictTakesDeterministicAlternative() async throws {
         let harness = try BridgeHarness()
         harness.xmpp.state.withLock { $0.takenNicks = ["Alice"] }
