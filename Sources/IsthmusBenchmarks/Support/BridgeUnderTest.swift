@@ -87,7 +87,35 @@ final class BridgeUnderTest: @unchecked Sendable {
     }
     private static let signalSources = SignalSources()
 
-    var pid: Int32 { process?.processIdentifier ?? 0 }
+    /// The bridge's process: the one started, or with `ISTHMUS_BENCH_WRAPPER` the wrapper's descendant that runs the
+    /// `isthmus` binary (heaptrack, perf and valgrind run it as a child), so that its memory and CPU are what is read
+    /// and what is stopped. The wrapper's own pid until that child exists.
+    var pid: Int32 {
+        guard let process else { return 0 }
+        let started = process.processIdentifier
+        guard ProcessInfo.processInfo.environment["ISTHMUS_BENCH_WRAPPER"] != nil else { return started }
+        let binary = URL(fileURLWithPath: Self.isthmusBinary).resolvingSymlinksInPath().path
+        return Self.descendant(of: started) { pid in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) == binary
+        } ?? started
+    }
+
+    /// The first descendant of `root` (breadth first, from `/proc/PID/task/TID/children`) that `matches`.
+    private static func descendant(of root: Int32, where matches: (Int32) -> Bool) -> Int32? {
+        var queue = [root]
+        while !queue.isEmpty {
+            let parent = queue.removeFirst()
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(parent)/task")) ?? []
+            for task in tasks {
+                let children = (try? String(contentsOfFile: "/proc/\(parent)/task/\(task)/children", encoding: .utf8)) ?? ""
+                for child in children.split(separator: " ").compactMap({ Int32($0) }) {
+                    if matches(child) { return child }
+                    queue.append(child)
+                }
+            }
+        }
+        return nil
+    }
     var isRunning: Bool { process?.isRunning ?? false }
 
     /// Memory and CPU time of the bridge process now.
@@ -97,17 +125,22 @@ final class BridgeUnderTest: @unchecked Sendable {
     @discardableResult
     func stop(timeout: Duration = .seconds(30)) async -> Int32 {
         guard let process else { return 0 }
-        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        // The bridge itself: a wrapper (a shell script, for heaptrack) need not pass the signal on.
+        let bridge = pid
+        if process.isRunning { kill(bridge, SIGTERM) }
         let exited = await waitUntil(timeout: timeout, interval: .milliseconds(10)) { !process.isRunning }
         if !exited {
+            kill(bridge, SIGKILL)
             kill(process.processIdentifier, SIGKILL)
             _ = await waitUntil(timeout: .seconds(10)) { !process.isRunning }
         }
-        // Returns at once once it exited; without it Foundation's Process is never freed on Linux (its run-loop
-        // source and it retain each other until waitUntilExit; docs/reliability.md, "AddressSanitizer").
-        if !process.isRunning { process.waitUntilExit() }
         self.process = nil
         Self.running.withLock { _ = $0.remove(process.processIdentifier) }
+        // Foundation traps on the status of a process still running.
+        guard !process.isRunning else { return -1 }
+        // Returns at once; without it Foundation's Process is never freed on Linux (its run-loop source and it retain
+        // each other until waitUntilExit; docs/reliability.md, "AddressSanitizer").
+        process.waitUntilExit()
         return process.terminationStatus
     }
 
