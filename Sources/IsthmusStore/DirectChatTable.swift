@@ -105,11 +105,7 @@ extension Store {
     /// Which of `rooms` are DM rooms (their events go to the DMs, not to a portal).
     public func directRooms(among rooms: Set<RoomID>) throws -> Set<RoomID> {
         try read { db in
-            var direct: Set<RoomID> = []
-            for room in rooms where try !db.query("SELECT 1 FROM direct_chats WHERE matrix_room = ?", room, map: { _ in true }).isEmpty {
-                direct.insert(room)
-            }
-            return direct
+            try db.found(among: rooms) { "SELECT matrix_room FROM direct_chats WHERE matrix_room IN (\($0))" }
         }
     }
 

@@ -96,6 +96,22 @@ import Testing
         #expect(try await store.roomLinks().map(\.unlinking) == [false, true])
     }
 
+    @Test(arguments: StoreBackend.all) func linkedRoomsAreFoundAmongManyInChunksLeavingOutUnlinkingAndUnknown(
+        _ backend: StoreBackend
+    ) async throws {
+        let fixture = try await backend.open()
+        let store = fixture.store
+        // 70 links (more than one statement's 64), every tenth being unlinked, asked about with 30 rooms never linked.
+        let links = (0..<70).map { RoomLink(matrixRoom: RoomID("!r\($0):localhost")!, matrixAlias: nil, muc: JID("r\($0)@muc.localhost")!) }
+        for link in links { try await store.insertRoomLink(link) }
+        for link in links.enumerated() where link.offset % 10 == 0 { _ = try await store.markUnlinking(matrixRoom: link.element.matrixRoom) }
+        let unknown = (0..<30).map { RoomID("!unknown\($0):localhost")! }
+        let expected = Set(links.enumerated().filter { $0.offset % 10 != 0 }.map(\.element.matrixRoom))
+        #expect(try await store.linkedRooms(among: Set(links.map(\.matrixRoom) + unknown)) == expected)
+        #expect(try await store.linkedRooms(among: []) == [])
+        #expect(try await store.linkedRooms(among: [links[1].matrixRoom]) == [links[1].matrixRoom])
+    }
+
     @Test(arguments: StoreBackend.all) func markingAnUnknownLinkReturnsNil(_ backend: StoreBackend) async throws {
         let fixture = try await storeWithTwoLinks(backend)
         let store = fixture.store
