@@ -26,8 +26,8 @@ enum AppServiceTransactionTable {
     }
 
     /// Records `id` as processed inside the caller's transaction (idempotent).
-    static func markProcessed(_ id: TransactionID, in db: Database) throws {
-        try db.run("INSERT INTO appservice_transactions (txn_id) VALUES (?) ON CONFLICT DO NOTHING", id)
+    static func markProcessed(_ id: TransactionID) -> PlannedStatement {
+        PlannedStatement("INSERT INTO appservice_transactions (txn_id) VALUES (?) ON CONFLICT DO NOTHING", [id])
     }
 }
 
@@ -42,7 +42,7 @@ extension Store {
     /// Records `id` as processed (idempotent), on its own: for a transaction with nothing to keep. Durable when this
     /// returns. A transaction with inbox entries is recorded with them, by ``enqueueInbox(_:markingProcessed:)``.
     public func markTransactionProcessed(_ id: TransactionID) throws {
-        try write { db in try AppServiceTransactionTable.markProcessed(id, in: db) }
+        try write { db in _ = try db.perform([AppServiceTransactionTable.markProcessed(id)]) }
     }
 
     /// Forgets processed ids older than `seconds` (the homeserver stops retrying long before). The cutoff is taken

@@ -6,6 +6,7 @@ extension Database {
     /// back; this call fails with ``StoreError/Kind/unavailable``.
     func withPostgres<T>(_ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
         guard case .postgres(let pool) = backend else { preconditionFailure("not a PostgreSQL database") }
+        activity.madeRoundTrips(1)
         if let pinned {
             do { return try body(pinned) } catch { throw StoreError(error) }
         }
@@ -21,6 +22,7 @@ extension Database {
     /// ``withPostgres(_:)`` for bodies that may throw other errors too (a row mapper's); those pass through.
     func withPostgresRethrowing<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         guard case .postgres(let pool) = backend else { preconditionFailure("not a PostgreSQL database") }
+        activity.madeRoundTrips(1)
         do {
             if let pinned { return try body(pinned) }
             let connection = try pool.checkOut()

@@ -139,6 +139,7 @@ final class Database {
             let connection: PostgresConnection
             do { connection = try pool.checkOut() } catch { throw StoreError(error) }
             pinned = connection
+            activity.madeRoundTrips(2)   // BEGIN and COMMIT (or ROLLBACK)
             defer {
                 pinned = nil
                 pool.checkIn(connection)

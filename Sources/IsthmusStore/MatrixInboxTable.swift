@@ -26,26 +26,36 @@ enum MatrixInboxTable {
         CREATE INDEX matrix_inbox_room ON matrix_inbox (matrix_room, seq);
         """
 
-    /// Inserts `events` inside the caller's transaction, skipping event ids already queued; returns those added, in
-    /// order. Several rows per statement (``MultiRowChunks``): a round trip per chunk on PostgreSQL, not per event.
+    /// Inserts `events`, skipping event ids already queued; the result is those added, in order. Several rows per
+    /// statement (``MultiRowChunks``): a round trip per chunk on PostgreSQL, not per event. Given up front
+    /// (``PlannedWrite``), with `also` (the intake's mark) after the rows.
     static func insert(_ events: [(room: RoomID, eventID: EventID, payload: [UInt8])],
-                       in db: Database) throws -> [InboxEntry] {
-        var added: [InboxEntry] = []
+                       also: [PlannedStatement] = []) -> PlannedWrite<[InboxEntry]> {
         var ids: Set<EventID> = []
         let events = events.filter { ids.insert($0.eventID).inserted }   // an id twice in one call is queued once
-        for chunk in MultiRowChunks.split(events) {
+        let chunks = MultiRowChunks.split(events)
+        let statements = chunks.map { chunk in
             var parameters: [any SQLBindable] = []
             parameters.reserveCapacity(chunk.count * 3)
             for event in chunk { parameters += [event.room, event.eventID, SQLValue.blob(event.payload)] }
-            let inserted = try db.query(insertSQL(rows: chunk.count), parameters) { row in (row.id(1, as: EventID.self), Int64(row.int(0) ?? 0)) }
-            let seqs = Dictionary(inserted.compactMap { id, seq in id.map { ($0, seq) } }, uniquingKeysWith: min)
-            for event in chunk {
-                if let seq = seqs[event.eventID] {
-                    added.append(InboxEntry(seq: seq, room: event.room, eventID: event.eventID, payload: event.payload))
+            return PlannedStatement(insertSQL(rows: chunk.count), parameters, columns: 2)
+        }
+        return PlannedWrite(statements: statements + also) { results in
+            var added: [InboxEntry] = []
+            for (chunk, result) in zip(chunks, results) {
+                var seqs: [EventID: Int64] = [:]
+                for row in result.rows {
+                    guard row.count == 2, let id = row[1].flatMap(EventID.init), let seq = row[0].flatMap({ Int64($0) }) else { continue }
+                    seqs[id] = min(seqs[id] ?? seq, seq)
+                }
+                for event in chunk {
+                    if let seq = seqs[event.eventID] {
+                        added.append(InboxEntry(seq: seq, room: event.room, eventID: event.eventID, payload: event.payload))
+                    }
                 }
             }
+            return added.sorted { $0.seq < $1.seq }
         }
-        return added.sorted { $0.seq < $1.seq }
     }
 
     private static func insertSQL(rows: Int) -> String {
@@ -77,11 +87,7 @@ extension Store {
     /// ``enqueueInbox(_:markingProcessed:)`` with any intake's mark (Matrix client mode: the sync position after the
     /// batch), in the same commit as the rows.
     public func enqueueInbox(_ events: [(room: RoomID, eventID: EventID, payload: [UInt8])], recording mark: IntakeMark?) async throws -> [InboxEntry] {
-        try await groupedWrite { db in
-            let added = try MatrixInboxTable.insert(events, in: db)
-            if let mark { try Self.apply(mark, in: db) }
-            return added
-        }
+        try await groupedWrite(planned: MatrixInboxTable.insert(events, also: mark.map { [Self.statement(of: $0)] } ?? []))
     }
 
     /// The queued events of `room`, oldest first.

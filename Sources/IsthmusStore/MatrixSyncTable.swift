@@ -14,11 +14,11 @@ enum MatrixSyncTable {
         """
 
     /// Sets the account's token inside the caller's transaction.
-    static func save(_ token: String, account: UserID, in db: Database) throws {
-        _ = try db.run("""
+    static func save(_ token: String, account: UserID) -> PlannedStatement {
+        PlannedStatement("""
             INSERT INTO matrix_sync (account, next_batch) VALUES (?, ?)
             ON CONFLICT (account) DO UPDATE SET next_batch = excluded.next_batch
-            """, account, token)
+            """, [account, token])
     }
 }
 
@@ -43,9 +43,14 @@ extension Store {
     }
 
     static func apply(_ mark: IntakeMark, in db: Database) throws {
+        _ = try db.perform([statement(of: mark)])
+    }
+
+    /// What recording `mark` writes: one statement.
+    static func statement(of mark: IntakeMark) -> PlannedStatement {
         switch mark {
-        case .transaction(let id): try AppServiceTransactionTable.markProcessed(id, in: db)
-        case .syncPosition(let token, let account): try MatrixSyncTable.save(token, account: account, in: db)
+        case .transaction(let id): AppServiceTransactionTable.markProcessed(id)
+        case .syncPosition(let token, let account): MatrixSyncTable.save(token, account: account)
         }
     }
 }

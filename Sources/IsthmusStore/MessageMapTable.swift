@@ -143,7 +143,7 @@ extension Store {
 
     /// ``insertMapping(_:consumingInbox:reaction:)`` for a run of messages, in one write: whether each was new, in order.
     public func insertMappings(_ rows: [(mapping: MessageMapping, seq: Int64)]) async throws -> [Bool] {
-        try await groupedWrite { db in try MessageMapTable.insertRun(db, rows) }
+        try await groupedWrite(planned: MessageMapTable.insertRun(dialect, rows))
     }
 
     /// The receipts of a run of MUC reflections, in one write, as if each were recorded in turn: a reflection of our
@@ -203,10 +203,18 @@ extension MessageMapTable {
     /// data-modifying `WITH`: one round trip, not two).
     static func markDeliveredIfOurs(_ db: Database, room: RoomID, _ receipts: [(OriginID, StanzaID?)],
                                     resumePoint: StanzaID? = nil) throws -> Set<OriginID> {
-        var marked: Set<OriginID> = []
+        let write = markDelivered(db.dialect, room: room, receipts, resumePoint: resumePoint)
+        return write.result(try db.perform(write.statements))
+    }
+
+    /// ``markDeliveredIfOurs(_:room:_:resumePoint:)``'s statements, given up front (``PlannedWrite``); its result is
+    /// the origin-ids marked.
+    static func markDelivered(_ dialect: SQLDialect, room: RoomID, _ receipts: [(OriginID, StanzaID?)],
+                              resumePoint: StanzaID? = nil) -> PlannedWrite<Set<OriginID>> {
+        var statements: [PlannedStatement] = []
         var resumePoint = resumePoint
-        if let point = resumePoint, db.dialect == .sqlite || receipts.isEmpty {
-            try RoomStateTable.setLastStanzaID(db, room: room, stanzaID: point)
+        if let point = resumePoint, dialect == .sqlite || receipts.isEmpty {
+            statements.append(RoomStateTable.setLastStanzaID(room: room, stanzaID: point))
             resumePoint = nil
         }
         for chunk in MultiRowChunks.split(receipts) {
@@ -221,11 +229,11 @@ extension MessageMapTable {
             for (originID, stanzaID) in chunk { parameters += [originID, stanzaID] }
             parameters.append(room)
             for (originID, _) in chunk { parameters.append(originID) }
-            for originID in try db.query(prefix + markDeliveredSQL(receipts: chunk.count), parameters, map: { $0.id(0, as: OriginID.self) }) {
-                if let originID { marked.insert(originID) }
-            }
+            statements.append(PlannedStatement(prefix + markDeliveredSQL(receipts: chunk.count), parameters, columns: 1))
         }
-        return marked
+        return PlannedWrite(statements: statements) { results in
+            Set(results.flatMap(\.rows).compactMap { $0.first.flatMap { $0.flatMap(OriginID.init) } })
+        }
     }
 
     private static func markDeliveredSQL(receipts: Int) -> String {
@@ -257,8 +265,16 @@ extension MessageMapTable {
     /// `WITH`s: one round trip, not two or three); on SQLite each is a statement of its own (no round trip to save).
     static func insert(_ db: Database, _ mapping: MessageMapping, consumingInbox seq: Int64? = nil,
                        resumePoint: StanzaID? = nil) throws -> Bool {
+        let statements = insertStatements(db.dialect, mapping, consumingInbox: seq, resumePoint: resumePoint)
+        return try db.perform(statements)[0].changed > 0
+    }
+
+    /// ``insert(_:_:consumingInbox:resumePoint:)``'s statements: the first one's change count says whether the row
+    /// was new.
+    static func insertStatements(_ dialect: SQLDialect, _ mapping: MessageMapping, consumingInbox seq: Int64? = nil,
+                                 resumePoint: StanzaID? = nil) -> [PlannedStatement] {
         let values = Self.values(mapping)
-        switch db.dialect {
+        switch dialect {
         case .postgres:
             var with: [String] = []
             var parameters: [any SQLBindable] = []
@@ -272,12 +288,12 @@ extension MessageMapTable {
                 parameters += clause.parameters
             }
             let prefix = with.isEmpty ? "" : "WITH " + with.joined(separator: ", ") + " "
-            return try db.run(prefix + insertSQL, parameters + values) > 0
+            return [PlannedStatement(prefix + insertSQL, parameters + values)]
         case .sqlite:
-            let inserted = try db.run(insertSQL, values) > 0
-            if let seq { _ = try db.run("DELETE FROM matrix_inbox WHERE seq = ?", seq) }
-            if let resumePoint { try RoomStateTable.setLastStanzaID(db, room: mapping.room, stanzaID: resumePoint) }
-            return inserted
+            var statements = [PlannedStatement(insertSQL, values)]
+            if let seq { statements.append(PlannedStatement("DELETE FROM matrix_inbox WHERE seq = ?", [seq])) }
+            if let resumePoint { statements.append(RoomStateTable.setLastStanzaID(room: mapping.room, stanzaID: resumePoint)) }
+            return statements
         }
     }
 
@@ -286,36 +302,46 @@ extension MessageMapTable {
     /// ``MultiRowChunks`` chunk (a multi-row `INSERT … ON CONFLICT DO NOTHING RETURNING event_id` under a `WITH` that
     /// deletes the inbox rows): a drain's run of 64 messages was 64 round trips, now one (issue 26). The rows come in
     /// order and are inserted in order, so a row that conflicts is skipped as it would be alone.
-    static func insertRun(_ db: Database, _ rows: [(mapping: MessageMapping, seq: Int64)]) throws -> [Bool] {
+    static func insertRun(_ dialect: SQLDialect, _ rows: [(mapping: MessageMapping, seq: Int64)]) -> PlannedWrite<[Bool]> {
         let eventIDs = rows.compactMap(\.mapping.eventID)
-        guard db.dialect == .postgres, rows.count > 1, eventIDs.count == rows.count,
+        guard dialect == .postgres, rows.count > 1, eventIDs.count == rows.count,
               Set(eventIDs).count == rows.count else {
-            return try rows.map { try insert(db, $0.mapping, consumingInbox: $0.seq) }
+            // One row's statements after another: each row's first statement says whether it was new.
+            let perRow = rows.map { insertStatements(dialect, $0.mapping, consumingInbox: $0.seq) }
+            return PlannedWrite(statements: perRow.flatMap { $0 }) { results in
+                var rest = results[...]
+                return perRow.map { statements in
+                    defer { rest = rest.dropFirst(statements.count) }
+                    return (rest.first?.changed ?? 0) > 0
+                }
+            }
         }
-        var inserted: Set<EventID> = []
+        var statements: [PlannedStatement] = []
         for chunk in MultiRowChunks.split(rows) {
             let seqs = MultiRowChunks.placeholders(chunk.count)
             let sql = "WITH consumed AS (DELETE FROM matrix_inbox WHERE seq IN (\(seqs))) "
                 + multiRowInsertSQL(rows: chunk.count) + " RETURNING event_id"
             let parameters: [any SQLBindable] = chunk.map(\.seq) + chunk.flatMap { values($0.mapping) }
-            for eventID in try db.query(sql, parameters, map: { $0.id(0, as: EventID.self) }) {
-                if let eventID { inserted.insert(eventID) }
-            }
+            statements.append(PlannedStatement(sql, parameters, columns: 1))
         }
-        return rows.map { inserted.contains($0.mapping.eventID!) }
+        return PlannedWrite(statements: statements) { results in
+            let inserted = Set(results.flatMap(\.rows).compactMap { $0.first.flatMap { $0.flatMap(EventID.init) } })
+            return rows.map { inserted.contains($0.mapping.eventID!) }
+        }
     }
 
     /// Inserts XMPP → Matrix rows, in order, each unless a row with its ids exists, and moves the room's resume point
     /// to `resumePoint`. On PostgreSQL one statement per ``MultiRowChunks`` chunk, the resume point riding in the
     /// first; on SQLite a statement per row (no round trip to save).
-    static func insertFromXMPP(_ db: Database, _ rows: [MessageMapping], resumePoint: StanzaID?) throws {
-        guard db.dialect == .postgres else {
-            for row in rows { _ = try insert(db, row) }
+    static func insertFromXMPP(_ dialect: SQLDialect, _ rows: [MessageMapping], resumePoint: StanzaID?) -> [PlannedStatement] {
+        guard dialect == .postgres else {
+            var statements = rows.flatMap { insertStatements(dialect, $0) }
             if let resumePoint, let room = rows.first?.room {
-                try RoomStateTable.setLastStanzaID(db, room: room, stanzaID: resumePoint)
+                statements.append(RoomStateTable.setLastStanzaID(room: room, stanzaID: resumePoint))
             }
-            return
+            return statements
         }
+        var statements: [PlannedStatement] = []
         var resumePoint = resumePoint
         for chunk in MultiRowChunks.split(rows) {
             var prefix = ""
@@ -326,8 +352,9 @@ extension MessageMapTable {
                 parameters = clause.parameters
                 resumePoint = nil
             }
-            _ = try db.run(prefix + multiRowInsertSQL(rows: chunk.count), parameters + chunk.flatMap(values))
+            statements.append(PlannedStatement(prefix + multiRowInsertSQL(rows: chunk.count), parameters + chunk.flatMap(values)))
         }
+        return statements
     }
 
     /// `INSERT … VALUES (…), (…) ON CONFLICT DO NOTHING` for `rows` rows (``values(_:)``'s columns). Rows that

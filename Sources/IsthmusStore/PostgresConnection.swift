@@ -14,9 +14,12 @@ import Glibc
 /// TLS, authentication and host selection are libpq's, driven by the URL (`sslmode=verify-full&sslrootcert=…` works
 /// as libpq documents).
 final class PostgresConnection {
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     private var statements: [StatementKey: PreparedStatement] = [:]
     private var statementsPrepared = 0
+    /// How many times the statement cache started over (``statementCacheLimit``): a statement prepared before a
+    /// reset is gone from the server.
+    private(set) var statementCacheResets = 0
 
     /// At most this many prepared statements per session; the cache starts over (`DEALLOCATE ALL`) beyond it, so SQL
     /// built at run time cannot grow the server's memory without bound.
@@ -97,7 +100,7 @@ final class PostgresConnection {
     var isBroken: Bool { mustReconnect || PQstatus(handle) != CONNECTION_OK }
     /// Set when the server answered with a connection-class SQLSTATE on a session libpq still deems fine (`25006`:
     /// the server turned read-only): the pool closes this connection instead of reusing it.
-    private var mustReconnect = false
+    var mustReconnect = false
 
     /// Reads whatever the server sent while the connection was idle (without blocking: libpq's socket is
     /// non-blocking at the OS level) so that a terminated session or a closed socket shows in ``isBroken``.
@@ -203,12 +206,13 @@ final class PostgresConnection {
 
     /// The statement prepared for `sql` with bytea parameters at `byteaPositions` (their type is fixed at 17, bytea,
     /// so they travel in binary; every other parameter's type is left to the server, 0).
-    private func prepared(_ sql: String, byteaPositions: [Int]) throws(PostgresError) -> PreparedStatement {
+    func prepared(_ sql: String, byteaPositions: [Int]) throws(PostgresError) -> PreparedStatement {
         let key = StatementKey(sql: sql, byteaPositions: byteaPositions)
         if let cached = statements[key] { return cached }
         if statements.count >= Self.statementCacheLimit {
             try execute("DEALLOCATE ALL")
             statements.removeAll()
+            statementCacheResets += 1
         }
         let translated = PostgresPlaceholders(translating: sql)
         var types = [Oid](repeating: 0, count: translated.count)
@@ -221,12 +225,18 @@ final class PostgresConnection {
         return statement
     }
 
+    /// Forgets every prepared statement (the server no longer has them: `26000`); the next use prepares again.
+    func forgetPreparedStatements() {
+        statements.removeAll()
+        statementCacheResets += 1
+    }
+
     private struct StatementKey: Hashable {
         let sql: String
         let byteaPositions: [Int]
     }
 
-    private struct PreparedStatement {
+    struct PreparedStatement {
         let name: String
         let parameterCount: Int
     }
@@ -234,7 +244,7 @@ final class PostgresConnection {
     // MARK: Errors
 
     /// Returns a successful result, or clears it and throws what went wrong.
-    private func check(_ result: OpaquePointer?, sql: String?) throws(PostgresError) -> OpaquePointer {
+    func check(_ result: OpaquePointer?, sql: String?) throws(PostgresError) -> OpaquePointer {
         guard let result else {
             throw PostgresError(sqlState: nil, message: Self.trimmed(PQerrorMessage(handle)), sql: sql, isConnectionFailure: true)
         }

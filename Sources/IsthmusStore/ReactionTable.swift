@@ -33,15 +33,19 @@ enum ReactionTable {
         """
 
     static func apply(_ db: Database, _ change: ReactionChange) throws {
-        for reaction in change.added {
-            _ = try db.run("""
+        _ = try db.perform(statements(change))
+    }
+
+    /// ``apply(_:_:)``'s statements, for a write given up front.
+    static func statements(_ change: ReactionChange) -> [PlannedStatement] {
+        change.added.map { reaction in
+            PlannedStatement("""
                 INSERT INTO reactions (matrix_room, target_event, reactor, reaction_key, event_id) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (matrix_room, target_event, reactor, reaction_key) DO UPDATE SET event_id = excluded.event_id
-                """, reaction.room, reaction.target, reaction.reactor.description, reaction.key, reaction.eventID)
-        }
-        for reaction in change.removed {
-            _ = try db.run("DELETE FROM reactions WHERE matrix_room = ? AND target_event = ? AND reactor = ? AND reaction_key = ?",
-                           reaction.room, reaction.target, reaction.reactor.description, reaction.key)
+                """, [reaction.room, reaction.target, reaction.reactor.description, reaction.key, reaction.eventID])
+        } + change.removed.map { reaction in
+            PlannedStatement("DELETE FROM reactions WHERE matrix_room = ? AND target_event = ? AND reactor = ? AND reaction_key = ?",
+                             [reaction.room, reaction.target, reaction.reactor.description, reaction.key])
         }
     }
 

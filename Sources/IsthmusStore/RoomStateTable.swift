@@ -35,7 +35,12 @@ enum RoomStateTable {
     }
 
     static func setLastStanzaID(_ db: Database, room: RoomID, stanzaID: StanzaID) throws {
-        _ = try db.run(setLastStanzaIDSQL, room, stanzaID)
+        _ = try db.perform([setLastStanzaID(room: room, stanzaID: stanzaID)])
+    }
+
+    /// ``setLastStanzaID(_:room:stanzaID:)``'s statement, for a write given up front.
+    static func setLastStanzaID(room: RoomID, stanzaID: StanzaID) -> PlannedStatement {
+        PlannedStatement(setLastStanzaIDSQL, [room, stanzaID])
     }
 
     /// ``setLastStanzaID(_:room:stanzaID:)`` as a data-modifying `WITH` clause for PostgreSQL (one round trip with the

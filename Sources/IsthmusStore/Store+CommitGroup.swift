@@ -17,6 +17,11 @@ import IsthmusCommon
 /// The statements run when the group commits, not when they join it: a read meanwhile does not see them, and their
 /// writers have not returned yet either. Any other write (``write(_:)``) first commits the open group
 /// (``finishOpenGroup()``), so transactions never nest and commits keep the order of the calls.
+///
+/// On PostgreSQL, a group whose writes all gave their statements up front (``groupedWrite(planned:)``: the hot path's
+/// records, map rows, receipts and inbox rows) is sent in one round trip: `BEGIN`, every statement and `COMMIT`
+/// together (``Database/pipelinedTransaction(_:)``). A fenced store (an active/standby pair) does not pipeline yet: its
+/// lease check must pass before the writes run, and it is a read whose answer the client checks.
 extension Store {
     /// The most writes one commit carries. A group holds SQLite's write lock (the CLI beside `serve` waits) or, with a
     /// lease, PostgreSQL's share lock on the lease row (its renewal waits) for as long as its statements run: a full
@@ -32,6 +37,8 @@ extension Store {
     struct Member {
         /// Runs the statements; the result is kept for the writer until ``finish`` (a retry overwrites it).
         let run: (Database) throws -> Void
+        /// A planned write's statements, and what keeps the writer's result from theirs (nil: not planned).
+        var plan: (statements: [PlannedStatement], take: ([PlannedResult]) -> Void)?
         /// Resumes the writer: with its kept result, or with `error` when the group failed.
         let finish: (_ error: (any Error)?) -> Void
     }
@@ -42,19 +49,33 @@ extension Store {
     @discardableResult
     func groupedWrite<T: Sendable>(_ body: @escaping (Database) throws -> T) async throws -> T {
         var result: T?
-        let run: (Database) throws -> Void = { database in result = try body(database) }
+        return try await join(run: { database in result = try body(database) }, plan: nil) { result! }
+    }
+
+    /// ``groupedWrite(_:)`` of a write given as statements up front: on PostgreSQL, groups made only of these go in
+    /// one round trip. The same result either way.
+    @discardableResult
+    func groupedWrite<T: Sendable>(planned write: PlannedWrite<T>) async throws -> T {
+        var result: T?
+        return try await join(run: { database in result = try database.perform(write) },
+                              plan: (write.statements, { results in result = write.result(results) })) { result! }
+    }
+
+    /// Adds a write to the open group (or opens one and leads it) and returns `result()` once the group committed.
+    private func join<T>(run: @escaping (Database) throws -> Void, plan: (statements: [PlannedStatement], take: ([PlannedResult]) -> Void)?,
+                         result: () -> T) async throws -> T {
         if let full = openGroup, full.members.count >= Self.maximumGroupSize { commit(full) }
         if let group = openGroup {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                group.members.append(Member(run: run, finish: { error in
+                group.members.append(Member(run: run, plan: plan, finish: { error in
                     if let error { continuation.resume(throwing: error) } else { continuation.resume() }
                 }))
             }
-            return result!
+            return result()
         }
         let group = CommitGroup()
         var outcome: (any Error)??
-        group.members.append(Member(run: run, finish: { error in outcome = .some(error) }))
+        group.members.append(Member(run: run, plan: plan, finish: { error in outcome = .some(error) }))
         openGroup = group
         // To the back of the store's queue, so the writes queued meanwhile join this group. (Since Swift 6.2 a yield
         // re-enqueues on the current executor, the store's own; before, it went through the global pool and back.)
@@ -62,7 +83,7 @@ extension Store {
         if openGroup === group { commit(group) }
         guard let outcome else { preconditionFailure("a commit group ended without its leader") }
         if let error = outcome { throw error }
-        return result!
+        return result()
     }
 
     /// Commits the open group, if any, before a write outside it. On the store's thread; blocks on I/O.
@@ -76,6 +97,10 @@ extension Store {
         openGroup = nil
         var members = group.members
         while !members.isEmpty {
+            if fence == nil, database.canPipeline, members.allSatisfy({ $0.plan != nil }) {
+                if commitPipelined(&members) { return }
+                continue
+            }
             var failed: (index: Int, error: any Error)?
             do {
                 try write { database in
@@ -94,15 +119,55 @@ extension Store {
                     members.remove(at: index).finish(memberError)
                     continue
                 }
-                if members.count > 1 {
-                    logger.error("A group commit failed", metadata: [
-                        "store.location": "\(location)", "store.group.writes": "\(members.count)", "error": "\(error)",
-                    ])
-                }
-                for member in members { member.finish(error) }
+                fail(members, error)
                 return
             }
         }
+    }
+
+    /// Commits planned members in one round trip. Returns false when one member's statement failed: it is resumed
+    /// with its error and taken out, and the rest must run again; true when every member has been resumed.
+    private func commitPipelined(_ members: inout [Member]) -> Bool {
+        let plans = members.map { $0.plan! }
+        do {
+            switch try database.pipelinedTransaction(plans.flatMap(\.statements)) {
+            case .committed(let results):
+                var rest = results[...]
+                for (member, plan) in zip(members, plans) {
+                    plan.take(Array(rest.prefix(plan.statements.count)))
+                    rest = rest.dropFirst(plan.statements.count)
+                    member.finish(nil)
+                }
+                return true
+            case .failed(let index, let error):
+                // Whose statement it was: the members' statements went in order.
+                var owner = 0
+                var end = plans[0].statements.count
+                while index >= end, owner + 1 < plans.count {
+                    owner += 1
+                    end += plans[owner].statements.count
+                }
+                if !Self.failsEveryWrite(error) {
+                    members.remove(at: owner).finish(error)
+                    return false
+                }
+                fail(members, error)
+                return true
+            }
+        } catch {
+            fail(members, error)
+            return true
+        }
+    }
+
+    /// Resumes every member with the group's error.
+    private func fail(_ members: [Member], _ error: any Error) {
+        if members.count > 1 {
+            logger.error("A group commit failed", metadata: [
+                "store.location": "\(location)", "store.group.writes": "\(members.count)", "error": "\(error)",
+            ])
+        }
+        for member in members { member.finish(error) }
     }
 
     /// Whether a failure is the database's rather than one write's: the others would fail the same way.

@@ -33,27 +33,35 @@ extension Store {
     /// the origin-ids newly delivered, in order: a reflection of our message not yet delivered marks it delivered with
     /// its stanza-id, once (a second reflection of it, from a resend, changes nothing).
     public func record(room: RoomID, _ records: [RoomRecord]) async throws -> [OriginID] {
-        try await groupedWrite { db in
-            var ours: [(OriginID, StanzaID?)] = []
-            var fromXMPP: [MessageMapping] = []
-            for record in records {
-                switch record {
-                case .reflection(let receipt):
-                    if let originID = receipt.originID { ours.append((originID, receipt.stanzaID)) }
-                case .fromXMPP(var mapping, let reactions):
-                    try ReactionTable.apply(db, reactions)
-                    mapping.direction = .xmppToMatrix
-                    mapping.body = nil
-                    mapping.payload = nil
-                    fromXMPP.append(mapping)
-                }
+        try await groupedWrite(planned: Self.recordWrite(dialect, room: room, records))
+    }
+
+    /// ``record(room:_:)``'s statements, given up front (on PostgreSQL a group of such writes is one round trip).
+    static func recordWrite(_ dialect: SQLDialect, room: RoomID, _ records: [RoomRecord]) -> PlannedWrite<[OriginID]> {
+        var statements: [PlannedStatement] = []
+        var ours: [(OriginID, StanzaID?)] = []
+        var fromXMPP: [MessageMapping] = []
+        for record in records {
+            switch record {
+            case .reflection(let receipt):
+                if let originID = receipt.originID { ours.append((originID, receipt.stanzaID)) }
+            case .fromXMPP(var mapping, let reactions):
+                statements += ReactionTable.statements(reactions)
+                mapping.direction = .xmppToMatrix
+                mapping.body = nil
+                mapping.payload = nil
+                fromXMPP.append(mapping)
             }
-            // Each record moves the resume point to its stanza-id: the last one with a stanza-id wins. The two kinds
-            // touch different rows (ours are `m2x`, theirs `x2m`), so their statements' order does not matter.
-            let resumePoint = records.last(where: { $0.stanzaID != nil })?.stanzaID
-            let marked = try MessageMapTable.markDeliveredIfOurs(db, room: room, ours,
-                                                                 resumePoint: fromXMPP.isEmpty ? resumePoint : nil)
-            if !fromXMPP.isEmpty { try MessageMapTable.insertFromXMPP(db, fromXMPP, resumePoint: resumePoint) }
+        }
+        // Each record moves the resume point to its stanza-id: the last one with a stanza-id wins. The two kinds
+        // touch different rows (ours are `m2x`, theirs `x2m`), so their statements' order does not matter.
+        let resumePoint = records.last(where: { $0.stanzaID != nil })?.stanzaID
+        let mark = MessageMapTable.markDelivered(dialect, room: room, ours, resumePoint: fromXMPP.isEmpty ? resumePoint : nil)
+        let marks = statements.count..<(statements.count + mark.statements.count)
+        statements += mark.statements
+        if !fromXMPP.isEmpty { statements += MessageMapTable.insertFromXMPP(dialect, fromXMPP, resumePoint: resumePoint) }
+        return PlannedWrite(statements: statements) { results in
+            let marked = mark.result(Array(results[marks]))
             var seen: Set<OriginID> = []
             return ours.map(\.0).filter { marked.contains($0) && seen.insert($0).inserted }
         }

@@ -18,12 +18,17 @@ public final class StoreActivity: Sendable {
         public var statements: Int
         /// Transactions committed (each an fsync on SQLite's `FULL` and on PostgreSQL's default durability).
         public var commits: Int
+        /// PostgreSQL: exchanges the store's thread waited for the server's answer to: each statement, `BEGIN` and
+        /// `COMMIT` on its own, or a whole transaction sent at once (pipeline mode: ``Store/groupedWrite(planned:)``).
+        /// 0 on SQLite, which has no server.
+        public var roundTrips: Int
 
-        public init(calls: Int = 0, wakeups: Int = 0, statements: Int = 0, commits: Int = 0) {
+        public init(calls: Int = 0, wakeups: Int = 0, statements: Int = 0, commits: Int = 0, roundTrips: Int = 0) {
             self.calls = calls
             self.wakeups = wakeups
             self.statements = statements
             self.commits = commits
+            self.roundTrips = roundTrips
         }
     }
 
@@ -31,6 +36,7 @@ public final class StoreActivity: Sendable {
     private let wakeups = Atomic<Int>(0)
     private let statements = Atomic<Int>(0)
     private let commits = Atomic<Int>(0)
+    private let roundTrips = Atomic<Int>(0)
 
     /// Counters at zero.
     public init() {}
@@ -38,11 +44,13 @@ public final class StoreActivity: Sendable {
     /// The counters now (each read on its own: a snapshot taken while the store works may be a call apart).
     public func snapshot() -> Snapshot {
         Snapshot(calls: calls.load(ordering: .relaxed), wakeups: wakeups.load(ordering: .relaxed),
-                 statements: statements.load(ordering: .relaxed), commits: commits.load(ordering: .relaxed))
+                 statements: statements.load(ordering: .relaxed), commits: commits.load(ordering: .relaxed),
+                 roundTrips: roundTrips.load(ordering: .relaxed))
     }
 
     func ranCalls(_ count: Int) { calls.wrappingAdd(count, ordering: .relaxed) }
     func wokeUp() { wakeups.wrappingAdd(1, ordering: .relaxed) }
     func ranStatement() { statements.wrappingAdd(1, ordering: .relaxed) }
     func committed() { commits.wrappingAdd(1, ordering: .relaxed) }
+    func madeRoundTrips(_ count: Int) { roundTrips.wrappingAdd(count, ordering: .relaxed) }
 }

@@ -122,6 +122,87 @@ import Testing
         await other.close()
     }
 
+    /// Issue 26: the hot path's writes give their statements up front; on PostgreSQL a group of them is one round trip
+    /// (pipeline mode), with every writer's result as if each had run alone.
+    @Test(arguments: StoreBackend.all) func plannedWritesQueuedTogetherAreOneRoundTripOnPostgreSQL(_ backend: StoreBackend) async throws {
+        let fixture = try await backend.open(persistent: true)
+        let store = fixture.store
+        let room = RoomID("!planned:localhost")!
+        @Sendable func inbound(_ index: Int) -> MessageMapping {
+            MessageMapping(room: room, eventID: EventID("$m\(index)")!, stanzaID: nil, originID: OriginID("o\(index)")!,
+                           direction: .matrixToXMPP, sender: .matrix(UserID("@alice:localhost")!), state: .sending, body: "b\(index)")
+        }
+        _ = try await store.insertMapping(inbound(2))   // mapped already: its writer must get `false` for it
+        let gate = StoreGate(store)
+        let before = store.activity.snapshot()
+        let right = Counter()
+        let tasks = try await queuedWrites(30, on: store) { index in
+            switch index % 3 {
+            case 0:
+                _ = try await store.record(room: row(index).room, [.fromXMPP(row(index), reactions: ReactionChange())])
+                right.add()
+            case 1:
+                let event = (room: room, eventID: EventID("$in\(index)")!, payload: [UInt8(index)])
+                let added = try await store.enqueueInbox([event, event], markingProcessed: TransactionID("t\(index)")!)
+                if added.map(\.eventID) == [event.eventID], added.first?.payload == [UInt8(index)] { right.add() }
+            default:
+                let inserted = try await store.insertMappings([(inbound(index), 0), (inbound(index + 100), 0)])
+                if inserted == [index != 2, true] { right.add() }
+            }
+        }
+        try await gate.open()
+        for task in tasks { try await task.value }
+        let after = store.activity.snapshot()
+        #expect(right.count == 30, "each writer got its own result")
+        let commits = after.commits - before.commits
+        #expect(commits >= 1 && commits < 30)
+        if backend == .postgres {
+            #expect(after.roundTrips - before.roundTrips == commits, "one round trip per group")
+        } else {
+            #expect(after.roundTrips == 0)
+        }
+        let other = try fixture.reopen()
+        for index in 0..<30 {
+            switch index % 3 {
+            case 0: #expect(try await other.mapping(room: row(index).room, eventID: row(index).eventID!)?.stanzaID == row(index).stanzaID)
+            case 1: #expect(try await other.isTransactionProcessed(TransactionID("t\(index)")!))
+            default: #expect(try await other.mapping(room: room, eventID: inbound(index + 100).eventID!)?.body == "b\(index + 100)")
+            }
+        }
+        #expect(try await other.inbox(room).count == 10)
+        await other.close()
+    }
+
+    /// A pipelined group in which some writes fail, one when its statement runs (a duplicate key) and one when the
+    /// server prepares it (no such table): each of those writers gets its error, every other write is committed.
+    @Test(arguments: StoreBackend.all) func aPlannedWriteThatFailsInAGroupTakesBackOnlyItsOwn(_ backend: StoreBackend) async throws {
+        let fixture = try await backend.open(persistent: true)
+        let store = fixture.store
+        try await store.markTransactionProcessed(TransactionID("taken")!)
+        let gate = StoreGate(store)
+        let failures = Counter()
+        let insert = "INSERT INTO appservice_transactions (txn_id) VALUES (?)"
+        let tasks = try await queuedWrites(12, on: store) { index in
+            var statements = [PlannedStatement(insert, ["p\(index)"])]
+            if index % 5 == 1 { statements.append(PlannedStatement(insert, ["taken"])) }
+            if index == 7 { statements.append(PlannedStatement("INSERT INTO no_such_table VALUES (1)", [])) }
+            do {
+                try await store.groupedWrite(planned: PlannedWrite(statements: statements) { _ in () })
+            } catch is StoreError where index % 5 == 1 || index == 7 {
+                failures.add()
+            }
+        }
+        try await gate.open()
+        for task in tasks { try await task.value }
+        #expect(failures.count == 4)
+        let other = try fixture.reopen()
+        for index in 0..<12 {
+            let kept = try await other.isTransactionProcessed(TransactionID("p\(index)")!)
+            #expect(kept == (index % 5 != 1 && index != 7), "write \(index)")
+        }
+        await other.close()
+    }
+
     @Test func aGroupCommitsAtItsSizeLimitAndTheNextWriteOpensAnother() async throws {
         let store = try Store(path: ":memory:", logger: .disabled)
         let gate = StoreGate(store)

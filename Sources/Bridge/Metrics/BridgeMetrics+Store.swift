@@ -3,7 +3,8 @@ import IsthmusStore
 
 extension BridgeMetrics {
     /// Adds the store's counters (``StoreActivity``), read at each scrape: `isthmus_store_calls_total`,
-    /// `isthmus_store_thread_wakeups_total`, `isthmus_store_statements_total`, `isthmus_store_commits_total`.
+    /// `isthmus_store_thread_wakeups_total`, `isthmus_store_statements_total`, `isthmus_store_commits_total`,
+    /// `isthmus_store_round_trips_total`.
     /// Divided by `isthmus_messages_total` they say what a bridged message costs the store (`scripts/bench` prints it).
     public func observe(store activity: StoreActivity) {
         registry.collect {
@@ -17,6 +18,9 @@ extension BridgeMetrics {
                 family("isthmus_store_statements_total", "SQL statements sent to the database (transactions' BEGIN and COMMIT not included).",
                        now.statements),
                 family("isthmus_store_commits_total", "Store transactions committed.", now.commits),
+                family("isthmus_store_round_trips_total",
+                       "PostgreSQL exchanges the store waited for (a statement, BEGIN, COMMIT, or a pipelined transaction); 0 on SQLite.",
+                       now.roundTrips),
             ]
         }
     }

@@ -24,13 +24,15 @@ struct CostProbe {
         var storeWakeups = 0.0
         var statements = 0.0
         var commits = 0.0
+        /// PostgreSQL round trips (0 on SQLite, which has no server).
+        var roundTrips = 0.0
 
         /// Each figure divided by `messages`.
         func per(_ messages: Int) -> Costs {
             let n = Double(max(messages, 1))
             return Costs(voluntarySwitches: voluntarySwitches / n, involuntarySwitches: involuntarySwitches / n,
                          syscalls: syscalls / n, allocations: allocations / n, storeCalls: storeCalls / n, storeWakeups: storeWakeups / n,
-                         statements: statements / n, commits: commits / n)
+                         statements: statements / n, commits: commits / n, roundTrips: roundTrips / n)
         }
 
         /// The rows a report shows, key suffix → label.
@@ -42,7 +44,8 @@ struct CostProbe {
              ("store_calls", "store calls (hops to the store's thread)", storeCalls),
              ("store_wakeups", "store thread wake-ups", storeWakeups),
              ("store_statements", "store SQL statements", statements),
-             ("store_commits", "store commits", commits)]
+             ("store_commits", "store commits", commits),
+             ("store_round_trips", "store round trips (PostgreSQL)", roundTrips)]
         }
     }
 
@@ -62,7 +65,8 @@ struct CostProbe {
                               syscalls: counted?[PerfCounter.syscalls] ?? .nan,
                               allocations: PerfCounter.allocators.reduce(0.0) { $0 + (counted?[$1] ?? .nan) },
                               storeCalls: store("isthmus_store_calls_total"), storeWakeups: store("isthmus_store_thread_wakeups_total"),
-                              statements: store("isthmus_store_statements_total"), commits: store("isthmus_store_commits_total")))
+                              statements: store("isthmus_store_statements_total"), commits: store("isthmus_store_commits_total"),
+                              roundTrips: store("isthmus_store_round_trips_total")))
     }
 
     /// The `isthmus_store_*` samples of one scrape.
