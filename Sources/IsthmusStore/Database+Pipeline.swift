@@ -16,8 +16,10 @@ extension Database {
     }
 
     /// Runs `statements` as one transaction in one round trip (PostgreSQL's pipeline mode: `BEGIN`, the statements
-    /// and `COMMIT` sent together). A serialization failure or a deadlock runs it once more, as ``transaction(_:)``
-    /// does. Throws when the database cannot be reached or the commit fails. Blocks on I/O.
+    /// and `COMMIT` sent together; statements the session has not prepared yet are prepared first, a round trip each).
+    /// A serialization failure or a deadlock runs it once more, as ``transaction(_:)`` does, and so do prepared
+    /// statements the session lost (prepared again first). Throws when the database cannot be reached, the commit
+    /// fails, the server refuses `BEGIN`, or the statements do not fit the session's statement cache. Blocks on I/O.
     func pipelinedTransaction(_ statements: [PlannedStatement]) throws(StoreError) -> PipelineOutcome {
         guard case .postgres(let pool) = backend, pinned == nil else { preconditionFailure("pipelining needs PostgreSQL, outside a transaction") }
         let pipelined = statements.map {
@@ -26,12 +28,18 @@ extension Database {
         var retried = false
         while true {
             for _ in statements { activity.ranStatement() }
-            activity.madeRoundTrips(1)
             let outcome: PostgresConnection.PipelineOutcome
             do {
                 let connection = try pool.checkOut()
-                defer { pool.checkIn(connection) }
+                let prepared = connection.statementsPrepared
+                var failed = false
+                defer {
+                    // The pipeline, and each statement prepared for it; a failed one's ROLLBACK is one more.
+                    activity.madeRoundTrips(1 + connection.statementsPrepared - prepared + (failed ? 1 : 0))
+                    pool.checkIn(connection)
+                }
                 outcome = try connection.pipelinedTransaction(pipelined)
+                if case .failed = outcome { failed = true }
             } catch {
                 throw StoreError(error)
             }
@@ -40,7 +48,7 @@ extension Database {
                 activity.committed()
                 return .committed(results)
             case .failed(let index, let error):
-                if !retried && (error.sqlState == "40001" || error.sqlState == "40P01") {
+                if !retried && (Self.runsAgainOnce(error.sqlState) || PostgresConnection.isStalePreparedStatement(error)) {
                     retried = true
                     continue
                 }

@@ -6,13 +6,18 @@ extension Database {
     /// back; this call fails with ``StoreError/Kind/unavailable``.
     func withPostgres<T>(_ body: (PostgresConnection) throws(PostgresError) -> T) throws(StoreError) -> T {
         guard case .postgres(let pool) = backend else { preconditionFailure("not a PostgreSQL database") }
-        activity.madeRoundTrips(1)
         if let pinned {
+            let before = pinned.statementsPrepared
+            defer { countRoundTrips(on: pinned, preparedBefore: before) }
             do { return try body(pinned) } catch { throw StoreError(error) }
         }
         do {
             let connection = try pool.checkOut()
-            defer { pool.checkIn(connection) }
+            let before = connection.statementsPrepared
+            defer {
+                countRoundTrips(on: connection, preparedBefore: before)
+                pool.checkIn(connection)
+            }
             return try body(connection)
         } catch {
             throw StoreError(error)
@@ -22,15 +27,27 @@ extension Database {
     /// ``withPostgres(_:)`` for bodies that may throw other errors too (a row mapper's); those pass through.
     func withPostgresRethrowing<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         guard case .postgres(let pool) = backend else { preconditionFailure("not a PostgreSQL database") }
-        activity.madeRoundTrips(1)
         do {
-            if let pinned { return try body(pinned) }
+            if let pinned {
+                let before = pinned.statementsPrepared
+            defer { countRoundTrips(on: pinned, preparedBefore: before) }
+                return try body(pinned)
+            }
             let connection = try pool.checkOut()
-            defer { pool.checkIn(connection) }
+            let before = connection.statementsPrepared
+            defer {
+                countRoundTrips(on: connection, preparedBefore: before)
+                pool.checkIn(connection)
+            }
             return try body(connection)
         } catch let error as PostgresError {
             throw StoreError(error)
         }
+    }
+
+    /// Counts one statement's round trip, and one more for each statement it had to prepare first.
+    private func countRoundTrips(on connection: PostgresConnection, preparedBefore: Int) {
+        activity.madeRoundTrips(1 + connection.statementsPrepared - preparedBefore)
     }
 
     /// The parameters as PostgreSQL takes them. A text value with a NUL character (which PostgreSQL's `text` cannot

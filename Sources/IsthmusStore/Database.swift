@@ -122,7 +122,7 @@ final class Database {
         case .postgres(let pool):
             do {
                 result = try postgresTransaction(pool, body)
-            } catch let error as StoreError where error.sqlState == "40001" || error.sqlState == "40P01" {
+            } catch let error as StoreError where Self.runsAgainOnce(error.sqlState) {
                 // A serialization failure or a deadlock: PostgreSQL rolled the whole transaction back, and running it
                 // again usually succeeds. Once; a second failure is ``StoreError/Kind/unavailable``. The bodies only
                 // read and write the database, so running one twice is safe.
@@ -131,6 +131,12 @@ final class Database {
         }
         activity.committed()
         return result
+    }
+
+    /// A serialization failure (`40001`) or a deadlock (`40P01`): PostgreSQL rolled the whole transaction back, and
+    /// running it again usually succeeds.
+    static func runsAgainOnce(_ sqlState: String?) -> Bool {
+        sqlState == "40001" || sqlState == "40P01"
     }
 
     private func postgresTransaction<T>(_ pool: PostgresPool, _ body: () throws -> T) throws -> T {

@@ -134,9 +134,15 @@ extension Store {
     /// `reaction`: the Matrix → XMPP reaction change this row sends, applied to the reactions table in the same commit.
     public func insertMapping(_ mapping: MessageMapping, consumingInbox seq: Int64? = nil,
                               reaction: ReactionChange? = nil) async throws -> Bool {
-        try await groupedWrite { db in
+        guard let reaction else {
+            // Given up front (on PostgreSQL a group of such writes is one round trip); a reaction's change depends on
+            // whether the row was new, so that write runs its statements one by one.
+            let statements = MessageMapTable.insertStatements(dialect, mapping, consumingInbox: seq)
+            return try await groupedWrite(planned: PlannedWrite(statements: statements) { ($0.first?.changed ?? 0) > 0 })
+        }
+        return try await groupedWrite { db in
             let inserted = try MessageMapTable.insert(db, mapping, consumingInbox: seq)
-            if inserted, let reaction { try ReactionTable.apply(db, reaction) }
+            if inserted { try ReactionTable.apply(db, reaction) }
             return inserted
         }
     }
@@ -157,9 +163,9 @@ extension Store {
 
     /// Marks a message as refused by the other side.
     public func markFailed(room: RoomID, originID: OriginID) async throws {
-        try await groupedWrite { db in
-            _ = try db.run("UPDATE message_map SET state = 'failed', body = NULL, payload = NULL WHERE matrix_room = ? AND origin_id = ? AND direction = 'm2x'", room, originID)
-        }
+        try await groupedWrite(planned: PlannedWrite(statements: [PlannedStatement(
+            "UPDATE message_map SET state = 'failed', body = NULL, payload = NULL WHERE matrix_room = ? AND origin_id = ? AND direction = 'm2x'",
+            [room, originID])]) { _ in () })
     }
 
     /// Matrix → XMPP messages still waiting for their reflection, oldest first.
@@ -175,15 +181,7 @@ extension Store {
     /// Records an XMPP → Matrix message — bridged (`delivered`, with its event id) or refused for good (`failed`) — and
     /// advances the room's resume point, in one transaction.
     public func recordBridgedFromXMPP(_ mapping: MessageMapping) async throws {
-        try await groupedWrite { db in try Self.recordBridgedFromXMPP(db, mapping) }
-    }
-
-    static func recordBridgedFromXMPP(_ db: Database, _ mapping: MessageMapping) throws {
-        var row = mapping
-        row.direction = .xmppToMatrix
-        row.body = nil
-        row.payload = nil
-        _ = try MessageMapTable.insert(db, row, resumePoint: mapping.stanzaID)
+        try await recordBridgedFromXMPP(mapping, reactions: ReactionChange())
     }
 
     /// Forgets every mapping of `room` (after unlink).
@@ -197,18 +195,11 @@ extension Store {
 
 extension MessageMapTable {
     /// Marks delivered, with its stanza-id, each of our Matrix → XMPP messages among `receipts` not delivered yet;
-    /// returns the origin-ids it marked. A second receipt of the same origin-id changes nothing (the first stanza-id
+    /// its result is the origin-ids it marked. A second receipt of the same origin-id changes nothing (the first stanza-id
     /// stays, as if they were recorded one by one). Several receipts per statement (``MultiRowChunks``).
     /// `resumePoint`: the room's resume point moves there too — on PostgreSQL in the first chunk's statement (a
     /// data-modifying `WITH`: one round trip, not two).
-    static func markDeliveredIfOurs(_ db: Database, room: RoomID, _ receipts: [(OriginID, StanzaID?)],
-                                    resumePoint: StanzaID? = nil) throws -> Set<OriginID> {
-        let write = markDelivered(db.dialect, room: room, receipts, resumePoint: resumePoint)
-        return write.result(try db.perform(write.statements))
-    }
-
-    /// ``markDeliveredIfOurs(_:room:_:resumePoint:)``'s statements, given up front (``PlannedWrite``); its result is
-    /// the origin-ids marked.
+    /// Given up front (``PlannedWrite``).
     static func markDelivered(_ dialect: SQLDialect, room: RoomID, _ receipts: [(OriginID, StanzaID?)],
                               resumePoint: StanzaID? = nil) -> PlannedWrite<Set<OriginID>> {
         var statements: [PlannedStatement] = []

@@ -21,21 +21,3 @@ enum MultiRowChunks {
         return chunks
     }
 }
-
-extension Database {
-    /// Which of `keys` a lookup finds: `sql` is given the placeholders of an `IN (…)` list and selects the key column
-    /// of the rows found; it runs once per chunk of up to 64 keys, so a set of 20 rooms is one round trip on
-    /// PostgreSQL, not 20 (issue 26).
-    func found<Key: SQLBindable & LosslessStringConvertible & Hashable>(
-        among keys: some Collection<Key>, _ sql: (_ placeholders: String) -> String
-    ) throws -> Set<Key> {
-        var found: Set<Key> = []
-        for chunk in MultiRowChunks.split(Array(keys)) {
-            for key in try query(sql(MultiRowChunks.placeholders(chunk.count)), chunk.map { $0 as any SQLBindable },
-                                 map: { $0.id(0, as: Key.self) }) {
-                if let key { found.insert(key) }
-            }
-        }
-        return found
-    }
-}

@@ -23,7 +23,8 @@ extension PostgresConnection {
         /// Committed; each statement's result, in order.
         case committed([PlannedResult])
         /// The statement at `index` failed: the server skipped the rest and the transaction was rolled back, so
-        /// nothing of it is written. The connection is usable again.
+        /// nothing of it is written. After a connection-class error the connection is marked broken; otherwise it is
+        /// idle and usable again.
         case failed(index: Int, PostgresError)
     }
 
@@ -37,11 +38,11 @@ extension PostgresConnection {
         case .prepared(let preparedNames, let parameters): (names, encoded) = (preparedNames, parameters)
         case .refused(let index, let error): return .failed(index: index, error)
         }
-        guard PQenterPipelineMode(handle) == 1 else { throw failure("could not enter pipeline mode") }
         // Until the results are read and pipeline mode is left, the connection is mid-protocol: if anything throws
         // before that, the pool must not hand it out again.
         var leftPipeline = false
-        defer { if !leftPipeline { mustReconnect = true } }
+        defer { if !leftPipeline { markBroken() } }
+        guard PQenterPipelineMode(handle) == 1 else { throw failure("could not enter pipeline mode") }
         try send(statements, names: names, encoded: encoded)
         var results: [PlannedResult] = []
         results.reserveCapacity(statements.count)
@@ -66,9 +67,7 @@ extension PostgresConnection {
             // The transaction is open and failed (or never began): end it so the connection is idle again.
             try? execute("ROLLBACK")
             if index < 0 { throw error }
-            // The session's prepared statements are gone (an administrator's `DISCARD ALL`) or one no longer fits its
-            // table (a migration since): prepare them again next time.
-            if error.sqlState == "26000" || error.sqlState == "0A000" { forgetPreparedStatements() }
+            if Self.isStalePreparedStatement(error) { forgetPreparedStatements() }
             return .failed(index: index, error)
         }
         if commitError == nil, isInTransaction { commitError = failure("the transaction is still open after COMMIT") }
@@ -137,7 +136,7 @@ extension PostgresConnection {
     }
 
     /// Writes what libpq has queued. When the socket is full, waits until it can write or read, and reads what the
-    /// server sent meanwhile (libpq keeps it for ``readCommand(sql:columns:into:)``), so the server never waits on us.
+    /// server sent meanwhile (libpq keeps it for ``readCommand(sql:columns:)``), so the server never waits on us.
     /// `untilEmpty: false` returns as soon as a write would block and nothing can be read.
     private func flush(untilEmpty: Bool) throws(PostgresError) {
         while true {
@@ -190,24 +189,11 @@ extension PostgresConnection {
                 PQgetisnull(result, row, column) != 0 ? nil : PQgetvalue(result, row, column).map { String(cString: $0) }
             })
         }
-        return PlannedResult(rows: rows, changed: PQresultStatus(result) == PGRES_TUPLES_OK ? Int(count) : changedCount(result))
+        return PlannedResult(rows: rows, changed: PQresultStatus(result) == PGRES_TUPLES_OK ? Int(count) : changedRows(result))
     }
 
-    private static func changedCount(_ result: OpaquePointer) -> Int {
-        guard let text = PQcmdTuples(result) else { return 0 }
-        return Int(String(cString: text)) ?? 0
-    }
-
+    /// A failure of the connection itself, with libpq's message.
     private func failure(_ what: String, sql: String? = nil) -> PostgresError {
-        let detail = PQerrorMessage(handle).map { String(cString: $0) }?.trimmingTrailingNewlines ?? ""
-        return PostgresError(sqlState: nil, message: detail.isEmpty ? what : "\(what): \(detail)", sql: sql, isConnectionFailure: true)
-    }
-}
-
-private extension String {
-    var trimmingTrailingNewlines: String {
-        var text = self
-        while text.last?.isNewline == true || text.last == " " { text.removeLast() }
-        return text
+        PostgresError(sqlState: nil, message: "\(what): \(Self.trimmed(PQerrorMessage(handle)))", sql: sql, isConnectionFailure: true)
     }
 }

@@ -16,7 +16,8 @@ import Glibc
 final class PostgresConnection {
     let handle: OpaquePointer
     private var statements: [StatementKey: PreparedStatement] = [:]
-    private var statementsPrepared = 0
+    /// Statements prepared on this session so far (each a round trip of its own: `PQprepare`).
+    private(set) var statementsPrepared = 0
     /// How many times the statement cache started over (``statementCacheLimit``): a statement prepared before a
     /// reset is gone from the server.
     private(set) var statementCacheResets = 0
@@ -97,10 +98,13 @@ final class PostgresConnection {
     /// The connection is unusable (libpq's status is no longer `CONNECTION_OK`): the owner must replace it. Reads
     /// libpq's state only; a server that went away while the connection was idle shows here after the next call
     /// or ``pollConnection()``.
-    var isBroken: Bool { mustReconnect || PQstatus(handle) != CONNECTION_OK }
+    var isBroken: Bool { mustReconnect || PQstatus(handle) != CONNECTION_OK || PQpipelineStatus(handle) != PQ_PIPELINE_OFF }
     /// Set when the server answered with a connection-class SQLSTATE on a session libpq still deems fine (`25006`:
     /// the server turned read-only): the pool closes this connection instead of reusing it.
-    var mustReconnect = false
+    private(set) var mustReconnect = false
+
+    /// Marks the connection unusable: the pool closes it instead of handing it out again.
+    func markBroken() { mustReconnect = true }
 
     /// Reads whatever the server sent while the connection was idle (without blocking: libpq's socket is
     /// non-blocking at the OS level) so that a terminated session or a closed socket shows in ``isBroken``.
@@ -136,6 +140,11 @@ final class PostgresConnection {
     func run(_ sql: String, _ parameters: [SQLValue]) throws(PostgresError) -> Int {
         let result = try executePrepared(sql, parameters)
         defer { PQclear(result) }
+        return Self.changedRows(result)
+    }
+
+    /// How many rows a command changed (`PQcmdTuples`; 0 when the command reports no count). No I/O.
+    static func changedRows(_ result: OpaquePointer) -> Int {
         guard var digit = PQcmdTuples(result) else { return 0 }  // "" when the command reports no count
         var count = 0
         while digit.pointee >= CChar(UInt8(ascii: "0")) && digit.pointee <= CChar(UInt8(ascii: "9")) {
@@ -225,10 +234,20 @@ final class PostgresConnection {
         return statement
     }
 
-    /// Forgets every prepared statement (the server no longer has them: `26000`); the next use prepares again.
+    /// Drops every prepared statement, on the server too (`DEALLOCATE ALL`: after `26000` they are gone already, after
+    /// a cached plan went stale they would stay), so the next use of each prepares it again.
     func forgetPreparedStatements() {
+        try? execute("DEALLOCATE ALL")
         statements.removeAll()
         statementCacheResets += 1
+    }
+
+    /// Whether `error` says the session's prepared statements are gone (`26000`, after an administrator's `DISCARD
+    /// ALL`) or one of them no longer fits its table (`0A000` "cached plan must not change result type", after a
+    /// migration): preparing them again fixes it.
+    static func isStalePreparedStatement(_ error: PostgresError) -> Bool {
+        error.sqlState == "26000"
+            || (error.sqlState == "0A000" && error.message.hasPrefix("cached plan must not change result type"))
     }
 
     private struct StatementKey: Hashable {
@@ -261,7 +280,10 @@ final class PostgresConnection {
             PQclear(result)
             let broken = state.map(PostgresError.isConnectionState) ?? true
             if broken { mustReconnect = true }
-            throw PostgresError(sqlState: state, message: message, sql: sql, isConnectionFailure: broken || isBroken)
+            // Not `isBroken`: inside a pipeline (which that counts as broken) a statement's own error is not the
+            // connection's.
+            throw PostgresError(sqlState: state, message: message, sql: sql,
+                                isConnectionFailure: broken || mustReconnect || PQstatus(handle) != CONNECTION_OK)
         }
     }
 
@@ -283,7 +305,7 @@ final class PostgresConnection {
         return nil
     }
 
-    private static func trimmed(_ message: UnsafePointer<CChar>?) -> String {
+    static func trimmed(_ message: UnsafePointer<CChar>?) -> String {
         guard let message else { return "unknown libpq error" }
         var text = String(cString: message)
         while text.last?.isNewline == true || text.last == " " { text.removeLast() }

@@ -130,11 +130,9 @@ extension Store {
         }
     }
 
-    /// Records an XMPP → Matrix event (see ``recordBridgedFromXMPP(_:)``) together with the reaction changes it made.
+    /// Records an XMPP → Matrix event (see ``recordBridgedFromXMPP(_:)``) together with the reaction changes it made:
+    /// a portal's ``record(room:_:)`` of that one record.
     public func recordBridgedFromXMPP(_ mapping: MessageMapping, reactions: ReactionChange) async throws {
-        try await groupedWrite { db in
-            try ReactionTable.apply(db, reactions)
-            try Self.recordBridgedFromXMPP(db, mapping)
-        }
+        _ = try await record(room: mapping.room, [.fromXMPP(mapping, reactions: reactions)])
     }
 }

@@ -38,9 +38,15 @@ extension Store {
         /// Runs the statements; the result is kept for the writer until ``finish`` (a retry overwrites it).
         let run: (Database) throws -> Void
         /// A planned write's statements, and what keeps the writer's result from theirs (nil: not planned).
-        var plan: (statements: [PlannedStatement], take: ([PlannedResult]) -> Void)?
+        var plan: Plan?
         /// Resumes the writer: with its kept result, or with `error` when the group failed.
         let finish: (_ error: (any Error)?) -> Void
+    }
+
+    /// A planned member's statements, and what keeps its writer's result from their results.
+    struct Plan {
+        let statements: [PlannedStatement]
+        let take: ([PlannedResult]) -> Void
     }
 
     /// Runs `body` in the open commit group (or opens one) and returns its result once the group's commit holds its
@@ -58,12 +64,11 @@ extension Store {
     func groupedWrite<T: Sendable>(planned write: PlannedWrite<T>) async throws -> T {
         var result: T?
         return try await join(run: { database in result = try database.perform(write) },
-                              plan: (write.statements, { results in result = write.result(results) })) { result! }
+                              plan: Plan(statements: write.statements, take: { results in result = write.result(results) })) { result! }
     }
 
     /// Adds a write to the open group (or opens one and leads it) and returns `result()` once the group committed.
-    private func join<T>(run: @escaping (Database) throws -> Void, plan: (statements: [PlannedStatement], take: ([PlannedResult]) -> Void)?,
-                         result: () -> T) async throws -> T {
+    private func join<T>(run: @escaping (Database) throws -> Void, plan: Plan?, result: () -> T) async throws -> T {
         if let full = openGroup, full.members.count >= Self.maximumGroupSize { commit(full) }
         if let group = openGroup {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in

@@ -133,14 +133,17 @@ import Testing
                            direction: .matrixToXMPP, sender: .matrix(UserID("@alice:localhost")!), state: .sending, body: "b\(index)")
         }
         _ = try await store.insertMapping(inbound(2))   // mapped already: its writer must get `false` for it
+        for index in stride(from: 0, to: 30, by: 3) { _ = try await store.insertMapping(inbound(index)) }   // reflected below
         let gate = StoreGate(store)
         let before = store.activity.snapshot()
         let right = Counter()
         let tasks = try await queuedWrites(30, on: store) { index in
             switch index % 3 {
             case 0:
-                _ = try await store.record(room: row(index).room, [.fromXMPP(row(index), reactions: ReactionChange())])
-                right.add()
+                // Our earlier message's reflection (marked delivered: returned) and an XMPP message (recorded).
+                let reflection = ReflectionReceipt(originID: OriginID("o\(index)")!, stanzaID: StanzaID("r\(index)")!)
+                let delivered = try await store.record(room: room, [.reflection(reflection), .fromXMPP(row(index), reactions: ReactionChange())])
+                if delivered == [OriginID("o\(index)")!] { right.add() }
             case 1:
                 let event = (room: room, eventID: EventID("$in\(index)")!, payload: [UInt8(index)])
                 let added = try await store.enqueueInbox([event, event], markingProcessed: TransactionID("t\(index)")!)
@@ -157,14 +160,20 @@ import Testing
         let commits = after.commits - before.commits
         #expect(commits >= 1 && commits < 30)
         if backend == .postgres {
-            #expect(after.roundTrips - before.roundTrips == commits, "one round trip per group")
+            // One per group, and one per statement shape the session prepares the first time (five shapes here);
+            // one by one, the group's 50 statements would each be one, with BEGIN and COMMIT.
+            let trips = after.roundTrips - before.roundTrips
+            #expect(trips <= commits + 5, "one round trip per group (\(trips) for \(commits) commits)")
+            #expect(after.statements - before.statements == 50)
         } else {
             #expect(after.roundTrips == 0)
         }
         let other = try fixture.reopen()
         for index in 0..<30 {
             switch index % 3 {
-            case 0: #expect(try await other.mapping(room: row(index).room, eventID: row(index).eventID!)?.stanzaID == row(index).stanzaID)
+            case 0:
+                #expect(try await other.mapping(room: row(index).room, eventID: row(index).eventID!)?.stanzaID == row(index).stanzaID)
+                #expect(try await other.mapping(room: room, eventID: inbound(index).eventID!)?.state == .delivered)
             case 1: #expect(try await other.isTransactionProcessed(TransactionID("t\(index)")!))
             default: #expect(try await other.mapping(room: room, eventID: inbound(index + 100).eventID!)?.body == "b\(index + 100)")
             }
@@ -201,6 +210,27 @@ import Testing
             #expect(kept == (index % 5 != 1 && index != 7), "write \(index)")
         }
         await other.close()
+    }
+
+    /// A group whose statements carry megabytes (inbox rows of 256 KiB): on PostgreSQL more than the socket takes at
+    /// once, so the pipeline must go on sending while it reads the server's answers. Every writer gets its rows.
+    @Test(arguments: StoreBackend.all) func aPipelinedGroupOfMegabytesIsSentWhole(_ backend: StoreBackend) async throws {
+        let fixture = try await backend.open(persistent: true)
+        let store = fixture.store
+        let room = RoomID("!big:localhost")!
+        let gate = StoreGate(store)
+        let right = Counter()
+        let tasks = try await queuedWrites(16, on: store) { index in
+            let payload = [UInt8](repeating: UInt8(index), count: 256 * 1024)
+            let added = try await store.enqueueInbox([(room, EventID("$big\(index)")!, payload)], markingProcessed: TransactionID("big\(index)")!)
+            if added.count == 1, added[0].payload == payload { right.add() }
+        }
+        try await gate.open()
+        for task in tasks { try await task.value }
+        #expect(right.count == 16)
+        let queued = try await store.inbox(room)
+        #expect(queued.count == 16)
+        #expect(queued.allSatisfy { entry in entry.payload.count == 256 * 1024 && entry.payload.allSatisfy { $0 == entry.payload[0] } })
     }
 
     @Test func aGroupCommitsAtItsSizeLimitAndTheNextWriteOpensAnother() async throws {

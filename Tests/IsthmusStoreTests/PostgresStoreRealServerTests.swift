@@ -30,6 +30,35 @@ import Testing
         #expect(try await store.isTransactionProcessed(TransactionID("after")!))
     }
 
+    /// Issue 26: the session ends in the middle of a pipelined group commit. Every writer of the group gets
+    /// ``StoreError/Kind/unavailable`` and nothing of it is written; the connection is not used again and the next
+    /// write works.
+    @Test func aSessionLostInAPipelinedGroupFailsTheGroupAndTheNextWriteWorks() async throws {
+        let fixture = try await StoreBackend.postgres.open()
+        let store = fixture.store
+        let gate = GroupCommitTests.StoreGate(store)
+        let unavailable = GroupCommitTests.Counter()
+        let insert = "INSERT INTO appservice_transactions (txn_id) VALUES (?)"
+        let tasks = try await GroupCommitTests().queuedWrites(6, on: store) { index in
+            var statements = [PlannedStatement(insert, ["lost\(index)"])]
+            // The server ends this very session half-way through the group's statements.
+            if index == 3 { statements.append(PlannedStatement("SELECT pg_terminate_backend(pg_backend_pid())", [])) }
+            do {
+                try await store.groupedWrite(planned: PlannedWrite(statements: statements) { _ in () })
+            } catch let error as StoreError where error.kind == .unavailable {
+                unavailable.add()
+            }
+        }
+        try await gate.open()
+        for task in tasks { try await task.value }
+        #expect(unavailable.count == 6, "the whole group failed with the session")
+        for index in 0..<6 { #expect(try await !store.isTransactionProcessed(TransactionID("lost\(index)")!)) }
+        try await store.markTransactionProcessed(TransactionID("after")!)
+        _ = try await store.enqueueInbox([(RoomID("!r:localhost")!, EventID("$after")!, [1])])
+        #expect(try await store.isTransactionProcessed(TransactionID("after")!))
+        #expect(try await store.inbox(RoomID("!r:localhost")!).map(\.eventID) == [EventID("$after")!])
+    }
+
     /// Two processes opening one new PostgreSQL database at once (both `serve`s of a pair starting together): both
     /// open it, and each migration is applied and recorded once (the advisory lock serialises them).
     @Test func concurrentOpensOfANewPostgresDatabaseMigrateOnce() async throws {
