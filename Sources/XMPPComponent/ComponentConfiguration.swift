@@ -33,6 +33,12 @@ public struct ComponentConfiguration: Sendable {
     public var parserLimits: XMLStreamLimits
     /// Where the connection reads time (keepalive, deadlines, reconnect backoff).
     public var timeSource: TimeSource
+    /// The one occupant whose copies of room presences the reader of ``ComponentConnection/events`` acts on (the
+    /// bridge's bot). When set, a presence to another of the component's occupants (a puppet) is read only as far as
+    /// its addresses, unless a request of that occupant in that room waits for an answer: XEP-0045 sends every
+    /// occupant's presence to every occupant, so a room's joins are mostly such copies (issue 26: 210 of the 231
+    /// presences a restart brings per room), and the bridge ignores them anyway. Nil: every stanza is delivered.
+    public var primaryOccupant: JID?
 
     /// `componentDomain` is stored lowercased.
     public init(

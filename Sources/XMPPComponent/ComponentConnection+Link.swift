@@ -85,6 +85,10 @@ extension ComponentConnection {
         }
         for event in link.events {
             guard !link.finished else { break }
+            if link.established, let primary = configuration.primaryOccupant, case .element(let element) = event,
+               isUnwatchedOccupantCopy(element, primary: primary) {
+                continue   // another occupant's copy: nothing reads it (ComponentConfiguration.primaryOccupant)
+            }
             perform(link.machine.received(event, now: now), on: link)
         }
         link.events.removeAll(keepingCapacity: true)

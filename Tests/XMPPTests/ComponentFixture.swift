@@ -17,24 +17,28 @@ struct ComponentFixture {
     /// (a 5 s handshake timeout closed connections the test was about to answer). No loopback test times them out.
     static func configuration(
         port: Int, pingInterval: Duration = .seconds(3600), pingTimeout: Duration = .seconds(5),
-        requestTimeout: Duration = .seconds(5)
+        requestTimeout: Duration = .seconds(5), primaryOccupant: JID? = nil
     ) -> ComponentConfiguration {
-        ComponentConfiguration(
+        var configuration = ComponentConfiguration(
             host: "127.0.0.1", port: port, componentDomain: domain, secret: secret, serverDomain: "localhost",
             pingInterval: pingInterval, pingTimeout: pingTimeout, connectTimeout: .seconds(30),
             handshakeTimeout: .seconds(30), requestTimeout: requestTimeout,
             reconnectInitialDelay: .milliseconds(20), reconnectMaximumDelay: .milliseconds(100),
             tickInterval: .milliseconds(20))
+        configuration.primaryOccupant = primaryOccupant
+        return configuration
     }
 
     /// Starts the connection against a new fake server (nothing accepted yet).
     init(
-        pingInterval: Duration = .seconds(3600), pingTimeout: Duration = .seconds(5), requestTimeout: Duration = .seconds(5)
+        pingInterval: Duration = .seconds(3600), pingTimeout: Duration = .seconds(5), requestTimeout: Duration = .seconds(5),
+        primaryOccupant: JID? = nil
     ) throws {
         server = try FakeXMPPServer()
         let connection = ComponentConnection(
             configuration: Self.configuration(
-                port: server.port, pingInterval: pingInterval, pingTimeout: pingTimeout, requestTimeout: requestTimeout),
+                port: server.port, pingInterval: pingInterval, pingTimeout: pingTimeout, requestTimeout: requestTimeout,
+                primaryOccupant: primaryOccupant),
             logger: .disabled)
         self.connection = connection
         events = AsyncQueue.collecting(connection.events)

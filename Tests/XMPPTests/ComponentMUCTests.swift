@@ -50,6 +50,39 @@ import XMPPComponent
         await fixture.stop()
     }
 
+    /// Issue 26: with a primary occupant (the bot), the room's copies of presences for our other occupants stop at
+    /// their addresses, unless a request of that occupant in that room waits: its answer still arrives. The bot's
+    /// copies, presences to a room the component hosts (gateway mode) and messages to anyone still reach the reader.
+    @Test func presenceCopiesForOtherOccupantsStopEarlyUnlessARequestWaits() async throws {
+        let fixture = try ComponentFixture(primaryOccupant: bot)
+        let session = try await fixture.acceptNext()
+        try session.send("<presence from='room@conference.localhost/Bob' to='\(alice)'/>")   // a copy for Alice: dropped
+        try session.send("<presence from='room@conference.localhost/Bob' to='\(bot)'/>")     // the bot's copy
+        guard case .presence(let first) = try await fixture.nextStanza() else { throw TestFailure("no presence delivered") }
+        #expect(first.to == bot, "Alice's copy came before the bot's: it was not dropped")
+
+        async let outcome = fixture.connection.join(room: room, nick: "Alice", occupant: alice)
+        _ = try await session.receiveElement()
+        // While Alice's join waits, her copies are read again: not the answer, so they reach the reader as before.
+        try session.send("<presence from='room@conference.localhost/Carol' to='\(alice)'/>")
+        try session.send("""
+            <presence from='room@conference.localhost/Alice' to='\(alice)'><x xmlns='http://jabber.org/protocol/muc#user'>\
+            <item affiliation='none' role='participant'/><status code='110'/></x></presence>
+            """)
+        guard case .joined = try await outcome else { throw TestFailure("Alice's join got no answer") }
+        guard case .presence(let carol) = try await fixture.nextStanza() else { throw TestFailure("no presence delivered") }
+        #expect(carol.from == JID("room@conference.localhost/Carol"))
+
+        try session.send("<presence from='room@conference.localhost/Dave' to='\(alice)'/>")   // joined: dropped again
+        try session.send("<presence from='romeo@localhost/phone' to='#lounge@bridge.localhost/Romeo'/>")   // a hosted room
+        try session.send("<message type='groupchat' from='room@conference.localhost/Bob' to='\(alice)'><body>hi</body></message>")
+        guard case .presence(let hosted) = try await fixture.nextStanza() else { throw TestFailure("the hosted room's presence was dropped") }
+        #expect(hosted.to == JID("#lounge@bridge.localhost/Romeo"))
+        guard case .message(let message) = try await fixture.nextStanza() else { throw TestFailure("the message was dropped") }
+        #expect(message.to == alice)
+        await fixture.stop()
+    }
+
     @Test func aCreatedRoomWithoutAnArchiveSwitchGetsTheInstantForm() async throws {
         let fixture = try ComponentFixture()
         let session = try await fixture.acceptNext()

@@ -60,8 +60,11 @@ extension BridgeRuntime {
     }
 
     var componentConfiguration: ComponentConfiguration {
-        ComponentConfiguration(host: config.xmpp.serverHost, port: config.xmpp.serverPort,
-                               componentDomain: config.xmpp.componentDomain, secret: config.xmpp.componentSecret)
+        var configuration = ComponentConfiguration(host: config.xmpp.serverHost, port: config.xmpp.serverPort,
+                                                   componentDomain: config.xmpp.componentDomain, secret: config.xmpp.componentSecret)
+        // The link reads the bot's copies only (`SessionXMPPLink`'s `primaryOccupant`): the others can stop early.
+        configuration.primaryOccupant = makeNaming()?.botOccupant
+        return configuration
     }
 
     /// `xmpp.client` as the connection's settings: without `server_host`, the server is looked up in DNS (SRV).

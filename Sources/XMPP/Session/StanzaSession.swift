@@ -1,4 +1,5 @@
 import IsthmusCommon
+import XMLStream
 
 /// An XMPP stream the bridge makes requests over — the XEP-0114 component's or the client account's — and the
 /// request logic both share: IQs matched to their answers, MUC joins matched to the room's self-presence, archive
@@ -98,6 +99,17 @@ extension StanzaSession {
         default:
             return false
         }
+    }
+
+    /// Whether `element` is a presence to one of our occupants other than `primary` that no request of that occupant in
+    /// that room waits for: a room's copy the reader ignores (``OccupantPresenceMatcher`` says which presences answer a
+    /// request; only those are waited for). Read from its addresses alone, before the stanza is parsed. A presence to a
+    /// room the component hosts (`#…`, gateway mode) or to the component itself is not one.
+    package func isUnwatchedOccupantCopy(_ element: XElement, primary: JID) -> Bool {
+        guard element.name == "presence", let toText = element[attribute: "to"], let to = JID(toText), to != primary,
+              let localpart = to.localpart, !localpart.hasPrefix("#"),
+              let fromText = element[attribute: "from"], let from = JID(fromText) else { return false }
+        return !presenceWaiters.contains(OccupantKey(occupant: to, room: from.bare))
     }
 
     /// Fails every pending request with `error` (the connection ended) and forgets running archive queries.
