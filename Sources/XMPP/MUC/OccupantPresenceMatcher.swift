@@ -32,9 +32,20 @@ public struct OccupantPresenceMatcher: Sendable, Hashable {
         self.occupant = occupant
     }
 
+    /// Whether a presence to our occupant from `from` may answer this request (``match(_:)``'s rule on the addresses
+    /// and the self-presence status alone): an error from the requested occupant JID or the room, or a presence from
+    /// the requested occupant JID or with status 110. What else `match` checks (the type, a nick change) only narrows it.
+    public func mayAnswer(from: JID, isError: Bool, isSelfPresence: Bool) -> Bool {
+        guard from.bare == room else { return false }
+        if isError { return from == requestedOccupant || from.isBare }
+        return !from.isBare && (from == requestedOccupant || isSelfPresence)
+    }
+
     /// The meaning of `presence` for this request, or nil when it is not an answer to it.
     public func match(_ presence: Presence) -> Match? {
-        guard presence.to == occupant, let from = presence.from, from.bare == room else { return nil }
+        guard presence.to == occupant, let from = presence.from,
+              mayAnswer(from: from, isError: presence.type == .error,
+                        isSelfPresence: presence.statusCodes.contains(.selfPresence)) else { return nil }
         switch presence.type {
         case .error:
             guard from == requestedOccupant || from.isBare else { return nil }

@@ -19,6 +19,11 @@ package final class ResponseWaiters<Key: Hashable & Sendable, Context: Sendable,
     /// Whether something waits under `key`.
     package func contains(_ key: Key) -> Bool { entries.withLock { $0[key] != nil } }
 
+    /// Whether something waits under `key` whose context passes `test`.
+    package func contains(_ key: Key, where test: (Context) -> Bool) -> Bool {
+        entries.withLock { entries in entries[key].map { test($0.context) } ?? false }
+    }
+
     /// Adds a waiter. Throws ``XMPPRequestError/requestInProgress(_:)`` when `key` is taken (the continuation is
     /// then left to the caller).
     package func register(

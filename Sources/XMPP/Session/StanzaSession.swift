@@ -101,15 +101,20 @@ extension StanzaSession {
         }
     }
 
-    /// Whether `element` is a presence to one of our occupants other than `primary` that no request of that occupant in
-    /// that room waits for: a room's copy the reader ignores (``OccupantPresenceMatcher`` says which presences answer a
-    /// request; only those are waited for). Read from its addresses alone, before the stanza is parsed. A presence to a
+    /// Whether `element` is a presence to one of our occupants other than `primary` that cannot answer a request of
+    /// that occupant in that room (``OccupantPresenceMatcher/mayAnswer(from:isError:isSelfPresence:)``): a room's copy
+    /// the reader ignores. Read from its addresses, type and status codes, before the stanza is parsed. A presence to a
     /// room the component hosts (`#…`, gateway mode) or to the component itself is not one.
     package func isUnwatchedOccupantCopy(_ element: XElement, primary: JID) -> Bool {
         guard element.name == "presence", let toText = element[attribute: "to"], let to = JID(toText), to != primary,
               let localpart = to.localpart, !localpart.hasPrefix("#"),
               let fromText = element[attribute: "from"], let from = JID(fromText) else { return false }
-        return !presenceWaiters.contains(OccupantKey(occupant: to, room: from.bare))
+        let isError = element[attribute: "type"] == "error"
+        let isSelfPresence = element.child("x", namespace: XMPPNamespace.mucUser)?.children("status", namespace: XMPPNamespace.mucUser)
+            .contains { $0[attribute: "code"] == "110" } ?? false
+        return !presenceWaiters.contains(OccupantKey(occupant: to, room: from.bare)) {
+            $0.mayAnswer(from: from, isError: isError, isSelfPresence: isSelfPresence)
+        }
     }
 
     /// Fails every pending request with `error` (the connection ended) and forgets running archive queries.
