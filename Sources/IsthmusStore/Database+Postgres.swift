@@ -30,7 +30,7 @@ extension Database {
         do {
             if let pinned {
                 let before = pinned.statementsPrepared
-            defer { countRoundTrips(on: pinned, preparedBefore: before) }
+                defer { countRoundTrips(on: pinned, preparedBefore: before) }
                 return try body(pinned)
             }
             let connection = try pool.checkOut()

@@ -118,7 +118,7 @@ extension Store {
 
     /// Removes a handled event.
     public func deleteInbox(seq: Int64) async throws {
-        try await groupedWrite(planned: PlannedWrite(statements: [PlannedStatement("DELETE FROM matrix_inbox WHERE seq = ?", [seq])]) { _ in () })
+        try await groupedWrite(planned: PlannedWrite([PlannedStatement("DELETE FROM matrix_inbox WHERE seq = ?", [seq])]))
     }
 
     /// Which of `events` of `room` the bridge has seen: queued here, or in the message map (bridged either way,

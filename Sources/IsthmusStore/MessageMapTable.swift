@@ -163,9 +163,9 @@ extension Store {
 
     /// Marks a message as refused by the other side.
     public func markFailed(room: RoomID, originID: OriginID) async throws {
-        try await groupedWrite(planned: PlannedWrite(statements: [PlannedStatement(
+        try await groupedWrite(planned: PlannedWrite([PlannedStatement(
             "UPDATE message_map SET state = 'failed', body = NULL, payload = NULL WHERE matrix_room = ? AND origin_id = ? AND direction = 'm2x'",
-            [room, originID])]) { _ in () })
+            [room, originID])]))
     }
 
     /// Matrix → XMPP messages still waiting for their reflection, oldest first.

@@ -32,6 +32,13 @@ struct PlannedWrite<T> {
     var result: ([PlannedResult]) -> T
 }
 
+extension PlannedWrite where T == Void {
+    /// A write whose writer needs nothing back.
+    init(_ statements: [PlannedStatement]) {
+        self.init(statements: statements) { _ in () }
+    }
+}
+
 extension Database {
     /// Runs `statements` one after another (in the caller's transaction, if any) and returns their results.
     func perform(_ statements: [PlannedStatement]) throws -> [PlannedResult] {

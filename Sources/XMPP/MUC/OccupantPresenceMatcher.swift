@@ -48,15 +48,12 @@ public struct OccupantPresenceMatcher: Sendable, Hashable {
                         isSelfPresence: presence.statusCodes.contains(.selfPresence)) else { return nil }
         switch presence.type {
         case .error:
-            guard from == requestedOccupant || from.isBare else { return nil }
             return .error(presence.error ?? StanzaError(type: .cancel, condition: .undefinedCondition))
         case .available:
-            guard !from.isBare, from == requestedOccupant || presence.statusCodes.contains(.selfPresence) else { return nil }
             return .available(SelfPresence(presence: presence, occupantJID: from))
         case .unavailable:
             // The unavailable presence of a nick change (303) is a step, not an answer.
-            guard !from.isBare, presence.statusCodes.contains(.selfPresence) || from == requestedOccupant,
-                  !presence.statusCodes.contains(.nickChanged) else { return nil }
+            guard !presence.statusCodes.contains(.nickChanged) else { return nil }
             return .unavailable(SelfPresence(presence: presence, occupantJID: from))
         default:
             return nil
